@@ -1,0 +1,7 @@
+//! ctxlab: a terminal workbench where a coding agent runs while its context compaction
+//! pipeline happens live. The library holds everything; the binary only parses flags and
+//! picks a front end.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod compact;
+pub mod message;

@@ -1,0 +1,448 @@
+//! Messages in the Anthropic Messages wire shape, kept losslessly.
+//!
+//! A message is stored as the JSON object it arrived as (key order, unknown fields and
+//! unknown block types included) and read through typed views. The pipeline's size estimate
+//! is the length of Python's `str()` of that object in key order, so a typed struct that
+//! reorders fields would change the numbers; this module must never reorder or drop a key.
+//! Each message caches its own estimate so the pre-call pipeline does not re-walk an
+//! unchanged history; every mutation goes through `&mut self` methods that drop the cache.
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::compact::size::py_str_len;
+
+/// Why a JSON value is not a message ctxlab can work with.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum MessageError {
+    #[error("a message must be a JSON object, found {0}")]
+    NotAnObject(&'static str),
+    #[error("a message needs a string \"role\"")]
+    MissingRole,
+    #[error("a message needs \"content\": a string or a list of blocks, found {0}")]
+    BadContent(&'static str),
+    #[error("content block {index} must be a JSON object, found {found}")]
+    BadBlock { index: usize, found: &'static str },
+    #[error(
+        "tool_result block {index}: \"content\" must be a string, a list or null, found {found}"
+    )]
+    BadToolResultContent { index: usize, found: &'static str },
+}
+
+/// JSON type names as a user would say them, for error messages.
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// One message of the history.
+#[derive(Debug, Default)]
+pub struct Message {
+    raw: Map<String, Value>,
+    size: OnceLock<usize>,
+}
+
+impl Clone for Message {
+    fn clone(&self) -> Self {
+        let size = OnceLock::new();
+        if let Some(n) = self.size.get() {
+            let _ = size.set(*n);
+        }
+        Message {
+            raw: self.raw.clone(),
+            size,
+        }
+    }
+}
+
+impl PartialEq for Message {
+    fn eq(&self, other: &Self) -> bool {
+        self.raw == other.raw
+    }
+}
+
+/// The content of a message, viewed.
+#[derive(Debug, Clone, Copy)]
+pub enum Content<'a> {
+    Text(&'a str),
+    Blocks(&'a [Value]),
+}
+
+/// The content of a `tool_result` block, viewed. Missing and null content read as empty.
+#[derive(Debug, Clone, Copy)]
+pub enum ResultContent<'a> {
+    Text(&'a str),
+    Blocks(&'a [Value]),
+    Empty,
+}
+
+impl<'a> ResultContent<'a> {
+    pub fn of(block: &'a Value) -> ResultContent<'a> {
+        match block.get("content") {
+            Some(Value::String(s)) => ResultContent::Text(s),
+            Some(Value::Array(items)) => ResultContent::Blocks(items),
+            _ => ResultContent::Empty,
+        }
+    }
+
+    /// The text the lesson works with: the string itself, or Python's `str()` of a list.
+    pub fn to_text(self) -> String {
+        match self {
+            ResultContent::Text(s) => s.to_string(),
+            ResultContent::Blocks(items) => crate::compact::size::py_str_list(items),
+            ResultContent::Empty => String::new(),
+        }
+    }
+}
+
+impl Message {
+    /// Validates a JSON value as a message and keeps it as is.
+    pub fn from_value(value: Value) -> Result<Message, MessageError> {
+        let Value::Object(raw) = value else {
+            return Err(MessageError::NotAnObject(json_kind(&value)));
+        };
+        match raw.get("role") {
+            Some(Value::String(_)) => {}
+            _ => return Err(MessageError::MissingRole),
+        }
+        match raw.get("content") {
+            Some(Value::String(_)) => {}
+            Some(Value::Array(blocks)) => {
+                for (index, block) in blocks.iter().enumerate() {
+                    let Value::Object(b) = block else {
+                        return Err(MessageError::BadBlock {
+                            index,
+                            found: json_kind(block),
+                        });
+                    };
+                    if b.get("type").and_then(Value::as_str) == Some("tool_result") {
+                        match b.get("content") {
+                            None | Some(Value::Null | Value::String(_) | Value::Array(_)) => {}
+                            Some(other) => {
+                                return Err(MessageError::BadToolResultContent {
+                                    index,
+                                    found: json_kind(other),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            Some(other) => return Err(MessageError::BadContent(json_kind(other))),
+            None => return Err(MessageError::BadContent("nothing")),
+        }
+        Ok(Message {
+            raw,
+            size: OnceLock::new(),
+        })
+    }
+
+    fn build(role: &str, content: Value) -> Message {
+        let mut raw = Map::new();
+        raw.insert("role".into(), Value::String(role.into()));
+        raw.insert("content".into(), content);
+        Message {
+            raw,
+            size: OnceLock::new(),
+        }
+    }
+
+    /// A user message with string content (what a person types, or a pipeline marker).
+    pub fn user_text(text: impl Into<String>) -> Message {
+        Message::build("user", Value::String(text.into()))
+    }
+
+    /// A user message with list content (tool results).
+    pub fn user_blocks(blocks: Vec<Value>) -> Message {
+        Message::build("user", Value::Array(blocks))
+    }
+
+    /// An assistant message with list content.
+    pub fn assistant_blocks(blocks: Vec<Value>) -> Message {
+        Message::build("assistant", Value::Array(blocks))
+    }
+
+    pub fn role(&self) -> &str {
+        self.raw.get("role").and_then(Value::as_str).unwrap_or("")
+    }
+
+    pub fn content(&self) -> Content<'_> {
+        match self.raw.get("content") {
+            Some(Value::String(s)) => Content::Text(s),
+            Some(Value::Array(b)) => Content::Blocks(b),
+            _ => Content::Blocks(&[]),
+        }
+    }
+
+    /// The blocks of a list-content message; empty for string content.
+    pub fn blocks(&self) -> &[Value] {
+        match self.content() {
+            Content::Blocks(b) => b,
+            Content::Text(_) => &[],
+        }
+    }
+
+    /// The string content, if the content is a string.
+    pub fn text(&self) -> Option<&str> {
+        match self.content() {
+            Content::Text(s) => Some(s),
+            Content::Blocks(_) => None,
+        }
+    }
+
+    /// Mutable access to the blocks of a list-content message. Drops the cached size.
+    pub fn blocks_mut(&mut self) -> Option<&mut Vec<Value>> {
+        self.size = OnceLock::new();
+        match self.raw.get_mut("content") {
+            Some(Value::Array(b)) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The JSON object as stored.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.raw
+    }
+
+    pub fn to_value(&self) -> Value {
+        Value::Object(self.raw.clone())
+    }
+
+    pub fn into_value(self) -> Value {
+        Value::Object(self.raw)
+    }
+
+    /// Spec 1: role user, list content, at least one `tool_result` block.
+    pub fn is_tool_result_message(&self) -> bool {
+        self.role() == "user"
+            && self
+                .blocks()
+                .iter()
+                .any(|b| block_type(b) == Some("tool_result"))
+    }
+
+    /// Spec 1: role assistant, list content, some `tool_use` block.
+    pub fn has_tool_use(&self) -> bool {
+        self.role() == "assistant"
+            && self
+                .blocks()
+                .iter()
+                .any(|b| block_type(b) == Some("tool_use"))
+    }
+
+    /// The `tool_use` blocks of an assistant message, in order.
+    pub fn tool_uses(&self) -> impl Iterator<Item = &Value> {
+        let blocks = if self.role() == "assistant" {
+            self.blocks()
+        } else {
+            &[]
+        };
+        blocks.iter().filter(|b| block_type(b) == Some("tool_use"))
+    }
+
+    /// The `tool_result` blocks of a user message with list content, in order.
+    pub fn tool_results(&self) -> impl Iterator<Item = &Value> {
+        let blocks = if self.role() == "user" {
+            self.blocks()
+        } else {
+            &[]
+        };
+        blocks
+            .iter()
+            .filter(|b| block_type(b) == Some("tool_result"))
+    }
+
+    /// The text blocks joined by newlines (string content as is).
+    pub fn joined_text(&self) -> String {
+        match self.content() {
+            Content::Text(s) => s.to_string(),
+            Content::Blocks(blocks) => blocks
+                .iter()
+                .filter(|b| block_type(b) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    /// The length of Python's `str()` of this message (spec 2), cached.
+    pub fn estimate_size(&self) -> usize {
+        *self.size.get_or_init(|| py_str_len(&self.raw))
+    }
+}
+
+/// The `type` of a block, if it has a string one.
+pub fn block_type(block: &Value) -> Option<&str> {
+    block.get("type").and_then(Value::as_str)
+}
+
+/// The `id` of a `tool_use` block, or `tool_use_id` of a `tool_result` block.
+pub fn block_tool_id(block: &Value) -> Option<&str> {
+    match block_type(block) {
+        Some("tool_use") => block.get("id").and_then(Value::as_str),
+        Some("tool_result") => block.get("tool_use_id").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// Block constructors in the wire shape and key order the Anthropic API uses.
+pub mod block {
+    use serde_json::{Map, Value, json};
+
+    pub fn text(text: impl Into<String>) -> Value {
+        json!({"type": "text", "text": text.into()})
+    }
+
+    pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Value {
+        let mut m = Map::new();
+        m.insert("type".into(), "tool_use".into());
+        m.insert("id".into(), Value::String(id.into()));
+        m.insert("name".into(), Value::String(name.into()));
+        m.insert("input".into(), input);
+        Value::Object(m)
+    }
+
+    pub fn tool_result(tool_use_id: impl Into<String>, content: impl Into<String>) -> Value {
+        json!({"type": "tool_result", "tool_use_id": tool_use_id.into(), "content": content.into()})
+    }
+
+    /// A tool result that reports a failure to the model (`is_error: true`).
+    pub fn tool_error(tool_use_id: impl Into<String>, content: impl Into<String>) -> Value {
+        json!({
+            "type": "tool_result",
+            "tool_use_id": tool_use_id.into(),
+            "content": content.into(),
+            "is_error": true
+        })
+    }
+}
+
+/// The tool results of a history in document order: (message index, block index, block).
+pub fn tool_results(messages: &[Message]) -> impl Iterator<Item = (usize, usize, &Value)> {
+    messages.iter().enumerate().flat_map(|(mi, m)| {
+        let blocks = if m.role() == "user" { m.blocks() } else { &[] };
+        blocks
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| block_type(b) == Some("tool_result"))
+            .map(move |(bi, b)| (mi, bi, b))
+    })
+}
+
+/// Parses a history: a JSON array of messages. The error names the offending message.
+pub fn parse_history(value: Value) -> Result<Vec<Message>, (usize, MessageError)> {
+    let Value::Array(items) = value else {
+        return Err((0, MessageError::NotAnObject(json_kind(&value))));
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| Message::from_value(v).map_err(|e| (i, e)))
+        .collect()
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.raw.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        Message::from_value(value).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn round_trip_keeps_unknown_fields_and_key_order() {
+        let text = r#"{"content":[{"zeta":1,"type":"mystery","alpha":[1.5,null]},{"type":"tool_use","name":"bash","id":"t1","input":{"b":1,"a":2},"cache_control":{"type":"ephemeral"}}],"role":"assistant","extra":true}"#;
+        let m: Message = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::to_string(&m).unwrap(), text);
+        assert!(m.has_tool_use());
+        assert_eq!(m.tool_uses().count(), 1);
+    }
+
+    #[test]
+    fn string_content_is_never_a_tool_result_message() {
+        let m = Message::user_text("tool_result");
+        assert!(!m.is_tool_result_message());
+        let texts = Message::user_blocks(vec![block::text("hi")]);
+        assert!(!texts.is_tool_result_message());
+        let r = Message::user_blocks(vec![block::tool_result("a", "x")]);
+        assert!(r.is_tool_result_message());
+        let a = Message::assistant_blocks(vec![block::tool_result("a", "x")]);
+        assert!(!a.is_tool_result_message());
+    }
+
+    #[test]
+    fn bad_shapes_are_rejected_with_a_reason() {
+        assert_eq!(
+            Message::from_value(json!([1])),
+            Err(MessageError::NotAnObject("a list"))
+        );
+        assert_eq!(
+            Message::from_value(json!({"content": "x"})),
+            Err(MessageError::MissingRole)
+        );
+        assert_eq!(
+            Message::from_value(json!({"role": "user", "content": 3})),
+            Err(MessageError::BadContent("a number"))
+        );
+        assert_eq!(
+            Message::from_value(json!({"role": "user", "content": ["x"]})),
+            Err(MessageError::BadBlock {
+                index: 0,
+                found: "a string"
+            })
+        );
+        assert!(
+            Message::from_value(
+                json!({"role": "user", "content": [{"type": "tool_result", "content": null}]})
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn tool_results_in_document_order() {
+        let h = vec![
+            Message::user_text("go"),
+            Message::user_blocks(vec![
+                block::tool_result("a", "1"),
+                block::text("t"),
+                block::tool_result("b", "2"),
+            ]),
+            Message::assistant_blocks(vec![block::tool_result("x", "no")]),
+            Message::user_blocks(vec![block::tool_result("c", "3")]),
+        ];
+        let ids: Vec<_> = tool_results(&h)
+            .map(|(m, b, v)| (m, b, block_tool_id(v).unwrap().to_string()))
+            .collect();
+        assert_eq!(
+            ids,
+            vec![(1, 0, "a".into()), (1, 2, "b".into()), (3, 0, "c".into())]
+        );
+    }
+
+    #[test]
+    fn mutation_drops_the_cached_size() {
+        let mut m = Message::user_blocks(vec![block::tool_result("a", "xyz")]);
+        let before = m.estimate_size();
+        m.blocks_mut().unwrap()[0]["content"] = json!("x");
+        assert_eq!(m.estimate_size(), before - 2);
+    }
+}
