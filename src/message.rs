@@ -325,6 +325,15 @@ pub mod block {
     }
 }
 
+/// A tool the model may call, as both wire formats describe one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the tool's input object.
+    pub input_schema: Value,
+}
+
 /// The tool results of a history in document order: (message index, block index, block).
 pub fn tool_results(messages: &[Message]) -> impl Iterator<Item = (usize, usize, &Value)> {
     messages.iter().enumerate().flat_map(|(mi, m)| {
