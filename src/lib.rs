@@ -3,5 +3,8 @@
 //! picks a front end.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod agent;
 pub mod compact;
+pub mod inspect;
 pub mod message;
+pub mod store;

@@ -224,6 +224,13 @@ pub fn py_value_len(v: &Value) -> usize {
     c.0
 }
 
+/// Length of Python's `str()` of a list, without building it.
+pub fn py_list_len(items: &[Value]) -> usize {
+    let mut c = Counter(0);
+    write_list(items, &mut c);
+    c.0
+}
+
 /// Python's `str()` of a list: what the budget stage persists for list content.
 pub fn py_str_list(items: &[Value]) -> String {
     let mut s = String::new();

@@ -1,0 +1,103 @@
+//! Stage 1, `tool_result_budget` (spec section 3): when the latest batch of tool results is
+//! over budget, the largest results go to files and the context keeps a path and a preview.
+//! Only the last message is ever looked at: older batches were already budgeted when they
+//! were the latest.
+
+use serde_json::Value;
+
+use super::config::PipelineConfig;
+use super::report::{Change, Stage, StageReport};
+use super::size::{estimate_size, py_list_len, py_str_list};
+use crate::message::{Message, block_type};
+use crate::store::{Store, StoreError};
+
+/// The size of a result block's content: chars of a string, chars of `str()` of a list.
+pub fn result_content_chars(block: &Value) -> usize {
+    match block.get("content") {
+        Some(Value::String(s)) => s.chars().count(),
+        Some(Value::Array(items)) => py_list_len(items),
+        _ => 0,
+    }
+}
+
+/// The text that gets persisted for a result block.
+fn result_content_text(block: &Value) -> String {
+    match block.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => py_str_list(items),
+        _ => String::new(),
+    }
+}
+
+/// The marker that replaces a persisted result's content.
+pub fn persisted_marker(path: &str, text: &str, preview_chars: usize) -> String {
+    let preview: String = text.chars().take(preview_chars).collect();
+    format!("<persisted-output>\nFull output: {path}\nPreview:\n{preview}\n</persisted-output>")
+}
+
+pub fn tool_result_budget(
+    messages: &mut [Message],
+    store: &Store,
+    cfg: &PipelineConfig,
+) -> Result<StageReport, StoreError> {
+    let size_before = estimate_size(messages);
+    let count = messages.len();
+    let mut report = StageReport::unchanged(Stage::ToolResultBudget, size_before, count);
+    let Some(last) = messages.last_mut() else {
+        return Ok(report);
+    };
+    if last.role() != "user" || last.text().is_some() {
+        return Ok(report);
+    }
+    let mut sizes: Vec<(usize, usize)> = last
+        .blocks()
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| block_type(b) == Some("tool_result"))
+        .map(|(i, b)| (i, result_content_chars(b)))
+        .collect();
+    let mut total: usize = sizes.iter().map(|(_, s)| s).sum();
+    if total <= cfg.budget_chars {
+        return Ok(report);
+    }
+    let mut ranked = sizes.clone();
+    // Stable: equal sizes keep document order.
+    ranked.sort_by_key(|&(_, size)| std::cmp::Reverse(size));
+    for (block_index, size) in ranked {
+        if total <= cfg.budget_chars {
+            break;
+        }
+        if size <= cfg.persist_threshold {
+            continue;
+        }
+        let Some(blocks) = last.blocks_mut() else {
+            break;
+        };
+        let block = &mut blocks[block_index];
+        let text = result_content_text(block);
+        let tool_use_id = block
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let file = store.persist_tool_result(tool_use_id.as_deref(), &text)?;
+        let marker = persisted_marker(&file.path, &text, cfg.preview_chars);
+        let marker_chars = marker.chars().count();
+        block["content"] = Value::String(marker);
+        for entry in sizes.iter_mut().filter(|(i, _)| *i == block_index) {
+            entry.1 = marker_chars;
+        }
+        total = sizes.iter().map(|(_, s)| s).sum();
+        report.changes.push(Change::Persisted {
+            message: count - 1,
+            block: block_index,
+            tool_use_id,
+            chars: size,
+            marker_chars,
+            path: file.path.clone(),
+        });
+        report.files_written.push(file);
+    }
+    report.changed = !report.changes.is_empty();
+    report.size_after = estimate_size(messages);
+    Ok(report)
+}

@@ -1,0 +1,207 @@
+//! What a stage did, as data: the UI draws these and never recomputes them.
+
+use serde::Serialize;
+
+use crate::store::FileWritten;
+
+/// The stages of the pipeline, in the order they run before a model call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    ToolResultBudget,
+    SnipCompact,
+    MicroCompact,
+    CompactHistory,
+    ReactiveCompact,
+}
+
+impl Stage {
+    /// The spec's name for the stage.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::ToolResultBudget => "tool_result_budget",
+            Stage::SnipCompact => "snip_compact",
+            Stage::MicroCompact => "micro_compact",
+            Stage::CompactHistory => "compact_history",
+            Stage::ReactiveCompact => "reactive_compact",
+        }
+    }
+
+    pub const ALL: [Stage; 5] = [
+        Stage::ToolResultBudget,
+        Stage::SnipCompact,
+        Stage::MicroCompact,
+        Stage::CompactHistory,
+        Stage::ReactiveCompact,
+    ];
+}
+
+/// Why a history was summarized.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactTrigger {
+    /// The estimate after micro_compact was over the limit.
+    OverLimit,
+    /// The model called the `compact` tool, or the user asked for it.
+    Requested,
+    /// The API said the prompt was too long.
+    PromptTooLong,
+}
+
+/// One thing a stage changed. Indices refer to the history the stage was given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Change {
+    /// A tool result's content went to a file; the context keeps a marker.
+    Persisted {
+        message: usize,
+        block: usize,
+        tool_use_id: Option<String>,
+        chars: usize,
+        marker_chars: usize,
+        path: String,
+    },
+    /// Messages `head_end..tail_start` were replaced by one marker message.
+    Snipped {
+        head_end: usize,
+        tail_start: usize,
+        removed: usize,
+    },
+    /// An older tool result became the placeholder.
+    Placeholder {
+        message: usize,
+        block: usize,
+        tool_use_id: Option<String>,
+        chars: usize,
+    },
+    /// The history (or `..replaced` of it) became one summary message.
+    Summarized {
+        replaced: usize,
+        kept_tail: usize,
+        trigger: CompactTrigger,
+        focus: Option<String>,
+        transcript: String,
+        summary_chars: usize,
+    },
+}
+
+/// The result of one stage: before and after, and what changed in between.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StageReport {
+    pub stage: Stage,
+    pub changed: bool,
+    pub size_before: usize,
+    pub size_after: usize,
+    pub messages_before: usize,
+    pub messages_after: usize,
+    pub changes: Vec<Change>,
+    pub files_written: Vec<FileWritten>,
+}
+
+impl StageReport {
+    pub(crate) fn unchanged(stage: Stage, size: usize, messages: usize) -> StageReport {
+        StageReport {
+            stage,
+            changed: false,
+            size_before: size,
+            size_after: size,
+            messages_before: messages,
+            messages_after: messages,
+            changes: Vec::new(),
+            files_written: Vec::new(),
+        }
+    }
+
+    /// One line saying what happened, for logs, `ctxlab run` and the events pane.
+    pub fn summary(&self) -> String {
+        let what: Vec<String> = self
+            .changes
+            .iter()
+            .map(|c| match c {
+                Change::Persisted {
+                    tool_use_id,
+                    chars,
+                    path,
+                    ..
+                } => format!(
+                    "persisted {} ({} chars) -> {path}",
+                    tool_use_id.as_deref().unwrap_or("(no id)"),
+                    group_digits(*chars)
+                ),
+                Change::Snipped { removed, .. } => format!("snipped {removed} messages"),
+                Change::Placeholder { .. } => String::new(),
+                Change::Summarized {
+                    replaced,
+                    kept_tail,
+                    trigger,
+                    focus,
+                    ..
+                } => {
+                    let mut s = match trigger {
+                        CompactTrigger::PromptTooLong => {
+                            format!(
+                                "reactive: {replaced} messages -> summary, kept last {kept_tail}"
+                            )
+                        }
+                        _ => format!("history ({replaced} messages) -> [Compacted] summary"),
+                    };
+                    if let Some(f) = focus {
+                        s.push_str(&format!(", focus: {f}"));
+                    }
+                    s
+                }
+            })
+            .filter(|s| !s.is_empty())
+            .collect();
+        let placeholders = self
+            .changes
+            .iter()
+            .filter(|c| matches!(c, Change::Placeholder { .. }))
+            .count();
+        let mut parts = what;
+        if placeholders > 0 {
+            parts.push(format!(
+                "{placeholders} result{} -> placeholder",
+                if placeholders == 1 { "" } else { "s" }
+            ));
+        }
+        if parts.is_empty() {
+            parts.push("no change".into());
+        }
+        format!(
+            "{} {} -> {} messages, {} -> {} chars: {}",
+            self.stage.name(),
+            self.messages_before,
+            self.messages_after,
+            group_digits(self.size_before),
+            group_digits(self.size_after),
+            parts.join("; ")
+        )
+    }
+}
+
+/// `48210` -> `48,210`.
+pub fn group_digits(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits_are_grouped_by_thousands() {
+        assert_eq!(group_digits(0), "0");
+        assert_eq!(group_digits(999), "999");
+        assert_eq!(group_digits(48_210), "48,210");
+        assert_eq!(group_digits(1_234_567), "1,234,567");
+    }
+}
