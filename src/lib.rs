@@ -7,4 +7,5 @@ pub mod agent;
 pub mod compact;
 pub mod inspect;
 pub mod message;
+pub mod replay;
 pub mod store;

@@ -1,1 +1,227 @@
-fn main() {}
+//! The `ctxlab` binary: parses flags and picks a front end. Everything else is in the
+//! library; this file only adds context to errors and chooses exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+
+use ctxlab::compact::PipelineConfig;
+use ctxlab::compact::report::group_digits;
+use ctxlab::inspect::{parse_history_input, pipeline_report};
+use ctxlab::replay::{ReplayOptions, parse_session, replay};
+
+/// A terminal workbench where a coding agent runs while its context compaction
+/// pipeline (tool_result_budget, snip_compact, micro_compact, compact_history) happens live.
+#[derive(Debug, Parser)]
+#[command(name = "ctxlab", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the pipeline stages on a history file and print what each stage did, as JSON.
+    Pipeline(PipelineArgs),
+    /// Replay a recorded session through the pipeline, model call by model call.
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Args)]
+struct Thresholds {
+    /// Override a pipeline number, e.g. `--set context_limit=800000` (repeatable).
+    /// Keys: budget_chars, persist_threshold, preview_chars, snip_max_messages,
+    /// snip_keep_head, micro_keep_recent, micro_min_chars, context_limit,
+    /// reactive_keep_tail, summary_input_chars, summary_max_tokens.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct PipelineArgs {
+    /// History to run: {"messages": [...], "active_request": "..."} or a bare list of messages.
+    #[arg(long, value_name = "FILE")]
+    input: PathBuf,
+    /// Workspace the stages write into (.task_outputs/, .transcripts/); created if missing.
+    #[arg(long, value_name = "DIR")]
+    workspace: PathBuf,
+    /// Compaction strategy; only the lesson's is implemented.
+    #[arg(long, default_value = "lesson", value_parser = ["lesson"])]
+    strategy: String,
+    /// Unix seconds used in transcript names (default: the current time).
+    #[arg(long, value_name = "UNIX_SECONDS")]
+    now: Option<u64>,
+    /// Summary text for the compact_history and reactive_compact probes; without it they
+    /// are omitted from the output.
+    #[arg(long, value_name = "TEXT")]
+    summary_text: Option<String>,
+    #[command(flatten)]
+    thresholds: Thresholds,
+}
+
+#[derive(Debug, Args)]
+struct ReplayArgs {
+    /// A transcript (one message per line) or a JSON array of messages.
+    file: PathBuf,
+    /// Workspace the stages write into; created if missing.
+    #[arg(long, value_name = "DIR")]
+    workspace: PathBuf,
+    /// The summary every compaction gets (default: an extractive summary of the history).
+    #[arg(long, value_name = "TEXT")]
+    summary_text: Option<String>,
+    /// Unix seconds used in transcript names (default: the current time).
+    #[arg(long, value_name = "UNIX_SECONDS")]
+    now: Option<u64>,
+    /// One JSON object per model call, then a totals object.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    thresholds: Thresholds,
+}
+
+/// A failure the user caused (bad file, bad flag): exit 2 with one line.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Pipeline(args)) => cmd_pipeline(args),
+        Some(Command::Replay(args)) => cmd_replay(args),
+        None => {
+            eprintln!("ctxlab: the workbench is not built yet; try `ctxlab pipeline --help`");
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if let Some(usage) = e.downcast_ref::<UsageError>() {
+                eprintln!("ctxlab: {usage}");
+                ExitCode::from(2)
+            } else {
+                eprintln!("ctxlab: {e:#}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn config_from(thresholds: &Thresholds) -> anyhow::Result<PipelineConfig> {
+    let mut config = PipelineConfig::default();
+    for assignment in &thresholds.set {
+        config
+            .apply_assignment(assignment)
+            .map_err(|e| UsageError(format!("--set {e}")))?;
+    }
+    Ok(config)
+}
+
+fn read_input(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())).into())
+}
+
+fn now_secs(now: Option<u64>) -> u64 {
+    now.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0)
+    })
+}
+
+fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<()> {
+    let config = config_from(&args.thresholds)?;
+    let text = read_input(&args.input)?;
+    let input = parse_history_input(&text)
+        .map_err(|e| UsageError(format!("{}: {e}", args.input.display())))?;
+    std::fs::create_dir_all(&args.workspace)
+        .with_context(|| format!("cannot create workspace {}", args.workspace.display()))?;
+    let report = pipeline_report(
+        input,
+        &args.workspace,
+        config,
+        now_secs(args.now),
+        args.summary_text.as_deref(),
+    )
+    .context("the pipeline could not write to the workspace")?;
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
+}
+
+fn cmd_replay(args: ReplayArgs) -> anyhow::Result<()> {
+    let config = config_from(&args.thresholds)?;
+    let text = read_input(&args.file)?;
+    let session =
+        parse_session(&text).map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
+    std::fs::create_dir_all(&args.workspace)
+        .with_context(|| format!("cannot create workspace {}", args.workspace.display()))?;
+    let store = ctxlab::store::Store::new(&args.workspace);
+    let options = ReplayOptions {
+        config,
+        summary_text: args.summary_text,
+        now_secs: now_secs(args.now),
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut write_err: Option<std::io::Error> = None;
+    let totals = replay(session, &store, &options, |record| {
+        use std::io::Write;
+        let result = if args.json {
+            serde_json::to_string(record)
+                .map_err(std::io::Error::other)
+                .and_then(|line| writeln!(out, "{line}"))
+        } else {
+            record.reports.iter().try_for_each(|r| {
+                writeln!(
+                    out,
+                    "call {}: {} {} -> {} messages, {} -> {} chars",
+                    record.call,
+                    r.stage.name(),
+                    r.messages_before,
+                    r.messages_after,
+                    group_digits(r.size_before),
+                    group_digits(r.size_after),
+                )
+            })
+        };
+        if let Err(e) = result {
+            write_err.get_or_insert(e);
+        }
+    })
+    .context("the replay could not write to the workspace")?;
+    if let Some(e) = write_err {
+        return Err(e).context("cannot write to stdout");
+    }
+    use std::io::Write;
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&totals)?)?;
+    } else {
+        let fired: Vec<String> = totals
+            .fired
+            .iter()
+            .map(|(stage, n)| format!("{stage} {n}"))
+            .collect();
+        writeln!(
+            out,
+            "{} model calls; fired: {}; {} files written; final: {} messages, {} chars",
+            totals.calls,
+            fired.join(", "),
+            totals.files_written,
+            totals.final_messages,
+            group_digits(totals.final_estimate_size)
+        )?;
+    }
+    out.flush()?;
+    Ok(())
+}
