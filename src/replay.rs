@@ -116,9 +116,13 @@ pub fn replay(
     })
 }
 
-/// Reads a session: a JSON array of messages, or a transcript (one message per line).
+/// Reads a session: a JSON array of messages (or `ctxlab pipeline`'s input object), or a
+/// transcript (one message per line).
 pub fn parse_session(text: &str) -> Result<Vec<Message>, SessionError> {
-    if text.trim_start().starts_with('[') {
+    let whole_history = text.trim_start().starts_with('[')
+        || serde_json::from_str::<serde_json::Value>(text)
+            .is_ok_and(|v| v.get("messages").is_some());
+    if whole_history {
         let input = crate::inspect::parse_history_input(text).map_err(SessionError::Array)?;
         return Ok(input.messages);
     }
