@@ -8,5 +8,6 @@
 pub(crate) mod printable_table;
 pub mod pyjson;
 pub mod size;
+pub mod summary;
 
 pub use size::estimate_size;
