@@ -7,5 +7,6 @@ pub mod agent;
 pub mod compact;
 pub mod inspect;
 pub mod message;
+pub mod provider;
 pub mod replay;
 pub mod store;

@@ -1,0 +1,330 @@
+//! The Anthropic Messages API (`POST /v1/messages`, streamed).
+//!
+//! Owns the request body (messages sent exactly as stored: the history is already in this
+//! API's wire shape) and the assembly of the SSE stream into a `ModelResponse`. It must not
+//! alter messages, and it must not return a partial answer: a stream that ends without
+//! `message_stop` is `StreamCut`, and the retry loop drops whatever was assembled.
+
+use std::collections::BTreeMap;
+use std::pin::pin;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::http::{self, ErrorBody};
+use super::retry::{AttemptFailure, with_retries};
+use super::{
+    ApiKey, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy, StreamEvent, Usage,
+    emit, parse_tool_input,
+};
+use crate::message::block;
+
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// A Claude model behind the Messages API (or anything that speaks it).
+#[derive(Debug, Clone)]
+pub struct AnthropicModel {
+    client: reqwest::Client,
+    base_url: String,
+    api_key: ApiKey,
+    model: String,
+    retry: RetryPolicy,
+}
+
+impl AnthropicModel {
+    pub fn new(api_key: ApiKey, model: impl Into<String>) -> AnthropicModel {
+        AnthropicModel {
+            client: http::default_client(),
+            base_url: ANTHROPIC_BASE_URL.to_string(),
+            api_key,
+            model: model.into(),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// Server root without the `/v1/messages` path, e.g. `http://127.0.0.1:8080`.
+    pub fn with_base_url(mut self, base_url: impl Into<String>) -> AnthropicModel {
+        self.base_url = base_url.into().trim_end_matches('/').to_string();
+        self
+    }
+
+    pub fn with_retry(mut self, retry: RetryPolicy) -> AnthropicModel {
+        self.retry = retry;
+        self
+    }
+
+    pub fn with_client(mut self, client: reqwest::Client) -> AnthropicModel {
+        self.client = client;
+        self
+    }
+
+    /// The JSON body sent for `req`.
+    pub fn request_body(&self, req: &ModelRequest) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), Value::String(self.model.clone()));
+        body.insert("max_tokens".into(), json!(req.max_tokens));
+        if !req.system.is_empty() {
+            body.insert("system".into(), Value::String(req.system.clone()));
+        }
+        let messages = req.messages.iter().map(|m| m.to_value()).collect();
+        body.insert("messages".into(), Value::Array(messages));
+        if !req.tools.is_empty() {
+            let tools = req
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "name": t.name,
+                        "description": t.description,
+                        "input_schema": t.input_schema,
+                    })
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+        }
+        body.insert("stream".into(), Value::Bool(true));
+        Value::Object(body)
+    }
+
+    async fn attempt(
+        &self,
+        body: &Value,
+        events: &UnboundedSender<StreamEvent>,
+    ) -> Result<ModelResponse, AttemptFailure> {
+        let request = self
+            .client
+            .post(format!("{}/v1/messages", self.base_url))
+            .header("x-api-key", self.api_key.expose())
+            .header("anthropic-version", ANTHROPIC_VERSION);
+        let response = http::post_json(request, body).await?;
+        let mut stream = pin!(http::sse_events(response));
+        let mut assembler = MessageAssembler::default();
+        while let Some(event) = stream.next().await {
+            let event = event?;
+            assembler.on_event(&event.event, &event.data, events)?;
+            if assembler.finished {
+                break;
+            }
+        }
+        Ok(assembler.finish()?)
+    }
+}
+
+#[async_trait]
+impl Model for AnthropicModel {
+    fn describe(&self) -> String {
+        format!("anthropic {}", self.model)
+    }
+
+    async fn stream(
+        &self,
+        req: &ModelRequest,
+        events: &UnboundedSender<StreamEvent>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let body = self.request_body(req);
+        with_retries(&self.retry, events, || self.attempt(&body, events)).await
+    }
+}
+
+#[derive(Debug)]
+enum PartialBlock {
+    Text(String),
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
+    /// A block type this client does not use (e.g. thinking); dropped from the answer.
+    Other,
+}
+
+/// Builds one response from the stream's events, in the order the API documents:
+/// `message_start`, per block `content_block_start` / `_delta`* / `_stop`, `message_delta`,
+/// `message_stop`; `ping` anywhere; `error` ends the attempt.
+#[derive(Debug, Default)]
+pub(crate) struct MessageAssembler {
+    blocks: BTreeMap<u64, PartialBlock>,
+    stop_reason: Option<String>,
+    usage: Usage,
+    finished: bool,
+}
+
+fn usage_of(v: Option<&Value>) -> Option<Usage> {
+    let v = v?;
+    let usage = Usage {
+        input_tokens: v.get("input_tokens").and_then(Value::as_u64),
+        output_tokens: v.get("output_tokens").and_then(Value::as_u64),
+    };
+    (usage != Usage::default()).then_some(usage)
+}
+
+impl MessageAssembler {
+    pub(crate) fn on_event(
+        &mut self,
+        name: &str,
+        data: &str,
+        events: &UnboundedSender<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        if data.trim().is_empty() {
+            return Ok(());
+        }
+        // A corrupt data line means the bytes were damaged in transit: same as a cut.
+        let v: Value = serde_json::from_str(data).map_err(|_| ProviderError::StreamCut)?;
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or(name);
+        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match kind {
+            "message_start" => {
+                self.add_usage(usage_of(v.pointer("/message/usage")), events);
+            }
+            "content_block_start" => {
+                let start = v.get("content_block").cloned().unwrap_or(Value::Null);
+                let text_of = |key: &str| {
+                    start
+                        .get(key)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
+                let block = match start.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        let text = text_of("text");
+                        if !text.is_empty() {
+                            emit(events, StreamEvent::TextDelta(text.clone()));
+                        }
+                        PartialBlock::Text(text)
+                    }
+                    Some("tool_use") => {
+                        let (id, name) = (text_of("id"), text_of("name"));
+                        emit(
+                            events,
+                            StreamEvent::ToolUseStarted {
+                                id: id.clone(),
+                                name: name.clone(),
+                            },
+                        );
+                        PartialBlock::ToolUse {
+                            id,
+                            name,
+                            json: String::new(),
+                        }
+                    }
+                    _ => PartialBlock::Other,
+                };
+                self.blocks.insert(index, block);
+            }
+            "content_block_delta" => {
+                let delta = v.get("delta").cloned().unwrap_or(Value::Null);
+                let piece = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or("");
+                match (
+                    delta.get("type").and_then(Value::as_str),
+                    self.blocks.get_mut(&index),
+                ) {
+                    (Some("text_delta"), Some(PartialBlock::Text(text))) => {
+                        let piece = piece("text");
+                        text.push_str(piece);
+                        emit(events, StreamEvent::TextDelta(piece.to_string()));
+                    }
+                    (Some("input_json_delta"), Some(PartialBlock::ToolUse { json, .. })) => {
+                        json.push_str(piece("partial_json"));
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_string());
+                }
+                self.add_usage(usage_of(v.get("usage")), events);
+            }
+            "message_stop" => self.finished = true,
+            "error" => {
+                return Err(http::classify(None, &ErrorBody::from_value(&v), None));
+            }
+            // `ping`, `content_block_stop` (inputs are parsed once, at the end) and event
+            // types added to the API later.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn add_usage(&mut self, usage: Option<Usage>, events: &UnboundedSender<StreamEvent>) {
+        if let Some(usage) = usage {
+            self.usage.merge(usage);
+            emit(events, StreamEvent::Usage(self.usage));
+        }
+    }
+
+    pub(crate) fn finish(self) -> Result<ModelResponse, ProviderError> {
+        if !self.finished {
+            return Err(ProviderError::StreamCut);
+        }
+        let content = self
+            .blocks
+            .into_values()
+            .filter_map(|b| match b {
+                // The API rejects empty text blocks in later requests, so none is kept.
+                PartialBlock::Text(text) if text.is_empty() => None,
+                PartialBlock::Text(text) => Some(block::text(text)),
+                PartialBlock::ToolUse { id, name, json } => {
+                    Some(block::tool_use(id, name, parse_tool_input(&json)))
+                }
+                PartialBlock::Other => None,
+            })
+            .collect();
+        Ok(ModelResponse {
+            content,
+            stop_reason: self.stop_reason,
+            usage: self.usage,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(events: &[(&str, &str)]) -> Result<ModelResponse, ProviderError> {
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut a = MessageAssembler::default();
+        for (name, data) in events {
+            a.on_event(name, data, &tx)?;
+        }
+        a.finish()
+    }
+
+    #[test]
+    fn empty_tool_input_is_an_empty_object_and_empty_text_is_dropped() {
+        let r = run(&[
+            ("message_start", r#"{"type":"message_start","message":{"usage":{"input_tokens":3,"output_tokens":1}}}"#),
+            ("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#),
+            ("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+            ("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"glob","input":{}}}"#),
+            ("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}"#),
+            ("content_block_stop", r#"{"type":"content_block_stop","index":1}"#),
+            ("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}"#),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ])
+        .unwrap();
+        assert_eq!(r.content, vec![block::tool_use("t1", "glob", json!({}))]);
+        assert_eq!(r.stop_reason.as_deref(), Some("tool_use"));
+        assert_eq!(
+            r.usage,
+            Usage {
+                input_tokens: Some(3),
+                output_tokens: Some(9)
+            }
+        );
+    }
+
+    #[test]
+    fn missing_message_stop_is_a_cut() {
+        let r = run(&[(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"hi"}}"#,
+        )]);
+        assert_eq!(r, Err(ProviderError::StreamCut));
+    }
+}
