@@ -13,10 +13,7 @@ pub(crate) mod printable_table;
 pub mod pyjson;
 pub mod report;
 pub mod size;
-<<<<<<< HEAD
 pub mod snip;
-=======
->>>>>>> provider
 pub mod summary;
 
 pub use budget::tool_result_budget;
