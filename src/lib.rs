@@ -5,3 +5,4 @@
 
 pub mod compact;
 pub mod message;
+pub mod tools;
