@@ -21,7 +21,7 @@ use tokio::process::Command;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::output::{CappedText, LossyDecoder, truncation_note};
+use super::output::{CappedText, LossyDecoder, push_line, truncation_note};
 use super::{ToolError, ToolLimits, ToolOutcome, Workspace, required_str};
 
 /// Default wall-clock limit of one command.
@@ -50,7 +50,8 @@ const DENIED_WORDS: [&str; 4] = ["sudo", "shutdown", "reboot", "mkfs"];
 /// - if that text is longer than the cap, only its first `output_cap_chars` chars followed by
 ///   `\n[output truncated: N chars cut]`;
 /// - if the exit status is nonzero, a last line `[exit code: N]`, or `[killed by signal N]`
-///   when a signal ended the shell (preceded by a newline when there was output);
+///   when a signal ended the shell (on its own line: a newline is added before it unless
+///   the text is empty or already ends with one);
 /// - `(no output)` when there is none of the above.
 ///
 /// `is_error` is true when the exit status is not 0. A timeout, a cancellation, a refused
@@ -335,10 +336,7 @@ fn format_output(out: CappedText, err: CappedText, cap: usize, status: ExitStatu
         (None, None) => Some("[exit status unknown]".to_string()),
     };
     if let Some(line) = status_line {
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&line);
+        push_line(&mut text, &line);
     }
     if text.is_empty() {
         text.push_str("(no output)");

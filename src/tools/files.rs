@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use super::output::{CappedText, LossyDecoder};
+use super::output::{CappedText, LossyDecoder, push_line};
 use super::{ToolError, ToolLimits, Workspace, optional_count, required_str};
 
 /// `edit_file` reads the whole file into memory; past this size it refuses instead.
@@ -41,7 +41,8 @@ fn io_err<'a>(op: &'static str, path: &'a str) -> impl FnOnce(io::Error) -> Tool
 
 /// `read_file {path, limit?}`: the file's text (invalid UTF-8 shown as U+FFFD), at most
 /// `output_cap_chars` chars then `\n[output truncated: N chars cut]`. With `limit`, only the
-/// first `limit` lines, then `\n[M more lines not shown]` when the file has more. An empty
+/// first `limit` lines, then `[M more lines not shown]` on its own line when the file has
+/// more (`line` when M is 1). An empty
 /// file reads as `(empty file)`.
 pub(super) async fn read_file(
     ws: &Workspace,
@@ -114,7 +115,8 @@ fn read_capped_lines(
     let more_lines = rest_newlines + usize::from(rest_open_line);
     let mut out = text.into_text_with_note();
     if more_lines > 0 {
-        out.push_str(&format!("\n[{more_lines} more lines not shown]"));
+        let noun = if more_lines == 1 { "line" } else { "lines" };
+        push_line(&mut out, &format!("[{more_lines} more {noun} not shown]"));
     }
     Ok(out)
 }

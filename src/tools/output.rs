@@ -14,6 +14,15 @@ pub fn truncation_note(cut_chars: usize) -> String {
     format!("\n{TRUNCATION_NOTE_PREFIX}{cut_chars} chars cut]")
 }
 
+/// Appends `line` on a line of its own: a newline first unless `text` is empty or already
+/// ends with one.
+pub(crate) fn push_line(text: &mut String, line: &str) {
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(line);
+}
+
 /// Decodes a byte stream fed in arbitrary chunks exactly as `String::from_utf8_lossy` would
 /// decode the concatenation: each maximal invalid subsequence becomes one U+FFFD. Only an
 /// incomplete sequence at a chunk end (at most 3 bytes) is carried over.
