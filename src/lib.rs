@@ -10,3 +10,4 @@ pub mod message;
 pub mod provider;
 pub mod replay;
 pub mod store;
+pub mod tools;
