@@ -6,8 +6,10 @@
 pub mod agent;
 pub mod compact;
 pub mod inspect;
+pub mod launch;
 pub mod message;
 pub mod provider;
 pub mod replay;
+pub mod settings;
 pub mod store;
 pub mod tools;

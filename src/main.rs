@@ -10,7 +10,9 @@ use clap::{Args, Parser, Subcommand};
 use ctxlab::compact::PipelineConfig;
 use ctxlab::compact::report::group_digits;
 use ctxlab::inspect::{parse_history_input, pipeline_report};
+use ctxlab::launch::{LaunchOptions, prepare};
 use ctxlab::replay::{ReplayOptions, parse_session, replay};
+use ctxlab::settings::ProviderKind;
 
 /// A terminal workbench where a coding agent runs while its context compaction
 /// pipeline (tool_result_budget, snip_compact, micro_compact, compact_history) happens live.
@@ -23,13 +25,15 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run one request to completion without the TUI and print what happens.
+    Run(RunArgs),
     /// Run the pipeline stages on a history file and print what each stage did, as JSON.
     Pipeline(PipelineArgs),
     /// Replay a recorded session through the pipeline, model call by model call.
     Replay(ReplayArgs),
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone, Default)]
 struct Thresholds {
     /// Override a pipeline number, e.g. `--set context_limit=800000` (repeatable).
     /// Keys: budget_chars, persist_threshold, preview_chars, snip_max_messages,
@@ -37,6 +41,54 @@ struct Thresholds {
     /// reactive_keep_tail, summary_input_chars, summary_max_tokens.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+}
+
+/// How the agent is started; shared by the workbench and `ctxlab run`.
+#[derive(Debug, Args, Clone, Default)]
+struct AgentArgs {
+    /// Which model to use (default: anthropic when ANTHROPIC_API_KEY is set, openai when
+    /// OPENAI_API_KEY or OPENAI_BASE_URL is set, otherwise the embedded scripted model).
+    #[arg(long, value_enum)]
+    provider: Option<ProviderKind>,
+    /// Model id (default: MODEL_ID, then config.toml, then the provider's default).
+    #[arg(long)]
+    model: Option<String>,
+    /// Folder the agent works in (default: the current directory; for the scripted model
+    /// a fresh copy of the demo project).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Scenario the scripted model plays (default: tour).
+    #[arg(long)]
+    scenario: Option<String>,
+    /// Milliseconds between the scripted model's streamed deltas (default 15; 0 = instant).
+    #[arg(long, value_name = "MS")]
+    pace_ms: Option<u64>,
+    #[command(flatten)]
+    thresholds: Thresholds,
+}
+
+impl AgentArgs {
+    fn launch_options(&self) -> LaunchOptions {
+        LaunchOptions {
+            provider: self.provider,
+            model: self.model.clone(),
+            workspace: self.workspace.clone(),
+            scenario: self.scenario.clone(),
+            pace_ms: self.pace_ms,
+            sets: self.thresholds.set.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    #[command(flatten)]
+    agent: AgentArgs,
+    /// One JSON event per line instead of readable lines.
+    #[arg(long)]
+    json: bool,
+    /// The request (default for the scripted model: the scenario's own request).
+    prompt: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -96,6 +148,7 @@ impl std::error::Error for UsageError {}
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Some(Command::Run(args)) => cmd_run(args),
         Some(Command::Pipeline(args)) => cmd_pipeline(args),
         Some(Command::Replay(args)) => cmd_replay(args),
         None => {
@@ -223,5 +276,45 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<()> {
         )?;
     }
     out.flush()?;
+    Ok(())
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn cmd_run(args: RunArgs) -> anyhow::Result<()> {
+    let launch = prepare(&args.agent.launch_options()).map_err(|e| UsageError(e.to_string()))?;
+    let prompt = match (args.prompt, launch.scenario_request.clone()) {
+        (Some(p), _) => p,
+        (None, Some(p)) => p,
+        (None, None) => {
+            return Err(UsageError("a prompt is needed: ctxlab run \"...\"".into()).into());
+        }
+    };
+    for notice in &launch.notices {
+        eprintln!("{notice}");
+    }
+    let rt = runtime()?;
+    let outcome = rt.block_on(async move {
+        let (commands, mut events, handle) = ctxlab::agent::spawn(launch.setup);
+        let mut stdout = std::io::stdout();
+        let outcome = ctxlab::agent::headless::run_headless(
+            prompt,
+            &commands,
+            &mut events,
+            args.json,
+            &mut stdout,
+        )
+        .await;
+        let _ = handle.await;
+        outcome
+    })?;
+    if outcome.stop_reason == "error" {
+        anyhow::bail!("the run ended with an error");
+    }
     Ok(())
 }
