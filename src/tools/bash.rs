@@ -112,15 +112,11 @@ pub(super) async fn run(
     let status = tokio::select! {
         status = child.wait() => status,
         _ = tokio::time::sleep_until(deadline) => {
-            group.kill();
-            let _ = child.wait().await;
-            readers.abort();
+            stop(&mut group, &mut child, &readers).await;
             return Err(ToolError::Timeout(limits.bash_timeout));
         }
         _ = cancel.cancelled() => {
-            group.kill();
-            let _ = child.wait().await;
-            readers.abort();
+            stop(&mut group, &mut child, &readers).await;
             return Err(ToolError::Cancelled);
         }
     };
@@ -142,6 +138,17 @@ pub(super) async fn run(
         content: text,
         is_error: !status.success(),
     })
+}
+
+/// How long to wait for the killed shell to be reaped before leaving it to `kill_on_drop`
+/// and tokio's orphan reaper. SIGKILL cannot be caught, so this only guards against hangs.
+const REAP_GRACE: Duration = Duration::from_secs(1);
+
+/// Kills the group, reaps the shell and stops reading its pipes.
+async fn stop(group: &mut GroupGuard, child: &mut tokio::process::Child, readers: &Readers) {
+    group.kill();
+    let _ = tokio::time::timeout(REAP_GRACE, child.wait()).await;
+    readers.abort();
 }
 
 /// Refuses a few plainly destructive commands before anything runs. It is a tripwire for

@@ -62,10 +62,15 @@ fn read_capped_lines(
     limit: Option<usize>,
     cap: usize,
 ) -> Result<String, ToolError> {
-    if path.is_dir() {
+    let meta = fs::metadata(path).map_err(io_err("Cannot read", rel))?;
+    if meta.is_dir() {
         return Err(ToolError::NotAFile(format!(
             "{rel} is a directory; use glob to list files"
         )));
+    }
+    // A FIFO or a device such as /dev/zero could block or never end.
+    if !meta.is_file() {
+        return Err(ToolError::NotAFile(format!("{rel} is not a regular file")));
     }
     let mut file = File::open(path).map_err(io_err("Cannot read", rel))?;
     let mut text = CappedText::new(cap);
