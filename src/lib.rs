@@ -8,3 +8,4 @@ pub mod compact;
 pub mod inspect;
 pub mod message;
 pub mod store;
+pub mod tui;

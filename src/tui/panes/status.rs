@@ -1,0 +1,103 @@
+//! The status bar (provider, workspace, what the agent is doing with a tick-driven spinner
+//! and elapsed time, step mode, the pause's next step) and the hint line (notices, or the
+//! keys of the focused pane). Draws `App` state only.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{clip, fmt_elapsed, key_hint};
+use crate::tui::app::{App, Pane, RunState};
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+pub fn spinner(tick: u64) -> &'static str {
+    SPINNER[(tick % SPINNER.len() as u64) as usize]
+}
+
+/// `idle`, `⠋ streaming 1.2s`, `⠋ running bash 3.4s`, `⠋ waiting 0.5s`.
+pub fn state_text(app: &App) -> String {
+    let since = |s: u64| fmt_elapsed(app.tick.saturating_sub(s));
+    match &app.run_state {
+        RunState::Idle if app.agent_gone => "agent stopped".into(),
+        RunState::Idle => "idle".into(),
+        RunState::Waiting { since: s } => format!("{} waiting {}", spinner(app.tick), since(*s)),
+        RunState::Streaming { since: s } => {
+            format!("{} streaming {}", spinner(app.tick), since(*s))
+        }
+        RunState::Tool { name, since: s } => {
+            format!("{} running {name} {}", spinner(app.tick), since(*s))
+        }
+    }
+}
+
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let width = area.width as usize;
+    let mut spans = vec![
+        Span::styled(" ctxlab ", theme.title()),
+        Span::raw("│ "),
+        Span::raw(app.provider.clone()),
+        Span::raw(" │ "),
+    ];
+    if let Some(next) = &app.paused {
+        spans.push(Span::styled(" PAUSED ", theme.paused()));
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(next.clone(), theme.warn()));
+        spans.push(Span::styled("  (Space: step)", theme.key()));
+    } else {
+        spans.push(Span::raw(state_text(app)));
+        if app.step_mode {
+            spans.push(Span::raw(" │ "));
+            spans.push(Span::styled("step mode", theme.warn()));
+        }
+        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        let ws = app.workspace.display().to_string();
+        let room = width.saturating_sub(used + 3);
+        if room > 8 {
+            spans.push(Span::raw(" │ "));
+            spans.push(Span::styled(clip(&ws, room), theme.dim()));
+        }
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    if let Some(n) = app.notice_text() {
+        f.render_widget(
+            Paragraph::new(Span::styled(clip(n, area.width as usize), theme.warn())),
+            area,
+        );
+        return;
+    }
+    let pane: &[(&str, &str)] = match app.focus {
+        Pane::Input => &[
+            ("Enter", "send"),
+            ("Alt-Enter", "newline"),
+            ("Esc", "leave"),
+            ("/compact /config /step", ""),
+        ],
+        Pane::Conversation => &[
+            ("j/k", "move"),
+            ("Enter", "expand"),
+            ("v", "view"),
+            ("o", "open"),
+        ],
+        Pane::Events => &[("j/k", "move"), ("Enter", "diff"), ("u", "unchanged")],
+        Pane::Outputs => &[("Enter", "view"), ("m", "jump"), ("R", "refresh")],
+        Pane::Transcripts => &[("Enter", "open"), ("r", "replay"), ("Esc", "back")],
+    };
+    let mut spans = Vec::new();
+    for (k, w) in pane {
+        spans.extend(key_hint(theme, k, w));
+    }
+    for (k, w) in [("Tab/1-5", "panes"), ("?", "help"), ("^C", "cancel")] {
+        spans.extend(key_hint(theme, k, w));
+    }
+    if app.focus != Pane::Input {
+        spans.extend(key_hint(theme, "q", "quit"));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
