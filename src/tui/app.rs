@@ -146,16 +146,19 @@ impl ListState {
         self.selected = s.clamp(0, len as isize - 1) as usize;
     }
 
-    /// Moves `top` so the selected row fits in `viewport` lines.
-    fn ensure_visible(&mut self, viewport: usize, height: impl Fn(usize) -> usize) {
+    /// Moves `top` so the selected row fits in `viewport` lines, and pulls it back when
+    /// rows below leave free space (after the list shrank or the screen grew).
+    fn ensure_visible(&mut self, len: usize, viewport: usize, height: impl Fn(usize) -> usize) {
         let viewport = viewport.max(1);
-        if self.selected < self.top {
-            self.top = self.selected;
+        if len == 0 {
+            self.top = 0;
             return;
         }
-        if self.selected - self.top >= viewport {
+        if self.selected < self.top {
             self.top = self.selected;
-            // Fill the screen upwards so the selection sits at the bottom.
+        } else if self.selected - self.top >= viewport {
+            // Far below the screen: put the selection on the bottom line.
+            self.top = self.selected;
             let mut used = height(self.selected);
             while self.top > 0 {
                 let h = height(self.top - 1);
@@ -165,12 +168,28 @@ impl ListState {
                 used += h;
                 self.top -= 1;
             }
-            return;
+        } else {
+            let mut used: usize = (self.top..=self.selected).map(&height).sum();
+            while used > viewport && self.top < self.selected {
+                used -= height(self.top);
+                self.top += 1;
+            }
         }
-        let mut used: usize = (self.top..=self.selected).map(&height).sum();
-        while used > viewport && self.top < self.selected {
-            used -= height(self.top);
-            self.top += 1;
+        // Rows from `top` to the end, counted only as far as the screen reaches.
+        let mut used = 0;
+        for i in self.top..len {
+            used += height(i);
+            if used >= viewport {
+                return;
+            }
+        }
+        while self.top > 0 {
+            let h = height(self.top - 1);
+            if used + h > viewport {
+                break;
+            }
+            used += h;
+            self.top -= 1;
         }
     }
 }
@@ -869,7 +888,7 @@ impl App {
         self.conv.clamp(len);
         let expanded = self.conv.expanded.clone();
         let history = &self.history;
-        self.conv.ensure_visible(h, |i| {
+        self.conv.ensure_visible(len, h, |i| {
             history
                 .get(i)
                 .map(|r| row_height(&r.info, &expanded, w, h))
@@ -878,7 +897,7 @@ impl App {
         let expanded = self.sess.expanded.clone();
         let session = &self.session;
         self.sess.clamp(session.len());
-        self.sess.ensure_visible(h, |i| {
+        self.sess.ensure_visible(session.len(), h, |i| {
             session
                 .get(i)
                 .map(|r| row_height(&r.info, &expanded, w, h))
@@ -887,18 +906,18 @@ impl App {
         let ev_len = self.visible_events().len();
         let ev_h = self.events_viewport();
         self.events_list.clamp(ev_len);
-        self.events_list.ensure_visible(ev_h, |_| 1);
+        self.events_list.ensure_visible(ev_len, ev_h, |_| 1);
         let lh = self.list_viewport();
         self.outputs_list.clamp(self.outputs.len());
-        self.outputs_list.ensure_visible(lh, |_| 1);
+        self.outputs_list.ensure_visible(self.outputs.len(), lh, |_| 1);
         self.transcripts_list.clamp(self.transcripts.len());
-        self.transcripts_list.ensure_visible(lh, |_| 1);
+        self.transcripts_list.ensure_visible(self.transcripts.len(), lh, |_| 1);
         let (tw, th) = self.transcript_viewport();
         if let Some(t) = &mut self.transcript {
             let expanded = t.list.expanded.clone();
             let rows = &t.rows;
             t.list.clamp(rows.len());
-            t.list.ensure_visible(th, |i| {
+            t.list.ensure_visible(rows.len(), th, |i| {
                 rows.get(i)
                     .map(|r| row_height(r, &expanded, tw, th))
                     .unwrap_or(1)

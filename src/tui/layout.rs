@@ -48,7 +48,7 @@ pub fn areas(area: Rect, input_lines: usize) -> Option<Areas> {
         let [main, bottom] =
             Layout::vertical([Constraint::Min(5), Constraint::Length(bottom_h)]).areas(middle);
         let [gauge, events] =
-            Layout::horizontal([Constraint::Percentage(42), Constraint::Percentage(58)])
+            Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
                 .areas(bottom);
         (main, gauge, events)
     };

@@ -21,6 +21,12 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
+/// One encoder for the whole test binary (building it takes a moment).
+pub fn tokenizer() -> &'static tiktoken_rs::CoreBPE {
+    static BPE: std::sync::OnceLock<tiktoken_rs::CoreBPE> = std::sync::OnceLock::new();
+    BPE.get_or_init(|| tiktoken_rs::cl100k_base().unwrap())
+}
+
 pub const REQUEST: &str = "Fix the failing parser test";
 
 pub fn config() -> PipelineConfig {
@@ -31,7 +37,7 @@ pub fn config() -> PipelineConfig {
         snip_max_messages: 10,
         snip_keep_head: 3,
         micro_keep_recent: 2,
-        micro_min_chars: 120,
+        micro_min_chars: 200,
         context_limit: 12_000,
         reactive_keep_tail: 5,
         summary_input_chars: 80_000,
@@ -56,6 +62,7 @@ impl Driver {
             no_color,
         );
         app.update(Msg::Resize(120, 40));
+        app.update(Msg::Tokenizer(tokenizer()));
         let mut d = Driver {
             app,
             history: Vec::new(),
@@ -193,9 +200,9 @@ pub fn session(workspace: &Path, no_color: bool) -> Driver {
     });
     d.ticks(4);
     d.tool_turn(3, "bash", json!({"command": "cargo test -- --nocapture"}), "x".repeat(6_000));
-    d.tool_turn(4, "read_file", json!({"path": "src/lexer.rs"}), lines("lexer.rs", 6));
+    d.tool_turn(4, "read_file", json!({"path": "src/lexer.rs"}), lines("lexer.rs", 12));
     d.tool_turn(5, "edit_file", json!({"path": "src/parser.rs", "old": "a", "new": "b"}), "Edited src/parser.rs".into());
-    d.tool_turn(6, "bash", json!({"command": "cargo build"}), lines("build", 5));
+    d.tool_turn(6, "bash", json!({"command": "cargo build"}), lines("build", 9));
     d.tool_turn(7, "bash", json!({"command": "cargo test"}), lines("test", 4));
     d.send(AgentEvent::Error {
         kind: ErrorKind::Overloaded,

@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{fit, fmt_ticks, pane_block};
+use crate::compact::Stage;
 use crate::compact::report::group_digits;
 use crate::tui::app::{App, EventKind, EventRow, Pane};
 use crate::tui::theme::Theme;
@@ -64,6 +65,17 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
+/// Short stage names for narrow panes.
+pub fn short_name(stage: Stage) -> &'static str {
+    match stage {
+        Stage::ToolResultBudget => "budget",
+        Stage::SnipCompact => "snip",
+        Stage::MicroCompact => "micro",
+        Stage::CompactHistory => "compact",
+        Stage::ReactiveCompact => "reactive",
+    }
+}
+
 fn event_line<'a>(row: &EventRow, theme: &Theme, width: usize) -> Line<'a> {
     let time = fmt_ticks(row.tick);
     let has_diff = row.kind.diff().is_some();
@@ -80,7 +92,13 @@ fn event_line<'a>(row: &EventRow, theme: &Theme, width: usize) -> Line<'a> {
             } else {
                 theme.dim()
             };
-            let name = fit(report.stage.name(), 18);
+            // Narrow panes get the short names so "what changed" keeps some room.
+            let name_w = if rest < 64 { 9 } else { 18 };
+            let name = if rest < 64 {
+                fit(short_name(report.stage), name_w)
+            } else {
+                fit(report.stage.name(), name_w)
+            };
             let sizes = format!(
                 " {}->{} ",
                 group_digits(report.size_before),
@@ -88,7 +106,7 @@ fn event_line<'a>(row: &EventRow, theme: &Theme, width: usize) -> Line<'a> {
             );
             let summary = report.summary();
             let what = what_changed(&summary).to_string();
-            let what_w = rest.saturating_sub(18 + sizes.chars().count());
+            let what_w = rest.saturating_sub(name_w + sizes.chars().count());
             spans.push(Span::styled(name, style));
             spans.push(Span::raw(sizes));
             spans.push(Span::styled(

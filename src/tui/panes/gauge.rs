@@ -76,7 +76,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         format!("~{}{more} tokens (est.)", group_digits(app.history_tokens))
     };
     let api = match app.api_input_tokens {
-        Some(t) => format!("  API input: {}", group_digits(t as usize)),
+        Some(t) => format!(" · API {}", group_digits(t as usize)),
         None => String::new(),
     };
     let lines = vec![
