@@ -56,10 +56,7 @@ fn bench(c: &mut Criterion) {
         Err(e) => panic!("test backend: {e}"),
     };
     let area = ratatui::layout::Rect::new(0, 0, 120, 40);
-    let main = app
-        .areas()
-        .map(|a| a.main)
-        .unwrap_or(area);
+    let main = app.areas().map(|a| a.main).unwrap_or(area);
     c.bench_function("conversation_pane_100k_120x40", |b| {
         b.iter(|| {
             let _ = terminal.draw(|f| ctxlab::tui::panes::conversation::render(&app, f, main));

@@ -209,12 +209,21 @@ fn transcripts_browser_and_replay() {
     support::focus(&mut d.app, '4');
     snap_all("transcripts", &mut d, dir.path());
     d.app.update(key(KeyCode::Enter));
+    d.ticks(1);
     snap_all("transcript_open", &mut d, dir.path());
     d.app.update(key(KeyCode::Char('r')));
     let replay = d.app.transcript.as_ref().unwrap().replay.as_ref().unwrap();
     assert!(!replay.stages.is_empty());
-    assert!(!dir.path().join(".task_outputs").exists(), "replay writes nothing");
+    assert!(
+        !dir.path().join(".task_outputs").exists(),
+        "replay writes nothing"
+    );
     snap_all("transcript_replay", &mut d, dir.path());
+    // The stage rows follow the selected message's turn.
+    for _ in 0..20 {
+        d.app.update(key(KeyCode::Char('j')));
+    }
+    snap_all("transcript_replay_scrolled", &mut d, dir.path());
 }
 
 #[test]

@@ -109,7 +109,11 @@ fn the_fake_session_yields_stage_rows_marks_and_diffs() {
     assert_eq!(mirror, d.history);
     // Touched rows carry their stage's mark.
     assert!(a.history.iter().any(|r| r.mark == Some(Stage::SnipCompact)));
-    assert!(a.history.iter().any(|r| r.mark == Some(Stage::ToolResultBudget)));
+    assert!(
+        a.history
+            .iter()
+            .any(|r| r.mark == Some(Stage::ToolResultBudget))
+    );
     // Unchanged stages are hidden until `u`.
     let shown = a.visible_events().len();
     assert!(shown < a.events.len());
@@ -283,7 +287,10 @@ fn config_edit_sends_set_config() {
         ..PipelineConfig::default()
     };
     assert_eq!(fx, vec![Effect::Send(UserCommand::SetConfig(expected))]);
-    assert_eq!(a.config.context_limit, 8_000, "the gauge shows the new limit");
+    assert_eq!(
+        a.config.context_limit, 8_000,
+        "the gauge shows the new limit"
+    );
     // An empty value is refused with a message, and nothing is sent.
     a.update(key(KeyCode::Enter));
     for _ in 0..10 {
@@ -342,10 +349,12 @@ fn view_toggle_expand_and_marker_jump() {
         .expect("a persisted marker");
     a.update(key(KeyCode::Char('g')));
     a.jump_to_marker(&path);
-    assert!(a.history[a.conv.selected]
-        .info
-        .persisted_paths
-        .contains(&path));
+    assert!(
+        a.history[a.conv.selected]
+            .info
+            .persisted_paths
+            .contains(&path)
+    );
 }
 
 #[test]

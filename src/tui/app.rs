@@ -319,9 +319,16 @@ pub enum Overlay {
 pub enum RunState {
     Idle,
     /// A turn runs; waiting for the model.
-    Waiting { since: u64 },
-    Streaming { since: u64 },
-    Tool { name: String, since: u64 },
+    Waiting {
+        since: u64,
+    },
+    Streaming {
+        since: u64,
+    },
+    Tool {
+        name: String,
+        since: u64,
+    },
 }
 
 /// The whole UI state.
@@ -727,8 +734,8 @@ impl App {
         let mut j = 0;
         for m in new {
             let size = m.estimate_size();
-            let found = (j..old.len())
-                .find(|&k| old[k].info.chars == size && old[k].info.message == *m);
+            let found =
+                (j..old.len()).find(|&k| old[k].info.chars == size && old[k].info.message == *m);
             match found {
                 Some(k) => {
                     rows.push(old[k].clone());
@@ -909,9 +916,11 @@ impl App {
         self.events_list.ensure_visible(ev_len, ev_h, |_| 1);
         let lh = self.list_viewport();
         self.outputs_list.clamp(self.outputs.len());
-        self.outputs_list.ensure_visible(self.outputs.len(), lh, |_| 1);
+        self.outputs_list
+            .ensure_visible(self.outputs.len(), lh, |_| 1);
         self.transcripts_list.clamp(self.transcripts.len());
-        self.transcripts_list.ensure_visible(self.transcripts.len(), lh, |_| 1);
+        self.transcripts_list
+            .ensure_visible(self.transcripts.len(), lh, |_| 1);
         let (tw, th) = self.transcript_viewport();
         if let Some(t) = &mut self.transcript {
             let expanded = t.list.expanded.clone();
@@ -1058,7 +1067,9 @@ impl App {
         }
         match action {
             Action::Enter => {
-                let uid = self.conv_row(self.conv_list().selected).map(|(i, _, _)| i.uid);
+                let uid = self
+                    .conv_row(self.conv_list().selected)
+                    .map(|(i, _, _)| i.uid);
                 if let Some(uid) = uid {
                     let list = match view {
                         ConvView::Model => &mut self.conv,
@@ -1204,11 +1215,20 @@ impl App {
             }
             return Vec::new();
         }
-        if Self::move_list(&mut self.transcripts_list, action, self.transcripts.len(), page) {
+        if Self::move_list(
+            &mut self.transcripts_list,
+            action,
+            self.transcripts.len(),
+            page,
+        ) {
             self.fix_scroll();
             return Vec::new();
         }
-        let Some(file) = self.transcripts.get(self.transcripts_list.selected).cloned() else {
+        let Some(file) = self
+            .transcripts
+            .get(self.transcripts_list.selected)
+            .cloned()
+        else {
             return Vec::new();
         };
         match action {
@@ -1235,7 +1255,11 @@ impl App {
                 .ok()
                 .and_then(|v| Message::from_value(v).ok())
             {
-                Some(m) => rows.push(MessageInfo::new(m)),
+                Some(m) => {
+                    let info = MessageInfo::new(m);
+                    self.token_queue.push_back(info.clone());
+                    rows.push(info);
+                }
                 None => bad_lines += 1,
             }
         }
@@ -1375,7 +1399,9 @@ impl App {
                             panel.editing = None;
                             panel.error = None;
                             self.config = config;
-                            self.notify(format!("{key_name} = {value} (applies from the next call)"));
+                            self.notify(format!(
+                                "{key_name} = {value} (applies from the next call)"
+                            ));
                             return vec![Effect::Send(UserCommand::SetConfig(config))];
                         }
                         Err(e) => panel.error = Some(e.to_string()),
@@ -1523,7 +1549,11 @@ impl App {
         if self.overlay.is_some() {
             for _ in 0..delta.unsigned_abs() {
                 self.overlay_key(KeyEvent::new(
-                    if delta < 0 { KeyCode::Up } else { KeyCode::Down },
+                    if delta < 0 {
+                        KeyCode::Up
+                    } else {
+                        KeyCode::Down
+                    },
                     KeyModifiers::NONE,
                 ));
             }
@@ -1595,7 +1625,11 @@ impl Viewer {
                 .map(|(i, _)| i)
                 .collect()
         };
-        self.current = self.matches.iter().position(|&l| l >= self.top).unwrap_or(0);
+        self.current = self
+            .matches
+            .iter()
+            .position(|&l| l >= self.top)
+            .unwrap_or(0);
         if let Some(&l) = self.matches.get(self.current) {
             self.top = l;
         }
@@ -1620,7 +1654,8 @@ pub fn layout_transcript(main: Rect, replay: bool) -> (Rect, Option<Rect>) {
     if !replay {
         return (main, None);
     }
-    let list_h = main.height / 2;
+    // The replay needs more room than the list it summarizes.
+    let list_h = (main.height / 3).max(3);
     let list = Rect {
         height: list_h,
         ..main

@@ -113,7 +113,10 @@ mod tests {
         let d = diff_rows(&a, &after);
         let ops: Vec<DiffOp> = d.iter().map(|l| l.op).collect();
         use DiffOp::*;
-        assert_eq!(ops, vec![Same, Removed, Removed, Removed, Added, Same, Same]);
+        assert_eq!(
+            ops,
+            vec![Same, Removed, Removed, Removed, Added, Same, Same]
+        );
     }
 
     #[test]

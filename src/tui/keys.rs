@@ -78,7 +78,10 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
 pub const HELP: &[(&str, &str)] = &[
     ("", "Everywhere"),
     ("Tab / Shift-Tab", "next / previous pane"),
-    ("1 2 3 4 5", "conversation, events, outputs, transcripts, input"),
+    (
+        "1 2 3 4 5",
+        "conversation, events, outputs, transcripts, input",
+    ),
     ("?", "this help (Esc closes)"),
     ("Ctrl-C", "cancel the running turn; twice within 1 s: quit"),
     ("q", "quit (outside the input box)"),

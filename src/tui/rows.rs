@@ -218,11 +218,7 @@ fn classify_blocks(role: &str, blocks: &[Value]) -> (RowKind, String, Vec<String
             .map(first_line)
             .unwrap_or("");
         if uses.is_empty() {
-            return (
-                RowKind::Text,
-                clip(&format!("text {text}")),
-                Vec::new(),
-            );
+            return (RowKind::Text, clip(&format!("text {text}")), Vec::new());
         }
         let calls: Vec<String> = uses
             .iter()
@@ -337,7 +333,9 @@ mod tests {
         assert_eq!(k(Message::user_text("hi")), RowKind::Request);
         assert_eq!(k(Message::user_text("[snipped 4 messages]")), RowKind::Snip);
         assert_eq!(
-            k(Message::user_text("[Compacted]\n\nAuthoritative request:\nx")),
+            k(Message::user_text(
+                "[Compacted]\n\nAuthoritative request:\nx"
+            )),
             RowKind::Summary
         );
         assert_eq!(

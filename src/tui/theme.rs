@@ -73,7 +73,9 @@ impl Theme {
 
     pub fn selected(&self) -> Style {
         if self.color {
-            Style::new().bg(Color::Rgb(40, 44, 60)).add_modifier(Modifier::BOLD)
+            Style::new()
+                .bg(Color::Rgb(40, 44, 60))
+                .add_modifier(Modifier::BOLD)
         } else {
             Style::new().add_modifier(Modifier::REVERSED)
         }

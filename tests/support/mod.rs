@@ -11,8 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ctxlab::agent::events::{AgentEvent, ErrorKind, NextStep};
 use ctxlab::compact::summary::extractive_summary_from_request;
 use ctxlab::compact::{
-    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, begin_compact_history,
-    estimate_size,
+    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, begin_compact_history, estimate_size,
 };
 use ctxlab::message::{Message, block};
 use ctxlab::store::Store;
@@ -183,12 +182,22 @@ pub fn session(workspace: &Path, no_color: bool) -> Driver {
         request: REQUEST.into(),
     });
     d.append(Message::user_text(REQUEST));
-    d.tool_turn(1, "read_file", json!({"path": "src/parser.rs"}), lines("parser.rs", 8));
+    d.tool_turn(
+        1,
+        "read_file",
+        json!({"path": "src/parser.rs"}),
+        lines("parser.rs", 8),
+    );
     d.send(AgentEvent::Usage {
         input_tokens: Some(1_234),
         output_tokens: Some(56),
     });
-    d.tool_turn(2, "bash", json!({"command": "cargo test"}), lines("test", 10));
+    d.tool_turn(
+        2,
+        "bash",
+        json!({"command": "cargo test"}),
+        lines("test", 10),
+    );
     d.send(AgentEvent::CompactRequested {
         focus: Some("parser errors".into()),
     });
@@ -199,16 +208,46 @@ pub fn session(workspace: &Path, no_color: bool) -> Driver {
         wait: Duration::from_secs(2),
     });
     d.ticks(4);
-    d.tool_turn(3, "bash", json!({"command": "cargo test -- --nocapture"}), "x".repeat(6_000));
-    d.tool_turn(4, "read_file", json!({"path": "src/lexer.rs"}), lines("lexer.rs", 12));
-    d.tool_turn(5, "edit_file", json!({"path": "src/parser.rs", "old": "a", "new": "b"}), "Edited src/parser.rs".into());
-    d.tool_turn(6, "bash", json!({"command": "cargo build"}), lines("build", 9));
-    d.tool_turn(7, "bash", json!({"command": "cargo test"}), lines("test", 4));
+    d.tool_turn(
+        3,
+        "bash",
+        json!({"command": "cargo test -- --nocapture"}),
+        "x".repeat(6_000),
+    );
+    d.tool_turn(
+        4,
+        "read_file",
+        json!({"path": "src/lexer.rs"}),
+        lines("lexer.rs", 12),
+    );
+    d.tool_turn(
+        5,
+        "edit_file",
+        json!({"path": "src/parser.rs", "old": "a", "new": "b"}),
+        "Edited src/parser.rs".into(),
+    );
+    d.tool_turn(
+        6,
+        "bash",
+        json!({"command": "cargo build"}),
+        lines("build", 9),
+    );
+    d.tool_turn(
+        7,
+        "bash",
+        json!({"command": "cargo test"}),
+        lines("test", 4),
+    );
     d.send(AgentEvent::Error {
         kind: ErrorKind::Overloaded,
         message: "server overloaded, retrying later".into(),
     });
-    d.tool_turn(8, "bash", json!({"command": "git diff --stat"}), " src/parser.rs | 2 +-".into());
+    d.tool_turn(
+        8,
+        "bash",
+        json!({"command": "git diff --stat"}),
+        " src/parser.rs | 2 +-".into(),
+    );
     d.pre_call();
     d.send(AgentEvent::Usage {
         input_tokens: Some(2_345),

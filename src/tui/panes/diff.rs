@@ -85,8 +85,15 @@ fn row<'a>(
     style: Style,
     width: usize,
 ) -> Line<'a> {
-    let num = |n: Option<usize>| n.map(|n| format!("{n:>4}")).unwrap_or_else(|| "    ".into());
-    let role = if m.role() == "assistant" { "asst" } else { "user" };
+    let num = |n: Option<usize>| {
+        n.map(|n| format!("{n:>4}"))
+            .unwrap_or_else(|| "    ".into())
+    };
+    let role = if m.role() == "assistant" {
+        "asst"
+    } else {
+        "user"
+    };
     let size = format!("{:>9}", group_digits(m.chars));
     let head = format!("{op} {} {} {role} ", num(old), num(new));
     let label_w = width.saturating_sub(head.chars().count() + size.len() + 1);

@@ -144,7 +144,12 @@ fn event_line<'a>(row: &EventRow, theme: &Theme, width: usize) -> Line<'a> {
         )),
         EventKind::Error { kind, message } => spans.push(Span::styled(
             fit(
-                &format!("error {}: {message}", serde_json::to_string(kind).unwrap_or_default().trim_matches('"')),
+                &format!(
+                    "error {}: {message}",
+                    serde_json::to_string(kind)
+                        .unwrap_or_default()
+                        .trim_matches('"')
+                ),
                 rest,
             ),
             theme.error(),

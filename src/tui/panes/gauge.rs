@@ -83,7 +83,11 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         bar_line(size, limit, w, &app.theme),
         Line::from(vec![
             Span::styled(
-                format!("{} / {} chars  {pct:.0}%", group_digits(size), group_digits(limit)),
+                format!(
+                    "{} / {} chars  {pct:.0}%",
+                    group_digits(size),
+                    group_digits(limit)
+                ),
                 app.theme.level(lvl),
             ),
             Span::styled(over, app.theme.error()),

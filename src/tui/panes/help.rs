@@ -21,7 +21,12 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
     let block = pane_block(title, true, &app.theme);
     let inner = block.inner(r);
     f.render_widget(block, r);
-    let key_w = 26;
+    let key_w = HELP
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 4;
     let lines: Vec<Line> = HELP
         .iter()
         .skip(top)

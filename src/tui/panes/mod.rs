@@ -119,6 +119,15 @@ pub fn human_age(secs: Option<u64>) -> String {
     }
 }
 
+/// `1 file`, `2 files`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 /// At most `width` chars, with `…` when cut.
 pub fn clip(s: &str, width: usize) -> String {
     if s.chars().count() <= width {

@@ -14,7 +14,7 @@ use ratatui::widgets::Paragraph;
 use super::{clip, fit};
 use crate::compact::Stage;
 use crate::compact::report::group_digits;
-use crate::tui::app::{EXPANDED_INDENT, ListState, expanded_lines};
+use crate::tui::app::{EXPANDED_INDENT, ListState, expanded_lines, row_height};
 use crate::tui::rows::MessageInfo;
 use crate::tui::theme::Theme;
 
@@ -40,7 +40,7 @@ impl MsgList<'_> {
         let height = area.height as usize;
         let index_w = self.len.saturating_sub(1).to_string().len().max(2);
         let mut lines: Vec<Line> = Vec::with_capacity(height);
-        let mut i = self.list.top;
+        let mut i = self.start_row(width, height);
         while lines.len() < height && i < self.len {
             let Some((info, mark, dimmed)) = (self.row)(i) else {
                 break;
@@ -91,6 +91,26 @@ impl MsgList<'_> {
         f.render_widget(Paragraph::new(lines), area);
     }
 
+    /// `top`, moved down when the list follows its end and the trailer (streamed text)
+    /// needs the room: the newest text must be on screen while it arrives.
+    fn start_row(&self, width: usize, height: usize) -> usize {
+        let mut start = self.list.top;
+        if self.trailer.is_empty() || self.len == 0 || self.list.selected + 1 < self.len {
+            return start;
+        }
+        let h = |i: usize| {
+            (self.row)(i)
+                .map(|(info, _, _)| row_height(info, &self.list.expanded, width, height))
+                .unwrap_or(1)
+        };
+        let mut used: usize = (start..self.len).map(h).sum();
+        while used + self.trailer.len() > height && start + 1 < self.len {
+            used -= h(start);
+            start += 1;
+        }
+        start
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn row_line<'b>(
         &self,
@@ -138,10 +158,7 @@ impl MsgList<'_> {
             Span::styled(fit(role, 5), role_style),
             Span::raw(" "),
             Span::styled(fit(&info.label, label_w), label_style),
-            Span::styled(
-                format!("{:>SIZE_COL$}", clip(&size, SIZE_COL)),
-                theme.dim(),
-            ),
+            Span::styled(format!("{:>SIZE_COL$}", clip(&size, SIZE_COL)), theme.dim()),
         ];
         if selected {
             let sel = theme.selected();

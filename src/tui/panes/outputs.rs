@@ -15,7 +15,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let focused = app.focus == Pane::Outputs;
     let title = Line::from(vec![
         Span::styled(" 3 Outputs ", app.theme.title()),
-        Span::raw(format!("· {TOOL_RESULTS_DIR}/ · {} files ", app.outputs.len())),
+        Span::raw(format!(
+            "· {TOOL_RESULTS_DIR}/ · {} ",
+            super::plural(app.outputs.len(), "file")
+        )),
         Span::styled("(Enter view, m jump, R refresh) ", app.theme.dim()),
     ]);
     let block = pane_block(title, focused, &app.theme);

@@ -35,18 +35,26 @@ pub fn state_text(app: &App) -> String {
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let width = area.width as usize;
+    if let Some(next) = &app.paused {
+        // The pause is what matters now: it gets the whole line.
+        let spans = vec![
+            Span::styled(" PAUSED ", theme.paused()),
+            Span::raw(" "),
+            Span::styled(next.clone(), theme.warn()),
+            Span::raw("  "),
+            Span::styled("Space: step", theme.key()),
+            Span::raw(format!("  │ {}", app.provider)),
+        ];
+        f.render_widget(Paragraph::new(Line::from(spans)), area);
+        return;
+    }
     let mut spans = vec![
         Span::styled(" ctxlab ", theme.title()),
         Span::raw("│ "),
         Span::raw(app.provider.clone()),
         Span::raw(" │ "),
     ];
-    if let Some(next) = &app.paused {
-        spans.push(Span::styled(" PAUSED ", theme.paused()));
-        spans.push(Span::raw(" "));
-        spans.push(Span::styled(next.clone(), theme.warn()));
-        spans.push(Span::styled("  (Space: step)", theme.key()));
-    } else {
+    {
         spans.push(Span::raw(state_text(app)));
         if app.step_mode {
             spans.push(Span::raw(" │ "));

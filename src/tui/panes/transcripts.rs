@@ -27,7 +27,10 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
     let focused = app.focus == Pane::Transcripts;
     let title = Line::from(vec![
         Span::styled(" 4 Transcripts ", app.theme.title()),
-        Span::raw(format!("· {TRANSCRIPTS_DIR}/ · {} files ", app.transcripts.len())),
+        Span::raw(format!(
+            "· {TRANSCRIPTS_DIR}/ · {} ",
+            super::plural(app.transcripts.len(), "file")
+        )),
         Span::styled("(Enter open, r replay) ", app.theme.dim()),
     ]);
     let block = pane_block(title, focused, &app.theme);
@@ -102,15 +105,22 @@ fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
     }
     .render(f, inner);
     if let (Some(r), Some(a)) = (&t.replay, replay_area) {
-        render_replay(f, a, r, &app.theme);
+        // The stage rows follow the list: they start at the selected message's turn.
+        let end = (t.list.selected + 1).min(t.rows.len());
+        let turn = t.rows[..end]
+            .iter()
+            .filter(|m| m.role() == "assistant")
+            .count()
+            .max(1);
+        render_replay(f, a, r, turn, &app.theme);
     }
 }
 
-fn render_replay(f: &mut Frame, area: Rect, r: &Replay, theme: &Theme) {
+fn render_replay(f: &mut Frame, area: Rect, r: &Replay, from_turn: usize, theme: &Theme) {
     let title = Line::from(vec![
         Span::styled(" Replay ", theme.title()),
         Span::raw(format!(
-            "with current thresholds (limit {}, dry run) ",
+            "· limit {} · dry run · from turn {from_turn} ",
             group_digits(r.context_limit)
         )),
     ]);
@@ -143,13 +153,23 @@ fn render_replay(f: &mut Frame, area: Rect, r: &Replay, theme: &Theme) {
         )));
     }
     let head_h = (head.len() as u16).min(inner.height);
-    f.render_widget(Paragraph::new(head), Rect { height: head_h, ..inner });
+    f.render_widget(
+        Paragraph::new(head),
+        Rect {
+            height: head_h,
+            ..inner
+        },
+    );
     let rest = Rect {
         y: inner.y + head_h,
         height: inner.height - head_h,
         ..inner
     };
-    let spark_h = if rest.height >= 6 { 2 } else { rest.height.min(1) };
+    let spark_h = if rest.height >= 6 {
+        2
+    } else {
+        rest.height.min(1)
+    };
     super::gauge::render_sparkline(
         f,
         Rect {
@@ -167,7 +187,9 @@ fn render_replay(f: &mut Frame, area: Rect, r: &Replay, theme: &Theme) {
     };
     let mut lines = Vec::new();
     let cap = rows_area.height as usize;
-    for (turn, report) in r.stages.iter().take(cap) {
+    let shown: Vec<&(usize, crate::compact::StageReport)> =
+        r.stages.iter().filter(|(t, _)| *t >= from_turn).collect();
+    for (turn, report) in shown.iter().take(cap) {
         let summary = report.summary();
         lines.push(Line::from(vec![
             Span::styled(format!("turn {turn:>3} "), theme.dim()),
@@ -183,14 +205,17 @@ fn render_replay(f: &mut Frame, area: Rect, r: &Replay, theme: &Theme) {
             )),
         ]));
     }
-    if r.stages.len() > cap && cap > 0 {
+    if shown.len() > cap && cap > 0 {
         lines.pop();
         lines.push(Line::from(Span::styled(
-            format!("… {} more stage rows", r.stages.len() - cap + 1),
+            format!(
+                "… {} more stage rows (move in the list to scroll)",
+                shown.len() - cap + 1
+            ),
             theme.dim(),
         )));
     }
-    if r.stages.is_empty() && cap > 0 {
+    if shown.is_empty() && cap > 0 {
         lines.push(Line::from(Span::styled(
             "no stage would change this session with these thresholds",
             theme.dim(),

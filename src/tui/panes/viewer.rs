@@ -94,7 +94,10 @@ fn highlight<'a>(text: &str, query: &str, theme: &Theme) -> Vec<Span<'a>> {
         if start > at {
             out.push(Span::raw(text[at..start].to_string()));
         }
-        out.push(Span::styled(text[start..end].to_string(), theme.highlight()));
+        out.push(Span::styled(
+            text[start..end].to_string(),
+            theme.highlight(),
+        ));
         at = end;
     }
     if at < text.len() {
