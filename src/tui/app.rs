@@ -707,7 +707,15 @@ impl App {
         if follow_sess {
             self.sess.selected = self.session.len() - 1;
         }
-        self.recompute_totals();
+        // Incremental, so a long session's appends stay O(1): `[a, b]` adds ", " per item.
+        let n = self.history.len();
+        if let Some(last) = self.history.last() {
+            self.history_chars += last.info.chars + if n > 1 { 2 } else { 0 };
+            match last.info.tokens() {
+                Some(t) => self.history_tokens += t,
+                None => self.tokens_pending = true,
+            }
+        }
         self.fix_scroll();
     }
 

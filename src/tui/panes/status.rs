@@ -101,10 +101,11 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     for (k, w) in pane {
         spans.extend(key_hint(theme, k, w));
     }
-    for (k, w) in [("Tab/1-5", "panes"), ("?", "help"), ("^C", "cancel")] {
-        spans.extend(key_hint(theme, k, w));
-    }
+    spans.extend(key_hint(theme, "Tab/1-5", "panes"));
+    spans.extend(key_hint(theme, "^C", "cancel"));
+    // In the input box `?` and `q` are text; outside it they are keys.
     if app.focus != Pane::Input {
+        spans.extend(key_hint(theme, "?", "help"));
         spans.extend(key_hint(theme, "q", "quit"));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
