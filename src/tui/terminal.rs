@@ -14,8 +14,8 @@ use crossterm::event::{
 };
 use crossterm::execute;
 use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
-    supports_keyboard_enhancement,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
+    enable_raw_mode, supports_keyboard_enhancement,
 };
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -47,9 +47,12 @@ pub fn init() -> io::Result<(Tui, TerminalGuard)> {
     ACTIVE.store(true, Ordering::SeqCst);
     let guard = TerminalGuard;
     let mut out = stdout();
+    // Cleared with a plain escape: `Terminal::clear` would ask the terminal for the cursor
+    // position, which some terminals (and pty test harnesses) never answer.
     execute!(
         out,
         EnterAlternateScreen,
+        Clear(ClearType::All),
         EnableMouseCapture,
         EnableBracketedPaste
     )?;
@@ -62,7 +65,6 @@ pub fn init() -> io::Result<(Tui, TerminalGuard)> {
     }
     let mut terminal = Terminal::new(CrosstermBackend::new(out))?;
     terminal.hide_cursor()?;
-    terminal.clear()?;
     Ok((terminal, guard))
 }
 

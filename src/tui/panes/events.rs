@@ -125,9 +125,10 @@ fn event_line<'a>(row: &EventRow, theme: &Theme, width: usize) -> Line<'a> {
             ..
         } => spans.push(Span::raw(fit(
             &format!(
-                "history replaced {}->{} ({messages} messages)",
+                "history replaced {}->{} ({})",
                 group_digits(*size_before),
-                group_digits(*size_after)
+                group_digits(*size_after),
+                super::plural(*messages, "message")
             ),
             rest,
         ))),
