@@ -13,3 +13,4 @@ pub mod replay;
 pub mod settings;
 pub mod store;
 pub mod tools;
+pub mod tui;

@@ -1,0 +1,132 @@
+//! The key map: which key means what outside the input box, and the help table drawn by
+//! the `?` overlay (one source, so help can never disagree with behaviour). It turns keys
+//! into `Action`s; it does not decide what an action does in a given pane (`App` does).
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What a key asks for, outside the input box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    Help,
+    NextPane,
+    PrevPane,
+    /// 1-5.
+    FocusPane(u8),
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Enter,
+    Back,
+    ToggleView,
+    ToggleUnchanged,
+    Step,
+    JumpToMarker,
+    Replay,
+    Search,
+    SearchNext,
+    SearchPrev,
+    OpenFull,
+    Refresh,
+    /// Start typing in the input box (`i`, or `:`).
+    Type,
+}
+
+/// Ctrl-C: cancel the turn; a second one within a second quits. Checked before any map.
+pub fn is_ctrl_c(key: &KeyEvent) -> bool {
+    key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c')
+}
+
+/// Keys outside the input box.
+pub fn action(key: &KeyEvent) -> Option<Action> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    Some(match key.code {
+        KeyCode::Char('q') if !ctrl => Action::Quit,
+        KeyCode::Char('?') => Action::Help,
+        KeyCode::Tab => Action::NextPane,
+        KeyCode::BackTab => Action::PrevPane,
+        KeyCode::Char(c @ '1'..='5') => Action::FocusPane(c as u8 - b'0'),
+        KeyCode::Char('k') | KeyCode::Up => Action::Up,
+        KeyCode::Char('j') | KeyCode::Down => Action::Down,
+        KeyCode::Char('u') if ctrl => Action::PageUp,
+        KeyCode::Char('d') if ctrl => Action::PageDown,
+        KeyCode::PageUp => Action::PageUp,
+        KeyCode::PageDown => Action::PageDown,
+        KeyCode::Char('g') | KeyCode::Home => Action::Top,
+        KeyCode::Char('G') | KeyCode::End => Action::Bottom,
+        KeyCode::Enter => Action::Enter,
+        KeyCode::Esc | KeyCode::Backspace => Action::Back,
+        KeyCode::Char('v') => Action::ToggleView,
+        KeyCode::Char('u') => Action::ToggleUnchanged,
+        KeyCode::Char(' ') => Action::Step,
+        KeyCode::Char('m') => Action::JumpToMarker,
+        KeyCode::Char('r') => Action::Replay,
+        KeyCode::Char('/') => Action::Search,
+        KeyCode::Char('n') => Action::SearchNext,
+        KeyCode::Char('N') => Action::SearchPrev,
+        KeyCode::Char('o') => Action::OpenFull,
+        KeyCode::Char('R') => Action::Refresh,
+        KeyCode::Char('i') | KeyCode::Char(':') => Action::Type,
+        _ => return None,
+    })
+}
+
+/// The help overlay's table: (keys, what they do), grouped by a header row with no keys.
+pub const HELP: &[(&str, &str)] = &[
+    ("", "Everywhere"),
+    ("Tab / Shift-Tab", "next / previous pane"),
+    (
+        "1 2 3 4 5",
+        "conversation, events, outputs, transcripts, input",
+    ),
+    ("?", "this help (Esc closes)"),
+    ("Ctrl-C", "cancel the running turn; twice within 1 s: quit"),
+    ("q", "quit (outside the input box)"),
+    ("Space", "step mode: continue past the pause (input empty)"),
+    ("mouse wheel", "scroll the pane under the cursor"),
+    ("", "Lists"),
+    ("j k / Up Down", "move"),
+    ("PgUp PgDn, Ctrl-U Ctrl-D", "page"),
+    ("g G / Home End", "first / last"),
+    ("Enter", "expand row / open diff / open file"),
+    ("Esc", "close overlay, viewer or transcript"),
+    ("i or :", "type in the input box"),
+    ("", "Conversation (1)"),
+    ("v", "toggle: what the model sees / full session"),
+    ("o", "open the selected message in the viewer"),
+    ("", "Events (2)"),
+    ("u", "show / hide stages that changed nothing"),
+    ("Enter", "before/after diff of the stage"),
+    ("", "Outputs (3) and Transcripts (4)"),
+    ("m", "jump to the conversation row pointing at the file"),
+    ("r", "replay the transcript through the pipeline"),
+    ("R", "refresh the file lists"),
+    ("", "Viewer"),
+    ("/  n  N", "search, next match, previous match"),
+    ("", "Input (5)"),
+    ("Enter", "send"),
+    ("Shift-Enter / Alt-Enter", "new line"),
+    ("Up / Down", "earlier inputs (on the first / last line)"),
+    ("/compact [focus]", "compact the history now"),
+    ("/config", "edit the pipeline thresholds"),
+    ("/step", "toggle step mode"),
+    ("Esc", "leave the input box"),
+    ("", "Config panel"),
+    ("j k, Enter, Enter", "select, edit, apply (Esc cancels)"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits_focus_panes() {
+        let k = KeyEvent::new(KeyCode::Char('3'), KeyModifiers::NONE);
+        assert_eq!(action(&k), Some(Action::FocusPane(3)));
+        let c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert!(is_ctrl_c(&c));
+    }
+}

@@ -1,0 +1,64 @@
+//! The `/config` panel: every `PipelineConfig` key with its value; the selected one can be
+//! edited and applied (`App::update` sends `UserCommand::SetConfig`). Draws `App` state only.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+
+use super::{fit, pane_block};
+use crate::compact::PipelineConfig;
+use crate::compact::report::group_digits;
+use crate::tui::app::{App, ConfigPanel};
+use crate::tui::layout::centered;
+
+pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
+    let r = centered(area, 70, 80);
+    f.render_widget(Clear, r);
+    let title = Line::from(vec![
+        Span::styled(" Pipeline config ", app.theme.title()),
+        Span::styled("(applies from the next model call) ", app.theme.dim()),
+    ]);
+    let block = pane_block(title, true, &app.theme);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let mut lines = Vec::new();
+    for (i, key) in PipelineConfig::KEYS.iter().enumerate() {
+        let value = app.config.get(key).map(group_digits).unwrap_or_default();
+        let selected = i == panel.selected;
+        let shown = match (&panel.editing, selected) {
+            (Some(buf), true) => format!("[{buf}▏]"),
+            _ => value,
+        };
+        let mut line = Line::from(vec![
+            Span::raw(if selected { "› " } else { "  " }),
+            Span::raw(fit(key, 22)),
+            Span::styled(
+                shown,
+                if selected && panel.editing.is_some() {
+                    app.theme.key()
+                } else {
+                    ratatui::style::Style::new()
+                },
+            ),
+        ]);
+        if selected {
+            line = line.patch_style(app.theme.selected());
+        }
+        lines.push(line);
+    }
+    lines.push(Line::from(""));
+    if let Some(e) = &panel.error {
+        lines.push(Line::from(Span::styled(
+            fit(e, inner.width as usize),
+            app.theme.error(),
+        )));
+    }
+    let help = if panel.editing.is_some() {
+        "type digits · Enter apply · Esc cancel"
+    } else {
+        "j/k select · Enter edit · Esc close"
+    };
+    lines.push(Line::from(Span::styled(help, app.theme.dim())));
+    f.render_widget(Paragraph::new(lines), inner);
+}

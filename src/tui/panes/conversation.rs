@@ -1,0 +1,54 @@
+//! The conversation pane: the live message list, either what the model sees (the mirror of
+//! the history) or the full session with compacted-away messages dimmed, plus the reply
+//! being streamed. Draws `App` state only.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::msglist::{MsgList, RowRef};
+use super::{clip, pane_block};
+use crate::tui::app::{App, ConvView, Pane};
+
+const STREAM_TAIL_LINES: usize = 3;
+
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let focused = app.focus == Pane::Conversation;
+    let view = match app.conv_view {
+        ConvView::Model => "what the model sees",
+        ConvView::Session => "full session",
+    };
+    let title = Line::from(vec![
+        Span::styled(" 1 Conversation ", app.theme.title()),
+        Span::raw(format!("· {view} · {} messages ", app.conv_len())),
+        Span::styled("(v toggles) ", app.theme.dim()),
+    ]);
+    let block = pane_block(title, focused, &app.theme);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let row = |i: usize| -> Option<RowRef<'_>> { app.conv_row(i) };
+    let mut trailer = Vec::new();
+    if app.conv_view == ConvView::Model && !app.streaming.is_empty() {
+        let spinner = super::status::spinner(app.tick);
+        trailer.push(Line::from(vec![
+            Span::raw(format!(" {spinner} ")),
+            Span::styled("asst ", app.theme.role("assistant")),
+            Span::styled("streaming…", app.theme.dim()),
+        ]));
+        let width = (inner.width as usize).saturating_sub(6).max(1);
+        let lines: Vec<&str> = app.streaming.lines().collect();
+        let start = lines.len().saturating_sub(STREAM_TAIL_LINES);
+        for l in &lines[start..] {
+            trailer.push(Line::from(format!("      {}", clip(l, width))));
+        }
+    }
+    MsgList {
+        len: app.conv_len(),
+        row: &row,
+        list: app.conv_list(),
+        focused,
+        theme: &app.theme,
+        trailer,
+    }
+    .render(f, inner);
+}

@@ -1,0 +1,134 @@
+//! The context gauge: the lesson's size estimate against `context_limit` with the warning
+//! thresholds marked, the tokenizer's estimate and the API's last input tokens beside it,
+//! and a sparkline of the request size at each model call so the saw-tooth of compaction
+//! shows. Draws `App` state only.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Sparkline};
+
+use super::pane_block;
+use crate::compact::report::group_digits;
+use crate::tui::app::App;
+use crate::tui::theme::{Level, Theme};
+
+/// Fractions of the limit where the gauge turns yellow, then red.
+pub const WARN_AT: f64 = 0.70;
+pub const DANGER_AT: f64 = 0.90;
+
+pub fn level(size: usize, limit: usize) -> Level {
+    let ratio = size as f64 / limit.max(1) as f64;
+    if ratio >= DANGER_AT {
+        Level::Danger
+    } else if ratio >= WARN_AT {
+        Level::Warn
+    } else {
+        Level::Ok
+    }
+}
+
+/// The bar: filled cells, with `┊` at the warning thresholds; the bar's end is the limit.
+pub fn bar_line<'a>(size: usize, limit: usize, width: usize, theme: &Theme) -> Line<'a> {
+    let width = width.max(1);
+    let ratio = size as f64 / limit.max(1) as f64;
+    let filled = ((ratio.min(1.0)) * width as f64).round() as usize;
+    let marks = [
+        (WARN_AT * width as f64) as usize,
+        (DANGER_AT * width as f64) as usize,
+    ];
+    let style = theme.level(level(size, limit));
+    let mut spans = Vec::with_capacity(width);
+    for i in 0..width {
+        if i < filled {
+            spans.push(Span::styled("█", style));
+        } else if marks.contains(&i) {
+            spans.push(Span::styled("┊", theme.warn()));
+        } else {
+            spans.push(Span::styled("░", theme.dim()));
+        }
+    }
+    Line::from(spans)
+}
+
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let limit = app.config.context_limit;
+    let size = app.history_chars;
+    let title = Line::from(vec![
+        Span::styled(" Context ", app.theme.title()),
+        Span::raw(format!("(limit {} chars) ", group_digits(limit))),
+    ]);
+    let block = pane_block(title, false, &app.theme);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    if inner.height == 0 {
+        return;
+    }
+    let w = inner.width as usize;
+    let pct = size as f64 * 100.0 / limit.max(1) as f64;
+    let lvl = level(size, limit);
+    let over = if size > limit { "  OVER LIMIT" } else { "" };
+    let tokens = if app.tokens_pending && app.history_tokens == 0 {
+        "~… tokens (est.)".to_string()
+    } else {
+        let more = if app.tokens_pending { "+" } else { "" };
+        format!("~{}{more} tokens (est.)", group_digits(app.history_tokens))
+    };
+    let api = match app.api_input_tokens {
+        Some(t) => format!(" · API {}", group_digits(t as usize)),
+        None => String::new(),
+    };
+    let lines = vec![
+        bar_line(size, limit, w, &app.theme),
+        Line::from(vec![
+            Span::styled(
+                format!(
+                    "{} / {} chars  {pct:.0}%",
+                    group_digits(size),
+                    group_digits(limit)
+                ),
+                app.theme.level(lvl),
+            ),
+            Span::styled(over, app.theme.error()),
+        ]),
+        Line::from(vec![Span::raw(tokens), Span::styled(api, app.theme.dim())]),
+    ];
+    let text_h = (lines.len() as u16).min(inner.height);
+    f.render_widget(
+        Paragraph::new(lines),
+        Rect {
+            height: text_h,
+            ..inner
+        },
+    );
+    let spark = Rect {
+        y: inner.y + text_h,
+        height: inner.height - text_h,
+        ..inner
+    };
+    render_sparkline(f, spark, &app.request_sizes, limit, &app.theme);
+}
+
+/// Request sizes over time, scaled to the limit (or the largest request if above it).
+pub fn render_sparkline(f: &mut Frame, area: Rect, sizes: &[u64], limit: usize, theme: &Theme) {
+    if area.height == 0 {
+        return;
+    }
+    if sizes.is_empty() {
+        f.render_widget(
+            Paragraph::new(Span::styled("requests: none yet", theme.dim())),
+            area,
+        );
+        return;
+    }
+    let start = sizes.len().saturating_sub(area.width as usize);
+    let data = &sizes[start..];
+    let max = data.iter().copied().max().unwrap_or(0).max(limit as u64);
+    let style = if theme.color {
+        theme.level(Level::Ok)
+    } else {
+        Style::new()
+    };
+    f.render_widget(Sparkline::default().data(data).max(max).style(style), area);
+}

@@ -1,0 +1,159 @@
+//! Drawing: `render(&App, &mut Frame)` and one module per pane.
+//!
+//! Everything here is a pure function of `App`: no I/O, no clock reads, no channel sends,
+//! no mutation. Lists draw only their visible rows, so a 100,000-message history costs what
+//! forty rows cost. Text helpers shared by panes live here.
+
+pub mod config;
+pub mod conversation;
+pub mod diff;
+pub mod events;
+pub mod gauge;
+pub mod help;
+pub mod input;
+pub mod msglist;
+pub mod outputs;
+pub mod status;
+pub mod transcripts;
+pub mod viewer;
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
+
+use super::app::{App, Overlay, Pane, TICKS_PER_SECOND};
+use super::layout::{self, MIN_HEIGHT, MIN_WIDTH};
+use super::theme::Theme;
+
+/// Draws the whole screen.
+pub fn render(app: &App, f: &mut Frame) {
+    let area = f.area();
+    let Some(a) = layout::areas(area, app.input.lines().len()) else {
+        too_small(app, f, area);
+        return;
+    };
+    status::render(app, f, a.status);
+    match app.main {
+        Pane::Outputs => outputs::render(app, f, a.main),
+        Pane::Transcripts => transcripts::render(app, f, a.main),
+        _ => conversation::render(app, f, a.main),
+    }
+    gauge::render(app, f, a.gauge);
+    events::render(app, f, a.events);
+    input::render(app, f, a.input);
+    status::render_hints(app, f, a.hints);
+    match &app.overlay {
+        None => {}
+        Some(Overlay::Help { top }) => help::render(app, f, area, *top),
+        Some(Overlay::Config(p)) => config::render(app, f, area, p),
+        Some(Overlay::Diff(d)) => diff::render(app, f, area, d),
+        Some(Overlay::Viewer(v)) => viewer::render(app, f, area, v),
+    }
+}
+
+fn too_small(app: &App, f: &mut Frame, area: Rect) {
+    let text = format!(
+        "terminal too small (need {MIN_WIDTH}x{MIN_HEIGHT}, have {}x{})",
+        area.width, area.height
+    );
+    let y = area.height / 2;
+    let p = Paragraph::new(Line::from(Span::styled(text, app.theme.warn())))
+        .alignment(Alignment::Center)
+        .wrap(Wrap { trim: true });
+    f.render_widget(
+        p,
+        Rect {
+            y: area.y + y.saturating_sub(1),
+            height: area.height - y.saturating_sub(1),
+            ..area
+        },
+    );
+}
+
+/// A pane's frame: thick border and bold title when focused.
+pub fn pane_block<'a>(title: Line<'a>, focused: bool, theme: &Theme) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Plain
+        })
+        .border_style(theme.border(focused))
+        .title(title)
+}
+
+/// `mm:ss.d` from ticks.
+pub fn fmt_ticks(ticks: u64) -> String {
+    let tenths = ticks * 10 / TICKS_PER_SECOND;
+    let secs = tenths / 10;
+    format!("{:02}:{:02}.{}", secs / 60, secs % 60, tenths % 10)
+}
+
+/// Seconds, tenths: `3.2s`.
+pub fn fmt_elapsed(ticks: u64) -> String {
+    let tenths = ticks * 10 / TICKS_PER_SECOND;
+    format!("{}.{}s", tenths / 10, tenths % 10)
+}
+
+pub fn human_bytes(n: u64) -> String {
+    const K: f64 = 1024.0;
+    let f = n as f64;
+    if f < K {
+        format!("{n} B")
+    } else if f < K * K {
+        format!("{:.1} KB", f / K)
+    } else {
+        format!("{:.1} MB", f / K / K)
+    }
+}
+
+pub fn human_age(secs: Option<u64>) -> String {
+    match secs {
+        None => "?".into(),
+        Some(s) if s < 60 => format!("{s}s"),
+        Some(s) if s < 3_600 => format!("{}m", s / 60),
+        Some(s) if s < 86_400 => format!("{}h", s / 3_600),
+        Some(s) => format!("{}d", s / 86_400),
+    }
+}
+
+/// `1 file`, `2 files`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// At most `width` chars, with `…` when cut.
+pub fn clip(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else if width == 0 {
+        String::new()
+    } else {
+        let mut out: String = s.chars().take(width - 1).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// `s` padded or clipped to exactly `width` chars.
+pub fn fit(s: &str, width: usize) -> String {
+    let c = clip(s, width);
+    let n = c.chars().count();
+    format!("{c}{}", " ".repeat(width.saturating_sub(n)))
+}
+
+/// A label and the rest of the line in a second style, for single-line key hints.
+pub fn key_hint<'a>(theme: &Theme, key: &'a str, what: &'a str) -> Vec<Span<'a>> {
+    vec![
+        Span::styled(key, theme.key()),
+        Span::raw(" "),
+        Span::raw(what),
+        Span::raw("  "),
+    ]
+}

@@ -1,0 +1,171 @@
+//! The message list drawn by the conversation pane and the transcript view: one collapsed
+//! row per message (stage tag, index, role, kind and preview, chars, ~tokens), expanded rows
+//! with their wrapped text. Virtualized: it walks rows from `ListState::top` and stops when
+//! the area is full, so its cost does not depend on the list's length.
+
+use std::sync::Arc;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{clip, fit};
+use crate::compact::Stage;
+use crate::compact::report::group_digits;
+use crate::tui::app::{EXPANDED_INDENT, ListState, expanded_lines, row_height};
+use crate::tui::rows::MessageInfo;
+use crate::tui::theme::Theme;
+
+/// What one row needs: the message, the stage that touched it, whether it is dimmed.
+pub type RowRef<'a> = (&'a Arc<MessageInfo>, Option<Stage>, bool);
+
+/// Width of the size column: `123,456 ch ~12,345 tok`.
+const SIZE_COL: usize = 22;
+
+pub struct MsgList<'a> {
+    pub len: usize,
+    pub row: &'a dyn Fn(usize) -> Option<RowRef<'a>>,
+    pub list: &'a ListState,
+    pub focused: bool,
+    pub theme: &'a Theme,
+    /// Lines drawn after the last row when there is room (the streaming reply).
+    pub trailer: Vec<Line<'a>>,
+}
+
+impl MsgList<'_> {
+    pub fn render(&self, f: &mut Frame, area: Rect) {
+        let width = area.width as usize;
+        let height = area.height as usize;
+        let index_w = self.len.saturating_sub(1).to_string().len().max(2);
+        let mut lines: Vec<Line> = Vec::with_capacity(height);
+        let mut i = self.start_row(width, height);
+        while lines.len() < height && i < self.len {
+            let Some((info, mark, dimmed)) = (self.row)(i) else {
+                break;
+            };
+            let selected = i == self.list.selected;
+            let expanded = self.list.expanded.contains(&info.uid);
+            lines.push(self.row_line(i, info, mark, dimmed, selected, expanded, index_w, width));
+            if expanded {
+                let (text, more) = expanded_lines(info, width, height);
+                let indent = " ".repeat(EXPANDED_INDENT);
+                let style = if dimmed {
+                    self.theme.dim()
+                } else {
+                    Style::new()
+                };
+                for l in text {
+                    if lines.len() >= height {
+                        break;
+                    }
+                    lines.push(Line::from(vec![
+                        Span::raw(indent.clone()),
+                        Span::styled(l, style),
+                    ]));
+                }
+                if more && lines.len() < height {
+                    lines.push(Line::from(vec![
+                        Span::raw(indent.clone()),
+                        Span::styled("… more (o opens the full text)", self.theme.dim()),
+                    ]));
+                }
+            }
+            i += 1;
+        }
+        if i >= self.len {
+            for l in &self.trailer {
+                if lines.len() >= height {
+                    break;
+                }
+                lines.push(l.clone());
+            }
+        }
+        if self.len == 0 && self.trailer.is_empty() && height > 0 {
+            lines.push(Line::from(Span::styled(
+                "no messages yet: type a request below",
+                self.theme.dim(),
+            )));
+        }
+        f.render_widget(Paragraph::new(lines), area);
+    }
+
+    /// `top`, moved down when the list follows its end and the trailer (streamed text)
+    /// needs the room: the newest text must be on screen while it arrives.
+    fn start_row(&self, width: usize, height: usize) -> usize {
+        let mut start = self.list.top;
+        if self.trailer.is_empty() || self.len == 0 || self.list.selected + 1 < self.len {
+            return start;
+        }
+        let h = |i: usize| {
+            (self.row)(i)
+                .map(|(info, _, _)| row_height(info, &self.list.expanded, width, height))
+                .unwrap_or(1)
+        };
+        let mut used: usize = (start..self.len).map(h).sum();
+        while used + self.trailer.len() > height && start + 1 < self.len {
+            used -= h(start);
+            start += 1;
+        }
+        start
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn row_line<'b>(
+        &self,
+        i: usize,
+        info: &MessageInfo,
+        mark: Option<Stage>,
+        dimmed: bool,
+        selected: bool,
+        expanded: bool,
+        index_w: usize,
+        width: usize,
+    ) -> Line<'b> {
+        let theme = self.theme;
+        let (tag, tag_style) = match mark {
+            Some(s) => (Theme::stage_tag(s), theme.stage(s)),
+            None => (" ", Style::new()),
+        };
+        let arrow = if expanded { "▾" } else { "▸" };
+        let role = match info.role() {
+            "assistant" => "asst",
+            "user" => "user",
+            other => other,
+        };
+        let tokens = match info.tokens() {
+            Some(t) => format!("~{} tok", group_digits(t)),
+            None => "~… tok".to_string(),
+        };
+        let size = format!("{} ch {tokens}", group_digits(info.chars));
+        let fixed = 2 + index_w + 1 + 5 + 1 + SIZE_COL;
+        let label_w = width.saturating_sub(fixed);
+        let label_style = match (dimmed, mark) {
+            (true, _) => theme.dim(),
+            (false, Some(s)) => theme.stage(s),
+            (false, None) => Style::new(),
+        };
+        let role_style = if dimmed {
+            theme.dim()
+        } else {
+            theme.role(info.role())
+        };
+        let mut spans = vec![
+            Span::styled(tag, tag_style),
+            Span::raw(arrow),
+            Span::styled(format!("{i:>index_w$} "), theme.dim()),
+            Span::styled(fit(role, 5), role_style),
+            Span::raw(" "),
+            Span::styled(fit(&info.label, label_w), label_style),
+            Span::styled(format!("{:>SIZE_COL$}", clip(&size, SIZE_COL)), theme.dim()),
+        ];
+        if selected {
+            let sel = theme.selected();
+            for s in &mut spans {
+                s.style = s.style.patch(sel);
+            }
+        }
+        Line::from(spans)
+    }
+}

@@ -1,0 +1,63 @@
+//! The persisted-outputs browser: `.task_outputs/tool-results/*.txt` with size and age, as
+//! listed by the last refresh. Enter opens the viewer, `m` jumps to the conversation row
+//! whose marker points at the file. Draws `App` state only.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{fit, human_age, human_bytes, pane_block};
+use crate::store::TOOL_RESULTS_DIR;
+use crate::tui::app::{App, Pane};
+
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let focused = app.focus == Pane::Outputs;
+    let title = Line::from(vec![
+        Span::styled(" 3 Outputs ", app.theme.title()),
+        Span::raw(format!(
+            "· {TOOL_RESULTS_DIR}/ · {} ",
+            super::plural(app.outputs.len(), "file")
+        )),
+        Span::styled("(Enter view, m jump, R refresh) ", app.theme.dim()),
+    ]);
+    let block = pane_block(title, focused, &app.theme);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let width = inner.width as usize;
+    let mut lines = vec![Line::from(Span::styled(
+        fit(&format!("{:>10}  {:>5}  file", "size", "age"), width),
+        app.theme.title(),
+    ))];
+    if app.outputs.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "no persisted outputs yet (a tool result over the budget goes here)",
+            app.theme.dim(),
+        )));
+    }
+    let rows = (inner.height as usize).saturating_sub(1);
+    for (i, file) in app
+        .outputs
+        .iter()
+        .enumerate()
+        .skip(app.outputs_list.top)
+        .take(rows)
+    {
+        let name = file
+            .relative
+            .strip_prefix(TOOL_RESULTS_DIR)
+            .map(|n| n.trim_start_matches('/'))
+            .unwrap_or(&file.relative);
+        let text = format!(
+            "{:>10}  {:>5}  {name}",
+            human_bytes(file.bytes),
+            human_age(file.age_secs)
+        );
+        let mut line = Line::from(fit(&text, width));
+        if i == app.outputs_list.selected {
+            line = line.patch_style(app.theme.selected());
+        }
+        lines.push(line);
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,225 @@
+//! The transcripts browser: `.transcripts/*.jsonl` with time, message count and size; an
+//! open transcript as a message list; and a replay of it through the pipeline with the
+//! current thresholds (stage rows, gauge and sparkline). Draws `App` state only.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::events::what_changed;
+use super::msglist::{MsgList, RowRef};
+use super::{fit, human_age, human_bytes, pane_block};
+use crate::compact::report::group_digits;
+use crate::store::TRANSCRIPTS_DIR;
+use crate::tui::app::{App, Pane, TranscriptView, layout_transcript};
+use crate::tui::replay::Replay;
+use crate::tui::theme::Theme;
+
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    match &app.transcript {
+        Some(t) => render_open(app, f, area, t),
+        None => render_list(app, f, area),
+    }
+}
+
+fn render_list(app: &App, f: &mut Frame, area: Rect) {
+    let focused = app.focus == Pane::Transcripts;
+    let title = Line::from(vec![
+        Span::styled(" 4 Transcripts ", app.theme.title()),
+        Span::raw(format!(
+            "· {TRANSCRIPTS_DIR}/ · {} ",
+            super::plural(app.transcripts.len(), "file")
+        )),
+        Span::styled("(Enter open, r replay) ", app.theme.dim()),
+    ]);
+    let block = pane_block(title, focused, &app.theme);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let width = inner.width as usize;
+    let mut lines = vec![Line::from(Span::styled(
+        fit(
+            &format!("{:>5}  {:>8}  {:>10}  file", "age", "messages", "size"),
+            width,
+        ),
+        app.theme.title(),
+    ))];
+    if app.transcripts.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "no transcripts yet (written before every summary)",
+            app.theme.dim(),
+        )));
+    }
+    let rows = (inner.height as usize).saturating_sub(1);
+    for (i, file) in app
+        .transcripts
+        .iter()
+        .enumerate()
+        .skip(app.transcripts_list.top)
+        .take(rows)
+    {
+        let name = file
+            .relative
+            .strip_prefix(TRANSCRIPTS_DIR)
+            .map(|n| n.trim_start_matches('/'))
+            .unwrap_or(&file.relative);
+        let text = format!(
+            "{:>5}  {:>8}  {:>10}  {name}",
+            human_age(file.age_secs),
+            file.messages,
+            human_bytes(file.bytes)
+        );
+        let mut line = Line::from(fit(&text, width));
+        if i == app.transcripts_list.selected {
+            line = line.patch_style(app.theme.selected());
+        }
+        lines.push(line);
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
+    let focused = app.focus == Pane::Transcripts;
+    let (list_area, replay_area) = layout_transcript(area, t.replay.is_some());
+    let bad = if t.bad_lines > 0 {
+        format!(" · {} unreadable lines", t.bad_lines)
+    } else {
+        String::new()
+    };
+    let title = Line::from(vec![
+        Span::styled(" 4 Transcript ", app.theme.title()),
+        Span::raw(format!("{} · {} messages{bad} ", t.relative, t.rows.len())),
+        Span::styled("(r replay, Esc back) ", app.theme.dim()),
+    ]);
+    let block = pane_block(title, focused, &app.theme);
+    let inner = block.inner(list_area);
+    f.render_widget(block, list_area);
+    let row = |i: usize| -> Option<RowRef<'_>> { t.rows.get(i).map(|r| (r, None, false)) };
+    MsgList {
+        len: t.rows.len(),
+        row: &row,
+        list: &t.list,
+        focused,
+        theme: &app.theme,
+        trailer: Vec::new(),
+    }
+    .render(f, inner);
+    if let (Some(r), Some(a)) = (&t.replay, replay_area) {
+        // The stage rows follow the list: they start at the selected message's turn.
+        let end = (t.list.selected + 1).min(t.rows.len());
+        let turn = t.rows[..end]
+            .iter()
+            .filter(|m| m.role() == "assistant")
+            .count()
+            .max(1);
+        render_replay(f, a, r, turn, &app.theme);
+    }
+}
+
+fn render_replay(f: &mut Frame, area: Rect, r: &Replay, from_turn: usize, theme: &Theme) {
+    let title = Line::from(vec![
+        Span::styled(" Replay ", theme.title()),
+        Span::raw(format!(
+            "· limit {} · dry run · from turn {from_turn} ",
+            group_digits(r.context_limit)
+        )),
+    ]);
+    let block = pane_block(title, false, theme);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    if inner.height == 0 {
+        return;
+    }
+    let width = inner.width as usize;
+    let peak = r.request_sizes.iter().copied().max().unwrap_or(0) as usize;
+    let mut head = vec![
+        super::gauge::bar_line(r.final_chars, r.context_limit, width, theme),
+        Line::from(fit(
+            &format!(
+                "{} turns · {} stage rows · final {} chars / {} messages · peak request {}",
+                r.turns,
+                r.stages.len(),
+                group_digits(r.final_chars),
+                r.final_messages,
+                group_digits(peak)
+            ),
+            width,
+        )),
+    ];
+    if let Some(e) = &r.error {
+        head.push(Line::from(Span::styled(
+            fit(&format!("stopped: {e}"), width),
+            theme.error(),
+        )));
+    }
+    let head_h = (head.len() as u16).min(inner.height);
+    f.render_widget(
+        Paragraph::new(head),
+        Rect {
+            height: head_h,
+            ..inner
+        },
+    );
+    let rest = Rect {
+        y: inner.y + head_h,
+        height: inner.height - head_h,
+        ..inner
+    };
+    let spark_h = if rest.height >= 6 {
+        2
+    } else {
+        rest.height.min(1)
+    };
+    super::gauge::render_sparkline(
+        f,
+        Rect {
+            height: spark_h,
+            ..rest
+        },
+        &r.request_sizes,
+        r.context_limit,
+        theme,
+    );
+    let rows_area = Rect {
+        y: rest.y + spark_h,
+        height: rest.height - spark_h,
+        ..rest
+    };
+    let mut lines = Vec::new();
+    let cap = rows_area.height as usize;
+    let shown: Vec<&(usize, crate::compact::StageReport)> =
+        r.stages.iter().filter(|(t, _)| *t >= from_turn).collect();
+    for (turn, report) in shown.iter().take(cap) {
+        let summary = report.summary();
+        lines.push(Line::from(vec![
+            Span::styled(format!("turn {turn:>3} "), theme.dim()),
+            Span::styled(fit(report.stage.name(), 18), theme.stage(report.stage)),
+            Span::raw(fit(
+                &format!(
+                    " {}->{} {}",
+                    group_digits(report.size_before),
+                    group_digits(report.size_after),
+                    what_changed(&summary)
+                ),
+                width.saturating_sub(27),
+            )),
+        ]));
+    }
+    if shown.len() > cap && cap > 0 {
+        lines.pop();
+        lines.push(Line::from(Span::styled(
+            format!(
+                "… {} more stage rows (move in the list to scroll)",
+                shown.len() - cap + 1
+            ),
+            theme.dim(),
+        )));
+    }
+    if shown.is_empty() && cap > 0 {
+        lines.push(Line::from(Span::styled(
+            "no stage would change this session with these thresholds",
+            theme.dim(),
+        )));
+    }
+    f.render_widget(Paragraph::new(lines), rows_area);
+}

@@ -1,0 +1,163 @@
+//! The TUI in a real pseudo-terminal (the `tui_demo` example, a fake agent): it starts,
+//! shows the panes, reacts to keys, and leaves the terminal clean on quit and after a panic
+//! in a spawned task (alternate screen left, mouse reporting off).
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+fn demo_binary() -> PathBuf {
+    // tests live in target/<profile>/deps; `cargo test` builds examples next to them.
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    dir.join("examples").join("tui_demo")
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+type SharedWriter = Arc<Mutex<Box<dyn Write + Send>>>;
+
+struct Session {
+    parser: Arc<Mutex<vt100::Parser>>,
+    writer: SharedWriter,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    _dir: tempfile::TempDir,
+}
+
+fn start(panic: bool) -> Option<Session> {
+    let bin = demo_binary();
+    if !bin.exists() {
+        eprintln!("skipping: {} not built", bin.display());
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: 30,
+            cols: 100,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(bin);
+    cmd.cwd(dir.path());
+    cmd.env("XDG_DATA_HOME", dir.path().join("data"));
+    cmd.env("HOME", dir.path());
+    cmd.env("TERM", "xterm-256color");
+    cmd.env_remove("RUST_BACKTRACE");
+    if panic {
+        cmd.env("CTXLAB_DEMO_PANIC", "1");
+    }
+    let child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(30, 100, 0)));
+    let p = parser.clone();
+    let w = writer.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let chunk = &buf[..n];
+            // Answer the queries a real terminal answers (vt100 only parses): cursor
+            // position, and primary device attributes (ends crossterm's keyboard probe).
+            let mut w = w.lock().unwrap();
+            if contains(chunk, b"\x1b[6n") {
+                let _ = w.write_all(b"\x1b[1;1R");
+            }
+            if contains(chunk, b"\x1b[c") {
+                let _ = w.write_all(b"\x1b[?62c");
+            }
+            let _ = w.flush();
+            drop(w);
+            p.lock().unwrap().process(chunk);
+        }
+    });
+    // Keep the master alive for the session's lifetime.
+    std::mem::forget(pair.master);
+    Some(Session {
+        parser,
+        writer,
+        child,
+        _dir: dir,
+    })
+}
+
+impl Session {
+    fn wait_for(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.parser.lock().unwrap().screen().contents();
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {needle:?}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        let mut w = self.writer.lock().unwrap();
+        w.write_all(bytes).unwrap();
+        w.flush().unwrap();
+    }
+
+    fn wait_exit(&mut self) -> u32 {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                // Let the reader thread take the last bytes.
+                std::thread::sleep(Duration::from_millis(200));
+                return status.exit_code();
+            }
+            assert!(Instant::now() < deadline, "the TUI did not exit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn assert_clean(&self) {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        assert!(!screen.alternate_screen(), "still on the alternate screen");
+        assert_eq!(
+            screen.mouse_protocol_mode(),
+            vt100::MouseProtocolMode::None,
+            "mouse reporting left on"
+        );
+        assert!(!screen.hide_cursor(), "cursor left hidden");
+    }
+}
+
+#[test]
+fn starts_reacts_and_quits_clean() {
+    let Some(mut s) = start(false) else { return };
+    let screen = s.wait_for("1 Conversation");
+    assert!(screen.contains("2 Events"));
+    assert!(screen.contains("Context (limit 50,000 chars)"));
+    s.send(b"hello pty\r");
+    s.wait_for("You said: hello pty");
+    s.send(b"\x03\x03");
+    assert_eq!(s.wait_exit(), 0);
+    s.assert_clean();
+}
+
+#[test]
+fn a_panic_in_a_spawned_task_restores_the_terminal() {
+    let Some(mut s) = start(true) else { return };
+    s.wait_for("1 Conversation");
+    assert_eq!(s.wait_exit(), 101);
+    s.assert_clean();
+    let screen = s.parser.lock().unwrap().screen().contents();
+    assert!(screen.contains("demo panic in a spawned task"), "{screen}");
+}
