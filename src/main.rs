@@ -21,6 +21,9 @@ use ctxlab::settings::ProviderKind;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Options for the workbench (when no subcommand is given).
+    #[command(flatten)]
+    agent: AgentArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -151,10 +154,7 @@ fn main() -> ExitCode {
         Some(Command::Run(args)) => cmd_run(args),
         Some(Command::Pipeline(args)) => cmd_pipeline(args),
         Some(Command::Replay(args)) => cmd_replay(args),
-        None => {
-            eprintln!("ctxlab: the workbench is not built yet; try `ctxlab pipeline --help`");
-            Ok(())
-        }
+        None => cmd_workbench(cli.agent),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -316,5 +316,34 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<()> {
     if outcome.stop_reason == "error" {
         anyhow::bail!("the run ended with an error");
     }
+    Ok(())
+}
+
+fn cmd_workbench(args: AgentArgs) -> anyhow::Result<()> {
+    let launch = prepare(&args.launch_options()).map_err(|e| UsageError(e.to_string()))?;
+    // Logs go to a file: nothing may reach stdout or stderr while the TUI owns the screen.
+    let _log_guard = ctxlab::tui::init_file_logging();
+    for notice in &launch.notices {
+        tracing::info!("{notice}");
+    }
+    let options = ctxlab::tui::TuiOptions {
+        workspace: launch.setup.workspace.root().to_path_buf(),
+        provider_label: launch.label.clone(),
+        config: launch.setup.config,
+        no_color: ctxlab::tui::no_color_from_env(),
+    };
+    let rt = runtime()?;
+    rt.block_on(async move {
+        let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
+        if let Some(request) = launch.scenario_request {
+            // A first run always shows something real: the scenario starts by itself.
+            let _ = commands.send(ctxlab::agent::UserCommand::Submit(request));
+        }
+        let result = ctxlab::tui::run(options, events, commands.clone()).await;
+        let _ = commands.send(ctxlab::agent::UserCommand::Quit);
+        handle.abort();
+        result
+    })
+    .context("the workbench stopped with an error")?;
     Ok(())
 }
