@@ -97,6 +97,14 @@ pub const HELP: &[(&str, &str)] = &[
     ("", "Conversation (1)"),
     ("v", "toggle: what the model sees / full session"),
     ("o", "open the selected message in the viewer"),
+    (
+        "row",
+        "tag (B S M C R = stage that touched it), #, role, kind, chars, ~tok",
+    ),
+    (
+        "~tok",
+        "token estimate (tiktoken cl100k), not the API's count",
+    ),
     ("", "Events (2)"),
     ("u", "show / hide stages that changed nothing"),
     ("Enter", "before/after diff of the stage"),
