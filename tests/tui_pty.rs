@@ -35,16 +35,31 @@ fn start(panic: bool) -> Option<Session> {
         eprintln!("skipping: {} not built", bin.display());
         return None;
     }
+    Some(start_binary(bin, &[], panic, 30, 100))
+}
+
+/// Starts `bin` in a fresh pty of `rows` x `cols`, in a temp dir with no API keys.
+fn start_binary(bin: PathBuf, args: &[&str], panic: bool, rows: u16, cols: u16) -> Session {
     let dir = tempfile::tempdir().unwrap();
     let pair = native_pty_system()
         .openpty(PtySize {
-            rows: 30,
-            cols: 100,
+            rows,
+            cols,
             pixel_width: 0,
             pixel_height: 0,
         })
         .unwrap();
     let mut cmd = CommandBuilder::new(bin);
+    cmd.args(args);
+    for key in [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "MODEL_ID",
+    ] {
+        cmd.env_remove(key);
+    }
+    cmd.env("XDG_CONFIG_HOME", dir.path().join("config"));
     cmd.cwd(dir.path());
     cmd.env("XDG_DATA_HOME", dir.path().join("data"));
     cmd.env("HOME", dir.path());
@@ -57,7 +72,7 @@ fn start(panic: bool) -> Option<Session> {
     drop(pair.slave);
     let mut reader = pair.master.try_clone_reader().unwrap();
     let writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(30, 100, 0)));
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
     let p = parser.clone();
     let w = writer.clone();
     std::thread::spawn(move || {
@@ -83,25 +98,29 @@ fn start(panic: bool) -> Option<Session> {
     });
     // Keep the master alive for the session's lifetime.
     std::mem::forget(pair.master);
-    Some(Session {
+    Session {
         parser,
         writer,
         child,
         _dir: dir,
-    })
+    }
 }
 
 impl Session {
     fn wait_for(&self, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        self.wait_for_all(&[needle])
+    }
+
+    fn wait_for_all(&self, needles: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let screen = self.parser.lock().unwrap().screen().contents();
-            if screen.contains(needle) {
+            if needles.iter().all(|n| screen.contains(n)) {
                 return screen;
             }
             assert!(
                 Instant::now() < deadline,
-                "timed out waiting for {needle:?}; screen:\n{screen}"
+                "timed out waiting for {needles:?}; screen:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -160,4 +179,51 @@ fn a_panic_in_a_spawned_task_restores_the_terminal() {
     s.assert_clean();
     let screen = s.parser.lock().unwrap().screen().contents();
     assert!(screen.contains("demo panic in a spawned task"), "{screen}");
+}
+
+/// The real binary on the embedded tour: every stage reaches the events pane, the persisted
+/// output opens from the outputs pane, and `q` leaves a clean terminal with exit code 0.
+#[test]
+fn the_real_binary_plays_the_tour_and_quits_clean() {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"));
+    let ws = tempfile::tempdir().unwrap();
+    let ws_arg = ws.path().join("demo");
+    let ws_str = ws_arg.to_str().unwrap();
+    let mut s = start_binary(
+        bin,
+        &["--pace-ms", "0", "--workspace", ws_str],
+        false,
+        80,
+        160,
+    );
+    let screen = s.wait_for_all(&[
+        "Δ budget",
+        "Δ snip",
+        "Δ micro",
+        "Δ compact",
+        "Δ reactive",
+        "compact tool: focus",
+    ]);
+    assert!(screen.contains("scripted tour"), "{screen}");
+    // The tour ends with its final answer; the agent is idle again.
+    s.wait_for("idle");
+    // Leave the input box, switch to the outputs pane, open the persisted result.
+    // A lone Esc followed at once by a key reads as Alt-key: give the parser a moment.
+    s.send(b"\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send(b"3");
+    s.wait_for("toolu_tour_035.txt");
+    s.send(b"\r");
+    let viewer = s.wait_for("ingest");
+    assert!(viewer.contains("toolu_tour_035"), "{viewer}");
+    s.send(b"\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send(b"q");
+    assert_eq!(s.wait_exit(), 0);
+    s.assert_clean();
+    assert!(
+        ws_arg
+            .join(".task_outputs/tool-results/toolu_tour_035.txt")
+            .exists()
+    );
 }
