@@ -103,6 +103,7 @@ async fn main() -> anyhow::Result<()> {
         provider_label: "demo".into(),
         config: PipelineConfig::default(),
         no_color: no_color_from_env(),
+        notices: vec!["demo: a fake agent that echoes requests".into()],
     };
     run(opts, ev_rx, cmd_tx).await?;
     Ok(())

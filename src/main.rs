@@ -331,6 +331,7 @@ fn cmd_workbench(args: AgentArgs) -> anyhow::Result<()> {
         provider_label: launch.label.clone(),
         config: launch.setup.config,
         no_color: ctxlab::tui::no_color_from_env(),
+        notices: launch.notices.clone(),
     };
     let rt = runtime()?;
     rt.block_on(async move {

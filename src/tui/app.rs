@@ -511,7 +511,8 @@ impl App {
             || (self.tokenizer.is_some() && !self.token_queue.is_empty())
     }
 
-    fn notify(&mut self, text: impl Into<String>) {
+    /// Shows `text` in the hint line for a few seconds.
+    pub fn notify(&mut self, text: impl Into<String>) {
         self.notice = Some((text.into(), self.tick));
     }
 

@@ -30,6 +30,8 @@ pub struct TuiOptions {
     pub config: PipelineConfig,
     /// `NO_COLOR` is set (or `--no-color`): modifiers only.
     pub no_color: bool,
+    /// One-line notices shown in the hint line at start (e.g. why the scripted model runs).
+    pub notices: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +75,9 @@ pub async fn run(
         opts.config,
         opts.no_color,
     );
+    if !opts.notices.is_empty() {
+        app.notify(opts.notices.join(" · "));
+    }
     let size = term.size()?;
     app.update(Msg::Resize(size.width, size.height));
     app.update(Msg::Refresh {
