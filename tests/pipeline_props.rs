@@ -271,7 +271,8 @@ fn check_snip(
         prop_assert!(head_end >= cfg.snip_keep_head);
         prop_assert!(before.len() - tail_start >= cfg.snip_max_messages - cfg.snip_keep_head);
         prop_assert_eq!(&after[..head_end], &before[..head_end]);
-        prop_assert_eq!(after[head_end].text(), Some(format!("[snipped {removed} messages]").as_str()));
+        let marker = format!("[snipped {removed} messages]");
+        prop_assert_eq!(after[head_end].text(), Some(marker.as_str()));
         prop_assert_eq!(&after[head_end + 1..], &before[tail_start..]);
     } else {
         prop_assert!(report.changes.is_empty());
