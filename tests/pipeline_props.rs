@@ -215,12 +215,20 @@ fn check_budget(
         prop_assert_eq!(*message, before.len() - 1);
         let original = result_text(&before[*message].blocks()[*block]);
         let on_disk = std::fs::read_to_string(ws.join(path)).unwrap();
-        prop_assert!(on_disk == original, "{} does not hold the block's text", path);
-        let content = after[*message].blocks()[*block]["content"].as_str().unwrap();
+        prop_assert!(
+            on_disk == original,
+            "{} does not hold the block's text",
+            path
+        );
+        let content = after[*message].blocks()[*block]["content"]
+            .as_str()
+            .unwrap();
         let preview: String = original.chars().take(cfg.preview_chars).collect();
         prop_assert_eq!(
             content,
-            format!("<persisted-output>\nFull output: {path}\nPreview:\n{preview}\n</persisted-output>")
+            format!(
+                "<persisted-output>\nFull output: {path}\nPreview:\n{preview}\n</persisted-output>"
+            )
         );
     }
     if report.changed {
@@ -290,10 +298,16 @@ fn check_micro(
     prop_assert_eq!(old.len(), new.len());
     let keep_from = old.len().saturating_sub(cfg.micro_keep_recent);
     for (i, (o, n)) in old.iter().zip(&new).enumerate() {
-        if old.len() <= cfg.micro_keep_recent || i >= keep_from || lesson_len(o) <= cfg.micro_min_chars {
+        if old.len() <= cfg.micro_keep_recent
+            || i >= keep_from
+            || lesson_len(o) <= cfg.micro_min_chars
+        {
             prop_assert_eq!(o, n);
         } else {
-            prop_assert_eq!(&n["content"], &json!("[Earlier tool result compacted. Re-run if needed.]"));
+            prop_assert_eq!(
+                &n["content"],
+                &json!("[Earlier tool result compacted. Re-run if needed.]")
+            );
         }
     }
     Ok(())
@@ -302,7 +316,11 @@ fn check_micro(
 /// Everything the agent does to a history before and around one model call.
 fn check_history(turns: &[Turn]) -> Result<(), TestCaseError> {
     let original = build(turns);
-    prop_assert_eq!(pairing_violation(&original), None, "generator broke pairing");
+    prop_assert_eq!(
+        pairing_violation(&original),
+        None,
+        "generator broke pairing"
+    );
     let cfg = PipelineConfig::default();
     let pipeline = Pipeline::new(cfg);
 
@@ -310,7 +328,11 @@ fn check_history(turns: &[Turn]) -> Result<(), TestCaseError> {
     let ws = workspace();
     let store = Store::new(ws.path());
     let mut h = original.clone();
-    for stage in [Stage::ToolResultBudget, Stage::SnipCompact, Stage::MicroCompact] {
+    for stage in [
+        Stage::ToolResultBudget,
+        Stage::SnipCompact,
+        Stage::MicroCompact,
+    ] {
         let before = h.clone();
         let report = pipeline.run_stage(stage, &mut h, &store).unwrap();
         prop_assert_eq!(report.stage, stage);
@@ -336,8 +358,12 @@ fn check_history(turns: &[Turn]) -> Result<(), TestCaseError> {
     if let Some(pending) = pre.pending {
         let json = lesson_json_history(&whole);
         let want: String = json.chars().take(cfg.summary_input_chars).collect();
-        prop_assert!(pending.request().user_text == want, "summarizer input is not the cut JSON");
-        let transcript = std::fs::read_to_string(ws2.path().join(&pending.transcript().path)).unwrap();
+        prop_assert!(
+            pending.request().user_text == want,
+            "summarizer input is not the cut JSON"
+        );
+        let transcript =
+            std::fs::read_to_string(ws2.path().join(&pending.transcript().path)).unwrap();
         prop_assert_eq!(transcript.lines().count(), whole.len());
         let (compacted, report) = pending.finish(&["Goal: keep going"], "Fix it");
         prop_assert_eq!(compacted.len(), 1);

@@ -52,7 +52,11 @@ fn run(stage: Stage, messages: &mut Vec<Message>, store: &Store) -> StageReport 
 fn check_sizes(report: &StageReport, before: &[Message], after: &[Message]) {
     assert_eq!(report.size_before, recount(before), "size_before");
     assert_eq!(report.size_after, recount(after), "size_after");
-    assert_eq!(estimate_size(after), recount(after), "cached estimate after");
+    assert_eq!(
+        estimate_size(after),
+        recount(after),
+        "cached estimate after"
+    );
     assert_eq!(report.messages_before, before.len());
     assert_eq!(report.messages_after, after.len());
 }
@@ -357,7 +361,10 @@ fn budget_list_content_is_sized_and_persisted_as_python_str() {
         last_contents(&h),
         vec![Some(json!(marker(&result_path("a"), &preview)))]
     );
-    assert!(matches!(r.changes[0], Change::Persisted { chars: 200_001, .. }));
+    assert!(matches!(
+        r.changes[0],
+        Change::Persisted { chars: 200_001, .. }
+    ));
 
     // An apostrophe switches Python to double quotes; the newline is written `\n`.
     // 27 + len("it's") + 2 + N + 3 = N + 36.
@@ -695,7 +702,13 @@ fn micro_measures_code_points() {
 #[test]
 fn micro_counts_list_items_and_survives_null_and_missing_content() {
     let ws = workspace();
-    let items = |n: usize| Value::Array((0..n).map(|_| json!({"type": "text", "text": "t"})).collect());
+    let items = |n: usize| {
+        Value::Array(
+            (0..n)
+                .map(|_| json!({"type": "text", "text": "t"}))
+                .collect(),
+        )
+    };
     let one_big = json!([{"type": "text", "text": "w".repeat(10_000)}]);
     let mut h = vec![
         user("go"),
@@ -781,7 +794,10 @@ fn pre_call_compacts_only_over_50000() {
     );
     assert_eq!(
         read(&ws, ".transcripts/transcript_1700000000.jsonl"),
-        format!("{{\"role\": \"user\", \"content\": \"{}\"}}\n", "x".repeat(49_968))
+        format!(
+            "{{\"role\": \"user\", \"content\": \"{}\"}}\n",
+            "x".repeat(49_968)
+        )
     );
 }
 
@@ -865,7 +881,13 @@ fn compact_history_transcript_request_and_summary_message() {
     assert_eq!(report.files_written[0].path, transcript);
     assert!(matches!(
         &report.changes[..],
-        [Change::Summarized { replaced: 3, kept_tail: 0, trigger: CompactTrigger::OverLimit, focus: None, .. }]
+        [Change::Summarized {
+            replaced: 3,
+            kept_tail: 0,
+            trigger: CompactTrigger::OverLimit,
+            focus: None,
+            ..
+        }]
     ));
 }
 
@@ -902,13 +924,19 @@ fn summarizer_input_is_cut_at_80000_chars() {
     // [{"role": "user", "content": "..."}] is 33 chars around the text.
     let h = vec![user(&"y".repeat(79_967))];
     let p = begin_compact_history(&h, &store, &cfg, None, CompactTrigger::OverLimit, NOW).unwrap();
-    let full = format!("[{{\"role\": \"user\", \"content\": \"{}\"}}]", "y".repeat(79_967));
+    let full = format!(
+        "[{{\"role\": \"user\", \"content\": \"{}\"}}]",
+        "y".repeat(79_967)
+    );
     assert_eq!(full.len(), 80_000);
     assert_eq!(p.request().user_text, full);
 
     let h = vec![user(&"y".repeat(79_968))];
     let p = begin_compact_history(&h, &store, &cfg, None, CompactTrigger::OverLimit, NOW).unwrap();
-    let cut = format!("[{{\"role\": \"user\", \"content\": \"{}\"}}", "y".repeat(79_968));
+    let cut = format!(
+        "[{{\"role\": \"user\", \"content\": \"{}\"}}",
+        "y".repeat(79_968)
+    );
     assert_eq!(p.request().user_text, cut);
 
     // The cut is on the JSON text, so it may split an escape: 30 chars of prefix, then
@@ -953,7 +981,10 @@ fn summary_text_is_joined_stripped_and_written_as_a_literal() {
         finish(&["\u{1c}\u{3000} x ", " y\u{1f}\u{85}"]),
         with("\"x \\n y\"")
     );
-    assert_eq!(finish(&["  ", "\u{1d}\u{2029}"]), with("\"(empty summary)\""));
+    assert_eq!(
+        finish(&["  ", "\u{1d}\u{2029}"]),
+        with("\"(empty summary)\"")
+    );
     assert_eq!(finish(&[]), with("\"(empty summary)\""));
     // U+200B is not whitespace for Python: it stays.
     assert_eq!(finish(&["\u{200b}x"]), with("\"\u{200b}x\""));
@@ -993,7 +1024,12 @@ fn reactive_keeps_the_last_five_and_summarizes_the_rest() {
     check_sizes(&report, &h, &after);
     assert!(matches!(
         &report.changes[..],
-        [Change::Summarized { replaced: 7, kept_tail: 5, trigger: CompactTrigger::PromptTooLong, .. }]
+        [Change::Summarized {
+            replaced: 7,
+            kept_tail: 5,
+            trigger: CompactTrigger::PromptTooLong,
+            ..
+        }]
     ));
 }
 
@@ -1121,8 +1157,10 @@ fn estimate_prints_numbers_and_constants_like_python() {
 #[test]
 fn estimate_of_a_history_is_the_python_list_length() {
     // Unknown fields and key order count as written.
-    let m = Message::from_value(json!({"content": "x", "role": "user", "meta": {"n": 1.0, "ok": null}}))
-        .unwrap();
+    let m = Message::from_value(
+        json!({"content": "x", "role": "user", "meta": {"n": 1.0, "ok": null}}),
+    )
+    .unwrap();
     assert_eq!(
         py_repr(&m.to_value()),
         "{'content': 'x', 'role': 'user', 'meta': {'n': 1.0, 'ok': None}}"
@@ -1147,7 +1185,12 @@ fn estimate_and_writers_match_real_python() {
                 0..=2 => rng.u32(0x20..0x7f),
                 3 => rng.u32(0..0x20),
                 4 => rng.u32(0x7f..0x100),
-                5 => *rng.choice(&[0x27u32, 0x22, 0x5c, 0x1c, 0x1f, 0x85, 0xa0, 0x2028, 0x3000, 0x200b, 0xfeff, 0x1F44D, 0x1F3FD]).unwrap(),
+                5 => *rng
+                    .choice(&[
+                        0x27u32, 0x22, 0x5c, 0x1c, 0x1f, 0x85, 0xa0, 0x2028, 0x3000, 0x200b,
+                        0xfeff, 0x1F44D, 0x1F3FD,
+                    ])
+                    .unwrap(),
                 6..=7 => rng.u32(0x100..0x10000),
                 _ => rng.u32(0x10000..0x110000),
             };
@@ -1229,7 +1272,11 @@ sys.stdout.write(json.dumps(out))
         .iter()
         .map(|v| Message::from_value(v.clone()).unwrap())
         .collect();
-    for (i, (v, want)) in values.iter().zip(py["reprs"].as_array().unwrap()).enumerate() {
+    for (i, (v, want)) in values
+        .iter()
+        .zip(py["reprs"].as_array().unwrap())
+        .enumerate()
+    {
         assert_eq!(&py_repr(v), want.as_str().unwrap(), "repr of value {i}");
         assert_eq!(
             messages[i].estimate_size(),
@@ -1237,14 +1284,21 @@ sys.stdout.write(json.dumps(out))
             "size of value {i}"
         );
     }
-    for (i, (v, want)) in values.iter().zip(py["dumps"].as_array().unwrap()).enumerate() {
+    for (i, (v, want)) in values
+        .iter()
+        .zip(py["dumps"].as_array().unwrap())
+        .enumerate()
+    {
         assert_eq!(
             ctxlab::compact::pyjson::lesson_json(v),
             want.as_str().unwrap(),
             "json.dumps of value {i}"
         );
     }
-    assert_eq!(estimate_size(&messages) as u64, py["total"].as_u64().unwrap());
+    assert_eq!(
+        estimate_size(&messages) as u64,
+        py["total"].as_u64().unwrap()
+    );
     for (i, s) in strings.iter().enumerate() {
         assert_eq!(
             ctxlab::compact::pyjson::py_strip(s),

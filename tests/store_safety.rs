@@ -201,7 +201,10 @@ fn hostile_ids_stay_inside_the_results_folder() {
     let statuses: Vec<_> = report.files_written.iter().map(|f| f.status).collect();
     assert_eq!(statuses.last(), Some(&WriteStatus::Reused));
     assert_eq!(
-        statuses.iter().filter(|s| **s == WriteStatus::Created).count(),
+        statuses
+            .iter()
+            .filter(|s| **s == WriteStatus::Created)
+            .count(),
         ids.len() - 1
     );
 }
@@ -280,11 +283,12 @@ fn racing_writers_for_one_name_never_clobber_each_other() {
     }
     let files = sandbox.all_files();
     assert_eq!(files.len(), texts.len());
-    assert!(
-        files
-            .keys()
-            .all(|p| !p.file_name().unwrap().to_string_lossy().starts_with(".tmp-"))
-    );
+    assert!(files.keys().all(|p| {
+        !p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(".tmp-")
+    }));
 }
 
 #[test]
@@ -304,11 +308,12 @@ fn transcripts_and_results_leave_no_temp_files_and_never_overwrite() {
         assert_eq!(after.get(p), Some(bytes));
     }
     assert_eq!(after.len(), before.len() + 2);
-    assert!(
-        after
-            .keys()
-            .all(|p| !p.file_name().unwrap().to_string_lossy().starts_with(".tmp-"))
-    );
+    assert!(after.keys().all(|p| {
+        !p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(".tmp-")
+    }));
     assert_eq!(
         std::fs::read_to_string(ws.join(&b.path)).unwrap(),
         "newer\n"
@@ -319,7 +324,8 @@ fn transcripts_and_results_leave_no_temp_files_and_never_overwrite() {
 fn list_content_markers_point_at_the_python_str_text() {
     let sandbox = Sandbox::new();
     let ws = sandbox.ws();
-    let content: Value = json!([{"type": "text", "text": "it's ".repeat(40)}, {"type": "image", "n": 1.0}]);
+    let content: Value =
+        json!([{"type": "text", "text": "it's ".repeat(40)}, {"type": "image", "n": 1.0}]);
     let mut h = vec![
         user("go"),
         Message::user_blocks(vec![result_block("../l", content.clone())]),

@@ -60,7 +60,9 @@ pub fn pairing_violation(messages: &[Message]) -> Option<String> {
                     .tool_uses()
                     .any(|u| block_tool_id(u) == id && id.is_some());
             if !answered {
-                return Some(format!("message {i}: tool_result {id:?} has no tool_use before it"));
+                return Some(format!(
+                    "message {i}: tool_result {id:?} has no tool_use before it"
+                ));
             }
         }
         for u in m.tool_uses() {
@@ -69,7 +71,9 @@ pub fn pairing_violation(messages: &[Message]) -> Option<String> {
                 .get(i + 1)
                 .is_some_and(|next| next.tool_results().any(|r| block_tool_id(r) == id));
             if !answered {
-                return Some(format!("message {i}: tool_use {id:?} is not answered after it"));
+                return Some(format!(
+                    "message {i}: tool_use {id:?} is not answered after it"
+                ));
             }
         }
     }
@@ -86,7 +90,10 @@ pub fn recount(messages: &[Message]) -> usize {
 pub fn workspace() -> tempfile::TempDir {
     let shm = Path::new("/dev/shm");
     if shm.is_dir() {
-        if let Ok(dir) = tempfile::Builder::new().prefix("ctxlab-test-").tempdir_in(shm) {
+        if let Ok(dir) = tempfile::Builder::new()
+            .prefix("ctxlab-test-")
+            .tempdir_in(shm)
+        {
             return dir;
         }
     }
