@@ -342,3 +342,19 @@ fn list_content_markers_point_at_the_python_str_text() {
     );
     assert_eq!(std::fs::read_to_string(ws.join(&path)).unwrap(), expected);
 }
+
+#[test]
+fn a_safe_id_that_looks_like_a_temp_name_is_still_listed() {
+    // `.tmp-1` is a safe id (spec 9: only [A-Za-z0-9._-]), so it names `.tmp-1.txt`;
+    // the temp files of atomic writes never end in `.txt`, so nothing hides it.
+    let sandbox = Sandbox::new();
+    let store = Store::new(sandbox.ws());
+    let f = store.persist_tool_result(Some(".tmp-1"), "kept").unwrap();
+    assert_eq!(f.path, format!("{DIR}/.tmp-1.txt"));
+    let listed: Vec<String> = store
+        .list_tool_results()
+        .into_iter()
+        .map(|s| s.relative)
+        .collect();
+    assert_eq!(listed, vec![f.path]);
+}
