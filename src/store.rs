@@ -276,7 +276,9 @@ impl Store {
             .filter_map(Result::ok)
             .filter_map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
-                if !name.ends_with(suffix) || name.starts_with(".tmp-") {
+                // Temp files of atomic writes (`.tmp-XXXXXX`) have no suffix, so this
+                // already skips them; a safe id like `.tmp-1` names a real `.tmp-1.txt`.
+                if !name.ends_with(suffix) {
                     return None;
                 }
                 let meta = e.metadata().ok()?;
