@@ -19,8 +19,8 @@ const NOW: u64 = 1_700_000_000;
 /// Tool output: mostly small, some pages, a few over the persist threshold.
 fn output_chars(rng: &mut fastrand::Rng) -> usize {
     match rng.u32(0..1000) {
-        0..=899 => rng.usize(100..800),
-        900..=984 => rng.usize(2_000..10_000),
+        0..=919 => rng.usize(100..800),
+        920..=991 => rng.usize(2_000..8_000),
         _ => rng.usize(30_000..40_000),
     }
 }

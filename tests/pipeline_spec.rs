@@ -682,21 +682,37 @@ fn micro_replaces_older_results_over_120_chars() {
 #[test]
 fn micro_measures_code_points() {
     let ws = workspace();
-    let mut h = vec![
-        user("go"),
-        calls(&["a", "b", "c", "d", "e"]),
-        results(&[
-            ("a", &"😀".repeat(121)),
-            ("b", &"😀".repeat(120)),
-            ("c", "1"),
-            ("d", "2"),
-            ("e", "3"),
-        ]),
+    // 121 and 120 chars of 4-byte, 3-byte and 1-byte text: only the char count decides.
+    let texts = [
+        "😀".repeat(121),
+        "😀".repeat(120),
+        "解".repeat(121),
+        "解".repeat(120),
+        "é".repeat(121),
+        "é".repeat(61),
     ];
+    let ids = ["a", "b", "c", "d", "e", "f", "r1", "r2", "r3"];
+    let mut pairs: Vec<(&str, &str)> = ids
+        .iter()
+        .zip(&texts)
+        .map(|(i, t)| (*i, t.as_str()))
+        .collect();
+    pairs.extend([("r1", "1"), ("r2", "2"), ("r3", "3")]);
+    let mut h = vec![user("go"), calls(&ids), results(&pairs)];
     run(Stage::MicroCompact, &mut h, &store_in(&ws));
+    let p = Some(json!(PLACEHOLDER));
     let got = last_contents(&h);
-    assert_eq!(got[0], Some(json!(PLACEHOLDER)));
-    assert_eq!(got[1], Some(json!("😀".repeat(120))));
+    assert_eq!(
+        got[..6],
+        [
+            p.clone(),
+            Some(json!(texts[1])),
+            p.clone(),
+            Some(json!(texts[3])),
+            p,
+            Some(json!(texts[5])),
+        ]
+    );
 }
 
 #[test]
