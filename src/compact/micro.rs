@@ -20,33 +20,21 @@ fn lesson_len(block: &Value) -> usize {
     }
 }
 
-/// Whether `lesson_len(block) > min`, without counting a long text in full: a char is 1 to
-/// 4 bytes, so the byte length settles it unless it lies in `min + 1 ..= 4 * min + 3`.
-/// This keeps the steady-state call (every result already small) from re-reading every
-/// result's text before each model call.
-fn lesson_len_over(block: &Value, min: usize) -> bool {
-    match block.get("content") {
-        Some(Value::String(s)) if s.len() <= min => false,
-        Some(Value::String(s)) if s.len() / 4 > min => true,
-        _ => lesson_len(block) > min,
-    }
-}
-
 pub fn micro_compact(messages: &mut [Message], cfg: &PipelineConfig) -> StageReport {
     let size_before = estimate_size(messages);
     let count = messages.len();
     let mut report = StageReport::unchanged(Stage::MicroCompact, size_before, count);
-    let results: Vec<(usize, usize)> = tool_results(messages).map(|(m, b, _)| (m, b)).collect();
+    let results: Vec<(usize, usize, usize)> = tool_results(messages)
+        .map(|(m, b, block)| (m, b, lesson_len(block)))
+        .collect();
     if results.len() <= cfg.micro_keep_recent {
         return report;
     }
     let older = results.len() - cfg.micro_keep_recent;
-    for &(m, b) in &results[..older] {
-        let block = &messages[m].blocks()[b];
-        if !lesson_len_over(block, cfg.micro_min_chars) {
+    for &(m, b, len) in &results[..older] {
+        if len <= cfg.micro_min_chars {
             continue;
         }
-        let len = lesson_len(block);
         let Some(blocks) = messages[m].blocks_mut() else {
             continue;
         };
