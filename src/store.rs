@@ -153,8 +153,8 @@ impl Store {
                 format!("{stem}-{n}.txt")
             };
             let relative = format!("{TOOL_RESULTS_DIR}/{name}");
-            match self.existing_text(&dir.join(&name), &relative)? {
-                Some(existing) if existing == text => {
+            match self.existing_bytes(&dir.join(&name), &relative)? {
+                Some(existing) if existing == text.as_bytes() => {
                     return Ok(written(relative, WriteStatus::Reused, text));
                 }
                 Some(_) => continue,
@@ -178,7 +178,7 @@ impl Store {
                 format!("transcript_{now_secs}-{n}.jsonl")
             };
             let relative = format!("{TRANSCRIPTS_DIR}/{name}");
-            if self.existing_text(&dir.join(&name), &relative)?.is_some() {
+            if self.existing_bytes(&dir.join(&name), &relative)?.is_some() {
                 continue;
             }
             if self.claim(&dir, &name, &relative, text)? {
@@ -188,15 +188,16 @@ impl Store {
         unreachable!("1usize.. is endless")
     }
 
-    /// The text at a name, if the name is taken (on disk, or reserved by this dry run).
-    fn existing_text(&self, path: &Path, relative: &str) -> Result<Option<String>, StoreError> {
+    /// The bytes at a name, if the name is taken (on disk, or reserved by this dry run).
+    /// Compared as bytes: a file that only decodes lossily to a text does not hold it.
+    fn existing_bytes(&self, path: &Path, relative: &str) -> Result<Option<Vec<u8>>, StoreError> {
         if let Some(reserved) = &self.reserved {
             if let Some(text) = reserved.lock().ok().and_then(|r| r.get(relative).cloned()) {
-                return Ok(Some(text));
+                return Ok(Some(text.into_bytes()));
             }
         }
         match fs::read(path) {
-            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+            Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(source) => Err(StoreError::Read {
                 path: path.to_path_buf(),
@@ -249,7 +250,8 @@ impl Store {
     /// The text at a workspace-relative path this store wrote (or, in a dry run, would have).
     pub fn read_text(&self, relative: &str) -> Result<String, StoreError> {
         let path = self.root.join(relative);
-        self.existing_text(&path, relative)?
+        self.existing_bytes(&path, relative)?
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
             .ok_or_else(|| StoreError::Read {
                 path,
                 source: std::io::Error::from(std::io::ErrorKind::NotFound),
@@ -274,7 +276,9 @@ impl Store {
             .filter_map(Result::ok)
             .filter_map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
-                if !name.ends_with(suffix) || name.starts_with(".tmp-") {
+                // Temp files of atomic writes (`.tmp-XXXXXX`) have no suffix, so this
+                // already skips them; a safe id like `.tmp-1` names a real `.tmp-1.txt`.
+                if !name.ends_with(suffix) {
                     return None;
                 }
                 let meta = e.metadata().ok()?;
