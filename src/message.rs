@@ -48,6 +48,8 @@ pub fn json_kind(v: &Value) -> &'static str {
 pub struct Message {
     raw: Map<String, Value>,
     size: OnceLock<usize>,
+    /// `(block index, lesson length)` of each tool_result block; see `tool_result_lens`.
+    results: OnceLock<Box<[(usize, usize)]>>,
 }
 
 impl Clone for Message {
@@ -56,9 +58,14 @@ impl Clone for Message {
         if let Some(n) = self.size.get() {
             let _ = size.set(*n);
         }
+        let results = OnceLock::new();
+        if let Some(r) = self.results.get() {
+            let _ = results.set(r.clone());
+        }
         Message {
             raw: self.raw.clone(),
             size,
+            results,
         }
     }
 }
@@ -142,6 +149,7 @@ impl Message {
         Ok(Message {
             raw,
             size: OnceLock::new(),
+            results: OnceLock::new(),
         })
     }
 
@@ -152,6 +160,7 @@ impl Message {
         Message {
             raw,
             size: OnceLock::new(),
+            results: OnceLock::new(),
         }
     }
 
@@ -201,6 +210,7 @@ impl Message {
     /// Mutable access to the blocks of a list-content message. Drops the cached size.
     pub fn blocks_mut(&mut self) -> Option<&mut Vec<Value>> {
         self.size = OnceLock::new();
+        self.results = OnceLock::new();
         match self.raw.get_mut("content") {
             Some(Value::Array(b)) => Some(b),
             _ => None,
@@ -271,6 +281,32 @@ impl Message {
                 .collect::<Vec<_>>()
                 .join("\n"),
         }
+    }
+
+    /// The tool_result blocks of a user message with list content, as `(block index,
+    /// lesson length)`: the lesson's `len(content)` (chars of a string, items of a list,
+    /// 0 when missing or null). Cached, because micro_compact asks before every call.
+    pub fn tool_result_lens(&self) -> &[(usize, usize)] {
+        self.results.get_or_init(|| {
+            let blocks = if self.role() == "user" {
+                self.blocks()
+            } else {
+                &[]
+            };
+            blocks
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| block_type(b) == Some("tool_result"))
+                .map(|(i, b)| {
+                    let len = match b.get("content") {
+                        Some(Value::String(s)) => s.chars().count(),
+                        Some(Value::Array(items)) => items.len(),
+                        _ => 0,
+                    };
+                    (i, len)
+                })
+                .collect()
+        })
     }
 
     /// The length of Python's `str()` of this message (spec 2), cached.

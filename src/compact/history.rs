@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::config::PipelineConfig;
-use super::pyjson::{lesson_json_history, lesson_json_message, py_strip, summary_literal};
+use super::pyjson::{lesson_json_history_prefix, lesson_json_message, py_strip, summary_literal};
 use super::report::{Change, CompactTrigger, Stage, StageReport};
 use super::size::estimate_size;
 use crate::message::Message;
@@ -40,11 +40,7 @@ impl SummaryRequest {
                 " Pay special attention to preserving details about: {focus}."
             ));
         }
-        let json = lesson_json_history(history);
-        let user_text = match json.char_indices().nth(cfg.summary_input_chars) {
-            Some((cut, _)) => json[..cut].to_string(),
-            None => json,
-        };
+        let user_text = lesson_json_history_prefix(history, cfg.summary_input_chars);
         SummaryRequest {
             system,
             user_text,

@@ -94,14 +94,26 @@ pub fn lesson_json_message(m: &Message) -> String {
 
 /// Lesson JSON of a whole history as one array: the summarizer's input before the cut.
 pub fn lesson_json_history(messages: &[Message]) -> String {
+    lesson_json_history_prefix(messages, usize::MAX)
+}
+
+/// The first `max_chars` chars of `lesson_json_history`, without writing the rest.
+/// Lesson JSON is pure ASCII, so bytes and chars coincide and the cut is a byte cut.
+pub fn lesson_json_history_prefix(messages: &[Message], max_chars: usize) -> String {
     let mut out = String::from("[");
     for (i, m) in messages.iter().enumerate() {
+        if out.len() >= max_chars {
+            break;
+        }
         if i > 0 {
             out.push_str(", ");
         }
         write_json_map(m.as_map(), true, &mut out);
     }
-    out.push(']');
+    if out.len() < max_chars {
+        out.push(']');
+    }
+    out.truncate(max_chars);
     out
 }
 
@@ -147,6 +159,21 @@ mod tests {
         );
         let f: Value = serde_json::from_str("[1e-5, 2.0]").unwrap();
         assert_eq!(lesson_json(&f), "[1e-05, 2.0]");
+    }
+
+    #[test]
+    fn history_prefix_is_a_cut_of_the_whole() {
+        let h = vec![
+            Message::user_text("héllo \"x\""),
+            Message::user_text("second"),
+        ];
+        let whole = lesson_json_history(&h);
+        assert!(whole.is_ascii());
+        for cut in [0, 1, 5, 20, whole.len() - 1, whole.len(), whole.len() + 10] {
+            let want = &whole[..cut.min(whole.len())];
+            assert_eq!(lesson_json_history_prefix(&h, cut), want, "cut {cut}");
+        }
+        assert_eq!(lesson_json_history(&[]), "[]");
     }
 
     #[test]
