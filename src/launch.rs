@@ -159,7 +159,7 @@ pub fn prepare_with(
         }
         ProviderKind::Scripted => {
             let name = options.scenario.clone().unwrap_or_else(|| "tour".into());
-            let scenario = Scenario::load(&name, Some(&assets_dir().join("scenarios")))?;
+            let scenario = Scenario::load(&name, Some(&assets_dir()))?;
             scenario_request = Some(scenario.request.clone());
             let pace = Duration::from_millis(options.pace_ms.unwrap_or(15));
             (

@@ -382,6 +382,55 @@ pub fn tool_results(messages: &[Message]) -> impl Iterator<Item = (usize, usize,
     })
 }
 
+/// The first break of the pairing rule, if any: a `tool_result` block must sit in a user
+/// message right after the assistant message holding its `tool_use`, and every `tool_use`
+/// must be answered in the message right after it. A history that breaks it is rejected
+/// by the APIs, so every stage and the agent must keep it.
+pub fn tool_pairing_error(messages: &[Message]) -> Option<String> {
+    let blocks_of = |m: &'_ Message, kind: &str| -> Vec<Option<String>> {
+        m.blocks()
+            .iter()
+            .filter(|b| block_type(b) == Some(kind))
+            .map(|b| block_tool_id(b).map(str::to_string))
+            .collect()
+    };
+    for (i, m) in messages.iter().enumerate() {
+        let results = blocks_of(m, "tool_result");
+        if !results.is_empty() && m.role() != "user" {
+            return Some(format!(
+                "message {i}: tool_result in a {} message",
+                m.role()
+            ));
+        }
+        let uses = blocks_of(m, "tool_use");
+        if !uses.is_empty() && m.role() != "assistant" {
+            return Some(format!("message {i}: tool_use in a {} message", m.role()));
+        }
+        let before = match i.checked_sub(1) {
+            Some(p) => blocks_of(&messages[p], "tool_use"),
+            None => Vec::new(),
+        };
+        if let Some(id) = results
+            .iter()
+            .find(|id| id.is_none() || !before.contains(id))
+        {
+            return Some(format!(
+                "message {i}: tool_result {id:?} answers no tool_use in the message before it"
+            ));
+        }
+        let after = messages
+            .get(i + 1)
+            .map(|n| blocks_of(n, "tool_result"))
+            .unwrap_or_default();
+        if let Some(id) = uses.iter().find(|id| !after.contains(id)) {
+            return Some(format!(
+                "message {i}: tool_use {id:?} is not answered in the message after it"
+            ));
+        }
+    }
+    None
+}
+
 /// Parses a history: a JSON array of messages. The error names the offending message.
 pub fn parse_history(value: Value) -> Result<Vec<Message>, (usize, MessageError)> {
     let Value::Array(items) = value else {
@@ -480,6 +529,35 @@ mod tests {
         assert_eq!(
             ids,
             vec![(1, 0, "a".into()), (1, 2, "b".into()), (3, 0, "c".into())]
+        );
+    }
+
+    #[test]
+    fn pairing_errors_name_the_message() {
+        let ok = vec![
+            Message::user_text("go"),
+            Message::assistant_blocks(vec![block::tool_use("a", "bash", json!({}))]),
+            Message::user_blocks(vec![block::tool_result("a", "x")]),
+        ];
+        assert_eq!(tool_pairing_error(&ok), None);
+        assert!(
+            tool_pairing_error(&ok[..2])
+                .unwrap()
+                .starts_with("message 1: tool_use")
+        );
+        let orphan = vec![ok[0].clone(), ok[2].clone()];
+        assert!(
+            tool_pairing_error(&orphan)
+                .unwrap()
+                .starts_with("message 1: tool_result")
+        );
+        let wrong_role = vec![Message::assistant_blocks(vec![block::tool_result(
+            "a", "x",
+        )])];
+        assert!(
+            tool_pairing_error(&wrong_role)
+                .unwrap()
+                .contains("in a assistant message")
         );
     }
 

@@ -2,10 +2,12 @@
 //! the tool-pairing check, and workspaces on a fast file system.
 #![allow(dead_code)]
 
+pub mod agent;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ctxlab::message::{Message, block, block_tool_id, block_type};
+use ctxlab::message::{Message, block, block_type};
 use ctxlab::store::Store;
 use serde_json::{Value, json};
 
@@ -48,36 +50,9 @@ pub fn text_of(pattern: &str, n: usize) -> String {
     pattern.chars().cycle().take(n).collect()
 }
 
-/// The first violation of the pairing rule, if any: every `tool_result` answers a
-/// `tool_use` of the message just before it, and every `tool_use` is answered in the
-/// message just after it.
+/// The first violation of the pairing rule, if any (the library's own check).
 pub fn pairing_violation(messages: &[Message]) -> Option<String> {
-    for (i, m) in messages.iter().enumerate() {
-        for b in m.tool_results() {
-            let id = block_tool_id(b);
-            let answered = i > 0
-                && messages[i - 1]
-                    .tool_uses()
-                    .any(|u| block_tool_id(u) == id && id.is_some());
-            if !answered {
-                return Some(format!(
-                    "message {i}: tool_result {id:?} has no tool_use before it"
-                ));
-            }
-        }
-        for u in m.tool_uses() {
-            let id = block_tool_id(u);
-            let answered = messages
-                .get(i + 1)
-                .is_some_and(|next| next.tool_results().any(|r| block_tool_id(r) == id));
-            if !answered {
-                return Some(format!(
-                    "message {i}: tool_use {id:?} is not answered after it"
-                ));
-            }
-        }
-    }
-    None
+    ctxlab::message::tool_pairing_error(messages)
 }
 
 /// The size of a history counted from scratch: Python's `str()` of the whole list.
