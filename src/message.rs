@@ -248,26 +248,31 @@ impl Message {
                 .any(|b| block_type(b) == Some("tool_use"))
     }
 
-    /// The `tool_use` blocks of an assistant message, in order.
-    pub fn tool_uses(&self) -> impl Iterator<Item = &Value> {
-        let blocks = if self.role() == "assistant" {
-            self.blocks()
-        } else {
-            &[]
-        };
-        blocks.iter().filter(|b| block_type(b) == Some("tool_use"))
-    }
-
-    /// The `tool_result` blocks of a user message with list content, in order.
-    pub fn tool_results(&self) -> impl Iterator<Item = &Value> {
-        let blocks = if self.role() == "user" {
+    /// The blocks of type `kind` when the message has role `role`, with their indices.
+    fn typed_blocks<'a>(
+        &'a self,
+        role: &str,
+        kind: &'static str,
+    ) -> impl Iterator<Item = (usize, &'a Value)> + 'a {
+        let blocks = if self.role() == role {
             self.blocks()
         } else {
             &[]
         };
         blocks
             .iter()
-            .filter(|b| block_type(b) == Some("tool_result"))
+            .enumerate()
+            .filter(move |(_, b)| block_type(b) == Some(kind))
+    }
+
+    /// The `tool_use` blocks of an assistant message, in order.
+    pub fn tool_uses(&self) -> impl Iterator<Item = &Value> {
+        self.typed_blocks("assistant", "tool_use").map(|(_, b)| b)
+    }
+
+    /// The `tool_result` blocks of a user message with list content, in order.
+    pub fn tool_results(&self) -> impl Iterator<Item = &Value> {
+        self.typed_blocks("user", "tool_result").map(|(_, b)| b)
     }
 
     /// The text blocks joined by newlines (string content as is).
@@ -288,15 +293,7 @@ impl Message {
     /// 0 when missing or null). Cached, because micro_compact asks before every call.
     pub fn tool_result_lens(&self) -> &[(usize, usize)] {
         self.results.get_or_init(|| {
-            let blocks = if self.role() == "user" {
-                self.blocks()
-            } else {
-                &[]
-            };
-            blocks
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| block_type(b) == Some("tool_result"))
+            self.typed_blocks("user", "tool_result")
                 .map(|(i, b)| {
                     let len = match b.get("content") {
                         Some(Value::String(s)) => s.chars().count(),
@@ -373,11 +370,7 @@ pub struct ToolSpec {
 /// The tool results of a history in document order: (message index, block index, block).
 pub fn tool_results(messages: &[Message]) -> impl Iterator<Item = (usize, usize, &Value)> {
     messages.iter().enumerate().flat_map(|(mi, m)| {
-        let blocks = if m.role() == "user" { m.blocks() } else { &[] };
-        blocks
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| block_type(b) == Some("tool_result"))
+        m.typed_blocks("user", "tool_result")
             .map(move |(bi, b)| (mi, bi, b))
     })
 }
