@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use crate::agent::turn::AgentSetup;
 use crate::compact::{ConfigError, PipelineConfig};
-use crate::provider::Model;
 use crate::provider::anthropic::AnthropicModel;
 use crate::provider::openai::OpenAiModel;
 use crate::provider::scripted::{Scenario, ScenarioError, ScriptedModel};
+use crate::provider::{Model, RetryPolicy};
 use crate::settings::{
     FileSettings, FlagSettings, Lookup, ProviderKind, SettingsError, config_file_path,
     load_file_settings, parse_dotenv, resolve,
@@ -136,6 +136,10 @@ pub fn prepare_with(
     let resolved = resolve(&flags, lookup, file)?;
     let mut notices: Vec<String> = resolved.notice.clone().into_iter().collect();
     let mut scenario_request = None;
+    let retry = RetryPolicy {
+        max_attempts: resolved.max_attempts,
+        ..RetryPolicy::default()
+    };
     let (model, label): (Arc<dyn Model>, String) = match resolved.kind {
         ProviderKind::Anthropic => {
             let key = resolved.api_key.clone().ok_or(SettingsError::MissingKey(
@@ -143,12 +147,14 @@ pub fn prepare_with(
                 "ANTHROPIC_API_KEY",
             ))?;
             let m = AnthropicModel::new(key, resolved.model.clone())
-                .with_base_url(resolved.base_url.clone());
+                .with_base_url(resolved.base_url.clone())
+                .with_retry(retry);
             (Arc::new(m), format!("anthropic {}", resolved.model))
         }
         ProviderKind::Openai => {
-            let mut m =
-                OpenAiModel::new(resolved.model.clone()).with_base_url(resolved.base_url.clone());
+            let mut m = OpenAiModel::new(resolved.model.clone())
+                .with_base_url(resolved.base_url.clone())
+                .with_retry(retry);
             if let Some(k) = resolved.api_key.clone() {
                 m = m.with_api_key(k);
             }

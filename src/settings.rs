@@ -16,6 +16,7 @@ pub const DEFAULT_ANTHROPIC_BASE: &str = "https://api.anthropic.com";
 pub const DEFAULT_OPENAI_BASE: &str = "https://api.openai.com";
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
 
 /// Which kind of model to talk to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
@@ -43,6 +44,8 @@ pub struct FileSettings {
     pub anthropic_base_url: Option<String>,
     pub openai_api_key: Option<String>,
     pub openai_base_url: Option<String>,
+    /// How many times one model call is attempted before its error is shown (default 5).
+    pub max_attempts: Option<u32>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +65,8 @@ pub struct ResolvedProvider {
     pub api_key: Option<ApiKey>,
     /// A one-line notice for the user (e.g. why the scripted model runs).
     pub notice: Option<String>,
+    /// Attempts per model call for retryable failures (429, 529, 5xx, network, cut streams).
+    pub max_attempts: u32,
 }
 
 /// Parses a `.env` file: `KEY=VALUE` lines, `#` comments, optional `export`, quotes stripped.
@@ -139,6 +144,12 @@ pub fn resolve(
         .clone()
         .or_else(|| lookup.get("MODEL_ID"))
         .or_else(|| file.model.clone());
+    let max_attempts = lookup
+        .get("CTXLAB_MAX_ATTEMPTS")
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .or(file.max_attempts)
+        .unwrap_or(DEFAULT_MAX_ATTEMPTS)
+        .max(1);
     let kind = flags.provider.or(file.provider).unwrap_or_else(|| {
         if anthropic_key.is_some() {
             ProviderKind::Anthropic
@@ -161,6 +172,7 @@ pub fn resolve(
                     .unwrap_or_else(|| DEFAULT_ANTHROPIC_BASE.into()),
                 api_key: Some(ApiKey::new(key)),
                 notice: None,
+                max_attempts,
             }
         }
         ProviderKind::Openai => ResolvedProvider {
@@ -169,6 +181,7 @@ pub fn resolve(
             base_url: openai_base.unwrap_or_else(|| DEFAULT_OPENAI_BASE.into()),
             api_key: openai_key.map(ApiKey::new),
             notice: None,
+            max_attempts,
         },
         ProviderKind::Scripted => ResolvedProvider {
             kind,
@@ -178,6 +191,7 @@ pub fn resolve(
             notice: flags.provider.is_none().then(|| {
                 "No API key found: running the embedded scripted model. Set ANTHROPIC_API_KEY (or OPENAI_BASE_URL for a local server) to use a real one.".to_string()
             }),
+            max_attempts,
         },
     };
     Ok(resolved)
