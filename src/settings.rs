@@ -271,6 +271,37 @@ mod tests {
             (r.kind, r.model.as_str()),
             (ProviderKind::Openai, "from-file")
         );
+        assert_eq!(r.max_attempts, DEFAULT_MAX_ATTEMPTS);
+    }
+
+    #[test]
+    fn retry_attempts_come_from_the_environment_or_the_file() {
+        let dotenv = HashMap::new();
+        let file = FileSettings {
+            max_attempts: Some(2),
+            ..Default::default()
+        };
+        let none = env_of(&[]);
+        let lookup = Lookup {
+            env: &none,
+            dotenv: &dotenv,
+        };
+        let r = resolve(&FlagSettings::default(), &lookup, &file).unwrap();
+        assert_eq!(r.max_attempts, 2);
+        let env = env_of(&[("CTXLAB_MAX_ATTEMPTS", "9")]);
+        let lookup = Lookup {
+            env: &env,
+            dotenv: &dotenv,
+        };
+        let r = resolve(&FlagSettings::default(), &lookup, &file).unwrap();
+        assert_eq!(r.max_attempts, 9);
+        let zero = env_of(&[("CTXLAB_MAX_ATTEMPTS", "0")]);
+        let lookup = Lookup {
+            env: &zero,
+            dotenv: &dotenv,
+        };
+        let r = resolve(&FlagSettings::default(), &lookup, &FileSettings::default()).unwrap();
+        assert_eq!(r.max_attempts, 1, "at least the call itself");
     }
 
     #[test]
