@@ -75,6 +75,9 @@ pub struct Store {
     root: PathBuf,
     /// Some in a dry run: the names a dry run has handed out, with their text.
     reserved: Option<Mutex<HashMap<String, String>>>,
+    /// Per timestamp, the first transcript suffix not known to be taken: compactions within
+    /// one second would otherwise probe every earlier name again.
+    transcript_hint: Mutex<HashMap<u64, usize>>,
 }
 
 impl Clone for Store {
@@ -85,6 +88,7 @@ impl Clone for Store {
                 .reserved
                 .as_ref()
                 .map(|r| Mutex::new(r.lock().map(|g| g.clone()).unwrap_or_default())),
+            transcript_hint: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -119,6 +123,7 @@ impl Store {
         Store {
             root: workspace.into(),
             reserved: None,
+            transcript_hint: Mutex::new(HashMap::new()),
         }
     }
 
@@ -127,6 +132,7 @@ impl Store {
         Store {
             root: self.root.clone(),
             reserved: Some(Mutex::new(HashMap::new())),
+            transcript_hint: Mutex::new(HashMap::new()),
         }
     }
 
@@ -171,21 +177,40 @@ impl Store {
     /// Writes a transcript under a fresh name: `transcript_<secs>.jsonl`, then `-2`, `-3`, ...
     pub fn write_transcript(&self, now_secs: u64, text: &str) -> Result<FileWritten, StoreError> {
         let dir = self.root.join(TRANSCRIPTS_DIR);
-        for n in 1usize.. {
+        let first = self
+            .transcript_hint
+            .lock()
+            .ok()
+            .and_then(|h| h.get(&now_secs).copied())
+            .unwrap_or(1);
+        for n in first.. {
             let name = if n == 1 {
                 format!("transcript_{now_secs}.jsonl")
             } else {
                 format!("transcript_{now_secs}-{n}.jsonl")
             };
             let relative = format!("{TRANSCRIPTS_DIR}/{name}");
-            if self.existing_bytes(&dir.join(&name), &relative)?.is_some() {
+            // Only the name matters here, so a taken one is not read.
+            if self.is_taken(&dir.join(&name), &relative) {
                 continue;
             }
             if self.claim(&dir, &name, &relative, text)? {
+                if let Ok(mut hint) = self.transcript_hint.lock() {
+                    hint.insert(now_secs, n + 1);
+                }
                 return Ok(written(relative, WriteStatus::Created, text));
             }
         }
         unreachable!("1usize.. is endless")
+    }
+
+    /// Whether a name is taken, on disk (any kind of entry) or by this dry run.
+    fn is_taken(&self, path: &Path, relative: &str) -> bool {
+        let reserved = self
+            .reserved
+            .as_ref()
+            .is_some_and(|r| r.lock().map(|r| r.contains_key(relative)).unwrap_or(false));
+        reserved || fs::symlink_metadata(path).is_ok()
     }
 
     /// The bytes at a name, if the name is taken (on disk, or reserved by this dry run).

@@ -10,9 +10,47 @@ use serde_json::{Map, Value};
 use super::size::py_number;
 use crate::message::Message;
 
+/// Printable ASCII other than `"` and `\\`: bytes both JSON writers copy as they are.
+static JSON_PLAIN: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0x20;
+    while b <= 0x7e {
+        table[b] = b as u8 != b'"' && b as u8 != b'\\';
+        b += 1;
+    }
+    table
+};
+
 fn write_json_str(s: &str, ascii_only: bool, out: &mut String) {
     out.push('"');
-    for c in s.chars() {
+    // Runs that need no escape are found through a byte table and copied in one go;
+    // transcripts are mostly that.
+    let bytes = s.as_bytes();
+    let (mut i, mut run_start) = (0, 0);
+    while i < bytes.len() {
+        while i < bytes.len() && JSON_PLAIN[bytes[i] as usize] {
+            i += 1;
+        }
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
+        let c = if b < 0x80 {
+            b as char
+        } else {
+            let c = s[i..].chars().next().unwrap_or('\u{fffd}');
+            if !ascii_only {
+                i += c.len_utf8();
+                continue;
+            }
+            c
+        };
+        if c == '\u{7f}' && !ascii_only {
+            i += 1;
+            continue;
+        }
+        out.push_str(&s[run_start..i]);
+        i += c.len_utf8();
+        run_start = i;
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -21,8 +59,6 @@ fn write_json_str(s: &str, ascii_only: bool, out: &mut String) {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if !ascii_only || (c as u32) < 0x7f => out.push(c),
             c => {
                 let mut units = [0u16; 2];
                 for u in c.encode_utf16(&mut units) {
@@ -31,6 +67,7 @@ fn write_json_str(s: &str, ascii_only: bool, out: &mut String) {
             }
         }
     }
+    out.push_str(&s[run_start..]);
     out.push('"');
 }
 

@@ -13,7 +13,6 @@ use crate::message::Message;
 
 /// Where the writer puts its output: a counter or a string.
 trait Sink {
-    fn push_str(&mut self, s: &str);
     fn push_char(&mut self, c: char);
     /// A run of text known to need no escaping: `chars` code points long.
     fn push_plain(&mut self, s: &str, chars: usize);
@@ -22,9 +21,6 @@ trait Sink {
 struct Counter(usize);
 
 impl Sink for Counter {
-    fn push_str(&mut self, s: &str) {
-        self.0 += s.chars().count();
-    }
     fn push_char(&mut self, _: char) {
         self.0 += 1;
     }
@@ -34,9 +30,6 @@ impl Sink for Counter {
 }
 
 impl Sink for String {
-    fn push_str(&mut self, s: &str) {
-        String::push_str(self, s);
-    }
     fn push_char(&mut self, c: char) {
         self.push(c);
     }
@@ -64,38 +57,62 @@ pub fn is_printable(c: char) -> bool {
         .is_err()
 }
 
+/// Printable ASCII other than `\\` and the quote in use: bytes `repr` copies as they are.
+const fn plain_ascii_table(quote: u8) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0x20;
+    while b <= 0x7e {
+        table[b] = b as u8 != b'\\' && b as u8 != quote;
+        b += 1;
+    }
+    table
+}
+
+static PLAIN_IN_SINGLE_QUOTES: [bool; 256] = plain_ascii_table(b'\'');
+static PLAIN_IN_DOUBLE_QUOTES: [bool; 256] = plain_ascii_table(b'"');
+
 fn write_str_repr<S: Sink>(s: &str, out: &mut S) {
     let has_single = s.contains('\'');
-    let quote = if has_single && !s.contains('"') {
-        '"'
+    let (quote, plain) = if has_single && !s.contains('"') {
+        (b'"', &PLAIN_IN_DOUBLE_QUOTES)
     } else {
-        '\''
+        (b'\'', &PLAIN_IN_SINGLE_QUOTES)
     };
-    out.push_char(quote);
-    // Copy runs of plain text in one go; most tool output is printable ASCII.
-    let mut run_start = 0;
-    let mut run_chars = 0;
-    for (i, c) in s.char_indices() {
-        let plain = match c {
-            '\\' | '\n' | '\r' | '\t' => false,
-            c if c == quote => false,
-            ' '..='~' => true,
-            c if (c as u32) < 0x80 => false,
-            c => is_printable(c),
-        };
-        if plain {
-            run_chars += 1;
-            continue;
+    out.push_char(quote as char);
+    // Walk bytes through a table, not chars: most tool output is printable ASCII, which is
+    // copied (or counted) in runs; only escapes and non-ASCII chars need a closer look.
+    let bytes = s.as_bytes();
+    let (mut i, mut run_start, mut run_chars) = (0, 0, 0);
+    while i < bytes.len() {
+        let skip_from = i;
+        while i < bytes.len() && plain[bytes[i] as usize] {
+            i += 1;
         }
+        run_chars += i - skip_from;
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
+        let c = if b < 0x80 {
+            b as char
+        } else {
+            let c = s[i..].chars().next().unwrap_or('\u{fffd}');
+            if is_printable(c) {
+                run_chars += 1;
+                i += c.len_utf8();
+                continue;
+            }
+            c
+        };
         out.push_plain(&s[run_start..i], run_chars);
-        run_start = i + c.len_utf8();
+        i += c.len_utf8();
+        run_start = i;
         run_chars = 0;
         match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
+            '\\' => out.push_plain("\\\\", 2),
+            '\n' => out.push_plain("\\n", 2),
+            '\r' => out.push_plain("\\r", 2),
+            '\t' => out.push_plain("\\t", 2),
+            c if c as u32 == quote as u32 => {
                 out.push_char('\\');
                 out.push_char(c);
             }
@@ -108,12 +125,13 @@ fn write_str_repr<S: Sink>(s: &str, out: &mut S) {
                 } else {
                     format!("\\U{cp:08x}")
                 };
-                out.push_str(&esc);
+                let n = esc.len();
+                out.push_plain(&esc, n);
             }
         }
     }
     out.push_plain(&s[run_start..], run_chars);
-    out.push_char(quote);
+    out.push_char(quote as char);
 }
 
 /// Python's text of a JSON number: ints as digits, floats as `repr(float)`.
