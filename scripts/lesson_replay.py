@@ -238,7 +238,13 @@ def main():
     parser.add_argument("--workspace", required=True)
     parser.add_argument("--summary-text", default="Goal: keep going. Files: see transcript.")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="context_limit or snip_max_messages, as ctxlab's --set")
     args = parser.parse_args()
+    for assignment in args.set:
+        key, value = assignment.split("=", 1)
+        name = {"context_limit": "CONTEXT_LIMIT", "snip_max_messages": "SNIP_MAX_MESSAGES"}[key]
+        globals()[name] = int(value)
 
     ws = Workspace(args.workspace)
     fired = {"tool_result_budget": 0, "snip_compact": 0, "micro_compact": 0, "compact_history": 0}
