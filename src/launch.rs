@@ -60,10 +60,6 @@ pub fn assets_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets")
 }
 
-fn unix_now() -> u64 {
-    crate::agent::turn::unix_now()
-}
-
 /// Copies a directory tree (files and folders only; links are skipped).
 pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
@@ -85,18 +81,24 @@ fn fresh_demo_workspace(scenario: &str) -> Result<PathBuf, LaunchError> {
     let base = directories::ProjectDirs::from("", "", "ctxlab")
         .map(|d| d.data_dir().join("workspaces"))
         .unwrap_or_else(|| std::env::temp_dir().join("ctxlab-workspaces"));
-    let mut path = base.join(format!("{scenario}-{}", unix_now()));
+    let now = crate::agent::turn::unix_now();
+    let mut path = base.join(format!("{scenario}-{now}"));
     let mut n = 2;
     while path.exists() {
-        path = base.join(format!("{scenario}-{}-{n}", unix_now()));
+        path = base.join(format!("{scenario}-{now}-{n}"));
         n += 1;
     }
-    let demo = assets_dir().join("demo");
-    copy_tree(&demo, &path).map_err(|e| LaunchError::Workspace {
-        path: path.clone(),
-        message: format!("cannot copy the demo project from {}: {e}", demo.display()),
-    })?;
+    copy_demo_into(&path)?;
     Ok(path)
+}
+
+/// Copies `assets/demo/` into `path`, which the scenario's commands expect.
+fn copy_demo_into(path: &Path) -> Result<(), LaunchError> {
+    let demo = assets_dir().join("demo");
+    copy_tree(&demo, path).map_err(|e| LaunchError::Workspace {
+        path: path.to_path_buf(),
+        message: format!("cannot copy the demo project from {}: {e}", demo.display()),
+    })
 }
 
 /// Resolves everything from the options and the process environment.
@@ -179,11 +181,7 @@ pub fn prepare_with(
             let empty = std::fs::read_dir(p).map_or(true, |mut d| d.next().is_none());
             if kind == ProviderKind::Scripted && empty {
                 // The scenario's commands expect the demo project; an empty folder gets one.
-                let demo = assets_dir().join("demo");
-                copy_tree(&demo, p).map_err(|e| LaunchError::Workspace {
-                    path: p.clone(),
-                    message: format!("cannot copy the demo project from {}: {e}", demo.display()),
-                })?;
+                copy_demo_into(p)?;
                 notices.push(format!("Demo project copied into {}", p.display()));
             } else {
                 std::fs::create_dir_all(p).map_err(|e| LaunchError::Workspace {

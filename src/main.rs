@@ -186,12 +186,7 @@ fn read_input(path: &Path) -> anyhow::Result<String> {
 }
 
 fn now_secs(now: Option<u64>) -> u64 {
-    now.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0)
-    })
+    now.unwrap_or_else(ctxlab::agent::turn::unix_now)
 }
 
 fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<()> {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::compact::summary::{authoritative_request, extractive_summary_from_request};
+use crate::compact::summary::{extractive_summary_from_request, request_in};
 use crate::compact::{Pipeline, PipelineConfig, Stage, StageReport, estimate_size};
 use crate::message::Message;
 use crate::store::{Store, StoreError};
@@ -42,18 +42,6 @@ pub struct ReplayOptions {
     pub summary_text: Option<String>,
     /// The clock used in transcript names.
     pub now_secs: u64,
-}
-
-/// The request a user message sets, if it sets one.
-fn request_of(m: &Message) -> Option<String> {
-    if m.role() != "user" {
-        return None;
-    }
-    let text = m.text()?;
-    if let Some(inner) = authoritative_request(text) {
-        return Some(inner.to_string());
-    }
-    (!text.starts_with("[snipped ")).then(|| text.to_string())
 }
 
 /// Replays `session` on `store`, calling `on_call` after each model call's pipeline.
@@ -102,7 +90,7 @@ pub fn replay(
                 estimate_size: estimate_size(&live),
                 messages: live.len(),
             });
-        } else if let Some(request) = request_of(&message) {
+        } else if let Some(request) = request_in(&message) {
             active_request = request;
         }
         live.push(message);

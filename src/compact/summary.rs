@@ -16,16 +16,17 @@ const LINE_CHARS: usize = 160;
 /// The request a history is working on: the latest user message with string content,
 /// or the authoritative request inside an earlier summary message.
 pub fn latest_request(messages: &[Message]) -> Option<String> {
-    messages.iter().rev().find_map(|m| {
-        let text = m.text().filter(|_| m.role() == "user")?;
-        if let Some(inner) = authoritative_request(text) {
-            return Some(inner.to_string());
-        }
-        if text.starts_with("[snipped ") {
-            return None;
-        }
-        Some(text.to_string())
-    })
+    messages.iter().rev().find_map(request_in)
+}
+
+/// The request one message carries: a user's string content, or the authoritative request
+/// of a summary message. Snip markers and list contents carry none.
+pub fn request_in(m: &Message) -> Option<String> {
+    let text = m.text().filter(|_| m.role() == "user")?;
+    if let Some(inner) = authoritative_request(text) {
+        return Some(inner.to_string());
+    }
+    (!text.starts_with("[snipped ")).then(|| text.to_string())
 }
 
 /// The `Authoritative request:` field of a `[Compacted]` / `[Reactive compact]` message.
