@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::size::py_number;
+use super::size::{py_number, skip_plain};
 use crate::message::Message;
 
 /// Printable ASCII other than `"` and `\\`: bytes both JSON writers copy as they are.
@@ -25,27 +25,16 @@ fn write_json_str(s: &str, ascii_only: bool, out: &mut String) {
     out.push('"');
     // Runs that need no escape are found through a byte table and copied in one go;
     // transcripts are mostly that.
-    let bytes = s.as_bytes();
     let (mut i, mut run_start) = (0, 0);
-    while i < bytes.len() {
-        while i < bytes.len() && JSON_PLAIN[bytes[i] as usize] {
-            i += 1;
-        }
-        let Some(&b) = bytes.get(i) else {
+    loop {
+        let (stop, next) = skip_plain(s, i, &JSON_PLAIN);
+        i = stop;
+        let Some(c) = next else {
             break;
         };
-        let c = if b < 0x80 {
-            b as char
-        } else {
-            let c = s[i..].chars().next().unwrap_or('\u{fffd}');
-            if !ascii_only {
-                i += c.len_utf8();
-                continue;
-            }
-            c
-        };
-        if c == '\u{7f}' && !ascii_only {
-            i += 1;
+        // The summary literal keeps DEL and everything beyond ASCII as it is.
+        if !ascii_only && (c as u32) >= 0x7f {
+            i += c.len_utf8();
             continue;
         }
         out.push_str(&s[run_start..i]);

@@ -71,6 +71,16 @@ const fn plain_ascii_table(quote: u8) -> [bool; 256] {
 static PLAIN_IN_SINGLE_QUOTES: [bool; 256] = plain_ascii_table(b'\'');
 static PLAIN_IN_DOUBLE_QUOTES: [bool; 256] = plain_ascii_table(b'"');
 
+/// From byte `i`, skips the bytes `plain` marks as needing no escape; returns where it
+/// stopped and the char found there (None at the end). Both writers scan strings this way.
+pub(crate) fn skip_plain(s: &str, mut i: usize, plain: &[bool; 256]) -> (usize, Option<char>) {
+    let bytes = s.as_bytes();
+    while i < bytes.len() && plain[bytes[i] as usize] {
+        i += 1;
+    }
+    (i, s.get(i..).and_then(|rest| rest.chars().next()))
+}
+
 fn write_str_repr<S: Sink>(s: &str, out: &mut S) {
     let has_single = s.contains('\'');
     let (quote, plain) = if has_single && !s.contains('"') {
@@ -81,28 +91,19 @@ fn write_str_repr<S: Sink>(s: &str, out: &mut S) {
     out.push_char(quote as char);
     // Walk bytes through a table, not chars: most tool output is printable ASCII, which is
     // copied (or counted) in runs; only escapes and non-ASCII chars need a closer look.
-    let bytes = s.as_bytes();
     let (mut i, mut run_start, mut run_chars) = (0, 0, 0);
-    while i < bytes.len() {
-        let skip_from = i;
-        while i < bytes.len() && plain[bytes[i] as usize] {
-            i += 1;
-        }
-        run_chars += i - skip_from;
-        let Some(&b) = bytes.get(i) else {
+    loop {
+        let (stop, next) = skip_plain(s, i, plain);
+        run_chars += stop - i;
+        i = stop;
+        let Some(c) = next else {
             break;
         };
-        let c = if b < 0x80 {
-            b as char
-        } else {
-            let c = s[i..].chars().next().unwrap_or('\u{fffd}');
-            if is_printable(c) {
-                run_chars += 1;
-                i += c.len_utf8();
-                continue;
-            }
-            c
-        };
+        if !c.is_ascii() && is_printable(c) {
+            run_chars += 1;
+            i += c.len_utf8();
+            continue;
+        }
         out.push_plain(&s[run_start..i], run_chars);
         i += c.len_utf8();
         run_start = i;
