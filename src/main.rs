@@ -1,6 +1,8 @@
 //! The `ctxlab` binary: parses flags and picks a front end. Everything else is in the
 //! library; this file only adds context to errors and chooses exit codes.
 
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
