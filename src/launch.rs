@@ -19,6 +19,10 @@ use crate::settings::{
 };
 use crate::tools::{ToolError, Workspace};
 
+/// The scripted model's default pause between streamed deltas: slow enough to watch the
+/// tour's stages go by (about fifteen seconds in all), fast enough not to bore.
+pub const DEFAULT_PACE_MS: u64 = 30;
+
 /// The flags `ctxlab` and `ctxlab run` share.
 #[derive(Debug, Clone, Default)]
 pub struct LaunchOptions {
@@ -169,7 +173,7 @@ pub fn prepare_with(
             let name = options.scenario.clone().unwrap_or_else(|| "tour".into());
             let scenario = Scenario::load(&name, Some(&assets_dir()))?;
             scenario_request = Some(scenario.request.clone());
-            let pace = Duration::from_millis(options.pace_ms.unwrap_or(15));
+            let pace = Duration::from_millis(options.pace_ms.unwrap_or(DEFAULT_PACE_MS));
             (
                 Arc::new(ScriptedModel::new(scenario).with_pace(pace)),
                 format!("scripted {name}"),

@@ -65,7 +65,7 @@ struct AgentArgs {
     /// Scenario the scripted model plays (default: tour).
     #[arg(long)]
     scenario: Option<String>,
-    /// Milliseconds between the scripted model's streamed deltas (default 15; 0 = instant).
+    /// Milliseconds between the scripted model's streamed deltas (default 30; 0 = instant).
     #[arg(long, value_name = "MS")]
     pace_ms: Option<u64>,
     #[command(flatten)]
