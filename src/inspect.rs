@@ -41,7 +41,11 @@ pub struct HistoryInput {
 
 /// Parses `{"messages": [...], "active_request": "..."}` or a bare list of messages.
 pub fn parse_history_input(text: &str) -> Result<HistoryInput, InputError> {
-    let value: Value = serde_json::from_str(text)?;
+    history_input_from_value(serde_json::from_str(text)?)
+}
+
+/// `parse_history_input` for a value already parsed.
+pub fn history_input_from_value(value: Value) -> Result<HistoryInput, InputError> {
     let (list, active) = match value {
         Value::Array(items) => (items, None),
         Value::Object(mut map) => {

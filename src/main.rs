@@ -161,6 +161,14 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            let closed_pipe = e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+            if closed_pipe {
+                // `ctxlab replay ... | head` is a reader that had enough, not a failure.
+                return ExitCode::SUCCESS;
+            }
             if let Some(usage) = e.downcast_ref::<UsageError>() {
                 eprintln!("ctxlab: {usage}");
                 ExitCode::from(2)

@@ -107,12 +107,18 @@ pub fn replay(
 /// Reads a session: a JSON array of messages (or `ctxlab pipeline`'s input object), or a
 /// transcript (one message per line).
 pub fn parse_session(text: &str) -> Result<Vec<Message>, SessionError> {
-    let whole_history = text.trim_start().starts_with('[')
-        || serde_json::from_str::<serde_json::Value>(text)
-            .is_ok_and(|v| v.get("messages").is_some());
-    if whole_history {
+    if text.trim_start().starts_with('[') {
         let input = crate::inspect::parse_history_input(text).map_err(SessionError::Array)?;
         return Ok(input.messages);
+    }
+    // A whole file that is one JSON object with "messages" is `ctxlab pipeline`'s input;
+    // anything else is read as a transcript, line by line. The file is parsed once either way.
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
+        if value.get("messages").is_some() {
+            let input =
+                crate::inspect::history_input_from_value(value).map_err(SessionError::Array)?;
+            return Ok(input.messages);
+        }
     }
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {

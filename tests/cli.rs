@@ -266,3 +266,48 @@ fn replay_reads_transcripts_line_by_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
 }
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command as StdCommand, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("long.json");
+    // 3,000 calls of `--json` output is far more than a pipe buffer holds.
+    let messages: Vec<Value> = (0..3000)
+        .flat_map(|i| {
+            [
+                serde_json::json!({"role": "user", "content": format!("turn {i}")}),
+                serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}]}),
+            ]
+        })
+        .collect();
+    std::fs::write(&session, serde_json::to_string(&messages).unwrap()).unwrap();
+    let mut child = StdCommand::new(env!("CARGO_BIN_EXE_ctxlab"))
+        .arg("replay")
+        .arg(&session)
+        .arg("--workspace")
+        .arg(dir.path().join("ws"))
+        .arg("--json")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("{\"call\":1"), "{first}");
+    // The reader is dropped here: the rest of the output hits a closed pipe.
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
