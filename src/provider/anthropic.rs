@@ -6,10 +6,8 @@
 //! `message_stop` is `StreamCut`, and the retry loop drops whatever was assembled.
 
 use std::collections::BTreeMap;
-use std::pin::pin;
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -100,16 +98,7 @@ impl AnthropicModel {
             .header("x-api-key", self.api_key.expose())
             .header("anthropic-version", ANTHROPIC_VERSION);
         let response = http::post_json(request, body).await?;
-        let mut stream = pin!(http::sse_events(response));
-        let mut assembler = MessageAssembler::default();
-        while let Some(event) = stream.next().await {
-            let event = event?;
-            assembler.on_event(&event.event, &event.data, events)?;
-            if assembler.finished {
-                break;
-            }
-        }
-        Ok(assembler.finish()?)
+        http::read_stream(response, MessageAssembler::default(), events).await
     }
 }
 
@@ -159,6 +148,24 @@ fn usage_of(v: Option<&Value>) -> Option<Usage> {
         output_tokens: v.get("output_tokens").and_then(Value::as_u64),
     };
     (usage != Usage::default()).then_some(usage)
+}
+
+impl http::StreamAssembler for MessageAssembler {
+    fn on_sse(
+        &mut self,
+        event: &eventsource_stream::Event,
+        events: &UnboundedSender<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        self.on_event(&event.event, &event.data, events)
+    }
+
+    fn is_complete(&self) -> bool {
+        self.finished
+    }
+
+    fn into_response(self) -> Result<ModelResponse, ProviderError> {
+        self.finish()
+    }
 }
 
 impl MessageAssembler {

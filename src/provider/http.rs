@@ -11,8 +11,10 @@ use futures::{Stream, StreamExt};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
-use super::ProviderError;
+use tokio::sync::mpsc::UnboundedSender;
+
 use super::retry::AttemptFailure;
+use super::{ModelResponse, ProviderError, StreamEvent};
 
 /// How long to wait for a connection, and for the next bytes of a streaming body. There is
 /// no total timeout: a long answer may legitimately stream for minutes.
@@ -236,6 +238,34 @@ pub(crate) async fn post_json(
 
 /// The body as SSE events. A broken connection mid-body is a cut stream (retryable); a
 /// stalled one is a timeout.
+/// A response being put together from server-sent events; each wire format has one.
+pub(crate) trait StreamAssembler {
+    fn on_sse(
+        &mut self,
+        event: &Event,
+        events: &UnboundedSender<StreamEvent>,
+    ) -> Result<(), ProviderError>;
+    /// The stream said it is done; anything after is not read.
+    fn is_complete(&self) -> bool;
+    fn into_response(self) -> Result<ModelResponse, ProviderError>;
+}
+
+/// Reads a streaming response into `assembler` until it completes or the stream ends.
+pub(crate) async fn read_stream<A: StreamAssembler>(
+    response: reqwest::Response,
+    mut assembler: A,
+    events: &UnboundedSender<StreamEvent>,
+) -> Result<ModelResponse, AttemptFailure> {
+    let mut stream = std::pin::pin!(sse_events(response));
+    while let Some(event) = stream.next().await {
+        assembler.on_sse(&event?, events)?;
+        if assembler.is_complete() {
+            break;
+        }
+    }
+    Ok(assembler.into_response()?)
+}
+
 pub(crate) fn sse_events(
     response: reqwest::Response,
 ) -> impl Stream<Item = Result<Event, ProviderError>> {

@@ -8,10 +8,8 @@
 //! never crash on a model's malformed tool arguments (they come back under `_raw`).
 
 use std::collections::BTreeMap;
-use std::pin::pin;
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -110,16 +108,7 @@ impl OpenAiModel {
             request = request.bearer_auth(key.expose());
         }
         let response = http::post_json(request, body).await?;
-        let mut stream = pin!(http::sse_events(response));
-        let mut assembler = ChunkAssembler::default();
-        while let Some(event) = stream.next().await {
-            let event = event?;
-            assembler.on_data(&event.data, events)?;
-            if assembler.done {
-                break;
-            }
-        }
-        Ok(assembler.finish()?)
+        http::read_stream(response, ChunkAssembler::default(), events).await
     }
 }
 
@@ -246,6 +235,24 @@ pub(crate) struct ChunkAssembler {
     finish_reason: Option<String>,
     usage: Usage,
     done: bool,
+}
+
+impl http::StreamAssembler for ChunkAssembler {
+    fn on_sse(
+        &mut self,
+        event: &eventsource_stream::Event,
+        events: &UnboundedSender<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        self.on_data(&event.data, events)
+    }
+
+    fn is_complete(&self) -> bool {
+        self.done
+    }
+
+    fn into_response(self) -> Result<ModelResponse, ProviderError> {
+        self.finish()
+    }
 }
 
 impl ChunkAssembler {
