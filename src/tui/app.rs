@@ -1664,16 +1664,7 @@ pub fn layout_transcript(main: Rect, replay: bool) -> (Rect, Option<Rect>) {
         return (main, None);
     }
     // The replay needs more room than the list it summarizes.
-    let list_h = (main.height / 3).max(3);
-    let list = Rect {
-        height: list_h,
-        ..main
-    };
-    let rest = Rect {
-        y: main.y + list_h,
-        height: main.height - list_h,
-        ..main
-    };
+    let (list, rest) = crate::tui::layout::split_top(main, (main.height / 3).max(3));
     (list, Some(rest))
 }
 

@@ -72,6 +72,18 @@ pub fn inner(r: Rect) -> Rect {
     }
 }
 
+/// `area` cut into its top `h` rows (at most all of it) and the rows below.
+pub fn split_top(area: Rect, h: u16) -> (Rect, Rect) {
+    let h = h.min(area.height);
+    let top = Rect { height: h, ..area };
+    let rest = Rect {
+        y: area.y + h,
+        height: area.height - h,
+        ..area
+    };
+    (top, rest)
+}
+
 /// A centered overlay taking `pct_w` x `pct_h` percent of `area`.
 pub fn centered(area: Rect, pct_w: u16, pct_h: u16) -> Rect {
     let w = area.width * pct_w / 100;

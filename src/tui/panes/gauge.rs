@@ -94,19 +94,8 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         ]),
         Line::from(vec![Span::raw(tokens), Span::styled(api, app.theme.dim())]),
     ];
-    let text_h = (lines.len() as u16).min(inner.height);
-    f.render_widget(
-        Paragraph::new(lines),
-        Rect {
-            height: text_h,
-            ..inner
-        },
-    );
-    let spark = Rect {
-        y: inner.y + text_h,
-        height: inner.height - text_h,
-        ..inner
-    };
+    let (text, spark) = crate::tui::layout::split_top(inner, lines.len() as u16);
+    f.render_widget(Paragraph::new(lines), text);
     render_sparkline(f, spark, &app.request_sizes, limit, &app.theme);
 }
 

@@ -152,39 +152,15 @@ fn render_replay(f: &mut Frame, area: Rect, r: &Replay, from_turn: usize, theme:
             theme.error(),
         )));
     }
-    let head_h = (head.len() as u16).min(inner.height);
-    f.render_widget(
-        Paragraph::new(head),
-        Rect {
-            height: head_h,
-            ..inner
-        },
-    );
-    let rest = Rect {
-        y: inner.y + head_h,
-        height: inner.height - head_h,
-        ..inner
-    };
+    let (head_area, rest) = crate::tui::layout::split_top(inner, head.len() as u16);
+    f.render_widget(Paragraph::new(head), head_area);
     let spark_h = if rest.height >= 6 {
         2
     } else {
         rest.height.min(1)
     };
-    super::gauge::render_sparkline(
-        f,
-        Rect {
-            height: spark_h,
-            ..rest
-        },
-        &r.request_sizes,
-        r.context_limit,
-        theme,
-    );
-    let rows_area = Rect {
-        y: rest.y + spark_h,
-        height: rest.height - spark_h,
-        ..rest
-    };
+    let (spark_area, rows_area) = crate::tui::layout::split_top(rest, spark_h);
+    super::gauge::render_sparkline(f, spark_area, &r.request_sizes, r.context_limit, theme);
     let mut lines = Vec::new();
     let cap = rows_area.height as usize;
     let shown: Vec<&(usize, crate::compact::StageReport)> =
