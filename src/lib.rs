@@ -1,16 +1,19 @@
 //! ctxlab: a terminal workbench where a coding agent runs while its context compaction
 //! pipeline happens live. The library holds everything; the binary only parses flags and
-//! picks a front end.
+//! picks a front end. docs/architecture.md describes the modules and what may import what.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod agent;
+pub mod commands;
 pub mod compact;
-pub mod inspect;
-pub mod launch;
 pub mod message;
 pub mod provider;
+pub mod pyrepr;
 pub mod replay;
-pub mod settings;
+pub mod session;
+pub mod startup;
 pub mod store;
 pub mod tools;
 pub mod tui;
+pub mod user_config;
+pub mod util;

@@ -9,12 +9,13 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
+use ctxlab::commands::pipeline::{parse_history_input, pipeline_report};
+use ctxlab::commands::replay::{ReplayCommandError, run_replay};
 use ctxlab::compact::PipelineConfig;
-use ctxlab::compact::report::group_digits;
-use ctxlab::inspect::{parse_history_input, pipeline_report};
-use ctxlab::launch::{LaunchOptions, prepare};
-use ctxlab::replay::{ReplayOptions, parse_session, replay};
-use ctxlab::settings::ProviderKind;
+use ctxlab::replay::ReplayOptions;
+use ctxlab::session::parse_session;
+use ctxlab::startup::{LaunchOptions, prepare};
+use ctxlab::user_config::ProviderKind;
 
 /// A terminal workbench where a coding agent runs while its context compaction
 /// pipeline (tool_result_budget, snip_compact, micro_compact, compact_history) happens live.
@@ -196,7 +197,7 @@ fn read_input(path: &Path) -> anyhow::Result<String> {
 }
 
 fn now_secs(now: Option<u64>) -> u64 {
-    now.unwrap_or_else(ctxlab::agent::turn::unix_now)
+    now.unwrap_or_else(ctxlab::util::unix_now)
 }
 
 fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<()> {
@@ -232,56 +233,11 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<()> {
         now_secs: now_secs(args.now),
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut write_err: Option<std::io::Error> = None;
-    let totals = replay(session, &store, &options, |record| {
-        use std::io::Write;
-        let result = if args.json {
-            serde_json::to_string(record)
-                .map_err(std::io::Error::other)
-                .and_then(|line| writeln!(out, "{line}"))
-        } else {
-            record.reports.iter().try_for_each(|r| {
-                writeln!(
-                    out,
-                    "call {}: {} {} -> {} messages, {} -> {} chars",
-                    record.call,
-                    r.stage.name(),
-                    r.messages_before,
-                    r.messages_after,
-                    group_digits(r.size_before),
-                    group_digits(r.size_after),
-                )
-            })
-        };
-        if let Err(e) = result {
-            write_err.get_or_insert(e);
-        }
-    })
-    .context("the replay could not write to the workspace")?;
-    if let Some(e) = write_err {
-        return Err(e).context("cannot write to stdout");
+    match run_replay(session, &store, &options, args.json, &mut out) {
+        Ok(_) => Ok(()),
+        Err(ReplayCommandError::Output(e)) => Err(e).context("cannot write to stdout"),
+        Err(e) => Err(e.into()),
     }
-    use std::io::Write;
-    if args.json {
-        writeln!(out, "{}", serde_json::to_string(&totals)?)?;
-    } else {
-        let fired: Vec<String> = totals
-            .fired
-            .iter()
-            .map(|(stage, n)| format!("{stage} {n}"))
-            .collect();
-        writeln!(
-            out,
-            "{} model calls; fired: {}; {} files written; final: {} messages, {} chars",
-            totals.calls,
-            fired.join(", "),
-            totals.files_written,
-            totals.final_messages,
-            group_digits(totals.final_estimate_size)
-        )?;
-    }
-    out.flush()?;
-    Ok(())
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -307,7 +263,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<()> {
     let outcome = rt.block_on(async move {
         let (commands, mut events, handle) = ctxlab::agent::spawn(launch.setup);
         let mut stdout = std::io::stdout();
-        let outcome = ctxlab::agent::headless::run_headless(
+        let outcome = ctxlab::commands::run::run_headless(
             prompt,
             &commands,
             &mut events,

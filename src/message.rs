@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::compact::size::py_str_len;
+use crate::pyrepr::{lesson_json_map, lesson_json_maps_prefix, py_str_len, py_str_list};
 
 /// Why a JSON value is not a message ctxlab can work with.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -104,7 +104,7 @@ impl<'a> ResultContent<'a> {
     pub fn to_text(self) -> String {
         match self {
             ResultContent::Text(s) => s.to_string(),
-            ResultContent::Blocks(items) => crate::compact::size::py_str_list(items),
+            ResultContent::Blocks(items) => py_str_list(items),
             ResultContent::Empty => String::new(),
         }
     }
@@ -310,6 +310,28 @@ impl Message {
     pub fn estimate_size(&self) -> usize {
         *self.size.get_or_init(|| py_str_len(&self.raw))
     }
+}
+
+/// The size of a history in the lesson's unit: the length of Python's `str()` of the list,
+/// from each message's cached size (docs/pipeline.md, "Units").
+pub fn estimate_size(messages: &[Message]) -> usize {
+    let items: usize = messages.iter().map(Message::estimate_size).sum();
+    2 + items + 2 * messages.len().saturating_sub(1)
+}
+
+/// Lesson JSON of one message: a transcript line without its newline.
+pub fn lesson_json_message(m: &Message) -> String {
+    lesson_json_map(&m.raw)
+}
+
+/// Lesson JSON of a whole history as one array: the summarizer's input before the cut.
+pub fn lesson_json_history(messages: &[Message]) -> String {
+    lesson_json_history_prefix(messages, usize::MAX)
+}
+
+/// The first `max_chars` chars of `lesson_json_history`, without writing the rest.
+pub fn lesson_json_history_prefix(messages: &[Message], max_chars: usize) -> String {
+    lesson_json_maps_prefix(messages.iter().map(|m| &m.raw), max_chars)
 }
 
 /// The `type` of a block, if it has a string one.
@@ -560,5 +582,30 @@ mod tests {
         let before = m.estimate_size();
         m.blocks_mut().unwrap()[0]["content"] = json!("x");
         assert_eq!(m.estimate_size(), before - 2);
+    }
+
+    #[test]
+    fn history_size_is_python_list_length() {
+        assert_eq!(estimate_size(&[]), 2);
+        let one = vec![Message::user_text("hi")];
+        // {'role': 'user', 'content': 'hi'} is 33 chars, inside [ ].
+        assert_eq!(estimate_size(&one), 35);
+        let two = vec![Message::user_text("hi"), Message::user_text("hi")];
+        assert_eq!(estimate_size(&two), 2 + 33 + 2 + 33);
+    }
+
+    #[test]
+    fn history_prefix_is_a_cut_of_the_whole() {
+        let h = vec![
+            Message::user_text("héllo \"x\""),
+            Message::user_text("second"),
+        ];
+        let whole = lesson_json_history(&h);
+        assert!(whole.is_ascii());
+        for cut in [0, 1, 5, 20, whole.len() - 1, whole.len(), whole.len() + 10] {
+            let want = &whole[..cut.min(whole.len())];
+            assert_eq!(lesson_json_history_prefix(&h, cut), want, "cut {cut}");
+        }
+        assert_eq!(lesson_json_history(&[]), "[]");
     }
 }

@@ -1,17 +1,20 @@
-//! `ctxlab replay` as a library function (spec section 11): what the pipeline would have
-//! done to a recorded session, model call by model call.
+//! The replay loop: what the pipeline would have done to a recorded session, model call by
+//! model call (docs/pipeline.md, "Replay"). `ctxlab replay` prints it; the workbench draws
+//! it for a saved transcript. One loop serves both, so they cannot disagree.
 //!
-//! A session file's assistant messages mark where model calls happened; before each one
-//! the live history goes through the pre-call pipeline exactly as the agent would run it.
-//! No model is called: the summary is a given text or the extractive summary.
+//! A session's assistant messages mark where model calls happened; before each one the live
+//! history goes through the pre-call pipeline exactly as the agent would run it, with the
+//! active request taken from the latest user message with string content. No model is
+//! called: the summary is a given text or the scripted model's extractive summary.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::compact::summary::{extractive_summary_from_request, request_in};
+use crate::compact::request::request_in;
 use crate::compact::{Pipeline, PipelineConfig, Stage, StageReport, estimate_size};
 use crate::message::Message;
+use crate::provider::scripted::extractive::extractive_summary_from_request;
 use crate::store::{Store, StoreError};
 
 /// What happened before one model call.
@@ -102,47 +105,4 @@ pub fn replay(
         final_messages: live.len(),
         final_estimate_size: estimate_size(&live),
     })
-}
-
-/// Reads a session: a JSON array of messages (or `ctxlab pipeline`'s input object), or a
-/// transcript (one message per line).
-pub fn parse_session(text: &str) -> Result<Vec<Message>, SessionError> {
-    if text.trim_start().starts_with('[') {
-        let input = crate::inspect::parse_history_input(text).map_err(SessionError::Array)?;
-        return Ok(input.messages);
-    }
-    // A whole file that is one JSON object with "messages" is `ctxlab pipeline`'s input;
-    // anything else is read as a transcript, line by line. The file is parsed once either way.
-    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
-        if value.get("messages").is_some() {
-            let input =
-                crate::inspect::history_input_from_value(value).map_err(SessionError::Array)?;
-            return Ok(input.messages);
-        }
-    }
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: serde_json::Value =
-            serde_json::from_str(line).map_err(|source| SessionError::Line {
-                line: i + 1,
-                message: source.to_string(),
-            })?;
-        let m = Message::from_value(value).map_err(|source| SessionError::Line {
-            line: i + 1,
-            message: source.to_string(),
-        })?;
-        out.push(m);
-    }
-    Ok(out)
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    #[error("{0}")]
-    Array(crate::inspect::InputError),
-    #[error("line {line}: {message}")]
-    Line { line: usize, message: String },
 }

@@ -3,7 +3,6 @@
 //! terminal; front ends talk to it only through `UserCommand`s and events.
 
 pub mod events;
-pub mod headless;
 pub mod turn;
 
 pub use events::{AgentEvent, ErrorKind, NextStep, UserCommand};

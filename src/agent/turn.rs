@@ -15,7 +15,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, ErrorKind, NextStep, UserCommand};
-use crate::compact::history::COMPACTED_SYSTEM_NOTE;
+use crate::compact::summarize::COMPACTED_SYSTEM_NOTE;
 use crate::compact::{
     CHEAP_STAGES, CompactTrigger, PendingCompaction, Pipeline, PipelineConfig, Stage,
     begin_compact_history, begin_reactive_compact, estimate_size,
@@ -61,16 +61,9 @@ impl AgentSetup {
             system_prompt: BASE_SYSTEM_PROMPT.to_string(),
             max_tokens: DEFAULT_MAX_TOKENS,
             step_mode: false,
-            clock: unix_now,
+            clock: crate::util::unix_now,
         }
     }
-}
-
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 /// Why a turn stopped before its natural end.

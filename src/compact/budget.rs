@@ -7,8 +7,9 @@ use serde_json::Value;
 
 use super::config::PipelineConfig;
 use super::report::{Change, Stage, StageReport};
-use super::size::{estimate_size, py_list_len, py_str_list};
+use crate::message::estimate_size;
 use crate::message::{Message, block_type};
+use crate::pyrepr::{py_list_len, py_str_list};
 use crate::store::{Store, StoreError};
 
 /// The size of a result block's content: chars of a string, chars of `str()` of a list.

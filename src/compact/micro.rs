@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::config::PipelineConfig;
 use super::report::{Change, Stage, StageReport};
-use super::size::estimate_size;
 use crate::message::Message;
+use crate::message::estimate_size;
 
 pub const MICRO_PLACEHOLDER: &str = "[Earlier tool result compacted. Re-run if needed.]";
 

@@ -1,4 +1,4 @@
-//! The compaction pipeline (spec: `shared/spec/compaction.md`, strategy `lesson`).
+//! The compaction pipeline (docs/pipeline.md), one file per stage.
 //!
 //! Pure and synchronous: it knows messages, sizes, the on-disk `Store` and summary requests
 //! as data. It never performs a model call, never touches a terminal and never imports
@@ -6,25 +6,25 @@
 //! the summary text in a second step, so the caller decides how the call is made.
 
 pub mod budget;
+pub mod compact_history;
 pub mod config;
-pub mod history;
 pub mod micro;
-pub(crate) mod printable_table;
-pub mod pyjson;
+pub mod reactive_compact;
 pub mod report;
-pub mod size;
+pub mod request;
 pub mod snip;
-pub mod summary;
+pub mod summarize;
 
 pub use budget::tool_result_budget;
+pub use compact_history::begin_compact_history;
 pub use config::{ConfigError, PipelineConfig};
-pub use history::{
-    PendingCompaction, SummaryRequest, begin_compact_history, begin_reactive_compact,
-};
 pub use micro::micro_compact;
+pub use reactive_compact::{begin_reactive_compact, reactive_tail_start};
 pub use report::{Change, CompactTrigger, Stage, StageReport};
-pub use size::estimate_size;
 pub use snip::snip_compact;
+pub use summarize::{PendingCompaction, SummaryRequest};
+
+pub use crate::message::estimate_size;
 
 use crate::message::Message;
 use crate::store::{Store, StoreError};

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::store::FileWritten;
+use crate::util::group_digits;
 
 /// The stages of the pipeline, in the order they run before a model call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -177,31 +178,5 @@ impl StageReport {
             group_digits(self.size_after),
             parts.join("; ")
         )
-    }
-}
-
-/// `48210` -> `48,210`.
-pub fn group_digits(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn digits_are_grouped_by_thousands() {
-        assert_eq!(group_digits(0), "0");
-        assert_eq!(group_digits(999), "999");
-        assert_eq!(group_digits(48_210), "48,210");
-        assert_eq!(group_digits(1_234_567), "1,234,567");
     }
 }

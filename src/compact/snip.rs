@@ -4,8 +4,8 @@
 
 use super::config::PipelineConfig;
 use super::report::{Change, Stage, StageReport};
-use super::size::estimate_size;
 use crate::message::Message;
+use crate::message::estimate_size;
 
 /// The marker message's text for `n` removed messages.
 pub fn snip_marker(n: usize) -> String {

@@ -1,12 +1,10 @@
-//! Replays a saved transcript through the pipeline with the current thresholds, turn by
-//! turn, on a dry-run store so nothing is written. Before each assistant message the
-//! pre-call stages run on the prefix, as the agent would have run them before that model
-//! call; a pending summary is finished with the extractive summary. Pure computation: no
-//! terminal, no clock (time is a fixed 0 so transcript names never matter).
+//! What the transcripts pane shows for a replayed transcript: the rows of the library's one
+//! replay loop (`crate::replay`), collected for drawing. It runs on a dry-run store, so
+//! nothing is written, with the clock at 0, so transcript names never matter.
 
-use crate::compact::summary::{extractive_summary_from_request, latest_request};
-use crate::compact::{Pipeline, PipelineConfig, StageReport, estimate_size};
+use crate::compact::{PipelineConfig, StageReport};
 use crate::message::Message;
+use crate::replay::{ReplayOptions, replay as replay_session};
 use crate::store::Store;
 
 /// What a replay found.
@@ -27,40 +25,31 @@ pub struct Replay {
 
 /// Runs the replay. `store` is used only through `dry_run()`.
 pub fn replay(transcript: &[Message], config: PipelineConfig, store: &Store) -> Replay {
-    let pipeline = Pipeline::new(config);
     let dry = store.dry_run();
+    let options = ReplayOptions {
+        config,
+        summary_text: None,
+        now_secs: 0,
+    };
     let mut out = Replay {
         context_limit: config.context_limit,
         ..Replay::default()
     };
-    let mut history: Vec<Message> = Vec::with_capacity(transcript.len());
-    for message in transcript {
-        if message.role() == "assistant" {
-            out.turns += 1;
-            let request = latest_request(&history).unwrap_or_default();
-            match pipeline.pre_call(&mut history, &dry, 0) {
-                Ok(pre) => {
-                    for r in pre.reports.into_iter().filter(|r| r.changed) {
-                        out.stages.push((out.turns, r));
-                    }
-                    if let Some(pending) = pre.pending {
-                        let summary = extractive_summary_from_request(&pending.request().user_text);
-                        let (new_history, report) = pending.finish(&[summary], &request);
-                        history = new_history;
-                        out.stages.push((out.turns, report));
-                    }
-                }
-                Err(e) => {
-                    out.error = Some(e.to_string());
-                    break;
-                }
-            }
-            out.request_sizes.push(estimate_size(&history) as u64);
+    let result = replay_session(transcript.to_vec(), &dry, &options, |record| {
+        out.turns = record.call;
+        for r in &record.reports {
+            out.stages.push((record.call, r.clone()));
         }
-        history.push(message.clone());
+        out.request_sizes.push(record.estimate_size as u64);
+    });
+    match result {
+        Ok(totals) => {
+            out.turns = totals.calls;
+            out.final_chars = totals.final_estimate_size;
+            out.final_messages = totals.final_messages;
+        }
+        Err(e) => out.error = Some(e.to_string()),
     }
-    out.final_chars = estimate_size(&history);
-    out.final_messages = history.len();
     out
 }
 

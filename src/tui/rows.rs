@@ -177,7 +177,7 @@ fn classify(m: &Message) -> (RowKind, String, Vec<String>) {
                 } else {
                     "[Reactive compact]"
                 };
-                let request = crate::compact::summary::authoritative_request(s)
+                let request = crate::compact::request::authoritative_request(s)
                     .map(first_line)
                     .unwrap_or("");
                 (

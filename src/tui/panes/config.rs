@@ -8,9 +8,9 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use super::{fit, pane_block};
 use crate::compact::PipelineConfig;
-use crate::compact::report::group_digits;
 use crate::tui::app::{App, ConfigPanel};
 use crate::tui::layout::centered;
+use crate::util::group_digits;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
     let r = centered(area, 70, 80);

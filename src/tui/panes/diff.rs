@@ -9,11 +9,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
 use super::{clip, fit, pane_block};
-use crate::compact::report::group_digits;
 use crate::tui::app::{App, DiffView};
 use crate::tui::diff::DiffOp;
 use crate::tui::layout::centered;
 use crate::tui::rows::MessageInfo;
+use crate::util::group_digits;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
     let r = centered(area, 90, 85);

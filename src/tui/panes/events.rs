@@ -11,9 +11,9 @@ use ratatui::widgets::Paragraph;
 
 use super::{fit, fmt_ticks, pane_block};
 use crate::compact::Stage;
-use crate::compact::report::group_digits;
 use crate::tui::app::{App, EventKind, EventRow, Pane};
 use crate::tui::theme::Theme;
+use crate::util::group_digits;
 
 /// The part of `StageReport::summary()` after the sizes: what changed.
 pub fn what_changed(summary: &str) -> &str {

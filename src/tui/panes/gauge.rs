@@ -10,9 +10,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
 use super::pane_block;
-use crate::compact::report::group_digits;
 use crate::tui::app::App;
 use crate::tui::theme::{Level, Theme};
+use crate::util::group_digits;
 
 /// Fractions of the limit where the gauge turns yellow, then red.
 pub const WARN_AT: f64 = 0.70;

@@ -13,10 +13,10 @@ use ratatui::widgets::Paragraph;
 
 use super::{clip, fit};
 use crate::compact::Stage;
-use crate::compact::report::group_digits;
 use crate::tui::app::{EXPANDED_INDENT, ListState, expanded_lines, row_height};
 use crate::tui::rows::MessageInfo;
 use crate::tui::theme::Theme;
+use crate::util::group_digits;
 
 /// What one row needs: the message, the stage that touched it, whether it is dimmed.
 pub type RowRef<'a> = (&'a Arc<MessageInfo>, Option<Stage>, bool);

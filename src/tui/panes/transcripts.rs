@@ -10,11 +10,11 @@ use ratatui::widgets::Paragraph;
 use super::events::what_changed;
 use super::msglist::{MsgList, RowRef};
 use super::{fit, human_age, human_bytes, pane_block};
-use crate::compact::report::group_digits;
 use crate::store::TRANSCRIPTS_DIR;
 use crate::tui::app::{App, Pane, TranscriptView, layout_transcript};
 use crate::tui::replay::Replay;
 use crate::tui::theme::Theme;
+use crate::util::group_digits;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     match &app.transcript {

@@ -1,0 +1,84 @@
+//! `ctxlab replay`: the replay loop's records written for a reader, as lines or as JSON
+//! (docs/pipeline.md, "Replay").
+
+use std::io::Write;
+
+use crate::message::Message;
+use crate::replay::{CallRecord, ReplayOptions, ReplayTotals, replay};
+use crate::store::{Store, StoreError};
+use crate::util::group_digits;
+
+/// Why `ctxlab replay` stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayCommandError {
+    #[error("the replay could not write to the workspace: {0}")]
+    Store(#[from] StoreError),
+    #[error("cannot write the output: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+fn write_record(out: &mut dyn Write, record: &CallRecord, json: bool) -> std::io::Result<()> {
+    if json {
+        let line = serde_json::to_string(record).map_err(std::io::Error::other)?;
+        return writeln!(out, "{line}");
+    }
+    for r in &record.reports {
+        writeln!(
+            out,
+            "call {}: {} {} -> {} messages, {} -> {} chars",
+            record.call,
+            r.stage.name(),
+            r.messages_before,
+            r.messages_after,
+            group_digits(r.size_before),
+            group_digits(r.size_after),
+        )?;
+    }
+    Ok(())
+}
+
+fn write_totals(out: &mut dyn Write, totals: &ReplayTotals, json: bool) -> std::io::Result<()> {
+    if json {
+        let line = serde_json::to_string(totals).map_err(std::io::Error::other)?;
+        return writeln!(out, "{line}");
+    }
+    let fired: Vec<String> = totals
+        .fired
+        .iter()
+        .map(|(stage, n)| format!("{stage} {n}"))
+        .collect();
+    writeln!(
+        out,
+        "{} model calls; fired: {}; {} files written; final: {} messages, {} chars",
+        totals.calls,
+        fired.join(", "),
+        totals.files_written,
+        totals.final_messages,
+        group_digits(totals.final_estimate_size)
+    )
+}
+
+/// Replays `session` on `store` and writes one line (or JSON object) per call that changed
+/// something, then the totals.
+pub fn run_replay(
+    session: Vec<Message>,
+    store: &Store,
+    options: &ReplayOptions,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<ReplayTotals, ReplayCommandError> {
+    let mut write_err: Option<std::io::Error> = None;
+    let totals = replay(session, store, options, |record| {
+        if write_err.is_none() {
+            if let Err(e) = write_record(out, record, json) {
+                write_err = Some(e);
+            }
+        }
+    })?;
+    if let Some(e) = write_err {
+        return Err(e.into());
+    }
+    write_totals(out, &totals, json)?;
+    out.flush()?;
+    Ok(totals)
+}

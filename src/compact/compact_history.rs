@@ -1,0 +1,31 @@
+//! Stage 4, `compact_history`: when the history is still over the limit after micro (or
+//! the model or the user asked), save the transcript and replace the whole history with one
+//! `[Compacted]` summary message (docs/pipeline.md, "compact_history").
+
+use super::config::PipelineConfig;
+use super::report::CompactTrigger;
+use super::summarize::{PendingCompaction, SummaryRequest, transcript_text};
+use crate::message::{Message, estimate_size};
+use crate::store::{Store, StoreError};
+
+/// Step 1 of `compact_history`: save the transcript, build the request.
+pub fn begin_compact_history(
+    messages: &[Message],
+    store: &Store,
+    cfg: &PipelineConfig,
+    focus: Option<&str>,
+    trigger: CompactTrigger,
+    now_secs: u64,
+) -> Result<PendingCompaction, StoreError> {
+    let transcript = store.write_transcript(now_secs, &transcript_text(messages))?;
+    Ok(PendingCompaction {
+        trigger,
+        focus: focus.map(str::to_string),
+        request: SummaryRequest::new(messages, cfg, focus),
+        transcript,
+        replaced: messages.len(),
+        tail: Vec::new(),
+        size_before: estimate_size(messages),
+        messages_before: messages.len(),
+    })
+}

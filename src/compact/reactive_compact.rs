@@ -1,0 +1,44 @@
+//! `reactive_compact`: after the API said the prompt is too long, save the transcript,
+//! summarize all but the last few messages and retry once (docs/pipeline.md,
+//! "reactive_compact").
+
+use super::config::PipelineConfig;
+use super::report::CompactTrigger;
+use super::summarize::{PendingCompaction, SummaryRequest, transcript_text};
+use crate::message::{Message, estimate_size};
+use crate::store::{Store, StoreError};
+
+/// Where `reactive_compact` cuts: the tail it keeps starts here.
+pub fn reactive_tail_start(messages: &[Message], cfg: &PipelineConfig) -> usize {
+    let len = messages.len();
+    let mut tail_start = len.saturating_sub(cfg.reactive_keep_tail);
+    if 0 < tail_start
+        && tail_start < len
+        && messages[tail_start].is_tool_result_message()
+        && messages[tail_start - 1].has_tool_use()
+    {
+        tail_start -= 1;
+    }
+    tail_start
+}
+
+/// Step 1 of `reactive_compact`: save the transcript, summarize all but the tail.
+pub fn begin_reactive_compact(
+    messages: &[Message],
+    store: &Store,
+    cfg: &PipelineConfig,
+    now_secs: u64,
+) -> Result<PendingCompaction, StoreError> {
+    let transcript = store.write_transcript(now_secs, &transcript_text(messages))?;
+    let tail_start = reactive_tail_start(messages, cfg);
+    Ok(PendingCompaction {
+        trigger: CompactTrigger::PromptTooLong,
+        focus: None,
+        request: SummaryRequest::new(&messages[..tail_start], cfg, None),
+        transcript,
+        replaced: tail_start,
+        tail: messages[tail_start..].to_vec(),
+        size_before: estimate_size(messages),
+        messages_before: messages.len(),
+    })
+}

@@ -1,0 +1,108 @@
+//! Small text and time helpers shared by the front ends and the scripted model: thousands
+//! separators, clipping by chars or by terminal columns, and the Unix clock. Nothing here
+//! knows about messages or the pipeline.
+
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// `48210` -> `48,210`.
+pub fn group_digits(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// At most `max` code points, ending in `…` when cut (for text that is not laid out in
+/// columns: summaries, labels in logs).
+pub fn clip_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut out: String = s.chars().take(max - 1).collect();
+    out.push('…');
+    out
+}
+
+/// At most `width` terminal columns, ending in `…` when cut. A CJK character or an emoji
+/// takes two columns, so counting chars would push a row's later columns out of line.
+pub fn clip_width(s: &str, width: usize) -> String {
+    if s.width() <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > width - 1 {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+/// `s` clipped, then padded with spaces to exactly `width` columns.
+pub fn fit_width(s: &str, width: usize) -> String {
+    let c = clip_width(s, width);
+    let pad = width.saturating_sub(c.width());
+    format!("{c}{}", " ".repeat(pad))
+}
+
+/// Terminal columns `s` takes.
+pub fn display_width(s: &str) -> usize {
+    s.width()
+}
+
+/// Seconds since the Unix epoch (0 if the clock is before it): transcript names and the
+/// demo workspace's folder name.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits_are_grouped_by_thousands() {
+        assert_eq!(group_digits(0), "0");
+        assert_eq!(group_digits(999), "999");
+        assert_eq!(group_digits(48_210), "48,210");
+        assert_eq!(group_digits(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn clipping_by_chars_counts_code_points() {
+        assert_eq!(clip_chars("abc", 3), "abc");
+        assert_eq!(clip_chars("abcd", 3), "ab…");
+        assert_eq!(clip_chars("解析器です", 3), "解析…");
+        assert_eq!(clip_chars("abc", 0), "");
+    }
+
+    #[test]
+    fn clipping_by_width_counts_columns() {
+        assert_eq!(clip_width("解析器", 6), "解析器");
+        // Two columns each: 解 fits in 4 with the ellipsis, 析 would not.
+        assert_eq!(clip_width("解析器", 4), "解…");
+        assert_eq!(clip_width("ab🚀cd", 4), "ab…");
+        assert_eq!(fit_width("解", 4), "解  ");
+        assert_eq!(display_width(&fit_width("解析器です", 7)), 7);
+        assert_eq!(fit_width("x", 0), "");
+    }
+}

@@ -1,0 +1,22 @@
+//! ctxlab's integration tests, gathered into one binary so that a cold build links the crate
+//! (and tokio, reqwest, ratatui) once instead of once per file. Each module is one area;
+//! `common` holds what several of them share.
+
+mod common;
+mod support;
+
+mod agent_control;
+mod agent_tour;
+mod cli;
+mod cli_run;
+mod conformance;
+mod pipeline_props;
+mod pipeline_spec;
+mod provider_anthropic;
+mod provider_openai;
+mod provider_scripted;
+mod store_safety;
+mod tools;
+mod tui_pty;
+mod tui_snapshots;
+mod tui_update;

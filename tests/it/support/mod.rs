@@ -1,0 +1,318 @@
+//! A small deterministic fake session for the TUI tests: real pipeline stages (on a
+//! dry-run store, so nothing is written) produce authentic `StageRan` reports, and the
+//! events go through `App::update` exactly as the agent would send them.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ctxlab::agent::events::{AgentEvent, ErrorKind, NextStep};
+use ctxlab::compact::{
+    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, begin_compact_history, estimate_size,
+};
+use ctxlab::message::{Message, block};
+use ctxlab::provider::scripted::extractive::extractive_summary_from_request;
+use ctxlab::store::Store;
+use ctxlab::tui::{App, Msg};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+/// One encoder for the whole test binary (building it takes a moment).
+pub fn tokenizer() -> &'static tiktoken_rs::CoreBPE {
+    static BPE: std::sync::OnceLock<tiktoken_rs::CoreBPE> = std::sync::OnceLock::new();
+    BPE.get_or_init(|| tiktoken_rs::cl100k_base().unwrap())
+}
+
+pub const REQUEST: &str = "Fix the failing parser test";
+
+pub fn config() -> PipelineConfig {
+    PipelineConfig {
+        budget_chars: 5_000,
+        persist_threshold: 3_000,
+        preview_chars: 60,
+        snip_max_messages: 10,
+        snip_keep_head: 3,
+        micro_keep_recent: 2,
+        micro_min_chars: 200,
+        context_limit: 12_000,
+        reactive_keep_tail: 5,
+        summary_input_chars: 80_000,
+        summary_max_tokens: 2_000,
+    }
+}
+
+/// Feeds events into an app and mirrors the agent's history to run real stages.
+pub struct Driver {
+    pub app: App,
+    pub history: Vec<Message>,
+    pub store: Store,
+    pub pipeline: Pipeline,
+}
+
+impl Driver {
+    pub fn new(workspace: &Path, no_color: bool) -> Driver {
+        let mut app = App::new(
+            workspace.to_path_buf(),
+            "scripted".into(),
+            PipelineConfig::default(),
+            no_color,
+        );
+        app.update(Msg::Resize(120, 40));
+        app.update(Msg::Tokenizer(tokenizer()));
+        let mut d = Driver {
+            app,
+            history: Vec::new(),
+            store: Store::new(workspace).dry_run(),
+            pipeline: Pipeline::new(config()),
+        };
+        d.send(AgentEvent::Ready {
+            provider: "scripted (demo)".into(),
+            workspace: workspace.to_path_buf(),
+            config: config(),
+        });
+        d
+    }
+
+    pub fn send(&mut self, ev: AgentEvent) {
+        self.app.update(Msg::Agent(ev));
+    }
+
+    pub fn ticks(&mut self, n: usize) {
+        for _ in 0..n {
+            self.app.update(Msg::Tick);
+        }
+    }
+
+    pub fn append(&mut self, m: Message) {
+        self.history.push(m.clone());
+        self.send(AgentEvent::MessageAppended { message: m });
+    }
+
+    /// The cheap stages, then the request, as the agent does before a model call.
+    pub fn pre_call(&mut self) {
+        for stage in CHEAP_STAGES {
+            let report = self
+                .pipeline
+                .run_stage(stage, &mut self.history, &self.store)
+                .unwrap();
+            let history = report.changed.then(|| Arc::new(self.history.clone()));
+            self.send(AgentEvent::StageRan { report, history });
+        }
+        self.send(AgentEvent::RequestSent {
+            estimate_chars: estimate_size(&self.history),
+            messages: self.history.len(),
+            summary: false,
+        });
+    }
+
+    pub fn compact(&mut self, focus: Option<&str>) {
+        let pending = begin_compact_history(
+            &self.history,
+            &self.store,
+            &self.pipeline.config,
+            focus,
+            CompactTrigger::Requested,
+            1_700_000_000,
+        )
+        .unwrap();
+        self.send(AgentEvent::RequestSent {
+            estimate_chars: pending.request().user_text.chars().count(),
+            messages: 1,
+            summary: true,
+        });
+        let summary = extractive_summary_from_request(&pending.request().user_text);
+        let (history, report) = pending.finish(&[summary], REQUEST);
+        self.history = history;
+        let h = Arc::new(self.history.clone());
+        self.send(AgentEvent::StageRan {
+            report,
+            history: Some(h.clone()),
+        });
+        self.send(AgentEvent::HistoryReplaced {
+            messages: h.len(),
+            history: h,
+        });
+    }
+
+    pub fn tool_turn(&mut self, n: usize, name: &str, input: serde_json::Value, output: String) {
+        self.pre_call();
+        self.send(AgentEvent::TextDelta {
+            text: format!("Step {n}. "),
+        });
+        self.ticks(2);
+        let id = format!("toolu_{n:02}");
+        self.append(Message::assistant_blocks(vec![
+            block::text(format!("Step {n}.")),
+            block::tool_use(&id, name, input.clone()),
+        ]));
+        self.send(AgentEvent::ToolStarted {
+            id: id.clone(),
+            name: name.into(),
+            input,
+        });
+        self.ticks(3);
+        self.send(AgentEvent::ToolFinished {
+            id: id.clone(),
+            name: name.into(),
+            is_error: false,
+            chars: output.chars().count(),
+            elapsed: Duration::from_millis(300),
+        });
+        self.append(Message::user_blocks(vec![block::tool_result(&id, output)]));
+        self.ticks(1);
+    }
+}
+
+fn lines(prefix: &str, n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("{prefix} line {i}: all good here"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The fake session: request, tool turns, a manual compaction with a focus, more turns with
+/// a large output (persisted), enough messages to snip, old results as placeholders, a
+/// retry and an error.
+pub fn session(workspace: &Path, no_color: bool) -> Driver {
+    let mut d = Driver::new(workspace, no_color);
+    d.send(AgentEvent::TurnStarted {
+        request: REQUEST.into(),
+    });
+    d.append(Message::user_text(REQUEST));
+    d.tool_turn(
+        1,
+        "read_file",
+        json!({"path": "src/parser.rs"}),
+        lines("parser.rs", 8),
+    );
+    d.send(AgentEvent::Usage {
+        input_tokens: Some(1_234),
+        output_tokens: Some(56),
+    });
+    d.tool_turn(
+        2,
+        "bash",
+        json!({"command": "cargo test"}),
+        lines("test", 10),
+    );
+    d.send(AgentEvent::CompactRequested {
+        focus: Some("parser errors".into()),
+    });
+    d.compact(Some("parser errors"));
+    d.send(AgentEvent::Retrying {
+        attempt: 1,
+        reason: "overloaded (529)".into(),
+        wait: Duration::from_secs(2),
+    });
+    d.ticks(4);
+    d.tool_turn(
+        3,
+        "bash",
+        json!({"command": "cargo test -- --nocapture"}),
+        "x".repeat(6_000),
+    );
+    d.tool_turn(
+        4,
+        "read_file",
+        json!({"path": "src/lexer.rs"}),
+        lines("lexer.rs", 12),
+    );
+    d.tool_turn(
+        5,
+        "edit_file",
+        json!({"path": "src/parser.rs", "old": "a", "new": "b"}),
+        "Edited src/parser.rs".into(),
+    );
+    d.tool_turn(
+        6,
+        "bash",
+        json!({"command": "cargo build"}),
+        lines("build", 9),
+    );
+    d.tool_turn(
+        7,
+        "bash",
+        json!({"command": "cargo test"}),
+        lines("test", 4),
+    );
+    d.send(AgentEvent::Error {
+        kind: ErrorKind::Overloaded,
+        message: "server overloaded, retrying later".into(),
+    });
+    d.tool_turn(
+        8,
+        "bash",
+        json!({"command": "git diff --stat"}),
+        " src/parser.rs | 2 +-".into(),
+    );
+    d.pre_call();
+    d.send(AgentEvent::Usage {
+        input_tokens: Some(2_345),
+        output_tokens: Some(40),
+    });
+    d.append(Message::assistant_blocks(vec![block::text(
+        "The parser test passes now: the off-by-one in `parse_number` is fixed.",
+    )]));
+    d.send(AgentEvent::TurnDone {
+        stop_reason: "end_turn".into(),
+    });
+    // Let notices expire so snapshots show the key hints.
+    d.ticks(60);
+    d
+}
+
+pub fn paused(d: &mut Driver) {
+    d.send(AgentEvent::StepModeChanged { on: true });
+    d.send(AgentEvent::Paused {
+        next: NextStep::ModelCall {
+            messages: 12,
+            size: 9_876,
+        },
+    });
+}
+
+pub fn key(code: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+pub fn key_mod(code: KeyCode, m: KeyModifiers) -> Msg {
+    Msg::Key(KeyEvent::new(code, m))
+}
+
+pub fn type_text(app: &mut App, text: &str) -> Vec<ctxlab::tui::Effect> {
+    let mut out = Vec::new();
+    for c in text.chars() {
+        out.extend(app.update(key(KeyCode::Char(c))));
+    }
+    out
+}
+
+/// Renders the whole screen into a TestBackend and returns it as text.
+pub fn screen(app: &mut App, w: u16, h: u16) -> String {
+    app.update(Msg::Resize(w, h));
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| ctxlab::tui::render(app, f)).unwrap();
+    buffer_text(t.backend().buffer())
+}
+
+pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Leaves the input box (where focus starts) and presses a pane key.
+pub fn focus(app: &mut App, c: char) {
+    app.update(key(KeyCode::Esc));
+    app.update(key(KeyCode::Char(c)));
+}
