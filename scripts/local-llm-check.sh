@@ -67,14 +67,34 @@ build_server() {
         tar xzf "$tarball" -C "$src"
     fi
     local llama="$src/$top/llama.cpp"
-    log "configuring llama.cpp in $llama"
+    # GGML_NATIVE=ON compiles for every extension the build CPU advertises, AMX included;
+    # on VMs that advertise AMX without really running it the server then dies with
+    # "Illegal instruction". Build for a portable baseline and turn on only the vector
+    # extensions this CPU reports; AMX stays off.
+    local -a CPU_FLAGS=(-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
+    local flags
+    flags="$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true)"
+    for ext in avx avx2 fma f16c; do
+        if grep -qw "$ext" <<<"$flags"; then
+            CPU_FLAGS+=("-DGGML_${ext^^}=ON")
+        else
+            CPU_FLAGS+=("-DGGML_${ext^^}=OFF")
+        fi
+    done
+    if grep -qw avx512f <<<"$flags"; then
+        CPU_FLAGS+=(-DGGML_AVX512=ON)
+    else
+        CPU_FLAGS+=(-DGGML_AVX512=OFF)
+    fi
+    log "configuring llama.cpp in $llama (${CPU_FLAGS[*]})"
     cmake -S "$llama" -B "$llama/build" \
         -DCMAKE_BUILD_TYPE=Release \
         -DLLAMA_USE_PREBUILT_UI=OFF \
         -DLLAMA_CURL=OFF \
         -DLLAMA_BUILD_TESTS=OFF \
         -DLLAMA_BUILD_EXAMPLES=OFF \
-        -DGGML_NATIVE=ON \
+        -DGGML_NATIVE=OFF \
+        "${CPU_FLAGS[@]}" \
         -DBUILD_SHARED_LIBS=OFF
     log "building llama-server with $JOBS jobs (this takes a while)"
     cmake --build "$llama/build" --target llama-server -j "$JOBS"
