@@ -66,6 +66,15 @@ pub fn display_width(s: &str) -> usize {
     s.width()
 }
 
+/// `1 result`, `2 results`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 /// Seconds since the Unix epoch (0 if the clock is before it): transcript names and the
 /// demo workspace's folder name.
 pub fn unix_now() -> u64 {

@@ -11,6 +11,7 @@ use crate::message::estimate_size;
 use crate::message::{Message, block_type};
 use crate::pyrepr::{py_list_len, py_str_list};
 use crate::store::{Store, StoreError};
+use crate::util::group_digits;
 
 /// The size of a result block's content: chars of a string, chars of `str()` of a list.
 pub fn result_content_chars(block: &Value) -> usize {
@@ -45,9 +46,11 @@ pub fn tool_result_budget(
     let count = messages.len();
     let mut report = StageReport::unchanged(Stage::ToolResultBudget, size_before, count);
     let Some(last) = messages.last_mut() else {
+        report.reason = "no messages".into();
         return Ok(report);
     };
     if last.role() != "user" || last.text().is_some() {
+        report.reason = "the last message holds no tool results".into();
         return Ok(report);
     }
     let mut sizes: Vec<(usize, usize)> = last
@@ -59,8 +62,24 @@ pub fn tool_result_budget(
         .collect();
     let mut total: usize = sizes.iter().map(|(_, s)| s).sum();
     if total <= cfg.budget_chars {
+        report.reason = format!(
+            "batch {} <= {}",
+            group_digits(total),
+            group_digits(cfg.budget_chars)
+        );
         return Ok(report);
     }
+    let over = sizes
+        .iter()
+        .filter(|(_, s)| *s > cfg.persist_threshold)
+        .count();
+    report.reason = format!(
+        "batch {} > {}; {over} result{} over {}",
+        group_digits(total),
+        group_digits(cfg.budget_chars),
+        if over == 1 { "" } else { "s" },
+        group_digits(cfg.persist_threshold)
+    );
     let mut ranked = sizes.clone();
     // Stable: equal sizes keep document order.
     ranked.sort_by_key(|&(_, size)| std::cmp::Reverse(size));

@@ -3,7 +3,7 @@
 //! `[Compacted]` summary message (docs/pipeline.md, "compact_history").
 
 use super::config::PipelineConfig;
-use super::report::CompactTrigger;
+use super::report::{CompactTrigger, limit_reason};
 use super::summarize::{PendingCompaction, SummaryRequest, transcript_text};
 use crate::message::{Message, estimate_size};
 use crate::store::{Store, StoreError};
@@ -18,14 +18,21 @@ pub fn begin_compact_history(
     now_secs: u64,
 ) -> Result<PendingCompaction, StoreError> {
     let transcript = store.write_transcript(now_secs, &transcript_text(messages))?;
+    let size_before = estimate_size(messages);
+    let reason = match (&trigger, focus) {
+        (CompactTrigger::OverLimit, _) => limit_reason(size_before, cfg.context_limit),
+        (_, Some(focus)) => format!("requested, focus: {focus}"),
+        (_, None) => "requested".to_string(),
+    };
     Ok(PendingCompaction {
+        reason,
         trigger,
         focus: focus.map(str::to_string),
         request: SummaryRequest::new(messages, cfg, focus),
         transcript,
         replaced: messages.len(),
         tail: Vec::new(),
-        size_before: estimate_size(messages),
+        size_before,
         messages_before: messages.len(),
     })
 }

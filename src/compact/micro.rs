@@ -8,6 +8,7 @@ use super::config::PipelineConfig;
 use super::report::{Change, Stage, StageReport};
 use crate::message::Message;
 use crate::message::estimate_size;
+use crate::util::plural;
 
 pub const MICRO_PLACEHOLDER: &str = "[Earlier tool result compacted. Re-run if needed.]";
 
@@ -19,6 +20,11 @@ pub fn micro_compact(messages: &mut [Message], cfg: &PipelineConfig) -> StageRep
     // nothing is replaced, free of allocation and of JSON lookups.
     let total: usize = messages.iter().map(|m| m.tool_result_lens().len()).sum();
     if total <= cfg.micro_keep_recent {
+        report.reason = format!(
+            "{} <= keep {}",
+            plural(total, "result"),
+            cfg.micro_keep_recent
+        );
         return report;
     }
     let mut older = total - cfg.micro_keep_recent;
@@ -57,5 +63,12 @@ pub fn micro_compact(messages: &mut [Message], cfg: &PipelineConfig) -> StageRep
     }
     report.changed = !report.changes.is_empty();
     report.size_after = estimate_size(messages);
+    report.reason = format!(
+        "{} > keep {}; {} older over {} chars",
+        plural(total, "result"),
+        cfg.micro_keep_recent,
+        report.changes.len(),
+        cfg.micro_min_chars
+    );
     report
 }

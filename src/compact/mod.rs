@@ -119,3 +119,96 @@ impl Pipeline {
         Ok(PreCall { reports, pending })
     }
 }
+
+#[cfg(test)]
+mod reason_tests {
+    //! Every stage says why it acted or did not, in numbers.
+    use super::*;
+    use crate::message::block;
+    use serde_json::json;
+
+    fn turn(i: usize, result: &str) -> [Message; 2] {
+        [
+            Message::assistant_blocks(vec![block::tool_use(
+                format!("t{i}"),
+                "bash",
+                json!({"command": "ls"}),
+            )]),
+            Message::user_blocks(vec![block::tool_result(format!("t{i}"), result)]),
+        ]
+    }
+
+    #[test]
+    fn snip_reason_names_the_count_the_head_and_the_kept_tail() {
+        let cfg = PipelineConfig::default();
+        let mut h: Vec<Message> = (0..53)
+            .map(|i| Message::user_text(format!("m{i}")))
+            .collect();
+        let r = snip_compact(&mut h, &cfg);
+        assert_eq!(r.reason, "53 messages > 50 (head 3, kept 47)");
+        let mut short: Vec<Message> = (0..40)
+            .map(|i| Message::user_text(format!("m{i}")))
+            .collect();
+        assert_eq!(snip_compact(&mut short, &cfg).reason, "40 messages <= 50");
+    }
+
+    #[test]
+    fn micro_reason_counts_results_and_the_replaced_ones() {
+        let cfg = PipelineConfig::default();
+        let long = "x".repeat(200);
+        let mut h = vec![Message::user_text("go")];
+        h.extend(turn(0, &long));
+        h.extend(turn(1, "short"));
+        h.extend(turn(2, &long));
+        h.extend(turn(3, &long));
+        h.extend(turn(4, &long));
+        let r = micro_compact(&mut h, &cfg);
+        assert_eq!(r.reason, "5 results > keep 3; 1 older over 120 chars");
+        assert_eq!(r.changes.len(), 1);
+        let mut few = vec![Message::user_text("go")];
+        few.extend(turn(0, &long));
+        assert_eq!(micro_compact(&mut few, &cfg).reason, "1 result <= keep 3");
+    }
+
+    #[test]
+    fn budget_reason_gives_the_batch_total_and_the_results_over_the_threshold() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let cfg = PipelineConfig::default();
+        let mut h = vec![
+            Message::assistant_blocks(vec![
+                block::tool_use("a", "bash", json!({})),
+                block::tool_use("b", "bash", json!({})),
+            ]),
+            Message::user_blocks(vec![
+                block::tool_result("a", "x".repeat(190_000)),
+                block::tool_result("b", "y".repeat(20_000)),
+            ]),
+        ];
+        let r = tool_result_budget(&mut h, &store, &cfg).unwrap();
+        assert!(r.changed);
+        assert_eq!(r.reason, "batch 210,000 > 200,000; 1 result over 30,000");
+        let mut small = vec![Message::user_blocks(vec![block::tool_result("c", "z")])];
+        let r = tool_result_budget(&mut small, &store, &cfg).unwrap();
+        assert_eq!(r.reason, "batch 1 <= 200,000");
+    }
+
+    #[test]
+    fn compact_history_reason_compares_the_size_with_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let cfg = PipelineConfig {
+            context_limit: 100,
+            ..PipelineConfig::default()
+        };
+        let h = vec![Message::user_text("z".repeat(200))];
+        let size = estimate_size(&h);
+        let pending =
+            begin_compact_history(&h, &store, &cfg, None, CompactTrigger::OverLimit, 1).unwrap();
+        let (_, report) = pending.finish(&["facts"], "z");
+        assert_eq!(report.reason, format!("{size} > 100"));
+        let within = StageReport::within_limit(4_465, 3, 50_000);
+        assert_eq!(within.reason, "4,465 <= 50,000");
+        assert!(!within.changed);
+    }
+}

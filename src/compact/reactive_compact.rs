@@ -31,7 +31,12 @@ pub fn begin_reactive_compact(
 ) -> Result<PendingCompaction, StoreError> {
     let transcript = store.write_transcript(now_secs, &transcript_text(messages))?;
     let tail_start = reactive_tail_start(messages, cfg);
+    let reason = format!(
+        "the API said the prompt is too long; {tail_start} messages before the last {} to summarize",
+        messages.len() - tail_start
+    );
     Ok(PendingCompaction {
+        reason,
         trigger: CompactTrigger::PromptTooLong,
         focus: None,
         request: SummaryRequest::new(&messages[..tail_start], cfg, None),

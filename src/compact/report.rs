@@ -97,6 +97,9 @@ pub struct StageReport {
     pub messages_after: usize,
     pub changes: Vec<Change>,
     pub files_written: Vec<FileWritten>,
+    /// Why the stage acted or did not, in numbers, e.g. `53 messages > 50 (head 3, kept
+    /// 47)` or `4,465 <= 50,000`. Data, so every front end shows the same sentence.
+    pub reason: String,
 }
 
 impl StageReport {
@@ -110,7 +113,15 @@ impl StageReport {
             messages_after: messages,
             changes: Vec::new(),
             files_written: Vec::new(),
+            reason: String::new(),
         }
+    }
+
+    /// The report of compact_history when the history is within the limit.
+    pub fn within_limit(size: usize, messages: usize, limit: usize) -> StageReport {
+        let mut report = StageReport::unchanged(Stage::CompactHistory, size, messages);
+        report.reason = limit_reason(size, limit);
+        report
     }
 
     /// One line saying what happened, for logs, `ctxlab run` and the events pane.
@@ -179,4 +190,10 @@ impl StageReport {
             parts.join("; ")
         )
     }
+}
+
+/// `96,266 > 50,000` or `4,465 <= 50,000`: the size against the limit.
+pub fn limit_reason(size: usize, limit: usize) -> String {
+    let op = if size > limit { ">" } else { "<=" };
+    format!("{} {op} {}", group_digits(size), group_digits(limit))
 }

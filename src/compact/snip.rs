@@ -41,9 +41,22 @@ pub fn snip_compact(messages: &mut Vec<Message>, cfg: &PipelineConfig) -> StageR
     let count = messages.len();
     let mut report = StageReport::unchanged(Stage::SnipCompact, size_before, count);
     let Some((head_end, tail_start)) = snip_bounds(messages, cfg) else {
+        report.reason = if count <= cfg.snip_max_messages {
+            format!("{count} messages <= {}", cfg.snip_max_messages)
+        } else {
+            format!(
+                "{count} messages > {}, but the kept head reaches the tail: nothing to cut",
+                cfg.snip_max_messages
+            )
+        };
         return report;
     };
     let removed = tail_start - head_end;
+    report.reason = format!(
+        "{count} messages > {} (head {head_end}, kept {})",
+        cfg.snip_max_messages,
+        count - tail_start
+    );
     messages.splice(
         head_end..tail_start,
         std::iter::once(Message::user_text(snip_marker(removed))),

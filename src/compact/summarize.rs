@@ -94,6 +94,7 @@ pub fn summary_message_text(label: &str, active_request: &str, summary: &str) ->
 /// A compaction waiting for its summary.
 #[derive(Debug, Clone)]
 pub struct PendingCompaction {
+    pub(crate) reason: String,
     pub(crate) trigger: CompactTrigger,
     pub(crate) focus: Option<String>,
     pub(crate) request: SummaryRequest,
@@ -160,6 +161,7 @@ impl PendingCompaction {
                 summary_chars: summary.chars().count(),
             }],
             files_written: vec![self.transcript],
+            reason: self.reason,
         };
         (history, report)
     }
