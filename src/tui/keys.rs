@@ -92,7 +92,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("PgUp PgDn, Ctrl-U Ctrl-D", "page"),
     ("g G / Home End", "first / last"),
     ("Enter", "expand row / open diff / open file"),
-    ("Esc", "close overlay, viewer or transcript"),
+    ("Esc", "close overlay or transcript, stop a load"),
     ("i or :", "type in the input box"),
     ("", "Conversation (1)"),
     ("v", "toggle: what the model sees / full session"),

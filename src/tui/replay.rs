@@ -23,8 +23,9 @@ pub struct Replay {
     pub error: Option<String>,
 }
 
-/// Runs the replay. `store` is used only through `dry_run()`.
-pub fn replay(transcript: &[Message], config: PipelineConfig, store: &Store) -> Replay {
+/// Runs the replay (blocking: the loop runs it as `Work::Replay`). `store` is used only
+/// through `dry_run()`.
+pub fn replay(transcript: Vec<Message>, config: PipelineConfig, store: &Store) -> Replay {
     let dry = store.dry_run();
     let options = ReplayOptions {
         config,
@@ -35,7 +36,7 @@ pub fn replay(transcript: &[Message], config: PipelineConfig, store: &Store) -> 
         context_limit: config.context_limit,
         ..Replay::default()
     };
-    let result = replay_session(transcript.to_vec(), &dry, &options, |record| {
+    let result = replay_session(transcript, &dry, &options, |record| {
         out.turns = record.call;
         for r in &record.reports {
             out.stages.push((record.call, r.clone()));
@@ -80,7 +81,7 @@ mod tests {
             context_limit: 20_000,
             ..PipelineConfig::default()
         };
-        let r = replay(&t, cfg, &store);
+        let r = replay(t, cfg, &store);
         assert_eq!(r.turns, 30);
         assert_eq!(r.request_sizes.len(), 30);
         assert!(r.stages.iter().any(|(_, s)| s.stage == Stage::MicroCompact));

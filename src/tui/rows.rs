@@ -8,12 +8,13 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
+use unicode_width::UnicodeWidthChar;
 
 use crate::compact::micro::MICRO_PLACEHOLDER;
 use crate::message::{Content, Message, ResultContent, block_tool_id, block_type};
 
-/// The longest label kept per row; the pane clips further to its width.
-const LABEL_MAX_CHARS: usize = 240;
+/// The widest label kept per row, in terminal columns; the pane clips further to its width.
+const LABEL_MAX_COLS: usize = 240;
 
 /// Every `MessageInfo` gets a distinct id so expansion state and diffs survive index
 /// shifts when the history is replaced.
@@ -55,8 +56,9 @@ impl RowKind {
     }
 }
 
-/// A message plus what the UI needs to draw it cheaply.
-#[derive(Debug)]
+/// A message plus what the UI needs to draw it cheaply. (`PartialEq` lets effects that
+/// carry rows be compared in tests.)
+#[derive(Debug, PartialEq)]
 pub struct MessageInfo {
     pub uid: u64,
     pub message: Message,
@@ -141,13 +143,7 @@ fn first_line(s: &str) -> &str {
 }
 
 fn clip(s: &str) -> String {
-    if s.chars().count() <= LABEL_MAX_CHARS {
-        s.to_string()
-    } else {
-        let mut out: String = s.chars().take(LABEL_MAX_CHARS - 1).collect();
-        out.push('…');
-        out
-    }
+    crate::util::clip_width(s, LABEL_MAX_COLS)
 }
 
 fn is_snip_marker(s: &str) -> bool {
@@ -289,27 +285,36 @@ fn classify_blocks(role: &str, blocks: &[Value]) -> (RowKind, String, Vec<String
     (kind, clip(&label), paths)
 }
 
-/// Hard-wraps `text` to `width` columns (by chars), at most `max_lines` lines. The second
-/// value says whether text was left over. Stops early so a 200,000-char result costs only
-/// what is shown.
+/// Hard-wraps `text` to `width` terminal columns, at most `max_lines` lines. The second
+/// value says whether text was left over. Columns, not chars: a CJK character or an emoji
+/// takes two, and a piece of `width` chars would overflow the pane. Stops early so a
+/// 200,000-char result costs only what is shown.
 pub fn wrap_lines(text: &str, width: usize, max_lines: usize) -> (Vec<String>, bool) {
     let width = width.max(1);
     let mut out = Vec::new();
     for line in text.split('\n') {
         let line = line.trim_end_matches('\r');
-        if line.is_empty() {
+        let mut chars = line.chars().map(expand_tab).peekable();
+        // An empty line still takes a line.
+        let mut first = true;
+        while first || chars.peek().is_some() {
+            first = false;
             if out.len() == max_lines {
                 return (out, true);
             }
-            out.push(String::new());
-            continue;
-        }
-        let mut chars = line.chars().peekable();
-        while chars.peek().is_some() {
-            if out.len() == max_lines {
-                return (out, true);
+            let mut piece = String::new();
+            let mut used = 0;
+            while let Some(&c) = chars.peek() {
+                let w = c.width().unwrap_or(0);
+                // A wide char that does not fit starts the next line (unless the line is
+                // empty: a 1-column pane still shows it).
+                if used + w > width && !piece.is_empty() {
+                    break;
+                }
+                piece.push(c);
+                used += w;
+                chars.next();
             }
-            let piece: String = chars.by_ref().take(width).map(expand_tab).collect();
             out.push(piece);
         }
     }
@@ -369,5 +374,21 @@ mod tests {
         let (lines, more) = wrap_lines(&"a".repeat(100), 10, 3);
         assert_eq!(lines.len(), 3);
         assert!(more);
+    }
+
+    #[test]
+    fn wrapping_counts_columns_not_chars() {
+        // Two columns each: three fit in 7 columns, the fourth starts the next line.
+        let (lines, more) = wrap_lines("解析器です", 7, 10);
+        assert_eq!(lines, vec!["解析器", "です"]);
+        assert!(!more);
+        let (lines, _) = wrap_lines("ab🚀cd", 3, 10);
+        assert_eq!(lines, vec!["ab", "🚀c", "d"]);
+        // A pane one column wide still shows a wide char, alone.
+        let (lines, _) = wrap_lines("解a", 1, 10);
+        assert_eq!(lines, vec!["解", "a"]);
+        for l in wrap_lines(&"漢字とemoji🎉".repeat(20), 11, 100).0 {
+            assert!(crate::util::display_width(&l) <= 11, "{l}");
+        }
     }
 }

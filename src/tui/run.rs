@@ -1,19 +1,25 @@
 //! The TUI's loop: the only place that mutates `App` and the only place that performs its
-//! effects. It `select!`s over terminal input, agent events, a tick and the tokenizer's
-//! start-up, drains everything queued, then draws once, at most ~60 frames a second. It
-//! never draws per event and never shares state with the agent (messages only).
+//! effects. It `select!`s over terminal input, agent events, finished jobs, a tick and the
+//! tokenizer's start-up, drains everything queued, then draws once, at most ~60 frames a
+//! second. It never draws per event and never shares state with the agent (messages only).
+//! Slow work (`Effect::Work`: reading files, parsing and replaying transcripts) runs on
+//! tokio's blocking pool and comes back as `Msg::Done`, so the screen keeps answering keys
+//! while a large transcript loads.
 
+use std::io;
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, EventStream};
-use futures::{FutureExt, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
 use tiktoken_rs::CoreBPE;
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::error::TryRecvError;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::app::{App, Effect, Msg, TICK};
 use super::panes::render;
 use super::terminal;
+use super::work::Done;
 use crate::agent::events::{AgentEvent, UserCommand};
 use crate::compact::PipelineConfig;
 
@@ -65,7 +71,7 @@ fn build_tokenizer() -> Option<&'static CoreBPE> {
 /// Runs the TUI until the user quits. Restores the terminal on every exit path.
 pub async fn run(
     opts: TuiOptions,
-    mut events: UnboundedReceiver<AgentEvent>,
+    events: UnboundedReceiver<AgentEvent>,
     commands: UnboundedSender<UserCommand>,
 ) -> Result<(), TuiError> {
     let (mut term, _guard) = terminal::init()?;
@@ -80,12 +86,29 @@ pub async fn run(
     }
     let size = term.size()?;
     app.update(Msg::Resize(size.width, size.height));
-    app.update(Msg::Refresh {
-        now: SystemTime::now(),
-    });
+    let draw = |app: &App| term.draw(|f| render(app, f)).map(|_| ());
+    run_loop(app, EventStream::new(), events, commands, draw).await?;
+    Ok(())
+}
+
+/// The loop itself, over any stream of terminal events and any way of drawing a frame:
+/// `run` hands it the real terminal, tests a channel of events and a `TestBackend`. Returns
+/// the app when the user quits or the input ends.
+pub async fn run_loop<I, D>(
+    mut app: App,
+    mut input: I,
+    mut events: UnboundedReceiver<AgentEvent>,
+    commands: UnboundedSender<UserCommand>,
+    mut draw: D,
+) -> Result<App, TuiError>
+where
+    I: Stream<Item = io::Result<Event>> + Unpin,
+    D: FnMut(&App) -> io::Result<()>,
+{
+    let (done_tx, mut done_rx) = unbounded_channel::<Done>();
+    perform(app.refresh_files(), &done_tx, &commands, true);
     let mut tokenizer = tokio::task::spawn_blocking(build_tokenizer);
     let mut tokenizer_pending = true;
-    let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut agent_open = true;
@@ -94,7 +117,7 @@ pub async fn run(
 
     loop {
         if dirty && last_draw.is_none_or(|t| t.elapsed() >= FRAME) {
-            term.draw(|f| render(&app, f))?;
+            draw(&app)?;
             last_draw = Some(Instant::now());
             dirty = false;
         }
@@ -107,7 +130,7 @@ pub async fn run(
             ev = input.next() => match ev {
                 Some(Ok(e)) => msgs.extend(to_msg(e)),
                 Some(Err(e)) => return Err(e.into()),
-                None => return Ok(()),
+                None => return Ok(app),
             },
             ev = events.recv(), if agent_open => match ev {
                 Some(e) => msgs.push(Msg::Agent(e)),
@@ -116,6 +139,8 @@ pub async fn run(
                     msgs.push(Msg::AgentGone);
                 }
             },
+            // Never None: the loop holds a sender.
+            Some(done) = done_rx.recv() => msgs.push(Msg::Done(done)),
             _ = tick.tick() => msgs.push(Msg::Tick),
             bpe = &mut tokenizer, if tokenizer_pending => {
                 tokenizer_pending = false;
@@ -130,11 +155,17 @@ pub async fn run(
         while agent_open && msgs.len() < DRAIN_MAX {
             match events.try_recv() {
                 Ok(e) => msgs.push(Msg::Agent(e)),
-                Err(tokio::sync::mpsc::error::TryRecvError::Empty) => break,
-                Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => {
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
                     agent_open = false;
                     msgs.push(Msg::AgentGone);
                 }
+            }
+        }
+        while msgs.len() < DRAIN_MAX {
+            match done_rx.try_recv() {
+                Ok(done) => msgs.push(Msg::Done(done)),
+                Err(_) => break,
             }
         }
         while msgs.len() < DRAIN_MAX {
@@ -151,24 +182,39 @@ pub async fn run(
                 dirty = true;
             }
             for effect in effects {
-                match effect {
-                    Effect::Send(cmd) => {
-                        tracing::debug!(?cmd, "command");
-                        if commands.send(cmd).is_err() && agent_open {
-                            tracing::warn!("agent command channel closed");
-                        }
-                    }
-                    Effect::Quit => {
-                        let _ = commands.send(UserCommand::Quit);
-                        return Ok(());
-                    }
-                    Effect::Refresh => {
-                        app.update(Msg::Refresh {
-                            now: SystemTime::now(),
-                        });
-                    }
+                if matches!(effect, Effect::Quit) {
+                    let _ = commands.send(UserCommand::Quit);
+                    return Ok(app);
                 }
+                perform(effect, &done_tx, &commands, agent_open);
             }
+        }
+    }
+}
+
+/// Performs an effect other than `Quit`: a command goes to the agent; work goes to tokio's
+/// blocking pool, so the UI task only ever waits on the channel its result comes back on.
+fn perform(
+    effect: Effect,
+    done: &UnboundedSender<Done>,
+    commands: &UnboundedSender<UserCommand>,
+    agent_open: bool,
+) {
+    match effect {
+        Effect::Send(cmd) => {
+            tracing::debug!(?cmd, "command");
+            if commands.send(cmd).is_err() && agent_open {
+                tracing::warn!("agent command channel closed");
+            }
+        }
+        // The loop returns on `Quit` before it gets here.
+        Effect::Quit => {}
+        Effect::Work(work) => {
+            let done = done.clone();
+            tokio::task::spawn_blocking(move || {
+                // The loop is gone when the send fails: nobody waits for the result.
+                let _ = done.send(work.run());
+            });
         }
     }
 }

@@ -17,6 +17,7 @@ mod provider_openai;
 mod provider_scripted;
 mod store_safety;
 mod tools;
+mod tui_loop;
 mod tui_pty;
 mod tui_snapshots;
 mod tui_update;

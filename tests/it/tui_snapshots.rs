@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::support::{Driver, key, paused, screen, session, type_text};
+use crate::support::{Driver, key, paused, press, screen, session, type_text};
 use crossterm::event::KeyCode;
 use ctxlab::compact::summarize::transcript_text;
 use ctxlab::message::{Message, block};
@@ -155,7 +155,7 @@ fn outputs_browser_and_viewer_search() {
     write_outputs(&mut d, dir.path());
     crate::support::focus(&mut d.app, '3');
     snap_all("outputs", &mut d, dir.path());
-    d.app.update(key(KeyCode::Enter));
+    press(&mut d.app, KeyCode::Enter);
     d.app.update(key(KeyCode::Char('/')));
     type_text(&mut d.app, "failed");
     d.app.update(key(KeyCode::Enter));
@@ -201,15 +201,20 @@ fn transcripts_browser_and_replay() {
             relative: rel.into(),
             bytes: 30_123,
             age_secs: Some(42),
-            messages: t.len(),
+            messages: Some(t.len()),
         }],
     );
     crate::support::focus(&mut d.app, '4');
     snap_all("transcripts", &mut d, dir.path());
-    d.app.update(key(KeyCode::Enter));
+    // Opening and replaying are jobs the loop runs off the UI task: until the loop hands
+    // the result back, the pane and the status bar say what is loading.
+    let load = d.app.update(key(KeyCode::Enter));
+    d.ticks(3);
+    snap_all("transcript_loading", &mut d, dir.path());
+    crate::support::settle(&mut d.app, load);
     d.ticks(1);
     snap_all("transcript_open", &mut d, dir.path());
-    d.app.update(key(KeyCode::Char('r')));
+    press(&mut d.app, KeyCode::Char('r'));
     let replay = d.app.transcript.as_ref().unwrap().replay.as_ref().unwrap();
     assert!(!replay.stages.is_empty());
     assert!(
@@ -278,5 +283,51 @@ fn no_color_uses_no_colours() {
             assert_eq!(cell.fg, Color::Reset, "fg colour with NO_COLOR: {cell:?}");
             assert_eq!(cell.bg, Color::Reset, "bg colour with NO_COLOR: {cell:?}");
         }
+    }
+}
+
+/// The x of the last cell of every conversation row's `tok` (the right end of the size
+/// column), in buffer cells: display columns, whatever the row's text.
+fn tok_ends(buf: &ratatui::buffer::Buffer, main: ratatui::layout::Rect) -> Vec<u16> {
+    let mut out = Vec::new();
+    for y in main.top()..main.bottom() {
+        for x in main.left() + 2..main.right() {
+            if [x - 2, x - 1, x].map(|x| buf[(x, y)].symbol()) == ["t", "o", "k"] {
+                out.push(x);
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Columns are measured in display width: a CJK request and an emoji reply take two columns
+/// per character, and the size column stays in line with the ASCII rows.
+#[test]
+fn wide_characters_keep_columns_aligned() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Driver::new(dir.path(), false);
+    d.append(Message::user_text(
+        "解析器のテストが失敗しています。数値の境界条件を直してから全部のテストを実行してください",
+    ));
+    d.append(Message::assistant_blocks(vec![block::text(
+        "🚀 修正しました 🎉 all 12 tests pass ✅ and the 🐛 in parse_number is gone for good",
+    )]));
+    d.append(Message::user_text("plain ascii request, for comparison"));
+    d.ticks(1);
+    crate::support::focus(&mut d.app, '1');
+    for (w, h) in SIZES {
+        d.app.update(Msg::Resize(w, h));
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| ctxlab::tui::render(&d.app, f)).unwrap();
+        let main = d.app.areas().unwrap().main;
+        let ends = tok_ends(t.backend().buffer(), main);
+        assert_eq!(ends.len(), 3, "one size column per message row");
+        assert!(
+            ends.iter().all(|&x| x == ends[0]),
+            "size columns out of line at {w}x{h}: {ends:?}"
+        );
+        let text = masked(screen(&mut d.app, w, h), dir.path());
+        insta::assert_snapshot!(format!("wide_chars_{w}x{h}"), text);
     }
 }

@@ -13,7 +13,7 @@ use crate::tui::app::{App, DiffView};
 use crate::tui::diff::DiffOp;
 use crate::tui::layout::centered;
 use crate::tui::rows::MessageInfo;
-use crate::util::group_digits;
+use crate::util::{display_width, group_digits};
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
     let r = centered(area, 90, 85);
@@ -96,7 +96,7 @@ fn row<'a>(
     };
     let size = format!("{:>9}", group_digits(m.chars));
     let head = format!("{op} {} {} {role} ", num(old), num(new));
-    let label_w = width.saturating_sub(head.chars().count() + size.len() + 1);
+    let label_w = width.saturating_sub(display_width(&head) + size.len() + 1);
     Line::from(vec![
         Span::styled(head, style),
         Span::styled(fit(&m.label, label_w), style),

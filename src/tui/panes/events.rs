@@ -106,7 +106,7 @@ fn event_line<'a>(row: &EventRow, theme: &Theme, width: usize) -> Line<'a> {
             );
             let summary = report.summary();
             let what = what_changed(&summary).to_string();
-            let what_w = rest.saturating_sub(name_w + sizes.chars().count());
+            let what_w = rest.saturating_sub(name_w + crate::util::display_width(&sizes));
             spans.push(Span::styled(name, style));
             spans.push(Span::raw(sizes));
             spans.push(Span::styled(

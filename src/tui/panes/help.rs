@@ -23,7 +23,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
     f.render_widget(block, r);
     let key_w = HELP
         .iter()
-        .map(|(k, _)| k.chars().count())
+        .map(|(k, _)| crate::util::display_width(k))
         .max()
         .unwrap_or(0)
         + 4;

@@ -22,7 +22,7 @@ use ratatui::layout::{Alignment, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
 
-use super::app::{App, Overlay, Pane, TICKS_PER_SECOND};
+use super::app::{App, LoadKind, Overlay, Pane, TICKS_PER_SECOND};
 use super::layout::{self, MIN_HEIGHT, MIN_WIDTH};
 use super::theme::Theme;
 
@@ -128,24 +128,27 @@ pub fn plural(n: usize, word: &str) -> String {
     }
 }
 
-/// At most `width` chars, with `…` when cut.
+/// At most `width` terminal columns, with `…` when cut. Columns, not chars: a CJK
+/// character or an emoji takes two, and counting it as one would push a row's later
+/// columns out of line.
 pub fn clip(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        s.to_string()
-    } else if width == 0 {
-        String::new()
-    } else {
-        let mut out: String = s.chars().take(width - 1).collect();
-        out.push('…');
-        out
-    }
+    crate::util::clip_width(s, width)
 }
 
-/// `s` padded or clipped to exactly `width` chars.
+/// `s` padded or clipped to exactly `width` terminal columns.
 pub fn fit(s: &str, width: usize) -> String {
-    let c = clip(s, width);
-    let n = c.chars().count();
-    format!("{c}{}", " ".repeat(width.saturating_sub(n)))
+    crate::util::fit_width(s, width)
+}
+
+/// A pane title's key hint, replaced by the loading line (spinner, file, size, elapsed)
+/// while the screen waits for one of this pane's jobs (`ours`).
+pub fn title_hint<'a>(app: &App, keys: &'a str, ours: fn(&LoadKind) -> bool) -> Span<'a> {
+    match (&app.loading, status::loading_text(app)) {
+        (Some(l), Some(text)) if ours(&l.what) => {
+            Span::styled(format!("{text} "), app.theme.warn())
+        }
+        _ => Span::styled(keys, app.theme.dim()),
+    }
 }
 
 /// A label and the rest of the line in a second style, for single-line key hints.

@@ -7,9 +7,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{fit, human_age, human_bytes, pane_block};
+use super::{fit, human_age, human_bytes, pane_block, title_hint};
 use crate::store::TOOL_RESULTS_DIR;
-use crate::tui::app::{App, Pane};
+use crate::tui::app::{App, LoadKind, Pane};
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let focused = app.focus == Pane::Outputs;
@@ -19,7 +19,9 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             "· {TOOL_RESULTS_DIR}/ · {} ",
             super::plural(app.outputs.len(), "file")
         )),
-        Span::styled("(Enter view, m jump, R refresh) ", app.theme.dim()),
+        title_hint(app, "(Enter view, m jump, R refresh) ", |w| {
+            matches!(w, LoadKind::Output { .. })
+        }),
     ]);
     let block = pane_block(title, focused, &app.theme);
     let inner = block.inner(area);

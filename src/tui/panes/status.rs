@@ -7,8 +7,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{clip, fmt_elapsed, key_hint};
-use crate::tui::app::{App, Pane, RunState};
+use super::{clip, fmt_elapsed, human_bytes, key_hint};
+use crate::tui::app::{App, LoadKind, Pane, RunState};
+use crate::util::{display_width, group_digits};
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -30,6 +31,22 @@ pub fn state_text(app: &App) -> String {
             format!("{} running {name} {}", spinner(app.tick), since(*s))
         }
     }
+}
+
+/// `⠋ loading transcript_1700000000.jsonl (48.0 MB) 1.2s` while the screen waits for a job.
+pub fn loading_text(app: &App) -> Option<String> {
+    let l = app.loading.as_ref()?;
+    let relative = l.what.relative();
+    let name = relative.rsplit('/').next().unwrap_or(relative);
+    let what = match &l.what {
+        LoadKind::Transcript { bytes, .. } => format!("loading {name} ({})", human_bytes(*bytes)),
+        LoadKind::Replay { messages, .. } => {
+            format!("replaying {name} ({} messages)", group_digits(*messages))
+        }
+        LoadKind::Output { bytes, .. } => format!("reading {name} ({})", human_bytes(*bytes)),
+    };
+    let elapsed = fmt_elapsed(app.tick.saturating_sub(l.since));
+    Some(format!("{} {what} {elapsed}", spinner(app.tick)))
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
@@ -60,7 +77,15 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             spans.push(Span::raw(" │ "));
             spans.push(Span::styled("step mode", theme.warn()));
         }
-        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        if let Some(text) = loading_text(app) {
+            let used: usize = spans.iter().map(|s| display_width(&s.content)).sum();
+            spans.push(Span::raw(" │ "));
+            spans.push(Span::styled(
+                clip(&text, width.saturating_sub(used + 3)),
+                theme.warn(),
+            ));
+        }
+        let used: usize = spans.iter().map(|s| display_width(&s.content)).sum();
         let ws = app.workspace.display().to_string();
         let room = width.saturating_sub(used + 3);
         if room > 8 {

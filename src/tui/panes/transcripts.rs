@@ -1,6 +1,8 @@
-//! The transcripts browser: `.transcripts/*.jsonl` with time, message count and size; an
-//! open transcript as a message list; and a replay of it through the pipeline with the
-//! current thresholds (stage rows, gauge and sparkline). Draws `App` state only.
+//! The transcripts browser: `.transcripts/*.jsonl` with time, message count (`…` until a
+//! background job has counted it) and size; an open transcript as a message list; and a
+//! replay of it through the pipeline with the current thresholds (stage rows, gauge and
+//! sparkline). While a transcript loads or replays, the title says so with the spinner.
+//! Draws `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -9,12 +11,17 @@ use ratatui::widgets::Paragraph;
 
 use super::events::what_changed;
 use super::msglist::{MsgList, RowRef};
-use super::{fit, human_age, human_bytes, pane_block};
+use super::{fit, human_age, human_bytes, pane_block, title_hint};
 use crate::store::TRANSCRIPTS_DIR;
-use crate::tui::app::{App, Pane, TranscriptView, layout_transcript};
+use crate::tui::app::{App, LoadKind, Pane, TranscriptView, layout_transcript};
 use crate::tui::replay::Replay;
 use crate::tui::theme::Theme;
 use crate::util::group_digits;
+
+/// Transcript loads and replays are this pane's jobs.
+fn ours(what: &LoadKind) -> bool {
+    !matches!(what, LoadKind::Output { .. })
+}
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     match &app.transcript {
@@ -31,7 +38,7 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
             "· {TRANSCRIPTS_DIR}/ · {} ",
             super::plural(app.transcripts.len(), "file")
         )),
-        Span::styled("(Enter open, r replay) ", app.theme.dim()),
+        title_hint(app, "(Enter open, r replay) ", ours),
     ]);
     let block = pane_block(title, focused, &app.theme);
     let inner = block.inner(area);
@@ -66,7 +73,9 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
         let text = format!(
             "{:>5}  {:>8}  {:>10}  {name}",
             human_age(file.age_secs),
-            file.messages,
+            file.messages
+                .map(group_digits)
+                .unwrap_or_else(|| "…".into()),
             human_bytes(file.bytes)
         );
         let mut line = Line::from(fit(&text, width));
@@ -89,7 +98,7 @@ fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
     let title = Line::from(vec![
         Span::styled(" 4 Transcript ", app.theme.title()),
         Span::raw(format!("{} · {} messages{bad} ", t.relative, t.rows.len())),
-        Span::styled("(r replay, Esc back) ", app.theme.dim()),
+        title_hint(app, "(r replay, Esc back) ", ours),
     ]);
     let block = pane_block(title, focused, &app.theme);
     let inner = block.inner(list_area);

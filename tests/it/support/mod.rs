@@ -15,7 +15,7 @@ use ctxlab::compact::{
 use ctxlab::message::{Message, block};
 use ctxlab::provider::scripted::extractive::extractive_summary_from_request;
 use ctxlab::store::Store;
-use ctxlab::tui::{App, Msg};
+use ctxlab::tui::{App, Effect, Msg};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
@@ -282,6 +282,26 @@ pub fn key_mod(code: KeyCode, m: KeyModifiers) -> Msg {
     Msg::Key(KeyEvent::new(code, m))
 }
 
+/// Runs the jobs `effects` ask for, in place, as the loop would run them off the UI task,
+/// feeding each result back until no job is left. Returns the other effects.
+pub fn settle(app: &mut App, effects: Vec<Effect>) -> Vec<Effect> {
+    let mut queue: std::collections::VecDeque<Effect> = effects.into();
+    let mut rest = Vec::new();
+    while let Some(e) = queue.pop_front() {
+        match e {
+            Effect::Work(work) => queue.extend(app.update(Msg::Done(work.run()))),
+            other => rest.push(other),
+        }
+    }
+    rest
+}
+
+/// A key, with the jobs it asks for done.
+pub fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    let fx = app.update(key(code));
+    settle(app, fx)
+}
+
 pub fn type_text(app: &mut App, text: &str) -> Vec<ctxlab::tui::Effect> {
     let mut out = Vec::new();
     for c in text.chars() {
@@ -298,12 +318,17 @@ pub fn screen(app: &mut App, w: u16, h: u16) -> String {
     buffer_text(t.backend().buffer())
 }
 
+/// The screen as a terminal shows it: a wide character (CJK, emoji) covers the cell after
+/// it, so that cell is skipped and every line reads with its real columns.
 pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
     let mut out = String::new();
     for y in 0..buf.area.height {
         let mut line = String::new();
-        for x in 0..buf.area.width {
-            line.push_str(buf[(x, y)].symbol());
+        let mut x = 0;
+        while x < buf.area.width {
+            let symbol = buf[(x, y)].symbol();
+            line.push_str(symbol);
+            x += ctxlab::util::display_width(symbol).max(1) as u16;
         }
         out.push_str(line.trim_end());
         out.push('\n');

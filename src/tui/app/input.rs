@@ -1,0 +1,210 @@
+//! The input box: typing, new lines (Alt-/Shift-Enter, Ctrl-J), recalling earlier inputs
+//! with Up/Down, Space to step while paused, and submitting. A submitted line that starts
+//! with `/` is parsed into a `SlashCommand` (`/compact [focus]`, `/config`, `/step`,
+//! `/help`, `/quit`); anything else goes to the agent as a request.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::{Modifier, Style};
+use ratatui_textarea::{CursorMove, TextArea};
+
+use super::{App, ConfigPanel, Effect, Overlay, Pane};
+use crate::agent::events::UserCommand;
+
+/// A command typed in the input box.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlashCommand {
+    /// `/compact [focus]`: compact the history now, optionally saying what to keep.
+    Compact { focus: Option<String> },
+    /// `/config`: open the thresholds panel.
+    Config,
+    /// `/step`: toggle step mode.
+    Step,
+    /// `/help`: the keys overlay.
+    Help,
+    /// `/quit`.
+    Quit,
+    /// Anything else after a `/`: its name, for the message.
+    Unknown(String),
+}
+
+impl SlashCommand {
+    /// The command in `text`, or None when `text` (trimmed) does not start with `/`.
+    pub fn parse(text: &str) -> Option<SlashCommand> {
+        let cmd = text.trim().strip_prefix('/')?;
+        let (name, rest) = cmd.split_once(char::is_whitespace).unwrap_or((cmd, ""));
+        let rest = rest.trim();
+        Some(match name {
+            "compact" => SlashCommand::Compact {
+                focus: (!rest.is_empty()).then(|| rest.to_string()),
+            },
+            "config" => SlashCommand::Config,
+            "step" => SlashCommand::Step,
+            "help" => SlashCommand::Help,
+            "quit" => SlashCommand::Quit,
+            other => SlashCommand::Unknown(other.to_string()),
+        })
+    }
+}
+
+impl App {
+    pub(super) fn input_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => self.focus_pane_noeffect(self.main),
+            KeyCode::Tab => return self.cycle_pane(1),
+            KeyCode::BackTab => return self.cycle_pane(-1),
+            KeyCode::Enter if alt || shift => self.input.insert_newline(),
+            // Terminals that cannot tell Shift-Enter apart send Ctrl-J for a new line.
+            KeyCode::Char('j') if ctrl => self.input.insert_newline(),
+            KeyCode::Enter => return self.submit(),
+            KeyCode::Up if self.input.cursor().0 == 0 => self.recall(-1),
+            KeyCode::Down if self.input.cursor().0 + 1 >= self.input.lines().len() => {
+                self.recall(1)
+            }
+            KeyCode::Char(' ') if self.input_is_empty() && self.paused.is_some() => {
+                return self.step();
+            }
+            _ => {
+                self.input.input(key);
+            }
+        }
+        Vec::new()
+    }
+
+    fn set_input(&mut self, text: &str) {
+        self.input = TextArea::new(text.split('\n').map(str::to_string).collect());
+        self.input.move_cursor(CursorMove::Bottom);
+        self.input.move_cursor(CursorMove::End);
+        self.style_input();
+    }
+
+    /// Walks the earlier inputs: -1 older, +1 newer (past the newest: the draft).
+    fn recall(&mut self, dir: isize) {
+        if self.inputs.is_empty() {
+            return;
+        }
+        let next = match (self.recall, dir < 0) {
+            (None, true) => {
+                self.draft = self.input_text();
+                Some(self.inputs.len() - 1)
+            }
+            (None, false) => return,
+            (Some(i), true) => Some(i.saturating_sub(1)),
+            (Some(i), false) if i + 1 < self.inputs.len() => Some(i + 1),
+            (Some(_), false) => None,
+        };
+        self.recall = next;
+        let text = match next {
+            Some(i) => self.inputs[i].clone(),
+            None => std::mem::take(&mut self.draft),
+        };
+        self.set_input(&text);
+    }
+
+    fn submit(&mut self) -> Vec<Effect> {
+        let text = self.input_text();
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
+        if self.inputs.last().map(String::as_str) != Some(text.as_str()) {
+            self.inputs.push(text.clone());
+        }
+        self.recall = None;
+        self.draft.clear();
+        self.set_input("");
+        match SlashCommand::parse(&text) {
+            Some(cmd) => self.run_slash(cmd),
+            None => vec![Effect::Send(UserCommand::Submit(text))],
+        }
+    }
+
+    fn run_slash(&mut self, cmd: SlashCommand) -> Vec<Effect> {
+        match cmd {
+            SlashCommand::Compact { focus } => vec![Effect::Send(UserCommand::Compact { focus })],
+            SlashCommand::Config => {
+                self.overlay = Some(Overlay::Config(ConfigPanel::default()));
+                Vec::new()
+            }
+            SlashCommand::Step => {
+                self.step_mode = !self.step_mode;
+                vec![Effect::Send(UserCommand::StepMode(self.step_mode))]
+            }
+            SlashCommand::Help => {
+                self.overlay = Some(Overlay::Help { top: 0 });
+                Vec::new()
+            }
+            SlashCommand::Quit => vec![Effect::Quit],
+            SlashCommand::Unknown(name) => {
+                self.notify(format!(
+                    "unknown command /{name}: /compact [focus], /config, /step, /help, /quit"
+                ));
+                Vec::new()
+            }
+        }
+    }
+
+    /// The input box shows its cursor only while focused.
+    pub(super) fn style_input(&mut self) {
+        self.input.set_cursor_line_style(Style::default());
+        if self.focus == Pane::Input {
+            self.input
+                .set_cursor_style(Style::default().add_modifier(Modifier::REVERSED));
+        } else {
+            self.input.set_cursor_style(Style::default());
+        }
+        self.input.set_placeholder_text(
+            "type a request; Enter sends, Alt-Enter new line, /compact /config /step",
+        );
+        self.input.set_placeholder_style(self.theme.dim());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SlashCommand::{self, *};
+
+    fn parse(s: &str) -> Option<SlashCommand> {
+        SlashCommand::parse(s)
+    }
+
+    #[test]
+    fn compact_takes_an_optional_focus() {
+        assert_eq!(parse("/compact"), Some(Compact { focus: None }));
+        assert_eq!(parse("/compact   "), Some(Compact { focus: None }));
+        assert_eq!(
+            parse("  /compact  parser errors  "),
+            Some(Compact {
+                focus: Some("parser errors".into())
+            })
+        );
+        // A focus may span lines (Alt-Enter in the box).
+        assert_eq!(
+            parse("/compact keep\nthe lexer"),
+            Some(Compact {
+                focus: Some("keep\nthe lexer".into())
+            })
+        );
+    }
+
+    #[test]
+    fn the_other_commands_take_no_arguments() {
+        assert_eq!(parse("/config"), Some(Config));
+        assert_eq!(parse("/step"), Some(Step));
+        assert_eq!(parse("/help"), Some(Help));
+        assert_eq!(parse("/quit"), Some(Quit));
+    }
+
+    #[test]
+    fn unknown_names_are_kept_and_plain_text_is_no_command() {
+        assert_eq!(parse("/compcat x"), Some(Unknown("compcat".into())));
+        assert_eq!(parse("/"), Some(Unknown(String::new())));
+        // Names are exact: no prefixes, no case folding.
+        assert_eq!(parse("/Compact"), Some(Unknown("Compact".into())));
+        assert_eq!(parse("/compacting"), Some(Unknown("compacting".into())));
+        assert_eq!(parse("fix /compact"), None);
+        assert_eq!(parse("hello"), None);
+        assert_eq!(parse(""), None);
+    }
+}

@@ -1,0 +1,203 @@
+//! Asking for slow work and taking its results back. A job the screen waits for gets an id
+//! and a `Loading` entry (drawn with the spinner); its `Done` is applied only while that id
+//! is still awaited, so a late result of a superseded request changes nothing. File
+//! listings are quiet (no spinner): they land whenever they come, keeping the message
+//! counts already known and asking for the missing ones once.
+
+use std::sync::Arc;
+
+use super::{App, Effect, ListState, LoadKind, Loading, OutputFile, TranscriptFile};
+use super::{Overlay, TranscriptView, Viewer};
+use crate::tui::work::{Done, JobId, LoadedTranscript, Tokenizer, Work};
+
+impl App {
+    /// The job that reloads the browsers' file lists (the loop also asks for it at start).
+    pub fn refresh_files(&self) -> Effect {
+        Effect::Work(Work::ListFiles {
+            root: self.workspace.clone(),
+        })
+    }
+
+    /// Sets the browsers' lists directly (tests and snapshots use fixed ages).
+    pub fn set_files(&mut self, outputs: Vec<OutputFile>, transcripts: Vec<TranscriptFile>) {
+        self.outputs = outputs;
+        self.transcripts = transcripts;
+        self.fix_scroll();
+    }
+
+    /// Marks `what` as loading, replacing whatever was; returns the job's id.
+    pub(super) fn start_job(&mut self, what: LoadKind) -> JobId {
+        self.job_seq += 1;
+        self.loading = Some(Loading {
+            id: self.job_seq,
+            what,
+            since: self.tick,
+        });
+        self.job_seq
+    }
+
+    /// Ends the wait for job `id`; None when it is no longer awaited.
+    fn finish_job(&mut self, id: JobId) -> Option<LoadKind> {
+        match &self.loading {
+            Some(l) if l.id == id => self.loading.take().map(|l| l.what),
+            _ => None,
+        }
+    }
+
+    pub(super) fn on_done(&mut self, done: Done) -> Vec<Effect> {
+        match done {
+            Done::FilesListed {
+                root,
+                outputs,
+                transcripts,
+            } => {
+                if root == self.workspace {
+                    return self.files_listed(outputs, transcripts);
+                }
+            }
+            Done::MessagesCounted {
+                root,
+                counts,
+                asked,
+            } => {
+                for name in &asked {
+                    self.counting.remove(name);
+                }
+                if root == self.workspace {
+                    for (relative, bytes, n) in counts {
+                        if let Some(f) = self
+                            .transcripts
+                            .iter_mut()
+                            .find(|f| f.relative == relative && f.bytes == bytes)
+                        {
+                            f.messages = Some(n);
+                        }
+                    }
+                }
+            }
+            Done::TranscriptLoaded {
+                id,
+                relative,
+                result,
+            } => {
+                if let Some(LoadKind::Transcript { then_replay, .. }) = self.finish_job(id) {
+                    return match result {
+                        Ok(t) => self.transcript_loaded(relative, t, then_replay),
+                        Err(e) => {
+                            self.notify(e);
+                            Vec::new()
+                        }
+                    };
+                }
+            }
+            Done::Replayed { id, replay } => {
+                if self.finish_job(id).is_some()
+                    && let Some(t) = &mut self.transcript
+                {
+                    t.replay = Some(replay);
+                    self.fix_scroll();
+                }
+            }
+            Done::TokensCounted { rows, next } => {
+                // Go on while the transcript is still open (the rows are its rows).
+                let open = self
+                    .transcript
+                    .as_ref()
+                    .is_some_and(|t| Arc::ptr_eq(&t.rows, &rows));
+                if let (true, Some(bpe)) = (open && next < rows.len(), self.tokenizer) {
+                    return vec![Effect::Work(Work::CountTokens {
+                        rows,
+                        from: next,
+                        tokenizer: Tokenizer(bpe),
+                    })];
+                }
+            }
+            Done::OutputRead {
+                id,
+                relative,
+                result,
+            } => {
+                if self.finish_job(id).is_some() {
+                    match result {
+                        Ok(lines) => self.open_viewer_lines(relative, lines),
+                        Err(e) => self.notify(e),
+                    }
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    fn files_listed(
+        &mut self,
+        outputs: Vec<OutputFile>,
+        mut transcripts: Vec<TranscriptFile>,
+    ) -> Vec<Effect> {
+        // Transcripts are written once, so a count stays true while name and size match.
+        for f in &mut transcripts {
+            f.messages = self
+                .transcripts
+                .iter()
+                .find(|o| o.relative == f.relative && o.bytes == f.bytes)
+                .and_then(|o| o.messages);
+        }
+        let missing: Vec<String> = transcripts
+            .iter()
+            .filter(|f| f.messages.is_none() && !self.counting.contains(&f.relative))
+            .map(|f| f.relative.clone())
+            .collect();
+        self.set_files(outputs, transcripts);
+        if missing.is_empty() {
+            return Vec::new();
+        }
+        self.counting.extend(missing.iter().cloned());
+        vec![Effect::Work(Work::CountMessages {
+            root: self.workspace.clone(),
+            files: missing,
+        })]
+    }
+
+    fn transcript_loaded(
+        &mut self,
+        relative: String,
+        loaded: LoadedTranscript,
+        then_replay: bool,
+    ) -> Vec<Effect> {
+        let rows = Arc::new(loaded.rows);
+        let mut effects = Vec::new();
+        match self.tokenizer {
+            // A whole transcript is too much to count a tick at a time on the UI task.
+            Some(bpe) => effects.push(Effect::Work(Work::CountTokens {
+                rows: rows.clone(),
+                from: 0,
+                tokenizer: Tokenizer(bpe),
+            })),
+            None => self.token_queue.extend(rows.iter().cloned()),
+        }
+        self.transcript = Some(TranscriptView {
+            relative,
+            rows,
+            list: ListState::default(),
+            replay: None,
+            bad_lines: loaded.bad_lines,
+        });
+        self.fix_scroll();
+        if then_replay {
+            effects.extend(self.replay_open_transcript());
+        }
+        effects
+    }
+
+    pub(super) fn open_viewer(&mut self, title: String, text: &str) {
+        let lines = text.lines().map(|l| l.replace('\t', "    ")).collect();
+        self.open_viewer_lines(title, lines);
+    }
+
+    fn open_viewer_lines(&mut self, title: String, lines: Vec<String>) {
+        self.overlay = Some(Overlay::Viewer(Viewer {
+            title,
+            lines,
+            ..Viewer::default()
+        }));
+    }
+}

@@ -1,0 +1,324 @@
+//! The TUI's state and its one mutator, `App::update`.
+//!
+//! `App` holds view state (focus, selections, scroll, overlays, filters, what is loading)
+//! and the mirror of the agent's history built from `AgentEvent`s; it never owns the
+//! history itself. `update` takes one `Msg` (an agent event, a key, a mouse event, a
+//! resize, a tick, a finished job) and returns effects as data (`Effect::Send`,
+//! `Effect::Quit`, `Effect::Work`) that the loop performs, so it is tested without a
+//! terminal or an agent. It performs no I/O: reading the workspace's files and replaying a
+//! transcript are `Work` the loop runs off the UI task (see `tui::work`). It never reads
+//! the clock (times come in messages or from the tick counter) and never draws.
+//!
+//! One concern per file: `state` (the data types), `list` (selection and scrolling),
+//! `history` (the mirror), `agent_events`, `navigation` (keys outside the input), `panes`
+//! (conversation, events, outputs actions), `transcripts`, `jobs` (asking for work and
+//! taking its results), `overlays`, `input` (input box and slash commands), `mouse`.
+
+mod agent_events;
+mod history;
+mod input;
+mod jobs;
+mod list;
+mod mouse;
+mod navigation;
+mod overlays;
+mod panes;
+mod state;
+mod transcripts;
+
+use std::collections::{HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::{KeyEvent, MouseEvent};
+use ratatui::layout::Rect;
+use ratatui_textarea::TextArea;
+use tiktoken_rs::CoreBPE;
+
+use super::layout::{self, Areas};
+use super::rows::MessageInfo;
+use super::theme::Theme;
+use super::work::{Done, JobId, Work};
+use crate::agent::events::{AgentEvent, UserCommand};
+use crate::compact::{PipelineConfig, Stage};
+
+pub use super::work::{OutputFile, TranscriptFile};
+pub use input::SlashCommand;
+pub use list::{
+    EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
+};
+pub use state::{
+    ConfigPanel, ConvView, DiffView, EventKind, EventRow, HistRow, LoadKind, Loading, Overlay,
+    Pane, RunState, SessionRow, StageDiff, TranscriptView, Viewer,
+};
+
+/// How often the loop sends `Msg::Tick`.
+pub const TICK: Duration = Duration::from_millis(100);
+pub const TICKS_PER_SECOND: u64 = 1_000 / TICK.as_millis() as u64;
+/// How long a notice stays in the hint line.
+const NOTICE_TICKS: u64 = 5 * TICKS_PER_SECOND;
+
+/// Everything `update` reacts to. (No `Debug`: the tokenizer has none.)
+pub enum Msg {
+    Agent(AgentEvent),
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    Paste(String),
+    Resize(u16, u16),
+    Tick,
+    /// A job asked for with `Effect::Work` finished.
+    Done(Done),
+    /// The tokenizer finished building (off the start-up path).
+    Tokenizer(&'static CoreBPE),
+    /// The agent's event channel closed.
+    AgentGone,
+}
+
+/// What the loop must do after an update.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Send(UserCommand),
+    Quit,
+    /// Run this job off the UI task and send back `Msg::Done` with its result.
+    Work(Work),
+}
+
+/// The whole UI state.
+pub struct App {
+    pub workspace: PathBuf,
+    pub provider: String,
+    pub config: PipelineConfig,
+    pub theme: Theme,
+    pub size: (u16, u16),
+    pub tick: u64,
+    pub focus: Pane,
+    /// What the main area shows: Conversation, Outputs or Transcripts.
+    pub main: Pane,
+
+    pub history: Vec<HistRow>,
+    pub session: Vec<SessionRow>,
+    pub conv_view: ConvView,
+    pub conv: ListState,
+    pub sess: ListState,
+    /// Text streamed for the assistant message not yet appended.
+    pub streaming: String,
+    pub history_chars: usize,
+    pub history_tokens: usize,
+    /// Some rows are not counted yet (tokenizer not ready or still counting).
+    pub tokens_pending: bool,
+    pub api_input_tokens: Option<u64>,
+    /// Request size (chars) at each non-summary `RequestSent`.
+    pub request_sizes: Vec<u64>,
+
+    pub events: Vec<EventRow>,
+    pub show_unchanged: bool,
+    pub events_list: ListState,
+    pub diffs: Vec<StageDiff>,
+
+    pub outputs: Vec<OutputFile>,
+    pub outputs_list: ListState,
+    pub transcripts: Vec<TranscriptFile>,
+    pub transcripts_list: ListState,
+    pub transcript: Option<TranscriptView>,
+    /// The job the screen is waiting for (a transcript, a replay, an output), if any.
+    pub loading: Option<Loading>,
+
+    pub input: TextArea<'static>,
+    pub inputs: Vec<String>,
+    recall: Option<usize>,
+    draft: String,
+
+    pub overlay: Option<Overlay>,
+    pub run_state: RunState,
+    /// `NextStep::describe()` of the pending pause.
+    pub paused: Option<String>,
+    pub step_mode: bool,
+    pub agent_gone: bool,
+    last_ctrl_c: Option<u64>,
+    pub notice: Option<(String, u64)>,
+
+    tokenizer: Option<&'static CoreBPE>,
+    token_queue: VecDeque<Arc<MessageInfo>>,
+    event_seq: usize,
+    /// The last job id handed out.
+    job_seq: JobId,
+    /// Transcripts whose messages are being counted (asked for once).
+    counting: HashSet<String>,
+}
+
+impl App {
+    pub fn new(
+        workspace: PathBuf,
+        provider: String,
+        config: PipelineConfig,
+        no_color: bool,
+    ) -> App {
+        let mut app = App {
+            workspace,
+            provider,
+            config,
+            theme: Theme::new(no_color),
+            size: (120, 40),
+            tick: 0,
+            focus: Pane::Input,
+            main: Pane::Conversation,
+            history: Vec::new(),
+            session: Vec::new(),
+            conv_view: ConvView::Model,
+            conv: ListState::default(),
+            sess: ListState::default(),
+            streaming: String::new(),
+            history_chars: 2,
+            history_tokens: 0,
+            tokens_pending: false,
+            api_input_tokens: None,
+            request_sizes: Vec::new(),
+            events: Vec::new(),
+            show_unchanged: false,
+            events_list: ListState::default(),
+            diffs: Vec::new(),
+            outputs: Vec::new(),
+            outputs_list: ListState::default(),
+            transcripts: Vec::new(),
+            transcripts_list: ListState::default(),
+            transcript: None,
+            loading: None,
+            input: TextArea::default(),
+            inputs: Vec::new(),
+            recall: None,
+            draft: String::new(),
+            overlay: None,
+            run_state: RunState::Idle,
+            paused: None,
+            step_mode: false,
+            agent_gone: false,
+            last_ctrl_c: None,
+            notice: None,
+            tokenizer: None,
+            token_queue: VecDeque::new(),
+            event_seq: 0,
+            job_seq: 0,
+            counting: HashSet::new(),
+        };
+        app.style_input();
+        app
+    }
+
+    // ----- derived views, shared with the panes -----
+
+    pub fn areas(&self) -> Option<Areas> {
+        layout::areas(
+            Rect::new(0, 0, self.size.0, self.size.1),
+            self.input.lines().len(),
+        )
+    }
+
+    /// Indices into `events` that the events pane shows.
+    pub fn visible_events(&self) -> Vec<usize> {
+        self.events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| match &e.kind {
+                EventKind::Stage { report, .. } => report.changed || self.show_unchanged,
+                _ => true,
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// How many rows the conversation pane's current view has.
+    pub fn conv_len(&self) -> usize {
+        match self.conv_view {
+            ConvView::Model => self.history.len(),
+            ConvView::Session => self.session.len(),
+        }
+    }
+
+    /// A conversation pane row: (info, mark, dimmed).
+    pub fn conv_row(&self, i: usize) -> Option<(&Arc<MessageInfo>, Option<Stage>, bool)> {
+        match self.conv_view {
+            ConvView::Model => self.history.get(i).map(|r| (&r.info, r.mark, false)),
+            ConvView::Session => self.session.get(i).map(|r| (&r.info, None, !r.live)),
+        }
+    }
+
+    pub fn conv_list(&self) -> &ListState {
+        match self.conv_view {
+            ConvView::Model => &self.conv,
+            ConvView::Session => &self.sess,
+        }
+    }
+
+    pub fn notice_text(&self) -> Option<&str> {
+        self.notice
+            .as_ref()
+            .filter(|(_, at)| self.tick.saturating_sub(*at) < NOTICE_TICKS)
+            .map(|(s, _)| s.as_str())
+    }
+
+    pub fn input_text(&self) -> String {
+        self.input.lines().join("\n")
+    }
+
+    fn input_is_empty(&self) -> bool {
+        self.input.lines().iter().all(|l| l.is_empty())
+    }
+
+    /// Whether a tick changes what is drawn (spinner, elapsed time, notice expiry).
+    pub fn animating(&self) -> bool {
+        self.run_state != RunState::Idle
+            || self.notice.is_some()
+            || self.loading.is_some()
+            || (self.tokenizer.is_some() && !self.token_queue.is_empty())
+    }
+
+    /// Shows `text` in the hint line for a few seconds.
+    pub fn notify(&mut self, text: impl Into<String>) {
+        self.notice = Some((text.into(), self.tick));
+    }
+
+    // ----- the mutator -----
+
+    pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
+        match msg {
+            Msg::Agent(ev) => self.on_agent(ev),
+            Msg::Key(key) => self.on_key(key),
+            Msg::Mouse(m) => {
+                self.on_mouse(m);
+                Vec::new()
+            }
+            Msg::Paste(text) => {
+                if self.focus == Pane::Input && self.overlay.is_none() {
+                    self.input.insert_str(text.replace('\r', ""));
+                }
+                Vec::new()
+            }
+            Msg::Resize(w, h) => {
+                self.size = (w, h);
+                self.fix_scroll();
+                Vec::new()
+            }
+            Msg::Tick => {
+                self.tick += 1;
+                if self.notice_text().is_none() {
+                    self.notice = None;
+                }
+                self.count_some_tokens();
+                Vec::new()
+            }
+            Msg::Done(done) => self.on_done(done),
+            Msg::Tokenizer(bpe) => {
+                self.tokenizer = Some(bpe);
+                self.count_some_tokens();
+                Vec::new()
+            }
+            Msg::AgentGone => {
+                self.agent_gone = true;
+                self.run_state = RunState::Idle;
+                self.notify("the agent stopped; q quits");
+                Vec::new()
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! The mouse: the wheel scrolls the pane (or overlay) under the cursor by a few rows, a
+//! click focuses the pane under it. Hit-testing uses the same layout function as drawing,
+//! so the two agree. Wheel scrolling never opens anything, so it asks for no work.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+
+use super::{App, Pane};
+use crate::tui::keys::Action;
+use crate::tui::layout;
+
+/// Rows one wheel notch moves.
+const WHEEL_ROWS: isize = 3;
+
+impl App {
+    pub(super) fn on_mouse(&mut self, m: MouseEvent) {
+        let delta = match m.kind {
+            MouseEventKind::ScrollUp => -WHEEL_ROWS,
+            MouseEventKind::ScrollDown => WHEEL_ROWS,
+            MouseEventKind::Down(_) => {
+                self.click(m.column, m.row);
+                return;
+            }
+            _ => return,
+        };
+        let action = if delta < 0 { Action::Up } else { Action::Down };
+        if self.overlay.is_some() {
+            let code = if delta < 0 {
+                KeyCode::Up
+            } else {
+                KeyCode::Down
+            };
+            for _ in 0..delta.unsigned_abs() {
+                self.overlay_key(KeyEvent::new(code, KeyModifiers::NONE));
+            }
+            return;
+        }
+        let Some(a) = self.areas() else {
+            return;
+        };
+        let pane = if layout::contains(a.main, m.column, m.row) {
+            self.main
+        } else if layout::contains(a.events, m.column, m.row) {
+            Pane::Events
+        } else {
+            return;
+        };
+        for _ in 0..delta.unsigned_abs() {
+            // Up and Down only move selections: the effects lists stay empty.
+            match pane {
+                Pane::Conversation => self.conversation_action(action),
+                Pane::Events => self.events_action(action),
+                Pane::Outputs => {
+                    self.outputs_action(action);
+                }
+                Pane::Transcripts => {
+                    self.transcripts_action(action);
+                }
+                Pane::Input => {}
+            }
+        }
+    }
+
+    fn click(&mut self, x: u16, y: u16) {
+        if self.overlay.is_some() {
+            return;
+        }
+        let Some(a) = self.areas() else {
+            return;
+        };
+        if layout::contains(a.main, x, y) {
+            self.focus_pane_noeffect(self.main);
+        } else if layout::contains(a.events, x, y) {
+            self.focus_pane_noeffect(Pane::Events);
+        } else if layout::contains(a.input, x, y) {
+            self.focus_pane_noeffect(Pane::Input);
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! Keys, routed: Ctrl-C first (cancel, twice quits), then an open overlay, then the input
+//! box, then the key map's global actions (quit, help, focus, step, refresh) and finally
+//! the focused pane's actions. Also focus moves, which ask for a fresh file listing when a
+//! browser comes into view.
+
+use crossterm::event::{KeyEvent, KeyEventKind};
+
+use super::{App, Effect, Overlay, Pane, TICKS_PER_SECOND};
+use crate::agent::events::UserCommand;
+use crate::tui::keys::{self, Action};
+
+impl App {
+    pub(super) fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        if keys::is_ctrl_c(&key) {
+            return self.ctrl_c();
+        }
+        if self.overlay.is_some() {
+            return self.overlay_key(key);
+        }
+        if self.focus == Pane::Input {
+            return self.input_key(key);
+        }
+        let Some(action) = keys::action(&key) else {
+            return Vec::new();
+        };
+        match action {
+            Action::Quit => return vec![Effect::Quit],
+            Action::Help => self.overlay = Some(Overlay::Help { top: 0 }),
+            Action::NextPane => return self.cycle_pane(1),
+            Action::PrevPane => return self.cycle_pane(-1),
+            Action::FocusPane(n) => {
+                if let Some(p) = Pane::ORDER.get(usize::from(n).saturating_sub(1)) {
+                    return self.focus_pane(*p);
+                }
+            }
+            Action::Step => return self.step(),
+            Action::Type => self.focus_pane_noeffect(Pane::Input),
+            Action::Refresh => return vec![self.refresh_files()],
+            _ => match self.focus {
+                Pane::Conversation => self.conversation_action(action),
+                Pane::Events => self.events_action(action),
+                Pane::Outputs => return self.outputs_action(action),
+                Pane::Transcripts => return self.transcripts_action(action),
+                Pane::Input => {}
+            },
+        }
+        Vec::new()
+    }
+
+    fn ctrl_c(&mut self) -> Vec<Effect> {
+        if let Some(at) = self.last_ctrl_c
+            && self.tick.saturating_sub(at) <= TICKS_PER_SECOND
+        {
+            return vec![Effect::Quit];
+        }
+        self.last_ctrl_c = Some(self.tick);
+        self.notify("cancel sent; Ctrl-C again within 1 s quits");
+        vec![Effect::Send(UserCommand::Cancel)]
+    }
+
+    pub(super) fn step(&mut self) -> Vec<Effect> {
+        if self.paused.is_some() || self.step_mode {
+            self.paused = None;
+            vec![Effect::Send(UserCommand::Step)]
+        } else {
+            self.notify("Space steps only in step mode (/step)");
+            Vec::new()
+        }
+    }
+
+    pub(super) fn cycle_pane(&mut self, delta: isize) -> Vec<Effect> {
+        let i = self.focus.number() as isize - 1 + delta;
+        let n = Pane::ORDER.len() as isize;
+        let p = Pane::ORDER[i.rem_euclid(n) as usize];
+        self.focus_pane(p)
+    }
+
+    pub(super) fn focus_pane_noeffect(&mut self, p: Pane) {
+        self.focus = p;
+        if matches!(p, Pane::Conversation | Pane::Outputs | Pane::Transcripts) {
+            self.main = p;
+        }
+        self.style_input();
+    }
+
+    fn focus_pane(&mut self, p: Pane) -> Vec<Effect> {
+        self.focus_pane_noeffect(p);
+        if matches!(p, Pane::Outputs | Pane::Transcripts) {
+            vec![self.refresh_files()]
+        } else {
+            Vec::new()
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Keys while an overlay is open: help and diff scroll and close; the viewer scrolls,
+//! searches (`/`, `n`, `N`) and closes; the config panel selects a threshold, edits it and
+//! sends the new config to the agent (`UserCommand::SetConfig`).
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::{App, Effect, Overlay, Viewer};
+use crate::agent::events::UserCommand;
+use crate::compact::PipelineConfig;
+use crate::tui::keys::{self, Action};
+
+impl App {
+    pub(super) fn overlay_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let page = self.overlay_viewport().max(1);
+        let Some(overlay) = &mut self.overlay else {
+            return Vec::new();
+        };
+        match overlay {
+            Overlay::Help { top } => match keys::action(&key) {
+                Some(Action::Back | Action::Help | Action::Quit) => self.overlay = None,
+                Some(a) => scroll(top, a, keys::HELP.len(), page),
+                None => {}
+            },
+            Overlay::Diff(d) => match keys::action(&key) {
+                Some(Action::Back | Action::Quit) => self.overlay = None,
+                Some(a) => scroll(&mut d.top, a, d.lines.len(), page),
+                None => {}
+            },
+            Overlay::Viewer(v) => {
+                if v.typing {
+                    match key.code {
+                        KeyCode::Esc => v.typing = false,
+                        KeyCode::Enter => {
+                            v.typing = false;
+                            v.search();
+                        }
+                        KeyCode::Backspace => {
+                            v.query.pop();
+                        }
+                        KeyCode::Char(c) => v.query.push(c),
+                        _ => {}
+                    }
+                    return Vec::new();
+                }
+                match keys::action(&key) {
+                    Some(Action::Back | Action::Quit) => self.overlay = None,
+                    Some(Action::Search) => {
+                        v.typing = true;
+                        v.query.clear();
+                    }
+                    Some(Action::SearchNext) => v.next_match(true),
+                    Some(Action::SearchPrev) => v.next_match(false),
+                    Some(a) => scroll(&mut v.top, a, v.lines.len(), page),
+                    None => {}
+                }
+            }
+            Overlay::Config(_) => return self.config_key(key),
+        }
+        Vec::new()
+    }
+
+    fn config_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Some(Overlay::Config(panel)) = &mut self.overlay else {
+            return Vec::new();
+        };
+        let keys_n = PipelineConfig::KEYS.len();
+        if let Some(buf) = &mut panel.editing {
+            match key.code {
+                KeyCode::Esc => {
+                    panel.editing = None;
+                    panel.error = None;
+                }
+                KeyCode::Backspace => {
+                    buf.pop();
+                }
+                KeyCode::Char(c) if c.is_ascii_digit() || c == '_' || c == ',' => buf.push(c),
+                KeyCode::Enter => {
+                    let key_name = PipelineConfig::KEYS[panel.selected.min(keys_n - 1)];
+                    let value: String = buf.chars().filter(|c| *c != '_' && *c != ',').collect();
+                    let mut config = self.config;
+                    match config.set(key_name, &value) {
+                        Ok(()) => {
+                            panel.editing = None;
+                            panel.error = None;
+                            self.config = config;
+                            self.notify(format!(
+                                "{key_name} = {value} (applies from the next call)"
+                            ));
+                            return vec![Effect::Send(UserCommand::SetConfig(config))];
+                        }
+                        Err(e) => panel.error = Some(e.to_string()),
+                    }
+                }
+                _ => {}
+            }
+            return Vec::new();
+        }
+        match keys::action(&key) {
+            Some(Action::Back | Action::Quit) => self.overlay = None,
+            Some(Action::Up) => panel.selected = panel.selected.saturating_sub(1),
+            Some(Action::Down) => panel.selected = (panel.selected + 1).min(keys_n - 1),
+            Some(Action::Top) => panel.selected = 0,
+            Some(Action::Bottom) => panel.selected = keys_n - 1,
+            Some(Action::Enter) => {
+                let key_name = PipelineConfig::KEYS[panel.selected.min(keys_n - 1)];
+                panel.editing = Some(
+                    self.config
+                        .get(key_name)
+                        .map(|v| v.to_string())
+                        .unwrap_or_default(),
+                );
+                panel.error = None;
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+fn scroll(top: &mut usize, action: Action, len: usize, page: usize) {
+    let max = len.saturating_sub(1);
+    *top = match action {
+        Action::Up => top.saturating_sub(1),
+        Action::Down => (*top + 1).min(max),
+        Action::PageUp => top.saturating_sub(page),
+        Action::PageDown => (*top + page).min(max),
+        Action::Top => 0,
+        Action::Bottom => len.saturating_sub(page),
+        _ => *top,
+    };
+}
+
+impl Viewer {
+    fn search(&mut self) {
+        let q = self.query.to_lowercase();
+        self.matches = if q.is_empty() {
+            Vec::new()
+        } else {
+            self.lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.to_lowercase().contains(&q))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        self.current = self
+            .matches
+            .iter()
+            .position(|&l| l >= self.top)
+            .unwrap_or(0);
+        if let Some(&l) = self.matches.get(self.current) {
+            self.top = l;
+        }
+    }
+
+    fn next_match(&mut self, forward: bool) {
+        if self.matches.is_empty() {
+            return;
+        }
+        let n = self.matches.len();
+        self.current = if forward {
+            (self.current + 1) % n
+        } else {
+            (self.current + n - 1) % n
+        };
+        self.top = self.matches[self.current];
+    }
+}

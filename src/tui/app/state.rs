@@ -1,0 +1,219 @@
+//! The data `App` is made of, apart from lists (`list.rs`): panes, the history mirror's
+//! rows, event rows and diffs, an open transcript, the overlays, what the agent is doing
+//! and what the screen is waiting for. Plain data with no behaviour beyond small lookups.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::list::ListState;
+use crate::agent::events::ErrorKind;
+use crate::compact::{Stage, StageReport};
+use crate::tui::diff::DiffLine;
+use crate::tui::replay::Replay;
+use crate::tui::rows::MessageInfo;
+use crate::tui::work::{JobId, Rows};
+
+/// The focusable panes, numbered as the keys 1-5 select them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Conversation,
+    Events,
+    Outputs,
+    Transcripts,
+    Input,
+}
+
+impl Pane {
+    pub const ORDER: [Pane; 5] = [
+        Pane::Conversation,
+        Pane::Events,
+        Pane::Outputs,
+        Pane::Transcripts,
+        Pane::Input,
+    ];
+
+    pub fn number(self) -> usize {
+        Pane::ORDER.iter().position(|p| *p == self).unwrap_or(0) + 1
+    }
+}
+
+/// Which list the conversation pane shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConvView {
+    /// The history the model sees now.
+    Model,
+    /// Every message ever appended; the ones compacted away are dimmed.
+    Session,
+}
+
+/// A row of the mirrored history.
+#[derive(Debug, Clone)]
+pub struct HistRow {
+    pub info: Arc<MessageInfo>,
+    /// Index into `App::session` when this row is an appended message.
+    pub session: Option<usize>,
+    /// The last stage that touched this row.
+    pub mark: Option<Stage>,
+}
+
+/// A message as it was appended, and whether the model still sees it.
+#[derive(Debug, Clone)]
+pub struct SessionRow {
+    pub info: Arc<MessageInfo>,
+    pub live: bool,
+}
+
+/// One row of the events pane.
+#[derive(Debug, Clone)]
+pub struct EventRow {
+    pub seq: usize,
+    /// `App::tick` when the event arrived.
+    pub tick: u64,
+    pub kind: EventKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum EventKind {
+    Stage {
+        report: StageReport,
+        /// Index into `App::diffs` when the stage changed the history.
+        diff: Option<usize>,
+    },
+    /// The history was replaced outside a stage (e.g. cancel repair).
+    Replaced {
+        size_before: usize,
+        size_after: usize,
+        messages: usize,
+        diff: usize,
+    },
+    Retry {
+        attempt: u32,
+        reason: String,
+        wait: Duration,
+    },
+    Error {
+        kind: ErrorKind,
+        message: String,
+    },
+    CompactRequested {
+        focus: Option<String>,
+    },
+}
+
+impl EventKind {
+    pub fn diff(&self) -> Option<usize> {
+        match self {
+            EventKind::Stage { diff, .. } => *diff,
+            EventKind::Replaced { diff, .. } => Some(*diff),
+            _ => None,
+        }
+    }
+}
+
+/// The message list before and after one change.
+#[derive(Debug, Clone)]
+pub struct StageDiff {
+    pub title: String,
+    pub before: Vec<Arc<MessageInfo>>,
+    pub after: Vec<Arc<MessageInfo>>,
+}
+
+/// An open transcript: its messages as a list, and a replay once asked for.
+#[derive(Debug, Clone)]
+pub struct TranscriptView {
+    pub relative: String,
+    /// Shared with the replay and token-count jobs, which read them off the UI task.
+    pub rows: Rows,
+    pub list: ListState,
+    pub replay: Option<Replay>,
+    /// Lines that were not messages.
+    pub bad_lines: usize,
+}
+
+/// The scrollable text viewer with search.
+#[derive(Debug, Clone, Default)]
+pub struct Viewer {
+    pub title: String,
+    pub lines: Vec<String>,
+    pub top: usize,
+    pub query: String,
+    /// The search prompt is open.
+    pub typing: bool,
+    /// Lines holding a match.
+    pub matches: Vec<usize>,
+    pub current: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct DiffView {
+    pub title: String,
+    pub lines: Vec<DiffLine>,
+    pub top: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ConfigPanel {
+    pub selected: usize,
+    /// The value being typed.
+    pub editing: Option<String>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Overlay {
+    Help { top: usize },
+    Config(ConfigPanel),
+    Diff(DiffView),
+    Viewer(Viewer),
+}
+
+/// What the agent is doing, as far as events tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunState {
+    Idle,
+    /// A turn runs; waiting for the model.
+    Waiting {
+        since: u64,
+    },
+    Streaming {
+        since: u64,
+    },
+    Tool {
+        name: String,
+        since: u64,
+    },
+}
+
+/// A job the screen waits for, drawn with the tick spinner until its `Done` arrives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loading {
+    pub id: JobId,
+    pub what: LoadKind,
+    /// `App::tick` when it was asked for.
+    pub since: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadKind {
+    /// Reading and parsing a transcript; `then_replay` replays it once it is open.
+    Transcript {
+        relative: String,
+        bytes: u64,
+        then_replay: bool,
+    },
+    /// Replaying the open transcript through the pipeline.
+    Replay { relative: String, messages: usize },
+    /// Reading a persisted output for the viewer.
+    Output { relative: String, bytes: u64 },
+}
+
+impl LoadKind {
+    /// The file the job reads.
+    pub fn relative(&self) -> &str {
+        match self {
+            LoadKind::Transcript { relative, .. }
+            | LoadKind::Replay { relative, .. }
+            | LoadKind::Output { relative, .. } => relative,
+        }
+    }
+}

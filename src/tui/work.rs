@@ -1,0 +1,378 @@
+//! The TUI's slow work: listing the workspace's stored files, counting a transcript's
+//! messages, loading a transcript, replaying it through the pipeline, counting its tokens,
+//! reading a persisted output. `App::update` asks for it as data (`Effect::Work`); the loop
+//! runs `Work::run` on tokio's blocking pool and hands the `Done` back as `Msg::Done`, so a
+//! 50 MB transcript never freezes the screen.
+//!
+//! Nothing here touches `App` or the terminal. A job reads only under the workspace root it
+//! is given and writes nothing: a replay runs on a dry-run store, through the library's one
+//! replay loop (`crate::replay`, via `tui::replay`).
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use tiktoken_rs::CoreBPE;
+
+use super::replay::{Replay, replay};
+use super::rows::MessageInfo;
+use crate::compact::PipelineConfig;
+use crate::message::Message;
+use crate::store::{Store, StoredFile};
+
+/// Identifies one request for a job the screen waits for; a result whose id is no longer
+/// awaited (the user moved on) is dropped.
+pub type JobId = u64;
+
+/// An open transcript's rows, shared with the jobs that read them (no copy of the text).
+pub type Rows = Arc<Vec<Arc<MessageInfo>>>;
+
+/// Reads are done in chunks of this many bytes, so a huge file is never held twice.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+/// Chars one `CountTokens` job tokenizes before it hands back: a transcript is counted in
+/// several jobs, so closing it (or quitting) stops the counting soon after.
+const TOKEN_CHARS_PER_JOB: usize = 2_000_000;
+
+/// A row of the persisted-outputs browser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputFile {
+    pub relative: String,
+    pub bytes: u64,
+    pub age_secs: Option<u64>,
+}
+
+/// A row of the transcripts browser. `messages` is None until the file was counted: a
+/// listing never reads a transcript, a later `Work::CountMessages` does, once per file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptFile {
+    pub relative: String,
+    pub bytes: u64,
+    pub age_secs: Option<u64>,
+    pub messages: Option<usize>,
+}
+
+/// The tokenizer, handed to a job. Compared by address: there is one per run.
+#[derive(Clone, Copy)]
+pub struct Tokenizer(pub &'static CoreBPE);
+
+impl PartialEq for Tokenizer {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Tokenizer(cl100k)")
+    }
+}
+
+/// A job the loop runs off the UI task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Work {
+    /// List `.task_outputs/tool-results/` and `.transcripts/` (names, sizes, ages only).
+    ListFiles { root: PathBuf },
+    /// Count the messages (non-empty lines) of these transcripts.
+    CountMessages { root: PathBuf, files: Vec<String> },
+    /// Read and parse a transcript into rows.
+    LoadTranscript {
+        id: JobId,
+        root: PathBuf,
+        relative: String,
+    },
+    /// Replay rows through the pipeline with `config`, on a dry-run store.
+    Replay {
+        id: JobId,
+        root: PathBuf,
+        config: PipelineConfig,
+        rows: Rows,
+    },
+    /// Count the tokens of rows from index `from`, about `TOKEN_CHARS_PER_JOB` chars' worth
+    /// (each row caches its count).
+    CountTokens {
+        rows: Rows,
+        from: usize,
+        tokenizer: Tokenizer,
+    },
+    /// Read a persisted output for the viewer.
+    ReadOutput {
+        id: JobId,
+        root: PathBuf,
+        relative: String,
+    },
+}
+
+/// A parsed transcript.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedTranscript {
+    pub rows: Vec<Arc<MessageInfo>>,
+    /// Lines that were not messages.
+    pub bad_lines: usize,
+}
+
+/// What a job found.
+#[derive(Debug)]
+pub enum Done {
+    FilesListed {
+        root: PathBuf,
+        outputs: Vec<OutputFile>,
+        transcripts: Vec<TranscriptFile>,
+    },
+    /// (relative, bytes read, messages) per file that could be read.
+    MessagesCounted {
+        root: PathBuf,
+        counts: Vec<(String, u64, usize)>,
+        /// Every file asked about, counted or not (so none is asked about forever).
+        asked: Vec<String>,
+    },
+    TranscriptLoaded {
+        id: JobId,
+        relative: String,
+        result: Result<LoadedTranscript, String>,
+    },
+    Replayed {
+        id: JobId,
+        replay: Replay,
+    },
+    /// Rows before `next` are counted.
+    TokensCounted {
+        rows: Rows,
+        next: usize,
+    },
+    OutputRead {
+        id: JobId,
+        relative: String,
+        result: Result<Vec<String>, String>,
+    },
+}
+
+impl Work {
+    /// Does the job (blocking: call it from `spawn_blocking`, or directly in tests).
+    pub fn run(self) -> Done {
+        match self {
+            Work::ListFiles { root } => list_files(root, SystemTime::now()),
+            Work::CountMessages { root, files } => {
+                let counts = files
+                    .iter()
+                    .filter_map(|relative| {
+                        let (bytes, n) = count_messages(&root.join(relative)).ok()?;
+                        Some((relative.clone(), bytes, n))
+                    })
+                    .collect();
+                Done::MessagesCounted {
+                    root,
+                    counts,
+                    asked: files,
+                }
+            }
+            Work::LoadTranscript { id, root, relative } => Done::TranscriptLoaded {
+                result: load_transcript(&root.join(&relative))
+                    .map_err(|e| format!("cannot read {relative}: {e}")),
+                id,
+                relative,
+            },
+            Work::Replay {
+                id,
+                root,
+                config,
+                rows,
+            } => {
+                let messages: Vec<Message> = rows.iter().map(|r| r.message.clone()).collect();
+                Done::Replayed {
+                    id,
+                    replay: replay(messages, config, &Store::new(root)),
+                }
+            }
+            Work::CountTokens {
+                rows,
+                from,
+                tokenizer,
+            } => {
+                let mut next = from;
+                let mut budget = TOKEN_CHARS_PER_JOB;
+                while budget > 0
+                    && let Some(r) = rows.get(next)
+                {
+                    r.count_tokens(|text| tokenizer.0.encode_ordinary(text).len());
+                    budget = budget.saturating_sub(r.chars.max(1));
+                    next += 1;
+                }
+                Done::TokensCounted { rows, next }
+            }
+            Work::ReadOutput { id, root, relative } => Done::OutputRead {
+                result: read_lines(&root.join(&relative))
+                    .map_err(|e| format!("cannot read {relative}: {e}")),
+                id,
+                relative,
+            },
+        }
+    }
+}
+
+/// The browsers' lists, with ages from `now`. Reads directories only, never a file.
+pub fn list_files(root: PathBuf, now: SystemTime) -> Done {
+    let store = Store::new(root.clone());
+    let age = |f: &StoredFile| {
+        f.modified
+            .and_then(|m| now.duration_since(m).ok())
+            .map(|d| d.as_secs())
+    };
+    let outputs = store
+        .list_tool_results()
+        .iter()
+        .map(|f| OutputFile {
+            relative: f.relative.clone(),
+            bytes: f.bytes,
+            age_secs: age(f),
+        })
+        .collect();
+    let transcripts = store
+        .list_transcripts()
+        .iter()
+        .map(|f| TranscriptFile {
+            relative: f.relative.clone(),
+            bytes: f.bytes,
+            age_secs: age(f),
+            messages: None,
+        })
+        .collect();
+    Done::FilesListed {
+        root,
+        outputs,
+        transcripts,
+    }
+}
+
+/// (bytes read, non-empty lines) of a file, read in chunks.
+pub fn count_messages(path: &Path) -> io::Result<(u64, usize)> {
+    let mut file = File::open(path)?;
+    let mut buf = vec![0u8; READ_CHUNK_BYTES];
+    let (mut bytes, mut lines, mut in_line) = (0u64, 0usize, false);
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        bytes += n as u64;
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                lines += usize::from(in_line);
+                in_line = false;
+            } else {
+                in_line = true;
+            }
+        }
+    }
+    Ok((bytes, lines + usize::from(in_line)))
+}
+
+/// One message per non-blank line; a line that is not a message is counted, not fatal.
+pub fn load_transcript(path: &Path) -> io::Result<LoadedTranscript> {
+    let mut reader = BufReader::with_capacity(READ_CHUNK_BYTES, File::open(path)?);
+    let mut out = LoadedTranscript::default();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        let text = String::from_utf8_lossy(&line);
+        if text.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| Message::from_value(v).ok())
+        {
+            Some(m) => out.rows.push(MessageInfo::new(m)),
+            None => out.bad_lines += 1,
+        }
+    }
+    Ok(out)
+}
+
+/// A text file as the viewer shows it: lines, tabs as four spaces.
+pub fn read_lines(path: &Path) -> io::Result<Vec<String>> {
+    let bytes = std::fs::read(path)?;
+    Ok(String::from_utf8_lossy(&bytes)
+        .lines()
+        .map(|l| l.replace('\t', "    "))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::summarize::transcript_text;
+    use crate::message::block;
+    use serde_json::json;
+
+    #[test]
+    fn counting_matches_non_empty_lines_across_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        // Lines longer than a chunk, an empty line, no newline at the end.
+        let long = "x".repeat(READ_CHUNK_BYTES + 10);
+        std::fs::write(&p, format!("{long}\n\n{long}\nlast")).unwrap();
+        let (bytes, n) = count_messages(&p).unwrap();
+        assert_eq!(n, 3);
+        assert_eq!(bytes, std::fs::metadata(&p).unwrap().len());
+    }
+
+    #[test]
+    fn a_transcript_loads_with_its_bad_lines_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        let msgs = vec![
+            Message::user_text("hi"),
+            Message::assistant_blocks(vec![block::tool_use("t1", "bash", json!({"c": 1}))]),
+        ];
+        std::fs::write(&p, format!("{}\nnot json\n\n", transcript_text(&msgs))).unwrap();
+        let t = load_transcript(&p).unwrap();
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.bad_lines, 1);
+        assert_eq!(t.rows[1].message, msgs[1]);
+    }
+
+    #[test]
+    fn listing_reads_no_transcript() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join(crate::store::TRANSCRIPTS_DIR);
+        std::fs::create_dir_all(&t).unwrap();
+        std::fs::write(t.join("transcript_1.jsonl"), "{}\n{}\n").unwrap();
+        let Done::FilesListed { transcripts, .. } =
+            list_files(dir.path().to_path_buf(), SystemTime::now())
+        else {
+            panic!("not a listing");
+        };
+        assert_eq!(transcripts.len(), 1);
+        assert_eq!(
+            transcripts[0].messages, None,
+            "counted later, off the listing"
+        );
+        assert_eq!(transcripts[0].bytes, 6);
+    }
+
+    #[test]
+    fn a_missing_file_is_an_error_result_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let done = Work::LoadTranscript {
+            id: 7,
+            root: dir.path().to_path_buf(),
+            relative: ".transcripts/gone.jsonl".into(),
+        }
+        .run();
+        match done {
+            Done::TranscriptLoaded { id, result, .. } => {
+                assert_eq!(id, 7);
+                assert!(result.unwrap_err().contains("gone.jsonl"));
+            }
+            _ => panic!("wrong result"),
+        }
+    }
+}
