@@ -22,8 +22,9 @@ use crate::tools::{ToolOutcome, run_tool};
 /// tool").
 pub const COMPACT_TOOL_RESULT: &str =
     "[Compaction requested. This completed turn will be summarized.]";
-/// The result of a tool call that was never run because the user cancelled.
-pub const CANCELLED_RESULT: &str = "Cancelled by user";
+/// The result of a tool call that was never run because the user cancelled: the same words
+/// a tool that was cancelled while running reports.
+pub const CANCELLED_RESULT: &str = crate::tools::CANCELLED_MESSAGE;
 /// The result of a tool call in an answer that stopped for another reason than `tool_use`.
 pub const INCOMPLETE_RESULT: &str =
     "Not run: the response ended before the tool call was complete.";
