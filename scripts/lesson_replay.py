@@ -2,15 +2,16 @@
 """The lesson's compaction pipeline in plain Python, replaying a session file.
 
 This is the baseline for the closing note's measurement (`hyperfine` against
-`ctxlab replay`), not part of CI. It follows shared/spec/compaction.md with the lesson's
+`ctxlab replay`), not part of CI. It follows docs/pipeline.md with the lesson's
 own numbers: tool_result_budget, snip_compact, micro_compact, then compact_history when
 len(str(messages)) is over the limit, with the summarizer replaced by a fixed string.
 
-Replay (spec section 11): start from an empty live history, take the file's messages in
+Replay (docs/pipeline.md, "Replay"): start from an empty live history, take the file's messages in
 order, and before appending each assistant message (where a model call happened) run the
 pre-call pipeline on the live history.
 
-Where the lesson itself and ctxlab's safety rules differ (spec section 9), this script does
+Where the lesson itself and ctxlab's safety rules differ (docs/pipeline.md, "Where ctxlab
+differs from the lesson, and why"), this script does
 what the lesson does for result files (raw tool id as the file name, written only when the
 file does not exist yet) and, like ctxlab, never overwrites a transcript (`-2`, `-3`, ...),
 so both programs write the same number of files.

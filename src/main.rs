@@ -274,7 +274,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<()> {
         let _ = handle.await;
         outcome
     })?;
-    if outcome.stop_reason == "error" {
+    if outcome.stop_reason == Some(ctxlab::agent::StopReason::Error) {
         anyhow::bail!("the run ended with an error");
     }
     Ok(())

@@ -230,7 +230,8 @@ impl Message {
         Value::Object(self.raw)
     }
 
-    /// Spec 1: role user, list content, at least one `tool_result` block.
+    /// Role user, list content, at least one `tool_result` block (docs/pipeline.md,
+    /// "Messages").
     pub fn is_tool_result_message(&self) -> bool {
         self.role() == "user"
             && self
@@ -239,7 +240,7 @@ impl Message {
                 .any(|b| block_type(b) == Some("tool_result"))
     }
 
-    /// Spec 1: role assistant, list content, some `tool_use` block.
+    /// Role assistant, list content, some `tool_use` block (docs/pipeline.md, "Messages").
     pub fn has_tool_use(&self) -> bool {
         self.role() == "assistant"
             && self
@@ -306,7 +307,7 @@ impl Message {
         })
     }
 
-    /// The length of Python's `str()` of this message (spec 2), cached.
+    /// The length of Python's `str()` of this message (docs/pipeline.md, "Units"), cached.
     pub fn estimate_size(&self) -> usize {
         *self.size.get_or_init(|| py_str_len(&self.raw))
     }

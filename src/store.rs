@@ -1,11 +1,12 @@
 //! The on-disk places the pipeline writes: persisted tool outputs and transcripts.
 //!
-//! Owns the safety rules of spec section 9: file names derived from tool ids can never
-//! leave `.task_outputs/tool-results/`, an existing file is never overwritten (a name that
-//! is taken is reused only when it already holds exactly the same text), and every write is
-//! atomic (temp file in the same folder, then a no-clobber hard link into place). A dry-run
-//! store answers the same naming questions without writing, so the agent can preview a
-//! stage in step mode. It knows nothing of messages beyond the text it is handed.
+//! Owns the safety rules of docs/pipeline.md, "Where ctxlab differs from the lesson, and why":
+//! file names derived from tool ids can never leave `.task_outputs/tool-results/`, an existing
+//! file is never overwritten (a name that is taken is reused only when it already holds exactly
+//! the same text), and every write is atomic (temp file in the same folder, then a no-clobber
+//! hard link into place). A dry-run store answers the same naming questions without writing, so
+//! the agent can preview a stage in step mode. It knows nothing of messages beyond the text it
+//! is handed.
 
 use std::collections::HashMap;
 use std::fs;
@@ -93,7 +94,8 @@ impl Clone for Store {
     }
 }
 
-/// The file stem a tool id names (spec section 9), without `.txt`.
+/// The file stem a tool id names, without `.txt` (docs/pipeline.md, "Where ctxlab differs
+/// from the lesson, and why").
 pub fn tool_result_stem(tool_use_id: Option<&str>) -> String {
     let id = match tool_use_id {
         None | Some("") => return "unknown".to_string(),

@@ -162,8 +162,158 @@ pub enum AgentEvent {
         kind: ErrorKind,
         message: String,
     },
-    /// The turn ended (`stop_reason` from the model, or `cancelled` / `error`).
+    /// The turn ended: the model's reason, or `cancelled` / `error`.
     TurnDone {
-        stop_reason: String,
+        stop_reason: StopReason,
     },
+}
+
+/// Why a turn ended: the model's own reason, or the agent's (`Cancelled`, `Error`).
+///
+/// Serialized as the snake_case word the Anthropic Messages API uses (`"end_turn"`), so
+/// `ctxlab run --json` prints the same strings it always did; a reason ctxlab does not know
+/// is kept as the provider sent it (`Other`), never dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// The model finished its answer.
+    EndTurn,
+    /// The model called tools and waits for their results.
+    ToolUse,
+    /// The answer hit `max_tokens`.
+    MaxTokens,
+    StopSequence,
+    /// Anthropic paused a long-running turn; the agent treats it as the end of the turn.
+    PauseTurn,
+    Refusal,
+    /// The user cancelled the turn.
+    Cancelled,
+    /// The turn failed; an `AgentEvent::Error` said why.
+    Error,
+    /// A reason the provider gave that ctxlab has no name for.
+    Other(String),
+}
+
+impl StopReason {
+    /// Reads the stop reason of a model response. A response without one counts as
+    /// `EndTurn`; the agent's own words (`cancelled`, `error`) coming from a model are not
+    /// the agent's verdict, so they stay `Other`.
+    pub fn from_model(reason: Option<&str>) -> StopReason {
+        match reason {
+            None => StopReason::EndTurn,
+            Some(word @ ("cancelled" | "error")) => StopReason::Other(word.to_string()),
+            Some(word) => StopReason::from(word),
+        }
+    }
+
+    /// The snake_case word, as serialized.
+    pub fn as_str(&self) -> &str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::ToolUse => "tool_use",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::StopSequence => "stop_sequence",
+            StopReason::PauseTurn => "pause_turn",
+            StopReason::Refusal => "refusal",
+            StopReason::Cancelled => "cancelled",
+            StopReason::Error => "error",
+            StopReason::Other(word) => word,
+        }
+    }
+}
+
+/// The inverse of [`StopReason::as_str`]: every word names its variant, any other is `Other`.
+impl From<&str> for StopReason {
+    fn from(word: &str) -> StopReason {
+        match word {
+            "end_turn" => StopReason::EndTurn,
+            "tool_use" => StopReason::ToolUse,
+            "max_tokens" => StopReason::MaxTokens,
+            "stop_sequence" => StopReason::StopSequence,
+            "pause_turn" => StopReason::PauseTurn,
+            "refusal" => StopReason::Refusal,
+            "cancelled" => StopReason::Cancelled,
+            "error" => StopReason::Error,
+            other => StopReason::Other(other.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for StopReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// Lets a test or a front end compare with the serialized word: `reason == "end_turn"`.
+impl PartialEq<str> for StopReason {
+    fn eq(&self, word: &str) -> bool {
+        self.as_str() == word
+    }
+}
+
+impl PartialEq<&str> for StopReason {
+    fn eq(&self, word: &&str) -> bool {
+        self.as_str() == *word
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_named_reason_round_trips_through_its_word() {
+        let named = [
+            StopReason::EndTurn,
+            StopReason::ToolUse,
+            StopReason::MaxTokens,
+            StopReason::StopSequence,
+            StopReason::PauseTurn,
+            StopReason::Refusal,
+            StopReason::Cancelled,
+            StopReason::Error,
+        ];
+        for reason in named {
+            assert_eq!(StopReason::from(reason.as_str()), reason);
+        }
+        assert_eq!(
+            StopReason::from("content_filter"),
+            StopReason::Other("content_filter".into())
+        );
+    }
+
+    #[test]
+    fn a_model_reason_is_read_without_taking_the_agents_words() {
+        assert_eq!(StopReason::from_model(None), StopReason::EndTurn);
+        assert_eq!(
+            StopReason::from_model(Some("tool_use")),
+            StopReason::ToolUse
+        );
+        assert_eq!(
+            StopReason::from_model(Some("error")),
+            StopReason::Other("error".into())
+        );
+        assert_eq!(StopReason::from_model(Some("refusal")), StopReason::Refusal);
+    }
+
+    #[test]
+    fn turn_done_serializes_the_reason_as_its_snake_case_word() {
+        let done =
+            |stop_reason| serde_json::to_value(AgentEvent::TurnDone { stop_reason }).unwrap();
+        assert_eq!(
+            done(StopReason::EndTurn),
+            serde_json::json!({"event": "turn_done", "stop_reason": "end_turn"})
+        );
+        assert_eq!(done(StopReason::Cancelled)["stop_reason"], "cancelled");
+        assert_eq!(
+            done(StopReason::Other("content_filter".into()))["stop_reason"],
+            "content_filter"
+        );
+    }
 }

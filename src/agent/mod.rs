@@ -1,9 +1,17 @@
 //! The agent: owns the history, runs the pipeline before every model call, calls the
 //! model and the tools, and reports everything as `AgentEvent`s. It never touches a
 //! terminal; front ends talk to it only through `UserCommand`s and events.
+//!
+//! `events` is the protocol; `turn` is the loop and owns `Agent`; `model_call` streams one
+//! call; `tools_batch` answers every tool_use of an answer; `control` reads commands while
+//! work runs and holds step mode's pauses.
 
+mod control;
 pub mod events;
+mod model_call;
+mod tools_batch;
 pub mod turn;
 
-pub use events::{AgentEvent, ErrorKind, NextStep, UserCommand};
+pub use events::{AgentEvent, ErrorKind, NextStep, StopReason, UserCommand};
+pub use tools_batch::{CANCELLED_RESULT, COMPACT_TOOL_RESULT, INCOMPLETE_RESULT};
 pub use turn::{Agent, AgentSetup, spawn};

@@ -1,35 +1,31 @@
-//! The agent task: the loop of spec section 8 on tokio channels.
+//! The agent task: the loop of docs/pipeline.md "The loop and the compact tool", on tokio
+//! channels.
 //!
-//! It owns the history. Before every model call it runs budget, snip, micro and, when
-//! over the limit, compact_history; it streams the model's answer, runs the tools the model
-//! asked for, and reports every step as an `AgentEvent`. Commands are read while a stream
-//! or a tool runs, so Cancel, step mode and config changes act at once. Whatever happens,
-//! every `tool_use` it appends gets a `tool_result` in the next message.
+//! It owns the history. Before every model call it runs budget, snip, micro and, when over
+//! the limit, compact_history; then it calls the model (`model_call`), runs the tools the
+//! model asked for (`tools_batch`) and reports every step as an `AgentEvent`. Commands are
+//! read while a stream or a tool runs (`control`), so Cancel, step mode and config changes
+//! act at once. Whatever happens, every `tool_use` it appends gets a `tool_result` in the
+//! next message. It never touches a terminal.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::Instant;
 
-use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
-use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, ErrorKind, NextStep, UserCommand};
+use super::events::{AgentEvent, ErrorKind, NextStep, StopReason, UserCommand};
+use super::model_call::error_kind;
+use super::tools_batch::{ToolBatch, prepare_tool_calls};
 use crate::compact::summarize::COMPACTED_SYSTEM_NOTE;
 use crate::compact::{
-    CHEAP_STAGES, CompactTrigger, PendingCompaction, Pipeline, PipelineConfig, Stage,
-    begin_compact_history, begin_reactive_compact, estimate_size,
+    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, Stage, begin_compact_history,
+    begin_reactive_compact, estimate_size,
 };
-use crate::message::{Message, ToolSpec, block, block_type};
-use crate::provider::{Model, ModelRequest, ModelResponse, ProviderError, StreamEvent};
+use crate::message::{Message, ToolSpec, block};
+use crate::provider::{Model, ModelRequest, ProviderError};
 use crate::store::{Store, StoreError};
-use crate::tools::{ToolLimits, ToolOutcome, Workspace, run_tool};
+use crate::tools::{ToolLimits, Workspace};
 
-/// The result text of a `compact` tool call (spec section 8).
-pub const COMPACT_TOOL_RESULT: &str =
-    "[Compaction requested. This completed turn will be summarized.]";
-/// The result of a tool call that was never run because the user cancelled.
-pub const CANCELLED_RESULT: &str = "Cancelled by user";
 const DEFAULT_MAX_TOKENS: u32 = 8_000;
 
 /// The agent's base instructions; the compaction note is always appended.
@@ -68,7 +64,7 @@ impl AgentSetup {
 
 /// Why a turn stopped before its natural end.
 #[derive(Debug)]
-enum Stop {
+pub(super) enum Stop {
     Cancelled,
     Quit,
     Failed(ErrorKind, String),
@@ -80,32 +76,21 @@ impl From<StoreError> for Stop {
     }
 }
 
-fn error_kind(e: &ProviderError) -> ErrorKind {
-    match e {
-        ProviderError::ContextTooLong { .. } => ErrorKind::ContextTooLong,
-        ProviderError::RateLimited { .. } => ErrorKind::RateLimited,
-        ProviderError::Overloaded => ErrorKind::Overloaded,
-        ProviderError::Server { .. } => ErrorKind::Server,
-        ProviderError::Auth { .. } => ErrorKind::Auth,
-        ProviderError::BadRequest { .. } => ErrorKind::BadRequest,
-        ProviderError::Network { .. } => ErrorKind::Network,
-        ProviderError::Timeout => ErrorKind::Timeout,
-        ProviderError::StreamCut => ErrorKind::StreamCut,
-    }
-}
-
-/// The running agent.
+/// The running agent. Its parts live in the sibling modules of `agent`, hence the
+/// `pub(super)` fields.
 pub struct Agent {
-    setup: AgentSetup,
-    workspace: Arc<Workspace>,
-    store: Store,
-    pipeline: Pipeline,
-    history: Vec<Message>,
-    active_request: String,
-    events: UnboundedSender<AgentEvent>,
-    commands: UnboundedReceiver<UserCommand>,
+    pub(super) setup: AgentSetup,
+    pub(super) workspace: Arc<Workspace>,
+    pub(super) store: Store,
+    pub(super) pipeline: Pipeline,
+    pub(super) history: Vec<Message>,
+    pub(super) active_request: String,
+    pub(super) events: UnboundedSender<AgentEvent>,
+    pub(super) commands: UnboundedReceiver<UserCommand>,
     /// Submits and compacts that arrived while a turn was running.
-    queued: VecDeque<UserCommand>,
+    pub(super) queued: VecDeque<UserCommand>,
+    /// Model answers received so far (summaries excluded); numbers synthetic tool ids.
+    pub(super) answers: u64,
 }
 
 /// Starts the agent on the current tokio runtime; returns its command sender and events.
@@ -142,10 +127,11 @@ impl Agent {
             events,
             commands,
             queued: VecDeque::new(),
+            answers: 0,
         }
     }
 
-    fn emit(&self, event: AgentEvent) {
+    pub(super) fn emit(&self, event: AgentEvent) {
         // A front end that went away is not the agent's failure; it just stops reporting.
         let _ = self.events.send(event);
     }
@@ -159,23 +145,6 @@ impl Agent {
             message: message.clone(),
         });
         self.history.push(message);
-    }
-
-    /// Handles a command that does not need a turn; returns it back when it does.
-    fn apply_setting(&mut self, cmd: UserCommand) -> Option<UserCommand> {
-        match cmd {
-            UserCommand::SetConfig(config) => {
-                self.pipeline.config = config;
-                self.emit(AgentEvent::ConfigChanged { config });
-                None
-            }
-            UserCommand::StepMode(on) => {
-                self.setup.step_mode = on;
-                self.emit(AgentEvent::StepModeChanged { on });
-                None
-            }
-            other => Some(other),
-        }
     }
 
     /// Runs until Quit or until every front end is gone.
@@ -208,165 +177,6 @@ impl Agent {
                 return;
             }
         }
-    }
-
-    /// Reads one command while something runs; settings apply at once, work is queued.
-    fn on_command_during_work(&mut self, cmd: Option<UserCommand>) -> Option<Stop> {
-        let Some(cmd) = cmd else {
-            return Some(Stop::Quit);
-        };
-        match self.apply_setting(cmd)? {
-            UserCommand::Cancel => Some(Stop::Cancelled),
-            UserCommand::Quit => Some(Stop::Quit),
-            UserCommand::Step => None,
-            queued @ (UserCommand::Submit(_) | UserCommand::Compact { .. }) => {
-                self.queued.push_back(queued);
-                None
-            }
-            UserCommand::SetConfig(_) | UserCommand::StepMode(_) => None,
-        }
-    }
-
-    /// In step mode, waits for Step before `next` happens.
-    async fn pause(&mut self, next: NextStep) -> Result<(), Stop> {
-        if !self.setup.step_mode {
-            return Ok(());
-        }
-        self.emit(AgentEvent::Paused { next });
-        loop {
-            let cmd = self.commands.recv().await;
-            match cmd {
-                Some(UserCommand::Step) => return Ok(()),
-                Some(UserCommand::StepMode(false)) => {
-                    self.apply_setting(UserCommand::StepMode(false));
-                    return Ok(());
-                }
-                other => {
-                    if let Some(stop) = self.on_command_during_work(other) {
-                        return Err(stop);
-                    }
-                }
-            }
-        }
-    }
-
-    /// One model call, streaming deltas out as events; Cancel drops the stream.
-    async fn call_model(
-        &mut self,
-        request: ModelRequest,
-        forward_text: bool,
-    ) -> Result<Result<ModelResponse, ProviderError>, Stop> {
-        let model = Arc::clone(&self.setup.model);
-        let (tx, mut rx) = unbounded_channel();
-        let call = async move { model.stream(&request, &tx).await };
-        tokio::pin!(call);
-        loop {
-            tokio::select! {
-                biased;
-                Some(ev) = rx.recv() => self.forward(ev, forward_text),
-                result = &mut call => {
-                    while let Ok(ev) = rx.try_recv() {
-                        self.forward(ev, forward_text);
-                    }
-                    return Ok(result);
-                }
-                cmd = self.commands.recv() => {
-                    if let Some(stop) = self.on_command_during_work(cmd) {
-                        return Err(stop);
-                    }
-                }
-            }
-        }
-    }
-
-    fn forward(&self, ev: StreamEvent, forward_text: bool) {
-        match ev {
-            StreamEvent::TextDelta(text) if forward_text => {
-                self.emit(AgentEvent::TextDelta { text })
-            }
-            StreamEvent::TextDelta(_) | StreamEvent::ToolUseStarted { .. } => {}
-            StreamEvent::Usage(u) => self.emit(AgentEvent::Usage {
-                input_tokens: u.input_tokens,
-                output_tokens: u.output_tokens,
-            }),
-            StreamEvent::Retrying {
-                attempt,
-                reason,
-                wait,
-            } => self.emit(AgentEvent::Retrying {
-                attempt,
-                reason,
-                wait,
-            }),
-        }
-    }
-
-    /// Runs one tool; Cancel kills it (the tool reports `Cancelled by user`).
-    async fn call_tool(&mut self, name: &str, input: &Value) -> (ToolOutcome, Option<Stop>) {
-        let token = CancellationToken::new();
-        let workspace = Arc::clone(&self.workspace);
-        let limits = self.setup.tool_limits.clone();
-        let (name, input, tool_token) = (name.to_string(), input.clone(), token.clone());
-        let run = async move { run_tool(&workspace, &name, &input, &limits, &tool_token).await };
-        tokio::pin!(run);
-        let mut stop = None;
-        loop {
-            tokio::select! {
-                outcome = &mut run => return (outcome, stop),
-                cmd = self.commands.recv(), if stop.is_none() => {
-                    // The tool must see the cancel and kill its processes before we go on,
-                    // so the future is awaited to the end rather than dropped.
-                    if let Some(s) = self.on_command_during_work(cmd) {
-                        stop = Some(s);
-                        token.cancel();
-                    }
-                }
-            }
-        }
-    }
-
-    /// Step 2 of a compaction: ask the model for the summary and install the new history.
-    async fn summarize(&mut self, pending: PendingCompaction) -> Result<(), Stop> {
-        let request = ModelRequest {
-            system: pending.request().system.clone(),
-            messages: vec![Message::user_text(pending.request().user_text.clone())],
-            tools: Vec::new(),
-            max_tokens: u32::try_from(pending.request().max_tokens).unwrap_or(u32::MAX),
-        };
-        self.emit(AgentEvent::RequestSent {
-            estimate_chars: estimate_size(&request.messages),
-            messages: 1,
-            summary: true,
-        });
-        let response = self.call_model(request, false).await?;
-        let response = response.map_err(|e| {
-            Stop::Failed(
-                error_kind(&e),
-                format!(
-                    "the summary request failed: {e}; the transcript was saved to {}",
-                    pending.transcript().path
-                ),
-            )
-        })?;
-        let texts: Vec<&str> = response
-            .content
-            .iter()
-            .filter(|b| block_type(b) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect();
-        let active = self.active_request.clone();
-        let (history, report) = pending.finish(&texts, &active);
-        self.history = history;
-        let snapshot = Arc::new(self.history.clone());
-        self.emit(AgentEvent::StageRan {
-            report,
-            history: Some(Arc::clone(&snapshot)),
-        });
-        self.emit(AgentEvent::HistoryReplaced {
-            history: snapshot,
-            messages: self.history.len(),
-        });
-        Ok(())
     }
 
     async fn compact_now(
@@ -404,19 +214,20 @@ impl Agent {
         self.finish_turn(result)
     }
 
+    /// Turns an interruption into the events that end the turn; only Quit goes further.
     fn finish_turn(&mut self, result: Result<(), Stop>) -> Result<(), Stop> {
         match result {
             Ok(()) => Ok(()),
             Err(Stop::Cancelled) => {
                 self.emit(AgentEvent::TurnDone {
-                    stop_reason: "cancelled".into(),
+                    stop_reason: StopReason::Cancelled,
                 });
                 Ok(())
             }
             Err(Stop::Failed(kind, message)) => {
                 self.emit(AgentEvent::Error { kind, message });
                 self.emit(AgentEvent::TurnDone {
-                    stop_reason: "error".into(),
+                    stop_reason: StopReason::Error,
                 });
                 Ok(())
             }
@@ -424,7 +235,8 @@ impl Agent {
         }
     }
 
-    /// The pre-call pipeline (spec section 8), with pauses in step mode.
+    /// The pre-call pipeline (docs/pipeline.md "The loop and the compact tool"), with pauses
+    /// in step mode.
     async fn pre_call(&mut self) -> Result<(), Stop> {
         for stage in CHEAP_STAGES {
             if self.setup.step_mode {
@@ -457,6 +269,7 @@ impl Agent {
         self.finish_turn(result)
     }
 
+    /// Pipeline, model call, tools, until the model stops asking for tools.
     async fn turn_loop(&mut self) -> Result<(), Stop> {
         let mut reactive_used = false;
         loop {
@@ -480,6 +293,8 @@ impl Agent {
             });
             let response = match self.call_model(request, true).await? {
                 Ok(r) => r,
+                // At most one reactive compaction between successful calls: a second
+                // overflow goes to the user with the history intact.
                 Err(ProviderError::ContextTooLong { .. }) if !reactive_used => {
                     reactive_used = true;
                     let pending = begin_reactive_compact(
@@ -494,101 +309,42 @@ impl Agent {
                 Err(e) => return Err(Stop::Failed(error_kind(&e), e.to_string())),
             };
             reactive_used = false;
+            self.answers += 1;
+            let stop_reason = StopReason::from_model(response.stop_reason.as_deref());
             let mut content = response.content;
             if content.is_empty() {
                 // The APIs reject an assistant message without content on the next call.
                 content.push(block::text("(no content)"));
             }
-            let assistant = Message::assistant_blocks(content);
-            let uses: Vec<Value> = assistant.tool_uses().cloned().collect();
-            self.append(assistant);
-            let stop_reason = response.stop_reason.unwrap_or_else(|| "end_turn".into());
-            if uses.is_empty() {
+            // Before the message is appended: a tool_use without an id gets one here, so the
+            // history never holds a tool_use its tool_result cannot name.
+            let calls = prepare_tool_calls(&mut content, self.answers);
+            self.append(Message::assistant_blocks(content));
+            if calls.is_empty() {
                 self.emit(AgentEvent::TurnDone { stop_reason });
                 return Ok(());
             }
-            let (results, compact_focus, interrupted) =
-                self.run_tools(&uses, stop_reason == "tool_use").await;
+            let ToolBatch {
+                results,
+                compact,
+                interrupted,
+            } = self
+                .run_tools(&calls, stop_reason == StopReason::ToolUse)
+                .await;
             self.append(Message::user_blocks(results));
             if let Some(stop) = interrupted {
                 return Err(stop);
             }
-            if stop_reason != "tool_use" {
+            if stop_reason != StopReason::ToolUse {
                 self.emit(AgentEvent::TurnDone { stop_reason });
                 return Ok(());
             }
-            if let Some(focus) = compact_focus {
-                self.compact_now(CompactTrigger::Requested, focus).await?;
+            // Only after the whole batch's results are in: no tool_result is left behind.
+            if let Some(request) = compact {
+                self.compact_now(CompactTrigger::Requested, request.focus)
+                    .await?;
             }
         }
-    }
-
-    /// Runs every tool_use in order; after a cancel the rest are answered, not run.
-    async fn run_tools(
-        &mut self,
-        uses: &[Value],
-        complete: bool,
-    ) -> (Vec<Value>, Option<Option<String>>, Option<Stop>) {
-        let mut results = Vec::with_capacity(uses.len());
-        let mut compact_focus = None;
-        let mut interrupted = None;
-        for u in uses {
-            let id = u
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let name = u
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let input = u.get("input").cloned().unwrap_or(Value::Null);
-            if interrupted.is_some() {
-                results.push(block::tool_error(id, CANCELLED_RESULT));
-                continue;
-            }
-            if !complete {
-                results.push(block::tool_error(
-                    id,
-                    "Not run: the response ended before the tool call was complete.",
-                ));
-                continue;
-            }
-            self.emit(AgentEvent::ToolStarted {
-                id: id.clone(),
-                name: name.clone(),
-                input: input.clone(),
-            });
-            let started = Instant::now();
-            let (outcome, stop) = self.call_tool(&name, &input).await;
-            let (text, is_error) = match outcome {
-                ToolOutcome::Output { content, is_error } => (content, is_error),
-                ToolOutcome::CompactRequested { focus } => {
-                    self.emit(AgentEvent::CompactRequested {
-                        focus: focus.clone(),
-                    });
-                    compact_focus = Some(focus);
-                    (COMPACT_TOOL_RESULT.to_string(), false)
-                }
-            };
-            self.emit(AgentEvent::ToolFinished {
-                id: id.clone(),
-                name,
-                is_error,
-                chars: text.chars().count(),
-                elapsed: started.elapsed(),
-            });
-            results.push(if is_error {
-                block::tool_error(id, text)
-            } else {
-                block::tool_result(id, text)
-            });
-            if stop.is_some() {
-                interrupted = stop;
-            }
-        }
-        (results, compact_focus, interrupted)
     }
 
     /// The history as the agent holds it (for tests and the headless front end).

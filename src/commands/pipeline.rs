@@ -1,5 +1,5 @@
-//! `ctxlab pipeline` as a library function (spec section 10): run the stages on a history
-//! read from a file and describe every step as JSON, without a model.
+//! `ctxlab pipeline` as a library function (docs/pipeline.md, "ctxlab pipeline"): run the
+//! stages on a history read from a file and describe every step as JSON, without a model.
 //!
 //! The probes of compact_history and reactive_compact run against a dry-run store, which
 //! sees the workspace as it stood after micro but writes nothing: each probe therefore
@@ -9,75 +9,17 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use crate::compact::request::latest_request;
 use crate::compact::{
     CompactTrigger, Pipeline, PipelineConfig, StageReport, begin_compact_history,
     begin_reactive_compact, estimate_size,
 };
-use crate::message::{Message, MessageError, json_kind};
+use crate::message::Message;
+// The input format is a session format: it lives with the session readers, and this
+// command (like `replay`) reads through them. Re-exported for the callers of this command.
+pub use crate::session::history_input::{
+    HistoryInput, InputError, history_input_from_value, parse_history_input,
+};
 use crate::store::{FileWritten, Store, StoreError};
-
-/// Why an input file cannot be used. The text names the position; the caller adds the file.
-#[derive(Debug, thiserror::Error)]
-pub enum InputError {
-    #[error("not valid JSON: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error(
-        "expected {{\"messages\": [...], \"active_request\": \"...\"}} or a list of messages, found {0}"
-    )]
-    Shape(&'static str),
-    #[error("\"active_request\" must be a string, found {0}")]
-    ActiveRequest(&'static str),
-    #[error("messages[{index}]: {source}")]
-    Message { index: usize, source: MessageError },
-}
-
-/// A history and the request it works on.
-#[derive(Debug, Clone)]
-pub struct HistoryInput {
-    pub messages: Vec<Message>,
-    pub active_request: String,
-}
-
-/// Parses `{"messages": [...], "active_request": "..."}` or a bare list of messages.
-pub fn parse_history_input(text: &str) -> Result<HistoryInput, InputError> {
-    history_input_from_value(serde_json::from_str(text)?)
-}
-
-/// `parse_history_input` for a value already parsed.
-pub fn history_input_from_value(value: Value) -> Result<HistoryInput, InputError> {
-    let (list, active) = match value {
-        Value::Array(items) => (items, None),
-        Value::Object(mut map) => {
-            let list = match map.remove("messages") {
-                Some(Value::Array(items)) => items,
-                Some(other) => return Err(InputError::Shape(json_kind(&other))),
-                None => return Err(InputError::Shape("an object without \"messages\"")),
-            };
-            let active = match map.remove("active_request") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s),
-                Some(other) => return Err(InputError::ActiveRequest(json_kind(&other))),
-            };
-            (list, active)
-        }
-        other => return Err(InputError::Shape(json_kind(&other))),
-    };
-    let messages = list
-        .into_iter()
-        .enumerate()
-        .map(|(index, v)| {
-            Message::from_value(v).map_err(|source| InputError::Message { index, source })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let active_request = active
-        .or_else(|| latest_request(&messages))
-        .unwrap_or_default();
-    Ok(HistoryInput {
-        messages,
-        active_request,
-    })
-}
 
 fn messages_json(messages: &[Message]) -> Value {
     Value::Array(messages.iter().map(Message::to_value).collect())
@@ -115,7 +57,7 @@ fn stage_json(
 }
 
 /// Runs budget, snip and micro on `workspace`, then both summarizing probes, and returns
-/// the JSON object of spec section 10.
+/// the JSON object docs/pipeline.md "ctxlab pipeline" describes.
 pub fn pipeline_report(
     input: HistoryInput,
     workspace: &Path,

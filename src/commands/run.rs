@@ -5,13 +5,14 @@ use std::io::Write;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-use crate::agent::events::{AgentEvent, UserCommand};
+use crate::agent::events::{AgentEvent, StopReason, UserCommand};
 use crate::util::group_digits;
 
 /// How a headless run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeadlessOutcome {
-    pub stop_reason: String,
+    /// The reason of the turn's `TurnDone`; `None` when the agent ended without one.
+    pub stop_reason: Option<StopReason>,
     pub errors: usize,
 }
 
@@ -116,13 +117,13 @@ pub async fn run_headless(
         if let AgentEvent::TurnDone { stop_reason } = event {
             let _ = commands.send(UserCommand::Quit);
             return Ok(HeadlessOutcome {
-                stop_reason,
+                stop_reason: Some(stop_reason),
                 errors,
             });
         }
     }
     Ok(HeadlessOutcome {
-        stop_reason: "agent stopped".into(),
+        stop_reason: None,
         errors,
     })
 }

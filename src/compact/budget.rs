@@ -1,7 +1,7 @@
-//! Stage 1, `tool_result_budget` (spec section 3): when the latest batch of tool results is
-//! over budget, the largest results go to files and the context keeps a path and a preview.
-//! Only the last message is ever looked at: older batches were already budgeted when they
-//! were the latest.
+//! Stage 1, `tool_result_budget` (docs/pipeline.md, "tool_result_budget"): when the latest
+//! batch of tool results is over budget, the largest results go to files and the context keeps
+//! a path and a preview. Only the last message is ever looked at: older batches were already
+//! budgeted when they were the latest.
 
 use serde_json::Value;
 

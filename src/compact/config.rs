@@ -1,11 +1,12 @@
-//! Every number of the pipeline, with the lesson's defaults (spec sections 3-7 and 12).
+//! Every number of the pipeline, with the lesson's defaults (docs/pipeline.md, "--set").
 //!
 //! Kept as plain data so the agent can swap a config between model calls and the CLI's
 //! `--set KEY=VALUE` and the TUI's config panel edit the same fields by name.
 
 use serde::{Deserialize, Serialize};
 
-/// The thresholds of the `lesson` strategy. Sizes are in code points (spec section 2).
+/// The thresholds of the `lesson` strategy. Sizes are in code points
+/// (docs/pipeline.md, "Units").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PipelineConfig {
     pub budget_chars: usize,
@@ -51,7 +52,7 @@ pub enum ConfigError {
 }
 
 impl PipelineConfig {
-    /// The settable keys, in the order the spec lists them.
+    /// The settable keys, in the order docs/pipeline.md "--set" lists them.
     pub const KEYS: [&'static str; 11] = [
         "budget_chars",
         "persist_threshold",

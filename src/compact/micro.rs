@@ -1,6 +1,6 @@
-//! Stage 3, `micro_compact` (spec section 5): tool results older than the latest few become
-//! a short placeholder. The lesson measures a list content by its number of items, so list
-//! contents are in practice never replaced; that quirk is kept on purpose.
+//! Stage 3, `micro_compact` (docs/pipeline.md, "micro_compact"): tool results older than the
+//! latest few become a short placeholder. The lesson measures a list content by its number of
+//! items, so list contents are in practice never replaced; that quirk is kept on purpose.
 
 use serde_json::Value;
 

@@ -17,7 +17,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    /// The spec's name for the stage.
+    /// The stage's name, as the lesson spells it (docs/pipeline.md).
     pub fn name(self) -> &'static str {
         match self {
             Stage::ToolResultBudget => "tool_result_budget",

@@ -1,6 +1,6 @@
-//! Stage 2, `snip_compact` (spec section 4): a long history keeps its head and its tail and
-//! a marker says how many messages went in between. The cut never separates a `tool_use`
-//! from its `tool_result`, at either end.
+//! Stage 2, `snip_compact` (docs/pipeline.md, "snip_compact"): a long history keeps its head
+//! and its tail and a marker says how many messages went in between. The cut never separates a
+//! `tool_use` from its `tool_result`, at either end.
 
 use super::config::PipelineConfig;
 use super::report::{Change, Stage, StageReport};

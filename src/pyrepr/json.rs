@@ -1,4 +1,5 @@
-//! The two JSON writers of spec section 2, byte for byte as Python's `json.dumps` writes them.
+//! The two JSON writers (docs/pipeline.md, "The two JSON writers"), byte for byte as Python's
+//! `json.dumps` writes them.
 //!
 //! Transcripts and the summarizer input use `ensure_ascii=True` ("lesson JSON"); the summary
 //! inside a `[Compacted]` message uses `ensure_ascii=False` ("summary literal"). Both keep

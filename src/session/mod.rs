@@ -4,8 +4,10 @@
 //! Formats: a JSON array of messages (or `ctxlab pipeline`'s input object) and ctxlab's own
 //! transcripts (one message per line).
 
-use crate::commands::pipeline::{InputError, history_input_from_value, parse_history_input};
+pub mod history_input;
+
 use crate::message::Message;
+use history_input::{InputError, history_input_from_value, parse_history_input};
 
 /// Reads a session: a JSON array of messages (or `ctxlab pipeline`'s input object), or a
 /// transcript (one message per line).

@@ -30,7 +30,8 @@ pub use workspace::Workspace;
 /// The exact text of a tool result when the user cancelled the call.
 pub const CANCELLED_MESSAGE: &str = "Cancelled by user";
 
-/// The description of the `compact` tool, fixed by the spec (section 8).
+/// The description of the `compact` tool, the lesson's words (docs/pipeline.md, "The loop
+/// and the compact tool").
 pub const COMPACT_DESCRIPTION: &str = "Summarize earlier conversation to free context space.";
 
 /// Default cap on the text a tool hands back, in chars (Unicode code points).

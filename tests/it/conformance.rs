@@ -1,5 +1,5 @@
-//! The recorded cases of the lesson's own pipeline (`tests/conformance/*.json`, copied from
-//! `shared/conformance/`), run through the same function `ctxlab pipeline` prints.
+//! The recorded cases of the lesson's own pipeline (`tests/conformance/*.json`, produced by the
+//! lesson's code), run through the same function `ctxlab pipeline` prints.
 
 use std::path::Path;
 

@@ -7,6 +7,7 @@ mod support;
 
 mod agent_control;
 mod agent_tour;
+mod architecture;
 mod cli;
 mod cli_run;
 mod conformance;

@@ -376,7 +376,7 @@ fn check_history(turns: &[Turn]) -> Result<(), TestCaseError> {
     {
         let base = &whole;
         let pending = begin_reactive_compact(base, &store2, &cfg, NOW).unwrap();
-        // Spec 7 step 2.
+        // docs/pipeline.md, "reactive_compact", step 2.
         let len = base.len();
         let mut tail_start = len.saturating_sub(cfg.reactive_keep_tail);
         if 0 < tail_start

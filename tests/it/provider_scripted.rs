@@ -1,6 +1,6 @@
-//! The scripted model, and a simulation of the `tour` scenario through the spec's pipeline
-//! (sections 3-8) with real tool outputs from a copy of `assets/demo`: it checks that the
-//! tour crosses every stage with the default numbers.
+//! The scripted model, and a simulation of the `tour` scenario through the pipeline of
+//! docs/pipeline.md (sections 3-8) with real tool outputs from a copy of `assets/demo`: it
+//! checks that the tour crosses every stage with the default numbers.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -218,7 +218,7 @@ fn invalid_scenarios_are_rejected_with_the_turn() {
 }
 
 // ---------------------------------------------------------------------------------------
-// The tour, simulated: the spec's stages with the default numbers, real tool outputs.
+// The tour, simulated: the pipeline's stages with the default numbers, real tool outputs.
 // ---------------------------------------------------------------------------------------
 
 const OUTPUT_CAP_CHARS: usize = 50_000;
@@ -326,7 +326,8 @@ struct TourLog {
     request_sizes: Vec<usize>,
 }
 
-/// Spec 3, only as far as the sizes need (persisting is a marker, no file).
+/// docs/pipeline.md "tool_result_budget", only as far as the sizes need (persisting is a
+/// marker, no file).
 fn budget(history: &mut [Message]) -> bool {
     let Some(last) = history.last_mut() else {
         return false;
@@ -369,7 +370,7 @@ fn budget(history: &mut [Message]) -> bool {
     true
 }
 
-/// Spec 4.
+/// docs/pipeline.md "snip_compact".
 fn snip(history: &mut Vec<Message>) -> bool {
     let len = history.len();
     if len <= 50 {
@@ -401,7 +402,7 @@ fn snip(history: &mut Vec<Message>) -> bool {
     true
 }
 
-/// Spec 5; returns how many results it replaced.
+/// docs/pipeline.md "micro_compact"; returns how many results it replaced.
 fn micro(history: &mut [Message]) -> usize {
     let positions: Vec<(usize, usize)> = ctxlab::message::tool_results(history)
         .map(|(m, b, _)| (m, b))
@@ -452,7 +453,8 @@ fn compacted(label: &str, request: &str, summary: &str) -> Message {
     ))
 }
 
-/// Runs the tour the way spec section 8 describes. `system_chars` stands for the agent's
+/// Runs the tour the way docs/pipeline.md "The loop and the compact tool"
+/// describes. `system_chars` stands for the agent's
 /// system prompt; `summary_override` replaces the extractive summary to test margins.
 async fn simulate_tour(system_chars: usize, summary_override: Option<&str>) -> TourLog {
     let scenario = Scenario::load("tour", Some(&assets())).unwrap();

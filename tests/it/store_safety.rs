@@ -1,6 +1,7 @@
-//! Spec section 9: tool ids name files only inside `.task_outputs/tool-results/`, an
-//! existing file is never overwritten, a marker always points at a file holding exactly the
-//! block's text, and atomic writes leave no temp files behind.
+//! docs/pipeline.md, "Where ctxlab differs from the lesson, and why": tool ids name files only
+//! inside `.task_outputs/tool-results/`, an existing file is never overwritten, a marker always
+//! points at a file holding exactly the block's text, and atomic writes leave no temp files
+//! behind.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -14,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 const DIR: &str = ".task_outputs/tool-results";
 
-/// Spec 9's name for an id that is not usable as is: sanitized, cut to 64, hash suffix.
+/// The divergences' name for an id that is not usable as is: sanitized, cut to 64, hash suffix.
 fn hashed_name(id: &str) -> String {
     let sanitized: String = id
         .chars()
@@ -171,7 +172,7 @@ fn hostile_ids_stay_inside_the_results_folder() {
             "block {i}: {path} does not hold the block's text"
         );
     }
-    // The names spec 9 gives.
+    // The names docs/pipeline.md gives.
     let expected = [
         hashed_name("../escape"),
         hashed_name("../../escape"),
@@ -343,7 +344,7 @@ fn list_content_markers_point_at_the_python_str_text() {
 
 #[test]
 fn a_safe_id_that_looks_like_a_temp_name_is_still_listed() {
-    // `.tmp-1` is a safe id (spec 9: only [A-Za-z0-9._-]), so it names `.tmp-1.txt`;
+    // `.tmp-1` is a safe id (only [A-Za-z0-9._-]), so it names `.tmp-1.txt`;
     // the temp files of atomic writes never end in `.txt`, so nothing hides it.
     let sandbox = Sandbox::new();
     let store = Store::new(sandbox.ws());

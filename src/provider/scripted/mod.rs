@@ -23,8 +23,8 @@ use crate::compact::estimate_size;
 use crate::message::{block, block_type};
 use extractive::extractive_summary_from_request;
 
-/// How the summarizer's system text starts (spec section 6); such a request is answered with
-/// a summary instead of the next turn.
+/// How the summarizer's system text starts (docs/pipeline.md, "compact_history"); such a
+/// request is answered with a summary instead of the next turn.
 pub const SUMMARY_SYSTEM_PREFIX: &str = "Create a compact factual state summary";
 
 /// The scenario played when none is chosen.

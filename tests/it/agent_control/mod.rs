@@ -19,6 +19,8 @@ use ctxlab::tools::Workspace;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
+mod malformed_tool_use;
+
 const SUMMARY: &str = "facts: the user asked for a greeting";
 const STEP: Duration = Duration::from_secs(10);
 
