@@ -46,6 +46,7 @@ async fn fake_agent(tx: UnboundedSender<AgentEvent>, mut rx: UnboundedReceiver<U
                     estimate_chars: estimate_size(&history),
                     messages: history.len(),
                     summary: false,
+                    request: None,
                 });
                 let reply = format!("You said: {text}. This is a streamed demo reply.");
                 for word in reply.split_inclusive(' ') {

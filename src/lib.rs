@@ -13,6 +13,7 @@ pub mod replay;
 pub mod session;
 pub mod startup;
 pub mod store;
+pub mod timeline;
 pub mod tools;
 pub mod tui;
 pub mod user_config;

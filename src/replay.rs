@@ -12,7 +12,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::compact::request::request_in;
-use crate::compact::{Pipeline, PipelineConfig, Stage, StageReport, estimate_size};
+use crate::compact::{
+    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, Stage, StageReport,
+    begin_compact_history, estimate_size,
+};
 use crate::message::Message;
 use crate::provider::scripted::extractive::extractive_summary_from_request;
 use crate::store::{Store, StoreError};
@@ -47,12 +50,44 @@ pub struct ReplayOptions {
     pub now_secs: u64,
 }
 
+/// One fact of a replay, in the order it happens: each stage that ran before a call (with
+/// the history after it), the call, and each message as it joins the live history.
+#[derive(Debug)]
+pub enum ReplayStep<'a> {
+    /// A stage ran, changed or not; `history` is the live history after it.
+    Stage {
+        report: &'a StageReport,
+        history: &'a [Message],
+    },
+    /// A model call happened with `history` as its messages.
+    Call {
+        record: &'a CallRecord,
+        history: &'a [Message],
+    },
+    /// A message of the session joined the live history.
+    Appended(&'a Message),
+}
+
 /// Replays `session` on `store`, calling `on_call` after each model call's pipeline.
 pub fn replay(
     session: Vec<Message>,
     store: &Store,
     options: &ReplayOptions,
     mut on_call: impl FnMut(&CallRecord),
+) -> Result<ReplayTotals, StoreError> {
+    replay_steps(session, store, options, |step| {
+        if let ReplayStep::Call { record, .. } = step {
+            on_call(record);
+        }
+    })
+}
+
+/// The replay loop itself, reporting every step (the timeline is built from these).
+pub fn replay_steps(
+    session: Vec<Message>,
+    store: &Store,
+    options: &ReplayOptions,
+    mut on_step: impl FnMut(ReplayStep<'_>),
 ) -> Result<ReplayTotals, StoreError> {
     let pipeline = Pipeline::new(options.config);
     let mut live: Vec<Message> = Vec::new();
@@ -71,31 +106,58 @@ pub fn replay(
     for message in session {
         if message.role() == "assistant" {
             calls += 1;
-            let pre = pipeline.pre_call(&mut live, store, options.now_secs)?;
-            let mut reports: Vec<StageReport> =
-                pre.reports.into_iter().filter(|r| r.changed).collect();
-            if let Some(pending) = pre.pending {
+            // The agent's order (docs/pipeline.md, "The loop and the compact tool"): the
+            // cheap stages one by one, then compact_history when still over the limit.
+            let mut reports: Vec<StageReport> = Vec::new();
+            for stage in CHEAP_STAGES {
+                let report = pipeline.run_stage(stage, &mut live, store)?;
+                on_step(ReplayStep::Stage {
+                    report: &report,
+                    history: &live,
+                });
+                if report.changed {
+                    reports.push(report);
+                }
+            }
+            if pipeline.over_limit(&live) {
+                let pending = begin_compact_history(
+                    &live,
+                    store,
+                    &options.config,
+                    None,
+                    CompactTrigger::OverLimit,
+                    options.now_secs,
+                )?;
                 let summary = match &options.summary_text {
                     Some(s) => s.clone(),
                     None => extractive_summary_from_request(&pending.request().user_text),
                 };
                 let (history, report) = pending.finish(&[summary], &active_request);
                 live = history;
+                on_step(ReplayStep::Stage {
+                    report: &report,
+                    history: &live,
+                });
                 reports.push(report);
             }
             for r in &reports {
                 *fired.entry(r.stage.name()).or_default() += 1;
                 files_written += r.files_written.len();
             }
-            on_call(&CallRecord {
+            let record = CallRecord {
                 call: calls,
                 reports,
                 estimate_size: estimate_size(&live),
                 messages: live.len(),
+            };
+            on_step(ReplayStep::Call {
+                record: &record,
+                history: &live,
             });
         } else if let Some(request) = request_in(&message) {
             active_request = request;
         }
+        on_step(ReplayStep::Appended(&message));
         live.push(message);
     }
     Ok(ReplayTotals {

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::compact::{PipelineConfig, Stage, StageReport};
 use crate::message::Message;
+use crate::provider::ModelRequest;
 
 /// What a front end asks of the agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,11 +119,14 @@ pub enum AgentEvent {
     Paused {
         next: NextStep,
     },
-    /// A request went to the model (`summary` for a summarizer call).
+    /// A request went to the model (`summary` for a summarizer call). `request` is the
+    /// exact request, shared (no copy): the timeline shows what the model received.
     RequestSent {
         estimate_chars: usize,
         messages: usize,
         summary: bool,
+        #[serde(skip)]
+        request: Option<Arc<ModelRequest>>,
     },
     TextDelta {
         text: String,

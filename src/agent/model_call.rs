@@ -35,7 +35,7 @@ impl Agent {
     /// summary is not the assistant talking); Cancel drops the stream.
     pub(super) async fn call_model(
         &mut self,
-        request: ModelRequest,
+        request: Arc<ModelRequest>,
         forward_text: bool,
     ) -> Result<Result<ModelResponse, ProviderError>, Stop> {
         let model = Arc::clone(&self.setup.model);
@@ -85,16 +85,17 @@ impl Agent {
 
     /// Step 2 of a compaction: ask the model for the summary and install the new history.
     pub(super) async fn summarize(&mut self, pending: PendingCompaction) -> Result<(), Stop> {
-        let request = ModelRequest {
+        let request = Arc::new(ModelRequest {
             system: pending.request().system.clone(),
             messages: vec![Message::user_text(pending.request().user_text.clone())],
             tools: Vec::new(),
             max_tokens: u32::try_from(pending.request().max_tokens).unwrap_or(u32::MAX),
-        };
+        });
         self.emit(AgentEvent::RequestSent {
             estimate_chars: estimate_size(&request.messages),
             messages: 1,
             summary: true,
+            request: Some(Arc::clone(&request)),
         });
         let response = self.call_model(request, false).await?;
         let response = response.map_err(|e| {

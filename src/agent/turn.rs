@@ -280,16 +280,17 @@ impl Agent {
                 size,
             })
             .await?;
-            let request = ModelRequest {
+            let request = Arc::new(ModelRequest {
                 system: self.system_prompt(),
                 messages: self.history.clone(),
                 tools: self.setup.tools.clone(),
                 max_tokens: self.setup.max_tokens,
-            };
+            });
             self.emit(AgentEvent::RequestSent {
                 estimate_chars: size,
                 messages: self.history.len(),
                 summary: false,
+                request: Some(Arc::clone(&request)),
             });
             let response = match self.call_model(request, true).await? {
                 Ok(r) => r,

@@ -34,6 +34,7 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
             estimate_chars,
             messages,
             summary,
+            ..
         } => format!(
             "[{}] {messages} messages, {} chars",
             if *summary {

@@ -1,17 +1,18 @@
 //! One message as the UI shows it: `MessageInfo` classifies a message once (role, kind,
-//! one-line label, size, persisted paths) so that drawing a row is a few string copies, and
-//! it caches the tokenizer's count. It also lays out a message's full text for an expanded
+//! one-line label, size, persisted paths, each result's fate: `timeline::label`) so that
+//! drawing a row is a few string copies, and it caches the tokenizer's count. It also lays out a message's full text for an expanded
 //! row. It owns no view state and never reads the clock or the disk.
 
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde_json::Value;
 use unicode_width::UnicodeWidthChar;
 
-use crate::compact::micro::MICRO_PLACEHOLDER;
-use crate::message::{Content, Message, ResultContent, block_tool_id, block_type};
+use crate::message::Message;
+use crate::timeline::label::{self, ResultInfo};
+
+pub use crate::timeline::label::RowKind;
 
 /// The widest label kept per row, in terminal columns; the pane clips further to its width.
 const LABEL_MAX_COLS: usize = 240;
@@ -19,42 +20,6 @@ const LABEL_MAX_COLS: usize = 240;
 /// Every `MessageInfo` gets a distinct id so expansion state and diffs survive index
 /// shifts when the history is replaced.
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
-
-/// What a message is, for the collapsed row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RowKind {
-    /// Text the user typed.
-    Request,
-    /// Assistant text without tool calls.
-    Text,
-    ToolUse,
-    ToolResult,
-    /// A tool result whose content went to a file (`<persisted-output>`).
-    Persisted,
-    /// `[snipped N messages]`.
-    Snip,
-    /// micro_compact's placeholder.
-    Placeholder,
-    /// `[Compacted]` / `[Reactive compact]`.
-    Summary,
-    Other,
-}
-
-impl RowKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            RowKind::Request => "request",
-            RowKind::Text => "text",
-            RowKind::ToolUse => "tool_use",
-            RowKind::ToolResult => "tool_result",
-            RowKind::Persisted => "persisted",
-            RowKind::Snip => "snip",
-            RowKind::Placeholder => "placeholder",
-            RowKind::Summary => "summary",
-            RowKind::Other => "other",
-        }
-    }
-}
 
 /// A message plus what the UI needs to draw it cheaply. (`PartialEq` lets effects that
 /// carry rows be compared in tests.)
@@ -69,6 +34,8 @@ pub struct MessageInfo {
     pub chars: usize,
     /// Workspace-relative files this message's `<persisted-output>` markers point at.
     pub persisted_paths: Vec<String>,
+    /// Each tool result it holds, with its id and fate.
+    pub results: Vec<ResultInfo>,
     /// The tokenizer's estimate; set once by `App::update` when the encoder is ready.
     tokens: OnceLock<usize>,
 }
@@ -76,14 +43,15 @@ pub struct MessageInfo {
 impl MessageInfo {
     pub fn new(message: Message) -> Arc<MessageInfo> {
         let chars = message.estimate_size();
-        let (kind, label, persisted_paths) = classify(&message);
+        let l = label::label(&message, clip);
         Arc::new(MessageInfo {
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
             message,
-            kind,
-            label,
+            kind: l.kind,
+            label: l.label,
             chars,
-            persisted_paths,
+            persisted_paths: l.persisted_paths,
+            results: l.results,
             tokens: OnceLock::new(),
         })
     }
@@ -104,185 +72,15 @@ impl MessageInfo {
         })
     }
 
-    /// The full text an expanded row shows, block by block.
+    /// The full text an expanded row shows, block by block; each tool result is headed
+    /// by its id and fate.
     pub fn full_text(&self) -> String {
-        match self.message.content() {
-            Content::Text(s) => s.to_string(),
-            Content::Blocks(blocks) => {
-                let parts: Vec<String> = blocks.iter().map(block_text).collect();
-                parts.join("\n")
-            }
-        }
+        label::full_text(&self.message)
     }
-}
-
-fn block_text(b: &Value) -> String {
-    match block_type(b) {
-        Some("text") => b
-            .get("text")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        Some("tool_use") => format!(
-            "[tool_use {} {}] {}",
-            b.get("name").and_then(Value::as_str).unwrap_or("?"),
-            block_tool_id(b).unwrap_or("?"),
-            b.get("input").map(Value::to_string).unwrap_or_default()
-        ),
-        Some("tool_result") => format!(
-            "[tool_result {}]\n{}",
-            block_tool_id(b).unwrap_or("?"),
-            ResultContent::of(b).to_text()
-        ),
-        _ => b.to_string(),
-    }
-}
-
-fn first_line(s: &str) -> &str {
-    s.trim_start().lines().next().unwrap_or("")
 }
 
 fn clip(s: &str) -> String {
     crate::util::clip_width(s, LABEL_MAX_COLS)
-}
-
-fn is_snip_marker(s: &str) -> bool {
-    s.strip_prefix("[snipped ")
-        .and_then(|r| r.strip_suffix(" messages]"))
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// The `Full output: <path>` line of a persisted marker.
-fn persisted_path(content: &str) -> Option<String> {
-    if !content.starts_with("<persisted-output>") {
-        return None;
-    }
-    content
-        .lines()
-        .find_map(|l| l.strip_prefix("Full output: "))
-        .map(|p| p.trim().to_string())
-}
-
-fn classify(m: &Message) -> (RowKind, String, Vec<String>) {
-    let role = m.role();
-    match m.content() {
-        Content::Text(s) if role == "user" => {
-            if s.starts_with("[Compacted]") || s.starts_with("[Reactive compact]") {
-                let label = if s.starts_with("[Compacted]") {
-                    "[Compacted]"
-                } else {
-                    "[Reactive compact]"
-                };
-                let request = crate::compact::request::authoritative_request(s)
-                    .map(first_line)
-                    .unwrap_or("");
-                (
-                    RowKind::Summary,
-                    clip(&format!("{label} summary; request: {request}")),
-                    Vec::new(),
-                )
-            } else if is_snip_marker(s) {
-                (RowKind::Snip, s.to_string(), Vec::new())
-            } else {
-                (
-                    RowKind::Request,
-                    clip(&format!("request {}", first_line(s))),
-                    Vec::new(),
-                )
-            }
-        }
-        Content::Text(s) => (
-            RowKind::Text,
-            clip(&format!("text {}", first_line(s))),
-            Vec::new(),
-        ),
-        Content::Blocks(blocks) => classify_blocks(role, blocks),
-    }
-}
-
-fn classify_blocks(role: &str, blocks: &[Value]) -> (RowKind, String, Vec<String>) {
-    if role == "assistant" {
-        let uses: Vec<&Value> = blocks
-            .iter()
-            .filter(|b| block_type(b) == Some("tool_use"))
-            .collect();
-        let text = blocks
-            .iter()
-            .filter(|b| block_type(b) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .find(|t| !t.trim().is_empty())
-            .map(first_line)
-            .unwrap_or("");
-        if uses.is_empty() {
-            return (RowKind::Text, clip(&format!("text {text}")), Vec::new());
-        }
-        let calls: Vec<String> = uses
-            .iter()
-            .map(|u| {
-                format!(
-                    "{} {}",
-                    u.get("name").and_then(Value::as_str).unwrap_or("?"),
-                    u.get("input").map(Value::to_string).unwrap_or_default()
-                )
-            })
-            .collect();
-        let mut label = format!("tool_use {}", calls.join(" | "));
-        if !text.is_empty() {
-            label = format!("{label}  (text: {text})");
-        }
-        return (RowKind::ToolUse, clip(&label), Vec::new());
-    }
-    let results: Vec<&Value> = blocks
-        .iter()
-        .filter(|b| block_type(b) == Some("tool_result"))
-        .collect();
-    if results.is_empty() {
-        let text = blocks
-            .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .map(first_line)
-            .next()
-            .unwrap_or("");
-        let kind = if role == "user" {
-            RowKind::Request
-        } else {
-            RowKind::Other
-        };
-        return (kind, clip(&format!("{} {text}", kind.name())), Vec::new());
-    }
-    let mut paths = Vec::new();
-    let mut placeholders = 0;
-    let mut parts = Vec::new();
-    for r in &results {
-        let id = block_tool_id(r).unwrap_or("?");
-        let text = match ResultContent::of(r) {
-            ResultContent::Text(s) => s.to_string(),
-            other => other.to_text(),
-        };
-        if let Some(p) = persisted_path(&text) {
-            parts.push(format!("{id} <persisted-output> -> {p}"));
-            paths.push(p);
-        } else if text == MICRO_PLACEHOLDER {
-            placeholders += 1;
-            parts.push(format!("{id} {MICRO_PLACEHOLDER}"));
-        } else {
-            let err = if r.get("is_error").and_then(Value::as_bool) == Some(true) {
-                "(error) "
-            } else {
-                ""
-            };
-            parts.push(format!("{id} {err}{}", first_line(&text)));
-        }
-    }
-    let kind = if !paths.is_empty() {
-        RowKind::Persisted
-    } else if placeholders == results.len() {
-        RowKind::Placeholder
-    } else {
-        RowKind::ToolResult
-    };
-    let label = format!("{} {}", kind.name(), parts.join(" | "));
-    (kind, clip(&label), paths)
 }
 
 /// Hard-wraps `text` to `width` terminal columns, at most `max_lines` lines. The second
@@ -329,6 +127,7 @@ fn expand_tab(c: char) -> char {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compact::micro::MICRO_PLACEHOLDER;
     use crate::message::block;
     use serde_json::json;
 

@@ -17,6 +17,7 @@ mod provider_anthropic;
 mod provider_openai;
 mod provider_scripted;
 mod store_safety;
+mod timeline;
 mod tools;
 mod tui_loop;
 mod tui_pty;

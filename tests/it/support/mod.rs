@@ -105,6 +105,7 @@ impl Driver {
             estimate_chars: estimate_size(&self.history),
             messages: self.history.len(),
             summary: false,
+            request: None,
         });
     }
 
@@ -122,6 +123,7 @@ impl Driver {
             estimate_chars: pending.request().user_text.chars().count(),
             messages: 1,
             summary: true,
+            request: None,
         });
         let summary = extractive_summary_from_request(&pending.request().user_text);
         let (history, report) = pending.finish(&[summary], REQUEST);

@@ -1,0 +1,501 @@
+//! The model-call timeline: every request a session sent, what the pipeline did before
+//! each one, and where each message went.
+//!
+//! A `Timeline` is built from a stream of facts (a message appended, a stage ran, a request
+//! sent, usage reported) that either the agent's events (`Timeline::on_event`) or a replay
+//! of a recorded session (`Timeline::from_replay`) supply, so the workbench, `ctxlab export`
+//! and later views (a comparison of strategies, imported sessions) share one model. Rows are
+//! followed through each stage by the stage's own report (`lineage`), so every change
+//! between two calls is labelled with the stage that made it. Unchanged messages are shared
+//! (`Arc`) between calls: a call costs what changed, not a copy of the history.
+//!
+//! It knows messages and stage reports; it never draws, never touches a terminal and never
+//! writes a file (`html` renders a page as a string; the caller writes it).
+
+pub mod diff;
+mod events;
+pub mod html;
+pub mod label;
+pub mod lineage;
+mod svg;
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::compact::{Stage, StageReport};
+use crate::message::{Message, ToolSpec};
+use crate::provider::ModelRequest;
+use lineage::{RowEffect, RowFrom};
+
+pub use diff::{DiffOp, DiffRow, DiffSide, Fold, fold};
+
+/// Where a timeline's facts came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A live agent: the requests are exactly what the model was sent.
+    Live,
+    /// A replay of a recorded session: the pipeline ran again on its messages; the system
+    /// prompt and the tools were not recorded.
+    Replay { name: String },
+}
+
+/// One stage's effect on one row, with where and when it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Touch {
+    /// The model call the stage ran before (1-based).
+    pub call: usize,
+    /// Index into `Timeline::steps`; None for a replacement outside a stage.
+    pub step: Option<usize>,
+    pub stage: Option<Stage>,
+    pub effect: RowEffect,
+}
+
+/// A message of a request and where it came from since the previous request.
+#[derive(Debug, Clone)]
+pub struct CallRow {
+    pub message: Arc<Message>,
+    /// Its index in the previous request; None when it is new since then.
+    pub prev: Option<usize>,
+    /// Its index in `Timeline::session` when it descends from an appended message.
+    pub session: Option<usize>,
+    /// What stages did to it since the previous request (empty: unchanged or appended).
+    pub touches: Vec<Touch>,
+}
+
+/// A row that was in the previous request (or appended since) and is not in this one.
+#[derive(Debug, Clone)]
+pub struct GoneRow {
+    pub message: Arc<Message>,
+    /// Its index in the previous request; None when it was appended after it.
+    pub prev: Option<usize>,
+    pub session: Option<usize>,
+    /// The last touch is the removal.
+    pub touches: Vec<Touch>,
+}
+
+/// How a call ended, as far as the facts tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// No answer yet (or the facts stopped).
+    Pending,
+    Answered,
+    /// The API said the prompt is too long; reactive_compact ran next.
+    PromptTooLong,
+}
+
+/// One request to the model (summary requests are not calls: they belong to their stage).
+#[derive(Debug, Clone)]
+pub struct ModelCall {
+    /// 1-based.
+    pub number: usize,
+    /// The history before the pipeline ran for this call.
+    pub size_before: usize,
+    pub messages_before: usize,
+    /// The request's messages (`estimate_size`).
+    pub size_after: usize,
+    /// The stages that ran before it: a range of `Timeline::steps`.
+    pub steps: Range<usize>,
+    /// None when the source did not record it (a replay).
+    pub system: Option<Arc<str>>,
+    /// Empty when not recorded.
+    pub tools: Arc<[ToolSpec]>,
+    pub max_tokens: Option<u32>,
+    /// The request's messages, in order, with their lineage.
+    pub rows: Vec<CallRow>,
+    pub gone: Vec<GoneRow>,
+    /// The API's count of input tokens, when it reported one.
+    pub input_tokens: Option<u64>,
+    pub outcome: CallOutcome,
+}
+
+impl ModelCall {
+    pub fn messages(&self) -> impl Iterator<Item = &Message> {
+        self.rows.iter().map(|r| r.message.as_ref())
+    }
+
+    /// The request as the Anthropic Messages API receives it (`system`, `tools`,
+    /// `max_tokens`, `messages`); fields the source did not record are left out.
+    pub fn request_json(&self) -> serde_json::Value {
+        let mut out = serde_json::Map::new();
+        if let Some(system) = &self.system {
+            out.insert("system".into(), system.as_ref().into());
+        }
+        if !self.tools.is_empty() {
+            let tools = self
+                .tools
+                .iter()
+                .map(|t| serde_json::to_value(t).unwrap_or_default())
+                .collect();
+            out.insert("tools".into(), serde_json::Value::Array(tools));
+        }
+        if let Some(max) = self.max_tokens {
+            out.insert("max_tokens".into(), max.into());
+        }
+        let messages = self.rows.iter().map(|r| r.message.to_value()).collect();
+        out.insert("messages".into(), serde_json::Value::Array(messages));
+        serde_json::Value::Object(out)
+    }
+
+    /// The letters of the stages that changed something before this call, in order.
+    pub fn letters(&self, steps: &[StageStep]) -> String {
+        steps[self.steps.clone()]
+            .iter()
+            .filter(|s| s.report.changed)
+            .map(|s| lineage::stage_letter(s.report.stage))
+            .collect()
+    }
+}
+
+/// One stage that ran, changed or not.
+#[derive(Debug, Clone)]
+pub struct StageStep {
+    /// The call it ran before (1-based; `calls.len() + 1` for stages after the last call).
+    pub call: usize,
+    pub report: StageReport,
+    /// The rows around it, when it changed the history.
+    pub change: Option<StepChange>,
+}
+
+/// The history before and after a stage that changed it.
+#[derive(Debug, Clone)]
+pub struct StepChange {
+    pub before: Vec<Arc<Message>>,
+    pub after: Vec<Arc<Message>>,
+    /// Where each row after comes from.
+    pub map: Vec<RowFrom>,
+}
+
+/// A message as it was appended, and every stage that touched it or removed it since.
+#[derive(Debug, Clone)]
+pub struct SessionEntry {
+    pub message: Arc<Message>,
+    /// The call it was appended before (1-based).
+    pub before_call: usize,
+    pub touches: Vec<Touch>,
+}
+
+impl SessionEntry {
+    /// The touch that took it out of the context, if one did.
+    pub fn removal(&self) -> Option<&Touch> {
+        self.touches.iter().find(|t| {
+            matches!(
+                t.effect,
+                RowEffect::Snipped { .. } | RowEffect::Summarized { .. } | RowEffect::Replaced
+            )
+        })
+    }
+}
+
+/// A row of the history being built between two requests.
+#[derive(Debug, Clone)]
+struct Row {
+    message: Arc<Message>,
+    prev: Option<usize>,
+    session: Option<usize>,
+    touches: Vec<Touch>,
+}
+
+/// The whole model: calls, stage steps, session entries.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    pub source: Source,
+    pub context_limit: usize,
+    pub calls: Vec<ModelCall>,
+    pub steps: Vec<StageStep>,
+    pub session: Vec<SessionEntry>,
+    rows: Vec<Row>,
+    gone: Vec<GoneRow>,
+    /// Size and length of the history when the first stage since the last request ran.
+    started: Option<(usize, usize)>,
+    /// The last request was a summary request (its usage is not a call's).
+    in_summary: bool,
+    system: Option<Arc<str>>,
+    tools: Arc<[ToolSpec]>,
+}
+
+impl Timeline {
+    pub fn new(source: Source, context_limit: usize) -> Timeline {
+        Timeline {
+            source,
+            context_limit,
+            calls: Vec::new(),
+            steps: Vec::new(),
+            session: Vec::new(),
+            rows: Vec::new(),
+            gone: Vec::new(),
+            started: None,
+            in_summary: false,
+            system: None,
+            tools: Arc::from(Vec::new()),
+        }
+    }
+
+    /// The history as it stands now (after the last fact), oldest first.
+    pub fn current(&self) -> impl Iterator<Item = &Message> {
+        self.rows.iter().map(|r| r.message.as_ref())
+    }
+
+    /// The call numbered `number` (1-based).
+    pub fn call(&self, number: usize) -> Option<&ModelCall> {
+        number.checked_sub(1).and_then(|i| self.calls.get(i))
+    }
+
+    /// The stages that ran since the last request (e.g. a compaction after the turn).
+    pub fn pending_steps(&self) -> Range<usize> {
+        let start = self.calls.last().map_or(0, |c| c.steps.end);
+        start..self.steps.len()
+    }
+
+    /// The call the next fact belongs to.
+    fn next_call(&self) -> usize {
+        self.calls.len() + 1
+    }
+
+    /// A message was appended to the history.
+    pub fn appended(&mut self, message: Message) {
+        if message.role() == "assistant"
+            && let Some(c) = self.calls.last_mut()
+            && c.outcome == CallOutcome::Pending
+        {
+            c.outcome = CallOutcome::Answered;
+        }
+        let message = Arc::new(message);
+        self.session.push(SessionEntry {
+            message: Arc::clone(&message),
+            before_call: self.next_call(),
+            touches: Vec::new(),
+        });
+        self.rows.push(Row {
+            message,
+            prev: None,
+            session: Some(self.session.len() - 1),
+            touches: Vec::new(),
+        });
+    }
+
+    /// A stage ran; `after` is the history after it when it changed something.
+    pub fn stage_ran(&mut self, report: StageReport, after: Option<&[Message]>) {
+        self.started
+            .get_or_insert((report.size_before, report.messages_before));
+        if report.stage == Stage::ReactiveCompact
+            && let Some(c) = self.calls.last_mut()
+            && c.outcome == CallOutcome::Pending
+        {
+            c.outcome = CallOutcome::PromptTooLong;
+        }
+        let index = self.steps.len();
+        let call = self.next_call();
+        let change = match after {
+            Some(after) if report.changed => {
+                let map = lineage::row_map(&report)
+                    .filter(|m| m.len() == after.len())
+                    .unwrap_or_else(|| text_map(&self.rows, after));
+                Some(self.apply(&map, after, Some((index, &report))))
+            }
+            _ => None,
+        };
+        self.steps.push(StageStep {
+            call,
+            report,
+            change,
+        });
+    }
+
+    /// The history was replaced wholesale; nothing changes when it equals the current one
+    /// (the agent reports a summary's result both as a stage and as a replacement).
+    pub fn history_replaced(&mut self, history: &[Message]) {
+        if self.holds(history) {
+            return;
+        }
+        let map = text_map(&self.rows, history);
+        self.apply(&map, history, None);
+    }
+
+    /// A request went to the model. `request` is the exact request when the source has it;
+    /// without it (a replay) the request is the current history.
+    pub fn request_sent(&mut self, request: Option<&ModelRequest>, summary: bool) {
+        self.in_summary = summary;
+        if summary {
+            return;
+        }
+        let mut system = None;
+        let mut max_tokens = None;
+        if let Some(req) = request {
+            if !self.holds(&req.messages) {
+                self.history_replaced(&req.messages);
+            }
+            if self.system.as_deref() != Some(req.system.as_str()) {
+                self.system = Some(Arc::from(req.system.as_str()));
+            }
+            if *self.tools != *req.tools {
+                self.tools = Arc::from(req.tools.clone());
+            }
+            system = self.system.clone();
+            max_tokens = Some(req.max_tokens);
+        }
+        let size_after = rows_size(&self.rows);
+        let (size_before, messages_before) =
+            self.started.take().unwrap_or((size_after, self.rows.len()));
+        let start = self.calls.last().map_or(0, |c| c.steps.end);
+        let rows: Vec<CallRow> = self
+            .rows
+            .iter_mut()
+            .enumerate()
+            .map(|(j, r)| {
+                let row = CallRow {
+                    message: Arc::clone(&r.message),
+                    prev: r.prev,
+                    session: r.session,
+                    touches: std::mem::take(&mut r.touches),
+                };
+                r.prev = Some(j);
+                row
+            })
+            .collect();
+        let tools = if request.is_some() {
+            Arc::clone(&self.tools)
+        } else {
+            Arc::from(Vec::new())
+        };
+        self.calls.push(ModelCall {
+            number: self.calls.len() + 1,
+            size_before,
+            messages_before,
+            size_after,
+            steps: start..self.steps.len(),
+            system,
+            tools,
+            max_tokens,
+            rows,
+            gone: std::mem::take(&mut self.gone),
+            input_tokens: None,
+            outcome: CallOutcome::Pending,
+        });
+    }
+
+    /// The API reported usage for the last request.
+    pub fn usage(&mut self, input_tokens: Option<u64>) {
+        if self.in_summary {
+            return;
+        }
+        if let (Some(t), Some(c)) = (input_tokens, self.calls.last_mut()) {
+            c.input_tokens = Some(t);
+        }
+    }
+
+    /// Whether the current rows are `history`, message for message.
+    fn holds(&self, history: &[Message]) -> bool {
+        history.len() == self.rows.len()
+            && history
+                .iter()
+                .zip(&self.rows)
+                .all(|(m, r)| m.estimate_size() == r.message.estimate_size() && *m == *r.message)
+    }
+
+    /// Moves the working rows through one change; returns the rows around it.
+    fn apply(
+        &mut self,
+        map: &[RowFrom],
+        after: &[Message],
+        stage: Option<(usize, &StageReport)>,
+    ) -> StepChange {
+        let call = self.next_call();
+        let touch = |effect: RowEffect| Touch {
+            call,
+            step: stage.map(|(i, _)| i),
+            stage: stage.map(|(_, r)| r.stage),
+            effect,
+        };
+        let before: Vec<Arc<Message>> = self.rows.iter().map(|r| Arc::clone(&r.message)).collect();
+        let mut old: Vec<Option<Row>> = std::mem::take(&mut self.rows)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let marker = map
+            .iter()
+            .position(|f| *f == RowFrom::New)
+            .and_then(|j| after.get(j))
+            .and_then(|m| m.text())
+            .map(str::to_string);
+        let mut rows = Vec::with_capacity(map.len());
+        for (j, from) in map.iter().enumerate() {
+            let row = match *from {
+                RowFrom::Kept(i) => old.get_mut(i).and_then(Option::take),
+                RowFrom::Changed(i) => old.get_mut(i).and_then(Option::take).map(|mut r| {
+                    let effects = match stage {
+                        Some((_, report)) => lineage::in_place_effects(report, i),
+                        None => vec![RowEffect::Replaced],
+                    };
+                    for e in effects {
+                        let t = touch(e);
+                        if let Some(s) = r.session.and_then(|s| self.session.get_mut(s)) {
+                            s.touches.push(t.clone());
+                        }
+                        r.touches.push(t);
+                    }
+                    r.message = Arc::new(after[j].clone());
+                    r
+                }),
+                RowFrom::New => None,
+            };
+            rows.push(row.unwrap_or_else(|| Row {
+                message: Arc::new(after[j].clone()),
+                prev: None,
+                session: None,
+                touches: vec![touch(match stage {
+                    Some((_, report)) => lineage::new_row_effect(report),
+                    None => RowEffect::Replaced,
+                })],
+            }));
+        }
+        let removal = match stage {
+            Some((_, report)) => lineage::removal_effect(report, marker.as_deref()),
+            None => RowEffect::Replaced,
+        };
+        for mut r in old.into_iter().flatten() {
+            let t = touch(removal.clone());
+            if let Some(s) = r.session.and_then(|s| self.session.get_mut(s)) {
+                s.touches.push(t.clone());
+            }
+            r.touches.push(t);
+            self.gone.push(GoneRow {
+                message: r.message,
+                prev: r.prev,
+                session: r.session,
+                touches: r.touches,
+            });
+        }
+        self.rows = rows;
+        StepChange {
+            before,
+            after: self.rows.iter().map(|r| Arc::clone(&r.message)).collect(),
+            map: map.to_vec(),
+        }
+    }
+}
+
+/// `estimate_size` of the rows, from each message's cached size.
+fn rows_size(rows: &[Row]) -> usize {
+    let items: usize = rows.iter().map(|r| r.message.estimate_size()).sum();
+    2 + items + 2 * rows.len().saturating_sub(1)
+}
+
+/// A map by equal text, for a replacement no report describes: each new message takes
+/// the next equal old one in order; anything else is new.
+fn text_map(old: &[Row], new: &[Message]) -> Vec<RowFrom> {
+    let mut next = 0;
+    new.iter()
+        .map(|m| {
+            let size = m.estimate_size();
+            let found = (next..old.len())
+                .find(|&k| old[k].message.estimate_size() == size && *old[k].message == *m);
+            match found {
+                Some(k) => {
+                    next = k + 1;
+                    RowFrom::Kept(k)
+                }
+                None => RowFrom::New,
+            }
+        })
+        .collect()
+}
