@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
+use ctxlab::commands::export::{export_page, write_page};
 use ctxlab::commands::pipeline::{parse_history_input, pipeline_report};
 use ctxlab::commands::replay::{ReplayCommandError, run_replay};
 use ctxlab::compact::PipelineConfig;
@@ -37,6 +38,9 @@ enum Command {
     Pipeline(PipelineArgs),
     /// Replay a recorded session through the pipeline, model call by model call.
     Replay(ReplayArgs),
+    /// Write a recorded session's timeline (plot, every stage event with its diff, the
+    /// summaries, the final history) as one self-contained HTML page.
+    Export(ExportArgs),
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -139,6 +143,23 @@ struct ReplayArgs {
     thresholds: Thresholds,
 }
 
+#[derive(Debug, Args)]
+struct ExportArgs {
+    /// A session: a transcript (one message per line) or a JSON array of messages.
+    session: PathBuf,
+    /// The HTML file to write (replaced when it exists).
+    #[arg(long, value_name = "FILE.html")]
+    out: PathBuf,
+    /// The summary every compaction gets (default: an extractive summary of the history).
+    #[arg(long, value_name = "TEXT")]
+    summary_text: Option<String>,
+    /// Unix seconds used in transcript names (default: the current time).
+    #[arg(long, value_name = "UNIX_SECONDS")]
+    now: Option<u64>,
+    #[command(flatten)]
+    thresholds: Thresholds,
+}
+
 /// A failure the user caused (bad file, bad flag): exit 2 with one line.
 #[derive(Debug)]
 struct UsageError(String);
@@ -157,6 +178,7 @@ fn main() -> ExitCode {
         Some(Command::Run(args)) => cmd_run(args),
         Some(Command::Pipeline(args)) => cmd_pipeline(args),
         Some(Command::Replay(args)) => cmd_replay(args),
+        Some(Command::Export(args)) => cmd_export(args),
         None => cmd_workbench(cli.agent),
     };
     match result {
@@ -238,6 +260,38 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<()> {
         Err(ReplayCommandError::Output(e)) => Err(e).context("cannot write to stdout"),
         Err(e) => Err(e.into()),
     }
+}
+
+fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
+    let config = config_from(&args.thresholds)?;
+    // The session loader: the one `ctxlab replay` uses.
+    let text = read_input(&args.session)?;
+    let session =
+        parse_session(&text).map_err(|e| UsageError(format!("{}: {e}", args.session.display())))?;
+    let name = args
+        .session
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| args.session.display().to_string());
+    let root = args
+        .session
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let options = ReplayOptions {
+        config,
+        summary_text: args.summary_text,
+        now_secs: now_secs(args.now),
+    };
+    let (page, totals) = export_page(&name, session, root, &options)?;
+    write_page(&args.out, &page)?;
+    eprintln!(
+        "wrote {} ({} model calls, {} bytes)",
+        args.out.display(),
+        totals.calls,
+        page.len()
+    );
+    Ok(())
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod agent;
+pub mod html;
 pub mod tour;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,44 @@
+//! `ctxlab export SESSION --out FILE.html`: a recorded session replayed through the
+//! pipeline into a timeline, written as one self-contained HTML page
+//! (`timeline::html::page`, the same page the workbench's `/export` writes). The replay
+//! runs on a dry-run store: nothing is written but the page.
+
+use std::path::Path;
+
+use crate::message::Message;
+use crate::replay::{ReplayOptions, ReplayTotals};
+use crate::store::{Store, StoreError};
+use crate::timeline::{Timeline, html};
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("the replay failed: {0}")]
+    Replay(#[from] StoreError),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// The page for `session` (named `name` in its title), replayed with `options`; file
+/// names are decided as in a workspace at `root`, which is never written.
+pub fn export_page(
+    name: &str,
+    session: Vec<Message>,
+    root: &Path,
+    options: &ReplayOptions,
+) -> Result<(String, ReplayTotals), ExportError> {
+    let store = Store::new(root).dry_run();
+    let (timeline, totals) = Timeline::from_replay(name, session, &store, options)?;
+    Ok((html::page(&timeline), totals))
+}
+
+/// Writes `page` to `out`, replacing a file that is there.
+pub fn write_page(out: &Path, page: &str) -> Result<(), ExportError> {
+    std::fs::write(out, page).map_err(|source| ExportError::Write {
+        path: out.display().to_string(),
+        source,
+    })
+}

@@ -1,0 +1,162 @@
+//! The exported page: one self-contained, well-formed HTML file holding the timeline plot,
+//! every stage event with its reason and diff, the summaries and the final history; all
+//! text escaped. Checked with the parser-level check in `common::html` (no browser in CI).
+
+use std::path::Path;
+
+use crate::common::html::check;
+use crate::common::tour::tour;
+use assert_cmd::Command;
+use ctxlab::agent::AgentEvent;
+use ctxlab::message::{Message, block};
+use ctxlab::timeline::html::{escape, page};
+use ctxlab::timeline::{Source, Timeline};
+use serde_json::{Value, json};
+
+fn tour_page() -> String {
+    let mut t = Timeline::new(Source::Live, 0);
+    for ev in &tour().events {
+        t.on_event(ev);
+    }
+    page(&t)
+}
+
+#[test]
+fn the_tour_page_holds_every_stage_event_of_the_tour() {
+    let html = tour_page();
+    check(&html).unwrap();
+    let mut changed = 0;
+    for ev in &tour().events {
+        let AgentEvent::StageRan { report, .. } = ev else {
+            continue;
+        };
+        // Every stage that ran is on the page with its reason; a changed one also with
+        // its one-line summary and its diff.
+        let line = escape(&format!("{}: {}", report.stage.name(), report.reason));
+        assert!(html.contains(&line), "missing {line}");
+        if report.changed {
+            changed += 1;
+            assert!(
+                html.contains(&escape(&report.summary())),
+                "{}",
+                report.summary()
+            );
+        }
+    }
+    assert_eq!(html.matches("<details class=\"stage\"").count(), changed);
+    assert_eq!(html.matches("<table class=\"diff\">").count(), changed);
+    for stage in ctxlab::compact::Stage::ALL {
+        assert!(html.contains(stage.name()), "{}", stage.name());
+    }
+    assert!(html.contains("<svg"), "the plot");
+    assert!(html.contains("<h2 id=\"summaries\">"));
+    // Each summary the tour made is on the page (the [Compacted] and [Reactive compact]).
+    assert!(html.contains("[Compacted]") && html.contains("[Reactive compact]"));
+    assert!(html.contains("<h2 id=\"final\">"));
+    assert!(html.contains("unchanged rows"), "unchanged runs are folded");
+}
+
+#[test]
+fn text_is_escaped_everywhere() {
+    let hostile = "<script>alert('x')</script> & \"quotes\"";
+    let mut t = Timeline::new(
+        Source::Replay {
+            name: "<b>x</b>.jsonl".into(),
+        },
+        50_000,
+    );
+    t.appended(Message::user_text(hostile));
+    t.request_sent(None, false);
+    t.appended(Message::assistant_blocks(vec![
+        block::text(hostile),
+        block::tool_use("t1", "bash", json!({"command": hostile})),
+    ]));
+    let html = page(&t);
+    check(&html).unwrap();
+    assert!(!html.contains("<script>"));
+    assert!(!html.contains("<b>x</b>"));
+    assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
+}
+
+fn replay_json(file: &Path) -> Vec<Value> {
+    let ws = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("ctxlab")
+        .unwrap()
+        .args([
+            "replay",
+            "--json",
+            "--now",
+            "1700000000",
+            "--summary-text",
+            "facts",
+        ])
+        .arg(file)
+        .arg("--workspace")
+        .arg(ws.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn ctxlab_export_writes_a_page_with_every_stage_the_replay_finds() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("every-stage.html");
+    Command::cargo_bin("ctxlab")
+        .unwrap()
+        .args([
+            "export",
+            "--now",
+            "1700000000",
+            "--summary-text",
+            "facts",
+            "--out",
+        ])
+        .arg(&out)
+        .arg(&example)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    check(&html).unwrap();
+    assert!(html.contains("replay of every-stage.json"));
+    let records = replay_json(&example);
+    let mut stages = 0;
+    for record in &records[..records.len() - 1] {
+        for report in record["reports"].as_array().unwrap() {
+            stages += 1;
+            let line = format!(
+                "{}: {}",
+                report["stage"].as_str().unwrap(),
+                report["reason"].as_str().unwrap()
+            );
+            assert!(html.contains(&escape(&line)), "missing {line}");
+        }
+    }
+    assert!(stages > 0);
+    assert_eq!(html.matches("<details class=\"stage\"").count(), stages);
+    // Nothing was written next to the session.
+    assert!(!example.parent().unwrap().join(".transcripts").exists());
+    assert!(!example.parent().unwrap().join(".task_outputs").exists());
+}
+
+#[test]
+fn a_session_that_is_not_one_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{not json").unwrap();
+    let out = dir.path().join("x.html");
+    Command::cargo_bin("ctxlab")
+        .unwrap()
+        .args(["export", "--out"])
+        .arg(&out)
+        .arg(&bad)
+        .assert()
+        .code(2);
+    assert!(!out.exists());
+}
