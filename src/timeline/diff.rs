@@ -71,21 +71,26 @@ pub enum Fold {
 /// Folds runs of unchanged lines longer than `2 * context + 1`, keeping `context` lines on
 /// each side of a change (and at the ends next to one).
 pub fn fold(rows: &[DiffRow], context: usize) -> Vec<Fold> {
+    fold_by(rows.len(), |i| rows[i].op == DiffOp::Same, context)
+}
+
+/// `fold` over any list of `len` lines where `same(i)` says line `i` is unchanged.
+pub fn fold_by(len: usize, same: impl Fn(usize) -> bool, context: usize) -> Vec<Fold> {
     let mut out = Vec::new();
     let mut i = 0;
-    while i < rows.len() {
-        if rows[i].op != DiffOp::Same {
+    while i < len {
+        if !same(i) {
             out.push(Fold::Line(i));
             i += 1;
             continue;
         }
         let start = i;
-        while i < rows.len() && rows[i].op == DiffOp::Same {
+        while i < len && same(i) {
             i += 1;
         }
         let end = i;
         let keep_head = if start == 0 { 0 } else { context };
-        let keep_tail = if end == rows.len() { 0 } else { context };
+        let keep_tail = if end == len { 0 } else { context };
         if end - start > keep_head + keep_tail + 1 {
             out.extend((start..start + keep_head).map(Fold::Line));
             out.push(Fold::Folded {
@@ -282,6 +287,53 @@ impl Timeline {
                 }
             })
             .collect()
+    }
+}
+
+impl Timeline {
+    /// For a snip step: what its cut held and how much of the session snips removed so
+    /// far, e.g. `3 rows cut here (2 messages, 1 earlier marker); 8 messages snipped so
+    /// far`. The marker's own number counts only this cut, earlier markers included (the
+    /// lesson's text, kept), so a second snip's `[snipped 3 messages]` can stand for
+    /// eleven messages in all; this sentence says so.
+    pub fn snip_note(&self, step: usize) -> Option<String> {
+        let s = self.steps.get(step)?;
+        let change = s.change.as_ref()?;
+        let removed = s.report.changes.iter().find_map(|c| match c {
+            crate::compact::Change::Snipped { removed, .. } => Some(*removed),
+            _ => None,
+        })?;
+        let markers = (0..change.before.len())
+            .filter(|i| !change.map.iter().any(|f| f.old() == Some(*i)))
+            .filter(|&i| {
+                change.before[i]
+                    .text()
+                    .is_some_and(super::label::is_snip_marker)
+            })
+            .count();
+        let so_far = self
+            .session
+            .iter()
+            .filter(|e| {
+                e.touches.iter().any(|t| {
+                    t.step.is_some_and(|k| k <= step)
+                        && matches!(t.effect, RowEffect::Snipped { .. })
+                })
+            })
+            .count();
+        let held = match markers {
+            0 => crate::util::plural(removed, "message"),
+            m => format!(
+                "{}, {} earlier marker{}",
+                crate::util::plural(removed - m, "message"),
+                m,
+                if m == 1 { "" } else { "s" }
+            ),
+        };
+        Some(format!(
+            "{removed} rows cut here ({held}); {} snipped so far",
+            crate::util::plural(so_far, "session message")
+        ))
     }
 }
 

@@ -210,6 +210,9 @@ fn stage_events(s: &mut String, t: &Timeline) {
             escape(&r.reason),
             escape(&r.summary())
         );
+        if let Some(note) = t.snip_note(i) {
+            let _ = writeln!(s, "<p>{}</p>", escape(&note));
+        }
         if !r.files_written.is_empty() {
             s.push_str("<p>files written: ");
             let files: Vec<String> = r

@@ -27,7 +27,7 @@ use crate::message::{Message, ToolSpec};
 use crate::provider::ModelRequest;
 use lineage::{RowEffect, RowFrom};
 
-pub use diff::{DiffOp, DiffRow, DiffSide, Fold, fold};
+pub use diff::{DiffOp, DiffRow, DiffSide, Fold, fold, fold_by};
 
 /// Where a timeline's facts came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

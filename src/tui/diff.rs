@@ -1,34 +1,96 @@
-//! The before/after diff of a message list around one stage, as data for the diff view.
+//! Diff lines for the diff view: from the timeline's structural diffs (a stage, or one
+//! call's request against the previous one), each line labelled with the stage that made
+//! it; or, for a replacement no stage reported, from the rows' shared identity.
 //!
-//! Rows that survive a stage share one `MessageInfo` (the app reuses it when a replaced
-//! history holds an equal message), so matching is by `uid` and the alignment is
-//! monotonic. This module computes lines; it does not draw them and keeps no view state.
+//! Rows that survive a change share one `MessageInfo` (the app reuses it for rows a stage's
+//! report says it kept), so that matching is by `uid` and the alignment is monotonic. This
+//! module computes lines; it does not draw them and keeps no view state.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::rows::MessageInfo;
+use crate::timeline::lineage::RowEffect;
+use crate::timeline::{DiffRow, Touch};
 
-/// What happened to one row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiffOp {
-    Same,
-    Removed,
-    Added,
-    /// An old row replaced in place by a new one (persisted, placeholder, summary).
-    Changed,
+pub use crate::timeline::DiffOp;
+
+/// One side of a diff line: the row's index in its list (None: a row appended after the
+/// previous call and gone before this one) and the row.
+#[derive(Debug, Clone)]
+pub struct DiffCell {
+    pub index: Option<usize>,
+    pub info: Arc<MessageInfo>,
 }
 
-/// One line of the unified diff: the old row, the new row, or both.
+/// One line of the unified diff: the old row, the new row, or both, and why.
 #[derive(Debug, Clone)]
 pub struct DiffLine {
     pub op: DiffOp,
-    pub old: Option<(usize, Arc<MessageInfo>)>,
-    pub new: Option<(usize, Arc<MessageInfo>)>,
+    pub old: Option<DiffCell>,
+    pub new: Option<DiffCell>,
+    /// The stages that made it and what they did; empty for unchanged rows.
+    pub cause: String,
+    /// The short name of the stage (or `appended`) for the cause column.
+    pub tag: &'static str,
 }
 
-/// Aligns `before` and `after`: common rows in order, and between them the removed rows
-/// paired with the added ones as changes.
+fn cell(index: usize, info: &Arc<MessageInfo>) -> Option<DiffCell> {
+    Some(DiffCell {
+        index: Some(index),
+        info: Arc::clone(info),
+    })
+}
+
+/// The short name of what made a line.
+fn tag_of(touches: &[Touch]) -> &'static str {
+    match touches.last() {
+        Some(Touch { stage: Some(s), .. }) => crate::tui::panes::events::short_name(*s),
+        Some(Touch {
+            effect: RowEffect::Appended,
+            ..
+        }) => "appended",
+        Some(_) => "replaced",
+        None => "",
+    }
+}
+
+/// The timeline's structural diff as lines; `info` turns a message into a row (callers
+/// reuse rows they already have).
+pub fn from_timeline(
+    rows: &[DiffRow],
+    mut info: impl FnMut(&Arc<crate::message::Message>) -> Arc<MessageInfo>,
+) -> Vec<DiffLine> {
+    rows.iter()
+        .map(|r| {
+            let side = |s: &Option<crate::timeline::DiffSide>,
+                        info: &mut dyn FnMut(&Arc<crate::message::Message>) -> Arc<MessageInfo>| {
+                s.as_ref().map(|s| DiffCell {
+                    index: s.index,
+                    info: info(&s.message),
+                })
+            };
+            let causes: Vec<String> = r
+                .touches
+                .iter()
+                .map(|t| match t.stage {
+                    Some(stage) => format!("{}: {}", stage.name(), t.effect.describe()),
+                    None => t.effect.describe(),
+                })
+                .collect();
+            DiffLine {
+                op: r.op,
+                old: side(&r.old, &mut info),
+                new: side(&r.new, &mut info),
+                cause: causes.join("; "),
+                tag: tag_of(&r.touches),
+            }
+        })
+        .collect()
+}
+
+/// Aligns `before` and `after` by shared rows (a replacement outside any stage): common
+/// rows in order, and between them the removed rows paired with the added ones as changes.
 pub fn diff_rows(before: &[Arc<MessageInfo>], after: &[Arc<MessageInfo>]) -> Vec<DiffLine> {
     let old_ids: HashSet<u64> = before.iter().map(|m| m.uid).collect();
     let new_ids: HashSet<u64> = after.iter().map(|m| m.uid).collect();
@@ -38,8 +100,10 @@ pub fn diff_rows(before: &[Arc<MessageInfo>], after: &[Arc<MessageInfo>]) -> Vec
         if i < before.len() && j < after.len() && before[i].uid == after[j].uid {
             out.push(DiffLine {
                 op: DiffOp::Same,
-                old: Some((i, before[i].clone())),
-                new: Some((j, after[j].clone())),
+                old: cell(i, &before[i]),
+                new: cell(j, &after[j]),
+                cause: String::new(),
+                tag: "",
             });
             i += 1;
             j += 1;
@@ -74,23 +138,29 @@ pub fn diff_rows(before: &[Arc<MessageInfo>], after: &[Arc<MessageInfo>]) -> Vec
             for k in 0..pairs {
                 out.push(DiffLine {
                     op: DiffOp::Changed,
-                    old: Some((removed[k], before[removed[k]].clone())),
-                    new: Some((added[k], after[added[k]].clone())),
+                    old: cell(removed[k], &before[removed[k]]),
+                    new: cell(added[k], &after[added[k]]),
+                    cause: "replaced".into(),
+                    tag: "replaced",
                 });
             }
         } else {
             for &r in &removed {
                 out.push(DiffLine {
                     op: DiffOp::Removed,
-                    old: Some((r, before[r].clone())),
+                    old: cell(r, &before[r]),
                     new: None,
+                    cause: "replaced".into(),
+                    tag: "replaced",
                 });
             }
             for &a in &added {
                 out.push(DiffLine {
                     op: DiffOp::Added,
                     old: None,
-                    new: Some((a, after[a].clone())),
+                    new: cell(a, &after[a]),
+                    cause: "replaced".into(),
+                    tag: "replaced",
                 });
             }
         }

@@ -11,7 +11,7 @@ pub enum Action {
     Help,
     NextPane,
     PrevPane,
-    /// 1-5.
+    /// 1-6.
     FocusPane(u8),
     Up,
     Down,
@@ -33,6 +33,10 @@ pub enum Action {
     Refresh,
     /// Start typing in the input box (`i`, or `:`).
     Type,
+    /// Open or close the model-call timeline (`t`).
+    Timeline,
+    /// The diff of the stage that removed or changed the selected message (`d`).
+    ShowDiff,
 }
 
 /// Ctrl-C: cancel the turn; a second one within a second quits. Checked before any map.
@@ -48,7 +52,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('?') => Action::Help,
         KeyCode::Tab => Action::NextPane,
         KeyCode::BackTab => Action::PrevPane,
-        KeyCode::Char(c @ '1'..='5') => Action::FocusPane(c as u8 - b'0'),
+        KeyCode::Char(c @ '1'..='6') => Action::FocusPane(c as u8 - b'0'),
         KeyCode::Char('k') | KeyCode::Up => Action::Up,
         KeyCode::Char('j') | KeyCode::Down => Action::Down,
         KeyCode::Char('u') if ctrl => Action::PageUp,
@@ -70,6 +74,8 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('o') => Action::OpenFull,
         KeyCode::Char('R') => Action::Refresh,
         KeyCode::Char('i') | KeyCode::Char(':') => Action::Type,
+        KeyCode::Char('t') => Action::Timeline,
+        KeyCode::Char('d') if !ctrl => Action::ShowDiff,
         _ => return None,
     })
 }
@@ -79,8 +85,8 @@ pub const HELP: &[(&str, &str)] = &[
     ("", "Everywhere"),
     ("Tab / Shift-Tab", "next / previous pane"),
     (
-        "1 2 3 4 5",
-        "conversation, events, outputs, transcripts, input",
+        "1 2 3 4 5 6",
+        "conversation, events, outputs, transcripts, input, timeline",
     ),
     ("?", "this help (Esc closes)"),
     ("Ctrl-C", "cancel the running turn; twice within 1 s: quit"),
@@ -94,9 +100,17 @@ pub const HELP: &[(&str, &str)] = &[
     ("Enter", "expand row / open diff / open file"),
     ("Esc", "close overlay or transcript, stop a load"),
     ("i or :", "type in the input box"),
+    (
+        "/  n  N",
+        "search conversation, full session, events; next / previous hit",
+    ),
     ("", "Conversation (1)"),
     ("v", "toggle: what the model sees / full session"),
     ("o", "open the selected message in the viewer"),
+    (
+        "d",
+        "full session: the diff of the stage that removed or changed the row",
+    ),
     (
         "row",
         "tag (B S M C R = stage that touched it), #, role, kind, chars, ~tok",
@@ -112,8 +126,30 @@ pub const HELP: &[(&str, &str)] = &[
     ("m", "jump to the conversation row pointing at the file"),
     ("r", "replay the transcript through the pipeline"),
     ("R", "refresh the file lists"),
+    ("", "Timeline (6 or t)"),
+    (
+        "j k",
+        "select a model call; the conversation shows its request",
+    ),
+    (
+        "Enter",
+        "diff of the call's request against the previous call's",
+    ),
+    ("o", "the call's exact request as JSON"),
+    ("Esc / t", "back to the live conversation"),
+    (
+        "plot",
+        "░ history before the pipeline, █ request sent, ┄ the limit",
+    ),
+    ("", "Diff"),
+    ("n  N", "next / previous change"),
+    (
+        "Enter",
+        "a change's text before and after; unfold a folded run",
+    ),
     ("", "Viewer"),
     ("/  n  N", "search, next match, previous match"),
+    ("w, h l", "wrap long lines or not; scroll sideways"),
     ("", "Input (5)"),
     ("Enter", "send"),
     ("Shift-Enter / Alt-Enter", "new line"),
@@ -121,6 +157,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("/compact [focus]", "compact the history now"),
     ("/config", "edit the pipeline thresholds"),
     ("/step", "toggle step mode"),
+    ("/export [FILE]", "write the timeline as one HTML page"),
     ("Esc", "leave the input box"),
     ("", "Config panel"),
     ("j k, Enter, Enter", "select, edit, apply (Esc cancels)"),

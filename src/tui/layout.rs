@@ -24,6 +24,12 @@ pub struct Areas {
 
 /// None when the terminal is below 80x24.
 pub fn areas(area: Rect, input_lines: usize) -> Option<Areas> {
+    areas_for(area, input_lines, false)
+}
+
+/// `areas`, with the bottom strip of a narrow screen taller while the timeline is open
+/// (it takes the gauge's and the events' place and needs room for its plot and list).
+pub fn areas_for(area: Rect, input_lines: usize, timeline: bool) -> Option<Areas> {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         return None;
     }
@@ -44,7 +50,11 @@ pub fn areas(area: Rect, input_lines: usize) -> Option<Areas> {
             Layout::vertical([Constraint::Length(gauge_h), Constraint::Min(3)]).areas(side);
         (main, gauge, events)
     } else {
-        let bottom_h = (middle.height / 3).clamp(7, 12);
+        let bottom_h = if timeline {
+            (middle.height / 2).clamp(9, 16)
+        } else {
+            (middle.height / 3).clamp(7, 12)
+        };
         let [main, bottom] =
             Layout::vertical([Constraint::Min(5), Constraint::Length(bottom_h)]).areas(middle);
         let [gauge, events] =
@@ -60,6 +70,31 @@ pub fn areas(area: Rect, input_lines: usize) -> Option<Areas> {
         input,
         hints,
     })
+}
+
+/// The timeline pane: where the gauge and the events are.
+pub fn timeline_area(a: &Areas) -> Rect {
+    a.gauge.union(a.events)
+}
+
+/// The timeline pane's inside cut into the plot and the call list: side by side in a low
+/// strip, the plot above the list in a column.
+pub fn timeline_parts(area: Rect) -> (Rect, Rect) {
+    let inner = inner(area);
+    if inner.height < 14 && inner.width >= 60 {
+        let [plot, list] =
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .areas(inner);
+        (plot, list)
+    } else {
+        split_top(inner, (inner.height / 3).clamp(4, 12))
+    }
+}
+
+/// Call rows the timeline's list shows (its header line excluded).
+pub fn timeline_list_rows(a: Areas) -> usize {
+    let (_, list) = timeline_parts(timeline_area(&a));
+    (list.height as usize).saturating_sub(1)
 }
 
 /// The inside of a bordered box.

@@ -119,6 +119,33 @@ pub fn wrap_lines(text: &str, width: usize, max_lines: usize) -> (Vec<String>, b
     (out, false)
 }
 
+/// Wraps `text` at spaces to `width` columns; a word longer than a line (a path) is cut
+/// hard. For headers, where a word split in two reads badly.
+pub fn word_wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    for para in text.split('\n') {
+        let mut line = String::new();
+        for word in para.split(' ') {
+            let need = crate::util::display_width(word) + usize::from(!line.is_empty());
+            if !line.is_empty() && crate::util::display_width(&line) + need > width {
+                out.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+            while crate::util::display_width(&line) > width {
+                let (pieces, _) = wrap_lines(&line, width, 2);
+                out.push(pieces[0].clone());
+                line = line.chars().skip(pieces[0].chars().count()).collect();
+            }
+        }
+        out.push(line);
+    }
+    out
+}
+
 /// Tabs would make the terminal jump; one space keeps columns predictable.
 fn expand_tab(c: char) -> char {
     if c == '\t' { ' ' } else { c }
@@ -163,6 +190,15 @@ mod tests {
         )]));
         assert_eq!(p.kind, RowKind::Persisted);
         assert_eq!(p.persisted_paths, vec![".task_outputs/tool-results/t.txt"]);
+    }
+
+    #[test]
+    fn word_wrap_breaks_at_spaces_and_cuts_long_words() {
+        assert_eq!(word_wrap("one two three", 7), vec!["one two", "three"]);
+        let lines = word_wrap("to .task_outputs/x.txt end", 10);
+        assert_eq!(lines, vec!["to", ".task_outp", "uts/x.txt", "end"]);
+        // Nothing is lost: the path reads whole across the cut.
+        assert!(lines.concat().contains(".task_outputs/x.txt"));
     }
 
     #[test]

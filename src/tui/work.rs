@@ -1,11 +1,11 @@
 //! The TUI's slow work: listing the workspace's stored files, counting a transcript's
 //! messages, loading a transcript, replaying it through the pipeline, counting its tokens,
-//! reading a persisted output. `App::update` asks for it as data (`Effect::Work`); the loop
+//! reading a persisted output, writing the exported timeline page. `App::update` asks for it as data (`Effect::Work`); the loop
 //! runs `Work::run` on tokio's blocking pool and hands the `Done` back as `Msg::Done`, so a
 //! 50 MB transcript never freezes the screen.
 //!
 //! Nothing here touches `App` or the terminal. A job reads only under the workspace root it
-//! is given and writes nothing: a replay runs on a dry-run store, through the library's one
+//! is given and writes nothing but an export the user asked for: a replay runs on a dry-run store, through the library's one
 //! replay loop (`crate::replay`, via `tui::replay`).
 
 use std::fmt;
@@ -22,6 +22,7 @@ use super::rows::MessageInfo;
 use crate::compact::PipelineConfig;
 use crate::message::Message;
 use crate::store::{Store, StoredFile};
+use crate::timeline::{Timeline, html};
 
 /// Identifies one request for a job the screen waits for; a result whose id is no longer
 /// awaited (the user moved on) is dropped.
@@ -103,6 +104,30 @@ pub enum Work {
         root: PathBuf,
         relative: String,
     },
+    /// Write the timeline as one HTML page (`timeline::html::page`) to `out`, or to a new
+    /// `ctxlab-timeline.html` (`-2`, `-3`, ... when taken) in the current directory.
+    /// A relative `out` is taken from the current directory.
+    Export {
+        timeline: SharedTimeline,
+        out: Option<PathBuf>,
+    },
+}
+
+/// A copy of the timeline handed to a job. Compared by address: effects are compared in
+/// tests, a timeline never is.
+#[derive(Clone)]
+pub struct SharedTimeline(pub Arc<Timeline>);
+
+impl PartialEq for SharedTimeline {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl fmt::Debug for SharedTimeline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SharedTimeline({} calls)", self.0.calls.len())
+    }
 }
 
 /// A parsed transcript.
@@ -146,6 +171,10 @@ pub enum Done {
         id: JobId,
         relative: String,
         result: Result<Vec<String>, String>,
+    },
+    /// The page was written to this path (with the calls it holds), or why not.
+    Exported {
+        result: Result<(PathBuf, usize), String>,
     },
 }
 
@@ -208,8 +237,49 @@ impl Work {
                 id,
                 relative,
             },
+            Work::Export { timeline, out } => Done::Exported {
+                result: export(&timeline.0, out.as_deref())
+                    .map(|path| (path, timeline.0.calls.len())),
+            },
         }
     }
+}
+
+/// Name of the page `/export` writes when no file is given.
+pub const EXPORT_NAME: &str = "ctxlab-timeline";
+
+/// Writes the page; returns where. A named file is replaced; the default name never is.
+pub fn export(timeline: &Timeline, out: Option<&Path>) -> Result<PathBuf, String> {
+    let page = html::page(timeline);
+    let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
+    if let Some(out) = out {
+        let path = cwd.join(out);
+        std::fs::write(&path, &page)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        return Ok(path);
+    }
+    for n in 1..10_000 {
+        let name = if n == 1 {
+            format!("{EXPORT_NAME}.html")
+        } else {
+            format!("{EXPORT_NAME}-{n}.html")
+        };
+        let path = cwd.join(name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                return io::Write::write_all(&mut f, page.as_bytes())
+                    .map(|_| path.clone())
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()));
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("cannot write {}: {e}", path.display())),
+        }
+    }
+    Err(format!("every {EXPORT_NAME}-N.html name is taken"))
 }
 
 /// The browsers' lists, with ages from `now`. Reads directories only, never a file.

@@ -1,6 +1,7 @@
 //! What each `AgentEvent` does to the view: the mirror grows or is replaced, stage reports
-//! become event rows with their diffs, the run state follows the turn, and stage writes ask
-//! for a file listing. Never sends commands back: events only inform.
+//! become event rows with their diffs, the timeline takes every event, the run state
+//! follows the turn, and stage writes ask for a file listing. Never sends commands back:
+//! events only inform.
 
 use super::{App, Effect, EventKind, RunState};
 use crate::agent::events::AgentEvent;
@@ -8,6 +9,7 @@ use crate::agent::events::AgentEvent;
 impl App {
     pub(super) fn on_agent(&mut self, ev: AgentEvent) -> Vec<Effect> {
         let mut effects = Vec::new();
+        self.timeline.on_event(&ev);
         match ev {
             AgentEvent::Ready {
                 provider,
@@ -42,6 +44,9 @@ impl App {
                     effects.push(self.refresh_files());
                 }
                 self.push_event(EventKind::Stage { report, diff });
+                // The timeline took this stage as its newest step.
+                let step = self.timeline.steps.len().saturating_sub(1);
+                self.event_steps.insert(self.event_seq, step);
             }
             AgentEvent::HistoryReplaced { history, .. } => {
                 if !self.mirror_equals(&history) {
@@ -64,6 +69,7 @@ impl App {
                 self.paused = None;
                 if !summary {
                     self.request_sizes.push(estimate_chars as u64);
+                    self.timeline_grew();
                 }
                 self.run_state = RunState::Waiting { since: self.tick };
             }

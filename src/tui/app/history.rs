@@ -1,6 +1,6 @@
 //! The mirror of the agent's history: rows appended as messages arrive, a replaced history
-//! reusing the rows of equal messages (so marks, session links, token counts and expansion
-//! survive), the before/after lists kept for diffs, the size and token totals, and the
+//! reusing the rows a stage's report says it kept (so marks, session links, token counts
+//! and expansion survive), the before/after lists kept for diffs, the size and token totals, and the
 //! events pane's rows. The agent owns the history; this is a copy built from events.
 
 use std::sync::Arc;
@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::{App, ConvView, EventKind, EventRow, HistRow, SessionRow, StageDiff};
 use crate::compact::{Change, StageReport};
 use crate::message::Message;
+use crate::timeline::lineage::{RowFrom, row_map};
 use crate::tui::rows::MessageInfo;
 
 /// How many chars the tokenizer may chew per tick, so counting never stalls the UI.
@@ -72,17 +73,38 @@ impl App {
     ) -> usize {
         let follow = self.conv.selected + 1 >= self.history.len();
         let old = std::mem::take(&mut self.history);
+        // The report says which rows it kept; text matching is only for a replacement no
+        // report describes (a second snip's marker has the first one's text, and matching
+        // by text took one for the other).
+        let kept: Vec<Option<usize>> = match report.and_then(row_map).filter(|m| {
+            m.len() == new.len() && report.is_some_and(|r| r.messages_before == old.len())
+        }) {
+            Some(map) => map
+                .iter()
+                .map(|f| match f {
+                    RowFrom::Kept(i) => Some(*i),
+                    _ => None,
+                })
+                .collect(),
+            None => {
+                let mut j = 0;
+                new.iter()
+                    .map(|m| {
+                        let size = m.estimate_size();
+                        let found = (j..old.len())
+                            .find(|&k| old[k].info.chars == size && old[k].info.message == *m);
+                        if let Some(k) = found {
+                            j = k + 1;
+                        }
+                        found
+                    })
+                    .collect()
+            }
+        };
         let mut rows = Vec::with_capacity(new.len());
-        let mut j = 0;
-        for m in new {
-            let size = m.estimate_size();
-            let found =
-                (j..old.len()).find(|&k| old[k].info.chars == size && old[k].info.message == *m);
-            match found {
-                Some(k) => {
-                    rows.push(old[k].clone());
-                    j = k + 1;
-                }
+        for (m, k) in new.iter().zip(kept) {
+            match k.and_then(|k| old.get(k)) {
+                Some(row) => rows.push(row.clone()),
                 None => {
                     let info = self.new_info(m.clone());
                     rows.push(HistRow {

@@ -1,7 +1,7 @@
 //! The input box: typing, new lines (Alt-/Shift-Enter, Ctrl-J), recalling earlier inputs
 //! with Up/Down, Space to step while paused, and submitting. A submitted line that starts
 //! with `/` is parsed into a `SlashCommand` (`/compact [focus]`, `/config`, `/step`,
-//! `/help`, `/quit`); anything else goes to the agent as a request.
+//! `/export [file]`, `/help`, `/quit`); anything else goes to the agent as a request.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::style::{Modifier, Style};
@@ -19,6 +19,8 @@ pub enum SlashCommand {
     Config,
     /// `/step`: toggle step mode.
     Step,
+    /// `/export [FILE]`: write the timeline as one HTML page.
+    Export { file: Option<String> },
     /// `/help`: the keys overlay.
     Help,
     /// `/quit`.
@@ -39,6 +41,9 @@ impl SlashCommand {
             },
             "config" => SlashCommand::Config,
             "step" => SlashCommand::Step,
+            "export" => SlashCommand::Export {
+                file: (!rest.is_empty()).then(|| rest.to_string()),
+            },
             "help" => SlashCommand::Help,
             "quit" => SlashCommand::Quit,
             other => SlashCommand::Unknown(other.to_string()),
@@ -135,10 +140,11 @@ impl App {
                 self.overlay = Some(Overlay::Help { top: 0 });
                 Vec::new()
             }
+            SlashCommand::Export { file } => vec![self.export(file)],
             SlashCommand::Quit => vec![Effect::Quit],
             SlashCommand::Unknown(name) => {
                 self.notify(format!(
-                    "unknown command /{name}: /compact [focus], /config, /step, /help, /quit"
+                    "unknown command /{name}: /compact [focus], /config, /step, /export [file], /help, /quit"
                 ));
                 Vec::new()
             }
@@ -155,7 +161,7 @@ impl App {
             self.input.set_cursor_style(Style::default());
         }
         self.input.set_placeholder_text(
-            "type a request; Enter sends, Alt-Enter new line, /compact /config /step",
+            "type a request; Enter sends, Alt-Enter new line, /compact /config /step /export",
         );
         self.input.set_placeholder_style(self.theme.dim());
     }
@@ -184,6 +190,17 @@ mod tests {
             parse("/compact keep\nthe lexer"),
             Some(Compact {
                 focus: Some("keep\nthe lexer".into())
+            })
+        );
+    }
+
+    #[test]
+    fn export_takes_an_optional_file() {
+        assert_eq!(parse("/export"), Some(Export { file: None }));
+        assert_eq!(
+            parse("/export  out/tour.html "),
+            Some(Export {
+                file: Some("out/tour.html".into())
             })
         );
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{App, Effect, ListState, LoadKind, Loading, OutputFile, TranscriptFile};
 use super::{Overlay, TranscriptView, Viewer};
-use crate::tui::work::{Done, JobId, LoadedTranscript, Tokenizer, Work};
+use crate::tui::work::{Done, JobId, LoadedTranscript, SharedTimeline, Tokenizer, Work};
 
 impl App {
     /// The job that reloads the browsers' file lists (the loop also asks for it at start).
@@ -112,6 +112,13 @@ impl App {
                     })];
                 }
             }
+            Done::Exported { result } => match result {
+                Ok((path, calls)) => self.notify(format!(
+                    "wrote {} ({calls} model calls): open it in any browser",
+                    path.display()
+                )),
+                Err(e) => self.notify(format!("export failed: {e}")),
+            },
             Done::OutputRead {
                 id,
                 relative,
@@ -186,6 +193,14 @@ impl App {
             effects.extend(self.replay_open_transcript());
         }
         effects
+    }
+
+    /// The job that writes the timeline page (`/export [FILE]`).
+    pub(super) fn export(&self, file: Option<String>) -> Effect {
+        Effect::Work(Work::Export {
+            timeline: SharedTimeline(Arc::new(self.timeline.clone())),
+            out: file.map(std::path::PathBuf::from),
+        })
     }
 
     pub(super) fn open_viewer(&mut self, title: String, text: &str) {

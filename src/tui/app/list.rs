@@ -144,10 +144,13 @@ impl App {
     }
 
     pub(super) fn overlay_viewport(&self) -> usize {
+        self.overlay_inner().height.saturating_sub(1) as usize
+    }
+
+    /// The inside of a centered overlay (diff, viewer) at the current size.
+    pub(super) fn overlay_inner(&self) -> Rect {
         let area = Rect::new(0, 0, self.size.0, self.size.1);
         layout::inner(layout::centered(area, 90, 85))
-            .height
-            .saturating_sub(1) as usize
     }
 
     /// Rows a page key moves in the main pane.
@@ -177,6 +180,27 @@ impl App {
                 .map(|r| row_height(&r.info, &expanded, w, h))
                 .unwrap_or(1)
         });
+        let calls = self.timeline.calls.len();
+        let call_rows = self.areas().map(layout::timeline_list_rows).unwrap_or(1);
+        if let Some(v) = &mut self.timeline_view {
+            let expanded = v.list.expanded.clone();
+            let rows = &v.rows;
+            v.list.clamp(rows.len());
+            v.list.ensure_visible(rows.len(), h, |i| {
+                rows.get(i)
+                    .map(|r| row_height(r, &expanded, w, h))
+                    .unwrap_or(1)
+            });
+            let mut calls_list = ListState {
+                selected: v.selected,
+                top: v.top,
+                ..ListState::default()
+            };
+            calls_list.clamp(calls);
+            calls_list.ensure_visible(calls, call_rows, |_| 1);
+            v.selected = calls_list.selected;
+            v.top = calls_list.top;
+        }
         let ev_len = self.visible_events().len();
         let ev_h = self.events_viewport();
         self.events_list.clamp(ev_len);

@@ -15,6 +15,7 @@
 //! taking its results), `overlays`, `input` (input box and slash commands), `mouse`.
 
 mod agent_events;
+mod diff_view;
 mod history;
 mod input;
 mod jobs;
@@ -23,10 +24,13 @@ mod mouse;
 mod navigation;
 mod overlays;
 mod panes;
+mod search;
 mod state;
+mod timeline;
 mod transcripts;
+mod viewer;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,17 +45,21 @@ use super::rows::MessageInfo;
 use super::theme::Theme;
 use super::work::{Done, JobId, Work};
 use crate::agent::events::{AgentEvent, UserCommand};
-use crate::compact::{PipelineConfig, Stage};
+use crate::compact::PipelineConfig;
+use crate::timeline::{Source, Timeline};
 
 pub use super::work::{OutputFile, TranscriptFile};
 pub use input::SlashCommand;
 pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
+pub use search::{Hit, Search};
+pub use state::ConvRow;
 pub use state::{
-    ConfigPanel, ConvView, DiffView, EventKind, EventRow, HistRow, LoadKind, Loading, Overlay,
-    Pane, RunState, SessionRow, StageDiff, TranscriptView, Viewer,
+    ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, HistRow, LoadKind, Loading,
+    Overlay, Pane, RunState, SessionRow, StageDiff, TextMatch, TranscriptView, Viewer,
 };
+pub use timeline::TimelineView;
 
 /// How often the loop sends `Msg::Tick`.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -115,6 +123,15 @@ pub struct App {
     pub show_unchanged: bool,
     pub events_list: ListState,
     pub diffs: Vec<StageDiff>,
+    /// Every model call, the stages before it and where each message went, built from the
+    /// same events as the mirror (`crate::timeline`).
+    pub timeline: Timeline,
+    /// The timeline pane, when open; the conversation then shows its selected call.
+    pub timeline_view: Option<TimelineView>,
+    /// `EventRow::seq` of each stage event -> its index in `timeline.steps`.
+    pub event_steps: HashMap<usize, usize>,
+    /// The last search across the conversation, the full session and the events.
+    pub search: Option<Search>,
 
     pub outputs: Vec<OutputFile>,
     pub outputs_list: ListState,
@@ -130,6 +147,8 @@ pub struct App {
     draft: String,
 
     pub overlay: Option<Overlay>,
+    /// Overlays under the open one (a diff under the viewer it opened).
+    overlay_stack: Vec<Overlay>,
     pub run_state: RunState,
     /// `NextStep::describe()` of the pending pause.
     pub paused: Option<String>,
@@ -178,6 +197,10 @@ impl App {
             show_unchanged: false,
             events_list: ListState::default(),
             diffs: Vec::new(),
+            timeline: Timeline::new(Source::Live, config.context_limit),
+            timeline_view: None,
+            event_steps: HashMap::new(),
+            search: None,
             outputs: Vec::new(),
             outputs_list: ListState::default(),
             transcripts: Vec::new(),
@@ -189,6 +212,7 @@ impl App {
             recall: None,
             draft: String::new(),
             overlay: None,
+            overlay_stack: Vec::new(),
             run_state: RunState::Idle,
             paused: None,
             step_mode: false,
@@ -208,9 +232,10 @@ impl App {
     // ----- derived views, shared with the panes -----
 
     pub fn areas(&self) -> Option<Areas> {
-        layout::areas(
+        layout::areas_for(
             Rect::new(0, 0, self.size.0, self.size.1),
             self.input.lines().len(),
+            self.timeline_view.is_some(),
         )
     }
 
@@ -227,23 +252,49 @@ impl App {
             .collect()
     }
 
-    /// How many rows the conversation pane's current view has.
+    /// How many rows the conversation pane's current view has (the selected call's
+    /// request while the timeline is open).
     pub fn conv_len(&self) -> usize {
+        if let Some(v) = &self.timeline_view {
+            return v.rows.len();
+        }
         match self.conv_view {
             ConvView::Model => self.history.len(),
             ConvView::Session => self.session.len(),
         }
     }
 
-    /// A conversation pane row: (info, mark, dimmed).
-    pub fn conv_row(&self, i: usize) -> Option<(&Arc<MessageInfo>, Option<Stage>, bool)> {
+    /// A conversation pane row: the message, the stage that last touched it, whether it is
+    /// dimmed (gone from the context) and, in the full session, where it went.
+    pub fn conv_row(&self, i: usize) -> Option<ConvRow<'_>> {
+        if let Some(v) = &self.timeline_view {
+            return v.rows.get(i).map(|info| ConvRow {
+                info,
+                mark: v.marks.get(i).copied().flatten(),
+                dimmed: false,
+                note: None,
+            });
+        }
         match self.conv_view {
-            ConvView::Model => self.history.get(i).map(|r| (&r.info, r.mark, false)),
-            ConvView::Session => self.session.get(i).map(|r| (&r.info, None, !r.live)),
+            ConvView::Model => self.history.get(i).map(|r| ConvRow {
+                info: &r.info,
+                mark: r.mark,
+                dimmed: false,
+                note: None,
+            }),
+            ConvView::Session => self.session.get(i).map(|r| ConvRow {
+                info: &r.info,
+                mark: None,
+                dimmed: !r.live,
+                note: (!r.live).then(|| self.fate_note(i)).flatten(),
+            }),
         }
     }
 
     pub fn conv_list(&self) -> &ListState {
+        if let Some(v) = &self.timeline_view {
+            return &v.list;
+        }
         match self.conv_view {
             ConvView::Model => &self.conv,
             ConvView::Session => &self.sess,

@@ -39,6 +39,10 @@ impl App {
         };
         let pane = if layout::contains(a.main, m.column, m.row) {
             self.main
+        } else if self.timeline_view.is_some()
+            && layout::contains(layout::timeline_area(&a), m.column, m.row)
+        {
+            Pane::Timeline
         } else if layout::contains(a.events, m.column, m.row) {
             Pane::Events
         } else {
@@ -55,6 +59,7 @@ impl App {
                 Pane::Transcripts => {
                     self.transcripts_action(action);
                 }
+                Pane::Timeline => self.timeline_action(action),
                 Pane::Input => {}
             }
         }
@@ -69,6 +74,9 @@ impl App {
         };
         if layout::contains(a.main, x, y) {
             self.focus_pane_noeffect(self.main);
+        } else if self.timeline_view.is_some() && layout::contains(layout::timeline_area(&a), x, y)
+        {
+            self.focus_pane_noeffect(Pane::Timeline);
         } else if layout::contains(a.events, x, y) {
             self.focus_pane_noeffect(Pane::Events);
         } else if layout::contains(a.input, x, y) {

@@ -20,6 +20,10 @@ impl App {
         if self.overlay.is_some() {
             return self.overlay_key(key);
         }
+        if self.search.as_ref().is_some_and(|s| s.typing) {
+            self.search_key(key);
+            return Vec::new();
+        }
         if self.focus == Pane::Input {
             return self.input_key(key);
         }
@@ -31,10 +35,36 @@ impl App {
             Action::Help => self.overlay = Some(Overlay::Help { top: 0 }),
             Action::NextPane => return self.cycle_pane(1),
             Action::PrevPane => return self.cycle_pane(-1),
+            Action::FocusPane(6) | Action::Timeline => {
+                if self.timeline_view.is_none() {
+                    self.open_timeline();
+                } else if action == Action::Timeline && self.focus == Pane::Timeline {
+                    self.close_timeline();
+                } else {
+                    self.focus_pane_noeffect(Pane::Timeline);
+                }
+            }
             Action::FocusPane(n) => {
                 if let Some(p) = Pane::ORDER.get(usize::from(n).saturating_sub(1)) {
                     return self.focus_pane(*p);
                 }
+            }
+            Action::Search
+                if matches!(
+                    self.focus,
+                    Pane::Conversation | Pane::Events | Pane::Timeline
+                ) =>
+            {
+                self.start_search()
+            }
+            Action::SearchNext | Action::SearchPrev
+                if self.search.is_some()
+                    && matches!(
+                        self.focus,
+                        Pane::Conversation | Pane::Events | Pane::Timeline
+                    ) =>
+            {
+                self.next_hit(action == Action::SearchNext)
             }
             Action::Step => return self.step(),
             Action::Type => self.focus_pane_noeffect(Pane::Input),
@@ -44,6 +74,7 @@ impl App {
                 Pane::Events => self.events_action(action),
                 Pane::Outputs => return self.outputs_action(action),
                 Pane::Transcripts => return self.transcripts_action(action),
+                Pane::Timeline => self.timeline_action(action),
                 Pane::Input => {}
             },
         }
@@ -72,13 +103,27 @@ impl App {
     }
 
     pub(super) fn cycle_pane(&mut self, delta: isize) -> Vec<Effect> {
-        let i = self.focus.number() as isize - 1 + delta;
+        // The open timeline stands where the events pane is.
+        let from = match self.focus {
+            Pane::Timeline => Pane::Events,
+            p => p,
+        };
+        let i = from.number() as isize - 1 + delta;
         let n = Pane::ORDER.len() as isize;
         let p = Pane::ORDER[i.rem_euclid(n) as usize];
         self.focus_pane(p)
     }
 
     pub(super) fn focus_pane_noeffect(&mut self, p: Pane) {
+        // The open timeline is where the events pane is, and it rewinds the conversation:
+        // the events, outputs and transcripts are live views, so going there leaves it.
+        let p = match p {
+            Pane::Events if self.timeline_view.is_some() => Pane::Timeline,
+            p => p,
+        };
+        if matches!(p, Pane::Outputs | Pane::Transcripts) && self.timeline_view.is_some() {
+            self.timeline_view = None;
+        }
         self.focus = p;
         if matches!(p, Pane::Conversation | Pane::Outputs | Pane::Transcripts) {
             self.main = p;

@@ -1,10 +1,11 @@
-//! Keys while an overlay is open: help and diff scroll and close; the viewer scrolls,
-//! searches (`/`, `n`, `N`) and closes; the config panel selects a threshold, edits it and
-//! sends the new config to the agent (`UserCommand::SetConfig`).
+//! Keys while an overlay is open: help scrolls and closes; the diff (`diff_view.rs`) and the
+//! viewer (`viewer.rs`) have their own keys; the config panel selects a threshold, edits
+//! it and sends the new config to the agent (`UserCommand::SetConfig`). An overlay opened
+//! from another (the viewer from a diff) returns to it when closed.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::{App, Effect, Overlay, Viewer};
+use super::{App, Effect, Overlay};
 use crate::agent::events::UserCommand;
 use crate::compact::PipelineConfig;
 use crate::tui::keys::{self, Action};
@@ -17,43 +18,16 @@ impl App {
         };
         match overlay {
             Overlay::Help { top } => match keys::action(&key) {
-                Some(Action::Back | Action::Help | Action::Quit) => self.overlay = None,
+                Some(Action::Back | Action::Help | Action::Quit) => self.close_overlay(),
                 Some(a) => scroll(top, a, keys::HELP.len(), page),
                 None => {}
             },
-            Overlay::Diff(d) => match keys::action(&key) {
-                Some(Action::Back | Action::Quit) => self.overlay = None,
-                Some(a) => scroll(&mut d.top, a, d.lines.len(), page),
-                None => {}
-            },
-            Overlay::Viewer(v) => {
-                if v.typing {
-                    match key.code {
-                        KeyCode::Esc => v.typing = false,
-                        KeyCode::Enter => {
-                            v.typing = false;
-                            v.search();
-                        }
-                        KeyCode::Backspace => {
-                            v.query.pop();
-                        }
-                        KeyCode::Char(c) => v.query.push(c),
-                        _ => {}
-                    }
-                    return Vec::new();
-                }
-                match keys::action(&key) {
-                    Some(Action::Back | Action::Quit) => self.overlay = None,
-                    Some(Action::Search) => {
-                        v.typing = true;
-                        v.query.clear();
-                    }
-                    Some(Action::SearchNext) => v.next_match(true),
-                    Some(Action::SearchPrev) => v.next_match(false),
-                    Some(a) => scroll(&mut v.top, a, v.lines.len(), page),
-                    None => {}
+            Overlay::Diff(_) => {
+                if let Some(a) = keys::action(&key) {
+                    self.diff_key(a);
                 }
             }
+            Overlay::Viewer(_) => self.viewer_key(key),
             Overlay::Config(_) => return self.config_key(key),
         }
         Vec::new()
@@ -96,7 +70,7 @@ impl App {
             return Vec::new();
         }
         match keys::action(&key) {
-            Some(Action::Back | Action::Quit) => self.overlay = None,
+            Some(Action::Back | Action::Quit) => self.close_overlay(),
             Some(Action::Up) => panel.selected = panel.selected.saturating_sub(1),
             Some(Action::Down) => panel.selected = (panel.selected + 1).min(keys_n - 1),
             Some(Action::Top) => panel.selected = 0,
@@ -130,39 +104,17 @@ fn scroll(top: &mut usize, action: Action, len: usize, page: usize) {
     };
 }
 
-impl Viewer {
-    fn search(&mut self) {
-        let q = self.query.to_lowercase();
-        self.matches = if q.is_empty() {
-            Vec::new()
-        } else {
-            self.lines
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| l.to_lowercase().contains(&q))
-                .map(|(i, _)| i)
-                .collect()
-        };
-        self.current = self
-            .matches
-            .iter()
-            .position(|&l| l >= self.top)
-            .unwrap_or(0);
-        if let Some(&l) = self.matches.get(self.current) {
-            self.top = l;
-        }
+impl App {
+    /// Closes the overlay on top, back to the one it was opened from, if any.
+    pub(super) fn close_overlay(&mut self) {
+        self.overlay = self.overlay_stack.pop();
     }
 
-    fn next_match(&mut self, forward: bool) {
-        if self.matches.is_empty() {
-            return;
+    /// Opens the viewer over the current overlay (Esc returns to it).
+    pub(super) fn open_viewer_over(&mut self, title: String, text: &str) {
+        if let Some(o) = self.overlay.take() {
+            self.overlay_stack.push(o);
         }
-        let n = self.matches.len();
-        self.current = if forward {
-            (self.current + 1) % n
-        } else {
-            (self.current + n - 1) % n
-        };
-        self.top = self.matches[self.current];
+        self.open_viewer(title, text);
     }
 }

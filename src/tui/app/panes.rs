@@ -1,9 +1,12 @@
 //! The actions of the conversation, events and outputs panes: moving, expanding, toggling
 //! the view, opening a diff or the viewer, jumping from a persisted output to the row that
-//! points at it. Opening an output only asks for it (`Work::ReadOutput`); `jobs.rs` opens
-//! the viewer when the text arrives.
+//! points at it (or, once compaction removed that row, to where it went). Opening an output
+//! only asks for it (`Work::ReadOutput`); `jobs.rs` opens the viewer when the text arrives.
+//! Where a message went (`fate_note`) is read from the timeline's lineage.
 
-use super::{App, ConvView, DiffView, Effect, LoadKind, Overlay, Pane};
+use super::{App, ConvView, DiffView, Effect, LoadKind, Pane};
+use crate::timeline::Touch;
+use crate::timeline::lineage::RowEffect;
 use crate::tui::diff::diff_rows;
 use crate::tui::keys::Action;
 use crate::tui::work::Work;
@@ -13,9 +16,10 @@ impl App {
         let page = self.page();
         let len = self.conv_len();
         let view = self.conv_view;
-        let list = match view {
-            ConvView::Model => &mut self.conv,
-            ConvView::Session => &mut self.sess,
+        let list = match (&mut self.timeline_view, view) {
+            (Some(v), _) => &mut v.list,
+            (None, ConvView::Model) => &mut self.conv,
+            (None, ConvView::Session) => &mut self.sess,
         };
         if list.apply(action, len, page) {
             self.fix_scroll();
@@ -23,17 +27,20 @@ impl App {
         }
         match action {
             Action::Enter => {
-                let uid = self
-                    .conv_row(self.conv_list().selected)
-                    .map(|(i, _, _)| i.uid);
+                let uid = self.conv_row(self.conv_list().selected).map(|r| r.info.uid);
                 if let Some(uid) = uid {
-                    match view {
-                        ConvView::Model => self.conv.toggle(uid),
-                        ConvView::Session => self.sess.toggle(uid),
+                    match (&mut self.timeline_view, view) {
+                        (Some(v), _) => v.list.toggle(uid),
+                        (None, ConvView::Model) => self.conv.toggle(uid),
+                        (None, ConvView::Session) => self.sess.toggle(uid),
                     }
                 }
                 self.fix_scroll();
             }
+            Action::ToggleView if self.timeline_view.is_some() => {
+                self.notify("the conversation shows the timeline's call; Esc in the timeline returns to live");
+            }
+            Action::ShowDiff => self.diff_of_selected_row(),
             Action::ToggleView => {
                 self.conv_view = match view {
                     ConvView::Model => ConvView::Session,
@@ -42,17 +49,57 @@ impl App {
                 self.fix_scroll();
             }
             Action::OpenFull => {
-                if let Some((info, _, _)) = self.conv_row(self.conv_list().selected) {
-                    let title = format!("message {} ({})", self.conv_list().selected, info.role());
-                    let text = info.full_text();
+                if let Some(r) = self.conv_row(self.conv_list().selected) {
+                    let title =
+                        format!("message {} ({})", self.conv_list().selected, r.info.role());
+                    let text = r.info.full_text();
                     self.open_viewer(title, &text);
                 }
             }
-            Action::Search => {
-                self.focus_pane_noeffect(Pane::Input);
-                self.input.insert_char('/');
-            }
             _ => {}
+        }
+    }
+
+    /// Where session row `i` went, in a few words: `✗ call 17 snip → [snipped 3 messages]`,
+    /// `~ call 12 micro → placeholder`, `✗ call 31 reactive → summary`.
+    pub fn fate_note(&self, i: usize) -> Option<String> {
+        let entry = self.timeline.session.get(i)?;
+        let touch = entry.removal().or(entry.touches.last())?;
+        let mark = if entry.removal().is_some() {
+            "✗"
+        } else {
+            "~"
+        };
+        let what = match &touch.effect {
+            RowEffect::Snipped { marker } => marker.clone(),
+            RowEffect::Summarized { .. } => "summary".to_string(),
+            RowEffect::Persisted { path, .. } => path.clone(),
+            RowEffect::Placeholder { .. } => "placeholder".to_string(),
+            other => other.describe(),
+        };
+        let stage = touch
+            .stage
+            .map(crate::tui::panes::events::short_name)
+            .unwrap_or("replaced");
+        Some(format!("{mark} call {} {stage} → {what}", touch.call))
+    }
+
+    /// The stage touch a full-session row's diff shows: its removal, else its last change.
+    fn row_touch(&self, i: usize) -> Option<&Touch> {
+        let entry = self.timeline.session.get(i)?;
+        entry.removal().or(entry.touches.last())
+    }
+
+    /// `d` in the full session: the diff of the stage that removed (or changed) the row.
+    fn diff_of_selected_row(&mut self) {
+        if self.timeline_view.is_some() || self.conv_view != ConvView::Session {
+            self.notify("d shows where a message went: in the full session (v)");
+            return;
+        }
+        let step = self.row_touch(self.sess.selected).and_then(|t| t.step);
+        match step {
+            Some(step) if self.open_step_diff(step) => {}
+            _ => self.notify("this message is still in the context, unchanged"),
         }
     }
 
@@ -75,17 +122,19 @@ impl App {
                 self.fix_scroll();
             }
             Action::Enter => {
-                let diff = visible
+                let event = visible
                     .get(self.events_list.selected)
-                    .and_then(|&i| self.events.get(i))
-                    .and_then(|e| e.kind.diff());
+                    .and_then(|&i| self.events.get(i));
+                let step = event.and_then(|e| self.event_steps.get(&e.seq)).copied();
+                let diff = event.and_then(|e| e.kind.diff());
+                if step.is_some_and(|s| self.open_step_diff(s)) {
+                    return;
+                }
                 match diff.and_then(|d| self.diffs.get(d)) {
                     Some(d) => {
-                        self.overlay = Some(Overlay::Diff(DiffView {
-                            title: d.title.clone(),
-                            lines: diff_rows(&d.before, &d.after),
-                            top: 0,
-                        }))
+                        let view =
+                            DiffView::new(d.title.clone(), None, diff_rows(&d.before, &d.after));
+                        self.show_diff(view);
                     }
                     None => self.notify("no diff: this row changed no messages"),
                 }
@@ -122,18 +171,72 @@ impl App {
         Vec::new()
     }
 
-    /// Selects the conversation row whose `<persisted-output>` marker names `relative`.
+    /// Selects the conversation row whose `<persisted-output>` marker names `relative`; when
+    /// compaction removed that row, the full-session row it came from (which says where it
+    /// went), else the stage event that wrote the file.
     pub fn jump_to_marker(&mut self, relative: &str) {
         let found = self
             .history
             .iter()
             .position(|r| r.info.persisted_paths.iter().any(|p| p == relative));
-        match found {
-            Some(i) => {
-                self.conv_view = ConvView::Model;
-                self.conv.selected = i;
-                self.focus_pane_noeffect(Pane::Conversation);
+        if let Some(i) = found {
+            self.close_timeline();
+            self.conv_view = ConvView::Model;
+            self.conv.selected = i;
+            self.focus_pane_noeffect(Pane::Conversation);
+            self.fix_scroll();
+            return;
+        }
+        let persisted =
+            |t: &Touch| matches!(&t.effect, RowEffect::Persisted { path, .. } if path == relative);
+        let session = self
+            .timeline
+            .session
+            .iter()
+            .position(|e| e.touches.iter().any(persisted));
+        if let Some(i) = session {
+            self.close_timeline();
+            self.conv_view = ConvView::Session;
+            self.sess.selected = i;
+            self.focus_pane_noeffect(Pane::Conversation);
+            self.fix_scroll();
+            let gone = self.fate_note(i).unwrap_or_default();
+            let transcript = match self.row_touch(i).map(|t| &t.effect) {
+                Some(RowEffect::Summarized { transcript }) => {
+                    format!("; {transcript} holds it")
+                }
+                _ => String::new(),
+            };
+            self.notify(format!(
+                "no longer in the context: full-session row {i} ({gone}){transcript}; d shows the diff"
+            ));
+            return;
+        }
+        let step = self
+            .timeline
+            .steps
+            .iter()
+            .position(|s| s.report.files_written.iter().any(|f| f.path == relative));
+        let event = step.and_then(|step| {
+            self.event_steps
+                .iter()
+                .find(|(_, s)| **s == step)
+                .map(|(seq, _)| *seq)
+        });
+        let row = event.and_then(|seq| {
+            self.visible_events()
+                .iter()
+                .position(|&k| self.events.get(k).is_some_and(|e| e.seq == seq))
+        });
+        match row {
+            Some(r) => {
+                self.close_timeline();
+                self.events_list.selected = r;
+                self.focus_pane_noeffect(Pane::Events);
                 self.fix_scroll();
+                self.notify(format!(
+                    "no message points at {relative}: the stage that wrote it"
+                ));
             }
             None => self.notify(format!("no message in the context points at {relative}")),
         }

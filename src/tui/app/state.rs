@@ -8,12 +8,13 @@ use std::time::Duration;
 use super::list::ListState;
 use crate::agent::events::ErrorKind;
 use crate::compact::{Stage, StageReport};
+use crate::timeline::{DiffOp, Fold, fold_by};
 use crate::tui::diff::DiffLine;
 use crate::tui::replay::Replay;
 use crate::tui::rows::MessageInfo;
 use crate::tui::work::{JobId, Rows};
 
-/// The focusable panes, numbered as the keys 1-5 select them.
+/// The focusable panes, numbered as the keys 1-6 select them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
     Conversation,
@@ -21,6 +22,9 @@ pub enum Pane {
     Outputs,
     Transcripts,
     Input,
+    /// The model-call timeline (6 or `t`); it takes the gauge's and the events' place while
+    /// open, and the conversation shows the selected call's request.
+    Timeline,
 }
 
 impl Pane {
@@ -33,6 +37,9 @@ impl Pane {
     ];
 
     pub fn number(self) -> usize {
+        if self == Pane::Timeline {
+            return 6;
+        }
         Pane::ORDER.iter().position(|p| *p == self).unwrap_or(0) + 1
     }
 }
@@ -54,6 +61,16 @@ pub struct HistRow {
     pub session: Option<usize>,
     /// The last stage that touched this row.
     pub mark: Option<Stage>,
+}
+
+/// One row of the conversation pane as drawn: the message, the stage that last touched it,
+/// whether it is dimmed (gone from the context), and a note saying where it went.
+#[derive(Debug, Clone)]
+pub struct ConvRow<'a> {
+    pub info: &'a Arc<MessageInfo>,
+    pub mark: Option<Stage>,
+    pub dimmed: bool,
+    pub note: Option<String>,
 }
 
 /// A message as it was appended, and whether the model still sees it.
@@ -130,26 +147,85 @@ pub struct TranscriptView {
     pub bad_lines: usize,
 }
 
-/// The scrollable text viewer with search.
+/// The scrollable text viewer with search. Long lines wrap (`w` turns wrapping off, then
+/// `h` / `l` scroll sideways); a search match is scrolled into view and highlighted.
 #[derive(Debug, Clone, Default)]
 pub struct Viewer {
     pub title: String,
     pub lines: Vec<String>,
+    /// The first line drawn, and (wrapping) its first wrapped row drawn.
     pub top: usize,
+    pub top_row: usize,
+    /// Lines are cut at the edge instead of wrapped; `left` is the first column shown.
+    pub no_wrap: bool,
+    pub left: usize,
     pub query: String,
     /// The search prompt is open.
     pub typing: bool,
-    /// Lines holding a match.
-    pub matches: Vec<usize>,
+    /// Every occurrence of the query.
+    pub matches: Vec<TextMatch>,
     pub current: usize,
 }
 
+/// One occurrence of the search query: its line and its place in chars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextMatch {
+    pub line: usize,
+    pub start: usize,
+    pub len: usize,
+}
+
+/// A diff overlay: a stage's before/after or one call's request against the previous
+/// one. Unchanged runs are folded; the cursor starts on the first change.
 #[derive(Debug, Clone)]
 pub struct DiffView {
+    /// The header, wrapped when drawn, never cut (it may hold a persisted path).
     pub title: String,
+    /// A second header line (e.g. what a snip's cut held).
+    pub note: Option<String>,
     pub lines: Vec<DiffLine>,
+    /// What is drawn: lines and folded runs of unchanged lines.
+    pub items: Vec<Fold>,
+    /// The cursor, an index into `items`.
+    pub selected: usize,
+    /// The first item drawn.
     pub top: usize,
 }
+
+impl DiffView {
+    /// Lines folded, the cursor on the first change.
+    pub fn new(title: String, note: Option<String>, lines: Vec<DiffLine>) -> DiffView {
+        let items = fold_by(lines.len(), |i| lines[i].op == DiffOp::Same, DIFF_CONTEXT);
+        let selected = items
+            .iter()
+            .position(|f| matches!(f, Fold::Line(i) if lines[*i].op != DiffOp::Same))
+            .unwrap_or(0);
+        DiffView {
+            title,
+            note,
+            lines,
+            items,
+            selected,
+            top: 0,
+        }
+    }
+
+    /// Whether item `k` is a change (the stops of `n` / `N`).
+    pub fn is_change(&self, k: usize) -> bool {
+        matches!(self.items.get(k), Some(Fold::Line(i)) if self.lines[*i].op != DiffOp::Same)
+    }
+
+    /// Screen rows item `k` takes: a change in place shows its old and its new row.
+    pub fn item_height(&self, k: usize) -> usize {
+        match self.items.get(k) {
+            Some(Fold::Line(i)) if self.lines[*i].op == DiffOp::Changed => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Unchanged rows kept around a change before the rest of a run is folded.
+pub const DIFF_CONTEXT: usize = 2;
 
 #[derive(Debug, Clone, Default)]
 pub struct ConfigPanel {

@@ -14,21 +14,28 @@ const STREAM_TAIL_LINES: usize = 3;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let focused = app.focus == Pane::Conversation;
-    let view = match app.conv_view {
-        ConvView::Model => "what the model sees",
-        ConvView::Session => "full session",
+    let view = match (&app.timeline_view, app.conv_view) {
+        (Some(v), _) => format!("request of call {}", v.selected + 1),
+        (None, ConvView::Model) => "what the model sees".to_string(),
+        (None, ConvView::Session) => "full session".to_string(),
+    };
+    let keys = match (&app.timeline_view, app.conv_view) {
+        (Some(_), _) => "(rewound; Esc in 6: live) ",
+        (None, ConvView::Model) => "(v toggles) ",
+        (None, ConvView::Session) => "(v toggles, d diff) ",
     };
     let title = Line::from(vec![
         Span::styled(" 1 Conversation ", app.theme.title()),
         Span::raw(format!("· {view} · {} messages ", app.conv_len())),
-        Span::styled("(v toggles) ", app.theme.dim()),
+        Span::styled(keys, app.theme.dim()),
     ]);
     let block = pane_block(title, focused, &app.theme);
     let inner = block.inner(area);
     f.render_widget(block, area);
     let row = |i: usize| -> Option<RowRef<'_>> { app.conv_row(i) };
     let mut trailer = Vec::new();
-    if app.conv_view == ConvView::Model && !app.streaming.is_empty() {
+    if app.conv_view == ConvView::Model && app.timeline_view.is_none() && !app.streaming.is_empty()
+    {
         let spinner = super::status::spinner(app.tick);
         trailer.push(Line::from(vec![
             Span::raw(format!(" {spinner} ")),

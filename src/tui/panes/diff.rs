@@ -1,6 +1,8 @@
-//! The before/after diff overlay of one stage: the message list unified, with removed rows
-//! (`-`), added rows (`+`), rows changed in place (`~`, old then new) and unchanged rows.
-//! Draws `App` state only; the lines were computed when the diff was opened.
+//! The diff overlay: a stage's before/after, or one call's request against the previous
+//! one. The title and note wrap (a persisted path is never cut); then the counts; then the
+//! lines: removed (`-`), added (`+`), changed in place (`~`, old then new), unchanged, and
+//! folded runs of unchanged rows with their count. The cursor's item is highlighted; a
+//! column names the stage that made each line. Draws `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -8,26 +10,36 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::{clip, fit, pane_block};
+use super::{fit, pane_block};
+use crate::timeline::Fold;
+use crate::timeline::diff::DiffOp;
 use crate::tui::app::{App, DiffView};
-use crate::tui::diff::DiffOp;
+use crate::tui::diff::DiffCell;
 use crate::tui::layout::centered;
-use crate::tui::rows::MessageInfo;
 use crate::util::{display_width, group_digits};
+
+/// Width of the cause column, when a diff has causes.
+const TAG_COL: usize = 9;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
     let r = centered(area, 90, 85);
     f.render_widget(Clear, r);
-    let title = Line::from(vec![
-        Span::styled(" Diff ", app.theme.title()),
-        Span::raw(clip(&d.title, (r.width as usize).saturating_sub(10))),
-        Span::raw(" "),
-    ]);
-    let block = pane_block(title, true, &app.theme);
+    let theme = &app.theme;
+    let block = pane_block(
+        Line::from(Span::styled(" Diff ", theme.title())),
+        true,
+        theme,
+    );
     let inner = block.inner(r);
     f.render_widget(block, r);
     let width = inner.width as usize;
-    let theme = &app.theme;
+    let header = d.header(width);
+    let mut lines: Vec<Line> = Vec::with_capacity(inner.height as usize);
+    let title_rows = header.len() - 1;
+    for (k, h) in header.iter().take(title_rows).enumerate() {
+        let style = if k == 0 { theme.title() } else { Style::new() };
+        lines.push(Line::from(Span::styled(h.clone(), style)));
+    }
     let (mut removed, mut added, mut changed) = (0, 0, 0);
     for l in &d.lines {
         match l.op {
@@ -37,70 +49,106 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
             DiffOp::Same => {}
         }
     }
-    let mut lines = vec![Line::from(vec![
+    let counts = vec![
         Span::styled(format!("- {removed} removed  "), theme.removed()),
         Span::styled(format!("+ {added} added  "), theme.added()),
         Span::styled(format!("~ {changed} changed  "), theme.changed()),
-        Span::styled("(before # / after #; j/k scroll, Esc closes)", theme.dim()),
-    ])];
-    let body = (inner.height as usize).saturating_sub(1);
-    for l in d.lines.iter().skip(d.top) {
-        if lines.len() > body {
-            break;
+    ];
+    let used: usize = counts.iter().map(|s| display_width(&s.content)).sum();
+    let keys = "n/N change · Enter text/unfold · Esc";
+    let mut counts = counts;
+    counts.push(Span::styled(
+        super::clip(keys, width.saturating_sub(used)),
+        theme.dim(),
+    ));
+    lines.push(Line::from(counts));
+    let tags = d.lines.iter().any(|l| !l.tag.is_empty());
+    let body = (inner.height as usize).saturating_sub(lines.len());
+    let mut k = d.top;
+    let start = lines.len();
+    while lines.len() - start < body && k < d.items.len() {
+        let selected = k == d.selected;
+        let mut item_lines = match d.items[k] {
+            Fold::Folded { count, .. } => vec![Line::from(Span::styled(
+                fit(
+                    &format!("      ⋯ {count} unchanged rows (Enter shows them) ⋯"),
+                    width,
+                ),
+                theme.dim(),
+            ))],
+            Fold::Line(i) => {
+                let l = &d.lines[i];
+                let tag = if tags { l.tag } else { "" };
+                let line = |op: char, a: Option<usize>, b: Option<usize>, c: &DiffCell, st| {
+                    row(op, a, b, c, tag, tags, st, width)
+                };
+                match (l.op, &l.old, &l.new) {
+                    (DiffOp::Same, Some(o), Some(n)) => {
+                        vec![line(' ', o.index, n.index, n, Style::new())]
+                    }
+                    (DiffOp::Removed, Some(o), _) => {
+                        vec![line('-', o.index, None, o, theme.removed())]
+                    }
+                    (DiffOp::Added, _, Some(n)) => {
+                        vec![line('+', None, n.index, n, theme.added())]
+                    }
+                    (DiffOp::Changed, Some(o), Some(n)) => vec![
+                        line('~', o.index, None, o, theme.removed()),
+                        line('~', None, n.index, n, theme.changed()),
+                    ],
+                    _ => Vec::new(),
+                }
+            }
+        };
+        if selected {
+            for l in &mut item_lines {
+                *l = l.clone().patch_style(theme.selected());
+            }
         }
-        match l.op {
-            DiffOp::Same => {
-                if let (Some((i, m)), Some((j, _))) = (&l.old, &l.new) {
-                    lines.push(row(' ', Some(*i), Some(*j), m, Style::new(), width));
-                }
-            }
-            DiffOp::Removed => {
-                if let Some((i, m)) = &l.old {
-                    lines.push(row('-', Some(*i), None, m, theme.removed(), width));
-                }
-            }
-            DiffOp::Added => {
-                if let Some((j, m)) = &l.new {
-                    lines.push(row('+', None, Some(*j), m, theme.added(), width));
-                }
-            }
-            DiffOp::Changed => {
-                if let Some((i, m)) = &l.old {
-                    lines.push(row('~', Some(*i), None, m, theme.removed(), width));
-                }
-                if let Some((j, m)) = &l.new {
-                    lines.push(row('~', None, Some(*j), m, theme.changed(), width));
-                }
-            }
-        }
+        lines.extend(item_lines);
+        k += 1;
     }
+    lines.truncate(start + body);
     f.render_widget(Paragraph::new(lines), inner);
 }
 
+fn num(n: Option<usize>) -> String {
+    n.map(|n| format!("{n:>4}"))
+        .unwrap_or_else(|| "    ".into())
+}
+
+#[allow(clippy::too_many_arguments)]
 fn row<'a>(
     op: char,
     old: Option<usize>,
     new: Option<usize>,
-    m: &MessageInfo,
+    cell: &DiffCell,
+    tag: &str,
+    tags: bool,
     style: Style,
     width: usize,
 ) -> Line<'a> {
-    let num = |n: Option<usize>| {
-        n.map(|n| format!("{n:>4}"))
-            .unwrap_or_else(|| "    ".into())
-    };
+    let m = &cell.info;
     let role = if m.role() == "assistant" {
         "asst"
     } else {
         "user"
     };
     let size = format!("{:>9}", group_digits(m.chars));
-    let head = format!("{op} {} {} {role} ", num(old), num(new));
-    let label_w = width.saturating_sub(display_width(&head) + size.len() + 1);
-    Line::from(vec![
+    let head = format!("{op} {} {} ", num(old), num(new));
+    let head_role = format!("{role} ");
+    let tag_w = if tags { TAG_COL } else { 0 };
+    let label_w = width
+        .saturating_sub(display_width(&head) + display_width(&head_role) + size.len() + 1 + tag_w);
+    let mut spans = vec![
         Span::styled(head, style),
+        Span::styled(head_role, style),
         Span::styled(fit(&m.label, label_w), style),
         Span::raw(" "),
-        Span::styled(size, style),
-    ])
+    ];
+    if tags {
+        spans.push(Span::styled(format!("{tag:>8} "), style));
+    }
+    spans.push(Span::styled(size, style));
+    Line::from(spans)
 }

@@ -1,7 +1,8 @@
 //! The context gauge: the lesson's size estimate against `context_limit` with the warning
 //! thresholds marked, the tokenizer's estimate and the API's last input tokens beside it,
-//! and a sparkline of the request size at each model call so the saw-tooth of compaction
-//! shows. Draws `App` state only.
+//! and the plot of each model call's size before the pipeline and sent (`plot`), with the
+//! limit, so the saw-tooth of compaction and a batch the pipeline shrank both show. Draws
+//! `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -96,10 +97,18 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     ];
     let (text, spark) = crate::tui::layout::split_top(inner, lines.len() as u16);
     f.render_widget(Paragraph::new(lines), text);
-    render_sparkline(f, spark, &app.request_sizes, limit, &app.theme);
+    super::plot::render(
+        f,
+        spark,
+        &super::plot::calls_of(&app.timeline),
+        limit,
+        None,
+        &app.theme,
+    );
 }
 
-/// Request sizes over time, scaled to the limit (or the largest request if above it).
+/// Request sizes over time, scaled to the limit (or the largest request if above it): the
+/// transcript replay's sizes after the pipeline.
 pub fn render_sparkline(f: &mut Frame, area: Rect, sizes: &[u64], limit: usize, theme: &Theme) {
     if area.height == 0 {
         return;

@@ -13,7 +13,10 @@ pub mod help;
 pub mod input;
 pub mod msglist;
 pub mod outputs;
+pub mod plot;
+pub mod search;
 pub mod status;
+pub mod timeline;
 pub mod transcripts;
 pub mod viewer;
 
@@ -29,7 +32,8 @@ use super::theme::Theme;
 /// Draws the whole screen.
 pub fn render(app: &App, f: &mut Frame) {
     let area = f.area();
-    let Some(a) = layout::areas(area, app.input.lines().len()) else {
+    let Some(a) = layout::areas_for(area, app.input.lines().len(), app.timeline_view.is_some())
+    else {
         too_small(app, f, area);
         return;
     };
@@ -39,8 +43,12 @@ pub fn render(app: &App, f: &mut Frame) {
         Pane::Transcripts => transcripts::render(app, f, a.main),
         _ => conversation::render(app, f, a.main),
     }
-    gauge::render(app, f, a.gauge);
-    events::render(app, f, a.events);
+    if app.timeline_view.is_some() {
+        timeline::render(app, f, layout::timeline_area(&a));
+    } else {
+        gauge::render(app, f, a.gauge);
+        events::render(app, f, a.events);
+    }
     input::render(app, f, a.input);
     status::render_hints(app, f, a.hints);
     match &app.overlay {

@@ -3,8 +3,6 @@
 //! with their wrapped text. Virtualized: it walks rows from `ListState::top` and stops when
 //! the area is full, so its cost does not depend on the list's length.
 
-use std::sync::Arc;
-
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -13,13 +11,14 @@ use ratatui::widgets::Paragraph;
 
 use super::{clip, fit};
 use crate::compact::Stage;
-use crate::tui::app::{EXPANDED_INDENT, ListState, expanded_lines, row_height};
+use crate::tui::app::{ConvRow, EXPANDED_INDENT, ListState, expanded_lines, row_height};
 use crate::tui::rows::MessageInfo;
 use crate::tui::theme::Theme;
 use crate::util::group_digits;
 
-/// What one row needs: the message, the stage that touched it, whether it is dimmed.
-pub type RowRef<'a> = (&'a Arc<MessageInfo>, Option<Stage>, bool);
+/// What one row needs: the message, the stage that touched it, whether it is dimmed, and
+/// a note on where it went.
+pub type RowRef<'a> = ConvRow<'a>;
 
 /// Width of the size column: `123,456 ch ~12,345 tok`.
 const SIZE_COL: usize = 22;
@@ -42,12 +41,28 @@ impl MsgList<'_> {
         let mut lines: Vec<Line> = Vec::with_capacity(height);
         let mut i = self.start_row(width, height);
         while lines.len() < height && i < self.len {
-            let Some((info, mark, dimmed)) = (self.row)(i) else {
+            let Some(ConvRow {
+                info,
+                mark,
+                dimmed,
+                note,
+            }) = (self.row)(i)
+            else {
                 break;
             };
             let selected = i == self.list.selected;
             let expanded = self.list.expanded.contains(&info.uid);
-            lines.push(self.row_line(i, info, mark, dimmed, selected, expanded, index_w, width));
+            lines.push(self.row_line(
+                i,
+                info,
+                mark,
+                dimmed,
+                note.as_deref(),
+                selected,
+                expanded,
+                index_w,
+                width,
+            ));
             if expanded {
                 let (text, more) = expanded_lines(info, width, height);
                 let indent = " ".repeat(EXPANDED_INDENT);
@@ -100,7 +115,7 @@ impl MsgList<'_> {
         }
         let h = |i: usize| {
             (self.row)(i)
-                .map(|(info, _, _)| row_height(info, &self.list.expanded, width, height))
+                .map(|r| row_height(r.info, &self.list.expanded, width, height))
                 .unwrap_or(1)
         };
         let mut used: usize = (start..self.len).map(h).sum();
@@ -118,6 +133,7 @@ impl MsgList<'_> {
         info: &MessageInfo,
         mark: Option<Stage>,
         dimmed: bool,
+        note: Option<&str>,
         selected: bool,
         expanded: bool,
         index_w: usize,
@@ -157,9 +173,23 @@ impl MsgList<'_> {
             Span::styled(format!("{i:>index_w$} "), theme.dim()),
             Span::styled(fit(role, 5), role_style),
             Span::raw(" "),
-            Span::styled(fit(&info.label, label_w), label_style),
-            Span::styled(format!("{:>SIZE_COL$}", clip(&size, SIZE_COL)), theme.dim()),
         ];
+        match note {
+            // Where the message went comes first: it is why the row is dimmed.
+            Some(note) => {
+                // At most three quarters of the room: the row must still say what it was.
+                let room = (label_w * 3 / 4).max(12);
+                let note = format!("{} · ", clip(note, room.saturating_sub(3)));
+                let rest = label_w.saturating_sub(crate::util::display_width(&note));
+                spans.push(Span::styled(note, theme.warn()));
+                spans.push(Span::styled(fit(&info.label, rest), label_style));
+            }
+            None => spans.push(Span::styled(fit(&info.label, label_w), label_style)),
+        }
+        spans.push(Span::styled(
+            format!("{:>SIZE_COL$}", clip(&size, SIZE_COL)),
+            theme.dim(),
+        ));
         if selected {
             let sel = theme.selected();
             for s in &mut spans {

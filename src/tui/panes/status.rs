@@ -98,6 +98,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
 
 pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     let theme = &app.theme;
+    if let Some(line) = super::search::hint_line(app, area.width as usize) {
+        f.render_widget(Paragraph::new(line), area);
+        return;
+    }
     if let Some(n) = app.notice_text() {
         f.render_widget(
             Paragraph::new(Span::styled(clip(n, area.width as usize), theme.warn())),
@@ -121,6 +125,7 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
         Pane::Events => &[("j/k", "move"), ("Enter", "diff"), ("u", "unchanged")],
         Pane::Outputs => &[("Enter", "view"), ("m", "jump"), ("R", "refresh")],
         Pane::Transcripts => &[("Enter", "open"), ("r", "replay"), ("Esc", "back")],
+        Pane::Timeline => &[("j/k", "call"), ("Enter", "diff"), ("o", "request")],
     };
     let mut spans = Vec::new();
     for (k, w) in pane {

@@ -103,7 +103,14 @@ fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
     let block = pane_block(title, focused, &app.theme);
     let inner = block.inner(list_area);
     f.render_widget(block, list_area);
-    let row = |i: usize| -> Option<RowRef<'_>> { t.rows.get(i).map(|r| (r, None, false)) };
+    let row = |i: usize| -> Option<RowRef<'_>> {
+        t.rows.get(i).map(|info| RowRef {
+            info,
+            mark: None,
+            dimmed: false,
+            note: None,
+        })
+    };
     MsgList {
         len: t.rows.len(),
         row: &row,

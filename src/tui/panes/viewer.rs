@@ -1,16 +1,20 @@
-//! The text viewer overlay (persisted outputs, full messages): line numbers, scrolling,
-//! search matches highlighted, the search prompt. Draws `App` state only.
+//! The text viewer overlay (persisted outputs, full messages, a request as JSON): line
+//! numbers, long lines wrapped (or cut, with a sideways offset, when wrapping is off),
+//! every search match highlighted and the current one marked, the search prompt. Draws
+//! `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
 use super::{clip, pane_block};
-use crate::tui::app::{App, Viewer};
+use crate::tui::app::{App, TextMatch, Viewer};
 use crate::tui::layout::centered;
+use crate::tui::rows::wrap_lines;
 use crate::tui::theme::Theme;
+use crate::util::display_width;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, v: &Viewer) {
     let r = centered(area, 90, 85);
@@ -26,82 +30,154 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, v: &Viewer) {
     f.render_widget(block, r);
     let body_h = (inner.height as usize).saturating_sub(1);
     let num_w = v.lines.len().to_string().len().max(3);
-    let width = (inner.width as usize).saturating_sub(num_w + 1);
-    let query = v.query.to_lowercase();
+    let width = (inner.width as usize).saturating_sub(num_w + 1).max(1);
     let mut lines: Vec<Line> = Vec::with_capacity(inner.height as usize);
-    for (i, text) in v.lines.iter().enumerate().skip(v.top).take(body_h) {
-        let text = clip(text, width);
-        let mut spans = vec![Span::styled(format!("{:>num_w$} ", i + 1), theme.dim())];
-        if !query.is_empty() && !v.typing {
-            spans.extend(highlight(&text, &query, theme));
+    let mut i = v.top;
+    while lines.len() < body_h && i < v.lines.len() {
+        let text = &v.lines[i];
+        let here: Vec<(TextMatch, bool)> = v
+            .matches
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.line == i)
+            .map(|(k, m)| (*m, k == v.current))
+            .collect();
+        let pieces: Vec<(usize, String)> = if v.no_wrap {
+            vec![window(text, v.left, width)]
         } else {
-            spans.push(Span::raw(text));
+            let (rows, _) = wrap_lines(text, width, body_h + v.top_row + 1);
+            let mut start = 0;
+            rows.into_iter()
+                .map(|r| {
+                    let at = start;
+                    start += r.chars().count();
+                    (at, r)
+                })
+                .collect()
+        };
+        let skip = if i == v.top && !v.no_wrap {
+            v.top_row
+        } else {
+            0
+        };
+        for (k, (at, piece)) in pieces.into_iter().enumerate().skip(skip) {
+            if lines.len() >= body_h {
+                break;
+            }
+            let number = if k == 0 {
+                format!("{:>num_w$} ", i + 1)
+            } else {
+                format!("{:>num_w$} ", "↪")
+            };
+            let mut spans = vec![Span::styled(number, theme.dim())];
+            spans.extend(highlight(&piece, at, &here, theme));
+            lines.push(Line::from(spans));
         }
-        lines.push(Line::from(spans));
+        i += 1;
     }
     while lines.len() < body_h {
         lines.push(Line::from(""));
     }
-    let footer = if v.typing {
-        Line::from(vec![
-            Span::styled("/", theme.key()),
-            Span::raw(format!("{}▏", v.query)),
-            Span::styled("  Enter search · Esc cancel", theme.dim()),
-        ])
-    } else {
-        let m = if v.matches.is_empty() {
-            if v.query.is_empty() {
-                String::new()
-            } else {
-                format!("no match for \"{}\" · ", v.query)
-            }
-        } else {
-            format!(
-                "match {}/{} for \"{}\" · ",
-                v.current + 1,
-                v.matches.len(),
-                v.query
-            )
-        };
-        Line::from(Span::styled(
-            format!(
-                "{m}line {}/{} · / search · n N next/prev · Esc close",
-                (v.top + 1).min(v.lines.len()),
-                v.lines.len()
-            ),
-            theme.dim(),
-        ))
-    };
-    lines.push(footer);
+    lines.push(footer(v, theme));
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-/// Splits `text` into spans with every case-insensitive occurrence of `query` highlighted.
-fn highlight<'a>(text: &str, query: &str, theme: &Theme) -> Vec<Span<'a>> {
-    let lower = text.to_lowercase();
-    // Lower-casing can change byte lengths outside ASCII; then fall back to no highlight.
-    if lower.len() != text.len() {
-        return vec![Span::raw(text.to_string())];
+/// The part of `text` from column `left` that fits in `width` columns, with the char index
+/// it starts at.
+fn window(text: &str, left: usize, width: usize) -> (usize, String) {
+    let mut col = 0;
+    let mut start = None;
+    let mut out = String::new();
+    for (k, c) in text.chars().enumerate() {
+        let w = display_width(c.encode_utf8(&mut [0; 4]));
+        if col >= left {
+            if start.is_none() {
+                start = Some(k);
+            }
+            if display_width(&out) + w > width {
+                break;
+            }
+            out.push(c);
+        }
+        col += w;
     }
+    (start.unwrap_or(0), out)
+}
+
+/// `piece` (which starts at char `at` of its line) with the matches in it highlighted.
+fn highlight<'a>(
+    piece: &str,
+    at: usize,
+    matches: &[(TextMatch, bool)],
+    theme: &Theme,
+) -> Vec<Span<'a>> {
+    let chars: Vec<char> = piece.chars().collect();
+    let end = at + chars.len();
     let mut out = Vec::new();
-    let mut at = 0;
-    while let Some(pos) = lower[at..].find(query) {
-        let start = at + pos;
-        let end = start + query.len();
-        if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
-            break;
+    let mut pos = at;
+    for (m, current) in matches {
+        let (a, b) = (m.start.max(pos), (m.start + m.len).min(end));
+        if a >= b {
+            continue;
         }
-        if start > at {
-            out.push(Span::raw(text[at..start].to_string()));
+        if a > pos {
+            out.push(Span::raw(
+                chars[pos - at..a - at].iter().collect::<String>(),
+            ));
         }
+        let style = if *current {
+            theme.highlight().add_modifier(Modifier::REVERSED)
+        } else {
+            theme.highlight()
+        };
         out.push(Span::styled(
-            text[start..end].to_string(),
-            theme.highlight(),
+            chars[a - at..b - at].iter().collect::<String>(),
+            style,
         ));
-        at = end;
+        pos = b;
     }
-    if at < text.len() {
-        out.push(Span::styled(text[at..].to_string(), Style::new()));
+    if pos < end {
+        out.push(Span::styled(
+            chars[pos - at..].iter().collect::<String>(),
+            Style::new(),
+        ));
     }
     out
+}
+
+fn footer<'a>(v: &Viewer, theme: &Theme) -> Line<'a> {
+    if v.typing {
+        return Line::from(vec![
+            Span::styled("/", theme.key()),
+            Span::raw(format!("{}▏", v.query)),
+            Span::styled("  Enter search · Esc cancel", theme.dim()),
+        ]);
+    }
+    let m = if v.matches.is_empty() {
+        if v.query.is_empty() {
+            String::new()
+        } else {
+            format!("no match for \"{}\" · ", v.query)
+        }
+    } else {
+        format!(
+            "match {}/{} for \"{}\" · ",
+            v.current + 1,
+            v.matches.len(),
+            v.query
+        )
+    };
+    let wrap = if v.no_wrap {
+        format!("col {} · h l scroll · w wrap", v.left + 1)
+    } else {
+        "w no-wrap".to_string()
+    };
+    Line::from(Span::styled(
+        format!(
+            "{m}line {}/{} · / search · n N next/prev · {wrap} · Esc close",
+            (v.top + 1).min(v.lines.len()),
+            v.lines.len()
+        ),
+        theme.dim(),
+    ))
 }

@@ -13,6 +13,7 @@ use ctxlab::compact::{
     CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, begin_compact_history, estimate_size,
 };
 use ctxlab::message::{Message, block};
+use ctxlab::provider::ModelRequest;
 use ctxlab::provider::scripted::extractive::extractive_summary_from_request;
 use ctxlab::store::Store;
 use ctxlab::tui::{App, Effect, Msg};
@@ -27,6 +28,8 @@ pub fn tokenizer() -> &'static tiktoken_rs::CoreBPE {
 }
 
 pub const REQUEST: &str = "Fix the failing parser test";
+/// The system prompt of the fake session's requests.
+pub const SYSTEM: &str = "You are a test agent.";
 
 pub fn config() -> PipelineConfig {
     PipelineConfig {
@@ -101,11 +104,17 @@ impl Driver {
             let history = report.changed.then(|| Arc::new(self.history.clone()));
             self.send(AgentEvent::StageRan { report, history });
         }
+        let request = ModelRequest {
+            system: SYSTEM.into(),
+            messages: self.history.clone(),
+            tools: Vec::new(),
+            max_tokens: 1_000,
+        };
         self.send(AgentEvent::RequestSent {
             estimate_chars: estimate_size(&self.history),
             messages: self.history.len(),
             summary: false,
-            request: None,
+            request: Some(Arc::new(request)),
         });
     }
 

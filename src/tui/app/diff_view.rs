@@ -1,0 +1,176 @@
+//! Keys of the diff overlay: the cursor moves over lines and folded runs, `n` / `N` jump
+//! between changes, Enter unfolds a run or opens a row's text (before and after, for a
+//! change) in the viewer, which returns to the diff when closed.
+
+use super::{App, DiffView, Overlay};
+use crate::timeline::Fold;
+use crate::tui::diff::DiffLine;
+use crate::tui::keys::Action;
+use crate::tui::rows::word_wrap;
+
+impl DiffView {
+    /// The header lines at `width` columns: the title and the note, wrapped (never cut).
+    pub fn header(&self, width: usize) -> Vec<String> {
+        let mut out = word_wrap(&self.title, width);
+        if let Some(note) = &self.note {
+            out.extend(word_wrap(note, width));
+        }
+        // The counts and keys line.
+        out.push(String::new());
+        out
+    }
+
+    fn move_to(&mut self, k: usize) {
+        self.selected = k.min(self.items.len().saturating_sub(1));
+    }
+
+    /// Keeps the cursor's item inside `viewport` rows.
+    pub fn ensure_visible(&mut self, viewport: usize) {
+        let viewport = viewport.max(1);
+        if self.selected < self.top {
+            self.top = self.selected;
+        }
+        while self.top < self.selected
+            && (self.top..=self.selected)
+                .map(|k| self.item_height(k))
+                .sum::<usize>()
+                > viewport
+        {
+            self.top += 1;
+        }
+    }
+
+    /// The next (or previous) change from the cursor, wrapping around.
+    fn next_change(&self, forward: bool) -> Option<usize> {
+        let n = self.items.len();
+        (1..=n)
+            .map(|d| {
+                if forward {
+                    (self.selected + d) % n
+                } else {
+                    (self.selected + n - d % n) % n
+                }
+            })
+            .find(|&k| self.is_change(k))
+    }
+
+    /// Replaces folded run `k` by its lines.
+    fn unfold(&mut self, k: usize) {
+        if let Some(Fold::Folded { start, count }) = self.items.get(k).copied() {
+            self.items
+                .splice(k..=k, (start..start + count).map(Fold::Line));
+        }
+    }
+}
+
+/// The viewer's text for one diff line: the row before and the row after.
+fn line_text(l: &DiffLine) -> (String, String) {
+    let side = |name: &str, c: &Option<crate::tui::diff::DiffCell>| match c {
+        Some(c) => {
+            let at = c
+                .index
+                .map(|i| format!("#{i}"))
+                .unwrap_or_else(|| "(appended after the previous call)".into());
+            format!(
+                "── {name} {at} · {} · {} chars ──\n{}",
+                c.info.role(),
+                crate::util::group_digits(c.info.chars),
+                c.info.full_text()
+            )
+        }
+        None => format!("── {name}: (no row) ──"),
+    };
+    let title = match (&l.old, &l.new) {
+        (Some(o), Some(n)) if l.op == crate::timeline::DiffOp::Changed => format!(
+            "row {} before / after{}",
+            o.index.or(n.index).unwrap_or_default(),
+            if l.cause.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", l.cause)
+            }
+        ),
+        (_, Some(n)) => format!("row {} · {}", n.index.unwrap_or_default(), l.cause),
+        (Some(o), None) => match o.index {
+            Some(i) => format!("row {i} (removed) · {}", l.cause),
+            None => format!(
+                "a row appended after the previous call (removed) · {}",
+                l.cause
+            ),
+        },
+        (None, None) => String::new(),
+    };
+    let text = match l.op {
+        crate::timeline::DiffOp::Changed => {
+            format!("{}\n\n{}", side("before", &l.old), side("after", &l.new))
+        }
+        crate::timeline::DiffOp::Removed => side("before", &l.old),
+        _ => side("after", &l.new),
+    };
+    (title, text)
+}
+
+impl App {
+    /// Opens `d`, scrolled so its first change shows with the rows above it.
+    pub(super) fn show_diff(&mut self, mut d: DiffView) {
+        let viewport = self.diff_viewport(&d).max(1);
+        d.top = 0;
+        d.ensure_visible(viewport);
+        if d.top > 0 {
+            // Not at the start: keep a little context (a fold, unchanged rows) above.
+            d.top = d.selected.saturating_sub(super::DIFF_CONTEXT + 1);
+            d.ensure_visible(viewport);
+        }
+        self.overlay = Some(Overlay::Diff(d));
+    }
+
+    /// Lines of the diff overlay's body (the overlay minus its header).
+    pub(super) fn diff_viewport(&self, d: &DiffView) -> usize {
+        let inner = self.overlay_inner();
+        let header = d.header(inner.width as usize).len();
+        (inner.height as usize).saturating_sub(header)
+    }
+
+    pub(super) fn diff_key(&mut self, action: Action) {
+        let Some(Overlay::Diff(d)) = &self.overlay else {
+            return;
+        };
+        let viewport = self.diff_viewport(d).max(1);
+        let Some(Overlay::Diff(d)) = &mut self.overlay else {
+            return;
+        };
+        let page = viewport.saturating_sub(1).max(1);
+        match action {
+            Action::Back | Action::Quit => {
+                self.close_overlay();
+                return;
+            }
+            Action::Up => d.move_to(d.selected.saturating_sub(1)),
+            Action::Down => d.move_to(d.selected + 1),
+            Action::PageUp => d.move_to(d.selected.saturating_sub(page)),
+            Action::PageDown => d.move_to(d.selected + page),
+            Action::Top => d.move_to(0),
+            Action::Bottom => d.move_to(usize::MAX),
+            Action::SearchNext | Action::SearchPrev => {
+                match d.next_change(action == Action::SearchNext) {
+                    Some(k) => d.move_to(k),
+                    None => {
+                        self.notify("no change in this diff");
+                        return;
+                    }
+                }
+            }
+            Action::Enter => match d.items.get(d.selected).copied() {
+                Some(Fold::Folded { .. }) => d.unfold(d.selected),
+                Some(Fold::Line(i)) => {
+                    let (title, text) = line_text(&d.lines[i]);
+                    self.open_viewer_over(title, &text);
+                    return;
+                }
+                None => {}
+            },
+            _ => {}
+        }
+        d.ensure_visible(viewport);
+    }
+}

@@ -1,0 +1,234 @@
+//! The timeline pane's state and keys, and the rewind it drives: while the pane is open the
+//! conversation shows the exact request of the selected call (its rows, marked with the
+//! stage that changed each since the call before); Enter opens that call's diff against
+//! the previous one, `o` the request as JSON, Esc returns to the live history.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::{App, DiffView, ListState, Pane};
+use crate::compact::Stage;
+use crate::message::Message;
+use crate::tui::diff::from_timeline;
+use crate::tui::keys::Action;
+use crate::tui::rows::MessageInfo;
+use crate::util::group_digits;
+
+/// The timeline pane, and the request it rewinds the conversation to.
+#[derive(Debug, Clone, Default)]
+pub struct TimelineView {
+    /// Index into `App::timeline.calls`.
+    pub selected: usize,
+    /// The first call row drawn.
+    pub top: usize,
+    /// The newest call stays selected as calls arrive.
+    pub follow: bool,
+    /// The selected call's request as rows, and the stage that touched each since the call
+    /// before.
+    pub rows: Vec<Arc<MessageInfo>>,
+    pub marks: Vec<Option<Stage>>,
+    /// The rewound conversation's selection and expansion.
+    pub list: ListState,
+    /// The call `rows` were built for, and the messages they show (to reuse rows).
+    built_for: Option<usize>,
+    sources: Vec<Arc<Message>>,
+}
+
+impl App {
+    /// Opens the timeline on the newest call (focus moves to it).
+    pub fn open_timeline(&mut self) {
+        let last = self.timeline.calls.len().saturating_sub(1);
+        self.timeline_view = Some(TimelineView {
+            selected: last,
+            follow: true,
+            ..TimelineView::default()
+        });
+        self.main = Pane::Conversation;
+        self.focus_pane_noeffect(Pane::Timeline);
+        self.rewind();
+        if self.timeline.calls.is_empty() {
+            self.notify("no model call yet: the timeline fills as the agent works");
+        }
+    }
+
+    /// Back to the live history.
+    pub fn close_timeline(&mut self) {
+        self.timeline_view = None;
+        if self.focus == Pane::Timeline {
+            self.focus_pane_noeffect(Pane::Conversation);
+        }
+        self.fix_scroll();
+    }
+
+    /// A new call arrived: a following view moves to it.
+    pub(super) fn timeline_grew(&mut self) {
+        let last = self.timeline.calls.len().saturating_sub(1);
+        if let Some(v) = &mut self.timeline_view
+            && v.follow
+        {
+            v.selected = last;
+            self.rewind();
+        }
+    }
+
+    /// Builds the rewound conversation for the selected call, reusing the rows of messages
+    /// the previous one already showed.
+    pub(super) fn rewind(&mut self) {
+        let Some(v) = &mut self.timeline_view else {
+            return;
+        };
+        let Some(call) = self.timeline.calls.get(v.selected) else {
+            v.rows.clear();
+            v.marks.clear();
+            v.sources.clear();
+            v.built_for = None;
+            return;
+        };
+        if v.built_for == Some(v.selected) {
+            return;
+        }
+        let known: HashMap<*const Message, Arc<MessageInfo>> = v
+            .sources
+            .iter()
+            .zip(&v.rows)
+            .map(|(m, r)| (Arc::as_ptr(m), Arc::clone(r)))
+            .collect();
+        let mut rows = Vec::with_capacity(call.rows.len());
+        for r in &call.rows {
+            let info = match known.get(&Arc::as_ptr(&r.message)) {
+                Some(info) => Arc::clone(info),
+                None => {
+                    let info = MessageInfo::new(r.message.as_ref().clone());
+                    self.token_queue.push_back(Arc::clone(&info));
+                    info
+                }
+            };
+            rows.push(info);
+        }
+        v.marks = call
+            .rows
+            .iter()
+            .map(|r| r.touches.iter().rev().find_map(|t| t.stage))
+            .collect();
+        v.sources = call.rows.iter().map(|r| Arc::clone(&r.message)).collect();
+        v.rows = rows;
+        v.built_for = Some(v.selected);
+        self.fix_scroll();
+    }
+
+    pub(super) fn timeline_action(&mut self, action: Action) {
+        let n = self.timeline.calls.len();
+        let page = self.timeline_page();
+        let Some(v) = &mut self.timeline_view else {
+            return;
+        };
+        let last = n.saturating_sub(1);
+        let moved = match action {
+            Action::Up => Some(v.selected.saturating_sub(1)),
+            Action::Down => Some((v.selected + 1).min(last)),
+            Action::PageUp => Some(v.selected.saturating_sub(page)),
+            Action::PageDown => Some((v.selected + page).min(last)),
+            Action::Top => Some(0),
+            Action::Bottom => Some(last),
+            _ => None,
+        };
+        if let Some(k) = moved {
+            v.selected = k;
+            v.follow = k == last;
+            self.rewind();
+            return;
+        }
+        match action {
+            Action::Back => self.close_timeline(),
+            Action::Enter => self.open_call_diff(),
+            Action::OpenFull => self.open_request(),
+            _ => {}
+        }
+    }
+
+    /// Rows a page key moves in the timeline's call list.
+    fn timeline_page(&self) -> usize {
+        self.areas()
+            .map(crate::tui::layout::timeline_list_rows)
+            .unwrap_or(1)
+            .saturating_sub(1)
+            .max(1)
+    }
+
+    /// The selected call's request against the previous call's, labelled by stage.
+    pub fn open_call_diff(&mut self) {
+        let Some(v) = &self.timeline_view else {
+            return;
+        };
+        let Some(call) = self.timeline.calls.get(v.selected) else {
+            self.notify("no model call yet");
+            return;
+        };
+        let number = call.number;
+        let rows = self.timeline.call_diff(number);
+        let lines = from_timeline(&rows, |m| MessageInfo::new(m.as_ref().clone()));
+        let letters = call.letters(&self.timeline.steps);
+        let title = if number == 1 {
+            format!("call 1: the first request ({} messages)", call.rows.len())
+        } else {
+            format!(
+                "call {} -> call {number}: {} -> {} messages, {} -> {} chars sent{}",
+                number - 1,
+                self.timeline.calls[v.selected - 1].rows.len(),
+                call.rows.len(),
+                group_digits(self.timeline.calls[v.selected - 1].size_after),
+                group_digits(call.size_after),
+                if letters.is_empty() {
+                    "; no stage changed anything".to_string()
+                } else {
+                    format!("; stages {letters}")
+                }
+            )
+        };
+        self.show_diff(DiffView::new(title, None, lines));
+    }
+
+    /// The selected call's request, exactly as sent, as JSON in the viewer.
+    pub fn open_request(&mut self) {
+        let Some(call) = self
+            .timeline_view
+            .as_ref()
+            .and_then(|v| self.timeline.calls.get(v.selected))
+        else {
+            self.notify("no model call yet");
+            return;
+        };
+        let json = serde_json::to_string_pretty(&call.request_json()).unwrap_or_default();
+        let what = if call.system.is_some() {
+            "exact request"
+        } else {
+            "request (system prompt and tools not recorded)"
+        };
+        let title = format!(
+            "call {}: {what}, {} messages, {} chars",
+            call.number,
+            call.rows.len(),
+            group_digits(call.size_after)
+        );
+        self.open_viewer(title, &json);
+    }
+
+    /// Opens the diff of stage step `step` (from the timeline's lineage).
+    pub fn open_step_diff(&mut self, step: usize) -> bool {
+        let Some(s) = self.timeline.steps.get(step) else {
+            return false;
+        };
+        if s.change.is_none() {
+            return false;
+        }
+        let rows = self.timeline.step_diff(step);
+        let lines = from_timeline(&rows, |m| MessageInfo::new(m.as_ref().clone()));
+        let title = format!("call {}: {}", s.call, s.report.summary());
+        let mut note = format!("why: {}", s.report.reason);
+        if let Some(snip) = self.timeline.snip_note(step) {
+            note = format!("{note}; {snip}");
+        }
+        self.show_diff(DiffView::new(title, Some(note), lines));
+        true
+    }
+}

@@ -1,0 +1,104 @@
+//! The timeline pane (6 or `t`), in the place of the gauge and the events: the plot of
+//! every call's size before the pipeline and sent, with the limit and the selected call;
+//! and the list of calls (sizes, the letters of the stages that changed something before
+//! it, the API's input tokens, a refused call marked). Draws `App` state only.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::plot::{self, compact_number};
+use super::{fit, pane_block};
+use crate::timeline::CallOutcome;
+use crate::tui::app::{App, Pane};
+use crate::tui::layout;
+use crate::util::group_digits;
+
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let Some(v) = &app.timeline_view else {
+        return;
+    };
+    let theme = &app.theme;
+    let calls = &app.timeline.calls;
+    let focused = app.focus == Pane::Timeline;
+    let which = if calls.is_empty() {
+        "no call yet".to_string()
+    } else {
+        format!("call {} of {}", v.selected + 1, calls.len())
+    };
+    let title = Line::from(vec![
+        Span::styled(" 6 Timeline ", theme.title()),
+        Span::raw(format!("· {which} ")),
+        Span::styled("(Enter diff, o request, Esc live) ", theme.dim()),
+    ]);
+    f.render_widget(pane_block(title, focused, theme), area);
+    let (plot_area, list_area) = layout::timeline_parts(area);
+    plot::render(
+        f,
+        plot_area,
+        &plot::calls_of(&app.timeline),
+        app.timeline.context_limit,
+        (!calls.is_empty()).then_some(v.selected),
+        theme,
+    );
+    let width = list_area.width as usize;
+    let wide = width >= 44;
+    let mut lines = Vec::with_capacity(list_area.height as usize);
+    let header = if wide {
+        format!(
+            "{:>4} {:>8}   {:>7} {:<5} {:>7}",
+            "call", "before", "sent", "stage", "API in"
+        )
+    } else {
+        format!("{:>4} {:>6}  {:>6} {:<5}", "call", "before", "sent", "stg")
+    };
+    lines.push(Line::from(Span::styled(fit(&header, width), theme.dim())));
+    for (k, c) in calls
+        .iter()
+        .enumerate()
+        .skip(v.top)
+        .take((list_area.height as usize).saturating_sub(1))
+    {
+        let letters = c.letters(&app.timeline.steps);
+        let refused = if c.outcome == CallOutcome::PromptTooLong {
+            " ✗ refused"
+        } else {
+            ""
+        };
+        let text = if wide {
+            let tokens = c
+                .input_tokens
+                .map(|t| group_digits(t as usize))
+                .unwrap_or_else(|| "–".into());
+            format!(
+                "{:>4} {:>8} → {:>7} {:<5} {:>7}{refused}",
+                c.number,
+                group_digits(c.size_before),
+                group_digits(c.size_after),
+                letters,
+                tokens
+            )
+        } else {
+            format!(
+                "{:>4} {:>6} → {:>6} {:<5}{}",
+                c.number,
+                compact_number(c.size_before),
+                compact_number(c.size_after),
+                letters,
+                if refused.is_empty() { "" } else { " ✗" }
+            )
+        };
+        let style = if c.outcome == CallOutcome::PromptTooLong {
+            theme.error()
+        } else {
+            ratatui::style::Style::new()
+        };
+        let mut line = Line::from(Span::styled(fit(&text, width), style));
+        if k == v.selected {
+            line = line.patch_style(theme.selected());
+        }
+        lines.push(line);
+    }
+    f.render_widget(Paragraph::new(lines), list_area);
+}
