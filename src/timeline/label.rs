@@ -10,6 +10,9 @@ use serde_json::Value;
 use crate::compact::micro::MICRO_PLACEHOLDER;
 use crate::message::{Content, Message, ResultContent, block_tool_id, block_type};
 
+/// Chars of each kept result's preview in a label naming several results.
+const MANY_PREVIEW_CHARS: usize = 24;
+
 /// What a message is, for a collapsed row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowKind {
@@ -250,7 +253,24 @@ fn user_blocks_label(role: &str, blocks: &[Value], clip: impl Fn(&str) -> String
             }
         }
         many => {
-            let parts: Vec<String> = many.iter().map(ResultInfo::describe).collect();
+            // Short previews, so every result's id and fate fit on one row.
+            let parts: Vec<String> = many
+                .iter()
+                .map(|r| match &r.fate {
+                    ResultFate::Kept {
+                        first_line,
+                        is_error,
+                    } => ResultInfo {
+                        tool_use_id: r.tool_use_id.clone(),
+                        fate: ResultFate::Kept {
+                            first_line: crate::util::clip_chars(first_line, MANY_PREVIEW_CHARS),
+                            is_error: *is_error,
+                        },
+                    }
+                    .describe(),
+                    _ => r.describe(),
+                })
+                .collect();
             format!("{} results: {}", many.len(), parts.join(" | "))
         }
     };

@@ -23,4 +23,5 @@ mod tools;
 mod tui_loop;
 mod tui_pty;
 mod tui_snapshots;
+mod tui_timeline;
 mod tui_update;

@@ -53,7 +53,7 @@ pub use input::SlashCommand;
 pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
-pub use search::{Hit, Search};
+pub use search::{Hit, Search, event_text as search_event_text};
 pub use state::ConvRow;
 pub use state::{
     ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, HistRow, LoadKind, Loading,

@@ -11,6 +11,22 @@ use crate::tui::diff::diff_rows;
 use crate::tui::keys::Action;
 use crate::tui::work::Work;
 
+/// `call 17 snip → [snipped 3 messages]`: one touch in a few words.
+fn touch_words(t: &Touch) -> String {
+    let what = match &t.effect {
+        RowEffect::Snipped { marker } => marker.clone(),
+        RowEffect::Summarized { .. } => "summary".to_string(),
+        RowEffect::Persisted { path, .. } => path.clone(),
+        RowEffect::Placeholder { .. } => "placeholder".to_string(),
+        other => other.describe(),
+    };
+    let stage = t
+        .stage
+        .map(crate::tui::panes::events::short_name)
+        .unwrap_or("replaced");
+    format!("call {} {stage} → {what}", t.call)
+}
+
 impl App {
     pub(super) fn conversation_action(&mut self, action: Action) {
         let page = self.page();
@@ -60,28 +76,28 @@ impl App {
         }
     }
 
-    /// Where session row `i` went, in a few words: `✗ call 17 snip → [snipped 3 messages]`,
-    /// `~ call 12 micro → placeholder`, `✗ call 31 reactive → summary`.
+    /// Where session row `i` went, in a few words, the removal first: `✗ call 17 snip →
+    /// [snipped 3 messages]`, `✗ call 34 compact → summary; before: call 34 budget →
+    /// .task_outputs/tool-results/t.txt`, `~ call 12 micro → placeholder`.
     pub fn fate_note(&self, i: usize) -> Option<String> {
         let entry = self.timeline.session.get(i)?;
-        let touch = entry.removal().or(entry.touches.last())?;
-        let mark = if entry.removal().is_some() {
-            "✗"
-        } else {
-            "~"
-        };
-        let what = match &touch.effect {
-            RowEffect::Snipped { marker } => marker.clone(),
-            RowEffect::Summarized { .. } => "summary".to_string(),
-            RowEffect::Persisted { path, .. } => path.clone(),
-            RowEffect::Placeholder { .. } => "placeholder".to_string(),
-            other => other.describe(),
-        };
-        let stage = touch
-            .stage
-            .map(crate::tui::panes::events::short_name)
-            .unwrap_or("replaced");
-        Some(format!("{mark} call {} {stage} → {what}", touch.call))
+        let removal = entry.removal();
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(r) = removal {
+            parts.push(format!("✗ {}", touch_words(r)));
+        }
+        let changes: Vec<String> = entry
+            .touches
+            .iter()
+            .filter(|t| Some(*t) != removal)
+            .map(touch_words)
+            .collect();
+        match (removal.is_some(), changes.is_empty()) {
+            (_, true) => {}
+            (true, false) => parts.push(format!("before: {}", changes.join(", "))),
+            (false, false) => parts.push(format!("~ {}", changes.join(", "))),
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
     }
 
     /// The stage touch a full-session row's diff shows: its removal, else its last change.
