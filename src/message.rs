@@ -12,7 +12,10 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::pyrepr::{lesson_json_map, lesson_json_maps_prefix, py_str_len, py_str_list};
+use crate::pyrepr::{
+    lesson_json_map, lesson_json_maps_prefix, py_str_len, py_str_list, unicode_json_map,
+    unicode_json_map_len, unicode_json_maps,
+};
 
 /// Why a JSON value is not a message ctxlab can work with.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -48,6 +51,8 @@ pub fn json_kind(v: &Value) -> &'static str {
 pub struct Message {
     raw: Map<String, Value>,
     size: OnceLock<usize>,
+    /// The length of its unicode JSON (the s08-latest unit), cached like `size`.
+    json_size: OnceLock<usize>,
     /// `(block index, lesson length)` of each tool_result block; see `tool_result_lens`.
     results: OnceLock<Box<[(usize, usize)]>>,
 }
@@ -58,6 +63,10 @@ impl Clone for Message {
         if let Some(n) = self.size.get() {
             let _ = size.set(*n);
         }
+        let json_size = OnceLock::new();
+        if let Some(n) = self.json_size.get() {
+            let _ = json_size.set(*n);
+        }
         let results = OnceLock::new();
         if let Some(r) = self.results.get() {
             let _ = results.set(r.clone());
@@ -65,6 +74,7 @@ impl Clone for Message {
         Message {
             raw: self.raw.clone(),
             size,
+            json_size,
             results,
         }
     }
@@ -149,6 +159,7 @@ impl Message {
         Ok(Message {
             raw,
             size: OnceLock::new(),
+            json_size: OnceLock::new(),
             results: OnceLock::new(),
         })
     }
@@ -160,6 +171,7 @@ impl Message {
         Message {
             raw,
             size: OnceLock::new(),
+            json_size: OnceLock::new(),
             results: OnceLock::new(),
         }
     }
@@ -210,6 +222,7 @@ impl Message {
     /// Mutable access to the blocks of a list-content message. Drops the cached size.
     pub fn blocks_mut(&mut self) -> Option<&mut Vec<Value>> {
         self.size = OnceLock::new();
+        self.json_size = OnceLock::new();
         self.results = OnceLock::new();
         match self.raw.get_mut("content") {
             Some(Value::Array(b)) => Some(b),
@@ -310,6 +323,13 @@ impl Message {
     pub fn estimate_size(&self) -> usize {
         *self.size.get_or_init(|| py_str_len(&self.raw))
     }
+
+    /// The length of `json.dumps(message, ensure_ascii=False)`, cached: the s08-latest unit.
+    pub fn json_size(&self) -> usize {
+        *self
+            .json_size
+            .get_or_init(|| unicode_json_map_len(&self.raw))
+    }
 }
 
 /// The size of a history in the lesson's unit: the length of Python's `str()` of the list,
@@ -317,6 +337,23 @@ impl Message {
 pub fn estimate_size(messages: &[Message]) -> usize {
     let items: usize = messages.iter().map(Message::estimate_size).sum();
     2 + items + 2 * messages.len().saturating_sub(1)
+}
+
+/// The size of a history in the s08-latest unit: the length of
+/// `json.dumps(messages, ensure_ascii=False)`, from each message's cached length.
+pub fn json_size(messages: &[Message]) -> usize {
+    let items: usize = messages.iter().map(Message::json_size).sum();
+    2 + items + 2 * messages.len().saturating_sub(1)
+}
+
+/// Unicode JSON of one message: an s08-latest transcript line without its newline.
+pub fn unicode_json_message(m: &Message) -> String {
+    unicode_json_map(&m.raw)
+}
+
+/// Unicode JSON of a whole history as one array: the s08-latest summarizer input.
+pub fn unicode_json_history(messages: &[Message]) -> String {
+    unicode_json_maps(messages.iter().map(|m| &m.raw))
 }
 
 /// Lesson JSON of one message: a transcript line without its newline.
@@ -592,6 +629,18 @@ mod tests {
         assert_eq!(estimate_size(&one), 35);
         let two = vec![Message::user_text("hi"), Message::user_text("hi")];
         assert_eq!(estimate_size(&two), 2 + 33 + 2 + 33);
+    }
+
+    #[test]
+    fn json_size_is_the_length_of_the_unicode_json_and_follows_edits() {
+        let mut h = vec![
+            Message::user_text("héllo \"解\""),
+            Message::user_blocks(vec![block::tool_result("a", "😀x")]),
+        ];
+        assert_eq!(json_size(&h), unicode_json_history(&h).chars().count());
+        assert_eq!(json_size(&[]), 2);
+        h[1].blocks_mut().unwrap()[0]["content"] = json!("y");
+        assert_eq!(json_size(&h), unicode_json_history(&h).chars().count());
     }
 
     #[test]
