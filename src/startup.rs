@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::turn::AgentSetup;
-use crate::compact::{ConfigError, PipelineConfig};
+use crate::compact::{ConfigError, PipelineConfig, Strategy};
 use crate::provider::anthropic::AnthropicModel;
 use crate::provider::openai::OpenAiModel;
 use crate::provider::scripted::{Scenario, ScenarioError, ScriptedModel};
@@ -31,6 +31,8 @@ pub struct LaunchOptions {
     pub workspace: Option<PathBuf>,
     pub scenario: Option<String>,
     pub pace_ms: Option<u64>,
+    /// None: `strategy` in config.toml, then s08.
+    pub strategy: Option<Strategy>,
     pub sets: Vec<String>,
 }
 
@@ -131,7 +133,8 @@ pub fn prepare_with(
     lookup: &Lookup<'_>,
     file: &FileSettings,
 ) -> Result<Launch, LaunchError> {
-    let mut config = PipelineConfig::default();
+    let strategy = options.strategy.or(file.strategy).unwrap_or_default();
+    let mut config = PipelineConfig::for_strategy(strategy);
     for s in &options.sets {
         config.apply_assignment(s)?;
     }

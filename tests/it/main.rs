@@ -10,6 +10,7 @@ mod agent_tour;
 mod cli;
 mod cli_run;
 mod conformance;
+mod conformance_strategies;
 mod pipeline_props;
 mod pipeline_spec;
 mod provider_anthropic;
