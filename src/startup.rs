@@ -174,7 +174,13 @@ pub fn prepare_with(
         }
         ProviderKind::Scripted => {
             let name = options.scenario.clone().unwrap_or_else(|| "tour".into());
-            let scenario = Scenario::load(&name, Some(&assets_dir()))?;
+            let mut scenario = Scenario::load(&name, Some(&assets_dir()))?;
+            // A scenario's simulated window sits where its author put it against s08's
+            // limit in chars; a strategy counting tokens (s06: 4 chars each) has a limit as
+            // many times longer in chars, and its window moves with it, so the tour plays
+            // under every strategy instead of overflowing before s06's first compaction.
+            let per_unit = config.strategy.unit().chars_per_unit();
+            scenario.context_window_chars = scenario.context_window_chars.saturating_mul(per_unit);
             scenario_request = Some(scenario.request.clone());
             let pace = Duration::from_millis(options.pace_ms.unwrap_or(DEFAULT_PACE_MS));
             (

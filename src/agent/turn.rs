@@ -1,10 +1,11 @@
 //! The agent task: the loop of spec section 8 on tokio channels.
 //!
-//! It owns the history. Before every model call it runs budget, snip, micro and, when
-//! over the limit, compact_history; it streams the model's answer, runs the tools the model
-//! asked for, and reports every step as an `AgentEvent`. Commands are read while a stream
-//! or a tool runs, so Cancel, step mode and config changes act at once. Whatever happens,
-//! every `tool_use` it appends gets a `tool_result` in the next message.
+//! It owns the history. Before every model call it runs the chosen strategy's stages (for
+//! s08: budget, snip, micro and, when over the limit, compact_history); it streams the
+//! model's answer, runs the tools the model asked for, and reports every step as an
+//! `AgentEvent`. Commands are read while a stream or a tool runs, so Cancel, step mode and
+//! config changes (a new strategy included) act at once. Whatever happens, every
+//! `tool_use` it appends gets a `tool_result` in the next message.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -15,19 +16,15 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, ErrorKind, NextStep, UserCommand};
-use crate::compact::summarize::COMPACTED_SYSTEM_NOTE;
-use crate::compact::{
-    CHEAP_STAGES, CompactTrigger, PendingCompaction, Pipeline, PipelineConfig, Stage,
-    begin_compact_history, begin_reactive_compact, estimate_size,
-};
+use crate::compact::{CompactTrigger, PendingCompaction, Pipeline, PipelineConfig, estimate_size};
 use crate::message::{Message, ToolSpec, block, block_type};
 use crate::provider::{Model, ModelRequest, ModelResponse, ProviderError, StreamEvent};
 use crate::store::{Store, StoreError};
 use crate::tools::{ToolLimits, ToolOutcome, Workspace, run_tool};
 
-/// The result text of a `compact` tool call (spec section 8).
-pub const COMPACT_TOOL_RESULT: &str =
-    "[Compaction requested. This completed turn will be summarized.]";
+/// The result text of a `compact` tool call under s08 (spec section 8); each strategy
+/// has its own (`Strategy::compact_tool_result`).
+pub const COMPACT_TOOL_RESULT: &str = crate::compact::strategy::COMPACT_TOOL_RESULT;
 /// The result of a tool call that was never run because the user cancelled.
 pub const CANCELLED_RESULT: &str = "Cancelled by user";
 const DEFAULT_MAX_TOKENS: u32 = 8_000;
@@ -151,7 +148,9 @@ impl Agent {
     }
 
     fn system_prompt(&self) -> String {
-        format!("{}\n\n{COMPACTED_SYSTEM_NOTE}", self.setup.system_prompt)
+        self.pipeline
+            .strategy()
+            .system_prompt(&self.setup.system_prompt)
     }
 
     fn append(&mut self, message: Message) {
@@ -374,22 +373,25 @@ impl Agent {
         trigger: CompactTrigger,
         focus: Option<String>,
     ) -> Result<(), Stop> {
-        let stage = Stage::CompactHistory;
+        let stage = self.pipeline.summarizing_stage();
         self.pause(NextStep::Summarize {
             stage,
             messages: self.history.len(),
             size: estimate_size(&self.history),
         })
         .await?;
-        let pending = begin_compact_history(
+        let pending = self.pipeline.begin_compact(
             &self.history,
             &self.store,
-            &self.pipeline.config,
             focus.as_deref(),
             trigger,
             (self.setup.clock)(),
         )?;
-        self.summarize(pending).await
+        match pending {
+            Some(pending) => self.summarize(pending).await,
+            // The strategy found nothing it may summarize (guarded: only unseen results).
+            None => Ok(()),
+        }
     }
 
     async fn manual_compact(&mut self, focus: Option<String>) -> Result<(), Stop> {
@@ -426,7 +428,7 @@ impl Agent {
 
     /// The pre-call pipeline (spec section 8), with pauses in step mode.
     async fn pre_call(&mut self) -> Result<(), Stop> {
-        for stage in CHEAP_STAGES {
+        for &stage in self.pipeline.stages() {
             if self.setup.step_mode {
                 let preview = self
                     .pipeline
@@ -458,7 +460,8 @@ impl Agent {
     }
 
     async fn turn_loop(&mut self) -> Result<(), Stop> {
-        let mut reactive_used = false;
+        // Reactive compactions since the last successful call (the strategy allows 0-3).
+        let mut reactive_attempts = 0;
         loop {
             self.pre_call().await?;
             let size = estimate_size(&self.history);
@@ -470,7 +473,7 @@ impl Agent {
             let request = ModelRequest {
                 system: self.system_prompt(),
                 messages: self.history.clone(),
-                tools: self.setup.tools.clone(),
+                tools: self.pipeline.strategy().tools(&self.setup.tools),
                 max_tokens: self.setup.max_tokens,
             };
             self.emit(AgentEvent::RequestSent {
@@ -480,20 +483,26 @@ impl Agent {
             });
             let response = match self.call_model(request, true).await? {
                 Ok(r) => r,
-                Err(ProviderError::ContextTooLong { .. }) if !reactive_used => {
-                    reactive_used = true;
-                    let pending = begin_reactive_compact(
+                Err(ProviderError::ContextTooLong { message }) => {
+                    let pending = self.pipeline.begin_reactive(
                         &self.history,
                         &self.store,
-                        &self.pipeline.config,
                         (self.setup.clock)(),
+                        reactive_attempts,
+                        Some(&message),
                     )?;
+                    let Some(pending) = pending else {
+                        // No (further) retry in this strategy: the user sees the error.
+                        let e = ProviderError::ContextTooLong { message };
+                        return Err(Stop::Failed(error_kind(&e), e.to_string()));
+                    };
+                    reactive_attempts += 1;
                     self.summarize(pending).await?;
                     continue;
                 }
                 Err(e) => return Err(Stop::Failed(error_kind(&e), e.to_string())),
             };
-            reactive_used = false;
+            reactive_attempts = 0;
             let mut content = response.content;
             if content.is_empty() {
                 // The APIs reject an assistant message without content on the next call.
@@ -519,6 +528,13 @@ impl Agent {
             }
             if let Some(focus) = compact_focus {
                 self.compact_now(CompactTrigger::Requested, focus).await?;
+                if self.pipeline.strategy().compact_ends_turn() {
+                    // s06: the compact tool ends the turn once the history is compacted.
+                    self.emit(AgentEvent::TurnDone {
+                        stop_reason: "compacted".into(),
+                    });
+                    return Ok(());
+                }
             }
         }
     }
@@ -569,7 +585,8 @@ impl Agent {
                         focus: focus.clone(),
                     });
                     compact_focus = Some(focus);
-                    (COMPACT_TOOL_RESULT.to_string(), false)
+                    let text = self.pipeline.strategy().compact_tool_result();
+                    (text.to_string(), false)
                 }
             };
             self.emit(AgentEvent::ToolFinished {

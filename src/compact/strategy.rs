@@ -96,6 +96,27 @@ impl Strategy {
         self == Strategy::S06
     }
 
+    /// The agent's system prompt: `base`, then the strategy's note on summary messages.
+    pub fn system_prompt(self, base: &str) -> String {
+        match self.system_note() {
+            Some(note) => format!("{base}\n\n{note}"),
+            None => base.to_string(),
+        }
+    }
+
+    /// The tools offered to the model, with the `compact` tool worded as this strategy
+    /// words it.
+    pub fn tools(self, tools: &[ToolSpec]) -> Vec<ToolSpec> {
+        let compact = self.compact_tool_override();
+        tools
+            .iter()
+            .map(|t| match &compact {
+                Some(c) if t.name == c.name => c.clone(),
+                _ => t.clone(),
+            })
+            .collect()
+    }
+
     /// The `compact` tool as this strategy describes it to the model, when that differs
     /// from the tool list's own (`crate::tools::tool_specs`): only s06 words it its way.
     pub fn compact_tool_override(self) -> Option<ToolSpec> {
@@ -192,6 +213,14 @@ impl SizeUnit {
         }
     }
 
+    /// How many chars of Python `str()` one unit stands for: 4 for s06's tokens, else 1.
+    pub fn chars_per_unit(self) -> usize {
+        match self {
+            SizeUnit::Tokens => 4,
+            SizeUnit::Chars | SizeUnit::JsonChars => 1,
+        }
+    }
+
     pub(crate) fn is_chars(&self) -> bool {
         *self == SizeUnit::Chars
     }
@@ -228,7 +257,11 @@ mod tests {
         assert!(Strategy::S06.compact_ends_turn());
         assert_eq!(Strategy::S06.system_note(), None);
         assert_eq!(Strategy::S06.compact_tool_result(), "Compressing...");
+        assert_eq!(Strategy::S06.system_prompt("base"), "base");
+        let tools = Strategy::S06.tools(&crate::tools::tool_specs());
+        assert_eq!(tools.len(), crate::tools::tool_specs().len());
         let spec = Strategy::S06.compact_tool_override().unwrap();
+        assert!(tools.contains(&spec));
         assert_eq!(spec.description, "Trigger manual conversation compression.");
         assert_eq!(
             spec.input_schema["properties"]["focus"]["description"],
@@ -237,6 +270,14 @@ mod tests {
         for s in [Strategy::S08, Strategy::S08Latest, Strategy::Guarded] {
             assert!(!s.compact_ends_turn());
             assert_eq!(s.compact_tool_override(), None);
+            assert_eq!(
+                s.tools(&crate::tools::tool_specs()),
+                crate::tools::tool_specs()
+            );
+            assert!(
+                s.system_prompt("base")
+                    .starts_with("base\n\nIn compacted messages, ")
+            );
             assert!(s.system_note().is_some());
         }
         assert_eq!(

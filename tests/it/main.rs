@@ -6,9 +6,11 @@ mod common;
 mod support;
 
 mod agent_control;
+mod agent_strategies;
 mod agent_tour;
 mod cli;
 mod cli_run;
+mod cli_strategies;
 mod conformance;
 mod conformance_strategies;
 mod pipeline_props;

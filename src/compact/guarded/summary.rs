@@ -11,6 +11,7 @@
 use super::pair_safe_bounds;
 use crate::compact::config::PipelineConfig;
 use crate::compact::report::{CompactTrigger, Stage, limit_reason};
+use crate::compact::request::authoritative_request;
 use crate::compact::results::first_unseen;
 use crate::compact::strategy::SizeUnit;
 use crate::compact::summarize::{
@@ -48,6 +49,13 @@ pub fn recent_past_input(history: &[Message], limit: usize) -> String {
     format!("{lead}{}", &newest[newest.len().saturating_sub(room)..])
 }
 
+/// Whether summarizing `part` can shrink anything: it holds a message that is not itself a
+/// summary. A lone earlier summary summarized again only grows a summary of a summary.
+fn worth_summarizing(part: &[Message]) -> bool {
+    part.iter()
+        .any(|m| m.text().and_then(authoritative_request).is_none())
+}
+
 /// Where the tail of unseen results starts: the assistant message whose tool calls they
 /// answer. `len` when the model has seen everything.
 fn unseen_tail_start(messages: &[Message]) -> usize {
@@ -73,7 +81,8 @@ fn request(
     }
 }
 
-/// Step 1 of compact_history; None when nothing precedes the unseen results.
+/// Step 1 of compact_history; None when nothing but an earlier summary precedes the unseen
+/// results.
 pub fn begin_compact_history(
     messages: &[Message],
     store: &Store,
@@ -83,7 +92,7 @@ pub fn begin_compact_history(
     now_secs: u64,
 ) -> Result<Option<PendingCompaction>, StoreError> {
     let tail_start = unseen_tail_start(messages);
-    if tail_start == 0 {
+    if !worth_summarizing(&messages[..tail_start]) {
         return Ok(None);
     }
     let transcript = store.write_transcript(now_secs, &transcript_text(messages))?;
@@ -165,7 +174,8 @@ pub fn context_window(message: &str) -> Option<ContextWindow> {
 }
 
 /// Step 1 of reactive_compact for the `attempt`-th overflow in a row; None when no tail
-/// is left that something precedes (the error then goes to the user).
+/// is left that something other than an earlier summary precedes (the error then goes to
+/// the user).
 pub fn begin_reactive(
     messages: &[Message],
     store: &Store,
@@ -184,7 +194,7 @@ pub fn begin_reactive(
                 pair_safe_bounds(messages, 0, len.saturating_sub(keep)).1,
             )
         })
-        .find(|&(_, tail_start)| tail_start > 0);
+        .find(|&(_, tail_start)| worth_summarizing(&messages[..tail_start]));
     let Some((keep, tail_start)) = found else {
         return Ok(None);
     };
@@ -352,9 +362,27 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(p.finish(&["f"], "r").0.len(), 1);
-        // Only unseen results: nothing to summarize.
+        // Only unseen results, or an earlier summary and unseen results: nothing to do.
         assert!(
             begin_compact_history(&h[3..], &store, &cfg, None, CompactTrigger::OverLimit, 5)
+                .unwrap()
+                .is_none()
+        );
+        let mut again = after.clone();
+        assert!(
+            begin_compact_history(&again, &store, &cfg, None, CompactTrigger::OverLimit, 5)
+                .unwrap()
+                .is_none()
+        );
+        // Reactive skips the tail that only a summary precedes and summarizes it all.
+        let p = begin_reactive(&again, &store, &cfg, 5, 0, None)
+            .unwrap()
+            .unwrap();
+        assert_eq!((p.replaced(), p.tail.len()), (3, 0));
+        // A lone summary cannot shrink by being summarized again: the error goes to the user.
+        again.truncate(1);
+        assert!(
+            begin_reactive(&again, &store, &cfg, 5, 0, None)
                 .unwrap()
                 .is_none()
         );
