@@ -25,6 +25,9 @@ pub struct MicroSave<'a> {
     /// The placeholder for a result of `call` (None when no tool_use has its id) saved at
     /// `path`.
     pub placeholder: &'a dyn Fn(Option<ToolCall<'_>>, &str) -> String,
+    /// Leave a result alone when its placeholder would not be shorter (guarded: a
+    /// placeholder that names tool, input and path can outgrow a short result).
+    pub shrink_only: bool,
 }
 
 /// Saves and replaces the older seen results; see the module comment.
@@ -62,18 +65,35 @@ pub fn micro_save(
             continue;
         }
         let id = result_id(block).map(str::to_string);
-        let (path, file) = match saved_copy(store, &text) {
+        let saved = saved_copy(store, &text);
+        let placeholder_at = |messages: &[Message], path: &str| {
+            let calls = tool_calls(messages);
+            let call = id.as_deref().and_then(|i| calls.get(i).copied());
+            (how.placeholder)(call, path)
+        };
+        if how.shrink_only {
+            // Decide on the name the save would use, before saving anything.
+            let path = match &saved {
+                Some(p) => p.clone(),
+                None => {
+                    store
+                        .dry_run()
+                        .persist_tool_result(id.as_deref(), &text)?
+                        .path
+                }
+            };
+            if placeholder_at(messages, &path).chars().count() >= chars {
+                continue;
+            }
+        }
+        let (path, file) = match saved {
             Some(path) => (path, None),
             None => {
                 let f = store.persist_tool_result(id.as_deref(), &text)?;
                 (f.path.clone(), Some(f))
             }
         };
-        let placeholder = {
-            let calls = tool_calls(messages);
-            let call = id.as_deref().and_then(|i| calls.get(i).copied());
-            (how.placeholder)(call, &path)
-        };
+        let placeholder = placeholder_at(messages, &path);
         if placeholder == text {
             // Already this very placeholder (an earlier run made it): nothing to do.
             continue;
@@ -186,6 +206,7 @@ mod tests {
             unit: SizeUnit::Chars,
             target: None,
             placeholder: &plain,
+            shrink_only: false,
         };
         let r = micro_save(&mut h, &store, &PipelineConfig::default(), &how).unwrap();
         // 5 seen: the first (over 120) is saved, the second (exactly 120) is not.
@@ -222,6 +243,7 @@ mod tests {
             unit: SizeUnit::Chars,
             target: Some(one),
             placeholder: &plain,
+            shrink_only: false,
         };
         let r = micro_save(&mut h, &store, &PipelineConfig::default(), &how).unwrap();
         assert_eq!(r.changes.len(), 1, "{}", r.reason);
@@ -231,6 +253,32 @@ mod tests {
                 .ends_with(&format!("reached {}", group_digits(one))),
             "{}",
             r.reason
+        );
+    }
+
+    #[test]
+    fn shrink_only_leaves_a_result_its_placeholder_would_outgrow_and_saves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let short = "s".repeat(130);
+        let long = "l".repeat(500);
+        let mut h = history(&[&short, &long, "a", "b", "c"], &[]);
+        let wordy =
+            |_: Option<ToolCall<'_>>, path: &str| format!("[{} at {path}]", "w".repeat(100));
+        let how = MicroSave {
+            unit: SizeUnit::Chars,
+            target: None,
+            placeholder: &wordy,
+            shrink_only: true,
+        };
+        let r = micro_save(&mut h, &store, &PipelineConfig::default(), &how).unwrap();
+        assert_eq!(r.changes.len(), 1);
+        assert_eq!(h[2].blocks()[0]["content"], json!(short));
+        assert_eq!(r.files_written.len(), 1);
+        assert!(
+            !dir.path()
+                .join(".task_outputs/tool-results/t0.txt")
+                .exists()
         );
     }
 
@@ -246,6 +294,7 @@ mod tests {
             unit: SizeUnit::Chars,
             target: None,
             placeholder: &plain,
+            shrink_only: false,
         };
         let r = micro_save(&mut h, &store, &PipelineConfig::default(), &how).unwrap();
         assert!(r.files_written.is_empty());

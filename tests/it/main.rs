@@ -13,6 +13,7 @@ mod cli_run;
 mod cli_strategies;
 mod conformance;
 mod conformance_strategies;
+mod guarded_props;
 mod pipeline_props;
 mod pipeline_spec;
 mod provider_anthropic;

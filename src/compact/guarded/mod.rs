@@ -60,6 +60,7 @@ pub fn micro(
             unit: SizeUnit::Chars,
             target: None,
             placeholder: &placeholder,
+            shrink_only: true,
         },
     )
 }

@@ -3,10 +3,11 @@
 //! newest messages whole, as many as fit in `summary_input_chars`, with a note that older
 //! ones are on disk (the lesson keeps the oldest 80,000 chars and loses the latest state).
 //!
-//! compact_history keeps results the model has not seen, with the tool_use they answer,
-//! after the summary rather than summarizing them away. reactive_compact runs only when
-//! something precedes its tail; each further overflow halves the tail (5, 2, 0), and when
-//! the error names the window, the summary input is sized to fit in it.
+//! Both keep results the model has not seen, with the tool_use they answer, after the
+//! summary rather than summarizing them away (reactive's last resort excepted).
+//! reactive_compact runs only when something other than an earlier summary precedes its
+//! tail; each further overflow halves the tail (5, 2, 0, the last summarizing everything),
+//! and when the error names the window, the summary input is sized to fit in it.
 
 use super::pair_safe_bounds;
 use crate::compact::config::PipelineConfig;
@@ -185,14 +186,16 @@ pub fn begin_reactive(
     window: Option<ContextWindow>,
 ) -> Result<Option<PendingCompaction>, StoreError> {
     let len = messages.len();
+    let unseen = unseen_tail_start(messages);
     let found = reactive_tails(cfg.reactive_keep_tail)
         .into_iter()
         .skip(attempt)
         .map(|keep| {
-            (
-                keep,
-                pair_safe_bounds(messages, 0, len.saturating_sub(keep)).1,
-            )
+            // A tail keeps at least the unseen results (and the call they answer); only
+            // the last resort, a tail of 0, summarizes them too.
+            let cut = pair_safe_bounds(messages, 0, len.saturating_sub(keep)).1;
+            let tail_start = if keep == 0 { len } else { cut.min(unseen) };
+            (keep, tail_start)
         })
         .find(|&(_, tail_start)| worth_summarizing(&messages[..tail_start]));
     let Some((keep, tail_start)) = found else {

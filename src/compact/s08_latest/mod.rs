@@ -56,6 +56,7 @@ pub fn micro(
             unit: SizeUnit::JsonChars,
             target,
             placeholder: &placeholder,
+            shrink_only: false,
         },
     )
 }
