@@ -4,17 +4,23 @@
 //! unknown block types included) and read through typed views. The pipeline's size estimate
 //! is the length of Python's `str()` of that object in key order, so a typed struct that
 //! reorders fields would change the numbers; this module must never reorder or drop a key.
-//! Each message caches its own estimate so the pre-call pipeline does not re-walk an
-//! unchanged history; every mutation goes through `&mut self` methods that drop the cache.
+//! Each message caches its own estimate (and its JSON length, s08-latest's unit) so the
+//! pre-call pipeline does not re-walk an unchanged history; every mutation goes through
+//! `&mut self` methods that drop the caches. `block` builds blocks; `json` writes histories
+//! as JSON text.
 
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::pyrepr::{
-    lesson_json_map, lesson_json_maps_prefix, py_str_len, py_str_list, unicode_json_map,
-    unicode_json_map_len, unicode_json_maps,
+use crate::pyrepr::{py_str_len, py_str_list, unicode_json_map_len};
+
+mod json;
+
+pub use json::{
+    json_size, lesson_json_history, lesson_json_history_prefix, lesson_json_message,
+    unicode_json_history, unicode_json_message,
 };
 
 /// Why a JSON value is not a message ctxlab can work with.
@@ -339,38 +345,6 @@ pub fn estimate_size(messages: &[Message]) -> usize {
     2 + items + 2 * messages.len().saturating_sub(1)
 }
 
-/// The size of a history in the s08-latest unit: the length of
-/// `json.dumps(messages, ensure_ascii=False)`, from each message's cached length.
-pub fn json_size(messages: &[Message]) -> usize {
-    let items: usize = messages.iter().map(Message::json_size).sum();
-    2 + items + 2 * messages.len().saturating_sub(1)
-}
-
-/// Unicode JSON of one message: an s08-latest transcript line without its newline.
-pub fn unicode_json_message(m: &Message) -> String {
-    unicode_json_map(&m.raw)
-}
-
-/// Unicode JSON of a whole history as one array: the s08-latest summarizer input.
-pub fn unicode_json_history(messages: &[Message]) -> String {
-    unicode_json_maps(messages.iter().map(|m| &m.raw))
-}
-
-/// Lesson JSON of one message: a transcript line without its newline.
-pub fn lesson_json_message(m: &Message) -> String {
-    lesson_json_map(&m.raw)
-}
-
-/// Lesson JSON of a whole history as one array: the summarizer's input before the cut.
-pub fn lesson_json_history(messages: &[Message]) -> String {
-    lesson_json_history_prefix(messages, usize::MAX)
-}
-
-/// The first `max_chars` chars of `lesson_json_history`, without writing the rest.
-pub fn lesson_json_history_prefix(messages: &[Message], max_chars: usize) -> String {
-    lesson_json_maps_prefix(messages.iter().map(|m| &m.raw), max_chars)
-}
-
 /// The `type` of a block, if it has a string one.
 pub fn block_type(block: &Value) -> Option<&str> {
     block.get("type").and_then(Value::as_str)
@@ -385,37 +359,7 @@ pub fn block_tool_id(block: &Value) -> Option<&str> {
     }
 }
 
-/// Block constructors in the wire shape and key order the Anthropic API uses.
-pub mod block {
-    use serde_json::{Map, Value, json};
-
-    pub fn text(text: impl Into<String>) -> Value {
-        json!({"type": "text", "text": text.into()})
-    }
-
-    pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Value {
-        let mut m = Map::new();
-        m.insert("type".into(), "tool_use".into());
-        m.insert("id".into(), Value::String(id.into()));
-        m.insert("name".into(), Value::String(name.into()));
-        m.insert("input".into(), input);
-        Value::Object(m)
-    }
-
-    pub fn tool_result(tool_use_id: impl Into<String>, content: impl Into<String>) -> Value {
-        json!({"type": "tool_result", "tool_use_id": tool_use_id.into(), "content": content.into()})
-    }
-
-    /// A tool result that reports a failure to the model (`is_error: true`).
-    pub fn tool_error(tool_use_id: impl Into<String>, content: impl Into<String>) -> Value {
-        json!({
-            "type": "tool_result",
-            "tool_use_id": tool_use_id.into(),
-            "content": content.into(),
-            "is_error": true
-        })
-    }
-}
+pub mod block;
 
 /// A tool the model may call, as both wire formats describe one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -629,32 +573,5 @@ mod tests {
         assert_eq!(estimate_size(&one), 35);
         let two = vec![Message::user_text("hi"), Message::user_text("hi")];
         assert_eq!(estimate_size(&two), 2 + 33 + 2 + 33);
-    }
-
-    #[test]
-    fn json_size_is_the_length_of_the_unicode_json_and_follows_edits() {
-        let mut h = vec![
-            Message::user_text("héllo \"解\""),
-            Message::user_blocks(vec![block::tool_result("a", "😀x")]),
-        ];
-        assert_eq!(json_size(&h), unicode_json_history(&h).chars().count());
-        assert_eq!(json_size(&[]), 2);
-        h[1].blocks_mut().unwrap()[0]["content"] = json!("y");
-        assert_eq!(json_size(&h), unicode_json_history(&h).chars().count());
-    }
-
-    #[test]
-    fn history_prefix_is_a_cut_of_the_whole() {
-        let h = vec![
-            Message::user_text("héllo \"x\""),
-            Message::user_text("second"),
-        ];
-        let whole = lesson_json_history(&h);
-        assert!(whole.is_ascii());
-        for cut in [0, 1, 5, 20, whole.len() - 1, whole.len(), whole.len() + 10] {
-            let want = &whole[..cut.min(whole.len())];
-            assert_eq!(lesson_json_history_prefix(&h, cut), want, "cut {cut}");
-        }
-        assert_eq!(lesson_json_history(&[]), "[]");
     }
 }

@@ -332,6 +332,18 @@ mod tests {
     }
 
     #[test]
+    fn s06_compacts_only_over_the_limit_in_tokens() {
+        let p = Pipeline::new(PipelineConfig::for_strategy(Strategy::S06));
+        // [{'role': 'user', 'content': '...'}] is 33 chars around the text.
+        let at = |chars: usize| vec![Message::user_text("x".repeat(chars))];
+        let limit_chars = 50_000 * 4;
+        assert_eq!(p.size(&at(limit_chars + 3 - 33)), 50_000);
+        assert!(!p.over_limit(&at(limit_chars + 3 - 33)));
+        assert_eq!(p.size(&at(limit_chars + 4 - 33)), 50_001);
+        assert!(p.over_limit(&at(limit_chars + 4 - 33)));
+    }
+
+    #[test]
     fn reactive_retries_per_strategy() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(dir.path());

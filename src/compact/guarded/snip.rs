@@ -262,6 +262,32 @@ mod tests {
     }
 
     #[test]
+    fn fifty_messages_stay_and_fifty_one_archive_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let cfg = PipelineConfig::default();
+        let mut h = plain(50);
+        let r = snip_to_archive(&mut h, &store, &cfg).unwrap();
+        assert_eq!((r.changed, r.reason.as_str()), (false, "50 messages <= 50"));
+        assert!(!dir.path().join(ARCHIVE_PATH).exists());
+        let mut h = plain(51);
+        snip_to_archive(&mut h, &store, &cfg).unwrap();
+        assert_eq!(h.len(), 51);
+        assert_eq!(
+            h[3].text(),
+            Some("[1 messages (3-3) archived in .transcripts/archive.jsonl]")
+        );
+        // The next call would cut that lone marker again: nothing changes.
+        let r = snip_to_archive(&mut h, &store, &cfg).unwrap();
+        assert!(!r.changed);
+        assert!(
+            r.reason.ends_with("already an archive marker"),
+            "{}",
+            r.reason
+        );
+    }
+
+    #[test]
     fn a_snipped_agent_history_keeps_its_pairs() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(dir.path());

@@ -129,6 +129,17 @@ mod tests {
     }
 
     #[test]
+    fn three_results_are_all_kept() {
+        let mut h = vec![Message::user_text("go")];
+        for id in ["a", "b", "c"] {
+            h.extend(turn(id, "bash", json!("v".repeat(500))));
+        }
+        let r = micro_previous(&mut h, &cfg());
+        assert!(!r.changed);
+        assert_eq!(r.reason, "3 results <= keep 3");
+    }
+
+    #[test]
     fn a_result_without_its_tool_use_is_unknown() {
         let mut h = vec![Message::user_blocks(vec![block::tool_result(
             "lost",
