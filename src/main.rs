@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 
 use ctxlab::commands::pipeline::{parse_history_input, pipeline_report};
 use ctxlab::commands::replay::{ReplayCommandError, run_replay};
-use ctxlab::compact::PipelineConfig;
+use ctxlab::compact::{PipelineConfig, Strategy};
 use ctxlab::replay::ReplayOptions;
 use ctxlab::session::parse_session;
 use ctxlab::startup::{LaunchOptions, prepare};
@@ -69,6 +69,10 @@ struct AgentArgs {
     /// Milliseconds between the scripted model's streamed deltas (default 30; 0 = instant).
     #[arg(long, value_name = "MS")]
     pace_ms: Option<u64>,
+    /// Compaction strategy: s08 (default; also `lesson`), s08-latest, s06 or guarded
+    /// (default: `strategy` in config.toml, then s08).
+    #[arg(long, value_name = "NAME")]
+    strategy: Option<Strategy>,
     #[command(flatten)]
     thresholds: Thresholds,
 }
@@ -81,6 +85,7 @@ impl AgentArgs {
             workspace: self.workspace.clone(),
             scenario: self.scenario.clone(),
             pace_ms: self.pace_ms,
+            strategy: self.strategy,
             sets: self.thresholds.set.clone(),
         }
     }
@@ -105,9 +110,10 @@ struct PipelineArgs {
     /// Workspace the stages write into (.task_outputs/, .transcripts/); created if missing.
     #[arg(long, value_name = "DIR")]
     workspace: PathBuf,
-    /// Compaction strategy; only the lesson's is implemented.
-    #[arg(long, default_value = "lesson", value_parser = ["lesson"])]
-    strategy: String,
+    /// Compaction strategy: s08 (default; also `lesson`), s08-latest, s06 or guarded. Each
+    /// prints the shape of its recorded cases.
+    #[arg(long, value_name = "NAME", default_value = "s08")]
+    strategy: Strategy,
     /// Unix seconds used in transcript names (default: the current time).
     #[arg(long, value_name = "UNIX_SECONDS")]
     now: Option<u64>,
@@ -135,6 +141,9 @@ struct ReplayArgs {
     /// One JSON object per model call, then a totals object.
     #[arg(long)]
     json: bool,
+    /// Compaction strategy: s08 (default; also `lesson`), s08-latest, s06 or guarded.
+    #[arg(long, value_name = "NAME", default_value = "s08")]
+    strategy: Strategy,
     #[command(flatten)]
     thresholds: Thresholds,
 }
@@ -181,8 +190,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn config_from(thresholds: &Thresholds) -> anyhow::Result<PipelineConfig> {
-    let mut config = PipelineConfig::default();
+fn config_from(strategy: Strategy, thresholds: &Thresholds) -> anyhow::Result<PipelineConfig> {
+    let mut config = PipelineConfig::for_strategy(strategy);
     for assignment in &thresholds.set {
         config
             .apply_assignment(assignment)
@@ -201,7 +210,7 @@ fn now_secs(now: Option<u64>) -> u64 {
 }
 
 fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<()> {
-    let config = config_from(&args.thresholds)?;
+    let config = config_from(args.strategy, &args.thresholds)?;
     let text = read_input(&args.input)?;
     let input = parse_history_input(&text)
         .map_err(|e| UsageError(format!("{}: {e}", args.input.display())))?;
@@ -211,7 +220,7 @@ fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<()> {
         input,
         &args.workspace,
         config,
-        now_secs(args.now),
+        args.now,
         args.summary_text.as_deref(),
     )
     .context("the pipeline could not write to the workspace")?;
@@ -220,7 +229,7 @@ fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<()> {
 }
 
 fn cmd_replay(args: ReplayArgs) -> anyhow::Result<()> {
-    let config = config_from(&args.thresholds)?;
+    let config = config_from(args.strategy, &args.thresholds)?;
     let text = read_input(&args.file)?;
     let session =
         parse_session(&text).map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::turn::AgentSetup;
-use crate::compact::{ConfigError, PipelineConfig};
+use crate::compact::{ConfigError, PipelineConfig, Strategy};
 use crate::provider::anthropic::AnthropicModel;
 use crate::provider::openai::OpenAiModel;
 use crate::provider::scripted::{Scenario, ScenarioError, ScriptedModel};
@@ -31,6 +31,8 @@ pub struct LaunchOptions {
     pub workspace: Option<PathBuf>,
     pub scenario: Option<String>,
     pub pace_ms: Option<u64>,
+    /// None: `strategy` in config.toml, then s08.
+    pub strategy: Option<Strategy>,
     pub sets: Vec<String>,
 }
 
@@ -131,7 +133,8 @@ pub fn prepare_with(
     lookup: &Lookup<'_>,
     file: &FileSettings,
 ) -> Result<Launch, LaunchError> {
-    let mut config = PipelineConfig::default();
+    let strategy = options.strategy.or(file.strategy).unwrap_or_default();
+    let mut config = PipelineConfig::for_strategy(strategy);
     for s in &options.sets {
         config.apply_assignment(s)?;
     }
@@ -171,7 +174,13 @@ pub fn prepare_with(
         }
         ProviderKind::Scripted => {
             let name = options.scenario.clone().unwrap_or_else(|| "tour".into());
-            let scenario = Scenario::load(&name, Some(&assets_dir()))?;
+            let mut scenario = Scenario::load(&name, Some(&assets_dir()))?;
+            // A scenario's simulated window sits where its author put it against s08's
+            // limit in chars; a strategy counting tokens (s06: 4 chars each) has a limit as
+            // many times longer in chars, and its window moves with it, so the tour plays
+            // under every strategy instead of overflowing before s06's first compaction.
+            let per_unit = config.strategy.unit().chars_per_unit();
+            scenario.context_window_chars = scenario.context_window_chars.saturating_mul(per_unit);
             scenario_request = Some(scenario.request.clone());
             let pace = Duration::from_millis(options.pace_ms.unwrap_or(DEFAULT_PACE_MS));
             (

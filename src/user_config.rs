@@ -46,6 +46,9 @@ pub struct FileSettings {
     pub openai_base_url: Option<String>,
     /// How many times one model call is attempted before its error is shown (default 5).
     pub max_attempts: Option<u32>,
+    /// The compaction strategy (`s08`, `lesson`, `s08-latest`, `s06`, `guarded`); the
+    /// `--strategy` flag wins over it.
+    pub strategy: Option<crate::compact::Strategy>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -338,6 +341,16 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("ANTHROPIC_API_KEY"));
+    }
+
+    #[test]
+    fn the_config_file_names_a_strategy() {
+        let f: FileSettings = toml::from_str("strategy = \"s08-latest\"").unwrap();
+        assert_eq!(f.strategy, Some(crate::compact::Strategy::S08Latest));
+        let f: FileSettings = toml::from_str("strategy = \"lesson\"").unwrap();
+        assert_eq!(f.strategy, Some(crate::compact::Strategy::S08));
+        let e = toml::from_str::<FileSettings>("strategy = \"s07\"").unwrap_err();
+        assert!(e.to_string().contains("s08-latest"), "{e}");
     }
 
     #[test]

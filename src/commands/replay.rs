@@ -25,13 +25,14 @@ fn write_record(out: &mut dyn Write, record: &CallRecord, json: bool) -> std::io
     for r in &record.reports {
         writeln!(
             out,
-            "call {}: {} {} -> {} messages, {} -> {} chars",
+            "call {}: {} {} -> {} messages, {} -> {} {}",
             record.call,
             r.stage.name(),
             r.messages_before,
             r.messages_after,
             group_digits(r.size_before),
             group_digits(r.size_after),
+            r.unit.label(),
         )?;
     }
     Ok(())

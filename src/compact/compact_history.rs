@@ -3,8 +3,10 @@
 //! `[Compacted]` summary message (docs/pipeline.md, "compact_history").
 
 use super::config::PipelineConfig;
+use super::report::Stage;
 use super::report::{CompactTrigger, limit_reason};
-use super::summarize::{PendingCompaction, SummaryRequest, transcript_text};
+use super::strategy::SizeUnit;
+use super::summarize::{PendingCompaction, SummaryRequest, SummaryStyle, transcript_text};
 use crate::message::{Message, estimate_size};
 use crate::store::{Store, StoreError};
 
@@ -25,6 +27,9 @@ pub fn begin_compact_history(
         (_, None) => "requested".to_string(),
     };
     Ok(PendingCompaction {
+        stage: Stage::CompactHistory,
+        style: SummaryStyle::Lesson,
+        unit: SizeUnit::Chars,
         reason,
         trigger,
         focus: focus.map(str::to_string),

@@ -4,7 +4,9 @@
 
 use super::config::PipelineConfig;
 use super::report::CompactTrigger;
-use super::summarize::{PendingCompaction, SummaryRequest, transcript_text};
+use super::report::Stage;
+use super::strategy::SizeUnit;
+use super::summarize::{PendingCompaction, SummaryRequest, SummaryStyle, transcript_text};
 use crate::message::{Message, estimate_size};
 use crate::store::{Store, StoreError};
 
@@ -36,6 +38,9 @@ pub fn begin_reactive_compact(
         messages.len() - tail_start
     );
     Ok(PendingCompaction {
+        stage: Stage::ReactiveCompact,
+        style: SummaryStyle::Lesson,
+        unit: SizeUnit::Chars,
         reason,
         trigger: CompactTrigger::PromptTooLong,
         focus: None,

@@ -1,16 +1,19 @@
-//! What `compact_history` and `reactive_compact` share: the summary request, the pending
-//! compaction and the summary message (docs/pipeline.md, "compact_history").
+//! What every summarizing stage shares (compact_history, reactive_compact, s06's
+//! auto_compact): the summary request, the pending compaction and the summary message
+//! (docs/pipeline.md, "compact_history"; docs/strategies.md for the other shapes).
 //!
-//! Both stages run in two steps so the pipeline never makes a model call: `begin_*` writes
+//! They all run in two steps so the pipeline never makes a model call: `begin_*` writes
 //! the transcript (always first, so nothing is lost even if the summary fails) and returns a
 //! `PendingCompaction` holding the exact `SummaryRequest`; the caller gets the summary
-//! however it likes and hands the text to `finish`, which builds the new history.
+//! however it likes and hands the text to `finish`, which builds the new history in the
+//! strategy's shape (`SummaryStyle`).
 
 use serde::Serialize;
 
 use super::config::PipelineConfig;
 use super::report::{Change, CompactTrigger, Stage, StageReport};
-use crate::message::{Message, estimate_size, lesson_json_history_prefix, lesson_json_message};
+use super::strategy::SizeUnit;
+use crate::message::{Message, lesson_json_history_prefix, lesson_json_message};
 use crate::pyrepr::{py_strip, summary_literal};
 use crate::store::FileWritten;
 
@@ -26,6 +29,7 @@ pub const EMPTY_SUMMARY: &str = "(empty summary)";
 /// A summary request as data: the caller sends it to a model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SummaryRequest {
+    /// The summarizer's instructions; empty for s06, which sends none.
     pub system: String,
     /// The one user message's text: the history as lesson JSON, cut.
     pub user_text: String,
@@ -38,12 +42,7 @@ impl SummaryRequest {
         cfg: &PipelineConfig,
         focus: Option<&str>,
     ) -> SummaryRequest {
-        let mut system = SUMMARY_SYSTEM.to_string();
-        if let Some(focus) = focus {
-            system.push_str(&format!(
-                " Pay special attention to preserving details about: {focus}."
-            ));
-        }
+        let system = format!("{SUMMARY_SYSTEM}{}", focus_sentence(focus));
         let user_text = lesson_json_history_prefix(history, cfg.summary_input_chars);
         SummaryRequest {
             system,
@@ -56,6 +55,22 @@ impl SummaryRequest {
     pub fn is_summary_system(system: &str) -> bool {
         system.starts_with(SUMMARY_SYSTEM)
     }
+}
+
+/// ` Pay special attention to preserving details about: {focus}.`, or nothing.
+pub(crate) fn focus_sentence(focus: Option<&str>) -> String {
+    focus
+        .map(|f| format!(" Pay special attention to preserving details about: {f}."))
+        .unwrap_or_default()
+}
+
+/// Whether a model request is some strategy's summary request (its system text, or for
+/// s06, which sends none, its one user message): the scripted model answers those with a
+/// summary instead of its next turn.
+pub fn is_summary_request(system: &str, first_user_text: &str) -> bool {
+    system.starts_with(SUMMARY_SYSTEM)
+        || system.starts_with(super::s08_latest::SUMMARY_SYSTEM)
+        || (system.is_empty() && first_user_text.starts_with(super::s06::SUMMARY_PROMPT))
 }
 
 /// The history as a transcript: one lesson-JSON line per message.
@@ -91,9 +106,55 @@ pub fn summary_message_text(label: &str, active_request: &str, summary: &str) ->
     )
 }
 
+/// The shape of the message a summary becomes, one per strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SummaryStyle {
+    /// `[Compacted]` + authoritative request + reference state (s08).
+    Lesson,
+    /// The same plus `Full transcript: {path}` (guarded).
+    Guarded,
+    /// `[Compacted]` + current user request + conversation summary + transcript (s08-latest).
+    Latest,
+    /// `[Conversation compressed. Transcript: {path}]` + the summary as written (s06).
+    S06,
+}
+
+impl SummaryStyle {
+    /// The summary text from the model's text blocks: s06 takes the first block as it is,
+    /// the others join and strip them.
+    fn summary(self, texts: &[&str]) -> String {
+        match self {
+            SummaryStyle::S06 => match texts.first() {
+                Some(t) if !t.is_empty() => t.to_string(),
+                _ => super::s06::NO_SUMMARY.to_string(),
+            },
+            _ => summary_from_texts(texts),
+        }
+    }
+
+    fn message_text(self, label: &str, request: &str, summary: &str, transcript: &str) -> String {
+        match self {
+            SummaryStyle::Lesson => summary_message_text(label, request, summary),
+            SummaryStyle::Guarded => format!(
+                "{}\n\nFull transcript: {transcript}",
+                summary_message_text(label, request, summary)
+            ),
+            SummaryStyle::Latest => {
+                super::s08_latest::summary_message_text(label, request, summary, transcript)
+            }
+            SummaryStyle::S06 => {
+                format!("[Conversation compressed. Transcript: {transcript}]\n\n{summary}")
+            }
+        }
+    }
+}
+
 /// A compaction waiting for its summary.
 #[derive(Debug, Clone)]
 pub struct PendingCompaction {
+    pub(crate) stage: Stage,
+    pub(crate) style: SummaryStyle,
+    pub(crate) unit: SizeUnit,
     pub(crate) reason: String,
     pub(crate) trigger: CompactTrigger,
     pub(crate) focus: Option<String>,
@@ -119,10 +180,12 @@ impl PendingCompaction {
     }
 
     pub fn stage(&self) -> Stage {
-        match self.trigger {
-            CompactTrigger::PromptTooLong => Stage::ReactiveCompact,
-            _ => Stage::CompactHistory,
-        }
+        self.stage
+    }
+
+    /// How many messages the summary replaces; the rest (a kept tail) stay as they are.
+    pub fn replaced(&self) -> usize {
+        self.replaced
     }
 
     /// Builds the new history from the summarizer's text blocks.
@@ -131,25 +194,27 @@ impl PendingCompaction {
         summary_texts: &[S],
         active_request: &str,
     ) -> (Vec<Message>, StageReport) {
-        let summary = summary_from_texts(summary_texts);
+        let texts: Vec<&str> = summary_texts.iter().map(AsRef::as_ref).collect();
+        let summary = self.style.summary(&texts);
         let label = match self.trigger {
             CompactTrigger::PromptTooLong => "[Reactive compact]",
             _ => "[Compacted]",
         };
-        let stage = self.stage();
+        let stage = self.stage;
         let kept_tail = self.tail.len();
         let mut history = Vec::with_capacity(1 + kept_tail);
-        history.push(Message::user_text(summary_message_text(
+        history.push(Message::user_text(self.style.message_text(
             label,
             active_request,
             &summary,
+            &self.transcript.path,
         )));
         history.extend(self.tail);
         let report = StageReport {
             stage,
             changed: true,
             size_before: self.size_before,
-            size_after: estimate_size(&history),
+            size_after: self.unit.measure(&history),
             messages_before: self.messages_before,
             messages_after: history.len(),
             changes: vec![Change::Summarized {
@@ -162,6 +227,8 @@ impl PendingCompaction {
             }],
             files_written: vec![self.transcript],
             reason: self.reason,
+            ran: true,
+            unit: self.unit,
         };
         (history, report)
     }

@@ -11,14 +11,14 @@ use serde_json::{Map, Number, Value};
 
 use super::printable_table::NON_PRINTABLE;
 
-/// Where the writer puts its output: a counter or a string.
-trait Sink {
+/// Where a writer puts its output: a counter or a string. Shared with the JSON writers.
+pub(crate) trait Sink {
     fn push_char(&mut self, c: char);
     /// A run of text known to need no escaping: `chars` code points long.
     fn push_plain(&mut self, s: &str, chars: usize);
 }
 
-struct Counter(usize);
+pub(crate) struct Counter(pub(crate) usize);
 
 impl Sink for Counter {
     fn push_char(&mut self, _: char) {

@@ -6,11 +6,15 @@ mod common;
 mod support;
 
 mod agent_control;
+mod agent_strategies;
 mod agent_tour;
 mod architecture;
 mod cli;
 mod cli_run;
+mod cli_strategies;
 mod conformance;
+mod conformance_strategies;
+mod guarded_props;
 mod pipeline_props;
 mod pipeline_spec;
 mod provider_anthropic;
