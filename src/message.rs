@@ -12,7 +12,9 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::pyrepr::{lesson_json_map, lesson_json_maps_prefix, py_str_len, py_str_list};
+use crate::pyrepr::{
+    lesson_json_map, lesson_json_maps_prefix, py_str_len, py_str_list, write_lesson_json_map,
+};
 
 /// Why a JSON value is not a message ctxlab can work with.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -322,6 +324,11 @@ pub fn estimate_size(messages: &[Message]) -> usize {
 /// Lesson JSON of one message: a transcript line without its newline.
 pub fn lesson_json_message(m: &Message) -> String {
     lesson_json_map(&m.raw)
+}
+
+/// `lesson_json_message` appended to `out`.
+pub fn write_lesson_json_message(m: &Message, out: &mut String) {
+    write_lesson_json_map(&m.raw, out);
 }
 
 /// Lesson JSON of a whole history as one array: the summarizer's input before the cut.

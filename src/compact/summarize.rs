@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::config::PipelineConfig;
 use super::report::{Change, CompactTrigger, Stage, StageReport};
-use crate::message::{Message, estimate_size, lesson_json_history_prefix, lesson_json_message};
+use crate::message::{Message, estimate_size, write_lesson_json_message};
 use crate::pyrepr::{py_strip, summary_literal};
 use crate::store::FileWritten;
 
@@ -33,8 +33,12 @@ pub struct SummaryRequest {
 }
 
 impl SummaryRequest {
-    pub(crate) fn new(
-        history: &[Message],
+    /// The request for the first `count` messages of a history whose lesson JSON lines are
+    /// `lines` (the transcript just written): the summarizer's input is cut from the same
+    /// text, not written a second time.
+    pub(crate) fn from_lines(
+        lines: &LessonLines,
+        count: usize,
         cfg: &PipelineConfig,
         focus: Option<&str>,
     ) -> SummaryRequest {
@@ -44,7 +48,7 @@ impl SummaryRequest {
                 " Pay special attention to preserving details about: {focus}."
             ));
         }
-        let user_text = lesson_json_history_prefix(history, cfg.summary_input_chars);
+        let user_text = lines.array_prefix(count, cfg.summary_input_chars);
         SummaryRequest {
             system,
             user_text,
@@ -58,14 +62,61 @@ impl SummaryRequest {
     }
 }
 
+/// A history's lesson JSON, one line per message, and where each line ends: the
+/// transcript as written, from which the summarizer's input is also cut.
+#[derive(Debug)]
+pub(crate) struct LessonLines {
+    text: String,
+    /// Byte offset just past each message's JSON (before its newline).
+    ends: Vec<usize>,
+}
+
+impl LessonLines {
+    pub(crate) fn of(messages: &[Message]) -> LessonLines {
+        // The str() size is close to the JSON length: one allocation in the common case.
+        let mut text = String::with_capacity(estimate_size(messages) + estimate_size(messages) / 8);
+        let mut ends = Vec::with_capacity(messages.len());
+        for m in messages {
+            write_lesson_json_message(m, &mut text);
+            ends.push(text.len());
+            text.push('\n');
+        }
+        LessonLines { text, ends }
+    }
+
+    pub(crate) fn transcript(&self) -> &str {
+        &self.text
+    }
+
+    /// The first `max_chars` chars of the lesson JSON array of the first `count` messages
+    /// (`[m0, m1, ...]`). Lesson JSON is pure ASCII, so chars are bytes and the cut is a
+    /// byte cut.
+    pub(crate) fn array_prefix(&self, count: usize, max_chars: usize) -> String {
+        let mut out = String::with_capacity(max_chars.min(self.text.len() + 2));
+        out.push('[');
+        for i in 0..count.min(self.ends.len()) {
+            if out.len() >= max_chars {
+                break;
+            }
+            if i > 0 {
+                out.push_str(", ");
+            }
+            let start = if i == 0 { 0 } else { self.ends[i - 1] + 1 };
+            let room = max_chars.saturating_sub(out.len());
+            let piece = &self.text[start..self.ends[i]];
+            out.push_str(&piece[..piece.len().min(room)]);
+        }
+        if out.len() < max_chars {
+            out.push(']');
+        }
+        out.truncate(max_chars);
+        out
+    }
+}
+
 /// The history as a transcript: one lesson-JSON line per message.
 pub fn transcript_text(messages: &[Message]) -> String {
-    let mut out = String::new();
-    for m in messages {
-        out.push_str(&lesson_json_message(m));
-        out.push('\n');
-    }
-    out
+    LessonLines::of(messages).text
 }
 
 /// The model's text blocks joined and stripped as the lesson does.
@@ -164,5 +215,33 @@ impl PendingCompaction {
             reason: self.reason,
         };
         (history, report)
+    }
+}
+
+#[cfg(test)]
+mod lines_tests {
+    use super::*;
+    use crate::message::{block, lesson_json_history_prefix};
+
+    #[test]
+    fn the_summarizer_input_cut_from_the_transcript_equals_writing_it_anew() {
+        let h = vec![
+            Message::user_text("héllo \"x\" 解 😀"),
+            Message::assistant_blocks(vec![block::text("a\nb")]),
+            Message::user_blocks(vec![block::tool_result("t", "z".repeat(50))]),
+        ];
+        let lines = LessonLines::of(&h);
+        assert_eq!(lines.transcript(), transcript_text(&h));
+        assert_eq!(lines.transcript().lines().count(), 3);
+        let whole = lesson_json_history_prefix(&h, usize::MAX).len();
+        for count in 0..=3 {
+            for cut in [0, 1, 2, 7, 40, 80, whole - 1, whole, whole + 5] {
+                assert_eq!(
+                    lines.array_prefix(count, cut),
+                    lesson_json_history_prefix(&h[..count], cut),
+                    "count {count}, cut {cut}"
+                );
+            }
+        }
     }
 }

@@ -9,24 +9,22 @@ use serde_json::{Map, Value};
 
 use super::str_repr::{py_number, skip_plain};
 
-/// Printable ASCII other than `"` and `\\`: bytes both JSON writers copy as they are.
-static JSON_PLAIN: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0x20;
-    while b <= 0x7e {
-        table[b] = b as u8 != b'"' && b as u8 != b'\\';
-        b += 1;
+/// `\\u` and four lowercase hex digits.
+fn push_u_escape(unit: u16, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push_str("\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(HEX[usize::from((unit >> shift) & 0xf)] as char);
     }
-    table
-};
+}
 
 fn write_json_str(s: &str, ascii_only: bool, out: &mut String) {
     out.push('"');
-    // Runs that need no escape are found through a byte table and copied in one go;
+    // Runs that need no escape are found eight bytes at a time and copied in one go;
     // transcripts are mostly that.
     let (mut i, mut run_start) = (0, 0);
     loop {
-        let (stop, next) = skip_plain(s, i, &JSON_PLAIN);
+        let (stop, next) = skip_plain(s, i, b'"');
         i = stop;
         let Some(c) = next else {
             break;
@@ -50,7 +48,7 @@ fn write_json_str(s: &str, ascii_only: bool, out: &mut String) {
             c => {
                 let mut units = [0u16; 2];
                 for u in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{u:04x}"));
+                    push_u_escape(*u, out);
                 }
             }
         }
@@ -115,6 +113,11 @@ pub fn lesson_json_map(map: &Map<String, Value>) -> String {
     let mut out = String::new();
     write_json_map(map, true, &mut out);
     out
+}
+
+/// `lesson_json_map` appended to `out`.
+pub fn write_lesson_json_map(map: &Map<String, Value>, out: &mut String) {
+    write_json_map(map, true, out);
 }
 
 /// The first `max_chars` chars of the lesson JSON of a list of objects, without writing
