@@ -37,6 +37,28 @@ const KNOWN_OTHER_TYPES: &[&str] = &[
     "pr-link",
 ];
 
+/// The keys of a line the reader uses; the others are skipped while parsing.
+pub(crate) const LINE_KEYS: &[&str] = &[
+    "type",
+    "subtype",
+    "uuid",
+    "parentUuid",
+    "isSidechain",
+    "isMeta",
+    "isCompactSummary",
+    "timestamp",
+    "sessionId",
+    "version",
+    "cwd",
+    "gitBranch",
+    "agentId",
+    "requestId",
+    "message",
+    "compactMetadata",
+    "microcompactMetadata",
+    "summary",
+];
+
 /// A compaction's preserved segment, resolved once every line is read.
 struct Preserved {
     compaction: usize,

@@ -121,6 +121,82 @@ fn parallel_map<T: Sync, R: Send>(
 
 /// Every non-empty line of `text`, parsed as JSON.
 pub(crate) fn parse_json_lines(text: &str) -> Vec<ParsedLine> {
+    parse_lines_with(text, |line| {
+        serde_json::from_str(line).map_err(|e| e.to_string())
+    })
+}
+
+/// Every non-empty line of `text`, parsed as a JSON object that keeps only the `keys` a
+/// reader uses: the rest (Claude Code repeats each tool's output in `toolUseResult`) is
+/// skipped without being built.
+pub(crate) fn parse_json_lines_keeping(
+    text: &str,
+    keys: &'static [&'static str],
+) -> Vec<ParsedLine> {
+    parse_lines_with(text, |line| {
+        let mut de = serde_json::Deserializer::from_str(line);
+        let map = serde::de::DeserializeSeed::deserialize(KeptKeys(keys), &mut de)
+            .and_then(|m| de.end().map(|()| m))
+            .map_err(|e| e.to_string())?;
+        Ok(Value::Object(map))
+    })
+}
+
+/// Deserializes a JSON object keeping only some keys.
+struct KeptKeys(&'static [&'static str]);
+
+/// A key, borrowed from the line when it has no escapes.
+struct Key<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeptKeys {
+    type Value = serde_json::Map<String, Value>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for KeptKeys {
+    type Value = serde_json::Map<String, Value>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(Key(key)) = map.next_key::<Key>()? {
+            if self.0.contains(&key.as_ref()) {
+                let value: Value = map.next_value()?;
+                out.insert(key.into_owned(), value);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn parse_lines_with(
+    text: &str,
+    parse: impl Fn(&str) -> Result<Value, String> + Sync,
+) -> Vec<ParsedLine> {
     let lines: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
@@ -133,7 +209,7 @@ pub(crate) fn parse_json_lines(text: &str) -> Vec<ParsedLine> {
         |(_, l)| l.len(),
         |(number, line)| ParsedLine {
             number: *number,
-            value: serde_json::from_str(line).map_err(|e| e.to_string()),
+            value: parse(line),
         },
     )
 }
@@ -314,6 +390,20 @@ mod tests {
         assert_eq!(read_file(&path).unwrap(), text);
         std::fs::write(&path, b"small").unwrap();
         assert_eq!(read_file(&path).unwrap(), b"small");
+    }
+
+    #[test]
+    fn kept_keys_are_the_only_ones_built() {
+        let parsed = parse_json_lines_keeping(
+            "{\"type\":\"user\",\"toolUseResult\":{\"stdout\":\"big\"},\"message\":{\"a\":[1]},\"t\\u0079pe2\":1}\n[1]\n{\"type\":",
+            &["type", "message", "type2"],
+        );
+        assert_eq!(
+            parsed[0].value.as_ref().unwrap(),
+            &serde_json::json!({"type": "user", "message": {"a": [1]}, "type2": 1})
+        );
+        assert!(parsed[1].value.is_err());
+        assert!(parsed[2].value.is_err());
     }
 
     #[test]

@@ -116,6 +116,15 @@ fn detect_lines(lines: &[ParsedLine]) -> Option<SessionFormat> {
         .find_map(format_of_line)
 }
 
+/// The format of a JSON-lines text, from its first lines that say.
+fn detect_text(text: &str) -> Option<SessionFormat> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(200)
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|v| format_of_line(&v))
+}
+
 fn read_lines(format: SessionFormat, lines: Vec<ParsedLine>) -> Result<Session, SessionError> {
     match format {
         SessionFormat::ClaudeCode => Ok(claude::read_claude(lines)),
@@ -143,6 +152,14 @@ fn parse_text(text: &str) -> Result<(Session, Option<String>), SessionError> {
             let given = Some(input.active_request.clone());
             return Ok(ctxlab::from_input(input, given));
         }
+    }
+    match detect_text(text) {
+        Some(SessionFormat::ClaudeCode) => {
+            let lines = lines::parse_json_lines_keeping(text, claude::LINE_KEYS);
+            return Ok((claude::read_claude(lines), None));
+        }
+        Some(format) => return Ok((read_lines(format, parse_json_lines(text))?, None)),
+        None => {}
     }
     let lines = parse_json_lines(text);
     match detect_lines(&lines) {

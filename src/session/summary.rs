@@ -9,8 +9,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::discover::QuickStats;
-use super::model::{Compaction, LoadWarning, Session, Summary, TokenCount};
-use crate::message::estimate_size;
+use super::model::{Compaction, LoadWarning, MessageKind, Session, Summary, TokenCount};
 
 /// One compaction, summarized.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -100,6 +99,18 @@ pub struct SessionSummary {
     pub skipped_total: usize,
 }
 
+/// `estimate_size` of `replay_messages`, without copying them.
+fn conversation_chars(s: &Session) -> usize {
+    let sizes: Vec<usize> = s
+        .messages
+        .iter()
+        .zip(&s.info)
+        .filter(|(_, i)| i.kind == MessageKind::Conversation)
+        .map(|(m, _)| m.estimate_size())
+        .collect();
+    2 + sizes.iter().sum::<usize>() + 2 * sizes.len().saturating_sub(1)
+}
+
 fn assistant_count(s: &Session) -> usize {
     s.messages
         .iter()
@@ -128,7 +139,7 @@ impl SessionSummary {
             peak_context_tokens: s.peak_context_tokens(),
             context_window: s.context_window(),
             output_tokens: s.calls.iter().map(|c| c.usage.output_tokens).sum(),
-            conversation_chars: estimate_size(&s.replay_messages()),
+            conversation_chars: conversation_chars(s),
             sidechains: s
                 .sidechains
                 .iter()
@@ -143,6 +154,30 @@ impl SessionSummary {
             skipped: s.skipped.clone(),
             skipped_total: s.skipped.values().sum(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_conversations_size_is_the_lessons_size_of_the_replayed_messages() {
+        let s = crate::session::parse_session_text(include_str!(
+            "../../tests/fixtures/sessions/claude_code.jsonl"
+        ))
+        .unwrap();
+        assert_eq!(
+            conversation_chars(&s),
+            crate::message::estimate_size(&s.replay_messages())
+        );
+        let q = quick_claude(include_str!(
+            "../../tests/fixtures/sessions/claude_code.jsonl"
+        ));
+        assert_eq!(
+            (q.calls, q.compactions, q.peak_context_tokens),
+            (5, 3, Some(2120))
+        );
     }
 }
 
