@@ -62,6 +62,9 @@ impl SummaryRequest {
     }
 }
 
+/// Above this size (the lesson's chars) a history's JSON is written on two threads.
+const PARALLEL_JSON_CHARS: usize = 64 * 1024;
+
 /// A history's lesson JSON, one line per message, and where each line ends: the
 /// transcript as written, from which the summarizer's input is also cut.
 #[derive(Debug)]
@@ -73,8 +76,32 @@ pub(crate) struct LessonLines {
 
 impl LessonLines {
     pub(crate) fn of(messages: &[Message]) -> LessonLines {
+        let size = estimate_size(messages);
+        if size < PARALLEL_JSON_CHARS || messages.len() < 2 {
+            return LessonLines::write(messages, size);
+        }
+        // A long history is written in two halves at once; the text is the same.
+        let half = messages.len() / 2;
+        let (front, back) = messages.split_at(half);
+        let (a, b) = std::thread::scope(|scope| {
+            let back = scope.spawn(|| LessonLines::write(back, estimate_size(back)));
+            let front = LessonLines::write(front, estimate_size(front));
+            (front, back.join())
+        });
+        let Ok(mut b) = b else {
+            // Writing JSON cannot panic; if it did, write the history in one piece.
+            return LessonLines::write(messages, size);
+        };
+        let mut lines = a;
+        let offset = lines.text.len();
+        lines.text.push_str(&b.text);
+        lines.ends.extend(b.ends.drain(..).map(|e| e + offset));
+        lines
+    }
+
+    fn write(messages: &[Message], size: usize) -> LessonLines {
         // The str() size is close to the JSON length: one allocation in the common case.
-        let mut text = String::with_capacity(estimate_size(messages) + estimate_size(messages) / 8);
+        let mut text = String::with_capacity(size + size / 8);
         let mut ends = Vec::with_capacity(messages.len());
         for m in messages {
             write_lesson_json_message(m, &mut text);
@@ -232,6 +259,15 @@ mod lines_tests {
         ];
         let lines = LessonLines::of(&h);
         assert_eq!(lines.transcript(), transcript_text(&h));
+        // A long history goes through the two-thread path: the same text and offsets.
+        let long: Vec<Message> = (0..40)
+            .map(|i| Message::user_text(format!("{i} {}", "é".repeat(3000))))
+            .collect();
+        let two = LessonLines::of(&long);
+        let one = LessonLines::write(&long, 0);
+        assert!(estimate_size(&long) >= PARALLEL_JSON_CHARS);
+        assert_eq!(two.text, one.text);
+        assert_eq!(two.ends, one.ends);
         assert_eq!(lines.transcript().lines().count(), 3);
         let whole = lesson_json_history_prefix(&h, usize::MAX).len();
         for count in 0..=3 {
