@@ -1,19 +1,21 @@
 //! `ctxlab run`, the real binary: the scripted tour end to end as readable lines and as
-//! JSON lines, and the clear error for a missing key. Each run happens in a scratch
-//! directory (no `.env`) with HOME and XDG_CONFIG_HOME pointed at an empty folder (no
-//! config.toml), and without provider variables from the calling environment.
+//! JSON lines, and the clear errors for a missing key and for bad configuration. Each run
+//! happens in a scratch directory (no `.env` unless the test writes one) with HOME and
+//! XDG_CONFIG_HOME pointed at an empty folder (no config.toml), and without provider
+//! variables from the calling environment.
 
 use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::Value;
 
-const PROVIDER_VARS: [&str; 5] = [
+const PROVIDER_VARS: [&str; 6] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "MODEL_ID",
+    "CTXLAB_MAX_ATTEMPTS",
 ];
 
 fn ctxlab(cwd: &Path, home: &Path) -> Command {
@@ -190,5 +192,58 @@ fn an_unknown_scenario_exits_2_naming_the_scenarios_folder() {
     assert!(
         stderr.contains(&format!("looked in {} and", folder.display())),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_malformed_dotenv_exits_2_naming_the_file_and_line_but_not_the_text() {
+    let s = scratch();
+    std::fs::write(
+        s.cwd.path().join(".env"),
+        "MODEL_ID=x\nOPENAI_API_KEY sk-proj-secret-1\n",
+    )
+    .unwrap();
+    let out = ctxlab(s.cwd.path(), s.home.path())
+        .args([
+            "run",
+            "--provider",
+            "scripted",
+            "--pace-ms",
+            "0",
+            "--workspace",
+        ])
+        .arg(s.ws.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        "ctxlab: .env:2: not a KEY=VALUE setting (or an unclosed quote)\n"
+    );
+    assert!(out.stdout.is_empty(), "nothing should run");
+}
+
+#[test]
+fn an_out_of_range_attempt_count_exits_2_naming_the_range() {
+    let s = scratch();
+    let out = ctxlab(s.cwd.path(), s.home.path())
+        .env("CTXLAB_MAX_ATTEMPTS", "0")
+        .args([
+            "run",
+            "--provider",
+            "scripted",
+            "--pace-ms",
+            "0",
+            "--workspace",
+        ])
+        .arg(s.ws.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        "ctxlab: CTXLAB_MAX_ATTEMPTS is \"0\": must be a whole number from 1 to 20\n"
     );
 }

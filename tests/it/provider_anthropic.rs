@@ -23,6 +23,7 @@ fn fast_retry(max_attempts: u32) -> RetryPolicy {
 
 fn model(server: &MockServer, attempts: u32) -> AnthropicModel {
     AnthropicModel::new(ApiKey::new(KEY), "claude-test-1")
+        .unwrap()
         .with_base_url(server.uri())
         .with_retry(fast_retry(attempts))
 }
@@ -455,6 +456,7 @@ async fn an_unreachable_server_is_a_network_error_after_retries() {
         .unwrap()
         .port();
     let m = AnthropicModel::new(ApiKey::new(KEY), "claude-test-1")
+        .unwrap()
         .with_base_url(format!("http://127.0.0.1:{port}"))
         .with_retry(fast_retry(2));
     let (tx, mut rx) = unbounded_channel();

@@ -24,6 +24,7 @@ fn fast_retry(max_attempts: u32) -> RetryPolicy {
 
 fn model(server: &MockServer, attempts: u32) -> OpenAiModel {
     OpenAiModel::new("gpt-test")
+        .unwrap()
         .with_api_key(ApiKey::new(KEY))
         .with_base_url(server.uri())
         .with_retry(fast_retry(attempts))
@@ -207,6 +208,7 @@ async fn no_key_means_no_authorization_header() {
         .mount(&server)
         .await;
     let m = OpenAiModel::new("llama")
+        .unwrap()
         .with_base_url(server.uri())
         .with_retry(fast_retry(1));
     let (tx, _rx) = unbounded_channel();
