@@ -16,11 +16,11 @@ pub fn parse_session(text: &str) -> Result<Vec<Message>, SessionError> {
     }
     // A whole file that is one JSON object with "messages" is `ctxlab pipeline`'s input;
     // anything else is read as a transcript, line by line. The file is parsed once either way.
-    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
-        if value.get("messages").is_some() {
-            let input = history_input_from_value(value).map_err(SessionError::Array)?;
-            return Ok(input.messages);
-        }
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
+        && value.get("messages").is_some()
+    {
+        let input = history_input_from_value(value).map_err(SessionError::Array)?;
+        return Ok(input.messages);
     }
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {

@@ -444,10 +444,10 @@ proptest! {
         let _ = estimate_size(&h);
         for (index, chars, pattern) in edits {
             let i = index.index(h.len());
-            if let Some(blocks) = h[i].blocks_mut() {
-                if let Some(b) = blocks.first_mut() {
-                    b["content"] = json!(text_of(PATTERNS[pattern], chars));
-                }
+            if let Some(blocks) = h[i].blocks_mut()
+                && let Some(b) = blocks.first_mut()
+            {
+                b["content"] = json!(text_of(PATTERNS[pattern], chars));
             }
             prop_assert_eq!(estimate_size(&h), recount(&h));
         }

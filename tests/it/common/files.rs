@@ -9,13 +9,12 @@ use ctxlab::store::Store;
 /// A temporary workspace, on tmpfs when there is one (fsync is then nearly free).
 pub fn workspace() -> tempfile::TempDir {
     let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        if let Ok(dir) = tempfile::Builder::new()
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::Builder::new()
             .prefix("ctxlab-test-")
             .tempdir_in(shm)
-        {
-            return dir;
-        }
+    {
+        return dir;
     }
     tempfile::tempdir().unwrap()
 }
