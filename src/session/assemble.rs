@@ -113,10 +113,10 @@ impl Builder {
             model: None,
         });
         for b in &blocks {
-            if block_type(b) == Some("tool_use") {
-                if let Some(id) = block_tool_id(b) {
-                    call.tool_ids.push(id.to_string());
-                }
+            if block_type(b) == Some("tool_use")
+                && let Some(id) = block_tool_id(b)
+            {
+                call.tool_ids.push(id.to_string());
             }
         }
         call.blocks.extend(blocks);
@@ -255,21 +255,21 @@ fn fill_tokens_from_calls(s: &mut Session) {
     for c in &mut s.compactions {
         // Calls are in file order: the ones before `at` answered before the compaction.
         let split = calls.partition_point(|(m, _)| *m < c.at);
-        if c.tokens_before.is_none() {
-            if let Some((_, t)) = split.checked_sub(1).map(|i| calls[i]) {
-                c.tokens_before = Some(TokenCount {
-                    tokens: t,
-                    source: TokenSource::LastCallBefore,
-                });
-            }
+        if c.tokens_before.is_none()
+            && let Some((_, t)) = split.checked_sub(1).map(|i| calls[i])
+        {
+            c.tokens_before = Some(TokenCount {
+                tokens: t,
+                source: TokenSource::LastCallBefore,
+            });
         }
-        if c.tokens_after.is_none() {
-            if let Some((_, t)) = calls.get(split) {
-                c.tokens_after = Some(TokenCount {
-                    tokens: *t,
-                    source: TokenSource::FirstCallAfter,
-                });
-            }
+        if c.tokens_after.is_none()
+            && let Some((_, t)) = calls.get(split)
+        {
+            c.tokens_after = Some(TokenCount {
+                tokens: *t,
+                source: TokenSource::FirstCallAfter,
+            });
         }
     }
 }

@@ -212,10 +212,10 @@ fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>) {
         ("gitBranch", &mut meta.git_branch),
         ("agentId", &mut meta.agent_id),
     ] {
-        if slot.is_none() {
-            if let Some(v) = str_field(&o, key).filter(|v| !v.is_empty()) {
-                *slot = Some(v.to_string());
-            }
+        if slot.is_none()
+            && let Some(v) = str_field(&o, key).filter(|v| !v.is_empty())
+        {
+            *slot = Some(v.to_string());
         }
     }
     let kind = str_field(&o, "type").unwrap_or("").to_string();

@@ -116,10 +116,10 @@ impl CodexReader {
         if let Some(cwd) = str_field(p, "cwd") {
             meta.cwd = Some(cwd.to_string());
         }
-        if let Some(ts) = str_field(p, "timestamp") {
-            if meta.started.is_none() {
-                meta.saw_timestamp(ts);
-            }
+        if let Some(ts) = str_field(p, "timestamp")
+            && meta.started.is_none()
+        {
+            meta.saw_timestamp(ts);
         }
         if let Some(Value::Object(git)) = p.get("git") {
             meta.git_branch = str_field(git, "branch").map(str::to_string);
@@ -129,10 +129,11 @@ impl CodexReader {
     fn item(&mut self, o: &Map<String, Value>, origin: Origin) {
         match convert_item(o) {
             Item::User { content, injected } => {
-                if injected && self.b.session.meta.cwd.is_none() {
-                    if let Some(t) = content.as_str() {
-                        self.b.session.meta.cwd = cwd_from_environment(t);
-                    }
+                if injected
+                    && self.b.session.meta.cwd.is_none()
+                    && let Some(t) = content.as_str()
+                {
+                    self.b.session.meta.cwd = cwd_from_environment(t);
                 }
                 self.request += 1;
                 let message = match content {

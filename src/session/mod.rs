@@ -144,15 +144,15 @@ fn parse_text(text: &str) -> Result<(Session, Option<String>), SessionError> {
     }
     // One JSON document: `ctxlab pipeline`'s input object, or a one-line session.
     let whole = serde_json::from_str::<Value>(text);
-    if let Ok(value) = &whole {
-        if value.get("messages").is_some() {
-            let input = match whole {
-                Ok(v) => history_input_from_value(v).map_err(SessionError::Array)?,
-                Err(e) => return Err(SessionError::Array(InputError::Json(e))),
-            };
-            let given = Some(input.active_request.clone());
-            return Ok(ctxlab::from_input(input, given));
-        }
+    if let Ok(value) = &whole
+        && value.get("messages").is_some()
+    {
+        let input = match whole {
+            Ok(v) => history_input_from_value(v).map_err(SessionError::Array)?,
+            Err(e) => return Err(SessionError::Array(InputError::Json(e))),
+        };
+        let given = Some(input.active_request.clone());
+        return Ok(ctxlab::from_input(input, given));
     }
     match detect_text(text) {
         Some(SessionFormat::ClaudeCode) => {
