@@ -12,10 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::compact::request::request_in;
-use crate::compact::{
-    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, Stage, StageReport,
-    begin_compact_history, estimate_size,
-};
+use crate::compact::{CompactTrigger, Pipeline, PipelineConfig, StageReport, estimate_size};
 use crate::message::Message;
 use crate::provider::scripted::extractive::extractive_summary_from_request;
 use crate::store::{Store, StoreError};
@@ -24,8 +21,10 @@ use crate::store::{Store, StoreError};
 #[derive(Debug, Clone, Serialize)]
 pub struct CallRecord {
     pub call: usize,
-    /// The stages that changed something, in order.
+    /// The stages that changed something, in order (sizes in the strategy's unit).
     pub reports: Vec<StageReport>,
+    /// The request's size in s08's unit (Python `str()` chars) whatever the strategy, so
+    /// strategies compare on one scale.
     pub estimate_size: usize,
     pub messages: usize,
 }
@@ -89,27 +88,26 @@ pub fn replay_steps(
     options: &ReplayOptions,
     mut on_step: impl FnMut(ReplayStep<'_>),
 ) -> Result<ReplayTotals, StoreError> {
-    let pipeline = Pipeline::new(options.config);
+    // Counted transcript ids (s08-latest) keep a replay reproducible.
+    let pipeline = Pipeline::new(options.config).with_counter_ids();
     let mut live: Vec<Message> = Vec::new();
     let mut active_request = String::new();
-    let mut fired: BTreeMap<&'static str, usize> = [
-        Stage::ToolResultBudget,
-        Stage::SnipCompact,
-        Stage::MicroCompact,
-        Stage::CompactHistory,
-    ]
-    .into_iter()
-    .map(|s| (s.name(), 0))
-    .collect();
+    let mut fired: BTreeMap<&'static str, usize> = pipeline
+        .stages()
+        .iter()
+        .chain([&pipeline.summarizing_stage()])
+        .map(|s| (s.name(), 0))
+        .collect();
     let mut files_written = 0;
     let mut calls = 0;
     for message in session {
         if message.role() == "assistant" {
             calls += 1;
-            // The agent's order (docs/pipeline.md, "The loop and the compact tool"): the
-            // cheap stages one by one, then compact_history when still over the limit.
+            // `Pipeline::pre_call` unrolled, so each stage's history can be reported: the
+            // strategy's stages one by one, then the summarizing stage when still over
+            // the limit.
             let mut reports: Vec<StageReport> = Vec::new();
-            for stage in CHEAP_STAGES {
+            for &stage in pipeline.stages() {
                 let report = pipeline.run_stage(stage, &mut live, store)?;
                 on_step(ReplayStep::Stage {
                     report: &report,
@@ -119,15 +117,18 @@ pub fn replay_steps(
                     reports.push(report);
                 }
             }
-            if pipeline.over_limit(&live) {
-                let pending = begin_compact_history(
+            let pending = if pipeline.over_limit(&live) {
+                pipeline.begin_compact(
                     &live,
                     store,
-                    &options.config,
                     None,
                     CompactTrigger::OverLimit,
                     options.now_secs,
-                )?;
+                )?
+            } else {
+                None
+            };
+            if let Some(pending) = pending {
                 let summary = match &options.summary_text {
                     Some(s) => s.clone(),
                     None => extractive_summary_from_request(&pending.request().user_text),

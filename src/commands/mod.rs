@@ -1,9 +1,13 @@
 //! The headless front ends, one file per command: `run` (one request to completion),
 //! `pipeline` (the stages on one history, as JSON), `replay` (a recorded session call by
-//! call) and `export` (a recorded session's timeline as an HTML page). Each is a library function over a writer; `main.rs` only parses flags and chooses
-//! exit codes. `run` consumes the same `AgentEvent` stream as the workbench.
+//! call), `export` (a recorded session's timeline as an HTML page), `inspect` (a session's
+//! summary) and `sessions` (what discovery finds). Each is a library function over a writer;
+//! `main.rs` only parses flags and chooses exit codes. `run` consumes the same `AgentEvent`
+//! stream as the workbench.
 
 pub mod export;
+pub mod inspect;
 pub mod pipeline;
 pub mod replay;
 pub mod run;
+pub mod sessions;

@@ -42,11 +42,18 @@ pub fn row_map(report: &StageReport) -> Option<Vec<RowFrom>> {
     let mut cut: Option<(usize, usize)> = None;
     for change in &report.changes {
         match change {
-            Change::Persisted { message, .. } | Change::Placeholder { message, .. } => {
+            Change::Persisted { message, .. }
+            | Change::Placeholder { message, .. }
+            | Change::Saved { message, .. } => {
                 let row = rows.get_mut(*message)?;
                 *row = RowFrom::Changed(*message);
             }
             Change::Snipped {
+                head_end,
+                tail_start,
+                ..
+            }
+            | Change::Archived {
                 head_end,
                 tail_start,
                 ..
@@ -126,6 +133,12 @@ pub fn in_place_effects(report: &StageReport, old: usize) -> Vec<RowEffect> {
                 tool_use_id,
                 path,
                 ..
+            }
+            | Change::Saved {
+                message,
+                tool_use_id,
+                path,
+                ..
             } if *message == old => Some(RowEffect::Persisted {
                 tool_use_id: tool_use_id.clone(),
                 path: path.clone(),
@@ -146,7 +159,9 @@ pub fn in_place_effects(report: &StageReport, old: usize) -> Vec<RowEffect> {
 pub fn new_row_effect(report: &StageReport) -> RowEffect {
     for c in &report.changes {
         match c {
-            Change::Snipped { removed, .. } => return RowEffect::SnipMarker { removed: *removed },
+            Change::Snipped { removed, .. } | Change::Archived { removed, .. } => {
+                return RowEffect::SnipMarker { removed: *removed };
+            }
             Change::Summarized {
                 replaced,
                 transcript,
@@ -175,6 +190,14 @@ pub fn removal_effect(report: &StageReport, marker: Option<&str>) -> RowEffect {
                         .unwrap_or_else(|| crate::compact::snip::snip_marker(*removed)),
                 };
             }
+            // The marker names the archive; the rows are in that file.
+            Change::Archived { path, .. } => {
+                return RowEffect::Snipped {
+                    marker: marker
+                        .map(str::to_string)
+                        .unwrap_or_else(|| format!("archived to {path}")),
+                };
+            }
             Change::Summarized { transcript, .. } => {
                 return RowEffect::Summarized {
                     transcript: transcript.clone(),
@@ -192,8 +215,10 @@ pub fn stage_letter(stage: Stage) -> char {
         Stage::ToolResultBudget => 'B',
         Stage::SnipCompact => 'S',
         Stage::MicroCompact => 'M',
+        Stage::FitToolResults => 'F',
         Stage::CompactHistory => 'C',
         Stage::ReactiveCompact => 'R',
+        Stage::AutoCompact => 'A',
     }
 }
 

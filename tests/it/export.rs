@@ -45,7 +45,15 @@ fn the_tour_page_holds_every_stage_event_of_the_tour() {
     }
     assert_eq!(html.matches("<details class=\"stage\"").count(), changed);
     assert_eq!(html.matches("<table class=\"diff\">").count(), changed);
-    for stage in ctxlab::compact::Stage::ALL {
+    // The tour runs s08: all five of its stages are on the page.
+    use ctxlab::compact::Stage;
+    for stage in [
+        Stage::ToolResultBudget,
+        Stage::SnipCompact,
+        Stage::MicroCompact,
+        Stage::CompactHistory,
+        Stage::ReactiveCompact,
+    ] {
         assert!(html.contains(stage.name()), "{}", stage.name());
     }
     assert!(html.contains("<svg"), "the plot");
