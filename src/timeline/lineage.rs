@@ -277,4 +277,53 @@ mod tests {
         r.messages_after = 2;
         assert_eq!(row_map(&r), None);
     }
+
+    #[test]
+    fn saved_results_and_archived_runs_are_followed_by_the_report() {
+        // s08-latest's and guarded's changes: a placeholder naming a saved file, and a
+        // run of rows replaced by a marker naming the archive.
+        let mut r = StageReport::unchanged(Stage::SnipCompact, 100, 6);
+        r.changed = true;
+        r.messages_after = 5;
+        r.changes = vec![
+            Change::Saved {
+                message: 1,
+                block: 0,
+                tool_use_id: Some("t1".into()),
+                chars: 10,
+                placeholder_chars: 5,
+                path: "saved/t1.txt".into(),
+            },
+            Change::Archived {
+                head_end: 2,
+                tail_start: 4,
+                removed: 2,
+                path: "archive.jsonl".into(),
+            },
+        ];
+        assert_eq!(
+            row_map(&r).unwrap(),
+            vec![
+                RowFrom::Kept(0),
+                RowFrom::Changed(1),
+                RowFrom::New,
+                RowFrom::Kept(4),
+                RowFrom::Kept(5)
+            ]
+        );
+        assert_eq!(
+            in_place_effects(&r, 1),
+            vec![RowEffect::Persisted {
+                tool_use_id: Some("t1".into()),
+                path: "saved/t1.txt".into()
+            }]
+        );
+        assert_eq!(new_row_effect(&r), RowEffect::SnipMarker { removed: 2 });
+        assert_eq!(
+            removal_effect(&r, None),
+            RowEffect::Snipped {
+                marker: "archived to archive.jsonl".into()
+            }
+        );
+    }
 }

@@ -87,6 +87,10 @@ fn text_is_escaped_everywhere() {
 }
 
 fn replay_json(file: &Path) -> Vec<Value> {
+    replay_json_with(file, "s08")
+}
+
+fn replay_json_with(file: &Path, strategy: &str) -> Vec<Value> {
     let ws = tempfile::tempdir().unwrap();
     let out = Command::cargo_bin("ctxlab")
         .unwrap()
@@ -97,6 +101,8 @@ fn replay_json(file: &Path) -> Vec<Value> {
             "1700000000",
             "--summary-text",
             "facts",
+            "--strategy",
+            strategy,
         ])
         .arg(file)
         .arg("--workspace")
@@ -167,4 +173,64 @@ fn a_session_that_is_not_one_exits_2() {
         .assert()
         .code(2);
     assert!(!out.exists());
+}
+
+#[test]
+fn ctxlab_export_reads_every_session_format_and_strategy_the_replay_does() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sessions = root.join("tests/fixtures/sessions");
+    let every = root.join("assets/examples/every-stage.json");
+    let cases = [
+        (sessions.join("claude_code.jsonl"), "s08"),
+        (sessions.join("codex_rollout.jsonl"), "s08"),
+        (every.clone(), "s08-latest"),
+        (every.clone(), "guarded"),
+        (every, "s06"),
+    ];
+    for (file, strategy) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("page.html");
+        Command::cargo_bin("ctxlab")
+            .unwrap()
+            .args([
+                "export",
+                "--now",
+                "1700000000",
+                "--summary-text",
+                "facts",
+                "--strategy",
+                strategy,
+                "--out",
+            ])
+            .arg(&out)
+            .arg(&file)
+            .assert()
+            .success();
+        let html = std::fs::read_to_string(&out).unwrap();
+        check(&html).unwrap_or_else(|e| panic!("{} {strategy}: {e}", file.display()));
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(html.contains(&format!("replay of {name}")), "{name}");
+        // The same stages as `ctxlab replay` with that strategy, each with its reason.
+        let records = replay_json_with(&file, strategy);
+        let reports: Vec<&Value> = records[..records.len() - 1]
+            .iter()
+            .flat_map(|r| r["reports"].as_array().unwrap())
+            .collect();
+        for report in &reports {
+            let line = format!(
+                "{}: {}",
+                report["stage"].as_str().unwrap(),
+                report["reason"].as_str().unwrap()
+            );
+            assert!(
+                html.contains(&escape(&line)),
+                "{name} {strategy}: missing {line}"
+            );
+        }
+        assert_eq!(
+            html.matches("<details class=\"stage\"").count(),
+            reports.len(),
+            "{name} {strategy}"
+        );
+    }
 }
