@@ -26,7 +26,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     };
     let title = Line::from(vec![
         Span::styled(" 1 Conversation ", app.theme.title()),
-        Span::raw(format!("· {view} · {} messages ", app.conv_len())),
+        Span::raw(format!(
+            "· {view} · {} ",
+            crate::util::plural(app.conv_len(), "message")
+        )),
         Span::styled(keys, app.theme.dim()),
     ]);
     let block = pane_block(title, focused, &app.theme);
