@@ -275,8 +275,11 @@ impl Timeline {
 
     /// A stage ran; `after` is the history after it when it changed something.
     pub fn stage_ran(&mut self, report: StageReport, after: Option<&[Message]>) {
-        self.started
-            .get_or_insert((report.size_before, report.messages_before));
+        // Measured like `size_after` (chars of Python `str()`), not in the report's unit
+        // (s06 reports tokens, s08-latest JSON chars), so before and sent compare.
+        if self.started.is_none() {
+            self.started = Some((rows_size(&self.rows), self.rows.len()));
+        }
         if report.stage == Stage::ReactiveCompact
             && let Some(c) = self.calls.last_mut()
             && c.outcome == CallOutcome::Pending

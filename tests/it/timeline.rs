@@ -272,3 +272,31 @@ fn a_replay_builds_the_same_kind_of_timeline_as_the_live_run() {
         "a dry run writes nothing"
     );
 }
+
+#[test]
+fn size_before_and_sent_are_on_one_scale_whatever_the_strategy_reports_in() {
+    // s06 reports its stages in tokens; the timeline's sizes are chars of Python `str()`
+    // on both sides, so a call no stage changed shows the same size before and sent.
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json");
+    let session = ctxlab::session::load_history(&example).unwrap().messages;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path()).dry_run();
+    let options = ReplayOptions {
+        config: PipelineConfig::for_strategy(ctxlab::compact::Strategy::S06),
+        summary_text: Some("facts".into()),
+        now_secs: 1,
+    };
+    let (t, _) = Timeline::from_replay("every", session, &store, &options).unwrap();
+    let mut unchanged = 0;
+    for c in &t.calls {
+        let changed = t.steps[c.steps.clone()].iter().any(|s| s.report.changed);
+        if !changed {
+            unchanged += 1;
+            assert_eq!(c.size_before, c.size_after, "call {}", c.number);
+        } else {
+            assert!(c.size_before > c.size_after, "call {}", c.number);
+        }
+    }
+    assert!(unchanged > 0 && unchanged < t.calls.len());
+}
