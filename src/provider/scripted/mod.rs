@@ -247,6 +247,7 @@ impl ScriptedModel {
         let mut usage = Usage {
             input_tokens: Some((input_chars / CHARS_PER_TOKEN) as u64),
             output_tokens: None,
+            cached_input_tokens: None,
         };
         emit(events, StreamEvent::Usage(usage));
         let mut output_chars = 0;
@@ -310,10 +311,13 @@ impl Model for ScriptedModel {
         }
         let window = self.scenario.context_window_chars;
         if input_chars > window {
+            // The scripted window is in chars, not tokens: no token numbers to give.
             return Err(ProviderError::ContextTooLong {
                 message: format!(
                     "prompt is too long: {input_chars} chars > {window} maximum (scripted window)"
                 ),
+                prompt_tokens: None,
+                window_tokens: None,
             });
         }
         // The turn is read now but only consumed once the answer is complete, so a call the

@@ -313,6 +313,8 @@ async fn cancel_during_a_long_bash_kills_it_and_answers_every_tool_use() {
 fn too_long() -> Answer {
     Answer::Fail(ProviderError::ContextTooLong {
         message: "prompt is too long: 300000 tokens > 200000 maximum".into(),
+        prompt_tokens: Some(300_000),
+        window_tokens: Some(200_000),
     })
 }
 
