@@ -105,6 +105,29 @@ fn copy_demo_into(path: &Path) -> Result<(), LaunchError> {
     })
 }
 
+/// The `--set` key for the model's context window. It is a setting of the model, not a
+/// pipeline threshold, so it is read here (for the workbench and `ctxlab run`) rather than
+/// by `PipelineConfig`; `--set` wins over the environment and `config.toml`.
+pub const CONTEXT_WINDOW_KEY: &str = "context_window_tokens";
+
+/// `Some(tokens)` for a `context_window_tokens=N` assignment (0 means unknown).
+fn context_window_assignment(assignment: &str) -> Result<Option<Option<u64>>, ConfigError> {
+    let Some((key, value)) = assignment.split_once('=') else {
+        return Ok(None);
+    };
+    if key.trim() != CONTEXT_WINDOW_KEY {
+        return Ok(None);
+    }
+    let tokens = value
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| ConfigError::NotANumber {
+            key: CONTEXT_WINDOW_KEY.to_string(),
+            value: value.to_string(),
+        })?;
+    Ok(Some((tokens > 0).then_some(tokens)))
+}
+
 /// Resolves everything from the options and the process environment.
 pub fn prepare(options: &LaunchOptions) -> Result<Launch, LaunchError> {
     let dotenv = std::fs::read_to_string(".env")
@@ -132,8 +155,12 @@ pub fn prepare_with(
     file: &FileSettings,
 ) -> Result<Launch, LaunchError> {
     let mut config = PipelineConfig::default();
+    let mut window_set = None;
     for s in &options.sets {
-        config.apply_assignment(s)?;
+        match context_window_assignment(s)? {
+            Some(tokens) => window_set = Some(tokens),
+            None => config.apply_assignment(s)?,
+        }
     }
     let flags = FlagSettings {
         provider: options.provider,
@@ -206,8 +233,10 @@ pub fn prepare_with(
         })?,
     };
     let workspace = Workspace::new(&workspace_path)?;
+    let mut setup = AgentSetup::new(model, workspace, config);
+    setup.context_window_tokens = window_set.unwrap_or(resolved.context_window_tokens);
     Ok(Launch {
-        setup: AgentSetup::new(model, workspace, config),
+        setup,
         label,
         notices,
         scenario_request,

@@ -46,6 +46,9 @@ pub struct FileSettings {
     pub openai_base_url: Option<String>,
     /// How many times one model call is attempted before its error is shown (default 5).
     pub max_attempts: Option<u32>,
+    /// The model's context window in tokens (unknown by default; learned from the first
+    /// overflow error). Summary requests are sized to fit it.
+    pub context_window_tokens: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +70,8 @@ pub struct ResolvedProvider {
     pub notice: Option<String>,
     /// Attempts per model call for retryable failures (429, 529, 5xx, network, cut streams).
     pub max_attempts: u32,
+    /// `CTXLAB_CONTEXT_WINDOW_TOKENS` or `context_window_tokens`; `None` when unknown.
+    pub context_window_tokens: Option<u64>,
 }
 
 /// Parses a `.env` file: `KEY=VALUE` lines, `#` comments, optional `export`, quotes stripped.
@@ -150,6 +155,11 @@ pub fn resolve(
         .or(file.max_attempts)
         .unwrap_or(DEFAULT_MAX_ATTEMPTS)
         .max(1);
+    let context_window_tokens = lookup
+        .get("CTXLAB_CONTEXT_WINDOW_TOKENS")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .or(file.context_window_tokens)
+        .filter(|&w| w > 0);
     let kind = flags.provider.or(file.provider).unwrap_or_else(|| {
         if anthropic_key.is_some() {
             ProviderKind::Anthropic
@@ -173,6 +183,7 @@ pub fn resolve(
                 api_key: Some(ApiKey::new(key)),
                 notice: None,
                 max_attempts,
+                context_window_tokens,
             }
         }
         ProviderKind::Openai => ResolvedProvider {
@@ -182,6 +193,7 @@ pub fn resolve(
             api_key: openai_key.map(ApiKey::new),
             notice: None,
             max_attempts,
+            context_window_tokens,
         },
         ProviderKind::Scripted => ResolvedProvider {
             kind,
@@ -192,6 +204,7 @@ pub fn resolve(
                 "No API key found: running the embedded scripted model. Set ANTHROPIC_API_KEY (or OPENAI_BASE_URL for a local server) to use a real one.".to_string()
             }),
             max_attempts,
+            context_window_tokens,
         },
     };
     Ok(resolved)
@@ -302,6 +315,33 @@ mod tests {
         };
         let r = resolve(&FlagSettings::default(), &lookup, &FileSettings::default()).unwrap();
         assert_eq!(r.max_attempts, 1, "at least the call itself");
+    }
+
+    #[test]
+    fn the_context_window_comes_from_the_environment_or_the_file() {
+        let dotenv = HashMap::new();
+        let file = FileSettings {
+            context_window_tokens: Some(8_192),
+            ..Default::default()
+        };
+        let none = env_of(&[]);
+        let lookup = Lookup {
+            env: &none,
+            dotenv: &dotenv,
+        };
+        let r = resolve(&FlagSettings::default(), &lookup, &file).unwrap();
+        assert_eq!(r.context_window_tokens, Some(8_192));
+        let r = resolve(&FlagSettings::default(), &lookup, &FileSettings::default()).unwrap();
+        assert_eq!(r.context_window_tokens, None, "unknown by default");
+        let env = env_of(&[("CTXLAB_CONTEXT_WINDOW_TOKENS", "512")]);
+        let lookup = Lookup {
+            env: &env,
+            dotenv: &dotenv,
+        };
+        let r = resolve(&FlagSettings::default(), &lookup, &file).unwrap();
+        assert_eq!(r.context_window_tokens, Some(512));
+        let parsed: FileSettings = toml::from_str("context_window_tokens = 4096").unwrap();
+        assert_eq!(parsed.context_window_tokens, Some(4_096));
     }
 
     #[test]

@@ -139,9 +139,12 @@ pub enum AgentEvent {
         chars: usize,
         elapsed: Duration,
     },
+    /// Token counts the server reported. `input_tokens` is the whole prompt, cached part
+    /// included; `cached_input_tokens` is the share served from its prompt cache.
     Usage {
         input_tokens: Option<u64>,
         output_tokens: Option<u64>,
+        cached_input_tokens: Option<u64>,
     },
     Retrying {
         attempt: u32,

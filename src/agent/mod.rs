@@ -3,12 +3,14 @@
 //! terminal; front ends talk to it only through `UserCommand`s and events.
 //!
 //! `events` is the protocol; `turn` is the loop and owns `Agent`; `model_call` streams one
-//! call; `tools_batch` answers every tool_use of an answer; `control` reads commands while
-//! work runs and holds step mode's pauses.
+//! call and the summary request; `reactive` decides what an overflow error leads to;
+//! `tools_batch` answers every tool_use of an answer; `control` reads commands while work
+//! runs and holds step mode's pauses.
 
 mod control;
 pub mod events;
 mod model_call;
+mod reactive;
 mod tools_batch;
 pub mod turn;
 

@@ -19,7 +19,7 @@ use super::tools_batch::{ToolBatch, prepare_tool_calls};
 use crate::compact::summarize::COMPACTED_SYSTEM_NOTE;
 use crate::compact::{
     CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, Stage, begin_compact_history,
-    begin_reactive_compact, estimate_size,
+    estimate_size,
 };
 use crate::message::{Message, ToolSpec, block};
 use crate::provider::{Model, ModelRequest, ProviderError};
@@ -41,6 +41,10 @@ pub struct AgentSetup {
     pub system_prompt: String,
     pub max_tokens: u32,
     pub step_mode: bool,
+    /// The model's context window in tokens, when configured (`context_window_tokens`).
+    /// Summary requests are sized to fit it; a window the server names in an overflow
+    /// error takes over from it.
+    pub context_window_tokens: Option<u64>,
     /// Unix seconds for transcript names; a parameter so tests can pin it.
     pub clock: fn() -> u64,
 }
@@ -57,6 +61,7 @@ impl AgentSetup {
             system_prompt: BASE_SYSTEM_PROMPT.to_string(),
             max_tokens: DEFAULT_MAX_TOKENS,
             step_mode: false,
+            context_window_tokens: None,
             clock: crate::util::unix_now,
         }
     }
@@ -85,12 +90,17 @@ pub struct Agent {
     pub(super) pipeline: Pipeline,
     pub(super) history: Vec<Message>,
     pub(super) active_request: String,
+    /// The active request before the running turn's: restored if the turn's request is
+    /// refused as too long on its own (`reactive`).
+    pub(super) request_before_turn: String,
     pub(super) events: UnboundedSender<AgentEvent>,
     pub(super) commands: UnboundedReceiver<UserCommand>,
     /// Submits and compacts that arrived while a turn was running.
     pub(super) queued: VecDeque<UserCommand>,
     /// Model answers received so far (summaries excluded); numbers synthetic tool ids.
     pub(super) answers: u64,
+    /// The window the server named in its last overflow error (`n_ctx`, `M maximum`).
+    pub(super) learned_window_tokens: Option<u64>,
 }
 
 /// Starts the agent on the current tokio runtime; returns its command sender and events.
@@ -124,10 +134,12 @@ impl Agent {
             pipeline,
             history: Vec::new(),
             active_request: String::new(),
+            request_before_turn: String::new(),
             events,
             commands,
             queued: VecDeque::new(),
             answers: 0,
+            learned_window_tokens: None,
         }
     }
 
@@ -260,7 +272,7 @@ impl Agent {
     }
 
     async fn turn(&mut self, text: String) -> Result<(), Stop> {
-        self.active_request = text.clone();
+        self.request_before_turn = std::mem::replace(&mut self.active_request, text.clone());
         self.emit(AgentEvent::TurnStarted {
             request: text.clone(),
         });
@@ -295,15 +307,9 @@ impl Agent {
                 Ok(r) => r,
                 // At most one reactive compaction between successful calls: a second
                 // overflow goes to the user with the history intact.
-                Err(ProviderError::ContextTooLong { .. }) if !reactive_used => {
+                Err(e @ ProviderError::ContextTooLong { .. }) if !reactive_used => {
                     reactive_used = true;
-                    let pending = begin_reactive_compact(
-                        &self.history,
-                        &self.store,
-                        &self.pipeline.config,
-                        (self.setup.clock)(),
-                    )?;
-                    self.summarize(pending).await?;
+                    self.reactive_compact(&e).await?;
                     continue;
                 }
                 Err(e) => return Err(Stop::Failed(error_kind(&e), e.to_string())),

@@ -34,5 +34,6 @@ pub fn begin_compact_history(
         tail: Vec::new(),
         size_before,
         messages_before: messages.len(),
+        summary_cut_at: None,
     })
 }

@@ -15,6 +15,7 @@ mod pipeline_props;
 mod pipeline_spec;
 mod provider_anthropic;
 mod provider_openai;
+mod provider_reactive;
 mod provider_real_shapes;
 mod provider_scripted;
 mod store_safety;

@@ -85,9 +85,14 @@ impl App {
             AgentEvent::ToolFinished { .. } => {
                 self.run_state = RunState::Waiting { since: self.tick };
             }
-            AgentEvent::Usage { input_tokens, .. } => {
+            AgentEvent::Usage {
+                input_tokens,
+                cached_input_tokens,
+                ..
+            } => {
                 if input_tokens.is_some() {
                     self.api_input_tokens = input_tokens;
+                    self.api_cached_tokens = cached_input_tokens;
                 }
             }
             AgentEvent::Retrying {

@@ -108,6 +108,8 @@ pub struct App {
     /// Some rows are not counted yet (tokenizer not ready or still counting).
     pub tokens_pending: bool,
     pub api_input_tokens: Option<u64>,
+    /// The part of `api_input_tokens` the server's prompt cache served.
+    pub api_cached_tokens: Option<u64>,
     /// Request size (chars) at each non-summary `RequestSent`.
     pub request_sizes: Vec<u64>,
 
@@ -173,6 +175,7 @@ impl App {
             history_tokens: 0,
             tokens_pending: false,
             api_input_tokens: None,
+            api_cached_tokens: None,
             request_sizes: Vec::new(),
             events: Vec::new(),
             show_unchanged: false,

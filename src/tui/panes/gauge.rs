@@ -75,9 +75,14 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         let more = if app.tokens_pending { "+" } else { "" };
         format!("~{}{more} tokens (est.)", group_digits(app.history_tokens))
     };
-    let api = match app.api_input_tokens {
-        Some(t) => format!(" · API {}", group_digits(t as usize)),
-        None => String::new(),
+    let api = match (app.api_input_tokens, app.api_cached_tokens) {
+        (Some(t), Some(c)) if c > 0 => format!(
+            " · API {} ({} cached)",
+            group_digits(t as usize),
+            group_digits(c as usize)
+        ),
+        (Some(t), _) => format!(" · API {}", group_digits(t as usize)),
+        (None, _) => String::new(),
     };
     let lines = vec![
         bar_line(size, limit, w, &app.theme),

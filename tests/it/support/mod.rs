@@ -191,6 +191,7 @@ pub fn session(workspace: &Path, no_color: bool) -> Driver {
     d.send(AgentEvent::Usage {
         input_tokens: Some(1_234),
         output_tokens: Some(56),
+        cached_input_tokens: None,
     });
     d.tool_turn(
         2,
@@ -252,6 +253,7 @@ pub fn session(workspace: &Path, no_color: bool) -> Driver {
     d.send(AgentEvent::Usage {
         input_tokens: Some(2_345),
         output_tokens: Some(40),
+        cached_input_tokens: None,
     });
     d.append(Message::assistant_blocks(vec![block::text(
         "The parser test passes now: the off-by-one in `parse_number` is fixed.",

@@ -1,0 +1,131 @@
+//! What an overflow error leads to: the reactive compaction of docs/pipeline.md
+//! "reactive_compact", run only when it can shrink the request.
+//!
+//! The lesson's stage summarizes what precedes the last `reactive_keep_tail` messages. When
+//! nothing precedes them, a summary could only add a message in front of a request that
+//! already does not fit: the retry must fail and the history grows. Then the agent writes
+//! no transcript, sends no summary request and leaves the history as it was; the user is
+//! told that the request alone exceeds the window, with the server's own numbers. The
+//! stage itself (`compact::begin_reactive_compact`) stays as the lesson has it.
+//!
+//! "As it was" means as before the request: when the user's new text is itself what does
+//! not fit (it is the last message, nothing answered it yet), it is taken back out, since
+//! a history holding it could never be sent again and every later request would fail the
+//! same way. Anything else (tool results of this turn, a compacted summary) stays.
+
+use std::sync::Arc;
+
+use super::events::{AgentEvent, ErrorKind};
+use super::turn::{Agent, Stop};
+use crate::compact::{begin_reactive_compact, reactive_tail_start};
+use crate::message::Message;
+use crate::provider::ProviderError;
+use crate::util::group_digits;
+
+impl Agent {
+    /// After the model said the prompt is too long: compact reactively, or explain why
+    /// that cannot help.
+    pub(super) async fn reactive_compact(&mut self, error: &ProviderError) -> Result<(), Stop> {
+        let tail_start = reactive_tail_start(&self.history, &self.pipeline.config);
+        if tail_start == 0 {
+            let messages = self.history.len();
+            let withdrawn = self.withdraw_unsendable_request();
+            return Err(Stop::Failed(
+                ErrorKind::ContextTooLong,
+                request_exceeds_window(error, messages, withdrawn),
+            ));
+        }
+        let pending = begin_reactive_compact(
+            &self.history,
+            &self.store,
+            &self.pipeline.config,
+            (self.setup.clock)(),
+        )?;
+        self.summarize(pending).await
+    }
+}
+
+impl Agent {
+    /// Takes the turn's request back out of the history when it is the last message (the
+    /// first call of the turn failed on it), restoring the active request before it.
+    /// Returns whether it did.
+    fn withdraw_unsendable_request(&mut self) -> bool {
+        let request = Message::user_text(self.active_request.clone());
+        if self.history.last() != Some(&request) {
+            return false;
+        }
+        self.history.pop();
+        self.active_request = std::mem::take(&mut self.request_before_turn);
+        self.emit(AgentEvent::HistoryReplaced {
+            history: Arc::new(self.history.clone()),
+            messages: self.history.len(),
+        });
+        true
+    }
+}
+
+/// The error a user sees when the request alone is over the window: how much over (the
+/// server's numbers when it gave them), and what became of it.
+pub(super) fn request_exceeds_window(
+    error: &ProviderError,
+    messages: usize,
+    withdrawn: bool,
+) -> String {
+    let (message, prompt, window) = match error {
+        ProviderError::ContextTooLong {
+            message,
+            prompt_tokens,
+            window_tokens,
+        } => (message.as_str(), *prompt_tokens, *window_tokens),
+        other => return other.to_string(),
+    };
+    let tokens = |n: u64| group_digits(usize::try_from(n).unwrap_or(usize::MAX));
+    let numbers = match (prompt, window) {
+        (Some(p), Some(w)) => format!("{} tokens > {} (the server's count)", tokens(p), tokens(w)),
+        (None, Some(w)) => format!("more than {} tokens (the server's window)", tokens(w)),
+        (Some(p), None) => format!("{} tokens (the server's count)", tokens(p)),
+        (None, None) => format!("the server said: {message}"),
+    };
+    let plural = if messages == 1 { "" } else { "s" };
+    let after = if withdrawn {
+        "the history is as it was before it (the request was not kept). Send a shorter request \
+         or use a model with a larger window."
+    } else {
+        "the history is unchanged. /compact can summarize it, or use a model with a larger \
+         window."
+    };
+    format!(
+        "the request exceeds the model's context window on its own: {numbers}. Nothing precedes \
+         the last {messages} message{plural}, so a reactive compaction cannot shrink it: none \
+         was run, no summary was requested, and {after}"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn too_long(p: Option<u64>, w: Option<u64>) -> ProviderError {
+        ProviderError::ContextTooLong {
+            message: "request (831 tokens) exceeds the available context size (512 tokens)".into(),
+            prompt_tokens: p,
+            window_tokens: w,
+        }
+    }
+
+    #[test]
+    fn the_message_gives_the_servers_numbers() {
+        let m = request_exceeds_window(&too_long(Some(1_831), Some(512)), 1, true);
+        assert!(m.contains("1,831 tokens > 512 (the server's count)"), "{m}");
+        assert!(m.contains("the last 1 message,"), "{m}");
+        assert!(m.contains("the request was not kept"), "{m}");
+        let m = request_exceeds_window(&too_long(None, Some(512)), 3, false);
+        assert!(m.contains("more than 512 tokens"), "{m}");
+        assert!(m.contains("the last 3 messages,"), "{m}");
+        assert!(m.contains("the history is unchanged"), "{m}");
+        let m = request_exceeds_window(&too_long(None, None), 2, false);
+        assert!(m.contains("the server said: request (831 tokens)"), "{m}");
+        let m = request_exceeds_window(&too_long(Some(u64::MAX), Some(u64::MAX)), 1, true);
+        assert!(m.contains("tokens >"), "{m}");
+    }
+}
