@@ -93,8 +93,9 @@ struct RunArgs {
     /// One JSON event per line instead of readable lines.
     #[arg(long)]
     json: bool,
-    /// The request (default for the scripted model: the scenario's own request).
-    prompt: Option<String>,
+    /// The request (default for the scripted model: the scenario's own request). Several
+    /// prompts run in sequence in one session; `/compact [focus]` compacts the history.
+    prompts: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -249,13 +250,17 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 fn cmd_run(args: RunArgs) -> anyhow::Result<()> {
     let launch = prepare(&args.agent.launch_options()).map_err(|e| UsageError(e.to_string()))?;
-    let prompt = match (args.prompt, launch.scenario_request.clone()) {
-        (Some(p), _) => p,
-        (None, Some(p)) => p,
-        (None, None) => {
+    let prompts = match (args.prompts.is_empty(), launch.scenario_request.clone()) {
+        (false, _) => args.prompts,
+        (true, Some(p)) => vec![p],
+        (true, None) => {
             return Err(UsageError("a prompt is needed: ctxlab run \"...\"".into()).into());
         }
     };
+    let steps = prompts
+        .iter()
+        .map(|p| ctxlab::commands::run::HeadlessStep::parse(p))
+        .collect();
     for notice in &launch.notices {
         eprintln!("{notice}");
     }
@@ -264,7 +269,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<()> {
         let (commands, mut events, handle) = ctxlab::agent::spawn(launch.setup);
         let mut stdout = std::io::stdout();
         let outcome = ctxlab::commands::run::run_headless(
-            prompt,
+            steps,
             &commands,
             &mut events,
             args.json,

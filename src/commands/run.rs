@@ -1,19 +1,57 @@
-//! `ctxlab run`: one request to completion without a TUI, as readable lines or as one JSON
+//! `ctxlab run`: requests run to completion without a TUI, as readable lines or as one JSON
 //! event per line. A second consumer of the same event stream the TUI draws.
+//!
+//! Several prompts run in sequence in one session (one agent, one history), and a prompt
+//! `/compact [focus]` is a manual compaction, as typed in the workbench. The run stops at
+//! the first step that ends with an error.
 
 use std::io::Write;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use crate::agent::events::{AgentEvent, StopReason, UserCommand};
+use crate::compact::Stage;
 use crate::util::group_digits;
 
 /// How a headless run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeadlessOutcome {
-    /// The reason of the turn's `TurnDone`; `None` when the agent ended without one.
+    /// The reason of the last step's `TurnDone` (`error` for a failed compaction); `None`
+    /// when the agent ended without one.
     pub stop_reason: Option<StopReason>,
     pub errors: usize,
+}
+
+/// One step of a headless run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeadlessStep {
+    /// A request, as typed.
+    Submit(String),
+    /// `/compact [focus]`: compact the history now.
+    Compact { focus: Option<String> },
+}
+
+impl HeadlessStep {
+    /// A prompt as the workbench's input box reads it: `/compact` with an optional focus is
+    /// a manual compaction, anything else a request.
+    pub fn parse(prompt: &str) -> HeadlessStep {
+        let trimmed = prompt.trim();
+        let rest = match trimmed.strip_prefix("/compact") {
+            Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => rest,
+            _ => return HeadlessStep::Submit(prompt.to_string()),
+        };
+        let focus = rest.trim();
+        HeadlessStep::Compact {
+            focus: (!focus.is_empty()).then(|| focus.to_string()),
+        }
+    }
+
+    fn command(self) -> UserCommand {
+        match self {
+            HeadlessStep::Submit(text) => UserCommand::Submit(text),
+            HeadlessStep::Compact { focus } => UserCommand::Compact { focus },
+        }
+    }
 }
 
 /// One readable line for an event, or None for events not worth a line.
@@ -28,7 +66,14 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
         }
         AgentEvent::TurnStarted { request } => format!("> {request}"),
         AgentEvent::StageRan { report, .. } if report.changed => {
-            format!("[stage] {}", report.summary())
+            let summarizing =
+                matches!(report.stage, Stage::CompactHistory | Stage::ReactiveCompact);
+            if summarizing && !report.reason.is_empty() {
+                // Why it ran and how the summary request was sized (a small window cuts it).
+                format!("[stage] {} ({})", report.summary(), report.reason)
+            } else {
+                format!("[stage] {}", report.summary())
+            }
         }
         AgentEvent::RequestSent {
             estimate_chars,
@@ -81,49 +126,117 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
     })
 }
 
-/// Submits `prompt`, writes events until the turn is done, then asks the agent to quit.
+/// Runs `steps` in order in one session, writing events as they come, then asks the agent
+/// to quit. A request is done at its `TurnDone`; a compaction at its `HistoryReplaced` (or
+/// a `TurnDone` when it failed). The first step that ends with an error ends the run.
 pub async fn run_headless(
-    prompt: String,
+    steps: Vec<HeadlessStep>,
     commands: &UnboundedSender<UserCommand>,
     events: &mut UnboundedReceiver<AgentEvent>,
     json: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<HeadlessOutcome> {
-    // A closed channel means the agent already ended: the loop below reports that.
-    let _ = commands.send(UserCommand::Submit(prompt));
-    let mut errors = 0;
-    let mut text_open = false;
-    while let Some(event) = events.recv().await {
-        if matches!(event, AgentEvent::Error { .. }) {
-            errors += 1;
+    let mut printer = Printer {
+        json,
+        text_open: false,
+        errors: 0,
+    };
+    let mut stop_reason = None;
+    for step in steps {
+        let compact = matches!(step, HeadlessStep::Compact { .. });
+        if compact && !json {
+            printer.line(out, "> /compact")?;
         }
-        if json {
+        // A closed channel means the agent already ended: the loop below reports that.
+        let _ = commands.send(step.command());
+        stop_reason = None;
+        while let Some(event) = events.recv().await {
+            printer.print(&event, out)?;
+            match event {
+                AgentEvent::TurnDone {
+                    stop_reason: reason,
+                } => {
+                    stop_reason = Some(reason);
+                    break;
+                }
+                AgentEvent::HistoryReplaced { .. } if compact => {
+                    stop_reason = Some(StopReason::EndTurn);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if stop_reason.as_ref().is_none_or(|r| *r == StopReason::Error) {
+            break;
+        }
+    }
+    let _ = commands.send(UserCommand::Quit);
+    Ok(HeadlessOutcome {
+        stop_reason,
+        errors: printer.errors,
+    })
+}
+
+/// Writes events as JSON lines or readable lines; streamed text runs on until the next line.
+struct Printer {
+    json: bool,
+    text_open: bool,
+    errors: usize,
+}
+
+impl Printer {
+    fn print(&mut self, event: &AgentEvent, out: &mut dyn Write) -> std::io::Result<()> {
+        if matches!(event, AgentEvent::Error { .. }) {
+            self.errors += 1;
+        }
+        if self.json {
             writeln!(
                 out,
                 "{}",
-                serde_json::to_string(&event).map_err(std::io::Error::other)?
+                serde_json::to_string(event).map_err(std::io::Error::other)?
             )?;
-        } else if let AgentEvent::TextDelta { text } = &event {
+        } else if let AgentEvent::TextDelta { text } = event {
             write!(out, "{text}")?;
-            text_open = true;
-        } else if let Some(line) = describe_event(&event) {
-            if text_open {
-                writeln!(out)?;
-                text_open = false;
-            }
-            writeln!(out, "{line}")?;
+            self.text_open = true;
+        } else if let Some(line) = describe_event(event) {
+            self.line(out, &line)?;
         }
-        out.flush()?;
-        if let AgentEvent::TurnDone { stop_reason } = event {
-            let _ = commands.send(UserCommand::Quit);
-            return Ok(HeadlessOutcome {
-                stop_reason: Some(stop_reason),
-                errors,
-            });
-        }
+        out.flush()
     }
-    Ok(HeadlessOutcome {
-        stop_reason: None,
-        errors,
-    })
+
+    fn line(&mut self, out: &mut dyn Write, line: &str) -> std::io::Result<()> {
+        if self.text_open {
+            writeln!(out)?;
+            self.text_open = false;
+        }
+        writeln!(out, "{line}")?;
+        out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_prompts_are_manual_compactions() {
+        assert_eq!(
+            HeadlessStep::parse("/compact"),
+            HeadlessStep::Compact { focus: None }
+        );
+        assert_eq!(
+            HeadlessStep::parse("  /compact   the parser bug "),
+            HeadlessStep::Compact {
+                focus: Some("the parser bug".into())
+            }
+        );
+        assert_eq!(
+            HeadlessStep::parse("/compactly"),
+            HeadlessStep::Submit("/compactly".into())
+        );
+        assert_eq!(
+            HeadlessStep::parse("fix /compact"),
+            HeadlessStep::Submit("fix /compact".into())
+        );
+    }
 }

@@ -10,6 +10,7 @@ mod agent_tour;
 mod architecture;
 mod cli;
 mod cli_run;
+mod cli_run_session;
 mod conformance;
 mod pipeline_props;
 mod pipeline_spec;
