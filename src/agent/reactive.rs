@@ -35,12 +35,15 @@ impl Agent {
                 request_exceeds_window(error, messages, withdrawn),
             ));
         }
-        let pending = begin_reactive_compact(
+        let mut pending = begin_reactive_compact(
             &self.history,
             &self.store,
             &self.pipeline.config,
             (self.setup.clock)(),
         )?;
+        if let Some(numbers) = server_numbers(error) {
+            pending.add_reason(&format!("the server counted {numbers}"));
+        }
         self.summarize(pending).await
     }
 }
@@ -64,6 +67,22 @@ impl Agent {
     }
 }
 
+fn tokens(n: u64) -> String {
+    group_digits(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// `531 tokens > 512`, when the error has both numbers.
+fn server_numbers(error: &ProviderError) -> Option<String> {
+    match error {
+        ProviderError::ContextTooLong {
+            prompt_tokens: Some(p),
+            window_tokens: Some(w),
+            ..
+        } => Some(format!("{} tokens > {}", tokens(*p), tokens(*w))),
+        _ => None,
+    }
+}
+
 /// The error a user sees when the request alone is over the window: how much over (the
 /// server's numbers when it gave them), and what became of it.
 pub(super) fn request_exceeds_window(
@@ -79,7 +98,6 @@ pub(super) fn request_exceeds_window(
         } => (message.as_str(), *prompt_tokens, *window_tokens),
         other => return other.to_string(),
     };
-    let tokens = |n: u64| group_digits(usize::try_from(n).unwrap_or(usize::MAX));
     let numbers = match (prompt, window) {
         (Some(p), Some(w)) => format!("{} tokens > {} (the server's count)", tokens(p), tokens(w)),
         (None, Some(w)) => format!("more than {} tokens (the server's window)", tokens(w)),

@@ -181,17 +181,23 @@ impl PendingCompaction {
         }
         if reserve < self.request.max_tokens {
             notes.push(format!(
-                "summary max_tokens {} -> {} (a quarter of the window)",
+                "summary max_tokens {} -> {} (a quarter of a {}-token window)",
                 group_digits(self.request.max_tokens),
-                group_digits(reserve)
+                group_digits(reserve),
+                group_digits(window_tokens)
             ));
             self.request.max_tokens = reserve;
         }
         if notes.is_empty() {
             return Ok(false);
         }
-        self.reason = format!("{}; {}", self.reason, notes.join("; "));
+        self.add_reason(&notes.join("; "));
         Ok(true)
+    }
+
+    /// Adds a clause to the stage's reason (e.g. the server's numbers).
+    pub fn add_reason(&mut self, clause: &str) {
+        self.reason = format!("{}; {clause}", self.reason);
     }
 
     /// The model stopped the summary at its `max_tokens`: the report says so.

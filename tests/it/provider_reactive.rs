@@ -386,6 +386,12 @@ async fn an_overflowing_session_recovers_through_a_reactive_compaction_sized_to_
             "{}",
             report.reason
         );
+        assert!(
+            report.reason.contains("the server counted ")
+                && report.reason.contains(" tokens > 512"),
+            "{}",
+            report.reason
+        );
         // The retried request fits, and starts with the reactive summary.
         let last = s.bodies().await.pop().unwrap();
         assert!(prompt_tokens(&last) <= WINDOW);
