@@ -16,31 +16,57 @@
 use std::sync::Arc;
 
 use super::events::{AgentEvent, ErrorKind};
+use super::model_call::error_kind;
 use super::turn::{Agent, Stop};
-use crate::compact::{begin_reactive_compact, reactive_tail_start};
+use crate::compact::{Strategy, reactive_tail_start};
 use crate::message::Message;
 use crate::provider::ProviderError;
 use crate::util::group_digits;
 
 impl Agent {
-    /// After the model said the prompt is too long: compact reactively, or explain why
-    /// that cannot help.
-    pub(super) async fn reactive_compact(&mut self, error: &ProviderError) -> Result<(), Stop> {
-        let tail_start = reactive_tail_start(&self.history, &self.pipeline.config);
-        if tail_start == 0 {
+    /// After the model said the prompt is too long for the `attempt`-th time in a row (0
+    /// for the first): compact reactively as the strategy says, or explain why that cannot
+    /// help.
+    pub(super) async fn reactive_compact(
+        &mut self,
+        error: &ProviderError,
+        attempt: usize,
+    ) -> Result<(), Stop> {
+        let strategy = self.pipeline.strategy();
+        if attempt >= strategy.reactive_attempts() {
+            // No (further) retry in this strategy: the user sees the error.
+            return Err(Stop::Failed(error_kind(error), error.to_string()));
+        }
+        // The lesson's stage (s08) keeps the tail and summarizes what precedes it; with
+        // nothing before the tail it would only add a summary in front of the same request.
+        // Checked before the stage runs, so no transcript is written either.
+        let cannot_shrink = strategy == Strategy::S08
+            && reactive_tail_start(&self.history, &self.pipeline.config) == 0;
+        let message = match error {
+            ProviderError::ContextTooLong { message, .. } => Some(message.as_str()),
+            _ => None,
+        };
+        let pending = if cannot_shrink {
+            None
+        } else {
+            self.pipeline.begin_reactive(
+                &self.history,
+                &self.store,
+                (self.setup.clock)(),
+                attempt,
+                message,
+            )?
+        };
+        // A strategy with a retry left that finds nothing it could summarize (s08 with
+        // nothing before the tail, guarded with no tail worth it): the request alone is over.
+        let Some(mut pending) = pending else {
             let messages = self.history.len();
             let withdrawn = self.withdraw_unsendable_request();
             return Err(Stop::Failed(
                 ErrorKind::ContextTooLong,
                 request_exceeds_window(error, messages, withdrawn),
             ));
-        }
-        let mut pending = begin_reactive_compact(
-            &self.history,
-            &self.store,
-            &self.pipeline.config,
-            (self.setup.clock)(),
-        )?;
+        };
         if let Some(numbers) = server_numbers(error) {
             pending.add_reason(&format!("the server counted {numbers}"));
         }

@@ -166,11 +166,13 @@ async fn session(wire: Wire, summary_finish: &'static str, window: Option<u64>) 
     let model: Arc<dyn Model> = match wire {
         Wire::OpenAi => Arc::new(
             OpenAiModel::new("smollm2")
+                .unwrap()
                 .with_base_url(format!("{}/v1", server.uri()))
                 .with_retry(no_retry),
         ),
         Wire::Anthropic => Arc::new(
             AnthropicModel::new(ApiKey::new("local"), "smollm2")
+                .unwrap()
                 .with_base_url(server.uri())
                 .with_retry(no_retry),
         ),
@@ -524,6 +526,7 @@ async fn a_cut_off_answer_runs_none_of_its_tool_calls() {
         .await;
     let ws = tempfile::tempdir().unwrap();
     let model = OpenAiModel::new("m")
+        .unwrap()
         .with_base_url(server.uri())
         .with_retry(RetryPolicy::no_retries());
     let setup = AgentSetup::new(

@@ -27,12 +27,14 @@ fn retry(max_attempts: u32) -> RetryPolicy {
 
 fn anthropic(server: &MockServer, attempts: u32) -> AnthropicModel {
     AnthropicModel::new(ApiKey::new("local"), "smollm2")
+        .unwrap()
         .with_base_url(server.uri())
         .with_retry(retry(attempts))
 }
 
 fn openai(server: &MockServer, attempts: u32) -> OpenAiModel {
     OpenAiModel::new("smollm2")
+        .unwrap()
         .with_base_url(server.uri())
         .with_retry(retry(attempts))
 }
@@ -329,11 +331,13 @@ async fn base_urls_with_v1_and_slashes_post_to_the_right_path() {
         format!("{}/v1/", server.uri()),
     ] {
         let o = OpenAiModel::new("m")
+            .unwrap()
             .with_base_url(base.clone())
             .with_retry(retry(1));
         let r = o.stream(&req(), &tx).await;
         assert_eq!(r.unwrap().content, vec![block::text("ok")], "{base}");
         let a = AnthropicModel::new(ApiKey::new("k"), "m")
+            .unwrap()
             .with_base_url(base.clone())
             .with_retry(retry(1));
         let r = a.stream(&req(), &tx).await;
@@ -352,6 +356,7 @@ async fn a_404_names_the_url_that_was_tried() {
         .mount(&server)
         .await;
     let m = OpenAiModel::new("m")
+        .unwrap()
         .with_base_url(format!("{}/proxy?token=secret", server.uri()))
         .with_retry(retry(3));
     let (tx, _rx) = unbounded_channel();
@@ -370,7 +375,7 @@ async fn a_404_names_the_url_that_was_tried() {
 
 #[test]
 fn reasoning_models_get_max_completion_tokens() {
-    let body = |model: &str| OpenAiModel::new(model).request_body(&req());
+    let body = |model: &str| OpenAiModel::new(model).unwrap().request_body(&req());
     for model in [
         "o1",
         "o3-mini",
