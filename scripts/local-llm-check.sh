@@ -392,14 +392,18 @@ record "-c 512: over-long request, openai" \
 
 FIRST="My name is Ada. I keep bees in a small garden in Lisbon, near the river. The garden has three hives, painted blue, green and yellow, and a lemon tree. Each spring I check the queens. Reply in one short sentence."
 SECOND="Last summer each hive gave about twelve kilos of honey. I sell it at the Saturday market by the old tram stop, in small glass jars with a blue label. Reply in one short sentence."
+# Each note is about 80 tokens: the history crosses the 512-token window after five or six
+# turns, and the kept tail (5 messages) plus a summary fits again.
+note() {
+    echo "Note $1 about the garden: $2 The bees forage on the lemon tree, the lavender and the rosemary by the wall, and I write down what I see in a green notebook each evening. Reply in one short sentence."
+}
 record "-c 512: multi-turn overflow, reactive recovery" \
     window_check session session openai -- "$FIRST" "$SECOND" \
-    "The queen in the blue hive is marked white. Reply in one short sentence." \
-    "The yellow hive is the calmest one. Reply in one short sentence." \
-    "I feed them sugar syrup in March. Reply in one short sentence." \
-    "My neighbour Rui helps me with the smoker. Reply in one short sentence." \
-    "We harvest in late July. Reply in one short sentence." \
-    "The lemon tree flowers in April. Reply in one short sentence." \
+    "$(note 1 'the queen in the blue hive is marked white.')" \
+    "$(note 2 'the yellow hive is the calmest one.')" \
+    "$(note 3 'I feed them sugar syrup in March.')" \
+    "$(note 4 'my neighbour Rui helps me with the smoker.')" \
+    "$(note 5 'we harvest in late July.')" \
     "What colour is the calmest hive? Reply in one short sentence."
 
 record "-c 512: /compact with a configured window" \

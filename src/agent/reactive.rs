@@ -60,6 +60,10 @@ impl Agent {
         // A strategy with a retry left that finds nothing it could summarize (s08 with
         // nothing before the tail, guarded with no tail worth it): the request alone is over.
         let Some(mut pending) = pending else {
+            if attempt > 0 {
+                // Earlier compactions of this turn ran and the request still does not fit.
+                return Err(Stop::Failed(error_kind(error), error.to_string()));
+            }
             let messages = self.history.len();
             let withdrawn = self.withdraw_unsendable_request();
             return Err(Stop::Failed(
