@@ -5,7 +5,7 @@
 //! This module only reads and decides; it never prints a key (keys are `ApiKey`s, whose
 //! `Debug` hides them) and never opens a connection.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -46,6 +46,16 @@ pub struct FileSettings {
     pub openai_base_url: Option<String>,
     /// How many times one model call is attempted before its error is shown (default 5).
     pub max_attempts: Option<u32>,
+    /// Variables child processes (`bash`) keep although their name ends in `_API_KEY`,
+    /// `_TOKEN` or `_SECRET` (never the provider key variables).
+    #[serde(default)]
+    pub env_passthrough: Vec<String>,
+    /// More variables child processes do not get.
+    #[serde(default)]
+    pub env_deny: Vec<String>,
+    /// Pipeline numbers, the `--set` keys (`[pipeline]` table; `--set` wins).
+    #[serde(default)]
+    pub pipeline: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, thiserror::Error)]
