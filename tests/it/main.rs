@@ -11,6 +11,7 @@ mod architecture;
 mod cli;
 mod cli_run;
 mod conformance;
+mod harden;
 mod pipeline_props;
 mod pipeline_spec;
 mod provider_anthropic;

@@ -1,0 +1,216 @@
+//! Issue 8, "trustworthy under faults, hostile servers, hostile workspaces and bad input":
+//! one file per concern, each test failing on the code before its fix. Shared here: the real
+//! binary in a scratch home (no keys, no config, no `.env`), small models written for the
+//! agent, and a helper that fails a hang instead of blocking the suite.
+
+#![allow(dead_code)]
+
+mod agent_panic;
+mod closed_stdout;
+mod embedded_demo;
+mod exit_codes;
+pub mod pty;
+mod secrets;
+mod settings;
+mod signals;
+mod special_files;
+mod stale_temps;
+mod store_links;
+pub mod stub;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use ctxlab::message::block;
+use ctxlab::provider::{Model, ModelRequest, ModelResponse, ProviderError, StreamEvent};
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+
+/// Variables that would pick a provider or leak a key into a test run.
+pub const PROVIDER_VARS: [&str; 6] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "MODEL_ID",
+    "CTXLAB_MAX_ATTEMPTS",
+];
+
+pub fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"))
+}
+
+/// A scratch folder: `home/` (HOME, XDG dirs), `ws/` (not created) and room for files.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        Scratch { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    pub fn ws(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+
+    /// `config.toml` where ctxlab looks for it under this home.
+    pub fn write_config(&self, text: &str) {
+        let dir = self.home().join("config/ctxlab");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), text).unwrap();
+    }
+
+    /// The real binary, run in this scratch folder with a clean environment.
+    pub fn ctxlab(&self) -> Command {
+        let mut cmd = Command::new(binary());
+        cmd.current_dir(self.path())
+            .env("HOME", self.home())
+            .env("XDG_CONFIG_HOME", self.home().join("config"))
+            .env("XDG_DATA_HOME", self.home().join("data"))
+            .env_remove("RUST_BACKTRACE");
+        for var in PROVIDER_VARS {
+            cmd.env_remove(var);
+        }
+        cmd
+    }
+
+    /// `ctxlab <args>` against an Anthropic stub at `url` with `key`.
+    pub fn ctxlab_anthropic(&self, url: &str, key: &str) -> Command {
+        let mut cmd = self.ctxlab();
+        cmd.env("ANTHROPIC_API_KEY", key)
+            .env("ANTHROPIC_BASE_URL", url)
+            .env("CTXLAB_MAX_ATTEMPTS", "1");
+        cmd
+    }
+}
+
+/// Polls `check` until it holds or `limit` passes (then panics with `what`).
+pub fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether a process is gone (or a zombie nobody reaps, which runs nothing either).
+pub fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Reads a pid a test command wrote to a file (waits for it).
+pub fn read_pid(path: &Path) -> i32 {
+    wait_until(Duration::from_secs(30), "the tool wrote its pid", || {
+        std::fs::read_to_string(path).is_ok_and(|s| s.trim().parse::<i32>().is_ok())
+    });
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// A model that answers every call with one text block.
+pub struct TextModel(pub &'static str);
+
+#[async_trait]
+impl Model for TextModel {
+    fn describe(&self) -> String {
+        "text test model".into()
+    }
+
+    async fn stream(
+        &self,
+        _req: &ModelRequest,
+        _events: &UnboundedSender<StreamEvent>,
+    ) -> Result<ModelResponse, ProviderError> {
+        Ok(ModelResponse {
+            content: vec![block::text(self.0)],
+            stop_reason: Some("end_turn".into()),
+            usage: Default::default(),
+        })
+    }
+}
+
+/// A model whose every call panics.
+pub struct PanicModel;
+
+#[async_trait]
+impl Model for PanicModel {
+    fn describe(&self) -> String {
+        "panicking test model".into()
+    }
+
+    async fn stream(
+        &self,
+        _req: &ModelRequest,
+        _events: &UnboundedSender<StreamEvent>,
+    ) -> Result<ModelResponse, ProviderError> {
+        panic!("model exploded on purpose");
+    }
+}
+
+/// A model that calls one tool once, then answers `done`.
+pub struct ToolOnceModel {
+    pub name: &'static str,
+    pub input: Value,
+}
+
+#[async_trait]
+impl Model for ToolOnceModel {
+    fn describe(&self) -> String {
+        "tool-once test model".into()
+    }
+
+    async fn stream(
+        &self,
+        req: &ModelRequest,
+        _events: &UnboundedSender<StreamEvent>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let ran = req
+            .messages
+            .last()
+            .is_some_and(|m| m.is_tool_result_message());
+        let (content, stop) = if ran {
+            (vec![block::text("done")], "end_turn")
+        } else {
+            (
+                vec![block::tool_use("toolu_once", self.name, self.input.clone())],
+                "tool_use",
+            )
+        };
+        Ok(ModelResponse {
+            content,
+            stop_reason: Some(stop.into()),
+            usage: Default::default(),
+        })
+    }
+}
+
+pub fn arc<M: Model + 'static>(m: M) -> Arc<dyn Model> {
+    Arc::new(m)
+}
+
+/// The demo project, written into `dir` (as the scripted tour expects).
+pub fn write_demo(dir: &Path) {
+    ctxlab::demo::write_demo_project(dir).unwrap();
+}
