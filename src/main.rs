@@ -3,7 +3,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,13 +12,13 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
 use ctxlab::agent::StopReason;
-use ctxlab::commands::pipeline::{check_history, history_input_from_value, write_pipeline_report};
+use ctxlab::commands::pipeline::{HistoryInput, check_history, write_pipeline_report};
 use ctxlab::commands::replay::{ReplayCommandError, run_replay};
 use ctxlab::commands::run::{RunningAgent, SessionEnd, run_session};
-use ctxlab::compact::PipelineConfig;
+use ctxlab::compact::{PipelineConfig, Strategy};
 use ctxlab::process::{TerminationSignals, output_closed, signal_exit_code};
 use ctxlab::replay::ReplayOptions;
-use ctxlab::session::parse_session;
+use ctxlab::session::{LoadedHistory, SessionError, load_history};
 use ctxlab::startup::{LaunchOptions, prepare};
 use ctxlab::tools::kill_running_process_groups;
 use ctxlab::tui::TuiExit;
@@ -44,6 +44,10 @@ enum Command {
     Pipeline(PipelineArgs),
     /// Replay a recorded session through the pipeline, model call by model call.
     Replay(ReplayArgs),
+    /// Summarize a session file: format, calls, tool pairs, recorded compactions, peak context.
+    Inspect(InspectArgs),
+    /// List the Claude Code and Codex sessions on this machine (or under the given paths).
+    Sessions(SessionsArgs),
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -76,6 +80,10 @@ struct AgentArgs {
     /// Milliseconds between the scripted model's streamed deltas (default 30; 0 = instant).
     #[arg(long, value_name = "MS")]
     pace_ms: Option<u64>,
+    /// Compaction strategy: s08 (default; also `lesson`), s08-latest, s06 or guarded
+    /// (default: `strategy` in config.toml, then s08).
+    #[arg(long, value_name = "NAME")]
+    strategy: Option<Strategy>,
     #[command(flatten)]
     thresholds: Thresholds,
 }
@@ -88,6 +96,7 @@ impl AgentArgs {
             workspace: self.workspace.clone(),
             scenario: self.scenario.clone(),
             pace_ms: self.pace_ms,
+            strategy: self.strategy,
             sets: self.thresholds.set.clone(),
         }
     }
@@ -106,15 +115,17 @@ struct RunArgs {
 
 #[derive(Debug, Args)]
 struct PipelineArgs {
-    /// History to run: {"messages": [...], "active_request": "..."} or a bare list of messages.
+    /// History to run: {"messages": [...], "active_request": "..."}, a bare list of messages,
+    /// a ctxlab transcript, or a Claude Code or Codex session file.
     #[arg(long, value_name = "FILE")]
     input: PathBuf,
     /// Workspace the stages write into (.task_outputs/, .transcripts/); created if missing.
     #[arg(long, value_name = "DIR")]
     workspace: PathBuf,
-    /// Compaction strategy; only the lesson's is implemented.
-    #[arg(long, default_value = "lesson", value_parser = ["lesson"])]
-    strategy: String,
+    /// Compaction strategy: s08 (default; also `lesson`), s08-latest, s06 or guarded. Each
+    /// prints the shape of its recorded cases.
+    #[arg(long, value_name = "NAME", default_value = "s08")]
+    strategy: Strategy,
     /// Unix seconds used in transcript names (default: the current time).
     #[arg(long, value_name = "UNIX_SECONDS")]
     now: Option<u64>,
@@ -128,7 +139,8 @@ struct PipelineArgs {
 
 #[derive(Debug, Args)]
 struct ReplayArgs {
-    /// A transcript (one message per line) or a JSON array of messages.
+    /// A session: a ctxlab transcript or JSON array of messages, a Claude Code session
+    /// (~/.claude/projects/...jsonl) or a Codex rollout (~/.codex/sessions/...jsonl).
     file: PathBuf,
     /// Workspace the stages write into; created if missing.
     #[arg(long, value_name = "DIR")]
@@ -142,8 +154,30 @@ struct ReplayArgs {
     /// One JSON object per model call, then a totals object.
     #[arg(long)]
     json: bool,
+    /// Compaction strategy: s08 (default; also `lesson`), s08-latest, s06 or guarded.
+    #[arg(long, value_name = "NAME", default_value = "s08")]
+    strategy: Strategy,
     #[command(flatten)]
     thresholds: Thresholds,
+}
+
+#[derive(Debug, Args)]
+struct InspectArgs {
+    /// The session file (any format ctxlab reads).
+    file: PathBuf,
+    /// One JSON object instead of readable lines.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct SessionsArgs {
+    /// Files or folders to list (default: $CLAUDE_CONFIG_DIR or ~/.claude, projects/; and
+    /// $CODEX_HOME or ~/.codex, sessions/).
+    paths: Vec<PathBuf>,
+    /// One JSON array instead of readable lines.
+    #[arg(long)]
+    json: bool,
 }
 
 /// A failure the user caused (bad file, bad flag): exit 2 with one line. Failures of the
@@ -165,6 +199,8 @@ fn main() -> ExitCode {
         Some(Command::Run(args)) => cmd_run(args),
         Some(Command::Pipeline(args)) => cmd_pipeline(args),
         Some(Command::Replay(args)) => cmd_replay(args),
+        Some(Command::Inspect(args)) => cmd_inspect(args).map(|()| ExitCode::SUCCESS),
+        Some(Command::Sessions(args)) => cmd_sessions(args).map(|()| ExitCode::SUCCESS),
         None => cmd_workbench(cli.agent),
     };
     match result {
@@ -215,32 +251,35 @@ fn launch_error(e: ctxlab::startup::LaunchError) -> anyhow::Error {
     }
 }
 
-fn config_from(thresholds: &Thresholds) -> anyhow::Result<PipelineConfig> {
-    let mut config = PipelineConfig::default();
+fn config_from(strategy: Strategy, thresholds: &Thresholds) -> anyhow::Result<PipelineConfig> {
+    let mut config = PipelineConfig::for_strategy(strategy);
     config
         .apply_assignments(thresholds.set.iter().map(String::as_str))
         .map_err(|e| UsageError(format!("--set {e}")))?;
     Ok(config)
 }
 
-/// Opens an input file. A path that does not exist is the user's mistake (exit 2); a file
-/// that exists but cannot be read is an I/O failure (exit 1).
-fn open_input(path: &Path) -> anyhow::Result<std::fs::File> {
-    std::fs::File::open(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            UsageError(format!("{}: cannot read: {e}", path.display())).into()
-        } else {
-            anyhow::Error::new(e).context(format!("{}: cannot read", path.display()))
+/// Any session file as the conversation the pipeline works on; warnings go to stderr. A
+/// file that does not exist or does not parse is the user's mistake (exit 2); a file that
+/// exists but cannot be read is an I/O failure (exit 1).
+fn load_input(path: &Path) -> anyhow::Result<LoadedHistory> {
+    let loaded = load_history(path).map_err(|e| match e {
+        SessionError::Read(io) if io.kind() != std::io::ErrorKind::NotFound => {
+            anyhow::Error::new(io).context(format!("{}: cannot read", path.display()))
         }
-    })
-}
-
-fn read_input(path: &Path) -> anyhow::Result<String> {
-    let mut text = String::new();
-    open_input(path)?
-        .read_to_string(&mut text)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    Ok(text)
+        e => UsageError(format!("{}: {e}", path.display())).into(),
+    })?;
+    for w in loaded.warnings.iter().take(5) {
+        eprintln!("ctxlab: {}: line {}: {}", path.display(), w.line, w.message);
+    }
+    if loaded.warnings.len() > 5 {
+        eprintln!(
+            "ctxlab: {}: {} more warnings (ctxlab inspect lists them)",
+            path.display(),
+            loaded.warnings.len() - 5
+        );
+    }
+    Ok(loaded)
 }
 
 fn now_secs(now: Option<u64>) -> u64 {
@@ -264,30 +303,24 @@ fn prepare_workspace(workspace: &Path) -> anyhow::Result<()> {
 }
 
 fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<ExitCode> {
-    let config = config_from(&args.thresholds)?;
-    // Parsed straight from the file: the text is never held next to the parsed history.
-    let reader = std::io::BufReader::new(open_input(&args.input)?);
-    let value: serde_json::Value = serde_json::from_reader(reader).map_err(|e| {
-        if e.is_io() {
-            anyhow::Error::new(e).context(format!("{}: cannot read", args.input.display()))
-        } else {
-            UsageError(format!("{}: not valid JSON: {e}", args.input.display())).into()
-        }
-    })?;
-    let input = history_input_from_value(value)
-        .map_err(|e| UsageError(format!("{}: {e}", args.input.display())))?;
-    let warnings = check_history(&input.messages)
+    let config = config_from(args.strategy, &args.thresholds)?;
+    let loaded = load_input(&args.input)?;
+    let warnings = check_history(&loaded.messages)
         .map_err(|e| UsageError(format!("{}: {e}", args.input.display())))?;
     for warning in warnings {
         eprintln!("ctxlab: warning: {}: {warning}", args.input.display());
     }
+    let input = HistoryInput {
+        messages: loaded.messages,
+        active_request: loaded.active_request,
+    };
     prepare_workspace(&args.workspace)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     write_pipeline_report(
         input,
         &args.workspace,
         config,
-        now_secs(args.now),
+        args.now,
         args.summary_text.as_deref(),
         &mut out,
     )
@@ -300,11 +333,8 @@ fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
-    let config = config_from(&args.thresholds)?;
-    let text = read_input(&args.file)?;
-    let session =
-        parse_session(&text).map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
-    drop(text);
+    let config = config_from(args.strategy, &args.thresholds)?;
+    let session = load_input(&args.file)?.messages;
     if session.is_empty() {
         return Err(UsageError(format!(
             "{}: no messages to replay (the file is empty)",
@@ -325,6 +355,23 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         Err(ReplayCommandError::Output(e)) => Err(e).context("cannot write to stdout"),
         Err(e) => Err(e.into()),
     }
+}
+
+fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
+    let session = ctxlab::session::load_session(&args.file)
+        .map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
+    let summary = ctxlab::session::summary::SessionSummary::of(&session);
+    drop(session);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    ctxlab::commands::inspect::write_inspect(&mut out, &summary, args.json)
+        .context("cannot write to stdout")
+}
+
+fn cmd_sessions(args: SessionsArgs) -> anyhow::Result<()> {
+    let listing = ctxlab::commands::sessions::list_sessions(&args.paths);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    ctxlab::commands::sessions::write_listing(&mut out, &listing, args.json)
+        .context("cannot write to stdout")
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -190,10 +190,10 @@ impl Dir {
                     }
                     // SAFETY: valid fd and name. A racing creator makes EEXIST: fine.
                     let made = unsafe { libc::mkdirat(self.fd.as_raw_fd(), c.as_ptr(), 0o777) };
-                    if let Err(e) = cvt(made) {
-                        if e.kind() != io::ErrorKind::AlreadyExists {
-                            return Err(io_err(e));
-                        }
+                    if let Err(e) = cvt(made)
+                        && e.kind() != io::ErrorKind::AlreadyExists
+                    {
+                        return Err(io_err(e));
                     }
                 }
                 Err(e) => {
@@ -240,6 +240,39 @@ impl Dir {
             return Err(not_regular(name));
         }
         Ok(Some(File::from(fd)))
+    }
+
+    /// Opens `name` for appending (and reading), creating it if missing, only if it is a
+    /// regular file: never through a symlink, non-blocking so a FIFO cannot block the open,
+    /// and checked on the open handle. Not a regular file: `Err` of kind `InvalidData`.
+    pub fn open_append(&self, name: &str) -> io::Result<File> {
+        let c = c_name(OsStr::new(name))?;
+        // SAFETY: valid fd and name; the result is owned below.
+        let fd = unsafe {
+            libc::openat(
+                self.fd.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDWR
+                    | libc::O_APPEND
+                    | libc::O_CREAT
+                    | libc::O_NOFOLLOW
+                    | libc::O_NONBLOCK
+                    | libc::O_CLOEXEC,
+                0o644 as libc::c_uint,
+            )
+        };
+        let fd = match cvt(fd) {
+            // SAFETY: just opened, owned by nothing else.
+            Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(not_regular(name)),
+            Err(e) => return Err(e),
+        };
+        #[allow(clippy::unnecessary_cast)]
+        let mode = fstat(&fd)?.st_mode as u32;
+        if kind_of(mode) != EntryKind::File {
+            return Err(not_regular(name));
+        }
+        Ok(File::from(fd))
     }
 
     /// The bytes of the regular file `name` (see [`Dir::open_regular`]).

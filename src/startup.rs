@@ -10,16 +10,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::turn::AgentSetup;
-use crate::compact::{ConfigError, PipelineConfig};
+use crate::compact::{ConfigError, PipelineConfig, Strategy};
 use crate::provider::anthropic::AnthropicModel;
 use crate::provider::openai::OpenAiModel;
 use crate::provider::scripted::{Scenario, ScenarioError, ScriptedModel};
-use crate::provider::{Model, RetryPolicy};
+use crate::provider::{ClientBuildError, Model, RetryPolicy};
 use crate::store::Store;
 use crate::tools::{EnvPolicy, PROVIDER_KEY_VARS, Redactions, ToolError, Workspace};
 use crate::user_config::{
-    FileSettings, FlagSettings, Lookup, ProviderKind, SettingsError, config_file_path,
-    load_file_settings, parse_dotenv, resolve,
+    FileSettings, FlagSettings, Lookup, ProviderKind, SettingsError, config_file_path, load_dotenv,
+    load_file_settings, resolve,
 };
 
 /// The scripted model's default pause between streamed deltas: slow enough to watch the
@@ -34,6 +34,8 @@ pub struct LaunchOptions {
     pub workspace: Option<PathBuf>,
     pub scenario: Option<String>,
     pub pace_ms: Option<u64>,
+    /// None: `strategy` in config.toml, then s08.
+    pub strategy: Option<Strategy>,
     pub sets: Vec<String>,
 }
 
@@ -55,6 +57,8 @@ pub enum LaunchError {
     Workspace { path: PathBuf, message: String },
     #[error("workspace: {0}")]
     Tool(#[from] ToolError),
+    #[error(transparent)]
+    Http(#[from] ClientBuildError),
 }
 
 impl LaunchError {
@@ -68,7 +72,7 @@ impl LaunchError {
             | LaunchError::UnknownScenario { .. }
             | LaunchError::WorkspaceNotAFolder { .. } => true,
             LaunchError::Scenario(e) => !matches!(e, ScenarioError::Io { .. }),
-            LaunchError::Workspace { .. } | LaunchError::Tool(_) => false,
+            LaunchError::Workspace { .. } | LaunchError::Tool(_) | LaunchError::Http(_) => false,
         }
     }
 }
@@ -127,6 +131,7 @@ fn copy_demo_into(path: &Path) -> Result<(), LaunchError> {
 
 /// The pipeline numbers of config.toml's `[pipeline]` table, each checked like `--set`.
 fn file_pipeline_config(
+    strategy: crate::compact::Strategy,
     table: &std::collections::BTreeMap<String, toml::Value>,
 ) -> Result<PipelineConfig, LaunchError> {
     let assignments: Vec<String> = table
@@ -136,7 +141,7 @@ fn file_pipeline_config(
             other => format!("{key}={other}"),
         })
         .collect();
-    let mut config = PipelineConfig::default();
+    let mut config = PipelineConfig::for_strategy(strategy);
     config
         .apply_assignments(assignments.iter().map(String::as_str))
         .map_err(LaunchError::FileConfig)?;
@@ -172,9 +177,7 @@ fn remove_stale_temp_files(root: &Path) -> usize {
 
 /// Resolves everything from the options and the process environment.
 pub fn prepare(options: &LaunchOptions) -> Result<Launch, LaunchError> {
-    let dotenv = std::fs::read_to_string(".env")
-        .map(|t| parse_dotenv(&t))
-        .unwrap_or_default();
+    let dotenv = load_dotenv(Path::new(".env"))?;
     let file = match config_file_path() {
         Some(p) => load_file_settings(&p)?,
         None => FileSettings::default(),
@@ -196,7 +199,8 @@ pub fn prepare_with(
     lookup: &Lookup<'_>,
     file: &FileSettings,
 ) -> Result<Launch, LaunchError> {
-    let mut config = file_pipeline_config(&file.pipeline)?;
+    let strategy = options.strategy.or(file.strategy).unwrap_or_default();
+    let mut config = file_pipeline_config(strategy, &file.pipeline)?;
     config.apply_assignments(options.sets.iter().map(String::as_str))?;
     let flags = FlagSettings {
         provider: options.provider,
@@ -215,13 +219,13 @@ pub fn prepare_with(
                 ProviderKind::Anthropic,
                 "ANTHROPIC_API_KEY",
             ))?;
-            let m = AnthropicModel::new(key, resolved.model.clone())
+            let m = AnthropicModel::new(key, resolved.model.clone())?
                 .with_base_url(resolved.base_url.clone())
                 .with_retry(retry);
             (Arc::new(m), format!("anthropic {}", resolved.model))
         }
         ProviderKind::Openai => {
-            let mut m = OpenAiModel::new(resolved.model.clone())
+            let mut m = OpenAiModel::new(resolved.model.clone())?
                 .with_base_url(resolved.base_url.clone())
                 .with_retry(retry);
             if let Some(k) = resolved.api_key.clone() {
@@ -235,13 +239,19 @@ pub fn prepare_with(
         ProviderKind::Scripted => {
             let name = options.scenario.clone().unwrap_or_else(|| "tour".into());
             // The embedded scenarios only: nothing at run time reads the build tree.
-            let scenario = Scenario::load(&name, None).map_err(|e| match e {
+            let mut scenario = Scenario::load(&name, None).map_err(|e| match e {
                 ScenarioError::NotFound { name, .. } => LaunchError::UnknownScenario {
                     name,
                     known: Scenario::embedded_names().map(str::to_string).collect(),
                 },
                 other => LaunchError::Scenario(other),
             })?;
+            // A scenario's simulated window sits where its author put it against s08's
+            // limit in chars; a strategy counting tokens (s06: 4 chars each) has a limit as
+            // many times longer in chars, and its window moves with it, so the tour plays
+            // under every strategy instead of overflowing before s06's first compaction.
+            let per_unit = config.strategy.unit().chars_per_unit();
+            scenario.context_window_chars = scenario.context_window_chars.saturating_mul(per_unit);
             scenario_request = Some(scenario.request.clone());
             let pace = Duration::from_millis(options.pace_ms.unwrap_or(DEFAULT_PACE_MS));
             (

@@ -1,4 +1,5 @@
-//! The on-disk places the pipeline writes: persisted tool outputs and transcripts.
+//! The on-disk places the pipeline writes: persisted tool outputs, transcripts and the
+//! `guarded` strategy's append-only archive.
 //!
 //! Owns the safety rules of docs/pipeline.md, "Where ctxlab differs from the lesson, and why":
 //! file names derived from tool ids can never leave `.task_outputs/tool-results/`, an existing
@@ -7,9 +8,11 @@
 //! every write is atomic (temp file in the same folder, then a no-clobber hard link into place),
 //! and nothing is written outside the workspace: `.task_outputs`, `tool-results` and
 //! `.transcripts` are opened one by one without following symlinks, and a symlink among them
-//! is an error naming it (docs/architecture.md, "Files ctxlab writes"). A dry-run store answers
-//! the same naming questions without writing, so the agent can preview a stage in step mode.
-//! It knows nothing of messages beyond the text it is handed.
+//! is an error naming it (docs/architecture.md, "Files ctxlab writes"). The archive is the one
+//! file that grows: it is only ever appended to, never through a link, and a torn last line
+//! from a crash is closed before the next append. A dry-run store answers the same naming
+//! questions without writing, so the agent can preview a stage in step mode. It knows nothing
+//! of messages beyond the text it is handed.
 
 use std::collections::HashMap;
 use std::fs;
@@ -20,12 +23,16 @@ use std::time::SystemTime;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::safe_fs::{Dir, DirError};
+use crate::safe_fs::{Dir, DirError, EntryKind};
+
+mod archive;
 
 /// Where persisted tool results live, relative to the workspace.
 pub const TOOL_RESULTS_DIR: &str = ".task_outputs/tool-results";
 /// Where transcripts live, relative to the workspace.
 pub const TRANSCRIPTS_DIR: &str = ".transcripts";
+/// The `guarded` strategy's archive of snipped messages, relative to the workspace.
+pub const ARCHIVE_PATH: &str = ".transcripts/archive.jsonl";
 const MAX_ID_NAME_CHARS: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +50,8 @@ pub enum StoreError {
     /// A folder on the way is a symlink or not a folder: nothing is written through it.
     #[error(transparent)]
     Folder(#[from] DirError),
+    #[error("{path} is not a regular file inside the workspace; nothing was appended")]
+    NotAppendable { path: PathBuf },
 }
 
 /// Whether a write made a new file or found the same text already there.
@@ -51,6 +60,8 @@ pub enum StoreError {
 pub enum WriteStatus {
     Created,
     Reused,
+    /// Text was added at the end of a file that may already hold more (the archive).
+    Appended,
 }
 
 /// One file a stage wrote (or reused), with its path relative to the workspace.
@@ -78,9 +89,9 @@ pub struct Store {
     root: PathBuf,
     /// Some in a dry run: the names a dry run has handed out, with their text.
     reserved: Option<Mutex<HashMap<String, String>>>,
-    /// Per timestamp, the first transcript suffix not known to be taken: compactions within
+    /// Per name stem, the first transcript suffix not known to be taken: compactions within
     /// one second would otherwise probe every earlier name again.
-    transcript_hint: Mutex<HashMap<u64, usize>>,
+    transcript_hint: Mutex<HashMap<String, usize>>,
 }
 
 impl Clone for Store {
@@ -204,18 +215,39 @@ impl Store {
 
     /// Writes a transcript under a fresh name: `transcript_<secs>.jsonl`, then `-2`, `-3`, ...
     pub fn write_transcript(&self, now_secs: u64, text: &str) -> Result<FileWritten, StoreError> {
+        self.write_transcript_named(&now_secs.to_string(), text)
+    }
+
+    /// Writes a transcript under a fresh name: `transcript_<stem>.jsonl`, then `-2`, `-3`, ...
+    /// The stem is made by the caller (seconds, or 32 hex digits for s08-latest) and must be
+    /// a plain name; anything else is replaced so the file stays in `.transcripts/`.
+    pub fn write_transcript_named(
+        &self,
+        stem: &str,
+        text: &str,
+    ) -> Result<FileWritten, StoreError> {
+        let stem: String = stem
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
         let dir = self.open_dir(TRANSCRIPTS_DIR, !self.is_dry_run())?;
         let first = self
             .transcript_hint
             .lock()
             .ok()
-            .and_then(|h| h.get(&now_secs).copied())
+            .and_then(|h| h.get(&stem).copied())
             .unwrap_or(1);
         for n in first.. {
             let name = if n == 1 {
-                format!("transcript_{now_secs}.jsonl")
+                format!("transcript_{stem}.jsonl")
             } else {
-                format!("transcript_{now_secs}-{n}.jsonl")
+                format!("transcript_{stem}-{n}.jsonl")
             };
             let relative = format!("{TRANSCRIPTS_DIR}/{name}");
             // Only the name matters here, so a taken one is not read.
@@ -224,12 +256,46 @@ impl Store {
             }
             if self.claim(dir.as_ref(), &name, &relative, text)? {
                 if let Ok(mut hint) = self.transcript_hint.lock() {
-                    hint.insert(now_secs, n + 1);
+                    hint.insert(stem.clone(), n + 1);
                 }
                 return Ok(written(relative, WriteStatus::Created, text));
             }
         }
         unreachable!("1usize.. is endless")
+    }
+
+    /// The workspace-relative path of an existing saved tool result, if `candidate` names
+    /// one: relative, made only of plain components, inside `.task_outputs/tool-results/`,
+    /// and a regular file (or a name this dry run handed out). Anything else is not a copy
+    /// the pipeline may rely on, so the caller saves the text again.
+    pub fn saved_tool_result(&self, candidate: &str) -> Option<String> {
+        self.existing_file_in(TOOL_RESULTS_DIR, candidate)
+    }
+
+    /// The same check for a transcript in `.transcripts/` (an archive marker's file).
+    pub fn saved_transcript(&self, candidate: &str) -> Option<String> {
+        self.existing_file_in(TRANSCRIPTS_DIR, candidate)
+    }
+
+    /// The file is looked up folder by folder without following a link, like every write:
+    /// a copy reached through a symlinked folder is not one the store vouches for.
+    fn existing_file_in(&self, dir: &str, candidate: &str) -> Option<String> {
+        let relative = candidate.strip_prefix("./").unwrap_or(candidate);
+        let path = Path::new(relative);
+        let plain = path
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        let inside = path.starts_with(dir)
+            && path.components().count() > Path::new(dir).components().count();
+        if !plain || !inside {
+            return None;
+        }
+        if self.reserved_text(relative).is_some() {
+            return Some(relative.to_string());
+        }
+        let (folder, name) = relative.rsplit_once('/')?;
+        let kind = self.open_dir(folder, false).ok()??.entry_kind(name).ok()?;
+        (kind == Some(EntryKind::File)).then(|| relative.to_string())
     }
 
     fn reserved_text(&self, relative: &str) -> Option<String> {
@@ -322,12 +388,11 @@ impl Store {
             path: self.root.join(relative),
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
         };
-        if let Some(reserved) = &self.reserved {
-            if let Ok(r) = reserved.lock() {
-                if let Some(text) = r.get(relative) {
-                    return Ok(f(text));
-                }
-            }
+        if let Some(reserved) = &self.reserved
+            && let Ok(r) = reserved.lock()
+            && let Some(text) = r.get(relative)
+        {
+            return Ok(f(text));
         }
         let (folder, name) = relative.rsplit_once('/').ok_or_else(not_found)?;
         let Some(dir) = self.open_dir(folder, false)? else {
@@ -403,7 +468,7 @@ fn utf8_lossy(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-fn written(path: String, status: WriteStatus, text: &str) -> FileWritten {
+pub(crate) fn written(path: String, status: WriteStatus, text: &str) -> FileWritten {
     FileWritten {
         path,
         status,
@@ -413,93 +478,4 @@ fn written(path: String, status: WriteStatus, text: &str) -> FileWritten {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn safe_ids_name_their_file_as_is() {
-        assert_eq!(tool_result_stem(Some("toolu_01.A-b")), "toolu_01.A-b");
-        assert_eq!(tool_result_stem(None), "unknown");
-        assert_eq!(tool_result_stem(Some("")), "unknown");
-        let s64 = "a".repeat(64);
-        assert_eq!(tool_result_stem(Some(&s64)), s64);
-    }
-
-    #[test]
-    fn unsafe_ids_are_sanitized_and_hashed() {
-        // sha256("../escape") starts with these 8 hex digits (checked with Python's hashlib).
-        let hex = {
-            let d = Sha256::digest(b"../escape");
-            d.iter()
-                .take(4)
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        };
-        assert_eq!(
-            tool_result_stem(Some("../escape")),
-            format!(".._escape-{hex}")
-        );
-        assert!(tool_result_stem(Some("..")).starts_with("..-"));
-        assert!(tool_result_stem(Some(".")).starts_with(".-"));
-        let long = "x".repeat(65);
-        let stem = tool_result_stem(Some(&long));
-        assert_eq!(stem.len(), 64 + 1 + 8);
-        assert_eq!(tool_result_stem(Some("a/b")).len(), 3 + 1 + 8);
-        assert!(tool_result_stem(Some("é")).starts_with("_-"));
-    }
-
-    #[test]
-    fn taken_names_are_reused_only_for_identical_text() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let a = store.persist_tool_result(Some("t1"), "first").unwrap();
-        assert_eq!(a.path, ".task_outputs/tool-results/t1.txt");
-        assert_eq!(a.status, WriteStatus::Created);
-        let again = store.persist_tool_result(Some("t1"), "first").unwrap();
-        assert_eq!(again.status, WriteStatus::Reused);
-        assert_eq!(again.path, a.path);
-        let b = store.persist_tool_result(Some("t1"), "second").unwrap();
-        assert_eq!(b.path, ".task_outputs/tool-results/t1-2.txt");
-        assert_eq!(
-            fs::read_to_string(dir.path().join(&a.path)).unwrap(),
-            "first"
-        );
-        assert_eq!(
-            fs::read_to_string(dir.path().join(&b.path)).unwrap(),
-            "second"
-        );
-    }
-
-    #[test]
-    fn transcripts_never_overwrite() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let a = store.write_transcript(1_700_000_000, "x\n").unwrap();
-        let b = store.write_transcript(1_700_000_000, "x\n").unwrap();
-        assert_eq!(a.path, ".transcripts/transcript_1700000000.jsonl");
-        assert_eq!(b.path, ".transcripts/transcript_1700000000-2.jsonl");
-        assert_eq!(store.list_transcripts().len(), 2);
-    }
-
-    #[test]
-    fn dry_run_names_like_the_real_store_and_writes_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        store.persist_tool_result(Some("t1"), "old").unwrap();
-        let dry = store.dry_run();
-        assert_eq!(
-            dry.persist_tool_result(Some("t1"), "new").unwrap().path,
-            ".task_outputs/tool-results/t1-2.txt"
-        );
-        assert_eq!(
-            dry.persist_tool_result(Some("t1"), "newer").unwrap().path,
-            ".task_outputs/tool-results/t1-3.txt"
-        );
-        assert!(
-            !dir.path()
-                .join(".task_outputs/tool-results/t1-2.txt")
-                .exists()
-        );
-        assert_eq!(store.list_tool_results().len(), 1);
-    }
-}
+mod tests;

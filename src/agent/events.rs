@@ -187,6 +187,8 @@ pub enum StopReason {
     Refusal,
     /// The user cancelled the turn.
     Cancelled,
+    /// The compact tool ended the turn once the history was compacted (s06).
+    Compacted,
     /// The turn failed; an `AgentEvent::Error` said why.
     Error,
     /// A reason the provider gave that ctxlab has no name for.
@@ -200,7 +202,9 @@ impl StopReason {
     pub fn from_model(reason: Option<&str>) -> StopReason {
         match reason {
             None => StopReason::EndTurn,
-            Some(word @ ("cancelled" | "error")) => StopReason::Other(word.to_string()),
+            Some(word @ ("cancelled" | "compacted" | "error")) => {
+                StopReason::Other(word.to_string())
+            }
             Some(word) => StopReason::from(word),
         }
     }
@@ -215,6 +219,7 @@ impl StopReason {
             StopReason::PauseTurn => "pause_turn",
             StopReason::Refusal => "refusal",
             StopReason::Cancelled => "cancelled",
+            StopReason::Compacted => "compacted",
             StopReason::Error => "error",
             StopReason::Other(word) => word,
         }
@@ -232,6 +237,7 @@ impl From<&str> for StopReason {
             "pause_turn" => StopReason::PauseTurn,
             "refusal" => StopReason::Refusal,
             "cancelled" => StopReason::Cancelled,
+            "compacted" => StopReason::Compacted,
             "error" => StopReason::Error,
             other => StopReason::Other(other.to_string()),
         }
@@ -277,6 +283,7 @@ mod tests {
             StopReason::PauseTurn,
             StopReason::Refusal,
             StopReason::Cancelled,
+            StopReason::Compacted,
             StopReason::Error,
         ];
         for reason in named {

@@ -1,12 +1,13 @@
 //! The agent task: the loop of docs/pipeline.md "The loop and the compact tool", on tokio
 //! channels.
 //!
-//! It owns the history. Before every model call it runs budget, snip, micro and, when over
-//! the limit, compact_history; then it calls the model (`model_call`), runs the tools the
-//! model asked for (`tools_batch`) and reports every step as an `AgentEvent`. Commands are
-//! read while a stream or a tool runs (`control`), so Cancel, step mode and config changes
-//! act at once. Whatever happens, every `tool_use` it appends gets a `tool_result` in the
-//! next message. It never touches a terminal.
+//! It owns the history. Before every model call it runs the chosen strategy's stages (for
+//! s08: budget, snip, micro and, when over the limit, compact_history); then it calls the
+//! model (`model_call`), runs the tools the model asked for (`tools_batch`) and reports
+//! every step as an `AgentEvent`. Commands are read while a stream or a tool runs
+//! (`control`), so Cancel, step mode and config changes (a new strategy included) act at
+//! once. Whatever happens, every `tool_use` it appends gets a `tool_result` in the next
+//! message. It never touches a terminal.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -17,11 +18,7 @@ use super::events::{AgentEvent, ErrorKind, NextStep, StopReason, UserCommand};
 use super::model_call::error_kind;
 use super::supervise::supervise;
 use super::tools_batch::{ToolBatch, prepare_tool_calls};
-use crate::compact::summarize::COMPACTED_SYSTEM_NOTE;
-use crate::compact::{
-    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, Stage, begin_compact_history,
-    begin_reactive_compact, estimate_size,
-};
+use crate::compact::{CompactTrigger, Pipeline, PipelineConfig, estimate_size};
 use crate::message::{Message, ToolSpec, block};
 use crate::provider::{Model, ModelRequest, ProviderError};
 use crate::store::{Store, StoreError};
@@ -140,7 +137,9 @@ impl Agent {
     }
 
     fn system_prompt(&self) -> String {
-        format!("{}\n\n{COMPACTED_SYSTEM_NOTE}", self.setup.system_prompt)
+        self.pipeline
+            .strategy()
+            .system_prompt(&self.setup.system_prompt)
     }
 
     fn append(&mut self, message: Message) {
@@ -201,22 +200,25 @@ impl Agent {
         trigger: CompactTrigger,
         focus: Option<String>,
     ) -> Result<(), Stop> {
-        let stage = Stage::CompactHistory;
+        let stage = self.pipeline.summarizing_stage();
         self.pause(NextStep::Summarize {
             stage,
             messages: self.history.len(),
             size: estimate_size(&self.history),
         })
         .await?;
-        let pending = begin_compact_history(
+        let pending = self.pipeline.begin_compact(
             &self.history,
             &self.store,
-            &self.pipeline.config,
             focus.as_deref(),
             trigger,
             (self.setup.clock)(),
         )?;
-        self.summarize(pending).await
+        match pending {
+            Some(pending) => self.summarize(pending).await,
+            // The strategy found nothing it may summarize (guarded: only unseen results).
+            None => Ok(()),
+        }
     }
 
     async fn manual_compact(&mut self, focus: Option<String>) -> Result<(), Stop> {
@@ -255,7 +257,7 @@ impl Agent {
     /// The pre-call pipeline (docs/pipeline.md "The loop and the compact tool"), with pauses
     /// in step mode.
     async fn pre_call(&mut self) -> Result<(), Stop> {
-        for stage in CHEAP_STAGES {
+        for &stage in self.pipeline.stages() {
             if self.setup.step_mode {
                 let preview = self
                     .pipeline
@@ -288,7 +290,8 @@ impl Agent {
 
     /// Pipeline, model call, tools, until the model stops asking for tools.
     async fn turn_loop(&mut self) -> Result<(), Stop> {
-        let mut reactive_used = false;
+        // Reactive compactions since the last successful call (the strategy allows 0-3).
+        let mut reactive_attempts = 0;
         loop {
             self.pre_call().await?;
             let size = estimate_size(&self.history);
@@ -300,7 +303,7 @@ impl Agent {
             let request = ModelRequest {
                 system: self.system_prompt(),
                 messages: self.history.clone(),
-                tools: self.setup.tools.clone(),
+                tools: self.pipeline.strategy().tools(&self.setup.tools),
                 max_tokens: self.setup.max_tokens,
             };
             self.emit(AgentEvent::RequestSent {
@@ -310,22 +313,29 @@ impl Agent {
             });
             let response = match self.call_model(request, true).await? {
                 Ok(r) => r,
-                // At most one reactive compaction between successful calls: a second
-                // overflow goes to the user with the history intact.
-                Err(ProviderError::ContextTooLong { .. }) if !reactive_used => {
-                    reactive_used = true;
-                    let pending = begin_reactive_compact(
+                // The strategy decides how many reactive compactions may follow each other
+                // (s08: one; s06: none; guarded: up to three, each with a shorter tail);
+                // past that the error goes to the user with the history intact.
+                Err(ProviderError::ContextTooLong { message }) => {
+                    let pending = self.pipeline.begin_reactive(
                         &self.history,
                         &self.store,
-                        &self.pipeline.config,
                         (self.setup.clock)(),
+                        reactive_attempts,
+                        Some(&message),
                     )?;
+                    let Some(pending) = pending else {
+                        // No (further) retry in this strategy: the user sees the error.
+                        let e = ProviderError::ContextTooLong { message };
+                        return Err(Stop::Failed(error_kind(&e), e.to_string()));
+                    };
+                    reactive_attempts += 1;
                     self.summarize(pending).await?;
                     continue;
                 }
                 Err(e) => return Err(Stop::Failed(error_kind(&e), e.to_string())),
             };
-            reactive_used = false;
+            reactive_attempts = 0;
             self.answers += 1;
             let stop_reason = StopReason::from_model(response.stop_reason.as_deref());
             let mut content = response.content;
@@ -360,6 +370,13 @@ impl Agent {
             if let Some(request) = compact {
                 self.compact_now(CompactTrigger::Requested, request.focus)
                     .await?;
+                if self.pipeline.strategy().compact_ends_turn() {
+                    // s06: the compact tool ends the turn once the history is compacted.
+                    self.emit(AgentEvent::TurnDone {
+                        stop_reason: StopReason::Compacted,
+                    });
+                    return Ok(());
+                }
             }
         }
     }

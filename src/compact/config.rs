@@ -1,19 +1,26 @@
-//! Every number of the pipeline, with the lesson's defaults (docs/pipeline.md, "--set").
+//! Every number of the pipeline, with the lesson's defaults (docs/pipeline.md, "--set"),
+//! and the strategy that reads them.
 //!
-//! Kept as plain data so the agent can swap a config between model calls and the CLI's
-//! `--set KEY=VALUE`, config.toml's `[pipeline]` table and the TUI's config panel edit the
-//! same fields by name. Those three entry points go through the same checks: each key has an
-//! allowed range ([`PipelineConfig::range`]) and a few keys are bounded by others (the snip
-//! head below the snip maximum, the preview below the persist threshold), so a value that
-//! would make every call compact, or a stage undo its own work, is refused with the range
-//! in the message. Code that builds a config directly (tests, benches) is not checked.
+//! Kept as plain data so the agent can swap a config between model calls (a new strategy
+//! included) and the CLI's `--set KEY=VALUE`, config.toml's `[pipeline]` table and the TUI's
+//! config panel edit the same fields by name. Each strategy reads the numbers in its own unit
+//! (docs/strategies.md): `context_limit` is chars for s08 and guarded, JSON chars for
+//! s08-latest, tokens for s06. Those three entry points go through the same checks: each key
+//! has an allowed range ([`PipelineConfig::range`]) and the snip head must stay below the
+//! snip maximum, so a value that would make every call compact, or a stage undo its own
+//! work, is refused with the range in the message. Code that builds a config directly (tests, benches) is not checked.
 
 use serde::{Deserialize, Serialize};
 
-/// The thresholds of the `lesson` strategy. Sizes are in code points
-/// (docs/pipeline.md, "Units").
+use super::strategy::Strategy;
+
+/// The strategy and its thresholds. Sizes are in code points (docs/pipeline.md, "Units")
+/// unless the strategy counts in another unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PipelineConfig {
+    /// Which strategy runs; not one of `KEYS` (it is not a number).
+    #[serde(default)]
+    pub strategy: Strategy,
     pub budget_chars: usize,
     pub persist_threshold: usize,
     pub preview_chars: usize,
@@ -30,6 +37,7 @@ pub struct PipelineConfig {
 impl Default for PipelineConfig {
     fn default() -> Self {
         PipelineConfig {
+            strategy: Strategy::S08,
             budget_chars: 200_000,
             persist_threshold: 30_000,
             preview_chars: 2_000,
@@ -76,11 +84,43 @@ pub enum ConfigError {
 const MAX_CHARS: usize = 1_000_000_000;
 /// The largest message count any setting accepts.
 const MAX_MESSAGES: usize = 1_000_000;
-/// The smallest `context_limit`: below this even a fresh summary is over the limit, so every
-/// call would compact.
-pub const MIN_CONTEXT_LIMIT: usize = 1_000;
+/// The smallest `context_limit`: 0 (or a few chars) would make every call compact. Small
+/// limits stay allowed: they show every stage at work on a small history.
+pub const MIN_CONTEXT_LIMIT: usize = 100;
 
 impl PipelineConfig {
+    /// A strategy's own defaults: the lesson's numbers, except s06's micro, which leaves
+    /// results of up to 100 chars alone (s08's gate is 120).
+    pub fn for_strategy(strategy: Strategy) -> PipelineConfig {
+        let base = PipelineConfig {
+            strategy,
+            ..PipelineConfig::default()
+        };
+        match strategy {
+            Strategy::S06 => PipelineConfig {
+                micro_min_chars: 100,
+                ..base
+            },
+            Strategy::S08 | Strategy::S08Latest | Strategy::Guarded => base,
+        }
+    }
+
+    /// The same settings under another strategy: a number still at the old strategy's
+    /// default takes the new one's, a number the user changed stays. What `/config` uses.
+    pub fn with_strategy(self, strategy: Strategy) -> PipelineConfig {
+        let old = PipelineConfig::for_strategy(self.strategy);
+        let new = PipelineConfig::for_strategy(strategy);
+        let mut out = PipelineConfig { strategy, ..self };
+        for key in PipelineConfig::KEYS {
+            if self.get(key) == old.get(key)
+                && let (Some(slot), Some(v)) = (out.field_mut(key), new.get(key))
+            {
+                *slot = v;
+            }
+        }
+        out
+    }
+
     /// The settable keys, in the order docs/pipeline.md "--set" lists them.
     pub const KEYS: [&'static str; 11] = [
         "budget_chars",
@@ -231,15 +271,6 @@ impl PipelineConfig {
                 why: " (the kept head must leave room for a tail)",
             });
         }
-        if self.preview_chars >= self.persist_threshold {
-            return Err(ConfigError::AboveBound {
-                key: "preview_chars",
-                value: self.preview_chars,
-                bound_key: "persist_threshold",
-                bound: self.persist_threshold,
-                why: " (a preview as long as the result would not shrink it)",
-            });
-        }
         Ok(())
     }
 }
@@ -263,6 +294,28 @@ mod tests {
         for key in PipelineConfig::KEYS {
             assert!(c.get(key).is_some(), "{key}");
         }
+    }
+
+    #[test]
+    fn switching_strategy_moves_defaults_and_keeps_user_numbers() {
+        let s06 = PipelineConfig::for_strategy(Strategy::S06);
+        assert_eq!((s06.strategy, s06.micro_min_chars), (Strategy::S06, 100));
+        let mine = PipelineConfig {
+            context_limit: 9_000,
+            ..PipelineConfig::default()
+        };
+        let switched = mine.with_strategy(Strategy::S06);
+        assert_eq!(switched.micro_min_chars, 100);
+        assert_eq!(switched.context_limit, 9_000);
+        let back = switched.with_strategy(Strategy::S08);
+        assert_eq!(back, mine);
+        assert_eq!(
+            PipelineConfig::for_strategy(Strategy::Guarded),
+            PipelineConfig {
+                strategy: Strategy::Guarded,
+                ..PipelineConfig::default()
+            }
+        );
     }
 
     #[test]
@@ -290,7 +343,7 @@ mod tests {
         let mut c = PipelineConfig::default();
         let e = c.apply_assignment("context_limit=0").unwrap_err();
         assert!(
-            e.to_string().contains("1000..=1000000000"),
+            e.to_string().contains("100..=1000000000"),
             "the range is in the message: {e}"
         );
         let e = c.apply_assignment("snip_keep_head=60").unwrap_err();
@@ -299,7 +352,6 @@ mod tests {
                 && e.to_string().contains("`snip_max_messages` = 50"),
             "{e}"
         );
-        assert!(c.apply_assignment("preview_chars=30000").is_err());
         assert!(c.set("summary_max_tokens", "0").is_err());
         assert_eq!(
             c,

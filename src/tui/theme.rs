@@ -39,8 +39,10 @@ impl Theme {
             Stage::ToolResultBudget => "B",
             Stage::SnipCompact => "S",
             Stage::MicroCompact => "M",
+            Stage::FitToolResults => "F",
             Stage::CompactHistory => "C",
             Stage::ReactiveCompact => "R",
+            Stage::AutoCompact => "A",
         }
     }
 
@@ -49,7 +51,8 @@ impl Theme {
             Stage::ToolResultBudget => (Color::Magenta, Modifier::UNDERLINED),
             Stage::SnipCompact => (Color::Cyan, Modifier::ITALIC),
             Stage::MicroCompact => (Color::Blue, Modifier::UNDERLINED),
-            Stage::CompactHistory => (Color::Yellow, Modifier::BOLD),
+            Stage::FitToolResults => (Color::Green, Modifier::UNDERLINED),
+            Stage::CompactHistory | Stage::AutoCompact => (Color::Yellow, Modifier::BOLD),
             Stage::ReactiveCompact => (Color::Red, Modifier::BOLD),
         };
         self.fg(c, m)

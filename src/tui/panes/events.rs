@@ -71,8 +71,10 @@ pub fn short_name(stage: Stage) -> &'static str {
         Stage::ToolResultBudget => "budget",
         Stage::SnipCompact => "snip",
         Stage::MicroCompact => "micro",
+        Stage::FitToolResults => "fit",
         Stage::CompactHistory => "compact",
         Stage::ReactiveCompact => "reactive",
+        Stage::AutoCompact => "auto",
     }
 }
 

@@ -18,10 +18,10 @@ fn example() -> PathBuf {
 fn set_refuses_values_out_of_range_naming_the_range() {
     let s = Scratch::new();
     for (bad, shows) in [
-        ("context_limit=0", "1000..="),
+        ("context_limit=0", "100..="),
         ("summary_max_tokens=0", "1..="),
         ("snip_keep_head=50", "snip_max_messages"),
-        ("preview_chars=40000", "persist_threshold"),
+        ("snip_max_messages=1", "2..="),
     ] {
         let out = s
             .ctxlab()
@@ -92,7 +92,7 @@ fn config_toml_pipeline_values_are_checked_and_applied() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("config.toml") && stderr.contains("1000..="),
+        stderr.contains("config.toml") && stderr.contains("100..="),
         "{stderr}"
     );
 
@@ -161,7 +161,7 @@ fn the_config_panel_shows_the_range_instead_of_applying() {
         .map(|c| c.symbol())
         .collect();
     assert!(
-        screen.contains("1000..="),
+        screen.contains("100..="),
         "the panel does not show the range"
     );
 }
