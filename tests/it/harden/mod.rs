@@ -9,6 +9,7 @@ mod agent_panic;
 mod closed_stdout;
 mod embedded_demo;
 mod exit_codes;
+mod pipeline_stream;
 pub mod pty;
 mod secrets;
 mod settings;
