@@ -9,9 +9,10 @@ use ctxlab::commands::run::{RunningAgent, SessionEnd, run_session};
 use ctxlab::compact::PipelineConfig;
 use ctxlab::tools::Workspace;
 
-use super::pty::{Pty, demo_binary};
-use super::{PanicModel, Scratch, arc};
 use crate::common::agent::until_done;
+use crate::common::models::{PanicModel, arc};
+use crate::common::pty::{Pty, demo_binary};
+use crate::common::scratch::Scratch;
 
 fn panicking_setup(ws: &tempfile::TempDir) -> AgentSetup {
     AgentSetup::new(

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use super::stub::{bash_once, start};
-use super::{Scratch, binary, process_gone, read_pid, wait_until};
+use crate::common::scratch::{Scratch, binary, process_gone, read_pid, wait_until};
+use crate::common::stub_server::{bash_once, start};
 
 fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json")

@@ -6,7 +6,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use super::{Scratch, binary};
+use crate::common::scratch::{Scratch, binary};
 
 /// The bytes of every section a loader maps (SHF_ALLOC) of a 64-bit little-endian ELF file.
 fn loaded_sections(elf: &[u8]) -> Vec<&[u8]> {

@@ -4,8 +4,8 @@
 //! writes carry neither the key nor a secret-named variable, while ordinary variables and
 //! an `env_passthrough` one are still there.
 
-use super::Scratch;
-use super::stub::{bash_once, start};
+use crate::common::scratch::Scratch;
+use crate::common::stub_server::{bash_once, start};
 
 const KEY: &str = "sk-ant-stub-key-0123456789abcdef";
 const TOKEN: &str = "tok-service-secret-98765";

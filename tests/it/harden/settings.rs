@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ctxlab::compact::PipelineConfig;
 use ctxlab::tui::{App, Effect, Msg};
 
-use super::Scratch;
+use crate::common::scratch::Scratch;
 
 fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json")

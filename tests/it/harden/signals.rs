@@ -8,9 +8,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use super::pty::Pty;
-use super::stub::{Stub, bash_once, start};
-use super::{Scratch, binary, process_gone, read_pid, wait_until};
+use crate::common::pty::Pty;
+use crate::common::scratch::{Scratch, binary, process_gone, read_pid, wait_until};
+use crate::common::stub_server::{Stub, bash_once, start};
 
 const KEY: &str = "sk-ant-stub-key-signals";
 const TOOL: &str = "echo $$ > shell.pid; sleep 300 & echo $! > sleep.pid; wait";

@@ -12,7 +12,7 @@ use ctxlab::tools::{ToolLimits, ToolOutcome, Workspace, run_tool};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::Scratch;
+use crate::common::scratch::Scratch;
 
 fn mkfifo(path: &Path) {
     let c = CString::new(path.to_str().unwrap()).unwrap();

@@ -8,7 +8,7 @@ use std::path::Path;
 use ctxlab::safe_fs::{TEMP_MARK, temp_name};
 use ctxlab::store::Store;
 
-use super::Scratch;
+use crate::common::scratch::Scratch;
 
 /// The pid of a process that has already exited.
 fn dead_pid() -> u32 {
@@ -120,7 +120,7 @@ fn the_next_start_removes_stale_temp_files() {
     let s = Scratch::new();
     let ws = s.ws();
     std::fs::create_dir_all(&ws).unwrap();
-    super::write_demo(&ws);
+    crate::common::scratch::write_demo(&ws);
     let dead = dead_pid();
     let stale = [
         ws.join(format!(".NOTES.md.ctxlab-tmp-{dead}-0")),

@@ -13,8 +13,9 @@ use ctxlab::compact::PipelineConfig;
 use ctxlab::store::Store;
 use ctxlab::tools::Workspace;
 
-use super::{Scratch, TextModel, arc};
 use crate::common::agent::until_done;
+use crate::common::models::{TextModel, arc};
+use crate::common::scratch::Scratch;
 
 const LINKS: [&str; 3] = [
     ".task_outputs",
@@ -156,7 +157,7 @@ async fn the_agent_reports_a_symlinked_transcripts_folder_as_an_error() {
 fn ctxlab_run_fails_with_the_cause_on_stderr() {
     let s = Scratch::new();
     std::fs::create_dir_all(s.ws()).unwrap();
-    crate::harden::write_demo(&s.ws());
+    crate::common::scratch::write_demo(&s.ws());
     let outside = linked(&s.ws(), ".task_outputs");
     let out = s
         .ctxlab()

@@ -49,7 +49,7 @@ impl Pty {
             .unwrap();
         let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
-        for key in super::PROVIDER_VARS {
+        for key in crate::common::scratch::PROVIDER_VARS {
             cmd.env_remove(key);
         }
         cmd.env_remove("RUST_BACKTRACE");
