@@ -2,7 +2,9 @@
 //! for pty smoke tests: `cargo run --example tui_demo`. A request is echoed back as a
 //! streamed reply; `/compact` replaces the history with a summary message; `/config` and
 //! `/step` are acknowledged. `CTXLAB_DEMO_PANIC=1` panics in a spawned task after a second
-//! (the terminal must come back clean).
+//! (the terminal must come back clean). `CTXLAB_DEMO_AGENT_PANIC=1` makes the fake agent,
+//! supervised like the real one, panic on a request containing "panic" (the workbench must
+//! show the error and stay up).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +26,9 @@ async fn fake_agent(tx: UnboundedSender<AgentEvent>, mut rx: UnboundedReceiver<U
     while let Some(cmd) = rx.recv().await {
         match cmd {
             UserCommand::Submit(text) => {
+                if text.contains("panic") && std::env::var_os("CTXLAB_DEMO_AGENT_PANIC").is_some() {
+                    panic!("demo agent panic");
+                }
                 let _ = tx.send(AgentEvent::TurnStarted {
                     request: text.clone(),
                 });
@@ -91,7 +96,8 @@ async fn main() -> anyhow::Result<()> {
     let _log = init_file_logging();
     let (ev_tx, ev_rx) = unbounded_channel();
     let (cmd_tx, cmd_rx) = unbounded_channel();
-    tokio::spawn(fake_agent(ev_tx, cmd_rx));
+    // Supervised like the real agent: a panic becomes an error event.
+    let _agent = ctxlab::agent::supervise(fake_agent(ev_tx.clone(), cmd_rx), ev_tx);
     if std::env::var_os("CTXLAB_DEMO_PANIC").is_some() {
         tokio::spawn(async {
             tokio::time::sleep(Duration::from_secs(1)).await;
@@ -105,6 +111,6 @@ async fn main() -> anyhow::Result<()> {
         no_color: no_color_from_env(),
         notices: vec!["demo: a fake agent that echoes requests".into()],
     };
-    run(opts, ev_rx, cmd_tx).await?;
+    let _ = run(opts, ev_rx, cmd_tx).await?;
     Ok(())
 }

@@ -5,7 +5,7 @@
 //! This module only reads and decides; it never prints a key (keys are `ApiKey`s, whose
 //! `Debug` hides them) and never opens a connection.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
@@ -53,6 +53,16 @@ pub struct FileSettings {
     /// The model's context window in tokens (unknown by default; learned from the first
     /// overflow error). Summary requests are sized to fit it.
     pub context_window_tokens: Option<u64>,
+    /// Variables child processes (`bash`) keep although their name ends in `_API_KEY`,
+    /// `_TOKEN` or `_SECRET` (never the provider key variables).
+    #[serde(default)]
+    pub env_passthrough: Vec<String>,
+    /// More variables child processes do not get.
+    #[serde(default)]
+    pub env_deny: Vec<String>,
+    /// Pipeline numbers, the `--set` keys (`[pipeline]` table; `--set` wins).
+    #[serde(default)]
+    pub pipeline: BTreeMap<String, toml::Value>,
     /// The compaction strategy (`s08`, `lesson`, `s08-latest`, `s06`, `guarded`); the
     /// `--strategy` flag wins over it.
     pub strategy: Option<crate::compact::Strategy>,

@@ -16,6 +16,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::events::{AgentEvent, ErrorKind, NextStep, StopReason, UserCommand};
 use super::model_call::error_kind;
+use super::supervise::supervise;
 use super::tools_batch::{ToolBatch, prepare_tool_calls};
 use crate::compact::{CompactTrigger, Pipeline, PipelineConfig, estimate_size};
 use crate::message::{Message, ToolSpec, block};
@@ -101,6 +102,8 @@ pub struct Agent {
 }
 
 /// Starts the agent on the current tokio runtime; returns its command sender and events.
+/// The agent runs [`supervise`]d: if it panics, the events end with an `Error` and a
+/// `TurnDone { error }` instead of silence. Aborting the handle stops the agent.
 pub fn spawn(
     setup: AgentSetup,
 ) -> (
@@ -110,8 +113,8 @@ pub fn spawn(
 ) {
     let (cmd_tx, cmd_rx) = unbounded_channel();
     let (ev_tx, ev_rx) = unbounded_channel();
-    let agent = Agent::new(setup, ev_tx, cmd_rx);
-    let handle = tokio::spawn(agent.run());
+    let agent = Agent::new(setup, ev_tx.clone(), cmd_rx);
+    let handle = supervise(agent.run(), ev_tx);
     (cmd_tx, ev_rx, handle)
 }
 
@@ -152,6 +155,20 @@ impl Agent {
     }
 
     fn append(&mut self, message: Message) {
+        // The second line of defence for keys (README, "Security model"): whatever enters
+        // the history (and so the transcripts and persisted outputs) has them replaced.
+        let redactions = &self.setup.tool_limits.redactions;
+        let message = if redactions.is_empty() {
+            message
+        } else {
+            let mut value = message.into_value();
+            redactions.value(&mut value);
+            match Message::from_value(value) {
+                Ok(m) => m,
+                // Redaction only rewrites strings, so the shape stays a message.
+                Err(_) => Message::user_text("[message dropped: it could not be redacted]"),
+            }
+        };
         self.emit(AgentEvent::MessageAppended {
             message: message.clone(),
         });

@@ -4,14 +4,27 @@
 //! Several prompts run in sequence in one session (one agent, one history), and a prompt
 //! `/compact [focus]` is a manual compaction, as typed in the workbench. The run stops at
 //! the first step that ends with an error.
+//!
+//! [`run_session`] also owns the run's end: when the last step is done, when nobody reads
+//! the output any more (`ctxlab run | head -1`) or when a termination signal arrives, the
+//! agent is cancelled and told to quit (aborted if it does not), and every tool process
+//! group that is still running is killed, so nothing keeps working after the command returns.
 
+use std::future::Future;
 use std::io::Write;
+use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinHandle;
 
 use crate::agent::events::{AgentEvent, StopReason, UserCommand};
 use crate::compact::Stage;
+use crate::tools::kill_running_process_groups;
 use crate::util::group_digits;
+
+/// How long the agent gets to end its turn and quit after Cancel + Quit before it is
+/// aborted. Tools answer a cancel at once, so this is only a guard against a hang.
+const AGENT_STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// How a headless run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +33,67 @@ pub struct HeadlessOutcome {
     /// when the agent ended without one.
     pub stop_reason: Option<StopReason>,
     pub errors: usize,
+    /// The last `Error` event's text (`kind: message`), for stderr.
+    pub last_error: Option<String>,
+}
+
+/// Why [`run_session`] returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionEnd {
+    /// The events ended (normally with the turn's `TurnDone`).
+    Finished(HeadlessOutcome),
+    /// The output's reader went away; the run stopped quietly.
+    OutputClosed,
+    /// A termination signal (its number) stopped the run.
+    Signal(i32),
+}
+
+/// A spawned agent, as `agent::spawn` returns it.
+pub struct RunningAgent {
+    pub commands: UnboundedSender<UserCommand>,
+    pub events: UnboundedReceiver<AgentEvent>,
+    pub handle: JoinHandle<()>,
+}
+
+/// Runs `steps` on a spawned agent and writes the events to `out`, until the last is done,
+/// `out` turns out to be closed (`output_closed` resolves, or a write fails with a broken
+/// pipe) or `signal` resolves. In every case the agent is stopped and every tool process
+/// group killed before this returns.
+pub async fn run_session(
+    steps: Vec<HeadlessStep>,
+    agent: RunningAgent,
+    json: bool,
+    out: &mut dyn Write,
+    output_closed: impl Future<Output = ()>,
+    signal: impl Future<Output = i32>,
+) -> std::io::Result<SessionEnd> {
+    let RunningAgent {
+        commands,
+        mut events,
+        mut handle,
+    } = agent;
+    let commands = &commands;
+    let events = &mut events;
+    let end = tokio::select! {
+        outcome = run_headless(steps, commands, events, json, out) => match outcome {
+            Ok(outcome) => Ok(SessionEnd::Finished(outcome)),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(SessionEnd::OutputClosed),
+            Err(e) => Err(e),
+        },
+        () = output_closed => Ok(SessionEnd::OutputClosed),
+        signo = signal => Ok(SessionEnd::Signal(signo)),
+    };
+    // Cancel kills a running tool and ends the turn; Quit then ends the agent.
+    let _ = commands.send(UserCommand::Cancel);
+    let _ = commands.send(UserCommand::Quit);
+    if tokio::time::timeout(AGENT_STOP_GRACE, &mut handle)
+        .await
+        .is_err()
+    {
+        handle.abort();
+    }
+    kill_running_process_groups();
+    end
 }
 
 /// One step of a headless run.
@@ -140,6 +214,7 @@ pub async fn run_headless(
         json,
         text_open: false,
         errors: 0,
+        last_error: None,
     };
     let mut stop_reason = None;
     for step in steps {
@@ -174,6 +249,7 @@ pub async fn run_headless(
     Ok(HeadlessOutcome {
         stop_reason,
         errors: printer.errors,
+        last_error: printer.last_error,
     })
 }
 
@@ -182,12 +258,14 @@ struct Printer {
     json: bool,
     text_open: bool,
     errors: usize,
+    last_error: Option<String>,
 }
 
 impl Printer {
     fn print(&mut self, event: &AgentEvent, out: &mut dyn Write) -> std::io::Result<()> {
-        if matches!(event, AgentEvent::Error { .. }) {
+        if let AgentEvent::Error { kind, message } = event {
             self.errors += 1;
+            self.last_error = Some(format!("{kind:?}: {message}"));
         }
         if self.json {
             writeln!(

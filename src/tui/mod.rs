@@ -23,4 +23,4 @@ pub mod work;
 pub use app::{App, Effect, Msg};
 pub use logging::init_file_logging;
 pub use panes::render;
-pub use run::{TuiError, TuiOptions, no_color_from_env, run};
+pub use run::{TuiError, TuiExit, TuiOptions, no_color_from_env, run};

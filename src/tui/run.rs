@@ -22,6 +22,7 @@ use super::terminal;
 use super::work::Done;
 use crate::agent::events::{AgentEvent, UserCommand};
 use crate::compact::PipelineConfig;
+use crate::process::TerminationSignals;
 
 /// ~60 fps.
 const FRAME: Duration = Duration::from_millis(16);
@@ -68,12 +69,25 @@ fn build_tokenizer() -> Option<&'static CoreBPE> {
         .map(|b| &*Box::leak(Box::new(b)))
 }
 
-/// Runs the TUI until the user quits. Restores the terminal on every exit path.
+/// How the workbench ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TuiExit {
+    /// The user quit (or the input ended).
+    Quit,
+    /// SIGTERM, SIGHUP or SIGINT (its number) arrived; the terminal is already restored.
+    Signal(i32),
+}
+
+/// Runs the TUI until the user quits or a termination signal arrives. Restores the terminal
+/// on every exit path; stopping the agent and its tools is the caller's part.
 pub async fn run(
     opts: TuiOptions,
     events: UnboundedReceiver<AgentEvent>,
     commands: UnboundedSender<UserCommand>,
-) -> Result<(), TuiError> {
+) -> Result<TuiExit, TuiError> {
+    // Installed before the terminal is taken: from here on these signals come to the loop
+    // below instead of killing the process with the terminal still raw.
+    let mut signals = TerminationSignals::install()?;
     let (mut term, _guard) = terminal::init()?;
     let mut app = App::new(
         opts.workspace,
@@ -87,8 +101,18 @@ pub async fn run(
     let size = term.size()?;
     app.update(Msg::Resize(size.width, size.height));
     let draw = |app: &App| term.draw(|f| render(app, f)).map(|_| ());
-    run_loop(app, EventStream::new(), events, commands, draw).await?;
-    Ok(())
+    // A signal drops the loop between two of its steps (never mid-frame); the guard then
+    // restores the terminal as on any other exit.
+    tokio::select! {
+        ended = run_loop(app, EventStream::new(), events, commands, draw) => {
+            ended?;
+            Ok(TuiExit::Quit)
+        }
+        signo = signals.recv() => {
+            tracing::info!("signal {signo}: leaving the workbench");
+            Ok(TuiExit::Signal(signo))
+        }
+    }
 }
 
 /// The loop itself, over any stream of terminal events and any way of drawing a frame:

@@ -16,6 +16,7 @@ mod cli_strategies;
 mod conformance;
 mod conformance_strategies;
 mod guarded_props;
+mod harden;
 mod pipeline_props;
 mod pipeline_spec;
 mod provider_anthropic;
