@@ -12,6 +12,6 @@ mod model_call;
 mod tools_batch;
 pub mod turn;
 
-pub use events::{AgentEvent, ErrorKind, NextStep, StopReason, UserCommand};
+pub use events::{AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, UserCommand};
 pub use tools_batch::{CANCELLED_RESULT, COMPACT_TOOL_RESULT, INCOMPLETE_RESULT};
 pub use turn::{Agent, AgentSetup, spawn};

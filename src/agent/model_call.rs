@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::mpsc::unbounded_channel;
 
-use super::events::{AgentEvent, ErrorKind};
+use super::events::{AgentEvent, ErrorKind, NextStep};
 use super::turn::{Agent, Stop};
 use crate::compact::{PendingCompaction, estimate_size};
 use crate::message::{Message, block_type};
@@ -84,6 +84,7 @@ impl Agent {
     }
 
     /// Step 2 of a compaction: ask the model for the summary and install the new history.
+    /// In step mode it pauses before the summary call (the transcript is already saved).
     pub(super) async fn summarize(&mut self, pending: PendingCompaction) -> Result<(), Stop> {
         let request = ModelRequest {
             system: pending.request().system.clone(),
@@ -91,8 +92,17 @@ impl Agent {
             tools: Vec::new(),
             max_tokens: u32::try_from(pending.request().max_tokens).unwrap_or(u32::MAX),
         };
+        let chars = estimate_size(&request.messages);
+        self.pause(NextStep::SummaryCall {
+            stage: pending.stage(),
+            replaced: pending.replaced,
+            chars,
+            focus: pending.focus.clone(),
+            transcript: pending.transcript().path.clone(),
+        })
+        .await?;
         self.emit(AgentEvent::RequestSent {
-            estimate_chars: estimate_size(&request.messages),
+            estimate_chars: chars,
             messages: 1,
             summary: true,
         });

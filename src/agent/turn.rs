@@ -13,13 +13,13 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use super::events::{AgentEvent, ErrorKind, NextStep, StopReason, UserCommand};
+use super::events::{AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, UserCommand};
 use super::model_call::error_kind;
 use super::tools_batch::{ToolBatch, prepare_tool_calls};
 use crate::compact::summarize::COMPACTED_SYSTEM_NOTE;
 use crate::compact::{
-    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, Stage, begin_compact_history,
-    begin_reactive_compact, estimate_size,
+    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, Stage, StageReport,
+    begin_compact_history, begin_reactive_compact, compact_reason, estimate_size,
 };
 use crate::message::{Message, ToolSpec, block};
 use crate::provider::{Model, ModelRequest, ProviderError};
@@ -91,6 +91,9 @@ pub struct Agent {
     pub(super) queued: VecDeque<UserCommand>,
     /// Model answers received so far (summaries excluded); numbers synthetic tool ids.
     pub(super) answers: u64,
+    /// Step mode's "run to": pauses this target does not stop at go by (until the turn
+    /// ends).
+    pub(super) run_to: Option<StepTarget>,
 }
 
 /// Starts the agent on the current tokio runtime; returns its command sender and events.
@@ -128,6 +131,7 @@ impl Agent {
             commands,
             queued: VecDeque::new(),
             answers: 0,
+            run_to: None,
         }
     }
 
@@ -154,6 +158,10 @@ impl Agent {
             workspace: self.workspace.root().to_path_buf(),
             config: self.pipeline.config,
         });
+        if self.setup.step_mode {
+            // A front end started in step mode learns it from the agent, like any change.
+            self.emit(AgentEvent::StepModeChanged { on: true });
+        }
         loop {
             let cmd = match self.queued.pop_front() {
                 Some(c) => c,
@@ -170,8 +178,10 @@ impl Agent {
                 UserCommand::Compact { focus } => self.manual_compact(focus).await,
                 UserCommand::Quit => return,
                 // Nothing is running: there is nothing to cancel or step past.
-                UserCommand::Cancel | UserCommand::Step => continue,
-                UserCommand::SetConfig(_) | UserCommand::StepMode(_) => continue,
+                UserCommand::Cancel | UserCommand::Step | UserCommand::RunTo(_) => continue,
+                UserCommand::SetConfig(_) | UserCommand::StepMode(_) | UserCommand::SetPace(_) => {
+                    continue;
+                }
             };
             if let Err(Stop::Quit) = outcome {
                 return;
@@ -184,11 +194,18 @@ impl Agent {
         trigger: CompactTrigger,
         focus: Option<String>,
     ) -> Result<(), Stop> {
-        let stage = Stage::CompactHistory;
+        let size = estimate_size(&self.history);
         self.pause(NextStep::Summarize {
-            stage,
+            stage: Stage::CompactHistory,
             messages: self.history.len(),
-            size: estimate_size(&self.history),
+            size,
+            reason: compact_reason(
+                &trigger,
+                focus.as_deref(),
+                size,
+                self.pipeline.config.context_limit,
+            ),
+            focus: focus.clone(),
         })
         .await?;
         let pending = begin_compact_history(
@@ -211,11 +228,20 @@ impl Agent {
         } else {
             self.compact_now(CompactTrigger::Requested, focus).await
         };
+        if result.is_ok() {
+            // The work the user asked for is over: front ends go back to idle.
+            self.run_to = None;
+            self.emit(AgentEvent::TurnDone {
+                stop_reason: StopReason::Compacted,
+            });
+        }
         self.finish_turn(result)
     }
 
     /// Turns an interruption into the events that end the turn; only Quit goes further.
     fn finish_turn(&mut self, result: Result<(), Stop>) -> Result<(), Stop> {
+        // A "run to" that was not reached ends with the turn: the next turn starts paused.
+        self.run_to = None;
         match result {
             Ok(()) => Ok(()),
             Err(Stop::Cancelled) => {
@@ -255,6 +281,16 @@ impl Agent {
         }
         if self.pipeline.over_limit(&self.history) {
             self.compact_now(CompactTrigger::OverLimit, None).await?;
+        } else {
+            // compact_history did not run: its report says why, like the cheap stages'.
+            self.emit(AgentEvent::StageRan {
+                report: StageReport::within_limit(
+                    estimate_size(&self.history),
+                    self.history.len(),
+                    self.pipeline.config.context_limit,
+                ),
+                history: None,
+            });
         }
         Ok(())
     }
@@ -295,8 +331,9 @@ impl Agent {
                 Ok(r) => r,
                 // At most one reactive compaction between successful calls: a second
                 // overflow goes to the user with the history intact.
-                Err(ProviderError::ContextTooLong { .. }) if !reactive_used => {
+                Err(ProviderError::ContextTooLong { message }) if !reactive_used => {
                     reactive_used = true;
+                    self.before_reactive(message).await?;
                     let pending = begin_reactive_compact(
                         &self.history,
                         &self.store,

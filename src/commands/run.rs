@@ -28,8 +28,20 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
         }
         AgentEvent::TurnStarted { request } => format!("> {request}"),
         AgentEvent::StageRan { report, .. } if report.changed => {
-            format!("[stage] {}", report.summary())
+            if report.reason.is_empty() {
+                format!("[stage] {}", report.summary())
+            } else {
+                format!("[stage] {} · why: {}", report.summary(), report.reason)
+            }
         }
+        AgentEvent::PromptTooLong {
+            message,
+            messages,
+            estimate_chars,
+        } => format!(
+            "[api] {message} ({messages} messages, {} chars)",
+            group_digits(*estimate_chars)
+        ),
         AgentEvent::RequestSent {
             estimate_chars,
             messages,

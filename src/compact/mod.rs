@@ -16,7 +16,7 @@ pub mod snip;
 pub mod summarize;
 
 pub use budget::tool_result_budget;
-pub use compact_history::begin_compact_history;
+pub use compact_history::{begin_compact_history, compact_reason};
 pub use config::{ConfigError, PipelineConfig};
 pub use micro::micro_compact;
 pub use reactive_compact::{begin_reactive_compact, reactive_tail_start};

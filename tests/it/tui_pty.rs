@@ -164,6 +164,8 @@ fn starts_reacts_and_quits_clean() {
     let screen = s.wait_for("1 Conversation");
     assert!(screen.contains("2 Events"));
     assert!(screen.contains("Context (limit 50,000 chars)"));
+    // Focus starts outside the input box: `i` types.
+    s.send(b"i");
     s.send(b"hello pty\r");
     s.wait_for("You said: hello pty");
     s.send(b"\x03\x03");
@@ -196,6 +198,9 @@ fn the_real_binary_plays_the_tour_and_quits_clean() {
         80,
         160,
     );
+    // A first run shows the legend (no "seen" file in this fresh data dir): Enter closes it.
+    s.wait_for("Legend");
+    s.send(b"\r");
     let screen = s.wait_for_all(&[
         "Δ budget",
         "Δ snip",
@@ -226,4 +231,86 @@ fn the_real_binary_plays_the_tour_and_quits_clean() {
             .join(".task_outputs/tool-results/toolu_tour_035.txt")
             .exists()
     );
+}
+
+/// `ctxlab --step` in front of a class: it starts paused, and pressing `s` (run to the next
+/// stage that changes something) again and again walks the tour until every stage has
+/// changed the history, with the pause before reactive_compact showing the API's words.
+#[test]
+fn step_mode_walks_the_tour_stage_by_stage() {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"));
+    let ws = tempfile::tempdir().unwrap();
+    let ws_arg = ws.path().join("demo");
+    let ws_str = ws_arg.to_str().unwrap();
+    let mut s = start_binary(
+        bin,
+        &["--step", "--pace-ms", "0", "--workspace", ws_str],
+        false,
+        70,
+        160,
+    );
+    s.wait_for("Legend");
+    // Paused before the first model call: nothing has run yet.
+    let first = s.wait_for("PAUSED  before the model call");
+    assert!(
+        !first.contains("Δ budget") && !first.contains("Δ micro"),
+        "a stage ran before the first step:\n{first}"
+    );
+    s.send(b"\r");
+    let closed = Instant::now() + Duration::from_secs(10);
+    while s
+        .parser
+        .lock()
+        .unwrap()
+        .screen()
+        .contents()
+        .contains("Legend")
+    {
+        assert!(Instant::now() < closed, "Enter did not close the legend");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stages = [
+        "Δ budget",
+        "Δ snip",
+        "Δ micro",
+        "Δ compact_history",
+        "Δ reactive",
+    ];
+    let mut presses = 0;
+    let mut saw_api_words = false;
+    let screen = loop {
+        let screen = s.parser.lock().unwrap().screen().contents();
+        saw_api_words |= screen.contains("PAUSED  before reactive_compact")
+            && screen.contains("the API said: prompt is too long");
+        if stages.iter().all(|st| screen.contains(st)) {
+            break screen;
+        }
+        assert!(
+            presses < 60,
+            "not every stage after {presses} presses:\n{screen}"
+        );
+        let status = screen.lines().next().unwrap_or("").to_string();
+        s.send(b"s");
+        presses += 1;
+        // Wait for the next pause (or the end of the tour).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            let now = s.parser.lock().unwrap().screen().contents();
+            if now.lines().next().unwrap_or("") != status {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        saw_api_words,
+        "the pause before reactive_compact never showed the API's words"
+    );
+    assert!(screen.contains("compact tool: focus"), "{screen}");
+    // Far fewer presses than single steps (the tour takes about 87 of those).
+    assert!(presses < 40, "{presses} presses");
+    s.send(b"q");
+    assert_eq!(s.wait_exit(), 0);
+    s.assert_clean();
 }
