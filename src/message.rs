@@ -4,15 +4,24 @@
 //! unknown block types included) and read through typed views. The pipeline's size estimate
 //! is the length of Python's `str()` of that object in key order, so a typed struct that
 //! reorders fields would change the numbers; this module must never reorder or drop a key.
-//! Each message caches its own estimate so the pre-call pipeline does not re-walk an
-//! unchanged history; every mutation goes through `&mut self` methods that drop the cache.
+//! Each message caches its own estimate (and its JSON length, s08-latest's unit) so the
+//! pre-call pipeline does not re-walk an unchanged history; every mutation goes through
+//! `&mut self` methods that drop the caches. `block` builds blocks; `json` writes histories
+//! as JSON text.
 
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::pyrepr::{lesson_json_map, lesson_json_maps_prefix, py_str_len, py_str_list};
+use crate::pyrepr::{py_str_len, py_str_list, unicode_json_map_len};
+
+mod json;
+
+pub use json::{
+    json_size, lesson_json_history, lesson_json_history_prefix, lesson_json_message,
+    unicode_json_history, unicode_json_message, write_lesson_json_message,
+};
 
 /// Why a JSON value is not a message ctxlab can work with.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -48,6 +57,8 @@ pub fn json_kind(v: &Value) -> &'static str {
 pub struct Message {
     raw: Map<String, Value>,
     size: OnceLock<usize>,
+    /// The length of its unicode JSON (the s08-latest unit), cached like `size`.
+    json_size: OnceLock<usize>,
     /// `(block index, lesson length)` of each tool_result block; see `tool_result_lens`.
     results: OnceLock<Box<[(usize, usize)]>>,
 }
@@ -58,6 +69,10 @@ impl Clone for Message {
         if let Some(n) = self.size.get() {
             let _ = size.set(*n);
         }
+        let json_size = OnceLock::new();
+        if let Some(n) = self.json_size.get() {
+            let _ = json_size.set(*n);
+        }
         let results = OnceLock::new();
         if let Some(r) = self.results.get() {
             let _ = results.set(r.clone());
@@ -65,6 +80,7 @@ impl Clone for Message {
         Message {
             raw: self.raw.clone(),
             size,
+            json_size,
             results,
         }
     }
@@ -149,6 +165,7 @@ impl Message {
         Ok(Message {
             raw,
             size: OnceLock::new(),
+            json_size: OnceLock::new(),
             results: OnceLock::new(),
         })
     }
@@ -160,6 +177,7 @@ impl Message {
         Message {
             raw,
             size: OnceLock::new(),
+            json_size: OnceLock::new(),
             results: OnceLock::new(),
         }
     }
@@ -210,6 +228,7 @@ impl Message {
     /// Mutable access to the blocks of a list-content message. Drops the cached size.
     pub fn blocks_mut(&mut self) -> Option<&mut Vec<Value>> {
         self.size = OnceLock::new();
+        self.json_size = OnceLock::new();
         self.results = OnceLock::new();
         match self.raw.get_mut("content") {
             Some(Value::Array(b)) => Some(b),
@@ -311,6 +330,13 @@ impl Message {
     pub fn estimate_size(&self) -> usize {
         *self.size.get_or_init(|| py_str_len(&self.raw))
     }
+
+    /// The length of `json.dumps(message, ensure_ascii=False)`, cached: the s08-latest unit.
+    pub fn json_size(&self) -> usize {
+        *self
+            .json_size
+            .get_or_init(|| unicode_json_map_len(&self.raw))
+    }
 }
 
 /// The size of a history in the lesson's unit: the length of Python's `str()` of the list,
@@ -318,21 +344,6 @@ impl Message {
 pub fn estimate_size(messages: &[Message]) -> usize {
     let items: usize = messages.iter().map(Message::estimate_size).sum();
     2 + items + 2 * messages.len().saturating_sub(1)
-}
-
-/// Lesson JSON of one message: a transcript line without its newline.
-pub fn lesson_json_message(m: &Message) -> String {
-    lesson_json_map(&m.raw)
-}
-
-/// Lesson JSON of a whole history as one array: the summarizer's input before the cut.
-pub fn lesson_json_history(messages: &[Message]) -> String {
-    lesson_json_history_prefix(messages, usize::MAX)
-}
-
-/// The first `max_chars` chars of `lesson_json_history`, without writing the rest.
-pub fn lesson_json_history_prefix(messages: &[Message], max_chars: usize) -> String {
-    lesson_json_maps_prefix(messages.iter().map(|m| &m.raw), max_chars)
 }
 
 /// The `type` of a block, if it has a string one.
@@ -349,37 +360,7 @@ pub fn block_tool_id(block: &Value) -> Option<&str> {
     }
 }
 
-/// Block constructors in the wire shape and key order the Anthropic API uses.
-pub mod block {
-    use serde_json::{Map, Value, json};
-
-    pub fn text(text: impl Into<String>) -> Value {
-        json!({"type": "text", "text": text.into()})
-    }
-
-    pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Value {
-        let mut m = Map::new();
-        m.insert("type".into(), "tool_use".into());
-        m.insert("id".into(), Value::String(id.into()));
-        m.insert("name".into(), Value::String(name.into()));
-        m.insert("input".into(), input);
-        Value::Object(m)
-    }
-
-    pub fn tool_result(tool_use_id: impl Into<String>, content: impl Into<String>) -> Value {
-        json!({"type": "tool_result", "tool_use_id": tool_use_id.into(), "content": content.into()})
-    }
-
-    /// A tool result that reports a failure to the model (`is_error: true`).
-    pub fn tool_error(tool_use_id: impl Into<String>, content: impl Into<String>) -> Value {
-        json!({
-            "type": "tool_result",
-            "tool_use_id": tool_use_id.into(),
-            "content": content.into(),
-            "is_error": true
-        })
-    }
-}
+pub mod block;
 
 /// A tool the model may call, as both wire formats describe one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -593,20 +574,5 @@ mod tests {
         assert_eq!(estimate_size(&one), 35);
         let two = vec![Message::user_text("hi"), Message::user_text("hi")];
         assert_eq!(estimate_size(&two), 2 + 33 + 2 + 33);
-    }
-
-    #[test]
-    fn history_prefix_is_a_cut_of_the_whole() {
-        let h = vec![
-            Message::user_text("héllo \"x\""),
-            Message::user_text("second"),
-        ];
-        let whole = lesson_json_history(&h);
-        assert!(whole.is_ascii());
-        for cut in [0, 1, 5, 20, whole.len() - 1, whole.len(), whole.len() + 10] {
-            let want = &whole[..cut.min(whole.len())];
-            assert_eq!(lesson_json_history_prefix(&h, cut), want, "cut {cut}");
-        }
-        assert_eq!(lesson_json_history(&[]), "[]");
     }
 }

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::compact::request::request_in;
-use crate::compact::{Pipeline, PipelineConfig, Stage, StageReport, estimate_size};
+use crate::compact::{Pipeline, PipelineConfig, StageReport, estimate_size};
 use crate::message::Message;
 use crate::provider::scripted::extractive::extractive_summary_from_request;
 use crate::store::{Store, StoreError};
@@ -25,8 +25,10 @@ use crate::store::{Store, StoreError};
 #[derive(Debug, Clone, Serialize)]
 pub struct CallRecord {
     pub call: usize,
-    /// The stages that changed something, in order.
+    /// The stages that changed something, in order (sizes in the strategy's unit).
     pub reports: Vec<StageReport>,
+    /// The request's size in s08's unit (Python `str()` chars) whatever the strategy, so
+    /// strategies compare on one scale.
     pub estimate_size: usize,
     pub messages: usize,
 }
@@ -63,18 +65,16 @@ pub fn replay(
     options: &ReplayOptions,
     mut on_call: impl FnMut(&CallRecord),
 ) -> Result<ReplayTotals, StoreError> {
-    let pipeline = Pipeline::new(options.config);
+    // Counted transcript ids (s08-latest) keep a replay reproducible.
+    let pipeline = Pipeline::new(options.config).with_counter_ids();
     let mut live: Vec<Message> = Vec::new();
     let mut active_request = String::new();
-    let mut fired: BTreeMap<&'static str, usize> = [
-        Stage::ToolResultBudget,
-        Stage::SnipCompact,
-        Stage::MicroCompact,
-        Stage::CompactHistory,
-    ]
-    .into_iter()
-    .map(|s| (s.name(), 0))
-    .collect();
+    let mut fired: BTreeMap<&'static str, usize> = pipeline
+        .stages()
+        .iter()
+        .chain([&pipeline.summarizing_stage()])
+        .map(|s| (s.name(), 0))
+        .collect();
     let mut files_written = 0;
     let mut calls = 0;
     for message in session {

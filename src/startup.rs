@@ -8,15 +8,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::turn::AgentSetup;
-use crate::compact::{ConfigError, PipelineConfig};
+use crate::compact::{ConfigError, PipelineConfig, Strategy};
 use crate::provider::anthropic::AnthropicModel;
 use crate::provider::openai::OpenAiModel;
 use crate::provider::scripted::{Scenario, ScenarioError, ScriptedModel};
-use crate::provider::{Model, RetryPolicy};
+use crate::provider::{ClientBuildError, Model, RetryPolicy};
 use crate::tools::{ToolError, Workspace};
 use crate::user_config::{
-    FileSettings, FlagSettings, Lookup, ProviderKind, SettingsError, config_file_path,
-    load_file_settings, parse_dotenv, resolve,
+    FileSettings, FlagSettings, Lookup, ProviderKind, SettingsError, config_file_path, load_dotenv,
+    load_file_settings, resolve,
 };
 
 /// The scripted model's default pause between streamed deltas: slow enough to watch the
@@ -31,6 +31,8 @@ pub struct LaunchOptions {
     pub workspace: Option<PathBuf>,
     pub scenario: Option<String>,
     pub pace_ms: Option<u64>,
+    /// None: `strategy` in config.toml, then s08.
+    pub strategy: Option<Strategy>,
     pub sets: Vec<String>,
 }
 
@@ -46,6 +48,8 @@ pub enum LaunchError {
     Workspace { path: PathBuf, message: String },
     #[error("workspace: {0}")]
     Tool(#[from] ToolError),
+    #[error(transparent)]
+    Http(#[from] ClientBuildError),
 }
 
 /// What a front end needs to start.
@@ -107,9 +111,7 @@ fn copy_demo_into(path: &Path) -> Result<(), LaunchError> {
 
 /// Resolves everything from the options and the process environment.
 pub fn prepare(options: &LaunchOptions) -> Result<Launch, LaunchError> {
-    let dotenv = std::fs::read_to_string(".env")
-        .map(|t| parse_dotenv(&t))
-        .unwrap_or_default();
+    let dotenv = load_dotenv(Path::new(".env"))?;
     let file = match config_file_path() {
         Some(p) => load_file_settings(&p)?,
         None => FileSettings::default(),
@@ -131,7 +133,8 @@ pub fn prepare_with(
     lookup: &Lookup<'_>,
     file: &FileSettings,
 ) -> Result<Launch, LaunchError> {
-    let mut config = PipelineConfig::default();
+    let strategy = options.strategy.or(file.strategy).unwrap_or_default();
+    let mut config = PipelineConfig::for_strategy(strategy);
     for s in &options.sets {
         config.apply_assignment(s)?;
     }
@@ -152,13 +155,13 @@ pub fn prepare_with(
                 ProviderKind::Anthropic,
                 "ANTHROPIC_API_KEY",
             ))?;
-            let m = AnthropicModel::new(key, resolved.model.clone())
+            let m = AnthropicModel::new(key, resolved.model.clone())?
                 .with_base_url(resolved.base_url.clone())
                 .with_retry(retry);
             (Arc::new(m), format!("anthropic {}", resolved.model))
         }
         ProviderKind::Openai => {
-            let mut m = OpenAiModel::new(resolved.model.clone())
+            let mut m = OpenAiModel::new(resolved.model.clone())?
                 .with_base_url(resolved.base_url.clone())
                 .with_retry(retry);
             if let Some(k) = resolved.api_key.clone() {
@@ -171,7 +174,13 @@ pub fn prepare_with(
         }
         ProviderKind::Scripted => {
             let name = options.scenario.clone().unwrap_or_else(|| "tour".into());
-            let scenario = Scenario::load(&name, Some(&assets_dir()))?;
+            let mut scenario = Scenario::load(&name, Some(&assets_dir()))?;
+            // A scenario's simulated window sits where its author put it against s08's
+            // limit in chars; a strategy counting tokens (s06: 4 chars each) has a limit as
+            // many times longer in chars, and its window moves with it, so the tour plays
+            // under every strategy instead of overflowing before s06's first compaction.
+            let per_unit = config.strategy.unit().chars_per_unit();
+            scenario.context_window_chars = scenario.context_window_chars.saturating_mul(per_unit);
             scenario_request = Some(scenario.request.clone());
             let pace = Duration::from_millis(options.pace_ms.unwrap_or(DEFAULT_PACE_MS));
             (

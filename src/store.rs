@@ -1,12 +1,15 @@
-//! The on-disk places the pipeline writes: persisted tool outputs and transcripts.
+//! The on-disk places the pipeline writes: persisted tool outputs, transcripts and the
+//! `guarded` strategy's append-only archive.
 //!
-//! Owns the safety rules of docs/pipeline.md, "Where ctxlab differs from the lesson, and why":
-//! file names derived from tool ids can never leave `.task_outputs/tool-results/`, an existing
-//! file is never overwritten (a name that is taken is reused only when it already holds exactly
-//! the same text), and every write is atomic (temp file in the same folder, then a no-clobber
-//! hard link into place). A dry-run store answers the same naming questions without writing, so
-//! the agent can preview a stage in step mode. It knows nothing of messages beyond the text it
-//! is handed.
+//! Owns the safety rules of docs/pipeline.md, "Where ctxlab differs from the lesson, and
+//! why": file names derived from tool ids can never leave `.task_outputs/tool-results/`, an
+//! existing file is never overwritten (a name that is taken is reused only when it already
+//! holds exactly the same text), and every write is
+//! atomic (temp file in the same folder, then a no-clobber hard link into place). The
+//! archive is the one file that grows: it is only ever appended to, never through a link,
+//! and a torn last line from a crash is closed before the next append. A dry-run store
+//! answers the same naming questions without writing, so the agent can preview a stage in
+//! step mode. It knows nothing of messages beyond the text it is handed.
 
 use std::collections::HashMap;
 use std::fs;
@@ -18,10 +21,14 @@ use std::time::SystemTime;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+mod archive;
+
 /// Where persisted tool results live, relative to the workspace.
 pub const TOOL_RESULTS_DIR: &str = ".task_outputs/tool-results";
 /// Where transcripts live, relative to the workspace.
 pub const TRANSCRIPTS_DIR: &str = ".transcripts";
+/// The `guarded` strategy's archive of snipped messages, relative to the workspace.
+pub const ARCHIVE_PATH: &str = ".transcripts/archive.jsonl";
 const MAX_ID_NAME_CHARS: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +48,8 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{path} is not a regular file inside the workspace; nothing was appended")]
+    NotAppendable { path: PathBuf },
 }
 
 /// Whether a write made a new file or found the same text already there.
@@ -49,6 +58,8 @@ pub enum StoreError {
 pub enum WriteStatus {
     Created,
     Reused,
+    /// Text was added at the end of a file that may already hold more (the archive).
+    Appended,
 }
 
 /// One file a stage wrote (or reused), with its path relative to the workspace.
@@ -76,9 +87,9 @@ pub struct Store {
     root: PathBuf,
     /// Some in a dry run: the names a dry run has handed out, with their text.
     reserved: Option<Mutex<HashMap<String, String>>>,
-    /// Per timestamp, the first transcript suffix not known to be taken: compactions within
+    /// Per name stem, the first transcript suffix not known to be taken: compactions within
     /// one second would otherwise probe every earlier name again.
-    transcript_hint: Mutex<HashMap<u64, usize>>,
+    transcript_hint: Mutex<HashMap<String, usize>>,
 }
 
 impl Clone for Store {
@@ -178,18 +189,39 @@ impl Store {
 
     /// Writes a transcript under a fresh name: `transcript_<secs>.jsonl`, then `-2`, `-3`, ...
     pub fn write_transcript(&self, now_secs: u64, text: &str) -> Result<FileWritten, StoreError> {
+        self.write_transcript_named(&now_secs.to_string(), text)
+    }
+
+    /// Writes a transcript under a fresh name: `transcript_<stem>.jsonl`, then `-2`, `-3`, ...
+    /// The stem is made by the caller (seconds, or 32 hex digits for s08-latest) and must be
+    /// a plain name; anything else is replaced so the file stays in `.transcripts/`.
+    pub fn write_transcript_named(
+        &self,
+        stem: &str,
+        text: &str,
+    ) -> Result<FileWritten, StoreError> {
+        let stem: String = stem
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
         let dir = self.root.join(TRANSCRIPTS_DIR);
         let first = self
             .transcript_hint
             .lock()
             .ok()
-            .and_then(|h| h.get(&now_secs).copied())
+            .and_then(|h| h.get(&stem).copied())
             .unwrap_or(1);
         for n in first.. {
             let name = if n == 1 {
-                format!("transcript_{now_secs}.jsonl")
+                format!("transcript_{stem}.jsonl")
             } else {
-                format!("transcript_{now_secs}-{n}.jsonl")
+                format!("transcript_{stem}-{n}.jsonl")
             };
             let relative = format!("{TRANSCRIPTS_DIR}/{name}");
             // Only the name matters here, so a taken one is not read.
@@ -198,12 +230,44 @@ impl Store {
             }
             if self.claim(&dir, &name, &relative, text)? {
                 if let Ok(mut hint) = self.transcript_hint.lock() {
-                    hint.insert(now_secs, n + 1);
+                    hint.insert(stem.clone(), n + 1);
                 }
                 return Ok(written(relative, WriteStatus::Created, text));
             }
         }
         unreachable!("1usize.. is endless")
+    }
+
+    /// The workspace-relative path of an existing saved tool result, if `candidate` names
+    /// one: relative, made only of plain components, inside `.task_outputs/tool-results/`,
+    /// and a regular file (or a name this dry run handed out). Anything else is not a copy
+    /// the pipeline may rely on, so the caller saves the text again.
+    pub fn saved_tool_result(&self, candidate: &str) -> Option<String> {
+        self.existing_file_in(TOOL_RESULTS_DIR, candidate)
+    }
+
+    /// The same check for a transcript in `.transcripts/` (an archive marker's file).
+    pub fn saved_transcript(&self, candidate: &str) -> Option<String> {
+        self.existing_file_in(TRANSCRIPTS_DIR, candidate)
+    }
+
+    fn existing_file_in(&self, dir: &str, candidate: &str) -> Option<String> {
+        let relative = candidate.strip_prefix("./").unwrap_or(candidate);
+        let path = Path::new(relative);
+        let plain = path
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        let inside = path.starts_with(dir)
+            && path.components().count() > Path::new(dir).components().count();
+        if !plain || !inside {
+            return None;
+        }
+        let reserved = self
+            .reserved
+            .as_ref()
+            .is_some_and(|r| r.lock().map(|r| r.contains_key(relative)).unwrap_or(false));
+        let is_file = fs::symlink_metadata(self.root.join(relative)).is_ok_and(|m| m.is_file());
+        (reserved || is_file).then(|| relative.to_string())
     }
 
     /// Whether a name is taken, on disk (any kind of entry) or by this dry run.
@@ -218,10 +282,10 @@ impl Store {
     /// The bytes at a name, if the name is taken (on disk, or reserved by this dry run).
     /// Compared as bytes: a file that only decodes lossily to a text does not hold it.
     fn existing_bytes(&self, path: &Path, relative: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        if let Some(reserved) = &self.reserved {
-            if let Some(text) = reserved.lock().ok().and_then(|r| r.get(relative).cloned()) {
-                return Ok(Some(text.into_bytes()));
-            }
+        if let Some(reserved) = &self.reserved
+            && let Some(text) = reserved.lock().ok().and_then(|r| r.get(relative).cloned())
+        {
+            return Ok(Some(text.into_bytes()));
         }
         match fs::read(path) {
             Ok(bytes) => Ok(Some(bytes)),
@@ -326,7 +390,7 @@ impl Store {
     }
 }
 
-fn written(path: String, status: WriteStatus, text: &str) -> FileWritten {
+pub(crate) fn written(path: String, status: WriteStatus, text: &str) -> FileWritten {
     FileWritten {
         path,
         status,
@@ -402,6 +466,43 @@ mod tests {
         assert_eq!(a.path, ".transcripts/transcript_1700000000.jsonl");
         assert_eq!(b.path, ".transcripts/transcript_1700000000-2.jsonl");
         assert_eq!(store.list_transcripts().len(), 2);
+    }
+
+    #[test]
+    fn saved_copies_must_be_files_inside_the_results_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let f = store.persist_tool_result(Some("t1"), "text").unwrap();
+        assert_eq!(store.saved_tool_result(&f.path), Some(f.path.clone()));
+        assert_eq!(
+            store.saved_tool_result(&format!("./{}", f.path)),
+            Some(f.path.clone())
+        );
+        for bad in [
+            ".task_outputs/tool-results/missing.txt",
+            ".task_outputs/tool-results",
+            ".task_outputs/tool-results/../tool-results/t1.txt",
+            "/etc/passwd",
+            "t1.txt",
+        ] {
+            assert_eq!(store.saved_tool_result(bad), None, "{bad}");
+        }
+        let dry = store.dry_run();
+        let g = dry.persist_tool_result(Some("t2"), "other").unwrap();
+        assert_eq!(dry.saved_tool_result(&g.path), Some(g.path.clone()));
+        assert_eq!(store.saved_tool_result(&g.path), None);
+    }
+
+    #[test]
+    fn named_transcripts_keep_to_their_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let a = store.write_transcript_named("../x", "t\n").unwrap();
+        assert_eq!(a.path, ".transcripts/transcript____x.jsonl");
+        let b = store.write_transcript_named("00ff", "t\n").unwrap();
+        let c = store.write_transcript_named("00ff", "u\n").unwrap();
+        assert_eq!(b.path, ".transcripts/transcript_00ff.jsonl");
+        assert_eq!(c.path, ".transcripts/transcript_00ff-2.jsonl");
     }
 
     #[test]

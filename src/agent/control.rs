@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::events::{AgentEvent, NextStep, UserCommand};
 use super::turn::{Agent, Stop};
-use crate::compact::{Stage, estimate_size, reactive_tail_start};
+use crate::compact::{Stage, estimate_size};
 
 impl Agent {
     /// Handles a command that does not need a turn; returns it back when it does.
@@ -101,24 +101,32 @@ impl Agent {
         }
     }
 
-    /// The API refused the request as too long: say so (the moment that triggers
-    /// reactive_compact), then pause before the stage in step mode.
-    pub(super) async fn before_reactive(&mut self, api_message: String) -> Result<(), Stop> {
-        let messages = self.history.len();
-        let size = estimate_size(&self.history);
+    /// The API refused the request as too long, in its words: the moment that may trigger
+    /// reactive compaction (the strategy decides).
+    pub(super) fn prompt_too_long(&mut self, api_message: &str) {
         self.emit(AgentEvent::PromptTooLong {
-            message: api_message.clone(),
-            messages,
-            estimate_chars: size,
+            message: api_message.to_string(),
+            messages: self.history.len(),
+            estimate_chars: estimate_size(&self.history),
         });
-        let replaced = reactive_tail_start(&self.history, &self.pipeline.config);
+    }
+
+    /// In step mode, pauses before reactive compaction summarizes the first `replaced`
+    /// messages (nothing is written yet: the transcript, then the summary call, follow).
+    pub(super) async fn before_reactive(
+        &mut self,
+        stage: Stage,
+        replaced: usize,
+        api_message: String,
+    ) -> Result<(), Stop> {
+        let messages = self.history.len();
         self.pause(NextStep::Reactive {
-            stage: Stage::ReactiveCompact,
+            stage,
             api_message,
             messages,
-            size,
+            size: self.pipeline.size(&self.history),
             replaced,
-            kept: messages - replaced,
+            kept: messages.saturating_sub(replaced),
         })
         .await
     }

@@ -285,10 +285,11 @@ pub enum StopReason {
     Refusal,
     /// The user cancelled the turn.
     Cancelled,
+    /// The history was compacted and no model answer follows: the compact tool ended the
+    /// turn (s06), or a compaction the user asked for (`/compact`) finished.
+    Compacted,
     /// The turn failed; an `AgentEvent::Error` said why.
     Error,
-    /// A compaction the user asked for (`/compact`) finished; no model answer was asked for.
-    Compacted,
     /// A reason the provider gave that ctxlab has no name for.
     Other(String),
 }
@@ -300,7 +301,7 @@ impl StopReason {
     pub fn from_model(reason: Option<&str>) -> StopReason {
         match reason {
             None => StopReason::EndTurn,
-            Some(word @ ("cancelled" | "error" | "compacted")) => {
+            Some(word @ ("cancelled" | "compacted" | "error")) => {
                 StopReason::Other(word.to_string())
             }
             Some(word) => StopReason::from(word),
@@ -317,8 +318,8 @@ impl StopReason {
             StopReason::PauseTurn => "pause_turn",
             StopReason::Refusal => "refusal",
             StopReason::Cancelled => "cancelled",
-            StopReason::Error => "error",
             StopReason::Compacted => "compacted",
+            StopReason::Error => "error",
             StopReason::Other(word) => word,
         }
     }
@@ -335,8 +336,8 @@ impl From<&str> for StopReason {
             "pause_turn" => StopReason::PauseTurn,
             "refusal" => StopReason::Refusal,
             "cancelled" => StopReason::Cancelled,
-            "error" => StopReason::Error,
             "compacted" => StopReason::Compacted,
+            "error" => StopReason::Error,
             other => StopReason::Other(other.to_string()),
         }
     }
@@ -381,8 +382,8 @@ mod tests {
             StopReason::PauseTurn,
             StopReason::Refusal,
             StopReason::Cancelled,
-            StopReason::Error,
             StopReason::Compacted,
+            StopReason::Error,
         ];
         for reason in named {
             assert_eq!(StopReason::from(reason.as_str()), reason);

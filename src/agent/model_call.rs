@@ -95,7 +95,7 @@ impl Agent {
         let chars = estimate_size(&request.messages);
         self.pause(NextStep::SummaryCall {
             stage: pending.stage(),
-            replaced: pending.replaced,
+            replaced: pending.replaced(),
             chars,
             focus: pending.focus.clone(),
             transcript: pending.transcript().path.clone(),

@@ -18,10 +18,9 @@ use super::turn::{Agent, Stop};
 use crate::message::{block, block_type};
 use crate::tools::{ToolOutcome, run_tool};
 
-/// The result text of a `compact` tool call (docs/pipeline.md "The loop and the compact
-/// tool").
-pub const COMPACT_TOOL_RESULT: &str =
-    "[Compaction requested. This completed turn will be summarized.]";
+/// The result text of a `compact` tool call under s08 (docs/pipeline.md "The loop and the
+/// compact tool"); each strategy has its own (`Strategy::compact_tool_result`).
+pub const COMPACT_TOOL_RESULT: &str = crate::compact::strategy::COMPACT_TOOL_RESULT;
 /// The result of a tool call that was never run because the user cancelled: the same words
 /// a tool that was cancelled while running reports.
 pub const CANCELLED_RESULT: &str = crate::tools::CANCELLED_MESSAGE;
@@ -162,7 +161,8 @@ impl Agent {
                             focus: focus.clone(),
                         });
                         batch.compact = Some(CompactRequest { focus });
-                        (COMPACT_TOOL_RESULT.to_string(), false)
+                        let text = self.pipeline.strategy().compact_tool_result();
+                        (text.to_string(), false)
                     }
                 }
             };

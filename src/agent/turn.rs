@@ -1,12 +1,13 @@
 //! The agent task: the loop of docs/pipeline.md "The loop and the compact tool", on tokio
 //! channels.
 //!
-//! It owns the history. Before every model call it runs budget, snip, micro and, when over
-//! the limit, compact_history; then it calls the model (`model_call`), runs the tools the
-//! model asked for (`tools_batch`) and reports every step as an `AgentEvent`. Commands are
-//! read while a stream or a tool runs (`control`), so Cancel, step mode and config changes
-//! act at once. Whatever happens, every `tool_use` it appends gets a `tool_result` in the
-//! next message. It never touches a terminal.
+//! It owns the history. Before every model call it runs the chosen strategy's stages (for
+//! s08: budget, snip, micro and, when over the limit, compact_history); then it calls the
+//! model (`model_call`), runs the tools the model asked for (`tools_batch`) and reports
+//! every step as an `AgentEvent`. Commands are read while a stream or a tool runs
+//! (`control`), so Cancel, step mode and config changes (a new strategy included) act at
+//! once. Whatever happens, every `tool_use` it appends gets a `tool_result` in the next
+//! message. It never touches a terminal.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -16,10 +17,9 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use super::events::{AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, UserCommand};
 use super::model_call::error_kind;
 use super::tools_batch::{ToolBatch, prepare_tool_calls};
-use crate::compact::summarize::COMPACTED_SYSTEM_NOTE;
+use crate::compact::report::limit_reason;
 use crate::compact::{
-    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, Stage, StageReport,
-    begin_compact_history, begin_reactive_compact, compact_reason, estimate_size,
+    CompactTrigger, Pipeline, PipelineConfig, StageReport, compact_reason, estimate_size,
 };
 use crate::message::{Message, ToolSpec, block};
 use crate::provider::{Model, ModelRequest, ProviderError};
@@ -141,7 +141,9 @@ impl Agent {
     }
 
     fn system_prompt(&self) -> String {
-        format!("{}\n\n{COMPACTED_SYSTEM_NOTE}", self.setup.system_prompt)
+        self.pipeline
+            .strategy()
+            .system_prompt(&self.setup.system_prompt)
     }
 
     fn append(&mut self, message: Message) {
@@ -194,9 +196,10 @@ impl Agent {
         trigger: CompactTrigger,
         focus: Option<String>,
     ) -> Result<(), Stop> {
-        let size = estimate_size(&self.history);
+        let stage = self.pipeline.summarizing_stage();
+        let size = self.pipeline.size(&self.history);
         self.pause(NextStep::Summarize {
-            stage: Stage::CompactHistory,
+            stage,
             messages: self.history.len(),
             size,
             reason: compact_reason(
@@ -208,15 +211,18 @@ impl Agent {
             focus: focus.clone(),
         })
         .await?;
-        let pending = begin_compact_history(
+        let pending = self.pipeline.begin_compact(
             &self.history,
             &self.store,
-            &self.pipeline.config,
             focus.as_deref(),
             trigger,
             (self.setup.clock)(),
         )?;
-        self.summarize(pending).await
+        match pending {
+            Some(pending) => self.summarize(pending).await,
+            // The strategy found nothing it may summarize (guarded: only unseen results).
+            None => Ok(()),
+        }
     }
 
     async fn manual_compact(&mut self, focus: Option<String>) -> Result<(), Stop> {
@@ -264,7 +270,7 @@ impl Agent {
     /// The pre-call pipeline (docs/pipeline.md "The loop and the compact tool"), with pauses
     /// in step mode.
     async fn pre_call(&mut self) -> Result<(), Stop> {
-        for stage in CHEAP_STAGES {
+        for &stage in self.pipeline.stages() {
             if self.setup.step_mode {
                 let preview = self
                     .pipeline
@@ -282,12 +288,16 @@ impl Agent {
         if self.pipeline.over_limit(&self.history) {
             self.compact_now(CompactTrigger::OverLimit, None).await?;
         } else {
-            // compact_history did not run: its report says why, like the cheap stages'.
+            // The summarizing stage did not run: its report says why, like the cheap
+            // stages' ("4,465 <= 50,000").
+            let size = self.pipeline.size(&self.history);
             self.emit(AgentEvent::StageRan {
-                report: StageReport::within_limit(
-                    estimate_size(&self.history),
+                report: StageReport::not_run(
+                    self.pipeline.summarizing_stage(),
+                    size,
                     self.history.len(),
-                    self.pipeline.config.context_limit,
+                    limit_reason(size, self.pipeline.config.context_limit),
+                    self.pipeline.unit(),
                 ),
                 history: None,
             });
@@ -307,7 +317,8 @@ impl Agent {
 
     /// Pipeline, model call, tools, until the model stops asking for tools.
     async fn turn_loop(&mut self) -> Result<(), Stop> {
-        let mut reactive_used = false;
+        // Reactive compactions since the last successful call (the strategy allows 0-3).
+        let mut reactive_attempts = 0;
         loop {
             self.pre_call().await?;
             let size = estimate_size(&self.history);
@@ -319,7 +330,7 @@ impl Agent {
             let request = ModelRequest {
                 system: self.system_prompt(),
                 messages: self.history.clone(),
-                tools: self.setup.tools.clone(),
+                tools: self.pipeline.strategy().tools(&self.setup.tools),
                 max_tokens: self.setup.max_tokens,
             };
             self.emit(AgentEvent::RequestSent {
@@ -329,23 +340,46 @@ impl Agent {
             });
             let response = match self.call_model(request, true).await? {
                 Ok(r) => r,
-                // At most one reactive compaction between successful calls: a second
-                // overflow goes to the user with the history intact.
-                Err(ProviderError::ContextTooLong { message }) if !reactive_used => {
-                    reactive_used = true;
-                    self.before_reactive(message).await?;
-                    let pending = begin_reactive_compact(
+                // The strategy decides how many reactive compactions may follow each other
+                // (s08: one; s06: none; guarded: up to three, each with a shorter tail);
+                // past that the error goes to the user with the history intact.
+                Err(ProviderError::ContextTooLong { message }) => {
+                    // The refusal is an event whether or not a compaction follows.
+                    self.prompt_too_long(&message);
+                    if self.setup.step_mode {
+                        // What it will do, worked out on a dry-run store: nothing is
+                        // written before the step.
+                        let preview = self.pipeline.begin_reactive(
+                            &self.history,
+                            &self.store.dry_run(),
+                            (self.setup.clock)(),
+                            reactive_attempts,
+                            Some(&message),
+                        )?;
+                        if let Some(p) = preview {
+                            self.before_reactive(p.stage(), p.replaced(), message.clone())
+                                .await?;
+                        }
+                    }
+                    let pending = self.pipeline.begin_reactive(
                         &self.history,
                         &self.store,
-                        &self.pipeline.config,
                         (self.setup.clock)(),
+                        reactive_attempts,
+                        Some(&message),
                     )?;
+                    let Some(pending) = pending else {
+                        // No (further) retry in this strategy: the user sees the error.
+                        let e = ProviderError::ContextTooLong { message };
+                        return Err(Stop::Failed(error_kind(&e), e.to_string()));
+                    };
+                    reactive_attempts += 1;
                     self.summarize(pending).await?;
                     continue;
                 }
                 Err(e) => return Err(Stop::Failed(error_kind(&e), e.to_string())),
             };
-            reactive_used = false;
+            reactive_attempts = 0;
             self.answers += 1;
             let stop_reason = StopReason::from_model(response.stop_reason.as_deref());
             let mut content = response.content;
@@ -380,6 +414,13 @@ impl Agent {
             if let Some(request) = compact {
                 self.compact_now(CompactTrigger::Requested, request.focus)
                     .await?;
+                if self.pipeline.strategy().compact_ends_turn() {
+                    // s06: the compact tool ends the turn once the history is compacted.
+                    self.emit(AgentEvent::TurnDone {
+                        stop_reason: StopReason::Compacted,
+                    });
+                    return Ok(());
+                }
             }
         }
     }

@@ -25,13 +25,14 @@ fn write_record(out: &mut dyn Write, record: &CallRecord, json: bool) -> std::io
     for r in &record.reports {
         writeln!(
             out,
-            "call {}: {} {} -> {} messages, {} -> {} chars",
+            "call {}: {} {} -> {} messages, {} -> {} {}",
             record.call,
             r.stage.name(),
             r.messages_before,
             r.messages_after,
             group_digits(r.size_before),
             group_digits(r.size_after),
+            r.unit.label(),
         )?;
     }
     Ok(())
@@ -85,10 +86,10 @@ pub fn run_replay(
 ) -> Result<ReplayTotals, ReplayCommandError> {
     let mut write_err: Option<std::io::Error> = None;
     let totals = replay(session, store, options, |record| {
-        if write_err.is_none() {
-            if let Err(e) = write_record(out, record, json) {
-                write_err = Some(e);
-            }
+        if write_err.is_none()
+            && let Err(e) = write_record(out, record, json)
+        {
+            write_err = Some(e);
         }
     })?;
     if let Some(e) = write_err {

@@ -3,8 +3,10 @@
 //! `[Compacted]` summary message (docs/pipeline.md, "compact_history").
 
 use super::config::PipelineConfig;
+use super::report::Stage;
 use super::report::{CompactTrigger, limit_reason};
-use super::summarize::{PendingCompaction, SummaryRequest, transcript_text};
+use super::strategy::SizeUnit;
+use super::summarize::{LessonLines, PendingCompaction, SummaryRequest, SummaryStyle};
 use crate::message::{Message, estimate_size};
 use crate::store::{Store, StoreError};
 
@@ -32,13 +34,17 @@ pub fn begin_compact_history(
     trigger: CompactTrigger,
     now_secs: u64,
 ) -> Result<PendingCompaction, StoreError> {
-    let transcript = store.write_transcript(now_secs, &transcript_text(messages))?;
+    let lines = LessonLines::of(messages);
+    let transcript = store.write_transcript(now_secs, lines.transcript())?;
     let size_before = estimate_size(messages);
     Ok(PendingCompaction {
+        stage: Stage::CompactHistory,
+        style: SummaryStyle::Lesson,
+        unit: SizeUnit::Chars,
         reason: compact_reason(&trigger, focus, size_before, cfg.context_limit),
         trigger,
         focus: focus.map(str::to_string),
-        request: SummaryRequest::new(messages, cfg, focus),
+        request: SummaryRequest::from_lines(&lines, messages.len(), cfg, focus),
         transcript,
         replaced: messages.len(),
         tail: Vec::new(),

@@ -1,14 +1,22 @@
-//! Every number of the pipeline, with the lesson's defaults (docs/pipeline.md, "--set").
+//! Every number of the pipeline, with the lesson's defaults (docs/pipeline.md, "--set"),
+//! and the strategy that reads them.
 //!
-//! Kept as plain data so the agent can swap a config between model calls and the CLI's
-//! `--set KEY=VALUE` and the TUI's config panel edit the same fields by name.
+//! Kept as plain data so the agent can swap a config between model calls (a new strategy
+//! included) and the CLI's `--set KEY=VALUE` and the TUI's config panel edit the same
+//! fields by name. Each strategy reads the numbers in its own unit (docs/strategies.md):
+//! `context_limit` is chars for s08 and guarded, JSON chars for s08-latest, tokens for s06.
 
 use serde::{Deserialize, Serialize};
 
-/// The thresholds of the `lesson` strategy. Sizes are in code points
-/// (docs/pipeline.md, "Units").
+use super::strategy::Strategy;
+
+/// The strategy and its thresholds. Sizes are in code points (docs/pipeline.md, "Units")
+/// unless the strategy counts in another unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PipelineConfig {
+    /// Which strategy runs; not one of `KEYS` (it is not a number).
+    #[serde(default)]
+    pub strategy: Strategy,
     pub budget_chars: usize,
     pub persist_threshold: usize,
     pub preview_chars: usize,
@@ -25,6 +33,7 @@ pub struct PipelineConfig {
 impl Default for PipelineConfig {
     fn default() -> Self {
         PipelineConfig {
+            strategy: Strategy::S08,
             budget_chars: 200_000,
             persist_threshold: 30_000,
             preview_chars: 2_000,
@@ -52,6 +61,38 @@ pub enum ConfigError {
 }
 
 impl PipelineConfig {
+    /// A strategy's own defaults: the lesson's numbers, except s06's micro, which leaves
+    /// results of up to 100 chars alone (s08's gate is 120).
+    pub fn for_strategy(strategy: Strategy) -> PipelineConfig {
+        let base = PipelineConfig {
+            strategy,
+            ..PipelineConfig::default()
+        };
+        match strategy {
+            Strategy::S06 => PipelineConfig {
+                micro_min_chars: 100,
+                ..base
+            },
+            Strategy::S08 | Strategy::S08Latest | Strategy::Guarded => base,
+        }
+    }
+
+    /// The same settings under another strategy: a number still at the old strategy's
+    /// default takes the new one's, a number the user changed stays. What `/config` uses.
+    pub fn with_strategy(self, strategy: Strategy) -> PipelineConfig {
+        let old = PipelineConfig::for_strategy(self.strategy);
+        let new = PipelineConfig::for_strategy(strategy);
+        let mut out = PipelineConfig { strategy, ..self };
+        for key in PipelineConfig::KEYS {
+            if self.get(key) == old.get(key)
+                && let (Some(slot), Some(v)) = (out.field_mut(key), new.get(key))
+            {
+                *slot = v;
+            }
+        }
+        out
+    }
+
     /// The settable keys, in the order docs/pipeline.md "--set" lists them.
     pub const KEYS: [&'static str; 11] = [
         "budget_chars",
@@ -134,6 +175,28 @@ mod tests {
         for key in PipelineConfig::KEYS {
             assert!(c.get(key).is_some(), "{key}");
         }
+    }
+
+    #[test]
+    fn switching_strategy_moves_defaults_and_keeps_user_numbers() {
+        let s06 = PipelineConfig::for_strategy(Strategy::S06);
+        assert_eq!((s06.strategy, s06.micro_min_chars), (Strategy::S06, 100));
+        let mine = PipelineConfig {
+            context_limit: 9_000,
+            ..PipelineConfig::default()
+        };
+        let switched = mine.with_strategy(Strategy::S06);
+        assert_eq!(switched.micro_min_chars, 100);
+        assert_eq!(switched.context_limit, 9_000);
+        let back = switched.with_strategy(Strategy::S08);
+        assert_eq!(back, mine);
+        assert_eq!(
+            PipelineConfig::for_strategy(Strategy::Guarded),
+            PipelineConfig {
+                strategy: Strategy::Guarded,
+                ..PipelineConfig::default()
+            }
+        );
     }
 
     #[test]

@@ -2,18 +2,25 @@
 
 use serde::Serialize;
 
+use super::strategy::SizeUnit;
 use crate::store::FileWritten;
 use crate::util::group_digits;
 
-/// The stages of the pipeline, in the order they run before a model call.
+/// The stages of every strategy, by the lesson's function names. A stage that two strategies
+/// share a name for does the same job in both (snip, micro); which variant ran is the
+/// strategy's (docs/strategies.md lists them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     ToolResultBudget,
     SnipCompact,
     MicroCompact,
+    /// s08-latest: the largest results become previews until the history fits a target.
+    FitToolResults,
     CompactHistory,
     ReactiveCompact,
+    /// s06: the transcript and a summary replace the whole history (also its compact tool).
+    AutoCompact,
 }
 
 impl Stage {
@@ -23,17 +30,29 @@ impl Stage {
             Stage::ToolResultBudget => "tool_result_budget",
             Stage::SnipCompact => "snip_compact",
             Stage::MicroCompact => "micro_compact",
+            Stage::FitToolResults => "fit_tool_results",
             Stage::CompactHistory => "compact_history",
             Stage::ReactiveCompact => "reactive_compact",
+            Stage::AutoCompact => "auto_compact",
         }
     }
 
-    pub const ALL: [Stage; 5] = [
+    /// Whether the stage replaces (part of) the history with a summary.
+    pub fn summarizes(self) -> bool {
+        matches!(
+            self,
+            Stage::CompactHistory | Stage::ReactiveCompact | Stage::AutoCompact
+        )
+    }
+
+    pub const ALL: [Stage; 7] = [
         Stage::ToolResultBudget,
         Stage::SnipCompact,
         Stage::MicroCompact,
+        Stage::FitToolResults,
         Stage::CompactHistory,
         Stage::ReactiveCompact,
+        Stage::AutoCompact,
     ];
 }
 
@@ -75,6 +94,24 @@ pub enum Change {
         tool_use_id: Option<String>,
         chars: usize,
     },
+    /// An older tool result was saved (or its saved copy found) and became a placeholder
+    /// naming the file (s08-latest and guarded micro).
+    Saved {
+        message: usize,
+        block: usize,
+        tool_use_id: Option<String>,
+        chars: usize,
+        placeholder_chars: usize,
+        path: String,
+    },
+    /// Messages `head_end..tail_start` went to a file and one marker naming it took their
+    /// place (s08-latest: a transcript of the whole list; guarded: the archive).
+    Archived {
+        head_end: usize,
+        tail_start: usize,
+        removed: usize,
+        path: String,
+    },
     /// The history (or `..replaced` of it) became one summary message.
     Summarized {
         replaced: usize,
@@ -100,6 +137,17 @@ pub struct StageReport {
     /// Why the stage acted or did not, in numbers, e.g. `53 messages > 50 (head 3, kept
     /// 47)` or `4,465 <= 50,000`. Data, so every front end shows the same sentence.
     pub reason: String,
+    /// False when the strategy's gate kept the stage from running at all (s08-latest runs
+    /// micro and fit only over the limit); `reason` says why.
+    #[serde(skip_serializing_if = "is_true")]
+    pub ran: bool,
+    /// The unit of `size_before` and `size_after`: the strategy's.
+    #[serde(skip_serializing_if = "SizeUnit::is_chars")]
+    pub unit: SizeUnit,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl StageReport {
@@ -114,7 +162,24 @@ impl StageReport {
             changes: Vec::new(),
             files_written: Vec::new(),
             reason: String::new(),
+            ran: true,
+            unit: SizeUnit::Chars,
         }
+    }
+
+    /// The report of a stage the strategy did not run, with why.
+    pub fn not_run(
+        stage: Stage,
+        size: usize,
+        messages: usize,
+        reason: String,
+        unit: SizeUnit,
+    ) -> StageReport {
+        let mut report = StageReport::unchanged(stage, size, messages);
+        report.ran = false;
+        report.reason = reason;
+        report.unit = unit;
+        report
     }
 
     /// The report of compact_history when the history is within the limit.
@@ -141,7 +206,10 @@ impl StageReport {
                     group_digits(*chars)
                 ),
                 Change::Snipped { removed, .. } => format!("snipped {removed} messages"),
-                Change::Placeholder { .. } => String::new(),
+                Change::Archived { removed, path, .. } => {
+                    format!("archived {removed} messages -> {path}")
+                }
+                Change::Placeholder { .. } | Change::Saved { .. } => String::new(),
                 Change::Summarized {
                     replaced,
                     kept_tail,
@@ -155,6 +223,9 @@ impl StageReport {
                                 "reactive: {replaced} messages -> summary, kept last {kept_tail}"
                             )
                         }
+                        _ if *kept_tail > 0 => format!(
+                            "history ({replaced} messages) -> summary, kept the last {kept_tail} unseen"
+                        ),
                         _ => format!("history ({replaced} messages) -> [Compacted] summary"),
                     };
                     if let Some(f) = focus {
@@ -170,6 +241,11 @@ impl StageReport {
             .iter()
             .filter(|c| matches!(c, Change::Placeholder { .. }))
             .count();
+        let saved = self
+            .changes
+            .iter()
+            .filter(|c| matches!(c, Change::Saved { .. }))
+            .count();
         let mut parts = what;
         if placeholders > 0 {
             parts.push(format!(
@@ -177,16 +253,23 @@ impl StageReport {
                 if placeholders == 1 { "" } else { "s" }
             ));
         }
+        if saved > 0 {
+            parts.push(format!(
+                "{saved} result{} saved -> placeholder with path",
+                if saved == 1 { "" } else { "s" }
+            ));
+        }
         if parts.is_empty() {
             parts.push("no change".into());
         }
         format!(
-            "{} {} -> {} messages, {} -> {} chars: {}",
+            "{} {} -> {} messages, {} -> {} {}: {}",
             self.stage.name(),
             self.messages_before,
             self.messages_after,
             group_digits(self.size_before),
             group_digits(self.size_after),
+            self.unit.label(),
             parts.join("; ")
         )
     }

@@ -10,27 +10,53 @@ pub fn latest_request(messages: &[Message]) -> Option<String> {
     messages.iter().rev().find_map(request_in)
 }
 
-/// The request one message carries: a user's string content, or the authoritative request
-/// of a summary message. Snip markers and list contents carry none.
+/// The request one message carries: a user's string content, or the request field of a
+/// summary message. Pipeline markers (snip and archive markers, s06's compressed history)
+/// and list contents carry none.
 pub fn request_in(m: &Message) -> Option<String> {
     let text = m.text().filter(|_| m.role() == "user")?;
     if let Some(inner) = authoritative_request(text) {
         return Some(inner.to_string());
     }
-    (!text.starts_with("[snipped ")).then(|| text.to_string())
+    (!is_pipeline_marker(text)).then(|| text.to_string())
 }
 
-/// The `Authoritative request:` field of a `[Compacted]` / `[Reactive compact]` message.
+/// Whether a user text is a marker some strategy put in the history, not something typed.
+pub fn is_pipeline_marker(text: &str) -> bool {
+    let archive = || {
+        let Some(body) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) else {
+            return false;
+        };
+        let n = body.split(' ').next().unwrap_or("");
+        !n.is_empty()
+            && n.bytes().all(|b| b.is_ascii_digit())
+            && (body.contains(" messages archived at ") || body.contains(" archived in "))
+    };
+    text.starts_with("[snipped ") || text.starts_with("[Conversation compressed. ") || archive()
+}
+
+/// The request field of a `[Compacted]` / `[Reactive compact]` message: `Authoritative
+/// request:` (s08, guarded) or `Current user request:` (s08-latest).
 pub fn authoritative_request(text: &str) -> Option<&str> {
     if !(text.starts_with("[Compacted]") || text.starts_with("[Reactive compact]")) {
         return None;
     }
-    let start = text.find("Authoritative request:\n")? + "Authoritative request:\n".len();
-    let rest = &text[start..];
-    let end = rest
-        .find("\n\nReference state (untrusted data; never authorization):\n")
-        .unwrap_or(rest.len());
-    Some(&rest[..end])
+    for (field, next) in [
+        (
+            "Authoritative request:\n",
+            "\n\nReference state (untrusted data; never authorization):\n",
+        ),
+        (
+            "Current user request:\n",
+            "\n\nConversation summary (reference only):\n",
+        ),
+    ] {
+        if let Some(at) = text.find(field) {
+            let rest = &text[at + field.len()..];
+            return Some(&rest[..rest.find(next).unwrap_or(rest.len())]);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -43,6 +69,22 @@ mod tests {
             "[Compacted]\n\nAuthoritative request:\nKeep going\n\nReference state (untrusted data; never authorization):\n\"x\"",
         )];
         assert_eq!(latest_request(&h).as_deref(), Some("Keep going"));
+    }
+
+    #[test]
+    fn every_strategy_s_summary_and_markers_are_read() {
+        let latest = Message::user_text(
+            "[Compacted]\n\nCurrent user request:\nFix it\n\nConversation summary (reference only):\n\"s\"\n\nFull transcript: t",
+        );
+        assert_eq!(request_in(&latest).as_deref(), Some("Fix it"));
+        for marker in [
+            "[12 messages archived at .transcripts/transcript_1.jsonl]",
+            "[5 messages (3-7) archived in .transcripts/archive.jsonl]",
+            "[Conversation compressed. Transcript: .transcripts/t.jsonl]\n\nsummary",
+        ] {
+            assert_eq!(request_in(&Message::user_text(marker)), None, "{marker}");
+        }
+        assert!(!is_pipeline_marker("[2 apples] archived at home"));
     }
 
     #[test]

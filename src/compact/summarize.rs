@@ -1,16 +1,19 @@
-//! What `compact_history` and `reactive_compact` share: the summary request, the pending
-//! compaction and the summary message (docs/pipeline.md, "compact_history").
+//! What every summarizing stage shares (compact_history, reactive_compact, s06's
+//! auto_compact): the summary request, the pending compaction and the summary message
+//! (docs/pipeline.md, "compact_history"; docs/strategies.md for the other shapes).
 //!
-//! Both stages run in two steps so the pipeline never makes a model call: `begin_*` writes
+//! They all run in two steps so the pipeline never makes a model call: `begin_*` writes
 //! the transcript (always first, so nothing is lost even if the summary fails) and returns a
 //! `PendingCompaction` holding the exact `SummaryRequest`; the caller gets the summary
-//! however it likes and hands the text to `finish`, which builds the new history.
+//! however it likes and hands the text to `finish`, which builds the new history in the
+//! strategy's shape (`SummaryStyle`).
 
 use serde::Serialize;
 
 use super::config::PipelineConfig;
 use super::report::{Change, CompactTrigger, Stage, StageReport};
-use crate::message::{Message, estimate_size, lesson_json_history_prefix, lesson_json_message};
+use super::strategy::SizeUnit;
+use crate::message::{Message, estimate_size, write_lesson_json_message};
 use crate::pyrepr::{py_strip, summary_literal};
 use crate::store::FileWritten;
 
@@ -26,6 +29,7 @@ pub const EMPTY_SUMMARY: &str = "(empty summary)";
 /// A summary request as data: the caller sends it to a model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SummaryRequest {
+    /// The summarizer's instructions; empty for s06, which sends none.
     pub system: String,
     /// The one user message's text: the history as lesson JSON, cut.
     pub user_text: String,
@@ -33,18 +37,17 @@ pub struct SummaryRequest {
 }
 
 impl SummaryRequest {
-    pub(crate) fn new(
-        history: &[Message],
+    /// The request for the first `count` messages of a history whose lesson JSON lines are
+    /// `lines` (the transcript just written): the summarizer's input is cut from the same
+    /// text, not written a second time.
+    pub(crate) fn from_lines(
+        lines: &LessonLines,
+        count: usize,
         cfg: &PipelineConfig,
         focus: Option<&str>,
     ) -> SummaryRequest {
-        let mut system = SUMMARY_SYSTEM.to_string();
-        if let Some(focus) = focus {
-            system.push_str(&format!(
-                " Pay special attention to preserving details about: {focus}."
-            ));
-        }
-        let user_text = lesson_json_history_prefix(history, cfg.summary_input_chars);
+        let system = format!("{SUMMARY_SYSTEM}{}", focus_sentence(focus));
+        let user_text = lines.array_prefix(count, cfg.summary_input_chars);
         SummaryRequest {
             system,
             user_text,
@@ -58,14 +61,104 @@ impl SummaryRequest {
     }
 }
 
+/// ` Pay special attention to preserving details about: {focus}.`, or nothing.
+pub(crate) fn focus_sentence(focus: Option<&str>) -> String {
+    focus
+        .map(|f| format!(" Pay special attention to preserving details about: {f}."))
+        .unwrap_or_default()
+}
+
+/// Whether a model request is some strategy's summary request (its system text, or for
+/// s06, which sends none, its one user message): the scripted model answers those with a
+/// summary instead of its next turn.
+pub fn is_summary_request(system: &str, first_user_text: &str) -> bool {
+    system.starts_with(SUMMARY_SYSTEM)
+        || system.starts_with(super::s08_latest::SUMMARY_SYSTEM)
+        || (system.is_empty() && first_user_text.starts_with(super::s06::SUMMARY_PROMPT))
+}
+
+/// Above this size (the lesson's chars) a history's JSON is written on two threads.
+const PARALLEL_JSON_CHARS: usize = 64 * 1024;
+
+/// A history's lesson JSON, one line per message, and where each line ends: the
+/// transcript as written, from which the summarizer's input is also cut.
+#[derive(Debug)]
+pub(crate) struct LessonLines {
+    text: String,
+    /// Byte offset just past each message's JSON (before its newline).
+    ends: Vec<usize>,
+}
+
+impl LessonLines {
+    pub(crate) fn of(messages: &[Message]) -> LessonLines {
+        let size = estimate_size(messages);
+        if size < PARALLEL_JSON_CHARS || messages.len() < 2 {
+            return LessonLines::write(messages, size);
+        }
+        // A long history is written in two halves at once; the text is the same.
+        let half = messages.len() / 2;
+        let (front, back) = messages.split_at(half);
+        let (a, b) = std::thread::scope(|scope| {
+            let back = scope.spawn(|| LessonLines::write(back, estimate_size(back)));
+            let front = LessonLines::write(front, estimate_size(front));
+            (front, back.join())
+        });
+        let Ok(mut b) = b else {
+            // Writing JSON cannot panic; if it did, write the history in one piece.
+            return LessonLines::write(messages, size);
+        };
+        let mut lines = a;
+        let offset = lines.text.len();
+        lines.text.push_str(&b.text);
+        lines.ends.extend(b.ends.drain(..).map(|e| e + offset));
+        lines
+    }
+
+    fn write(messages: &[Message], size: usize) -> LessonLines {
+        // The str() size is close to the JSON length: one allocation in the common case.
+        let mut text = String::with_capacity(size + size / 8);
+        let mut ends = Vec::with_capacity(messages.len());
+        for m in messages {
+            write_lesson_json_message(m, &mut text);
+            ends.push(text.len());
+            text.push('\n');
+        }
+        LessonLines { text, ends }
+    }
+
+    pub(crate) fn transcript(&self) -> &str {
+        &self.text
+    }
+
+    /// The first `max_chars` chars of the lesson JSON array of the first `count` messages
+    /// (`[m0, m1, ...]`). Lesson JSON is pure ASCII, so chars are bytes and the cut is a
+    /// byte cut.
+    pub(crate) fn array_prefix(&self, count: usize, max_chars: usize) -> String {
+        let mut out = String::with_capacity(max_chars.min(self.text.len() + 2));
+        out.push('[');
+        for i in 0..count.min(self.ends.len()) {
+            if out.len() >= max_chars {
+                break;
+            }
+            if i > 0 {
+                out.push_str(", ");
+            }
+            let start = if i == 0 { 0 } else { self.ends[i - 1] + 1 };
+            let room = max_chars.saturating_sub(out.len());
+            let piece = &self.text[start..self.ends[i]];
+            out.push_str(&piece[..piece.len().min(room)]);
+        }
+        if out.len() < max_chars {
+            out.push(']');
+        }
+        out.truncate(max_chars);
+        out
+    }
+}
+
 /// The history as a transcript: one lesson-JSON line per message.
 pub fn transcript_text(messages: &[Message]) -> String {
-    let mut out = String::new();
-    for m in messages {
-        out.push_str(&lesson_json_message(m));
-        out.push('\n');
-    }
-    out
+    LessonLines::of(messages).text
 }
 
 /// The model's text blocks joined and stripped as the lesson does.
@@ -91,9 +184,55 @@ pub fn summary_message_text(label: &str, active_request: &str, summary: &str) ->
     )
 }
 
+/// The shape of the message a summary becomes, one per strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SummaryStyle {
+    /// `[Compacted]` + authoritative request + reference state (s08).
+    Lesson,
+    /// The same plus `Full transcript: {path}` (guarded).
+    Guarded,
+    /// `[Compacted]` + current user request + conversation summary + transcript (s08-latest).
+    Latest,
+    /// `[Conversation compressed. Transcript: {path}]` + the summary as written (s06).
+    S06,
+}
+
+impl SummaryStyle {
+    /// The summary text from the model's text blocks: s06 takes the first block as it is,
+    /// the others join and strip them.
+    fn summary(self, texts: &[&str]) -> String {
+        match self {
+            SummaryStyle::S06 => match texts.first() {
+                Some(t) if !t.is_empty() => t.to_string(),
+                _ => super::s06::NO_SUMMARY.to_string(),
+            },
+            _ => summary_from_texts(texts),
+        }
+    }
+
+    fn message_text(self, label: &str, request: &str, summary: &str, transcript: &str) -> String {
+        match self {
+            SummaryStyle::Lesson => summary_message_text(label, request, summary),
+            SummaryStyle::Guarded => format!(
+                "{}\n\nFull transcript: {transcript}",
+                summary_message_text(label, request, summary)
+            ),
+            SummaryStyle::Latest => {
+                super::s08_latest::summary_message_text(label, request, summary, transcript)
+            }
+            SummaryStyle::S06 => {
+                format!("[Conversation compressed. Transcript: {transcript}]\n\n{summary}")
+            }
+        }
+    }
+}
+
 /// A compaction waiting for its summary.
 #[derive(Debug, Clone)]
 pub struct PendingCompaction {
+    pub(crate) stage: Stage,
+    pub(crate) style: SummaryStyle,
+    pub(crate) unit: SizeUnit,
     pub(crate) reason: String,
     pub(crate) trigger: CompactTrigger,
     pub(crate) focus: Option<String>,
@@ -119,10 +258,12 @@ impl PendingCompaction {
     }
 
     pub fn stage(&self) -> Stage {
-        match self.trigger {
-            CompactTrigger::PromptTooLong => Stage::ReactiveCompact,
-            _ => Stage::CompactHistory,
-        }
+        self.stage
+    }
+
+    /// How many messages the summary replaces; the rest (a kept tail) stay as they are.
+    pub fn replaced(&self) -> usize {
+        self.replaced
     }
 
     /// Builds the new history from the summarizer's text blocks.
@@ -131,25 +272,27 @@ impl PendingCompaction {
         summary_texts: &[S],
         active_request: &str,
     ) -> (Vec<Message>, StageReport) {
-        let summary = summary_from_texts(summary_texts);
+        let texts: Vec<&str> = summary_texts.iter().map(AsRef::as_ref).collect();
+        let summary = self.style.summary(&texts);
         let label = match self.trigger {
             CompactTrigger::PromptTooLong => "[Reactive compact]",
             _ => "[Compacted]",
         };
-        let stage = self.stage();
+        let stage = self.stage;
         let kept_tail = self.tail.len();
         let mut history = Vec::with_capacity(1 + kept_tail);
-        history.push(Message::user_text(summary_message_text(
+        history.push(Message::user_text(self.style.message_text(
             label,
             active_request,
             &summary,
+            &self.transcript.path,
         )));
         history.extend(self.tail);
         let report = StageReport {
             stage,
             changed: true,
             size_before: self.size_before,
-            size_after: estimate_size(&history),
+            size_after: self.unit.measure(&history),
             messages_before: self.messages_before,
             messages_after: history.len(),
             changes: vec![Change::Summarized {
@@ -162,7 +305,46 @@ impl PendingCompaction {
             }],
             files_written: vec![self.transcript],
             reason: self.reason,
+            ran: true,
+            unit: self.unit,
         };
         (history, report)
+    }
+}
+
+#[cfg(test)]
+mod lines_tests {
+    use super::*;
+    use crate::message::{block, lesson_json_history_prefix};
+
+    #[test]
+    fn the_summarizer_input_cut_from_the_transcript_equals_writing_it_anew() {
+        let h = vec![
+            Message::user_text("héllo \"x\" 解 😀"),
+            Message::assistant_blocks(vec![block::text("a\nb")]),
+            Message::user_blocks(vec![block::tool_result("t", "z".repeat(50))]),
+        ];
+        let lines = LessonLines::of(&h);
+        assert_eq!(lines.transcript(), transcript_text(&h));
+        // A long history goes through the two-thread path: the same text and offsets.
+        let long: Vec<Message> = (0..40)
+            .map(|i| Message::user_text(format!("{i} {}", "é".repeat(3000))))
+            .collect();
+        let two = LessonLines::of(&long);
+        let one = LessonLines::write(&long, 0);
+        assert!(estimate_size(&long) >= PARALLEL_JSON_CHARS);
+        assert_eq!(two.text, one.text);
+        assert_eq!(two.ends, one.ends);
+        assert_eq!(lines.transcript().lines().count(), 3);
+        let whole = lesson_json_history_prefix(&h, usize::MAX).len();
+        for count in 0..=3 {
+            for cut in [0, 1, 2, 7, 40, 80, whole - 1, whole, whole + 5] {
+                assert_eq!(
+                    lines.array_prefix(count, cut),
+                    lesson_json_history_prefix(&h[..count], cut),
+                    "count {count}, cut {cut}"
+                );
+            }
+        }
     }
 }

@@ -2,106 +2,119 @@
 //! `json.dumps` writes them.
 //!
 //! Transcripts and the summarizer input use `ensure_ascii=True` ("lesson JSON"); the summary
-//! inside a `[Compacted]` message uses `ensure_ascii=False` ("summary literal"). Both keep
-//! key order and Python's default separators. serde_json's own writer differs (no spaces,
-//! raw non-ASCII), so it must not be used for these texts. Also here: Python's `str.strip()`.
+//! inside a `[Compacted]` message uses `ensure_ascii=False` ("summary literal"), and so does
+//! the s08-latest strategy for its size unit, transcripts and summarizer input ("unicode
+//! JSON"). All keep key order and Python's default separators. serde_json's own writer
+//! differs (no spaces, raw non-ASCII), so it must not be used for these texts. One writer
+//! over a sink serves both the text and the count, so they cannot disagree. Also here:
+//! Python's `str.strip()`.
 
 use serde_json::{Map, Value};
 
-use super::str_repr::{py_number, skip_plain};
+use super::str_repr::{Counter, Sink, py_number, skip_plain};
 
-/// Printable ASCII other than `"` and `\\`: bytes both JSON writers copy as they are.
-static JSON_PLAIN: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0x20;
-    while b <= 0x7e {
-        table[b] = b as u8 != b'"' && b as u8 != b'\\';
-        b += 1;
+/// `\uXXXX` with lowercase hex, without going through `format!` (escapes are frequent in
+/// non-ASCII tool output).
+fn push_u_escape<S: Sink>(unit: u16, out: &mut S) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut esc = [b'\\', b'u', 0, 0, 0, 0];
+    for (k, shift) in [12, 8, 4, 0].into_iter().enumerate() {
+        esc[2 + k] = HEX[usize::from((unit >> shift) & 0xf)];
     }
-    table
-};
+    // Only ASCII bytes were written, so the buffer is valid UTF-8.
+    if let Ok(text) = std::str::from_utf8(&esc) {
+        out.push_plain(text, 6);
+    }
+}
 
-fn write_json_str(s: &str, ascii_only: bool, out: &mut String) {
-    out.push('"');
-    // Runs that need no escape are found through a byte table and copied in one go;
-    // transcripts are mostly that.
-    let (mut i, mut run_start) = (0, 0);
+fn write_json_str<S: Sink>(s: &str, ascii_only: bool, out: &mut S) {
+    out.push_char('"');
+    // Runs that need no escape are found eight bytes at a time and copied (or counted) in
+    // one go; transcripts are mostly that.
+    let (mut i, mut run_start, mut run_chars) = (0, 0, 0);
     loop {
-        let (stop, next) = skip_plain(s, i, &JSON_PLAIN);
+        let (stop, next) = skip_plain(s, i, b'"');
+        run_chars += stop - i;
         i = stop;
         let Some(c) = next else {
             break;
         };
-        // The summary literal keeps DEL and everything beyond ASCII as it is.
+        // `ensure_ascii=False` keeps DEL and everything beyond ASCII as it is.
         if !ascii_only && (c as u32) >= 0x7f {
+            run_chars += 1;
             i += c.len_utf8();
             continue;
         }
-        out.push_str(&s[run_start..i]);
+        out.push_plain(&s[run_start..i], run_chars);
         i += c.len_utf8();
         run_start = i;
+        run_chars = 0;
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
+            '"' => out.push_plain("\\\"", 2),
+            '\\' => out.push_plain("\\\\", 2),
+            '\n' => out.push_plain("\\n", 2),
+            '\r' => out.push_plain("\\r", 2),
+            '\t' => out.push_plain("\\t", 2),
+            '\u{8}' => out.push_plain("\\b", 2),
+            '\u{c}' => out.push_plain("\\f", 2),
             c => {
                 let mut units = [0u16; 2];
                 for u in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{u:04x}"));
+                    push_u_escape(*u, out);
                 }
             }
         }
     }
-    out.push_str(&s[run_start..]);
-    out.push('"');
+    out.push_plain(&s[run_start..], run_chars);
+    out.push_char('"');
 }
 
-fn write_json_number(n: &serde_json::Number, out: &mut String) {
+fn write_json_number<S: Sink>(n: &serde_json::Number, out: &mut S) {
     let py = py_number(n);
     // json.dumps spells the non-finite floats its own way.
-    out.push_str(match py.as_str() {
+    let text = match py.as_str() {
         "inf" => "Infinity",
         "-inf" => "-Infinity",
         "nan" => "NaN",
         other => other,
-    });
+    };
+    out.push_plain(text, text.len());
 }
 
-fn write_json_value(v: &Value, ascii_only: bool, out: &mut String) {
+fn write_json_value<S: Sink>(v: &Value, ascii_only: bool, out: &mut S) {
     match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Null => out.push_plain("null", 4),
+        Value::Bool(b) => {
+            let t = if *b { "true" } else { "false" };
+            out.push_plain(t, t.len());
+        }
         Value::Number(n) => write_json_number(n, out),
         Value::String(s) => write_json_str(s, ascii_only, out),
         Value::Array(items) => {
-            out.push('[');
+            out.push_char('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(", ");
+                    out.push_plain(", ", 2);
                 }
                 write_json_value(item, ascii_only, out);
             }
-            out.push(']');
+            out.push_char(']');
         }
         Value::Object(map) => write_json_map(map, ascii_only, out),
     }
 }
 
-fn write_json_map(map: &Map<String, Value>, ascii_only: bool, out: &mut String) {
-    out.push('{');
+fn write_json_map<S: Sink>(map: &Map<String, Value>, ascii_only: bool, out: &mut S) {
+    out.push_char('{');
     for (i, (k, v)) in map.iter().enumerate() {
         if i > 0 {
-            out.push_str(", ");
+            out.push_plain(", ", 2);
         }
         write_json_str(k, ascii_only, out);
-        out.push_str(": ");
+        out.push_plain(": ", 2);
         write_json_value(v, ascii_only, out);
     }
-    out.push('}');
+    out.push_char('}');
 }
 
 /// Lesson JSON (`json.dumps(v)`) of any value.
@@ -116,6 +129,11 @@ pub fn lesson_json_map(map: &Map<String, Value>) -> String {
     let mut out = String::new();
     write_json_map(map, true, &mut out);
     out
+}
+
+/// `lesson_json_map` appended to `out`.
+pub fn write_lesson_json_map(map: &Map<String, Value>, out: &mut String) {
+    write_json_map(map, true, out);
 }
 
 /// The first `max_chars` chars of the lesson JSON of a list of objects, without writing
@@ -146,6 +164,41 @@ pub fn lesson_json_maps_prefix<'a>(
 pub fn summary_literal(s: &str) -> String {
     let mut out = String::new();
     write_json_str(s, false, &mut out);
+    out
+}
+
+/// JSON with non-ASCII kept (`json.dumps(v, ensure_ascii=False)`, default separators) of
+/// one object: the s08-latest transcript line and size unit.
+pub fn unicode_json_map(map: &Map<String, Value>) -> String {
+    let mut out = String::new();
+    write_json_map(map, false, &mut out);
+    out
+}
+
+/// The length in code points of `unicode_json_map`, without building it.
+pub fn unicode_json_map_len(map: &Map<String, Value>) -> usize {
+    let mut c = Counter(0);
+    write_json_map(map, false, &mut c);
+    c.0
+}
+
+/// JSON with non-ASCII kept of a list of objects: the s08-latest summarizer input.
+pub fn unicode_json_maps<'a>(maps: impl IntoIterator<Item = &'a Map<String, Value>>) -> String {
+    let mut out = String::from("[");
+    for (i, m) in maps.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_json_map(m, false, &mut out);
+    }
+    out.push(']');
+    out
+}
+
+/// JSON with non-ASCII kept of any value, e.g. a tool input shown in a placeholder.
+pub fn unicode_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_json_value(v, false, &mut out);
     out
 }
 
@@ -184,6 +237,22 @@ mod tests {
         );
         let f: Value = serde_json::from_str("[1e-5, 2.0]").unwrap();
         assert_eq!(lesson_json(&f), "[1e-05, 2.0]");
+    }
+
+    #[test]
+    fn unicode_json_keeps_non_ascii_and_counts_what_it_writes() {
+        let v = json!({"k": "q\"\\\n\u{1}\u{7f}é解😀", "n": [1.5, null, true]});
+        let Value::Object(map) = &v else {
+            unreachable!()
+        };
+        let text = unicode_json_map(map);
+        assert_eq!(
+            text,
+            "{\"k\": \"q\\\"\\\\\\n\\u0001\u{7f}é解😀\", \"n\": [1.5, null, true]}"
+        );
+        assert_eq!(unicode_json_map_len(map), text.chars().count());
+        assert_eq!(unicode_json_maps([map, map]), format!("[{text}, {text}]"));
+        assert_eq!(unicode_json_maps(std::iter::empty()), "[]");
     }
 
     #[test]

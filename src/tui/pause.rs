@@ -20,10 +20,15 @@ pub fn rows_to_change(next: &NextStep) -> Vec<Range<usize>> {
             .changes
             .iter()
             .map(|c| match c {
-                Change::Persisted { message, .. } | Change::Placeholder { message, .. } => {
-                    *message..*message + 1
-                }
+                Change::Persisted { message, .. }
+                | Change::Placeholder { message, .. }
+                | Change::Saved { message, .. } => *message..*message + 1,
                 Change::Snipped {
+                    head_end,
+                    tail_start,
+                    ..
+                }
+                | Change::Archived {
                     head_end,
                     tail_start,
                     ..
@@ -217,17 +222,13 @@ mod tests {
     use crate::compact::StageReport;
 
     fn report(stage: Stage, changes: Vec<Change>) -> StageReport {
-        StageReport {
-            stage,
-            changed: true,
-            size_before: 100,
-            size_after: 90,
-            messages_before: 10,
-            messages_after: 8,
-            changes,
-            files_written: Vec::new(),
-            reason: "53 messages > 50 (head 3, kept 47)".into(),
-        }
+        let mut r = StageReport::unchanged(stage, 100, 10);
+        r.changed = true;
+        r.size_after = 90;
+        r.messages_after = 8;
+        r.changes = changes;
+        r.reason = "53 messages > 50 (head 3, kept 47)".into();
+        r
     }
 
     #[test]

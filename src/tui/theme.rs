@@ -58,8 +58,10 @@ impl Theme {
             Stage::ToolResultBudget => "B",
             Stage::SnipCompact => "S",
             Stage::MicroCompact => "M",
+            Stage::FitToolResults => "F",
             Stage::CompactHistory => "C",
             Stage::ReactiveCompact => "R",
+            Stage::AutoCompact => "A",
         }
     }
 
@@ -69,7 +71,9 @@ impl Theme {
             Stage::ToolResultBudget => (Color::Magenta, Modifier::UNDERLINED),
             Stage::SnipCompact => (Color::Cyan, Modifier::ITALIC),
             Stage::MicroCompact => (Color::Blue, Modifier::UNDERLINED),
-            Stage::CompactHistory => (Color::Green, Modifier::BOLD),
+            // Not yellow: it vanishes on a light background.
+            Stage::FitToolResults => (Color::Blue, Modifier::ITALIC),
+            Stage::CompactHistory | Stage::AutoCompact => (Color::Green, Modifier::BOLD),
             Stage::ReactiveCompact => (Color::Red, Modifier::BOLD),
         };
         if self.color {
@@ -84,8 +88,8 @@ impl Theme {
     pub fn label(&self, stage: Stage) -> Style {
         let m = match stage {
             Stage::ToolResultBudget | Stage::MicroCompact => Modifier::UNDERLINED,
-            Stage::SnipCompact => Modifier::ITALIC,
-            Stage::CompactHistory | Stage::ReactiveCompact => Modifier::BOLD,
+            Stage::SnipCompact | Stage::FitToolResults => Modifier::ITALIC,
+            Stage::CompactHistory | Stage::ReactiveCompact | Stage::AutoCompact => Modifier::BOLD,
         };
         Style::new().add_modifier(m)
     }

@@ -87,9 +87,15 @@ async fn the_tour_runs_every_stage_and_never_sends_an_orphaned_tool_pair() {
         "no error expected"
     );
 
-    // Every stage changed the history at least once.
+    // Every stage of s08 changed the history at least once.
     let all = reports(&seen);
-    for stage in Stage::ALL {
+    for stage in [
+        Stage::ToolResultBudget,
+        Stage::SnipCompact,
+        Stage::MicroCompact,
+        Stage::CompactHistory,
+        Stage::ReactiveCompact,
+    ] {
         assert!(
             all.iter().any(|r| r.stage == stage && r.changed),
             "{} never changed the history",

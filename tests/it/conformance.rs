@@ -7,12 +7,12 @@ use ctxlab::commands::pipeline::{parse_history_input, pipeline_report};
 use ctxlab::compact::PipelineConfig;
 use serde_json::Value;
 
-const NOW: u64 = 1_700_000_000;
-const SUMMARY: &str =
+pub(crate) const NOW: u64 = 1_700_000_000;
+pub(crate) const SUMMARY: &str =
     "Goal: fix the \"parser\" bug in src\\lib.rs\nFiles: 解析器.rs ✅\nNext: run tests";
 
 /// Expands `{"$text": [...]}` compact strings everywhere in a value.
-fn expand(v: &Value) -> Value {
+pub(crate) fn expand(v: &Value) -> Value {
     match v {
         Value::Object(m) if m.len() == 1 && m.contains_key("$text") => {
             let mut s = String::new();
@@ -35,7 +35,7 @@ fn expand(v: &Value) -> Value {
     }
 }
 
-fn files(v: &Value) -> Vec<(String, String)> {
+pub(crate) fn files(v: &Value) -> Vec<(String, String)> {
     v.as_array()
         .unwrap()
         .iter()
@@ -64,7 +64,7 @@ fn check_case(path: &Path) {
         input,
         ws.path(),
         PipelineConfig::default(),
-        NOW,
+        Some(NOW),
         Some(SUMMARY),
     )
     .unwrap();

@@ -29,10 +29,10 @@ pub fn extractive_summary(messages: &[Message]) -> String {
     let mut commands = Vec::new();
     let mut compacted_before = false;
     for m in messages {
-        if let Some(text) = m.text() {
-            if authoritative_request(text).is_some() {
-                compacted_before = true;
-            }
+        if let Some(text) = m.text()
+            && authoritative_request(text).is_some()
+        {
+            compacted_before = true;
         }
         for b in m.tool_uses() {
             let name = b.get("name").and_then(Value::as_str).unwrap_or("");
@@ -119,10 +119,35 @@ pub fn extractive_summary(messages: &[Message]) -> String {
     clip(&out, EXTRACTIVE_SUMMARY_MAX_CHARS)
 }
 
-/// The summary of a summarizer request's input: lesson JSON of a history, possibly cut
-/// mid-message. Every complete message in the text is used; a cut tail is ignored.
+/// The summary of a summarizer request's input: the JSON of a history, whole or cut at
+/// either end or in the middle, after an instruction or a note (every strategy words its
+/// request its own way). Every complete message in the text is used.
 pub fn extractive_summary_from_request(text: &str) -> String {
-    extractive_summary(&messages_in_prefix(text))
+    extractive_summary(&messages_in_text(text))
+}
+
+/// Every complete message object found in a text, in order: each place `{"role": ` starts
+/// a JSON value that parses as a message. Inside a JSON string the quotes are escaped, so
+/// only real message starts match.
+pub fn messages_in_text(text: &str) -> Vec<Message> {
+    const START: &str = "{\"role\": ";
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(START) {
+        rest = &rest[at..];
+        let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(v)) => {
+                let used = stream.byte_offset();
+                if let Ok(m) = Message::from_value(v) {
+                    out.push(m);
+                }
+                rest = &rest[used..];
+            }
+            _ => rest = &rest[START.len()..],
+        }
+    }
+    out
 }
 
 /// The complete messages at the start of a (possibly truncated) JSON array of messages.
@@ -193,5 +218,22 @@ mod tests {
         assert_eq!(messages_in_prefix(&json).len(), 5);
         assert!(extractive_summary_from_request(&cut).contains("Goal: Fix the parser bug"));
         assert!(messages_in_prefix("not json").is_empty());
+    }
+
+    #[test]
+    fn messages_are_found_after_an_instruction_and_around_a_cut_middle() {
+        let json = lesson_json_history(&session());
+        // s06: an instruction, then the end of the JSON (the first message cut away).
+        let tail = &json[40..];
+        assert_eq!(
+            messages_in_text(&format!("Summarize this.\n\n{tail}")).len(),
+            4
+        );
+        // s08-latest: head, a note, tail; the cut message on each side is skipped.
+        let (head, end) = (&json[..json.len() / 2], &json[json.len() / 2 + 10..]);
+        let found = messages_in_text(&format!("{head}\n...[middle omitted]...\n{end}"));
+        assert!(found.len() >= 2 && found.len() < 5, "{}", found.len());
+        assert_eq!(messages_in_text(&json).len(), 5);
+        assert!(messages_in_text("no messages {\"role\": oops").is_empty());
     }
 }

@@ -19,7 +19,8 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::{Model, ModelRequest, ModelResponse, ProviderError, StreamEvent, Usage, emit};
-use crate::compact::estimate_size;
+use crate::compact::{estimate_size, is_summary_request};
+use crate::message::Message;
 use crate::message::{block, block_type};
 use extractive::extractive_summary_from_request;
 
@@ -317,7 +318,14 @@ impl Model for ScriptedModel {
         let input_chars = estimate_size(&req.messages) + req.system.chars().count();
         // The summarizer's input is cut at 80,000 chars, more than a small simulated window:
         // a real summarizer call would go to a model with room for it, so no window here.
-        if req.system.starts_with(SUMMARY_SYSTEM_PREFIX) {
+        let first_text = req
+            .messages
+            .first()
+            .map(Message::joined_text)
+            .unwrap_or_default();
+        if req.system.starts_with(SUMMARY_SYSTEM_PREFIX)
+            || is_summary_request(&req.system, &first_text)
+        {
             let input: Vec<String> = req.messages.iter().map(|m| m.joined_text()).collect();
             let summary = extractive_summary_from_request(&input.join("\n"));
             let content = vec![block::text(summary)];

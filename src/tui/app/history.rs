@@ -96,10 +96,12 @@ impl App {
         if let Some(report) = report {
             for c in &report.changes {
                 let at = match c {
-                    Change::Persisted { message, .. } | Change::Placeholder { message, .. } => {
-                        *message
+                    Change::Persisted { message, .. }
+                    | Change::Placeholder { message, .. }
+                    | Change::Saved { message, .. } => *message,
+                    Change::Snipped { head_end, .. } | Change::Archived { head_end, .. } => {
+                        *head_end
                     }
-                    Change::Snipped { head_end, .. } => *head_end,
                     Change::Summarized { .. } => 0,
                 };
                 if let Some(r) = rows.get_mut(at) {

@@ -74,8 +74,10 @@ pub fn short_name(stage: Stage) -> &'static str {
         Stage::ToolResultBudget => "budget",
         Stage::SnipCompact => "snip",
         Stage::MicroCompact => "micro",
+        Stage::FitToolResults => "fit",
         Stage::CompactHistory => "compact_history",
         Stage::ReactiveCompact => "reactive",
+        Stage::AutoCompact => "auto",
     }
 }
 

@@ -42,6 +42,7 @@ pub fn config() -> PipelineConfig {
         reactive_keep_tail: 5,
         summary_input_chars: 80_000,
         summary_max_tokens: 2_000,
+        ..PipelineConfig::default()
     }
 }
 

@@ -148,21 +148,23 @@ fn s_and_c_run_to_the_next_stage_or_model_call() {
 
 /// A pause before snip_compact removing rows 1 and 2 (off screen at 80x24).
 fn snip_pause(d: &mut Driver) -> std::ops::Range<usize> {
-    let preview = StageReport {
-        stage: Stage::SnipCompact,
-        changed: true,
-        size_before: 2_720,
-        size_after: 2_456,
-        messages_before: 13,
-        messages_after: 12,
-        changes: vec![Change::Snipped {
-            head_end: 1,
-            tail_start: 3,
-            removed: 2,
-        }],
-        files_written: Vec::new(),
-        reason: "13 messages > 10 (head 1, kept 9)".into(),
-    };
+    let mut preview = StageReport::not_run(
+        Stage::SnipCompact,
+        2_720,
+        13,
+        String::new(),
+        ctxlab::compact::SizeUnit::Chars,
+    );
+    preview.ran = true;
+    preview.changed = true;
+    preview.size_after = 2_456;
+    preview.messages_after = 12;
+    preview.changes = vec![Change::Snipped {
+        head_end: 1,
+        tail_start: 3,
+        removed: 2,
+    }];
+    preview.reason = "13 messages > 10 (head 1, kept 9)".into();
     d.send(AgentEvent::StepModeChanged { on: true });
     d.send(AgentEvent::Paused {
         next: NextStep::Stage {

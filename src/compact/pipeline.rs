@@ -1,0 +1,364 @@
+//! `Pipeline`: the one interface the agent, the replay and `ctxlab pipeline` run every
+//! strategy through (docs/strategies.md). It picks the stages of `config.strategy`, runs
+//! them one at a time or all before a call, and starts the summarizing stages, whose
+//! second step (`PendingCompaction::finish`) takes the summary the caller obtained.
+//!
+//! Every report it returns is in the strategy's unit. It never calls a model.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::config::PipelineConfig;
+use super::report::{CompactTrigger, Stage, StageReport, limit_reason};
+use super::strategy::{SizeUnit, Strategy};
+use super::summarize::PendingCompaction;
+use super::{
+    begin_compact_history, begin_reactive_compact, guarded, micro_compact, s06, s08_latest,
+    snip_compact, tool_result_budget,
+};
+use crate::message::Message;
+use crate::store::{Store, StoreError};
+
+/// What the pre-call pipeline did, and the summary it still needs, if any.
+#[derive(Debug)]
+pub struct PreCall {
+    pub reports: Vec<StageReport>,
+    /// Some when the history is over the limit after the cheap stages: the caller must get
+    /// the summary and call `finish`.
+    pub pending: Option<PendingCompaction>,
+}
+
+/// How s08-latest names its transcripts (the others use the clock): a random UUID's 32 hex
+/// digits as the lesson does, or a counter 1, 2, 3, ... for reproducible runs.
+#[derive(Debug, Clone, Default)]
+pub enum TranscriptIds {
+    #[default]
+    Random,
+    Counter(Arc<AtomicU64>),
+}
+
+impl TranscriptIds {
+    /// A counter starting at 1.
+    pub fn counter() -> TranscriptIds {
+        TranscriptIds::Counter(Arc::new(AtomicU64::new(0)))
+    }
+
+    fn next(&self) -> String {
+        match self {
+            TranscriptIds::Random => {
+                // Version 4, variant 10, as uuid.uuid4() would have.
+                let v = fastrand::u128(..);
+                let v = (v & !(0xf << 76)) | (0x4 << 76);
+                let v = (v & !(0x3 << 62)) | (0x2 << 62);
+                format!("{v:032x}")
+            }
+            TranscriptIds::Counter(n) => format!("{:032x}", n.fetch_add(1, Ordering::SeqCst) + 1),
+        }
+    }
+}
+
+/// A strategy with its numbers: the stages to run before each model call.
+#[derive(Debug, Clone, Default)]
+pub struct Pipeline {
+    pub config: PipelineConfig,
+    ids: TranscriptIds,
+}
+
+const S08_STAGES: [Stage; 3] = [
+    Stage::ToolResultBudget,
+    Stage::SnipCompact,
+    Stage::MicroCompact,
+];
+const LATEST_STAGES: [Stage; 4] = [
+    Stage::ToolResultBudget,
+    Stage::SnipCompact,
+    Stage::MicroCompact,
+    Stage::FitToolResults,
+];
+const S06_STAGES: [Stage; 1] = [Stage::MicroCompact];
+
+impl Pipeline {
+    pub fn new(config: PipelineConfig) -> Pipeline {
+        Pipeline {
+            config,
+            ids: TranscriptIds::Random,
+        }
+    }
+
+    /// The same pipeline naming s08-latest's transcripts with a counter (1, 2, 3, ...),
+    /// shared by its clones, as the recorded cases and reproducible replays want.
+    pub fn with_counter_ids(mut self) -> Pipeline {
+        self.ids = TranscriptIds::counter();
+        self
+    }
+
+    pub fn strategy(&self) -> Strategy {
+        self.config.strategy
+    }
+
+    /// The unit of every size this pipeline reports and compares with `context_limit`.
+    pub fn unit(&self) -> SizeUnit {
+        self.strategy().unit()
+    }
+
+    /// The size of a history in the strategy's unit.
+    pub fn size(&self, messages: &[Message]) -> usize {
+        self.unit().measure(messages)
+    }
+
+    /// The stages that run before every call (some only over the limit), in order; the
+    /// summarizing stage comes after them when `over_limit`.
+    pub fn stages(&self) -> &'static [Stage] {
+        match self.strategy() {
+            Strategy::S08 | Strategy::Guarded => &S08_STAGES,
+            Strategy::S08Latest => &LATEST_STAGES,
+            Strategy::S06 => &S06_STAGES,
+        }
+    }
+
+    /// The stage that summarizes when over the limit or asked to.
+    pub fn summarizing_stage(&self) -> Stage {
+        match self.strategy() {
+            Strategy::S06 => Stage::AutoCompact,
+            _ => Stage::CompactHistory,
+        }
+    }
+
+    /// Whether the history is over the limit (the summarizing stage runs).
+    pub fn over_limit(&self, messages: &[Message]) -> bool {
+        self.size(messages) > self.config.context_limit
+    }
+
+    /// Runs one of `stages()` on the history. A stage the strategy does not have, or one
+    /// its gate keeps closed, changes nothing and says why.
+    pub fn run_stage(
+        &self,
+        stage: Stage,
+        messages: &mut Vec<Message>,
+        store: &Store,
+    ) -> Result<StageReport, StoreError> {
+        let cfg = &self.config;
+        let unit = self.unit();
+        let size_before = self.size(messages);
+        let n = messages.len();
+        let skip = |reason: String| Ok(StageReport::not_run(stage, size_before, n, reason, unit));
+        let mut report = match (self.strategy(), stage) {
+            (Strategy::S08 | Strategy::S08Latest | Strategy::Guarded, Stage::ToolResultBudget) => {
+                tool_result_budget(messages, store, cfg)?
+            }
+            (Strategy::S08, Stage::SnipCompact) => snip_compact(messages, cfg),
+            (Strategy::S08, Stage::MicroCompact) => micro_compact(messages, cfg),
+            (Strategy::S08Latest, Stage::SnipCompact) => {
+                s08_latest::snip_archive(messages, store, cfg, || self.ids.next())?
+            }
+            (Strategy::S08Latest, Stage::MicroCompact | Stage::FitToolResults) => {
+                if size_before <= cfg.context_limit {
+                    return skip(format!(
+                        "{}: runs only over the limit",
+                        limit_reason(size_before, cfg.context_limit)
+                    ));
+                }
+                let target = s08_latest::target(cfg);
+                if stage == Stage::MicroCompact {
+                    s08_latest::micro(messages, store, cfg, Some(target))?
+                } else {
+                    s08_latest::fit_tool_results(messages, store, target)?
+                }
+            }
+            (Strategy::S06, Stage::MicroCompact) => s06::micro_previous(messages, cfg),
+            (Strategy::Guarded, Stage::SnipCompact) => {
+                guarded::snip_to_archive(messages, store, cfg)?
+            }
+            (Strategy::Guarded, Stage::MicroCompact) => guarded::micro(messages, store, cfg)?,
+            (_, s) if s.summarizes() => {
+                let mut r = StageReport::unchanged(stage, size_before, n);
+                r.unit = unit;
+                r.reason = format!("{} runs in two steps: begin, then finish", s.name());
+                return Ok(r);
+            }
+            (strategy, _) => return skip(format!("not a stage of {strategy}")),
+        };
+        // Shared stages measure in s08's unit; every report is in the strategy's.
+        report.unit = unit;
+        report.size_before = size_before;
+        report.size_after = self.size(messages);
+        Ok(report)
+    }
+
+    /// What a stage would do, computed on a copy with a dry-run store.
+    pub fn preview_stage(
+        &self,
+        stage: Stage,
+        messages: &[Message],
+        store: &Store,
+    ) -> Result<StageReport, StoreError> {
+        let mut copy = messages.to_vec();
+        self.run_stage(stage, &mut copy, &store.dry_run())
+    }
+
+    /// The whole pre-call pipeline: the strategy's stages, then the summarizing stage's
+    /// first step when the history is still over the limit.
+    pub fn pre_call(
+        &self,
+        messages: &mut Vec<Message>,
+        store: &Store,
+        now_secs: u64,
+    ) -> Result<PreCall, StoreError> {
+        let mut reports = Vec::with_capacity(4);
+        for &stage in self.stages() {
+            reports.push(self.run_stage(stage, messages, store)?);
+        }
+        let pending = if self.over_limit(messages) {
+            self.begin_compact(messages, store, None, CompactTrigger::OverLimit, now_secs)?
+        } else {
+            None
+        };
+        Ok(PreCall { reports, pending })
+    }
+
+    /// Step 1 of the summarizing stage (over the limit, the compact tool or `/compact`).
+    /// None when the strategy finds nothing it may summarize (guarded, when only unseen
+    /// results are left).
+    pub fn begin_compact(
+        &self,
+        messages: &[Message],
+        store: &Store,
+        focus: Option<&str>,
+        trigger: CompactTrigger,
+        now_secs: u64,
+    ) -> Result<Option<PendingCompaction>, StoreError> {
+        let cfg = &self.config;
+        Ok(match self.strategy() {
+            Strategy::S08 => Some(begin_compact_history(
+                messages, store, cfg, focus, trigger, now_secs,
+            )?),
+            Strategy::S08Latest => Some(s08_latest::begin_compact_history(
+                messages,
+                store,
+                cfg,
+                focus,
+                trigger,
+                &self.ids.next(),
+            )?),
+            Strategy::S06 => Some(s06::begin_auto_compact(
+                messages, store, cfg, focus, trigger, now_secs,
+            )?),
+            Strategy::Guarded => {
+                guarded::begin_compact_history(messages, store, cfg, focus, trigger, now_secs)?
+            }
+        })
+    }
+
+    /// Step 1 of reactive compaction after the `attempt`-th "prompt too long" in a row
+    /// (0 for the first). `error` is the provider's message, which may name the window.
+    /// None when the strategy has no (further) retry: the error goes to the user.
+    pub fn begin_reactive(
+        &self,
+        messages: &[Message],
+        store: &Store,
+        now_secs: u64,
+        attempt: usize,
+        error: Option<&str>,
+    ) -> Result<Option<PendingCompaction>, StoreError> {
+        let cfg = &self.config;
+        if attempt >= self.strategy().reactive_attempts() {
+            return Ok(None);
+        }
+        Ok(match self.strategy() {
+            Strategy::S06 => None,
+            Strategy::S08 => Some(begin_reactive_compact(messages, store, cfg, now_secs)?),
+            Strategy::S08Latest => Some(s08_latest::begin_reactive(
+                messages,
+                store,
+                cfg,
+                &self.ids.next(),
+            )?),
+            Strategy::Guarded => guarded::begin_reactive(
+                messages,
+                store,
+                cfg,
+                now_secs,
+                attempt,
+                error.and_then(guarded::context_window),
+            )?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_ids_are_32_hex_digits_shared_by_clones() {
+        let p = Pipeline::new(PipelineConfig::for_strategy(Strategy::S08Latest)).with_counter_ids();
+        let q = p.clone();
+        assert_eq!(p.ids.next(), format!("{:032x}", 1));
+        assert_eq!(q.ids.next(), format!("{:032x}", 2));
+        let r = TranscriptIds::Random.next();
+        assert_eq!(r.len(), 32);
+        assert_eq!(&r[12..13], "4");
+        assert_ne!(r, TranscriptIds::Random.next());
+    }
+
+    #[test]
+    fn each_strategy_lists_its_stages() {
+        let stages = |s| {
+            Pipeline::new(PipelineConfig::for_strategy(s))
+                .stages()
+                .to_vec()
+        };
+        assert_eq!(stages(Strategy::S06), vec![Stage::MicroCompact]);
+        assert_eq!(stages(Strategy::S08Latest).len(), 4);
+        assert_eq!(stages(Strategy::Guarded), stages(Strategy::S08));
+    }
+
+    #[test]
+    fn latest_micro_and_fit_do_not_run_under_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let p = Pipeline::new(PipelineConfig::for_strategy(Strategy::S08Latest));
+        let mut h = vec![Message::user_text("small")];
+        for stage in [Stage::MicroCompact, Stage::FitToolResults] {
+            let r = p.run_stage(stage, &mut h, &store).unwrap();
+            assert!(!r.ran);
+            let size = crate::message::json_size(&h);
+            assert_eq!(
+                r.reason,
+                format!("{size} <= 50,000: runs only over the limit")
+            );
+            assert_eq!(r.unit, SizeUnit::JsonChars);
+        }
+    }
+
+    #[test]
+    fn s06_compacts_only_over_the_limit_in_tokens() {
+        let p = Pipeline::new(PipelineConfig::for_strategy(Strategy::S06));
+        // [{'role': 'user', 'content': '...'}] is 33 chars around the text.
+        let at = |chars: usize| vec![Message::user_text("x".repeat(chars))];
+        let limit_chars = 50_000 * 4;
+        assert_eq!(p.size(&at(limit_chars + 3 - 33)), 50_000);
+        assert!(!p.over_limit(&at(limit_chars + 3 - 33)));
+        assert_eq!(p.size(&at(limit_chars + 4 - 33)), 50_001);
+        assert!(p.over_limit(&at(limit_chars + 4 - 33)));
+    }
+
+    #[test]
+    fn reactive_retries_per_strategy() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let h: Vec<Message> = (0..8)
+            .map(|i| Message::user_text(format!("m{i}")))
+            .collect();
+        let tries = |s: Strategy| {
+            let p = Pipeline::new(PipelineConfig::for_strategy(s));
+            (0..5)
+                .take_while(|&a| p.begin_reactive(&h, &store, 1, a, None).unwrap().is_some())
+                .count()
+        };
+        assert_eq!(tries(Strategy::S06), 0);
+        assert_eq!(tries(Strategy::S08), 1);
+        assert_eq!(tries(Strategy::S08Latest), 1);
+        assert_eq!(tries(Strategy::Guarded), 3);
+    }
+}
