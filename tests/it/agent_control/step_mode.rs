@@ -9,7 +9,7 @@ use serde_json::json;
 use super::{Answer, Harness, STEP, text, too_long};
 use crate::common::agent::{pinned_clock, stop_reason, until, until_done};
 use ctxlab::agent::{AgentEvent, AgentSetup, NextStep, StepTarget, UserCommand, spawn};
-use ctxlab::compact::{PipelineConfig, Stage};
+use ctxlab::compact::{PipelineConfig, Stage, Strategy};
 use ctxlab::message::block;
 use ctxlab::provider::{Model, Scenario, ScriptedModel};
 use ctxlab::tools::Workspace;
@@ -118,6 +118,27 @@ async fn run_to_passes_every_pause_its_target_does_not_stop_at() {
     let seen = until(&mut h.events, STEP, is_paused).await;
     assert!(matches!(last_pause(&seen), NextStep::ModelCall { .. }));
     assert_eq!(main_calls(&seen), 0);
+    h.quit().await;
+}
+
+/// Under s06 (no reactive compaction) the refusal is still an event; step mode does not
+/// pause before a stage that will not run, and the turn ends with the error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_reactive_compaction_the_refusal_is_an_event_and_nothing_pauses_for_it() {
+    let config = PipelineConfig::default().with_strategy(Strategy::S06);
+    let mut h = Harness::start_with(vec![too_long()], config);
+    h.send(UserCommand::StepMode(true));
+    h.send(UserCommand::Submit("hello".into()));
+    let seen = until(&mut h.events, STEP, is_paused).await;
+    assert!(matches!(last_pause(&seen), NextStep::ModelCall { .. }));
+    h.send(UserCommand::Step);
+    let done = until_done(&mut h.events, STEP).await;
+    assert_eq!(stop_reason(&done), Some("error"));
+    assert!(
+        done.iter()
+            .any(|e| matches!(e, AgentEvent::PromptTooLong { .. }))
+    );
+    assert_eq!(pauses(&done), 0, "{done:#?}");
     h.quit().await;
 }
 
