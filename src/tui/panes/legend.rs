@@ -1,5 +1,6 @@
 //! The first-run legend: what the panes are, the five stages with their letters and the
-//! thresholds in force (from the config, so the numbers are the ones that apply), the
+//! thresholds in force (from the config, so the numbers are the ones that apply; under
+//! another strategy than s08, which stages that one runs), the
 //! marks, the step keys, and the start-up notices in full. Shown at the first start until
 //! dismissed, and with `l`. Draws `App` state only.
 
@@ -9,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
 use super::pane_block;
-use crate::compact::Stage;
+use crate::compact::{Pipeline, Stage, Strategy};
 use crate::tui::app::{App, EventKind};
 use crate::tui::pause::{STEP_KEYS, wrap_words};
 use crate::tui::theme::Theme;
@@ -104,6 +105,26 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
                 c.reactive_keep_tail
             ),
         ),
+    ];
+    if c.strategy != Strategy::S08 {
+        // The rows above are s08's: say which stages the chosen strategy runs instead.
+        let pipeline = Pipeline::new(*c);
+        let names: Vec<&str> = pipeline
+            .stages()
+            .iter()
+            .chain([&pipeline.summarizing_stage()])
+            .map(|s| s.name())
+            .collect();
+        let text = format!(
+            "these are s08's; --strategy {} runs {} (docs/strategies.md)",
+            c.strategy,
+            names.join(", ")
+        );
+        for l in wrap_words(&text, width.saturating_sub(2)) {
+            out.push(Line::from(Span::styled(format!("  {l}"), theme.warn())));
+        }
+    }
+    out.extend([
         Line::from(vec![
             head("Marks"),
             Span::raw("Δ the event has a before/after diff (Enter)   ▸ Enter expands"),
@@ -113,7 +134,7 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
             Span::raw(format!("/step or --step: {STEP_KEYS}")),
         ]),
         Line::from("        the rows the next stage will change are highlighted"),
-    ];
+    ]);
     let notices: Vec<&str> = app
         .events
         .iter()

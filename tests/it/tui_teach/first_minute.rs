@@ -7,7 +7,7 @@ use crate::support::{key, screen, settle};
 use crossterm::event::KeyCode;
 use ctxlab::agent::events::AgentEvent;
 use ctxlab::compact::summarize::transcript_text;
-use ctxlab::compact::{PipelineConfig, Stage};
+use ctxlab::compact::{PipelineConfig, Stage, Strategy};
 use ctxlab::message::{Message, block};
 use ctxlab::tui::app::{EventKind, Overlay, Pane, TranscriptFile};
 use ctxlab::tui::theme::FADING_COLORS;
@@ -57,6 +57,28 @@ fn the_first_minute() {
     a.update(key(KeyCode::Char('l')));
     assert!(matches!(a.overlay, Some(Overlay::Legend { .. })));
     assert!(a.update(key(KeyCode::Esc)).is_empty());
+}
+
+/// Under another strategy the legend says which stages that one runs; under s08 it does
+/// not need to.
+#[test]
+fn the_legend_names_the_stages_of_another_strategy() {
+    let mut a = app();
+    a.show_legend();
+    assert!(!screen(&mut a, 120, 40).contains("--strategy"));
+    let mut b = App::new(
+        "/workspace".into(),
+        "test".into(),
+        PipelineConfig::default().with_strategy(Strategy::S06),
+        false,
+    );
+    b.update(Msg::Resize(120, 40));
+    b.show_legend();
+    let text = screen(&mut b, 120, 40);
+    assert!(
+        text.contains("--strategy s06 runs micro_compact, auto_compact"),
+        "{text}"
+    );
 }
 
 #[test]
