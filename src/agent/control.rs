@@ -124,7 +124,7 @@ impl Agent {
             stage,
             api_message,
             messages,
-            size: self.pipeline.size(&self.history),
+            size: estimate_size(&self.history),
             replaced,
             kept: messages.saturating_sub(replaced),
         })

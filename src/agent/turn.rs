@@ -197,15 +197,15 @@ impl Agent {
         focus: Option<String>,
     ) -> Result<(), Stop> {
         let stage = self.pipeline.summarizing_stage();
-        let size = self.pipeline.size(&self.history);
         self.pause(NextStep::Summarize {
             stage,
             messages: self.history.len(),
-            size,
+            // The pause says chars; the reason compares in the strategy's unit.
+            size: estimate_size(&self.history),
             reason: compact_reason(
                 &trigger,
                 focus.as_deref(),
-                size,
+                self.pipeline.size(&self.history),
                 self.pipeline.config.context_limit,
             ),
             focus: focus.clone(),
