@@ -85,7 +85,13 @@ async fn fake_agent(tx: UnboundedSender<AgentEvent>, mut rx: UnboundedReceiver<U
                 step = on;
                 let _ = tx.send(AgentEvent::StepModeChanged { on });
             }
-            UserCommand::Cancel | UserCommand::Step => {}
+            UserCommand::SetPace(pace) => {
+                let _ = tx.send(AgentEvent::PaceChanged {
+                    pace_ms: pace.as_millis() as u64,
+                    applied: false,
+                });
+            }
+            UserCommand::Cancel | UserCommand::Step | UserCommand::RunTo(_) => {}
             UserCommand::Quit => break,
         }
     }
@@ -110,6 +116,8 @@ async fn main() -> anyhow::Result<()> {
         config: PipelineConfig::default(),
         no_color: no_color_from_env(),
         notices: vec!["demo: a fake agent that echoes requests".into()],
+        legend_marker: None,
+        restart: None,
     };
     let _ = run(opts, ev_rx, cmd_tx).await?;
     Ok(())

@@ -34,6 +34,11 @@ struct Cli {
     /// Options for the workbench (when no subcommand is given).
     #[command(flatten)]
     agent: AgentArgs,
+    /// Start the workbench in step mode, paused before the first stage or model call
+    /// (Space: one step; s: run to the next stage that changes something; c: to the next
+    /// model call).
+    #[arg(long)]
+    step: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -202,7 +207,7 @@ fn main() -> ExitCode {
         Some(Command::Replay(args)) => cmd_replay(args),
         Some(Command::Inspect(args)) => cmd_inspect(args).map(|()| ExitCode::SUCCESS),
         Some(Command::Sessions(args)) => cmd_sessions(args).map(|()| ExitCode::SUCCESS),
-        None => cmd_workbench(cli.agent),
+        None => cmd_workbench(cli.agent, cli.step),
     };
     match result {
         Ok(code) => code,
@@ -449,8 +454,29 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn cmd_workbench(args: AgentArgs) -> anyhow::Result<ExitCode> {
-    let launch = prepare(&args.launch_options()).map_err(launch_error)?;
+/// How `/restart` prepares a fresh agent: the same flags; for the scripted model a fresh
+/// copy of the demo project (the workspace the tour writes into starts clean), for a real
+/// provider the same workspace with a new conversation.
+fn restarter(options: LaunchOptions, scripted: bool) -> ctxlab::tui::run::Restarter {
+    let mut options = options;
+    if scripted {
+        options.workspace = None;
+    }
+    ctxlab::tui::run::Restarter(std::sync::Arc::new(move || {
+        let launch = prepare(&options).map_err(|e| e.to_string())?;
+        Ok(ctxlab::tui::run::FreshAgent {
+            setup: launch.setup,
+            label: launch.label,
+            notices: launch.notices,
+            request: launch.scenario_request,
+        })
+    }))
+}
+
+fn cmd_workbench(args: AgentArgs, step: bool) -> anyhow::Result<ExitCode> {
+    let mut launch = prepare(&args.launch_options()).map_err(launch_error)?;
+    // Paused before the first stage or model call: the agent says so as it starts.
+    launch.setup.step_mode = step;
     // Logs go to a file: nothing may reach stdout or stderr while the TUI owns the screen.
     let _log_guard = ctxlab::tui::init_file_logging();
     for notice in &launch.notices {
@@ -462,6 +488,11 @@ fn cmd_workbench(args: AgentArgs) -> anyhow::Result<ExitCode> {
         config: launch.setup.config,
         no_color: ctxlab::tui::no_color_from_env(),
         notices: launch.notices.clone(),
+        legend_marker: ctxlab::tui::run::legend_marker(),
+        restart: Some(restarter(
+            args.launch_options(),
+            launch.scenario_request.is_some(),
+        )),
     };
     let rt = runtime()?;
     let result = rt.block_on(async move {

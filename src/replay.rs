@@ -6,6 +6,10 @@
 //! history goes through the pre-call pipeline exactly as the agent would run it, with the
 //! active request taken from the latest user message with string content. No model is
 //! called: the summary is a given text or the scripted model's extractive summary.
+//!
+//! A session that ends with user messages (a transcript is saved just before a summary)
+//! still has a call to come: `next_call` says what the pipeline would do before it, worked
+//! out on a dry-run store, so nothing is written for a call that never happened.
 
 use std::collections::BTreeMap;
 
@@ -37,6 +41,11 @@ pub struct ReplayTotals {
     pub files_written: usize,
     pub final_messages: usize,
     pub final_estimate_size: usize,
+    /// When the session ends before a model call (its last message is not the
+    /// assistant's): what the pipeline would do before that call. Not counted in the
+    /// totals above.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_call: Option<CallRecord>,
 }
 
 /// How to replay.
@@ -71,38 +80,70 @@ pub fn replay(
     for message in session {
         if message.role() == "assistant" {
             calls += 1;
-            let pre = pipeline.pre_call(&mut live, store, options.now_secs)?;
-            let mut reports: Vec<StageReport> =
-                pre.reports.into_iter().filter(|r| r.changed).collect();
-            if let Some(pending) = pre.pending {
-                let summary = match &options.summary_text {
-                    Some(s) => s.clone(),
-                    None => extractive_summary_from_request(&pending.request().user_text),
-                };
-                let (history, report) = pending.finish(&[summary], &active_request);
-                live = history;
-                reports.push(report);
-            }
-            for r in &reports {
+            let record =
+                pre_call_record(&pipeline, &mut live, store, options, &active_request, calls)?;
+            for r in &record.reports {
                 *fired.entry(r.stage.name()).or_default() += 1;
                 files_written += r.files_written.len();
             }
-            on_call(&CallRecord {
-                call: calls,
-                reports,
-                estimate_size: estimate_size(&live),
-                messages: live.len(),
-            });
+            on_call(&record);
         } else if let Some(request) = request_in(&message) {
             active_request = request;
         }
         live.push(message);
     }
+    // The call the session ends before: on a copy, with a dry-run store.
+    let next_call = match live.last() {
+        Some(last) if last.role() != "assistant" => {
+            let mut copy = live.clone();
+            let dry = store.dry_run();
+            let record = pre_call_record(
+                &pipeline,
+                &mut copy,
+                &dry,
+                options,
+                &active_request,
+                calls + 1,
+            )?;
+            Some(record)
+        }
+        _ => None,
+    };
     Ok(ReplayTotals {
         calls,
         fired,
         files_written,
         final_messages: live.len(),
         final_estimate_size: estimate_size(&live),
+        next_call,
+    })
+}
+
+/// One model call's pre-call pipeline on `live`: the stages that changed something, the
+/// summary (given or extractive) when compact_history fires.
+fn pre_call_record(
+    pipeline: &Pipeline,
+    live: &mut Vec<Message>,
+    store: &Store,
+    options: &ReplayOptions,
+    active_request: &str,
+    call: usize,
+) -> Result<CallRecord, StoreError> {
+    let pre = pipeline.pre_call(live, store, options.now_secs)?;
+    let mut reports: Vec<StageReport> = pre.reports.into_iter().filter(|r| r.changed).collect();
+    if let Some(pending) = pre.pending {
+        let summary = match &options.summary_text {
+            Some(s) => s.clone(),
+            None => extractive_summary_from_request(&pending.request().user_text),
+        };
+        let (history, report) = pending.finish(&[summary], active_request);
+        *live = history;
+        reports.push(report);
+    }
+    Ok(CallRecord {
+        call,
+        reports,
+        estimate_size: estimate_size(live),
+        messages: live.len(),
     })
 }

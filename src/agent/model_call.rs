@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::mpsc::unbounded_channel;
 
-use super::events::{AgentEvent, ErrorKind};
+use super::events::{AgentEvent, ErrorKind, NextStep};
 use super::turn::{Agent, Stop};
 use crate::compact::{PendingCompaction, estimate_size};
 use crate::message::{Message, block_type};
@@ -120,7 +120,8 @@ impl Agent {
 
     /// Step 2 of a compaction: ask the model for the summary and install the new history.
     /// When the summary request itself overflows and the server names its window, the
-    /// request is sized to that window and sent once more.
+    /// request is sized to that window and sent once more. In step mode it pauses before the
+    /// summary call.
     pub(super) async fn summarize(&mut self, mut pending: PendingCompaction) -> Result<(), Stop> {
         let mut fitted_to = self.fit_summary(&mut pending)?;
         let mut attempts = 0;
@@ -132,8 +133,20 @@ impl Agent {
                 tools: Vec::new(),
                 max_tokens: u32::try_from(pending.request().max_tokens).unwrap_or(u32::MAX),
             };
+            let chars = estimate_size(&request.messages);
+            if attempts == 1 {
+                // Step mode pauses once before the summary call (the transcript is saved).
+                self.pause(NextStep::SummaryCall {
+                    stage: pending.stage(),
+                    replaced: pending.replaced(),
+                    chars,
+                    focus: pending.focus.clone(),
+                    transcript: pending.transcript().path.clone(),
+                })
+                .await?;
+            }
             self.emit(AgentEvent::RequestSent {
-                estimate_chars: estimate_size(&request.messages),
+                estimate_chars: chars,
                 messages: 1,
                 summary: true,
             });

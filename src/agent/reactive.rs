@@ -32,6 +32,14 @@ impl Agent {
         error: &ProviderError,
         attempt: usize,
     ) -> Result<(), Stop> {
+        let message = match error {
+            ProviderError::ContextTooLong { message, .. } => Some(message.as_str()),
+            _ => None,
+        };
+        // The refusal is an event whether or not a compaction follows.
+        if let Some(message) = message {
+            self.prompt_too_long(message);
+        }
         let strategy = self.pipeline.strategy();
         if attempt >= strategy.reactive_attempts() {
             // No (further) retry in this strategy: the user sees the error.
@@ -42,10 +50,22 @@ impl Agent {
         // Checked before the stage runs, so no transcript is written either.
         let cannot_shrink = strategy == Strategy::S08
             && reactive_tail_start(&self.history, &self.pipeline.config) == 0;
-        let message = match error {
-            ProviderError::ContextTooLong { message, .. } => Some(message.as_str()),
-            _ => None,
-        };
+        if self.setup.step_mode && !cannot_shrink {
+            // What it will do, worked out on a dry-run store: nothing is written before
+            // the step.
+            let preview = self.pipeline.begin_reactive(
+                &self.history,
+                &self.store.dry_run(),
+                (self.setup.clock)(),
+                attempt,
+                message,
+            )?;
+            if let Some(p) = preview {
+                let api_message = message.unwrap_or_default().to_string();
+                self.before_reactive(p.stage(), p.replaced(), api_message)
+                    .await?;
+            }
+        }
         let pending = if cannot_shrink {
             None
         } else {

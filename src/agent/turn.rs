@@ -14,11 +14,14 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use super::events::{AgentEvent, ErrorKind, NextStep, StopReason, UserCommand};
+use super::events::{AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, UserCommand};
 use super::model_call::error_kind;
 use super::supervise::supervise;
 use super::tools_batch::{ToolBatch, prepare_tool_calls};
-use crate::compact::{CompactTrigger, Pipeline, PipelineConfig, estimate_size};
+use crate::compact::report::limit_reason;
+use crate::compact::{
+    CompactTrigger, Pipeline, PipelineConfig, StageReport, compact_reason, estimate_size,
+};
 use crate::message::{Message, ToolSpec, block};
 use crate::provider::{Model, ModelRequest, ProviderError};
 use crate::store::{Store, StoreError};
@@ -99,6 +102,9 @@ pub struct Agent {
     pub(super) answers: u64,
     /// The window the server named in its last overflow error (`n_ctx`, `M maximum`).
     pub(super) learned_window_tokens: Option<u64>,
+    /// Step mode's "run to": pauses this target does not stop at go by (until the turn
+    /// ends).
+    pub(super) run_to: Option<StepTarget>,
 }
 
 /// Starts the agent on the current tokio runtime; returns its command sender and events.
@@ -140,6 +146,7 @@ impl Agent {
             queued: VecDeque::new(),
             answers: 0,
             learned_window_tokens: None,
+            run_to: None,
         }
     }
 
@@ -182,6 +189,10 @@ impl Agent {
             workspace: self.workspace.root().to_path_buf(),
             config: self.pipeline.config,
         });
+        if self.setup.step_mode {
+            // A front end started in step mode learns it from the agent, like any change.
+            self.emit(AgentEvent::StepModeChanged { on: true });
+        }
         loop {
             let cmd = match self.queued.pop_front() {
                 Some(c) => c,
@@ -198,8 +209,10 @@ impl Agent {
                 UserCommand::Compact { focus } => self.manual_compact(focus).await,
                 UserCommand::Quit => return,
                 // Nothing is running: there is nothing to cancel or step past.
-                UserCommand::Cancel | UserCommand::Step => continue,
-                UserCommand::SetConfig(_) | UserCommand::StepMode(_) => continue,
+                UserCommand::Cancel | UserCommand::Step | UserCommand::RunTo(_) => continue,
+                UserCommand::SetConfig(_) | UserCommand::StepMode(_) | UserCommand::SetPace(_) => {
+                    continue;
+                }
             };
             if let Err(Stop::Quit) = outcome {
                 return;
@@ -216,7 +229,15 @@ impl Agent {
         self.pause(NextStep::Summarize {
             stage,
             messages: self.history.len(),
+            // The pause says chars; the reason compares in the strategy's unit.
             size: estimate_size(&self.history),
+            reason: compact_reason(
+                &trigger,
+                focus.as_deref(),
+                self.pipeline.size(&self.history),
+                self.pipeline.config.context_limit,
+            ),
+            focus: focus.clone(),
         })
         .await?;
         let pending = self.pipeline.begin_compact(
@@ -242,11 +263,20 @@ impl Agent {
         } else {
             self.compact_now(CompactTrigger::Requested, focus).await
         };
+        if result.is_ok() {
+            // The work the user asked for is over: front ends go back to idle.
+            self.run_to = None;
+            self.emit(AgentEvent::TurnDone {
+                stop_reason: StopReason::Compacted,
+            });
+        }
         self.finish_turn(result)
     }
 
     /// Turns an interruption into the events that end the turn; only Quit goes further.
     fn finish_turn(&mut self, result: Result<(), Stop>) -> Result<(), Stop> {
+        // A "run to" that was not reached ends with the turn: the next turn starts paused.
+        self.run_to = None;
         match result {
             Ok(()) => Ok(()),
             Err(Stop::Cancelled) => {
@@ -286,6 +316,20 @@ impl Agent {
         }
         if self.pipeline.over_limit(&self.history) {
             self.compact_now(CompactTrigger::OverLimit, None).await?;
+        } else {
+            // The summarizing stage did not run: its report says why, like the cheap
+            // stages' ("4,465 <= 50,000").
+            let size = self.pipeline.size(&self.history);
+            self.emit(AgentEvent::StageRan {
+                report: StageReport::not_run(
+                    self.pipeline.summarizing_stage(),
+                    size,
+                    self.history.len(),
+                    limit_reason(size, self.pipeline.config.context_limit),
+                    self.pipeline.unit(),
+                ),
+                history: None,
+            });
         }
         Ok(())
     }

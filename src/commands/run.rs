@@ -18,7 +18,6 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
 use crate::agent::events::{AgentEvent, StopReason, UserCommand};
-use crate::compact::Stage;
 use crate::tools::kill_running_process_groups;
 use crate::util::group_digits;
 
@@ -140,15 +139,20 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
         }
         AgentEvent::TurnStarted { request } => format!("> {request}"),
         AgentEvent::StageRan { report, .. } if report.changed => {
-            let summarizing =
-                matches!(report.stage, Stage::CompactHistory | Stage::ReactiveCompact);
-            if summarizing && !report.reason.is_empty() {
-                // Why it ran and how the summary request was sized (a small window cuts it).
-                format!("[stage] {} ({})", report.summary(), report.reason)
-            } else {
+            if report.reason.is_empty() {
                 format!("[stage] {}", report.summary())
+            } else {
+                format!("[stage] {} · why: {}", report.summary(), report.reason)
             }
         }
+        AgentEvent::PromptTooLong {
+            message,
+            messages,
+            estimate_chars,
+        } => format!(
+            "[api] {message} ({messages} messages, {} chars)",
+            group_digits(*estimate_chars)
+        ),
         AgentEvent::RequestSent {
             estimate_chars,
             messages,
@@ -201,8 +205,8 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
 }
 
 /// Runs `steps` in order in one session, writing events as they come, then asks the agent
-/// to quit. A request is done at its `TurnDone`; a compaction at its `HistoryReplaced` (or
-/// a `TurnDone` when it failed). The first step that ends with an error ends the run.
+/// to quit. Every step, a request or a compaction, is done at its `TurnDone` (`compacted`
+/// after a manual compaction). The first step that ends with an error ends the run.
 pub async fn run_headless(
     steps: Vec<HeadlessStep>,
     commands: &UnboundedSender<UserCommand>,
@@ -227,18 +231,12 @@ pub async fn run_headless(
         stop_reason = None;
         while let Some(event) = events.recv().await {
             printer.print(&event, out)?;
-            match event {
-                AgentEvent::TurnDone {
-                    stop_reason: reason,
-                } => {
-                    stop_reason = Some(reason);
-                    break;
-                }
-                AgentEvent::HistoryReplaced { .. } if compact => {
-                    stop_reason = Some(StopReason::EndTurn);
-                    break;
-                }
-                _ => {}
+            if let AgentEvent::TurnDone {
+                stop_reason: reason,
+            } = event
+            {
+                stop_reason = Some(reason);
+                break;
             }
         }
         if stop_reason.as_ref().is_none_or(|r| *r == StopReason::Error) {

@@ -153,6 +153,13 @@ pub trait Model: Send + Sync {
         req: &ModelRequest,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, ProviderError>;
+
+    /// Sets the pause between streamed pieces, for a model that plays at a pace (the
+    /// scripted one, `/pace` in the workbench); applies from the next piece. Returns false
+    /// when the model has no pace (a real API streams at its own speed).
+    fn set_pace(&self, _pace: Duration) -> bool {
+        false
+    }
 }
 
 /// A secret API key. It prints as `ApiKey(***)` in both `Debug` and `Display` so it cannot

@@ -62,6 +62,11 @@ pub fn areas(area: Rect, input_lines: usize) -> Option<Areas> {
     })
 }
 
+/// The whole screen of `size` (width, height).
+pub fn full(size: (u16, u16)) -> Rect {
+    Rect::new(0, 0, size.0, size.1)
+}
+
 /// The inside of a bordered box.
 pub fn inner(r: Rect) -> Rect {
     Rect {

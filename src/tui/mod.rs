@@ -13,6 +13,7 @@ pub mod keys;
 pub mod layout;
 pub mod logging;
 pub mod panes;
+pub mod pause;
 pub mod replay;
 pub mod rows;
 pub mod run;

@@ -5,8 +5,9 @@
 //! 50 MB transcript never freezes the screen.
 //!
 //! Nothing here touches `App` or the terminal. A job reads only under the workspace root it
-//! is given and writes nothing: a replay runs on a dry-run store, through the library's one
-//! replay loop (`crate::replay`, via `tui::replay`).
+//! is given and writes nothing there: a replay runs on a dry-run store, through the
+//! library's one replay loop (`crate::replay`, via `tui::replay`). The one write is the
+//! empty file in the platform data dir that says the first-run legend was seen.
 
 use std::fmt;
 use std::fs::File;
@@ -103,6 +104,8 @@ pub enum Work {
         root: PathBuf,
         relative: String,
     },
+    /// Remember that the legend was seen: create the (empty) file `path` and its folder.
+    RememberLegend { path: PathBuf },
 }
 
 /// A parsed transcript.
@@ -146,6 +149,10 @@ pub enum Done {
         id: JobId,
         relative: String,
         result: Result<Vec<String>, String>,
+    },
+    /// The legend's file was written (or could not be: then it shows again next time).
+    LegendRemembered {
+        result: Result<(), String>,
     },
 }
 
@@ -207,6 +214,9 @@ impl Work {
                     .map_err(|e| format!("cannot read {relative}: {e}")),
                 id,
                 relative,
+            },
+            Work::RememberLegend { path } => Done::LegendRemembered {
+                result: remember(&path).map_err(|e| format!("{}: {e}", path.display())),
             },
         }
     }
@@ -296,6 +306,18 @@ pub fn load_transcript(path: &Path) -> io::Result<LoadedTranscript> {
     Ok(out)
 }
 
+/// Creates the empty file `path` (and its folder); an existing one is left as it is.
+fn remember(path: &Path) -> io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(|_| ())
+}
+
 /// A text file as the viewer shows it: lines, tabs as four spaces.
 pub fn read_lines(path: &Path) -> io::Result<Vec<String>> {
     let bytes = std::fs::read(path)?;
@@ -356,6 +378,18 @@ mod tests {
             "counted later, off the listing"
         );
         assert_eq!(transcripts[0].bytes, 6);
+    }
+
+    #[test]
+    fn remembering_the_legend_creates_the_file_and_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data/ctxlab/legend-seen");
+        let done = Work::RememberLegend { path: path.clone() }.run();
+        assert!(matches!(done, Done::LegendRemembered { result: Ok(()) }));
+        assert!(path.is_file());
+        // Again: still fine, nothing changes.
+        let again = Work::RememberLegend { path: path.clone() }.run();
+        assert!(matches!(again, Done::LegendRemembered { result: Ok(()) }));
     }
 
     #[test]

@@ -338,18 +338,29 @@ async fn set_config_switches_the_strategy_from_the_next_call() {
     let stages = |evs: &[AgentEvent]| -> Vec<(Stage, SizeUnit)> {
         reports(evs).iter().map(|r| (r.stage, r.unit)).collect()
     };
+    // Each call ends with the summarizing stage's report saying it did not run (within
+    // the limit), in the strategy's unit.
     assert_eq!(
         stages(&first),
         vec![
             (Stage::ToolResultBudget, SizeUnit::Chars),
             (Stage::SnipCompact, SizeUnit::Chars),
-            (Stage::MicroCompact, SizeUnit::Chars)
+            (Stage::MicroCompact, SizeUnit::Chars),
+            (Stage::CompactHistory, SizeUnit::Chars)
         ]
     );
     assert_eq!(
         stages(&second),
-        vec![(Stage::MicroCompact, SizeUnit::Tokens)]
+        vec![
+            (Stage::MicroCompact, SizeUnit::Tokens),
+            (Stage::AutoCompact, SizeUnit::Tokens)
+        ]
     );
+    for evs in [&first, &second] {
+        let last = reports(evs).last().copied().unwrap();
+        assert!(!last.ran && !last.changed, "{last:?}");
+        assert!(last.reason.contains(" <= "), "{}", last.reason);
+    }
     let requests = requests.lock().unwrap();
     assert!(requests[0].system.contains("Authoritative request"));
     assert!(!requests[1].system.contains("In compacted messages"));

@@ -30,4 +30,5 @@ mod tools;
 mod tui_loop;
 mod tui_pty;
 mod tui_snapshots;
+mod tui_teach;
 mod tui_update;

@@ -333,14 +333,13 @@ async fn a_turn_whose_own_tool_result_overflows_keeps_its_history_for_compact() 
     s.commands
         .send(UserCommand::Compact { focus: None })
         .unwrap();
+    // A compaction the user asked for ends like a turn: `TurnDone` with `compacted`.
     let seen = until(&mut s.events, STEP, |e| {
-        matches!(
-            e,
-            AgentEvent::HistoryReplaced { .. } | AgentEvent::TurnDone { .. }
-        )
+        matches!(e, AgentEvent::TurnDone { .. })
     })
     .await;
     assert!(errors(&seen).is_empty(), "{:?}", errors(&seen));
+    assert_eq!(stop_reason(&seen), Some("compacted"));
     s.mirror.apply_all(&seen);
     assert_eq!(s.summary_bodies().await.len(), 1);
     assert!(prompt_tokens(&s.summary_bodies().await[0]) <= WINDOW);
@@ -421,14 +420,13 @@ async fn compact_fits_a_configured_window_and_flags_a_summary_cut_at_its_limit()
             focus: Some("the hives".into()),
         })
         .unwrap();
+    // A compaction the user asked for ends like a turn: `TurnDone` with `compacted`.
     let seen = until(&mut s.events, STEP, |e| {
-        matches!(
-            e,
-            AgentEvent::HistoryReplaced { .. } | AgentEvent::TurnDone { .. }
-        )
+        matches!(e, AgentEvent::TurnDone { .. })
     })
     .await;
     assert!(errors(&seen).is_empty(), "{:?}", errors(&seen));
+    assert_eq!(stop_reason(&seen), Some("compacted"));
     let report = report_of(&seen, Stage::CompactHistory).expect("a compact_history report");
     let summaries = s.summary_bodies().await;
     assert_eq!(
@@ -475,14 +473,13 @@ async fn compact_without_a_known_window_learns_it_from_the_summarys_overflow() {
     s.commands
         .send(UserCommand::Compact { focus: None })
         .unwrap();
+    // A compaction the user asked for ends like a turn: `TurnDone` with `compacted`.
     let seen = until(&mut s.events, STEP, |e| {
-        matches!(
-            e,
-            AgentEvent::HistoryReplaced { .. } | AgentEvent::TurnDone { .. }
-        )
+        matches!(e, AgentEvent::TurnDone { .. })
     })
     .await;
     assert!(errors(&seen).is_empty(), "{:?}", errors(&seen));
+    assert_eq!(stop_reason(&seen), Some("compacted"));
     let summaries = s.summary_bodies().await;
     assert_eq!(summaries.len(), 2, "one overflow, one sized retry");
     assert!(prompt_tokens(&summaries[0]) > WINDOW);

@@ -112,6 +112,8 @@ impl App {
                     })];
                 }
             }
+            // Not remembered: the legend shows again at the next start, nothing worse.
+            Done::LegendRemembered { .. } => {}
             Done::OutputRead {
                 id,
                 relative,

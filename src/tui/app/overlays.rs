@@ -1,4 +1,5 @@
-//! Keys while an overlay is open: help and diff scroll and close; the viewer scrolls,
+//! Keys while an overlay is open: help, the legend and diff scroll and close (closing the
+//! legend the first time asks for it to be remembered); the viewer scrolls,
 //! searches (`/`, `n`, `N`) and closes; the config panel selects a threshold, edits it and
 //! sends the new config to the agent (`UserCommand::SetConfig`).
 
@@ -12,6 +13,10 @@ use crate::tui::keys::{self, Action};
 impl App {
     pub(super) fn overlay_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let page = self.overlay_viewport().max(1);
+        let legend_len = match self.overlay {
+            Some(Overlay::Legend { .. }) => crate::tui::panes::legend::lines(self).len(),
+            _ => 0,
+        };
         let Some(overlay) = &mut self.overlay else {
             return Vec::new();
         };
@@ -19,6 +24,25 @@ impl App {
             Overlay::Help { top } => match keys::action(&key) {
                 Some(Action::Back | Action::Help | Action::Quit) => self.overlay = None,
                 Some(a) => scroll(top, a, keys::HELP.len(), page),
+                None => {}
+            },
+            Overlay::Legend { top } => match keys::action(&key) {
+                Some(
+                    Action::Back
+                    | Action::Enter
+                    | Action::Step
+                    | Action::Legend
+                    | Action::Quit
+                    | Action::Help,
+                ) => {
+                    let help = keys::action(&key) == Some(Action::Help);
+                    let effects = self.close_legend();
+                    if help {
+                        self.overlay = Some(Overlay::Help { top: 0 });
+                    }
+                    return effects;
+                }
+                Some(a) => scroll(top, a, legend_len, page),
                 None => {}
             },
             Overlay::Diff(d) => match keys::action(&key) {

@@ -87,7 +87,25 @@ impl App {
                             top: 0,
                         }))
                     }
-                    None => self.notify("no diff: this row changed no messages"),
+                    None => {
+                        // No diff: the row itself, in full (reasons and notices are long).
+                        let kind = visible
+                            .get(self.events_list.selected)
+                            .and_then(|&i| self.events.get(i))
+                            .map(|e| e.kind.clone());
+                        match kind {
+                            Some(k) => {
+                                let (title, text) = crate::tui::panes::events::detail(&k);
+                                let width = self.viewer_width();
+                                let lines: Vec<String> = text
+                                    .lines()
+                                    .flat_map(|l| crate::tui::pause::wrap_words(l, width))
+                                    .collect();
+                                self.open_viewer(title, &lines.join("\n"));
+                            }
+                            None => self.notify("no event selected"),
+                        }
+                    }
                 }
             }
             _ => {}
@@ -120,6 +138,13 @@ impl App {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Columns of text the viewer overlay shows (its box is 90% of the screen's width).
+    fn viewer_width(&self) -> usize {
+        let area = crate::tui::layout::full(self.size);
+        (crate::tui::layout::inner(crate::tui::layout::centered(area, 90, 85)).width as usize)
+            .max(1)
     }
 
     /// Selects the conversation row whose `<persisted-output>` marker names `relative`.

@@ -1,7 +1,8 @@
 //! The context gauge: the lesson's size estimate against `context_limit` with the warning
-//! thresholds marked, the tokenizer's estimate and the API's last input tokens beside it,
-//! and a sparkline of the request size at each model call so the saw-tooth of compaction
-//! shows. Draws `App` state only.
+//! thresholds marked, the tokenizer's estimate and the API's last input tokens beside it
+//! (the main request's; the last summary call's on a line of its own), and a sparkline of
+//! the request size at each model call so the saw-tooth of compaction shows. Draws `App`
+//! state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -75,6 +76,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         let more = if app.tokens_pending { "+" } else { "" };
         format!("~{}{more} tokens (est.)", group_digits(app.history_tokens))
     };
+    // The API's figure is the main request's; a summary call's has a line of its own.
     let api = match (app.api_input_tokens, app.api_cached_tokens) {
         (Some(t), Some(c)) if c > 0 => format!(
             " · API {} ({} cached)",
@@ -84,7 +86,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         (Some(t), _) => format!(" · API {}", group_digits(t as usize)),
         (None, _) => String::new(),
     };
-    let lines = vec![
+    let mut lines = vec![
         bar_line(size, limit, w, &app.theme),
         Line::from(vec![
             Span::styled(
@@ -99,6 +101,12 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         ]),
         Line::from(vec![Span::raw(tokens), Span::styled(api, app.theme.dim())]),
     ];
+    if let Some(t) = app.summary_input_tokens {
+        lines.push(Line::from(Span::styled(
+            format!("last summary call: API {}", group_digits(t as usize)),
+            app.theme.dim(),
+        )));
+    }
     let (text, spark) = crate::tui::layout::split_top(inner, lines.len() as u16);
     f.render_widget(Paragraph::new(lines), text);
     render_sparkline(f, spark, &app.request_sizes, limit, &app.theme);

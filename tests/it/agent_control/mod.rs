@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 mod malformed_tool_use;
+mod step_mode;
 
 const SUMMARY: &str = "facts: the user asked for a greeting";
 const STEP: Duration = Duration::from_secs(10);
@@ -420,10 +421,13 @@ async fn manual_compact_with_a_focus_leaves_one_compacted_message() {
     h.send(UserCommand::Compact {
         focus: Some("the greeting".into()),
     });
-    let seen = until(&mut h.events, STEP, |e| {
-        matches!(e, AgentEvent::HistoryReplaced { .. })
-    })
-    .await;
+    // The compaction ends like a turn, so a front end goes back to idle.
+    let seen = until_done(&mut h.events, STEP).await;
+    assert_eq!(stop_reason(&seen), Some("compacted"));
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, AgentEvent::HistoryReplaced { .. }))
+    );
     mirror.apply_all(&seen);
 
     let reqs = h.requests();

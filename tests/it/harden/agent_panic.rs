@@ -112,10 +112,7 @@ async fn ctxlab_run_reports_the_panic_as_an_error_in_text_and_json() {
 /// supervised like the real agent): the error shows, the screen stays, `q` still quits clean.
 #[test]
 fn the_workbench_shows_an_agent_panic_and_keeps_the_session() {
-    let Some(demo) = demo_binary() else {
-        eprintln!("skipping: the tui_demo example is not built");
-        return;
-    };
+    let demo = demo_binary();
     let scratch = Scratch::new();
     let mut s = Pty::start(
         &demo,
@@ -125,6 +122,8 @@ fn the_workbench_shows_an_agent_panic_and_keeps_the_session() {
         &[("CTXLAB_DEMO_AGENT_PANIC", "1")],
     );
     s.wait_for("1 Conversation");
+    // Focus starts outside the input box: `i` types.
+    s.send(b"i");
     s.send(b"first request\r");
     s.wait_for("You said: first request");
     s.send(b"panic please\r");

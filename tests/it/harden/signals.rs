@@ -79,6 +79,12 @@ fn workbench_in_pty(s: &Scratch, stub: &Stub, via_sh: bool) -> Pty {
         )
     };
     pty.wait_for("1 Conversation");
+    // A first start shows the legend (Enter closes it); focus starts outside the input
+    // box, so `i` types.
+    pty.wait_for("Legend");
+    pty.send(b"\r");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    pty.send(b"i");
     pty.send(b"start the tool\r");
     pty
 }

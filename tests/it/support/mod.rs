@@ -10,7 +10,8 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ctxlab::agent::events::{AgentEvent, ErrorKind, NextStep};
 use ctxlab::compact::{
-    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, begin_compact_history, estimate_size,
+    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, StageReport, begin_compact_history,
+    estimate_size,
 };
 use ctxlab::message::{Message, block};
 use ctxlab::provider::scripted::extractive::extractive_summary_from_request;
@@ -102,6 +103,15 @@ impl Driver {
             let history = report.changed.then(|| Arc::new(self.history.clone()));
             self.send(AgentEvent::StageRan { report, history });
         }
+        // Within the limit compact_history does not run, and says why, as the agent does.
+        self.send(AgentEvent::StageRan {
+            report: StageReport::within_limit(
+                estimate_size(&self.history),
+                self.history.len(),
+                self.pipeline.config.context_limit,
+            ),
+            history: None,
+        });
         self.send(AgentEvent::RequestSent {
             estimate_chars: estimate_size(&self.history),
             messages: self.history.len(),
