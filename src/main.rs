@@ -9,11 +9,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
-use ctxlab::commands::pipeline::{parse_history_input, pipeline_report};
+use ctxlab::commands::pipeline::{HistoryInput, pipeline_report};
 use ctxlab::commands::replay::{ReplayCommandError, run_replay};
 use ctxlab::compact::{PipelineConfig, Strategy};
 use ctxlab::replay::ReplayOptions;
-use ctxlab::session::parse_session;
+use ctxlab::session::{LoadedHistory, load_history};
 use ctxlab::startup::{LaunchOptions, prepare};
 use ctxlab::user_config::ProviderKind;
 
@@ -37,6 +37,10 @@ enum Command {
     Pipeline(PipelineArgs),
     /// Replay a recorded session through the pipeline, model call by model call.
     Replay(ReplayArgs),
+    /// Summarize a session file: format, calls, tool pairs, recorded compactions, peak context.
+    Inspect(InspectArgs),
+    /// List the Claude Code and Codex sessions on this machine (or under the given paths).
+    Sessions(SessionsArgs),
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -104,7 +108,8 @@ struct RunArgs {
 
 #[derive(Debug, Args)]
 struct PipelineArgs {
-    /// History to run: {"messages": [...], "active_request": "..."} or a bare list of messages.
+    /// History to run: {"messages": [...], "active_request": "..."}, a bare list of messages,
+    /// a ctxlab transcript, or a Claude Code or Codex session file.
     #[arg(long, value_name = "FILE")]
     input: PathBuf,
     /// Workspace the stages write into (.task_outputs/, .transcripts/); created if missing.
@@ -127,7 +132,8 @@ struct PipelineArgs {
 
 #[derive(Debug, Args)]
 struct ReplayArgs {
-    /// A transcript (one message per line) or a JSON array of messages.
+    /// A session: a ctxlab transcript or JSON array of messages, a Claude Code session
+    /// (~/.claude/projects/...jsonl) or a Codex rollout (~/.codex/sessions/...jsonl).
     file: PathBuf,
     /// Workspace the stages write into; created if missing.
     #[arg(long, value_name = "DIR")]
@@ -148,6 +154,25 @@ struct ReplayArgs {
     thresholds: Thresholds,
 }
 
+#[derive(Debug, Args)]
+struct InspectArgs {
+    /// The session file (any format ctxlab reads).
+    file: PathBuf,
+    /// One JSON object instead of readable lines.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct SessionsArgs {
+    /// Files or folders to list (default: $CLAUDE_CONFIG_DIR or ~/.claude, projects/; and
+    /// $CODEX_HOME or ~/.codex, sessions/).
+    paths: Vec<PathBuf>,
+    /// One JSON array instead of readable lines.
+    #[arg(long)]
+    json: bool,
+}
+
 /// A failure the user caused (bad file, bad flag): exit 2 with one line.
 #[derive(Debug)]
 struct UsageError(String);
@@ -166,6 +191,8 @@ fn main() -> ExitCode {
         Some(Command::Run(args)) => cmd_run(args),
         Some(Command::Pipeline(args)) => cmd_pipeline(args),
         Some(Command::Replay(args)) => cmd_replay(args),
+        Some(Command::Inspect(args)) => cmd_inspect(args),
+        Some(Command::Sessions(args)) => cmd_sessions(args),
         None => cmd_workbench(cli.agent),
     };
     match result {
@@ -200,9 +227,20 @@ fn config_from(strategy: Strategy, thresholds: &Thresholds) -> anyhow::Result<Pi
     Ok(config)
 }
 
-fn read_input(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())).into())
+/// Any session file as the conversation the pipeline works on; warnings go to stderr.
+fn load_input(path: &Path) -> anyhow::Result<LoadedHistory> {
+    let loaded = load_history(path).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    for w in loaded.warnings.iter().take(5) {
+        eprintln!("ctxlab: {}: line {}: {}", path.display(), w.line, w.message);
+    }
+    if loaded.warnings.len() > 5 {
+        eprintln!(
+            "ctxlab: {}: {} more warnings (ctxlab inspect lists them)",
+            path.display(),
+            loaded.warnings.len() - 5
+        );
+    }
+    Ok(loaded)
 }
 
 fn now_secs(now: Option<u64>) -> u64 {
@@ -211,9 +249,11 @@ fn now_secs(now: Option<u64>) -> u64 {
 
 fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<()> {
     let config = config_from(args.strategy, &args.thresholds)?;
-    let text = read_input(&args.input)?;
-    let input = parse_history_input(&text)
-        .map_err(|e| UsageError(format!("{}: {e}", args.input.display())))?;
+    let loaded = load_input(&args.input)?;
+    let input = HistoryInput {
+        messages: loaded.messages,
+        active_request: loaded.active_request,
+    };
     std::fs::create_dir_all(&args.workspace)
         .with_context(|| format!("cannot create workspace {}", args.workspace.display()))?;
     let report = pipeline_report(
@@ -230,9 +270,7 @@ fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<()> {
 
 fn cmd_replay(args: ReplayArgs) -> anyhow::Result<()> {
     let config = config_from(args.strategy, &args.thresholds)?;
-    let text = read_input(&args.file)?;
-    let session =
-        parse_session(&text).map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
+    let session = load_input(&args.file)?.messages;
     std::fs::create_dir_all(&args.workspace)
         .with_context(|| format!("cannot create workspace {}", args.workspace.display()))?;
     let store = ctxlab::store::Store::new(&args.workspace);
@@ -247,6 +285,23 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<()> {
         Err(ReplayCommandError::Output(e)) => Err(e).context("cannot write to stdout"),
         Err(e) => Err(e.into()),
     }
+}
+
+fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
+    let session = ctxlab::session::load_session(&args.file)
+        .map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
+    let summary = ctxlab::session::summary::SessionSummary::of(&session);
+    drop(session);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    ctxlab::commands::inspect::write_inspect(&mut out, &summary, args.json)
+        .context("cannot write to stdout")
+}
+
+fn cmd_sessions(args: SessionsArgs) -> anyhow::Result<()> {
+    let listing = ctxlab::commands::sessions::list_sessions(&args.paths);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    ctxlab::commands::sessions::write_listing(&mut out, &listing, args.json)
+        .context("cannot write to stdout")
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -20,7 +20,7 @@ mod json;
 
 pub use json::{
     json_size, lesson_json_history, lesson_json_history_prefix, lesson_json_message,
-    unicode_json_history, unicode_json_message,
+    unicode_json_history, unicode_json_message, write_lesson_json_message,
 };
 
 /// Why a JSON value is not a message ctxlab can work with.

@@ -12,11 +12,11 @@ use crate::compact::{ConfigError, PipelineConfig, Strategy};
 use crate::provider::anthropic::AnthropicModel;
 use crate::provider::openai::OpenAiModel;
 use crate::provider::scripted::{Scenario, ScenarioError, ScriptedModel};
-use crate::provider::{Model, RetryPolicy};
+use crate::provider::{ClientBuildError, Model, RetryPolicy};
 use crate::tools::{ToolError, Workspace};
 use crate::user_config::{
-    FileSettings, FlagSettings, Lookup, ProviderKind, SettingsError, config_file_path,
-    load_file_settings, parse_dotenv, resolve,
+    FileSettings, FlagSettings, Lookup, ProviderKind, SettingsError, config_file_path, load_dotenv,
+    load_file_settings, resolve,
 };
 
 /// The scripted model's default pause between streamed deltas: slow enough to watch the
@@ -48,6 +48,8 @@ pub enum LaunchError {
     Workspace { path: PathBuf, message: String },
     #[error("workspace: {0}")]
     Tool(#[from] ToolError),
+    #[error(transparent)]
+    Http(#[from] ClientBuildError),
 }
 
 /// What a front end needs to start.
@@ -109,9 +111,7 @@ fn copy_demo_into(path: &Path) -> Result<(), LaunchError> {
 
 /// Resolves everything from the options and the process environment.
 pub fn prepare(options: &LaunchOptions) -> Result<Launch, LaunchError> {
-    let dotenv = std::fs::read_to_string(".env")
-        .map(|t| parse_dotenv(&t))
-        .unwrap_or_default();
+    let dotenv = load_dotenv(Path::new(".env"))?;
     let file = match config_file_path() {
         Some(p) => load_file_settings(&p)?,
         None => FileSettings::default(),
@@ -155,13 +155,13 @@ pub fn prepare_with(
                 ProviderKind::Anthropic,
                 "ANTHROPIC_API_KEY",
             ))?;
-            let m = AnthropicModel::new(key, resolved.model.clone())
+            let m = AnthropicModel::new(key, resolved.model.clone())?
                 .with_base_url(resolved.base_url.clone())
                 .with_retry(retry);
             (Arc::new(m), format!("anthropic {}", resolved.model))
         }
         ProviderKind::Openai => {
-            let mut m = OpenAiModel::new(resolved.model.clone())
+            let mut m = OpenAiModel::new(resolved.model.clone())?
                 .with_base_url(resolved.base_url.clone())
                 .with_retry(retry);
             if let Some(k) = resolved.api_key.clone() {

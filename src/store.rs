@@ -282,10 +282,10 @@ impl Store {
     /// The bytes at a name, if the name is taken (on disk, or reserved by this dry run).
     /// Compared as bytes: a file that only decodes lossily to a text does not hold it.
     fn existing_bytes(&self, path: &Path, relative: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        if let Some(reserved) = &self.reserved {
-            if let Some(text) = reserved.lock().ok().and_then(|r| r.get(relative).cloned()) {
-                return Ok(Some(text.into_bytes()));
-            }
+        if let Some(reserved) = &self.reserved
+            && let Some(text) = reserved.lock().ok().and_then(|r| r.get(relative).cloned())
+        {
+            return Ok(Some(text.into_bytes()));
         }
         match fs::read(path) {
             Ok(bytes) => Ok(Some(bytes)),

@@ -6,6 +6,7 @@
 //! `Debug` hides them) and never opens a connection.
 
 use std::collections::HashMap;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -17,6 +18,9 @@ pub const DEFAULT_OPENAI_BASE: &str = "https://api.openai.com";
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
+/// Attempts per model call a user may ask for: at least the call itself, and few enough
+/// that backoff waits (capped per retry) stay within minutes, not hours.
+pub const MAX_ATTEMPTS_RANGE: RangeInclusive<u32> = 1..=20;
 
 /// Which kind of model to talk to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
@@ -49,12 +53,27 @@ pub struct FileSettings {
     /// The compaction strategy (`s08`, `lesson`, `s08-latest`, `s06`, `guarded`); the
     /// `--strategy` flag wins over it.
     pub strategy: Option<crate::compact::Strategy>,
+    /// Where these settings were read from, for error messages (not a key in the file).
+    #[serde(skip)]
+    pub path: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
     #[error("{path}: {message}")]
     ConfigFile { path: PathBuf, message: String },
+    #[error("{}{}: {message}", path.display(), line.map(|n| format!(":{n}")).unwrap_or_default())]
+    DotEnv {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+    #[error(
+        "{origin} is {value:?}: must be a whole number from {} to {}",
+        MAX_ATTEMPTS_RANGE.start(),
+        MAX_ATTEMPTS_RANGE.end()
+    )]
+    MaxAttempts { origin: String, value: String },
     #[error("--provider {0:?} needs {1} (flag, environment, .env or config.toml)")]
     MissingKey(ProviderKind, &'static str),
 }
@@ -72,25 +91,73 @@ pub struct ResolvedProvider {
     pub max_attempts: u32,
 }
 
-/// Parses a `.env` file: `KEY=VALUE` lines, `#` comments, optional `export`, quotes stripped.
-pub fn parse_dotenv(text: &str) -> HashMap<String, String> {
-    text.lines()
-        .filter_map(|line| {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                return None;
+/// Reads `.env` at `path`: a missing file is no settings, an unreadable or malformed one an
+/// error naming the file (and the line).
+pub fn load_dotenv(path: &Path) -> Result<HashMap<String, String>, SettingsError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_dotenv(path, &text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(HashMap::new()),
+        Err(e) => Err(SettingsError::DotEnv {
+            path: path.to_path_buf(),
+            line: None,
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// Parses the text of a `.env` file with `dotenvy` (`KEY=VALUE` lines, `#` comments,
+/// optional `export`, single or double quotes, `${VAR}` substitution), without touching the
+/// process environment. The first line that is not a setting is an error naming `path` and
+/// the line number; the message never repeats the line, which may hold a key.
+pub fn parse_dotenv(path: &Path, text: &str) -> Result<HashMap<String, String>, SettingsError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut out = HashMap::new();
+    for item in dotenvy::from_read_iter(text.as_bytes()) {
+        match item {
+            Ok((key, value)) => {
+                out.insert(key, value);
             }
-            let line = line.strip_prefix("export ").unwrap_or(line);
-            let (k, v) = line.split_once('=')?;
-            let v = v.trim();
-            let v = v
-                .strip_prefix('"')
-                .and_then(|s| s.strip_suffix('"'))
-                .or_else(|| v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
-                .unwrap_or(v);
-            Some((k.trim().to_string(), v.to_string()))
-        })
-        .collect()
+            Err(dotenvy::Error::LineParse(..)) => {
+                return Err(SettingsError::DotEnv {
+                    path: path.to_path_buf(),
+                    line: error_line(text),
+                    message: "not a KEY=VALUE setting (or an unclosed quote)".into(),
+                });
+            }
+            Err(e) => {
+                return Err(SettingsError::DotEnv {
+                    path: path.to_path_buf(),
+                    line: None,
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The 1-based line where the first setting that does not parse starts. dotenvy reports the
+/// text and position of the bad setting but not its line, so the line is found by parsing
+/// ever longer prefixes: the bad setting starts after the shortest prefix that yields every
+/// setting before it (blank and comment lines skipped). A `.env` is a few dozen lines.
+fn error_line(text: &str) -> Option<usize> {
+    let before_error = dotenvy::from_read_iter(text.as_bytes())
+        .take_while(Result::is_ok)
+        .count();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut first = (0..=lines.len()).find(|&k| {
+        let prefix = lines[..k].concat();
+        dotenvy::from_read_iter(prefix.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .is_ok_and(|items| items.len() == before_error)
+    })?;
+    while lines.get(first).is_some_and(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#')
+    }) {
+        first += 1;
+    }
+    Some(first + 1)
 }
 
 /// The platform's config file path for ctxlab.
@@ -101,10 +168,15 @@ pub fn config_file_path() -> Option<PathBuf> {
 /// Reads `config.toml`; a missing file is empty settings, a broken one an error.
 pub fn load_file_settings(path: &Path) -> Result<FileSettings, SettingsError> {
     match std::fs::read_to_string(path) {
-        Ok(text) => toml::from_str(&text).map_err(|e| SettingsError::ConfigFile {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        }),
+        Ok(text) => toml::from_str(&text)
+            .map(|settings| FileSettings {
+                path: Some(path.to_path_buf()),
+                ..settings
+            })
+            .map_err(|e| SettingsError::ConfigFile {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileSettings::default()),
         Err(e) => Err(SettingsError::ConfigFile {
             path: path.to_path_buf(),
@@ -127,6 +199,29 @@ impl Lookup<'_> {
     }
 }
 
+/// `CTXLAB_MAX_ATTEMPTS` (environment or `.env`), else `max_attempts` in config.toml, else
+/// the default. A value that is not a number in `MAX_ATTEMPTS_RANGE` is an error naming where
+/// it came from, rather than silently replaced.
+fn max_attempts(lookup: &Lookup<'_>, file: &FileSettings) -> Result<u32, SettingsError> {
+    let (origin, value) = match (lookup.get("CTXLAB_MAX_ATTEMPTS"), file.max_attempts) {
+        (Some(text), _) => ("CTXLAB_MAX_ATTEMPTS".to_string(), text),
+        (None, Some(n)) => {
+            let origin = match &file.path {
+                Some(p) => format!("max_attempts in {}", p.display()),
+                None => "max_attempts in config.toml".to_string(),
+            };
+            (origin, n.to_string())
+        }
+        (None, None) => return Ok(DEFAULT_MAX_ATTEMPTS),
+    };
+    value
+        .trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| MAX_ATTEMPTS_RANGE.contains(n))
+        .ok_or(SettingsError::MaxAttempts { origin, value })
+}
+
 /// Decides provider, model, base URL and key by precedence.
 pub fn resolve(
     flags: &FlagSettings,
@@ -147,12 +242,7 @@ pub fn resolve(
         .clone()
         .or_else(|| lookup.get("MODEL_ID"))
         .or_else(|| file.model.clone());
-    let max_attempts = lookup
-        .get("CTXLAB_MAX_ATTEMPTS")
-        .and_then(|v| v.trim().parse::<u32>().ok())
-        .or(file.max_attempts)
-        .unwrap_or(DEFAULT_MAX_ATTEMPTS)
-        .max(1);
+    let max_attempts = max_attempts(lookup, file)?;
     let kind = flags.provider.or(file.provider).unwrap_or_else(|| {
         if anthropic_key.is_some() {
             ProviderKind::Anthropic
@@ -232,8 +322,11 @@ mod tests {
     #[test]
     fn flags_beat_environment_beat_dotenv_beat_file() {
         let env = env_of(&[("MODEL_ID", "from-env"), ("ANTHROPIC_API_KEY", "sk-env")]);
-        let dotenv =
-            parse_dotenv("MODEL_ID=from-dotenv\nANTHROPIC_BASE_URL='http://127.0.0.1:9'\n");
+        let dotenv = parse_dotenv(
+            Path::new(".env"),
+            "MODEL_ID=from-dotenv\nANTHROPIC_BASE_URL='http://127.0.0.1:9'\n",
+        )
+        .unwrap();
         let file = FileSettings {
             model: Some("from-file".into()),
             anthropic_base_url: Some("http://file".into()),
@@ -298,13 +391,69 @@ mod tests {
         };
         let r = resolve(&FlagSettings::default(), &lookup, &file).unwrap();
         assert_eq!(r.max_attempts, 9);
-        let zero = env_of(&[("CTXLAB_MAX_ATTEMPTS", "0")]);
+    }
+
+    #[test]
+    fn attempts_outside_the_range_are_errors_naming_the_source_and_the_range() {
+        let dotenv = HashMap::new();
+        for bad in ["0", "21", "-1", "five", "2.5"] {
+            let pairs = [("CTXLAB_MAX_ATTEMPTS", bad)];
+            let env = env_of(&pairs);
+            let lookup = Lookup {
+                env: &env,
+                dotenv: &dotenv,
+            };
+            let e = resolve(&FlagSettings::default(), &lookup, &FileSettings::default())
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                e,
+                format!("CTXLAB_MAX_ATTEMPTS is {bad:?}: must be a whole number from 1 to 20")
+            );
+        }
+        for good in ["1", " 20 "] {
+            let pairs = [("CTXLAB_MAX_ATTEMPTS", good)];
+            let env = env_of(&pairs);
+            let lookup = Lookup {
+                env: &env,
+                dotenv: &dotenv,
+            };
+            let r = resolve(&FlagSettings::default(), &lookup, &FileSettings::default()).unwrap();
+            assert_eq!(r.max_attempts, good.trim().parse::<u32>().unwrap());
+        }
+        // From .env it is the same variable, and the same check.
+        let none = env_of(&[]);
+        let from_file = parse_dotenv(Path::new(".env"), "CTXLAB_MAX_ATTEMPTS=0\n").unwrap();
         let lookup = Lookup {
-            env: &zero,
+            env: &none,
+            dotenv: &from_file,
+        };
+        let e = resolve(&FlagSettings::default(), &lookup, &FileSettings::default()).unwrap_err();
+        assert!(matches!(e, SettingsError::MaxAttempts { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_config_file_attempt_count_of_zero_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "max_attempts = 0\n").unwrap();
+        let file = load_file_settings(&path).unwrap();
+        let none = env_of(&[]);
+        let dotenv = HashMap::new();
+        let lookup = Lookup {
+            env: &none,
             dotenv: &dotenv,
         };
-        let r = resolve(&FlagSettings::default(), &lookup, &FileSettings::default()).unwrap();
-        assert_eq!(r.max_attempts, 1, "at least the call itself");
+        let e = resolve(&FlagSettings::default(), &lookup, &file)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "max_attempts in {} is \"0\": must be a whole number from 1 to 20",
+                path.display()
+            )
+        );
     }
 
     #[test]
@@ -355,10 +504,54 @@ mod tests {
 
     #[test]
     fn dotenv_lines_are_parsed_like_a_shell_would() {
-        let d = parse_dotenv("# c\nexport A=1\nB=\"two words\"\n\nbad line\nC = x \n");
+        let d = parse_dotenv(
+            Path::new(".env"),
+            "# c\nexport A=1\nB=\"two words\"\n\nC = x \nD='a # not a comment' # a comment\n",
+        )
+        .unwrap();
         assert_eq!(d.get("A").map(String::as_str), Some("1"));
         assert_eq!(d.get("B").map(String::as_str), Some("two words"));
         assert_eq!(d.get("C").map(String::as_str), Some("x"));
-        assert_eq!(d.len(), 3);
+        assert_eq!(d.get("D").map(String::as_str), Some("a # not a comment"));
+        assert_eq!(d.len(), 4);
+    }
+
+    #[test]
+    fn a_malformed_dotenv_names_the_file_and_line_but_not_the_text() {
+        let path = Path::new("/work/project/.env");
+        let text = "# keys\nA=1\n\nANTHROPIC_API_KEY sk-ant-secret-9\nB=2\n";
+        let e = parse_dotenv(path, text).unwrap_err();
+        assert!(
+            matches!(&e, SettingsError::DotEnv { line: Some(4), .. }),
+            "{e:?}"
+        );
+        let shown = e.to_string();
+        assert!(shown.starts_with("/work/project/.env:4: "), "{shown}");
+        assert!(!shown.contains("secret"), "{shown}");
+    }
+
+    #[test]
+    fn dotenv_line_numbers_count_lines_inside_quotes_and_an_unclosed_quote_is_an_error() {
+        let text = "A=\"one\ntwo\"\nB=2\nC=3 4\n";
+        let e = parse_dotenv(Path::new(".env"), text).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            ".env:4: not a KEY=VALUE setting (or an unclosed quote)"
+        );
+        let e = parse_dotenv(Path::new(".env"), "A=1\nB='open\nC=3\n").unwrap_err();
+        assert!(e.to_string().starts_with(".env:2: "), "{e}");
+        // The same text twice: the second occurrence, on its own line, is the one reported.
+        let e = parse_dotenv(Path::new(".env"), "X=bad\nbad\n").unwrap_err();
+        assert!(e.to_string().starts_with(".env:2: "), "{e}");
+    }
+
+    #[test]
+    fn a_missing_dotenv_is_no_settings_and_an_unreadable_one_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(load_dotenv(&dir.path().join(".env")).unwrap().is_empty());
+        let not_utf8 = dir.path().join("bad.env");
+        std::fs::write(&not_utf8, b"A=\xff\xfe\n").unwrap();
+        let e = load_dotenv(&not_utf8).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}: ", not_utf8.display())), "{e}");
     }
 }

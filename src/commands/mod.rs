@@ -1,8 +1,10 @@
 //! The headless front ends, one file per command: `run` (one request to completion),
-//! `pipeline` (the stages on one history, as JSON) and `replay` (a recorded session call by
-//! call). Each is a library function over a writer; `main.rs` only parses flags and chooses
+//! `pipeline` (the stages on one history, as JSON), `replay` (a recorded session call by
+//! call), `inspect` (a session's summary) and `sessions` (what discovery finds). Each is a library function over a writer; `main.rs` only parses flags and chooses
 //! exit codes. `run` consumes the same `AgentEvent` stream as the workbench.
 
+pub mod inspect;
 pub mod pipeline;
 pub mod replay;
 pub mod run;
+pub mod sessions;

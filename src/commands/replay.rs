@@ -70,10 +70,10 @@ pub fn run_replay(
 ) -> Result<ReplayTotals, ReplayCommandError> {
     let mut write_err: Option<std::io::Error> = None;
     let totals = replay(session, store, options, |record| {
-        if write_err.is_none() {
-            if let Err(e) = write_record(out, record, json) {
-                write_err = Some(e);
-            }
+        if write_err.is_none()
+            && let Err(e) = write_record(out, record, json)
+        {
+            write_err = Some(e);
         }
     })?;
     if let Some(e) = write_err {

@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::config::PipelineConfig;
 use super::report::{Change, Stage, StageReport};
+use crate::message::Message;
 use crate::message::estimate_size;
-use crate::message::{Message, block_type};
 use crate::pyrepr::{py_list_len, py_str_list};
 use crate::store::{Store, StoreError};
 use crate::util::group_digits;
@@ -53,12 +53,16 @@ pub fn tool_result_budget(
         report.reason = "the last message holds no tool results".into();
         return Ok(report);
     }
+    // A string's size is its char count, which the message already caches for micro; only
+    // list contents need their str() measured.
+    let blocks = last.blocks();
     let mut sizes: Vec<(usize, usize)> = last
-        .blocks()
+        .tool_result_lens()
         .iter()
-        .enumerate()
-        .filter(|(_, b)| block_type(b) == Some("tool_result"))
-        .map(|(i, b)| (i, result_content_chars(b)))
+        .map(|&(i, len)| match blocks[i].get("content") {
+            Some(Value::Array(_)) => (i, result_content_chars(&blocks[i])),
+            _ => (i, len),
+        })
         .collect();
     let mut total: usize = sizes.iter().map(|(_, s)| s).sum();
     if total <= cfg.budget_chars {

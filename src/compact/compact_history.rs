@@ -6,7 +6,7 @@ use super::config::PipelineConfig;
 use super::report::Stage;
 use super::report::{CompactTrigger, limit_reason};
 use super::strategy::SizeUnit;
-use super::summarize::{PendingCompaction, SummaryRequest, SummaryStyle, transcript_text};
+use super::summarize::{LessonLines, PendingCompaction, SummaryRequest, SummaryStyle};
 use crate::message::{Message, estimate_size};
 use crate::store::{Store, StoreError};
 
@@ -19,7 +19,8 @@ pub fn begin_compact_history(
     trigger: CompactTrigger,
     now_secs: u64,
 ) -> Result<PendingCompaction, StoreError> {
-    let transcript = store.write_transcript(now_secs, &transcript_text(messages))?;
+    let lines = LessonLines::of(messages);
+    let transcript = store.write_transcript(now_secs, lines.transcript())?;
     let size_before = estimate_size(messages);
     let reason = match (&trigger, focus) {
         (CompactTrigger::OverLimit, _) => limit_reason(size_before, cfg.context_limit),
@@ -33,7 +34,7 @@ pub fn begin_compact_history(
         reason,
         trigger,
         focus: focus.map(str::to_string),
-        request: SummaryRequest::new(messages, cfg, focus),
+        request: SummaryRequest::from_lines(&lines, messages.len(), cfg, focus),
         transcript,
         replaced: messages.len(),
         tail: Vec::new(),

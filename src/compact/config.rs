@@ -84,10 +84,10 @@ impl PipelineConfig {
         let new = PipelineConfig::for_strategy(strategy);
         let mut out = PipelineConfig { strategy, ..self };
         for key in PipelineConfig::KEYS {
-            if self.get(key) == old.get(key) {
-                if let (Some(slot), Some(v)) = (out.field_mut(key), new.get(key)) {
-                    *slot = v;
-                }
+            if self.get(key) == old.get(key)
+                && let (Some(slot), Some(v)) = (out.field_mut(key), new.get(key))
+            {
+                *slot = v;
             }
         }
         out

@@ -52,11 +52,11 @@ pub fn micro_save(
     let older = seen.len().saturating_sub(cfg.micro_keep_recent);
     let mut stopped = false;
     for &(m, b) in &seen[..older] {
-        if let Some(target) = how.target {
-            if how.unit.measure(messages) <= target {
-                stopped = true;
-                break;
-            }
+        if let Some(target) = how.target
+            && how.unit.measure(messages) <= target
+        {
+            stopped = true;
+            break;
         }
         let block = &messages[m].blocks()[b];
         let text = ResultContent::of(block).to_text();

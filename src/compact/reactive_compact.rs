@@ -6,7 +6,7 @@ use super::config::PipelineConfig;
 use super::report::CompactTrigger;
 use super::report::Stage;
 use super::strategy::SizeUnit;
-use super::summarize::{PendingCompaction, SummaryRequest, SummaryStyle, transcript_text};
+use super::summarize::{LessonLines, PendingCompaction, SummaryRequest, SummaryStyle};
 use crate::message::{Message, estimate_size};
 use crate::store::{Store, StoreError};
 
@@ -31,7 +31,8 @@ pub fn begin_reactive_compact(
     cfg: &PipelineConfig,
     now_secs: u64,
 ) -> Result<PendingCompaction, StoreError> {
-    let transcript = store.write_transcript(now_secs, &transcript_text(messages))?;
+    let lines = LessonLines::of(messages);
+    let transcript = store.write_transcript(now_secs, lines.transcript())?;
     let tail_start = reactive_tail_start(messages, cfg);
     let reason = format!(
         "the API said the prompt is too long; {tail_start} messages before the last {} to summarize",
@@ -44,7 +45,7 @@ pub fn begin_reactive_compact(
         reason,
         trigger: CompactTrigger::PromptTooLong,
         focus: None,
-        request: SummaryRequest::new(&messages[..tail_start], cfg, None),
+        request: SummaryRequest::from_lines(&lines, tail_start, cfg, None),
         transcript,
         replaced: tail_start,
         tail: messages[tail_start..].to_vec(),

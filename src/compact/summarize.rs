@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::config::PipelineConfig;
 use super::report::{Change, CompactTrigger, Stage, StageReport};
 use super::strategy::SizeUnit;
-use crate::message::{Message, lesson_json_history_prefix, lesson_json_message};
+use crate::message::{Message, estimate_size, write_lesson_json_message};
 use crate::pyrepr::{py_strip, summary_literal};
 use crate::store::FileWritten;
 
@@ -37,13 +37,17 @@ pub struct SummaryRequest {
 }
 
 impl SummaryRequest {
-    pub(crate) fn new(
-        history: &[Message],
+    /// The request for the first `count` messages of a history whose lesson JSON lines are
+    /// `lines` (the transcript just written): the summarizer's input is cut from the same
+    /// text, not written a second time.
+    pub(crate) fn from_lines(
+        lines: &LessonLines,
+        count: usize,
         cfg: &PipelineConfig,
         focus: Option<&str>,
     ) -> SummaryRequest {
         let system = format!("{SUMMARY_SYSTEM}{}", focus_sentence(focus));
-        let user_text = lesson_json_history_prefix(history, cfg.summary_input_chars);
+        let user_text = lines.array_prefix(count, cfg.summary_input_chars);
         SummaryRequest {
             system,
             user_text,
@@ -73,14 +77,88 @@ pub fn is_summary_request(system: &str, first_user_text: &str) -> bool {
         || (system.is_empty() && first_user_text.starts_with(super::s06::SUMMARY_PROMPT))
 }
 
+/// Above this size (the lesson's chars) a history's JSON is written on two threads.
+const PARALLEL_JSON_CHARS: usize = 64 * 1024;
+
+/// A history's lesson JSON, one line per message, and where each line ends: the
+/// transcript as written, from which the summarizer's input is also cut.
+#[derive(Debug)]
+pub(crate) struct LessonLines {
+    text: String,
+    /// Byte offset just past each message's JSON (before its newline).
+    ends: Vec<usize>,
+}
+
+impl LessonLines {
+    pub(crate) fn of(messages: &[Message]) -> LessonLines {
+        let size = estimate_size(messages);
+        if size < PARALLEL_JSON_CHARS || messages.len() < 2 {
+            return LessonLines::write(messages, size);
+        }
+        // A long history is written in two halves at once; the text is the same.
+        let half = messages.len() / 2;
+        let (front, back) = messages.split_at(half);
+        let (a, b) = std::thread::scope(|scope| {
+            let back = scope.spawn(|| LessonLines::write(back, estimate_size(back)));
+            let front = LessonLines::write(front, estimate_size(front));
+            (front, back.join())
+        });
+        let Ok(mut b) = b else {
+            // Writing JSON cannot panic; if it did, write the history in one piece.
+            return LessonLines::write(messages, size);
+        };
+        let mut lines = a;
+        let offset = lines.text.len();
+        lines.text.push_str(&b.text);
+        lines.ends.extend(b.ends.drain(..).map(|e| e + offset));
+        lines
+    }
+
+    fn write(messages: &[Message], size: usize) -> LessonLines {
+        // The str() size is close to the JSON length: one allocation in the common case.
+        let mut text = String::with_capacity(size + size / 8);
+        let mut ends = Vec::with_capacity(messages.len());
+        for m in messages {
+            write_lesson_json_message(m, &mut text);
+            ends.push(text.len());
+            text.push('\n');
+        }
+        LessonLines { text, ends }
+    }
+
+    pub(crate) fn transcript(&self) -> &str {
+        &self.text
+    }
+
+    /// The first `max_chars` chars of the lesson JSON array of the first `count` messages
+    /// (`[m0, m1, ...]`). Lesson JSON is pure ASCII, so chars are bytes and the cut is a
+    /// byte cut.
+    pub(crate) fn array_prefix(&self, count: usize, max_chars: usize) -> String {
+        let mut out = String::with_capacity(max_chars.min(self.text.len() + 2));
+        out.push('[');
+        for i in 0..count.min(self.ends.len()) {
+            if out.len() >= max_chars {
+                break;
+            }
+            if i > 0 {
+                out.push_str(", ");
+            }
+            let start = if i == 0 { 0 } else { self.ends[i - 1] + 1 };
+            let room = max_chars.saturating_sub(out.len());
+            let piece = &self.text[start..self.ends[i]];
+            out.push_str(&piece[..piece.len().min(room)]);
+        }
+        if out.len() < max_chars {
+            out.push(']');
+        }
+        out.truncate(max_chars);
+        out
+    }
+}
+
 /// The history as a transcript: one lesson-JSON line per message.
 pub fn transcript_text(messages: &[Message]) -> String {
-    let mut out = String::new();
-    for m in messages {
-        out.push_str(&lesson_json_message(m));
-        out.push('\n');
-    }
-    out
+    LessonLines::of(messages).text
 }
 
 /// The model's text blocks joined and stripped as the lesson does.
@@ -231,5 +309,42 @@ impl PendingCompaction {
             unit: self.unit,
         };
         (history, report)
+    }
+}
+
+#[cfg(test)]
+mod lines_tests {
+    use super::*;
+    use crate::message::{block, lesson_json_history_prefix};
+
+    #[test]
+    fn the_summarizer_input_cut_from_the_transcript_equals_writing_it_anew() {
+        let h = vec![
+            Message::user_text("héllo \"x\" 解 😀"),
+            Message::assistant_blocks(vec![block::text("a\nb")]),
+            Message::user_blocks(vec![block::tool_result("t", "z".repeat(50))]),
+        ];
+        let lines = LessonLines::of(&h);
+        assert_eq!(lines.transcript(), transcript_text(&h));
+        // A long history goes through the two-thread path: the same text and offsets.
+        let long: Vec<Message> = (0..40)
+            .map(|i| Message::user_text(format!("{i} {}", "é".repeat(3000))))
+            .collect();
+        let two = LessonLines::of(&long);
+        let one = LessonLines::write(&long, 0);
+        assert!(estimate_size(&long) >= PARALLEL_JSON_CHARS);
+        assert_eq!(two.text, one.text);
+        assert_eq!(two.ends, one.ends);
+        assert_eq!(lines.transcript().lines().count(), 3);
+        let whole = lesson_json_history_prefix(&h, usize::MAX).len();
+        for count in 0..=3 {
+            for cut in [0, 1, 2, 7, 40, 80, whole - 1, whole, whole + 5] {
+                assert_eq!(
+                    lines.array_prefix(count, cut),
+                    lesson_json_history_prefix(&h[..count], cut),
+                    "count {count}, cut {cut}"
+                );
+            }
+        }
     }
 }

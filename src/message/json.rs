@@ -5,6 +5,7 @@
 use super::Message;
 use crate::pyrepr::{
     lesson_json_map, lesson_json_maps_prefix, unicode_json_map, unicode_json_maps,
+    write_lesson_json_map,
 };
 
 /// The size of a history in the s08-latest unit: the length of
@@ -27,6 +28,11 @@ pub fn unicode_json_history(messages: &[Message]) -> String {
 /// Lesson JSON of one message: a transcript line without its newline.
 pub fn lesson_json_message(m: &Message) -> String {
     lesson_json_map(&m.raw)
+}
+
+/// `lesson_json_message` appended to `out`.
+pub fn write_lesson_json_message(m: &Message, out: &mut String) {
+    write_lesson_json_map(&m.raw, out);
 }
 
 /// Lesson JSON of a whole history as one array: the summarizer's input before the cut.

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::http::{self, ErrorBody};
+use super::http::{self, ClientBuildError, ErrorBody};
 use super::retry::{AttemptFailure, with_retries};
 use super::{
     ApiKey, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy, StreamEvent, Usage,
@@ -33,14 +33,18 @@ pub struct AnthropicModel {
 }
 
 impl AnthropicModel {
-    pub fn new(api_key: ApiKey, model: impl Into<String>) -> AnthropicModel {
-        AnthropicModel {
-            client: http::default_client(),
+    /// Fails only when the HTTP client cannot be set up.
+    pub fn new(
+        api_key: ApiKey,
+        model: impl Into<String>,
+    ) -> Result<AnthropicModel, ClientBuildError> {
+        Ok(AnthropicModel {
+            client: http::default_client()?,
             base_url: ANTHROPIC_BASE_URL.to_string(),
             api_key,
             model: model.into(),
             retry: RetryPolicy::default(),
-        }
+        })
     }
 
     /// Server root without the `/v1/messages` path, e.g. `http://127.0.0.1:8080`.

@@ -24,13 +24,50 @@ const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Longest server error message kept, so a proxy's HTML page does not flood the UI.
 const MAX_ERROR_MESSAGE_CHARS: usize = 500;
 
+/// The HTTP client could not be set up (TLS, typically), so no model can be called.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up the HTTP client: {0}")]
+pub struct ClientBuildError(String);
+
 /// The client both providers use unless a test hands in its own.
-pub(crate) fn default_client() -> reqwest::Client {
-    reqwest::Client::builder()
+pub(crate) fn default_client() -> Result<reqwest::Client, ClientBuildError> {
+    client_with_timeouts(reqwest::Client::builder())
+}
+
+/// `builder` with the connect and read-idle timeouts. A builder that fails is an error: a
+/// fallback client would have no timeouts and could wait forever on a silent server.
+pub(crate) fn client_with_timeouts(
+    builder: reqwest::ClientBuilder,
+) -> Result<reqwest::Client, ClientBuildError> {
+    use_ring_for_tls();
+    builder
         .connect_timeout(CONNECT_TIMEOUT)
         .read_timeout(READ_IDLE_TIMEOUT)
         .build()
-        .unwrap_or_else(|_| reqwest::Client::new())
+        .map_err(|e| ClientBuildError(error_chain(&e)))
+}
+
+/// rustls needs one process-wide crypto provider. reqwest is built without one (its default,
+/// aws-lc-rs, compiles a large C library and dominated a cold build); ring is installed here
+/// before the first client is built. If the embedding program installed a provider already,
+/// that one stays, which is what rustls wants.
+fn use_ring_for_tls() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Err only means another thread installed one first: fine either way.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+/// An error and its causes, `outer: inner: innermost`.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 /// `retry-after-ms` (milliseconds, sent by Anthropic and OpenAI) wins over `retry-after`
@@ -280,6 +317,24 @@ pub(crate) fn sse_events(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_that_cannot_be_built_is_an_error_not_a_client_without_timeouts() {
+        // No TLS version at or below 1.1 exists in rustls: the builder must fail.
+        let builder = reqwest::Client::builder().max_tls_version(reqwest::tls::Version::TLS_1_1);
+        let err = client_with_timeouts(builder).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("cannot set up the HTTP client: "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_default_client_builds_with_ring() {
+        assert!(default_client().is_ok());
+        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
+    }
 
     #[test]
     fn prompt_too_long_needs_the_whole_shape() {

@@ -26,6 +26,7 @@ pub mod retry;
 pub mod scripted;
 
 pub use anthropic::AnthropicModel;
+pub use http::ClientBuildError;
 pub use openai::OpenAiModel;
 pub use retry::RetryPolicy;
 pub use scripted::{Scenario, ScenarioError, ScriptedModel};

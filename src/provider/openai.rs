@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::http::{self, ErrorBody};
+use super::http::{self, ClientBuildError, ErrorBody};
 use super::retry::{AttemptFailure, with_retries};
 use super::{
     ApiKey, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy, StreamEvent, Usage,
@@ -34,14 +34,15 @@ pub struct OpenAiModel {
 }
 
 impl OpenAiModel {
-    pub fn new(model: impl Into<String>) -> OpenAiModel {
-        OpenAiModel {
-            client: http::default_client(),
+    /// Fails only when the HTTP client cannot be set up.
+    pub fn new(model: impl Into<String>) -> Result<OpenAiModel, ClientBuildError> {
+        Ok(OpenAiModel {
+            client: http::default_client()?,
             base_url: OPENAI_BASE_URL.to_string(),
             api_key: None,
             model: model.into(),
             retry: RetryPolicy::default(),
-        }
+        })
     }
 
     pub fn with_api_key(mut self, api_key: ApiKey) -> OpenAiModel {

@@ -13,24 +13,27 @@ use serde_json::{Map, Value};
 
 use super::str_repr::{Counter, Sink, py_number, skip_plain};
 
-/// Printable ASCII other than `"` and `\\`: bytes both JSON writers copy as they are.
-static JSON_PLAIN: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0x20;
-    while b <= 0x7e {
-        table[b] = b as u8 != b'"' && b as u8 != b'\\';
-        b += 1;
+/// `\uXXXX` with lowercase hex, without going through `format!` (escapes are frequent in
+/// non-ASCII tool output).
+fn push_u_escape<S: Sink>(unit: u16, out: &mut S) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut esc = [b'\\', b'u', 0, 0, 0, 0];
+    for (k, shift) in [12, 8, 4, 0].into_iter().enumerate() {
+        esc[2 + k] = HEX[usize::from((unit >> shift) & 0xf)];
     }
-    table
-};
+    // Only ASCII bytes were written, so the buffer is valid UTF-8.
+    if let Ok(text) = std::str::from_utf8(&esc) {
+        out.push_plain(text, 6);
+    }
+}
 
 fn write_json_str<S: Sink>(s: &str, ascii_only: bool, out: &mut S) {
     out.push_char('"');
-    // Runs that need no escape are found through a byte table and copied (or counted) in
+    // Runs that need no escape are found eight bytes at a time and copied (or counted) in
     // one go; transcripts are mostly that.
     let (mut i, mut run_start, mut run_chars) = (0, 0, 0);
     loop {
-        let (stop, next) = skip_plain(s, i, &JSON_PLAIN);
+        let (stop, next) = skip_plain(s, i, b'"');
         run_chars += stop - i;
         i = stop;
         let Some(c) = next else {
@@ -57,8 +60,7 @@ fn write_json_str<S: Sink>(s: &str, ascii_only: bool, out: &mut S) {
             c => {
                 let mut units = [0u16; 2];
                 for u in c.encode_utf16(&mut units) {
-                    let esc = format!("\\u{u:04x}");
-                    out.push_plain(&esc, 6);
+                    push_u_escape(*u, out);
                 }
             }
         }
@@ -127,6 +129,11 @@ pub fn lesson_json_map(map: &Map<String, Value>) -> String {
     let mut out = String::new();
     write_json_map(map, true, &mut out);
     out
+}
+
+/// `lesson_json_map` appended to `out`.
+pub fn write_lesson_json_map(map: &Map<String, Value>, out: &mut String) {
+    write_json_map(map, true, out);
 }
 
 /// The first `max_chars` chars of the lesson JSON of a list of objects, without writing

@@ -57,43 +57,72 @@ pub fn is_printable(c: char) -> bool {
         .is_err()
 }
 
-/// Printable ASCII other than `\\` and the quote in use: bytes `repr` copies as they are.
-const fn plain_ascii_table(quote: u8) -> [bool; 256] {
-    let mut table = [false; 256];
-    let mut b = 0x20;
-    while b <= 0x7e {
-        table[b] = b as u8 != b'\\' && b as u8 != quote;
-        b += 1;
-    }
-    table
+/// Whether a byte is printable ASCII other than `\\` and `quote`: a byte both writers copy
+/// (or count) as it is.
+#[inline]
+fn is_plain(b: u8, quote: u8) -> bool {
+    (0x20..=0x7e).contains(&b) && b != b'\\' && b != quote
 }
 
-static PLAIN_IN_SINGLE_QUOTES: [bool; 256] = plain_ascii_table(b'\'');
-static PLAIN_IN_DOUBLE_QUOTES: [bool; 256] = plain_ascii_table(b'"');
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// From byte `i`, skips the bytes `plain` marks as needing no escape; returns where it
-/// stopped and the char found there (None at the end). Both writers scan strings this way.
-pub(crate) fn skip_plain(s: &str, mut i: usize, plain: &[bool; 256]) -> (usize, Option<char>) {
+/// Whether all eight bytes of `x` are plain (`is_plain`), tested at once: the classic
+/// "has a byte less than / equal to" bit tricks, each exact as a yes-or-no answer.
+#[inline]
+fn word_is_plain(x: u64, quote: u8) -> bool {
+    let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
+    let del_or_above = (x.wrapping_add(ONES) | x) & HIGHS;
+    let has = |b: u8| {
+        let v = x ^ (ONES * u64::from(b));
+        v.wrapping_sub(ONES) & !v & HIGHS
+    };
+    (below_space | del_or_above | has(b'\\') | has(quote)) == 0
+}
+
+/// From byte `i`, skips the bytes that need no escape (`is_plain`); returns where it
+/// stopped and the char found there (None at the end). Both writers scan strings this way;
+/// tool output is mostly plain, so it is skipped eight bytes at a time.
+pub(crate) fn skip_plain(s: &str, mut i: usize, quote: u8) -> (usize, Option<char>) {
     let bytes = s.as_bytes();
-    while i < bytes.len() && plain[bytes[i] as usize] {
-        i += 1;
+    loop {
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            if !word_is_plain(u64::from_le_bytes(word), quote) {
+                break;
+            }
+            i += 8;
+        }
+        let end = (i + 8).min(bytes.len());
+        while i < end && is_plain(bytes[i], quote) {
+            i += 1;
+        }
+        if i < end || i == bytes.len() {
+            break;
+        }
     }
-    (i, s.get(i..).and_then(|rest| rest.chars().next()))
+    let next = match bytes.get(i) {
+        None => None,
+        Some(&b) if b < 0x80 => Some(b as char),
+        Some(_) => s.get(i..).and_then(|rest| rest.chars().next()),
+    };
+    (i, next)
 }
 
 fn write_str_repr<S: Sink>(s: &str, out: &mut S) {
     let has_single = s.contains('\'');
-    let (quote, plain) = if has_single && !s.contains('"') {
-        (b'"', &PLAIN_IN_DOUBLE_QUOTES)
+    let quote = if has_single && !s.contains('"') {
+        b'"'
     } else {
-        (b'\'', &PLAIN_IN_SINGLE_QUOTES)
+        b'\''
     };
     out.push_char(quote as char);
-    // Walk bytes through a table, not chars: most tool output is printable ASCII, which is
-    // copied (or counted) in runs; only escapes and non-ASCII chars need a closer look.
+    // Walk bytes, not chars: most tool output is printable ASCII, which is copied (or
+    // counted) in runs; only escapes and non-ASCII chars need a closer look.
     let (mut i, mut run_start, mut run_chars) = (0, 0, 0);
     loop {
-        let (stop, next) = skip_plain(s, i, plain);
+        let (stop, next) = skip_plain(s, i, quote);
         run_chars += stop - i;
         i = stop;
         let Some(c) = next else {
@@ -268,6 +297,39 @@ pub fn py_repr(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn skipping_eight_bytes_at_a_time_stops_where_a_byte_scan_stops() {
+        let alphabet = [
+            ' ', '~', 'a', '\\', '\'', '"', '\n', '\u{7f}', '\u{1f}', 'é', '解', '😀', '\t',
+        ];
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..3000 {
+            let len = rng.usize(0..40);
+            // Mostly plain text, so long runs cross the 8-byte words.
+            let s: String = (0..len)
+                .map(|_| {
+                    if rng.u8(0..4) == 0 {
+                        alphabet[rng.usize(0..alphabet.len())]
+                    } else {
+                        'x'
+                    }
+                })
+                .collect();
+            for quote in [b'\'', b'"'] {
+                for start in (0..=s.len()).filter(|&i| s.is_char_boundary(i)) {
+                    let naive = start
+                        + s.as_bytes()[start..]
+                            .iter()
+                            .take_while(|&&b| is_plain(b, quote))
+                            .count();
+                    let (stop, next) = skip_plain(&s, start, quote);
+                    assert_eq!(stop, naive, "{s:?} from {start}");
+                    assert_eq!(next, s[stop..].chars().next(), "{s:?} from {start}");
+                }
+            }
+        }
+    }
 
     fn repr(v: Value) -> String {
         py_repr(&v)

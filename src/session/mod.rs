@@ -1,52 +1,280 @@
-//! Reading recorded sessions into messages. Only ever reads: nothing is written next to a
-//! session file.
+//! Reading recorded sessions: Claude Code's JSONL files, Codex rollouts (both layouts) and
+//! ctxlab's own transcripts and message arrays, into one model (`model`): the messages in
+//! the Anthropic shape, the compactions the recording tool performed, the usage of each
+//! model call, subagent sidechains and metadata. The format is detected from the content.
+//! `discover` finds session files in the tools' default folders.
 //!
-//! Formats: a JSON array of messages (or `ctxlab pipeline`'s input object) and ctxlab's own
-//! transcripts (one message per line).
+//! Only ever reads: nothing is written next to a session file, and no file but the ones
+//! named (plus a Claude Code session's own subagent files) is opened. The readers are
+//! line-based and linear, so a 50 MB session opens in well under a second; parsing runs on
+//! every core (`lines`).
 
+mod assemble;
+mod claude;
+mod codex;
+mod codex_items;
+mod ctxlab;
+pub mod discover;
 pub mod history_input;
+mod lines;
+pub mod model;
+pub mod summary;
 
-use crate::message::Message;
-use history_input::{InputError, history_input_from_value, parse_history_input};
+use std::path::Path;
 
-/// Reads a session: a JSON array of messages (or `ctxlab pipeline`'s input object), or a
-/// transcript (one message per line).
-pub fn parse_session(text: &str) -> Result<Vec<Message>, SessionError> {
-    if text.trim_start().starts_with('[') {
-        let input = parse_history_input(text).map_err(SessionError::Array)?;
-        return Ok(input.messages);
-    }
-    // A whole file that is one JSON object with "messages" is `ctxlab pipeline`'s input;
-    // anything else is read as a transcript, line by line. The file is parsed once either way.
-    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
-        if value.get("messages").is_some() {
-            let input = history_input_from_value(value).map_err(SessionError::Array)?;
-            return Ok(input.messages);
-        }
-    }
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: serde_json::Value =
-            serde_json::from_str(line).map_err(|source| SessionError::Line {
-                line: i + 1,
-                message: source.to_string(),
-            })?;
-        let m = Message::from_value(value).map_err(|source| SessionError::Line {
-            line: i + 1,
-            message: source.to_string(),
-        })?;
-        out.push(m);
-    }
-    Ok(out)
-}
+use serde_json::Value;
+
+pub use model::{
+    CLEARED_RESULT_TEXT, Compaction, CompactionKind, KeptMessage, LoadWarning, MessageInfo,
+    MessageKind, ModelCall, Session, SessionFormat, SessionMeta, Summary, TokenCount, TokenSource,
+    Tool, Trigger, Usage,
+};
+
+use crate::compact::request::latest_request;
+use crate::message::{Message, json_kind};
+use history_input::{InputError, history_input_from_value};
+use lines::{ParsedLine, parse_json_lines};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    #[error("cannot read: {0}")]
+    Read(#[source] std::io::Error),
     #[error("{0}")]
     Array(InputError),
     #[error("line {line}: {message}")]
     Line { line: usize, message: String },
 }
+
+/// Claude Code's line types, for recognising its files.
+const CLAUDE_TYPES: &[&str] = &[
+    "user",
+    "assistant",
+    "system",
+    "summary",
+    "file-history-snapshot",
+    "attachment",
+    "progress",
+    "queue-operation",
+];
+/// Codex's envelope types.
+const CODEX_TYPES: &[&str] = &[
+    "session_meta",
+    "turn_context",
+    "response_item",
+    "event_msg",
+    "compacted",
+];
+/// Bare item types of the 2025 Codex layout.
+const CODEX_ITEM_TYPES: &[&str] = &[
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "web_search_call",
+];
+
+/// What one parsed line says about the file's format, if anything.
+pub(crate) fn format_of_line(v: &Value) -> Option<SessionFormat> {
+    let o = v.as_object()?;
+    let kind = o.get("type").and_then(Value::as_str);
+    if o.contains_key("payload") && kind.is_some_and(|k| CODEX_TYPES.contains(&k)) {
+        return Some(SessionFormat::Codex);
+    }
+    if o.contains_key("record_type") {
+        return Some(SessionFormat::CodexLegacy);
+    }
+    if kind.is_none()
+        && o.contains_key("id")
+        && o.contains_key("timestamp")
+        && (o.contains_key("instructions") || o.contains_key("git"))
+    {
+        return Some(SessionFormat::CodexLegacy);
+    }
+    if o.contains_key("sessionId")
+        || o.contains_key("parentUuid")
+        || (kind.is_some_and(|k| CLAUDE_TYPES.contains(&k)) && !o.contains_key("role"))
+    {
+        return Some(SessionFormat::ClaudeCode);
+    }
+    if kind.is_some_and(|k| CODEX_ITEM_TYPES.contains(&k)) {
+        return Some(SessionFormat::CodexLegacy);
+    }
+    if ctxlab::is_message_line(v) {
+        return Some(SessionFormat::CtxlabTranscript);
+    }
+    None
+}
+
+/// The format of a JSON-lines file, from its first lines that say.
+fn detect_lines(lines: &[ParsedLine]) -> Option<SessionFormat> {
+    lines
+        .iter()
+        .take(200)
+        .filter_map(|l| l.value.as_ref().ok())
+        .find_map(format_of_line)
+}
+
+/// The format of a JSON-lines text, from its first lines that say.
+fn detect_text(text: &str) -> Option<SessionFormat> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(200)
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|v| format_of_line(&v))
+}
+
+fn read_lines(format: SessionFormat, lines: Vec<ParsedLine>) -> Result<Session, SessionError> {
+    match format {
+        SessionFormat::ClaudeCode => Ok(claude::read_claude(lines)),
+        SessionFormat::Codex | SessionFormat::CodexLegacy => Ok(codex::read_codex(lines, format)),
+        SessionFormat::CtxlabTranscript | SessionFormat::MessageArray => {
+            ctxlab::read_transcript(lines)
+        }
+    }
+}
+
+/// A session from the text of a file, with the active request the file names (only
+/// `ctxlab pipeline`'s input object names one).
+fn parse_text(text: &str) -> Result<(Session, Option<String>), SessionError> {
+    if text.trim_start().starts_with('[') {
+        return ctxlab::read_array(text);
+    }
+    // One JSON document: `ctxlab pipeline`'s input object, or a one-line session.
+    let whole = serde_json::from_str::<Value>(text);
+    if let Ok(value) = &whole
+        && value.get("messages").is_some()
+    {
+        let input = match whole {
+            Ok(v) => history_input_from_value(v).map_err(SessionError::Array)?,
+            Err(e) => return Err(SessionError::Array(InputError::Json(e))),
+        };
+        let given = Some(input.active_request.clone());
+        return Ok(ctxlab::from_input(input, given));
+    }
+    match detect_text(text) {
+        Some(SessionFormat::ClaudeCode) => {
+            let lines = lines::parse_json_lines_keeping(text, claude::LINE_KEYS);
+            return Ok((claude::read_claude(lines), None));
+        }
+        Some(format) => return Ok((read_lines(format, parse_json_lines(text))?, None)),
+        None => {}
+    }
+    let lines = parse_json_lines(text);
+    match detect_lines(&lines) {
+        Some(format) => Ok((read_lines(format, lines)?, None)),
+        None => match whole {
+            // Not a format ctxlab knows: say why in `ctxlab pipeline`'s words.
+            Ok(value) => Err(SessionError::Array(InputError::Shape(json_kind(&value)))),
+            Err(e) if lines.len() <= 1 || text.trim_start().starts_with('{') => {
+                Err(SessionError::Array(InputError::Json(e)))
+            }
+            Err(_) => read_lines(SessionFormat::CtxlabTranscript, lines).map(|s| (s, None)),
+        },
+    }
+}
+
+/// Reads a session from text (the format is detected).
+pub fn parse_session_text(text: &str) -> Result<Session, SessionError> {
+    parse_text(text).map(|(s, _)| s)
+}
+
+/// Reads a session: the conversation as `ctxlab replay` takes it (see
+/// `Session::replay_messages`).
+pub fn parse_session(text: &str) -> Result<Vec<Message>, SessionError> {
+    parse_session_text(text).map(Session::into_replay_messages)
+}
+
+fn read_file_text(path: &Path) -> Result<(String, Option<LoadWarning>), SessionError> {
+    let bytes = lines::read_file(path).map_err(SessionError::Read)?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((text, None)),
+        Err(e) => {
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            let warning = LoadWarning {
+                line: 0,
+                message: "the file is not valid UTF-8; invalid bytes were replaced".into(),
+            };
+            Ok((text, Some(warning)))
+        }
+    }
+}
+
+/// Opens a session file. For a Claude Code session this also reads its subagents' files
+/// (`<session>/subagents/agent-*.jsonl`, or older `agent-*.jsonl` beside it that name the
+/// session) as sidechains.
+pub fn load_session(path: &Path) -> Result<Session, SessionError> {
+    let (text, warning) = read_file_text(path)?;
+    let mut session = parse_session_text(&text)?;
+    drop(text);
+    session.warnings.extend(warning);
+    if session.format == SessionFormat::ClaudeCode {
+        for file in discover::claude_subagent_files(path, session.meta.session_id.as_deref()) {
+            match read_file_text(&file).and_then(|(t, _)| parse_session_text(&t)) {
+                Ok(mut side) if side.format == SessionFormat::ClaudeCode => {
+                    if side.meta.agent_id.is_none() {
+                        side.meta.agent_id = agent_id_of(&file);
+                    }
+                    let id = side.meta.agent_id.clone();
+                    session
+                        .sidechains
+                        .retain(|s| id.is_none() || s.meta.agent_id != id);
+                    session.sidechains.push(side);
+                }
+                Ok(_) => {}
+                Err(e) => session.warnings.push(LoadWarning {
+                    line: 0,
+                    message: format!("subagent file {}: {e}", file.display()),
+                }),
+            }
+        }
+    }
+    Ok(session)
+}
+
+fn agent_id_of(file: &Path) -> Option<String> {
+    let stem = file.file_stem()?.to_str()?;
+    Some(stem.strip_prefix("agent-").unwrap_or(stem).to_string())
+}
+
+/// A session ready for the pipeline: its conversation and the request it works on.
+#[derive(Debug)]
+pub struct LoadedHistory {
+    pub format: SessionFormat,
+    pub messages: Vec<Message>,
+    /// The request the file names, or the latest user request in the conversation.
+    pub active_request: String,
+    pub warnings: Vec<LoadWarning>,
+    pub skipped: usize,
+}
+
+/// The one loader behind `ctxlab replay` and `ctxlab pipeline`: any format ctxlab reads,
+/// as the conversation the lesson's pipeline works on.
+pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
+    let (text, warning) = read_file_text(path)?;
+    let (session, given) = parse_text(&text)?;
+    drop(text);
+    let format = session.format;
+    let mut warnings = session.warnings.clone();
+    warnings.extend(warning);
+    let skipped = session.skipped.values().sum();
+    let messages = session.into_replay_messages();
+    // The pipeline asks every message's size before the first call: compute them now, on
+    // every core (arrays already did while parsing).
+    lines::warm_caches(&messages);
+    let active_request = given
+        .or_else(|| latest_request(&messages))
+        .unwrap_or_default();
+    Ok(LoadedHistory {
+        format,
+        messages,
+        active_request,
+        warnings,
+        skipped,
+    })
+}
+
+#[cfg(test)]
+mod tests;

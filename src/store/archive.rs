@@ -42,10 +42,10 @@ impl Store {
             path: dir.clone(),
             source,
         })?;
-        if let Ok(meta) = fs::symlink_metadata(&path) {
-            if !meta.file_type().is_file() {
-                return Err(StoreError::NotAppendable { path });
-            }
+        if let Ok(meta) = fs::symlink_metadata(&path)
+            && !meta.file_type().is_file()
+        {
+            return Err(StoreError::NotAppendable { path });
         }
         let write_err = |source| StoreError::Write {
             path: path.clone(),

@@ -1,11 +1,7 @@
 //! The real binary, end to end: `ctxlab pipeline` and `ctxlab replay` on files.
 
-use assert_cmd::Command;
+use crate::common::cli::ctxlab;
 use serde_json::Value;
-
-fn ctxlab() -> Command {
-    Command::cargo_bin("ctxlab").unwrap()
-}
 
 fn example() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json")

@@ -1,52 +1,18 @@
 //! `ctxlab run`, the real binary: the scripted tour end to end as readable lines and as
-//! JSON lines, and the clear error for a missing key. Each run happens in a scratch
-//! directory (no `.env`) with HOME and XDG_CONFIG_HOME pointed at an empty folder (no
-//! config.toml), and without provider variables from the calling environment.
+//! JSON lines, and the clear errors for a missing key and for bad configuration. Each run
+//! happens in a scratch directory (no `.env` unless the test writes one) with HOME and
+//! XDG_CONFIG_HOME pointed at an empty folder (no config.toml), and without provider
+//! variables from the calling environment.
 
 use std::path::Path;
 
-use assert_cmd::Command;
+use crate::common::cli::{scratch, sealed};
 use serde_json::Value;
-
-const PROVIDER_VARS: [&str; 5] = [
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "MODEL_ID",
-];
-
-fn ctxlab(cwd: &Path, home: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("ctxlab").unwrap();
-    cmd.current_dir(cwd)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .timeout(std::time::Duration::from_secs(120));
-    for var in PROVIDER_VARS {
-        cmd.env_remove(var);
-    }
-    cmd
-}
-
-struct Scratch {
-    cwd: tempfile::TempDir,
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
-
-fn scratch() -> Scratch {
-    Scratch {
-        cwd: tempfile::tempdir().unwrap(),
-        home: tempfile::tempdir().unwrap(),
-        ws: tempfile::tempdir().unwrap(),
-    }
-}
 
 #[test]
 fn run_plays_the_tour_through_every_stage() {
     let s = scratch();
-    let out = ctxlab(s.cwd.path(), s.home.path())
+    let out = sealed(s.cwd.path(), s.home.path())
         .args([
             "run",
             "--provider",
@@ -99,7 +65,7 @@ fn run_plays_the_tour_through_every_stage() {
 #[test]
 fn run_json_prints_one_event_object_per_line() {
     let s = scratch();
-    let out = ctxlab(s.cwd.path(), s.home.path())
+    let out = sealed(s.cwd.path(), s.home.path())
         .args([
             "run",
             "--provider",
@@ -153,7 +119,7 @@ fn run_json_prints_one_event_object_per_line() {
 #[test]
 fn anthropic_without_a_key_exits_2_naming_the_variable() {
     let s = scratch();
-    let out = ctxlab(s.cwd.path(), s.home.path())
+    let out = sealed(s.cwd.path(), s.home.path())
         .args(["run", "--provider", "anthropic", "--workspace"])
         .arg(s.ws.path())
         .arg("hello")
@@ -169,7 +135,7 @@ fn anthropic_without_a_key_exits_2_naming_the_variable() {
 #[test]
 fn an_unknown_scenario_exits_2_naming_the_scenarios_folder() {
     let s = scratch();
-    let out = ctxlab(s.cwd.path(), s.home.path())
+    let out = sealed(s.cwd.path(), s.home.path())
         .args([
             "run",
             "--provider",
@@ -190,5 +156,58 @@ fn an_unknown_scenario_exits_2_naming_the_scenarios_folder() {
     assert!(
         stderr.contains(&format!("looked in {} and", folder.display())),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_malformed_dotenv_exits_2_naming_the_file_and_line_but_not_the_text() {
+    let s = scratch();
+    std::fs::write(
+        s.cwd.path().join(".env"),
+        "MODEL_ID=x\nOPENAI_API_KEY sk-proj-secret-1\n",
+    )
+    .unwrap();
+    let out = sealed(s.cwd.path(), s.home.path())
+        .args([
+            "run",
+            "--provider",
+            "scripted",
+            "--pace-ms",
+            "0",
+            "--workspace",
+        ])
+        .arg(s.ws.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        "ctxlab: .env:2: not a KEY=VALUE setting (or an unclosed quote)\n"
+    );
+    assert!(out.stdout.is_empty(), "nothing should run");
+}
+
+#[test]
+fn an_out_of_range_attempt_count_exits_2_naming_the_range() {
+    let s = scratch();
+    let out = sealed(s.cwd.path(), s.home.path())
+        .env("CTXLAB_MAX_ATTEMPTS", "0")
+        .args([
+            "run",
+            "--provider",
+            "scripted",
+            "--pace-ms",
+            "0",
+            "--workspace",
+        ])
+        .arg(s.ws.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        "ctxlab: CTXLAB_MAX_ATTEMPTS is \"0\": must be a whole number from 1 to 20\n"
     );
 }

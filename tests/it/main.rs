@@ -20,6 +20,7 @@ mod pipeline_spec;
 mod provider_anthropic;
 mod provider_openai;
 mod provider_scripted;
+mod sessions_cli;
 mod store_safety;
 mod tools;
 mod tui_loop;

@@ -3,7 +3,8 @@
 //! every `tool_result` answers a `tool_use` of the message just before it and every
 //! `tool_use` is answered just after; and the cached estimate equals a recount from scratch.
 
-use crate::common::*;
+use crate::common::files::*;
+use crate::common::history::*;
 use ctxlab::compact::{
     Change, Pipeline, PipelineConfig, Stage, StageReport, begin_reactive_compact, estimate_size,
 };
@@ -396,8 +397,27 @@ fn check_history(turns: &[Turn]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Cases of the main property in a plain `cargo test`: enough to catch a broken invariant
+/// in a few seconds. The long run is `PROPTEST_CASES=10000 cargo test --test it pipeline_props`.
+const DEFAULT_CASES: u32 = 256;
+
+/// A config running `per_10k / 10_000` of the main property's cases (at least `floor`): the
+/// main property gets `PROPTEST_CASES` (else `DEFAULT_CASES`), the slower ones the share they
+/// always had (150 and 500 cases in the 10,000-case run).
+fn cases(per_10k: u32, floor: u32) -> ProptestConfig {
+    let main = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .unwrap_or(DEFAULT_CASES);
+    let scaled = u64::from(main) * u64::from(per_10k) / 10_000;
+    ProptestConfig {
+        cases: u32::try_from(scaled).unwrap_or(u32::MAX).max(floor),
+        ..ProptestConfig::default()
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 10_000, ..ProptestConfig::default() })]
+    #![proptest_config(cases(10_000, 1))]
 
     #[test]
     fn pairing_and_sizes_hold_through_the_pipeline(turns in history()) {
@@ -406,7 +426,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 150, ..ProptestConfig::default() })]
+    #![proptest_config(cases(150, 8))]
 
     #[test]
     fn pairing_and_sizes_hold_with_heavy_batches(turns in heavy_history()) {
@@ -415,7 +435,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+    #![proptest_config(cases(500, 32))]
 
     /// Mutating messages in place (as the stages do) never leaves a stale cached size.
     #[test]
@@ -424,10 +444,10 @@ proptest! {
         let _ = estimate_size(&h);
         for (index, chars, pattern) in edits {
             let i = index.index(h.len());
-            if let Some(blocks) = h[i].blocks_mut() {
-                if let Some(b) = blocks.first_mut() {
-                    b["content"] = json!(text_of(PATTERNS[pattern], chars));
-                }
+            if let Some(blocks) = h[i].blocks_mut()
+                && let Some(b) = blocks.first_mut()
+            {
+                b["content"] = json!(text_of(PATTERNS[pattern], chars));
             }
             prop_assert_eq!(estimate_size(&h), recount(&h));
         }

@@ -2,7 +2,8 @@
 //! derived from the text of docs/pipeline.md (the derivation is in the comments), never by
 //! printing what the code does.
 
-use crate::common::*;
+use crate::common::files::*;
+use crate::common::history::*;
 use ctxlab::compact::estimate_size;
 use ctxlab::compact::reactive_tail_start;
 use ctxlab::compact::summarize::SUMMARY_SYSTEM;
@@ -1188,7 +1189,7 @@ fn estimate_of_a_history_is_the_python_list_length() {
 }
 
 /// Python 3.11 is the reference for `str()`, `strip()` and `json.dumps`: compare a batch of
-/// generated values, skipping when no python3 is installed.
+/// generated values. A missing python3 fails the test, naming what is missing.
 #[test]
 fn estimate_and_writers_match_real_python() {
     use std::io::Write;
@@ -1267,13 +1268,13 @@ sys.stdout.write(json.dumps(out))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("python3 not available ({e}); skipping the cross-check");
-            return;
-        }
-    };
+    // No skip: without the reference this test would pass having checked nothing.
+    let mut child = child.unwrap_or_else(|e| {
+        panic!(
+            "this cross-check needs python3 on PATH (the reference is Python 3.11) for str(), \
+             strip() and json.dumps, and could not start it: {e}"
+        )
+    });
     child
         .stdin
         .take()

@@ -2,115 +2,19 @@
 
 use std::time::Duration;
 
+use crate::common::http::anthropic::{
+    KEY, end, error_body, model, simple_answer, sse, start, text_block,
+};
+use crate::common::http::ok_sse;
+use crate::common::provider::{drain, fast_retry, req, retries};
 use ctxlab::message::{Message, ToolSpec, block};
 use ctxlab::provider::{
-    AnthropicModel, ApiKey, Model, ModelRequest, ProviderError, RetryPolicy, StreamEvent, Usage,
+    AnthropicModel, ApiKey, Model, ModelRequest, ProviderError, StreamEvent, Usage,
 };
 use serde_json::{Value, json};
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::unbounded_channel;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
-
-const KEY: &str = "sk-ant-test-secret-0042";
-
-fn fast_retry(max_attempts: u32) -> RetryPolicy {
-    RetryPolicy {
-        max_attempts,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(5),
-    }
-}
-
-fn model(server: &MockServer, attempts: u32) -> AnthropicModel {
-    AnthropicModel::new(ApiKey::new(KEY), "claude-test-1")
-        .with_base_url(server.uri())
-        .with_retry(fast_retry(attempts))
-}
-
-fn sse(events: &[(&str, Value)]) -> String {
-    events
-        .iter()
-        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
-        .collect()
-}
-
-fn ok_sse(body: String) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
-}
-
-fn start() -> (&'static str, Value) {
-    (
-        "message_start",
-        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
-            "content": [], "model": "claude-test-1", "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 25, "output_tokens": 1}}}),
-    )
-}
-
-fn text_block(index: u64, text: &str) -> Vec<(&'static str, Value)> {
-    vec![
-        (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}),
-        ),
-        (
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": index}),
-        ),
-    ]
-}
-
-fn end(stop_reason: &str) -> Vec<(&'static str, Value)> {
-    vec![
-        (
-            "message_delta",
-            json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": 42}}),
-        ),
-        ("message_stop", json!({"type": "message_stop"})),
-    ]
-}
-
-fn simple_answer(text: &str) -> String {
-    let mut ev = vec![start()];
-    ev.extend(text_block(0, text));
-    ev.extend(end("end_turn"));
-    sse(&ev)
-}
-
-fn error_body(kind: &str, message: &str) -> Value {
-    json!({"type": "error", "error": {"type": kind, "message": message}})
-}
-
-fn req() -> ModelRequest {
-    ModelRequest {
-        system: "You are terse.".into(),
-        messages: vec![Message::user_text("hi")],
-        tools: vec![],
-        max_tokens: 512,
-    }
-}
-
-fn drain(rx: &mut UnboundedReceiver<StreamEvent>) -> Vec<StreamEvent> {
-    let mut out = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        out.push(e);
-    }
-    out
-}
-
-fn retries(events: &[StreamEvent]) -> Vec<(u32, Duration)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEvent::Retrying { attempt, wait, .. } => Some((*attempt, *wait)),
-            _ => None,
-        })
-        .collect()
-}
 
 #[tokio::test]
 async fn streams_text_and_a_tool_use_split_across_many_deltas() {
@@ -455,6 +359,7 @@ async fn an_unreachable_server_is_a_network_error_after_retries() {
         .unwrap()
         .port();
     let m = AnthropicModel::new(ApiKey::new(KEY), "claude-test-1")
+        .unwrap()
         .with_base_url(format!("http://127.0.0.1:{port}"))
         .with_retry(fast_retry(2));
     let (tx, mut rx) = unbounded_channel();

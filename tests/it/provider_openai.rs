@@ -3,91 +3,15 @@
 
 use std::time::Duration;
 
+use crate::common::http::ok_sse;
+use crate::common::http::openai::{KEY, chunk, model, simple_answer, sse, usage_chunk};
+use crate::common::provider::{drain, fast_retry, req, retries};
 use ctxlab::message::{Message, ToolSpec, block};
-use ctxlab::provider::{
-    ApiKey, Model, ModelRequest, OpenAiModel, ProviderError, RetryPolicy, StreamEvent, Usage,
-};
+use ctxlab::provider::{Model, ModelRequest, OpenAiModel, ProviderError, StreamEvent, Usage};
 use serde_json::{Value, json};
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::unbounded_channel;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
-
-const KEY: &str = "sk-proj-test-secret-7777";
-
-fn fast_retry(max_attempts: u32) -> RetryPolicy {
-    RetryPolicy {
-        max_attempts,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(5),
-    }
-}
-
-fn model(server: &MockServer, attempts: u32) -> OpenAiModel {
-    OpenAiModel::new("gpt-test")
-        .with_api_key(ApiKey::new(KEY))
-        .with_base_url(server.uri())
-        .with_retry(fast_retry(attempts))
-}
-
-fn chunk(delta: Value, finish: Option<&str>) -> Value {
-    json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-test",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-}
-
-fn sse(chunks: &[Value], done: bool) -> String {
-    let mut s: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
-    if done {
-        s.push_str("data: [DONE]\n\n");
-    }
-    s
-}
-
-fn ok_sse(body: String) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
-}
-
-fn usage_chunk() -> Value {
-    json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-test",
-           "choices": [], "usage": {"prompt_tokens": 31, "completion_tokens": 12, "total_tokens": 43}})
-}
-
-fn simple_answer(text: &str) -> String {
-    sse(
-        &[
-            chunk(json!({"role": "assistant", "content": text}), None),
-            chunk(json!({}), Some("stop")),
-            usage_chunk(),
-        ],
-        true,
-    )
-}
-
-fn req() -> ModelRequest {
-    ModelRequest {
-        system: "You are terse.".into(),
-        messages: vec![Message::user_text("hi")],
-        tools: vec![],
-        max_tokens: 256,
-    }
-}
-
-fn drain(rx: &mut UnboundedReceiver<StreamEvent>) -> Vec<StreamEvent> {
-    let mut out = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        out.push(e);
-    }
-    out
-}
-
-fn retries(events: &[StreamEvent]) -> Vec<(u32, Duration)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEvent::Retrying { attempt, wait, .. } => Some((*attempt, *wait)),
-            _ => None,
-        })
-        .collect()
-}
 
 #[tokio::test]
 async fn maps_the_history_and_assembles_tool_calls_split_by_index() {
@@ -207,6 +131,7 @@ async fn no_key_means_no_authorization_header() {
         .mount(&server)
         .await;
     let m = OpenAiModel::new("llama")
+        .unwrap()
         .with_base_url(server.uri())
         .with_retry(fast_retry(1));
     let (tx, _rx) = unbounded_channel();

@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use crate::common::*;
+use crate::common::files::*;
+use crate::common::history::*;
 use ctxlab::compact::{Pipeline, PipelineConfig, Stage};
 use ctxlab::message::{Message, block};
 use ctxlab::store::{Store, WriteStatus};

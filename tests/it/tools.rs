@@ -6,6 +6,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::common::process::{read_pid, wait_for_file, wait_until_dead};
 use ctxlab::tools::{ToolLimits, ToolOutcome, Workspace, run_tool, tool_specs};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -58,52 +59,6 @@ impl Fixture {
 fn assert_escape(result: &(String, bool), path: &str) {
     assert!(result.1, "should be an error: {result:?}");
     assert_eq!(result.0, format!("Path escapes the workspace: {path}"));
-}
-
-/// Whether a process is still running; a zombie (killed, not yet reaped by init) counts as
-/// gone since it runs nothing.
-fn process_alive(pid: i32) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        Ok(stat) => {
-            // The state letter follows the `)` that closes the command name.
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next());
-            !matches!(state, Some('Z') | Some('X'))
-        }
-    }
-}
-
-async fn wait_until_dead(pid: i32) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(3) {
-        if !process_alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
-}
-
-fn read_pid(path: &Path) -> i32 {
-    fs::read_to_string(path).unwrap().trim().parse().unwrap()
-}
-
-async fn wait_for_file(path: &Path) {
-    let start = Instant::now();
-    while !path.exists()
-        || fs::read_to_string(path)
-            .unwrap_or_default()
-            .trim()
-            .is_empty()
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "{path:?} never appeared"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 // ---------------------------------------------------------------- confinement

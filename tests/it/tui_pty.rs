@@ -13,7 +13,45 @@ fn demo_binary() -> PathBuf {
     // tests live in target/<profile>/deps; `cargo test` builds examples next to them.
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap();
-    dir.join("examples").join("tui_demo")
+    let bin = dir.join("examples").join("tui_demo");
+    // `cargo test --test it` builds no example: build it once here rather than skip.
+    static BUILT: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if !bin.exists() && !*built {
+        let mut cargo = std::process::Command::new(env!("CARGO"));
+        cargo
+            .args(["build", "--profile", "test", "--example", "tui_demo"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        // Drop what cargo set for this test process: build scripts (ring's) watch some of
+        // these variables, and a changed value would rebuild them, and everything above them.
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy();
+            if key.starts_with("CARGO_PKG_")
+                || key.starts_with("CARGO_BIN_EXE_")
+                || key.starts_with("CARGO_MANIFEST_")
+                || [
+                    "CARGO_CRATE_NAME",
+                    "CARGO_TARGET_TMPDIR",
+                    "CARGO_PRIMARY_PACKAGE",
+                    "OUT_DIR",
+                ]
+                .contains(&key.as_ref())
+            {
+                cargo.env_remove(key.as_ref());
+            }
+        }
+        let status = cargo
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run cargo to build examples/tui_demo: {e}"));
+        assert!(status.success(), "`cargo build --example tui_demo` failed");
+        *built = true;
+    }
+    assert!(
+        bin.exists(),
+        "{} is missing after building it",
+        bin.display()
+    );
+    bin
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {

@@ -29,10 +29,10 @@ pub fn extractive_summary(messages: &[Message]) -> String {
     let mut commands = Vec::new();
     let mut compacted_before = false;
     for m in messages {
-        if let Some(text) = m.text() {
-            if authoritative_request(text).is_some() {
-                compacted_before = true;
-            }
+        if let Some(text) = m.text()
+            && authoritative_request(text).is_some()
+        {
+            compacted_before = true;
         }
         for b in m.tool_uses() {
             let name = b.get("name").and_then(Value::as_str).unwrap_or("");

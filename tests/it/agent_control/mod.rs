@@ -10,6 +10,7 @@ use crate::common::agent::{
     HistoryMirror, RecordingModel, check_tool_pairs, is_summary_request, pinned_clock,
     result_block, result_text, send, stop_reason, until, until_done,
 };
+use crate::common::process::{process_alive, read_pid, wait_for_file, wait_until_dead};
 use async_trait::async_trait;
 use ctxlab::agent::{AgentEvent, AgentSetup, ErrorKind, NextStep, UserCommand, spawn};
 use ctxlab::compact::{Change, CompactTrigger, PipelineConfig, Stage};
@@ -212,20 +213,6 @@ async fn cancel_during_a_stream_leaves_no_partial_assistant_message() {
     h.quit().await;
 }
 
-/// Whether a process is still running (a zombie is not: it is dead, only not yet reaped).
-fn process_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next())
-                .unwrap_or("");
-            state != "Z" && state != "X"
-        }
-        Err(_) => false,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_during_a_long_bash_kills_it_and_answers_every_tool_use() {
     let uses = vec![
@@ -252,17 +239,8 @@ async fn cancel_during_a_long_bash_kills_it_and_answers_every_tool_use() {
 
     // Wait until the background sleep has written its pid, so there is something to kill.
     let pid_file = h.ws.path().join("bg.pid");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let bg_pid: u32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-        {
-            break pid;
-        }
-        assert!(Instant::now() < deadline, "bg.pid was never written");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    wait_for_file(&pid_file).await;
+    let bg_pid = read_pid(&pid_file);
     assert!(process_alive(bg_pid), "the background sleep runs");
 
     let cancelled_at = Instant::now();
@@ -283,14 +261,10 @@ async fn cancel_during_a_long_bash_kills_it_and_answers_every_tool_use() {
     assert!(!h.ws.path().join("after.txt").exists());
 
     // The background process of the cancelled command is gone (allowing a short wait).
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while process_alive(bg_pid) {
-        assert!(
-            Instant::now() < deadline,
-            "the background sleep {bg_pid} survived the cancel"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    assert!(
+        wait_until_dead(bg_pid).await,
+        "the background sleep {bg_pid} survived the cancel"
+    );
 
     // The next request answers both tool_uses with errors.
     let done = h.turn("what happened?").await;

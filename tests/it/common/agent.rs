@@ -11,7 +11,7 @@ use ctxlab::provider::{Model, ModelRequest, ModelResponse, ProviderError, Stream
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-/// How the summarizer's system text starts (spec section 6).
+/// How the summary request's system text starts.
 pub const SUMMARY_PREFIX: &str = "Create a compact factual state summary";
 
 /// A pinned clock for transcript names.

@@ -1,0 +1,129 @@
+//! Loading sessions: a generated Claude Code session (one line per content block, results
+//! interleaved, compactions, sidechain lines) and a Codex rollout, about 4 MB each, read
+//! from text into the session model. Opening a real session must stay line-based and
+//! linear: at these rates a 50 MB file loads well within the one second the workbench
+//! allows for its first screen (`scripts/gen_claude_session.py` writes one to try).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::json;
+
+fn tool_output(rng: &mut fastrand::Rng) -> String {
+    const LINES: [&str; 3] = [
+        "src/parser.rs:41: let token = lexer.next()?; // it's fine\n",
+        "test parser::tests::nested ... FAILED\n",
+        "warning: unused variable `x` — 解析器 ✅\n",
+    ];
+    let chars = rng.usize(200..6_000);
+    let mut s = String::new();
+    while s.len() < chars {
+        s.push_str(LINES[rng.usize(0..LINES.len())]);
+    }
+    s
+}
+
+fn claude_session(calls: usize) -> String {
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut out = String::new();
+    let mut line = |v: serde_json::Value| {
+        out.push_str(&v.to_string());
+        out.push('\n');
+    };
+    let base = |kind: &str, uuid: String| {
+        json!({"parentUuid": null, "isSidechain": false, "cwd": "/home/dev/p", "sessionId": "s",
+               "version": "2.0.30", "type": kind, "uuid": uuid, "timestamp": "2025-12-01T10:00:00.000Z"})
+    };
+    let mut u = base("user", "u0".into());
+    u["message"] = json!({"role": "user", "content": "Fix the parser"});
+    line(u);
+    for call in 0..calls {
+        let usage = json!({"input_tokens": 5, "cache_read_input_tokens": 20_000 + call, "cache_creation_input_tokens": 100, "output_tokens": 50});
+        for k in 0..2 {
+            let mut a = base("assistant", format!("a{call}-{k}"));
+            a["message"] = json!({"id": format!("msg_{call}"), "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "tool_use", "id": format!("t{call}-{k}"), "name": "Bash", "input": {"command": "cargo test"}}],
+                "usage": usage});
+            line(a);
+            let text = tool_output(&mut rng);
+            let mut r = base("user", format!("r{call}-{k}"));
+            r["message"] = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("t{call}-{k}"), "content": text}]});
+            r["toolUseResult"] = json!({"stdout": text});
+            line(r);
+        }
+        if call % 100 == 99 {
+            let mut b = base("system", format!("b{call}"));
+            b["subtype"] = json!("compact_boundary");
+            b["compactMetadata"] =
+                json!({"trigger": "auto", "preTokens": 150_000, "postTokens": 9_000});
+            line(b);
+            let mut s = base("user", format!("s{call}"));
+            s["isCompactSummary"] = json!(true);
+            s["message"] =
+                json!({"role": "user", "content": "Summary: the parser splits quoted commas."});
+            line(s);
+        }
+        if call % 10 == 0 {
+            line(json!({"type": "progress", "data": {"type": "hook_progress"}}));
+        }
+    }
+    out
+}
+
+fn codex_session(calls: usize) -> String {
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut out = String::new();
+    let mut line = |t: &str, p: serde_json::Value| {
+        out.push_str(
+            &json!({"timestamp": "2025-11-02T09:00:00.000Z", "type": t, "payload": p}).to_string(),
+        );
+        out.push('\n');
+    };
+    line(
+        "session_meta",
+        json!({"id": "c", "cwd": "/home/dev/p", "cli_version": "0.55.0"}),
+    );
+    line(
+        "turn_context",
+        json!({"cwd": "/home/dev/p", "model": "gpt-5-codex"}),
+    );
+    line(
+        "response_item",
+        json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Fix it"}]}),
+    );
+    for call in 0..calls {
+        line(
+            "response_item",
+            json!({"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"cargo\",\"test\"]}", "call_id": format!("c{call}")}),
+        );
+        let total = json!({"input_tokens": 1000 * call, "cached_input_tokens": 0, "output_tokens": call, "total_tokens": 1001 * call});
+        let last = json!({"input_tokens": 30_000, "cached_input_tokens": 20_000, "output_tokens": 40, "total_tokens": 30_040});
+        line(
+            "event_msg",
+            json!({"type": "token_count", "info": {"total_token_usage": total, "last_token_usage": last, "model_context_window": 272_000}}),
+        );
+        line(
+            "response_item",
+            json!({"type": "function_call_output", "call_id": format!("c{call}"), "output": tool_output(&mut rng)}),
+        );
+    }
+    out
+}
+
+fn bench_loading(c: &mut Criterion) {
+    let mut group = c.benchmark_group("session_load");
+    group.sample_size(10);
+    for (name, text) in [
+        ("claude_code", claude_session(600)),
+        ("codex", codex_session(1200)),
+    ] {
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(ctxlab::session::parse_session_text(black_box(&text)).unwrap()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_loading);
+criterion_main!(benches);

@@ -1,0 +1,148 @@
+//! `ctxlab inspect FILE`: a session's summary in numbers (format, calls, tool pairs, each
+//! recorded compaction with its tokens before and after, the peak context, what was
+//! skipped), as lines for a reader or as one JSON object.
+
+use std::io::Write;
+
+use crate::session::summary::{CompactionLine, SessionSummary};
+use crate::session::{TokenCount, TokenSource};
+use crate::util::group_digits;
+
+fn tokens(t: &Option<TokenCount>) -> String {
+    match t {
+        None => "?".to_string(),
+        Some(t) => {
+            let n = group_digits(t.tokens as usize);
+            match t.source {
+                TokenSource::Recorded => n,
+                TokenSource::LastCallBefore => format!("~{n} (last call before)"),
+                TokenSource::FirstCallAfter => format!("~{n} (first call after)"),
+            }
+        }
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", group_digits(n), if n == 1 { one } else { many })
+}
+
+fn compaction_line(i: usize, c: &CompactionLine) -> String {
+    let mut s = format!(
+        "  #{} {} {} at message {} (line {}): {} -> {} tokens",
+        i + 1,
+        c.kind,
+        c.trigger.as_deref().unwrap_or("trigger unknown"),
+        c.at,
+        c.line,
+        tokens(&c.tokens_before),
+        tokens(&c.tokens_after),
+    );
+    if let Some(ms) = c.duration_ms {
+        s.push_str(&format!(", {:.1} s", ms as f64 / 1000.0));
+    }
+    match (c.summary, c.summary_chars) {
+        ("text", Some(n)) => s.push_str(&format!("; summary {}", plural(n, "char", "chars"))),
+        ("encrypted", _) => s.push_str("; summary encrypted by the provider"),
+        ("not_recorded", _) => s.push_str("; summary not recorded"),
+        _ => {}
+    }
+    match c.kept_messages {
+        Some(n) if c.kind == "full" => {
+            s.push_str(&format!("; kept {}", plural(n, "message", "messages")))
+        }
+        None => s.push_str("; what was kept is not recorded"),
+        _ => {}
+    }
+    if c.cleared_tool_results > 0 {
+        s.push_str(&format!(
+            "; {} cleared",
+            plural(c.cleared_tool_results, "tool result", "tool results")
+        ));
+    }
+    s
+}
+
+/// Writes the summary as lines (or one JSON object).
+pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std::io::Result<()> {
+    if json {
+        let line = serde_json::to_string(s).map_err(std::io::Error::other)?;
+        writeln!(out, "{line}")?;
+        return out.flush();
+    }
+    let version = s
+        .version
+        .as_deref()
+        .map(|v| format!(" {v}"))
+        .unwrap_or_default();
+    writeln!(out, "format: {} ({}{version})", s.format, s.tool)?;
+    if let Some(id) = &s.session_id {
+        writeln!(out, "session: {id}")?;
+    }
+    if let Some(t) = &s.title {
+        writeln!(out, "title: {t}")?;
+    }
+    if let Some(p) = &s.project {
+        writeln!(out, "project: {p}")?;
+    }
+    if !s.models.is_empty() {
+        writeln!(out, "models: {}", s.models.join(", "))?;
+    }
+    if let (Some(a), Some(b)) = (&s.started, &s.ended) {
+        writeln!(out, "time: {a} -> {b}")?;
+    }
+    writeln!(
+        out,
+        "{}: {}, {} ({} with usage), {}",
+        plural(s.lines, "line", "lines"),
+        plural(s.messages, "message", "messages"),
+        plural(s.calls, "model call", "model calls"),
+        group_digits(s.calls_with_usage),
+        plural(s.tool_pairs, "tool pair", "tool pairs"),
+    )?;
+    let peak = s
+        .peak_context_tokens
+        .map(|p| format!("{} tokens", group_digits(p as usize)))
+        .unwrap_or_else(|| "not recorded".into());
+    let window = s
+        .context_window
+        .map(|w| format!("{} tokens", group_digits(w as usize)))
+        .unwrap_or_else(|| "not recorded".into());
+    writeln!(out, "peak context: {peak}; context window: {window}")?;
+    writeln!(
+        out,
+        "conversation: {} chars in the lesson's unit",
+        group_digits(s.conversation_chars)
+    )?;
+    writeln!(out, "compactions: {}", s.compactions.len())?;
+    for (i, c) in s.compactions.iter().enumerate() {
+        writeln!(out, "{}", compaction_line(i, c))?;
+    }
+    if !s.sidechains.is_empty() {
+        writeln!(out, "sidechains: {}", s.sidechains.len())?;
+        for side in &s.sidechains {
+            writeln!(
+                out,
+                "  {}: {}, {}, {}",
+                side.agent_id.as_deref().unwrap_or("(no id)"),
+                plural(side.messages, "message", "messages"),
+                plural(side.calls, "model call", "model calls"),
+                plural(side.compactions, "compaction", "compactions"),
+            )?;
+        }
+    }
+    writeln!(out, "warnings: {}", s.warnings.len())?;
+    for w in &s.warnings {
+        writeln!(out, "  line {}: {}", w.line, w.message)?;
+    }
+    let skipped: Vec<String> = s
+        .skipped
+        .iter()
+        .map(|(what, n)| format!("{what} {n}"))
+        .collect();
+    if skipped.is_empty() {
+        writeln!(out, "skipped: 0")?;
+    } else {
+        writeln!(out, "skipped: {} ({})", s.skipped_total, skipped.join(", "))?;
+    }
+    out.flush()
+}

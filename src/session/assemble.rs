@@ -1,0 +1,363 @@
+//! Turns a stream of recorded pieces into messages in the Anthropic shape, for the Claude
+//! Code and Codex readers alike.
+//!
+//! Both tools write one model response as several lines (Claude Code one line per content
+//! block, Codex one line per item), and the tool results of a response as several lines
+//! that may even be interleaved with the response's later blocks. The API sees one
+//! assistant message per call and one user message holding all of its results; this
+//! builder rebuilds exactly that: assistant pieces with the same request key merge into
+//! the open call, results that answer the open call's tool uses gather after it, and
+//! anything else closes the call first. It never reads a file.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::model::{
+    Compaction, LoadWarning, MessageInfo, MessageKind, ModelCall, Session, SessionFormat, Usage,
+};
+use crate::message::{Message, block_tool_id, block_type};
+
+/// Where a piece came from in the file.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Origin {
+    pub line: usize,
+    pub timestamp: Option<String>,
+    pub uuid: Option<String>,
+}
+
+/// The call being assembled: its assistant blocks and the results answering them.
+#[derive(Debug)]
+struct OpenCall {
+    key: String,
+    origin: Origin,
+    blocks: Vec<Value>,
+    tool_ids: Vec<String>,
+    results: Vec<Value>,
+    results_origin: Option<Origin>,
+    usage: Option<(Usage, usize, Option<String>)>,
+    model: Option<String>,
+}
+
+/// Builds one `Session` from pieces in file order.
+#[derive(Debug)]
+pub(crate) struct Builder {
+    pub session: Session,
+    open: Option<OpenCall>,
+    /// Claude Code's line uuids -> index of the message that holds the line.
+    pub uuid_index: HashMap<String, usize>,
+}
+
+impl Builder {
+    pub fn new(format: SessionFormat) -> Builder {
+        Builder {
+            session: Session::empty(format),
+            open: None,
+            uuid_index: HashMap::new(),
+        }
+    }
+
+    /// How many messages exist once the open call is closed.
+    pub fn len_with_open(&self) -> usize {
+        let open = match &self.open {
+            None => 0,
+            Some(c) => 1 + usize::from(!c.results.is_empty()),
+        };
+        self.session.messages.len() + open
+    }
+
+    /// Index the open call's assistant message will get, or the last assistant message.
+    pub fn current_assistant(&self) -> Option<usize> {
+        if self.open.is_some() {
+            return Some(self.session.messages.len());
+        }
+        self.session
+            .messages
+            .iter()
+            .rposition(|m| m.role() == "assistant")
+    }
+
+    pub fn warn(&mut self, line: usize, message: impl Into<String>) {
+        self.session.warnings.push(LoadWarning {
+            line,
+            message: message.into(),
+        });
+    }
+
+    pub fn skip(&mut self, what: impl Into<String>) {
+        *self.session.skipped.entry(what.into()).or_default() += 1;
+    }
+
+    fn index_uuid(&mut self, uuid: &Option<String>, index: usize) {
+        if let Some(u) = uuid {
+            self.uuid_index.insert(u.clone(), index);
+        }
+    }
+
+    /// Assistant blocks of the request `key`: merged into the open call when it has the
+    /// same key, otherwise they open a new one.
+    pub fn assistant(&mut self, key: &str, blocks: Vec<Value>, origin: Origin) {
+        if self.open.as_ref().is_some_and(|c| c.key != key) {
+            self.flush();
+        }
+        let index = self.session.messages.len();
+        self.index_uuid(&origin.uuid, index);
+        let call = self.open.get_or_insert_with(|| OpenCall {
+            key: key.to_string(),
+            origin,
+            blocks: Vec::new(),
+            tool_ids: Vec::new(),
+            results: Vec::new(),
+            results_origin: None,
+            usage: None,
+            model: None,
+        });
+        for b in &blocks {
+            if block_type(b) == Some("tool_use")
+                && let Some(id) = block_tool_id(b)
+            {
+                call.tool_ids.push(id.to_string());
+            }
+        }
+        call.blocks.extend(blocks);
+    }
+
+    /// The usage the open call reported (the last report of a request wins: later lines
+    /// of one response carry the final output count).
+    pub fn call_usage(&mut self, usage: Usage, line: usize, timestamp: Option<String>) {
+        if let Some(call) = &mut self.open {
+            call.usage = Some((usage, line, timestamp));
+        }
+    }
+
+    pub fn call_model(&mut self, model: &str) {
+        if let Some(call) = &mut self.open {
+            call.model = Some(model.to_string());
+        }
+        self.session.meta.saw_model(model);
+    }
+
+    /// A user message made of blocks, some of them tool results. Results answering the open
+    /// call join its results message; anything else becomes its own message.
+    pub fn results(&mut self, blocks: Vec<Value>, origin: Origin) {
+        let answers_open = self.open.as_ref().is_some_and(|c| {
+            blocks.iter().any(|b| {
+                block_type(b) == Some("tool_result")
+                    && block_tool_id(b).is_some_and(|id| c.tool_ids.iter().any(|t| t == id))
+            })
+        });
+        if !answers_open {
+            let line = origin.line;
+            self.push(
+                Message::user_blocks(blocks),
+                origin,
+                MessageKind::Conversation,
+            );
+            self.warn(
+                line,
+                "tool result answers no tool use of the call before it; kept as its own message",
+            );
+            return;
+        }
+        let index = self.session.messages.len() + 1;
+        self.index_uuid(&origin.uuid, index);
+        if let Some(call) = &mut self.open {
+            if call.results_origin.is_none() {
+                call.results_origin = Some(origin);
+            }
+            call.results.extend(blocks);
+        }
+    }
+
+    /// A whole message (user text, injected context, a summary): closes the open call first.
+    pub fn push(&mut self, message: Message, origin: Origin, kind: MessageKind) -> usize {
+        self.flush();
+        let index = self.session.messages.len();
+        self.index_uuid(&origin.uuid, index);
+        self.session.messages.push(message);
+        self.session.info.push(MessageInfo {
+            line: origin.line,
+            timestamp: origin.timestamp,
+            uuid: origin.uuid,
+            kind,
+        });
+        index
+    }
+
+    /// Records a model call on the open call's message (or the last assistant message).
+    pub fn record_call(&mut self, mut call: ModelCall) {
+        call.message = self.current_assistant();
+        self.session.calls.push(call);
+    }
+
+    /// Closes the open call: its assistant message, then its results.
+    pub fn flush(&mut self) {
+        let Some(call) = self.open.take() else {
+            return;
+        };
+        let index = self.session.messages.len();
+        if let Some((usage, line, timestamp)) = call.usage {
+            self.session.calls.push(ModelCall {
+                message: Some(index),
+                line,
+                timestamp,
+                model: call.model.clone(),
+                usage,
+                context_window: None,
+            });
+        }
+        self.session
+            .messages
+            .push(Message::assistant_blocks(call.blocks));
+        self.session.info.push(MessageInfo {
+            line: call.origin.line,
+            timestamp: call.origin.timestamp,
+            uuid: call.origin.uuid,
+            kind: MessageKind::Conversation,
+        });
+        if let Some(origin) = call.results_origin {
+            self.session
+                .messages
+                .push(Message::user_blocks(call.results));
+            self.session.info.push(MessageInfo {
+                line: origin.line,
+                timestamp: origin.timestamp,
+                uuid: origin.uuid,
+                kind: MessageKind::Conversation,
+            });
+        }
+    }
+
+    /// Starts a compaction at the current end of the message list.
+    pub fn compaction(&mut self, mut c: Compaction) -> usize {
+        self.flush();
+        c.at = self.session.messages.len();
+        self.session.compactions.push(c);
+        self.session.compactions.len() - 1
+    }
+
+    /// Fills the token counts the file did not record from the calls around each
+    /// compaction, and returns the session.
+    pub fn finish(mut self) -> Session {
+        self.flush();
+        fill_tokens_from_calls(&mut self.session);
+        self.session
+    }
+}
+
+fn fill_tokens_from_calls(s: &mut Session) {
+    use super::model::{TokenCount, TokenSource};
+    let calls: Vec<(usize, u64)> = s
+        .calls
+        .iter()
+        .filter_map(|c| Some((c.message?, c.usage.context_tokens())))
+        .collect();
+    for c in &mut s.compactions {
+        // Calls are in file order: the ones before `at` answered before the compaction.
+        let split = calls.partition_point(|(m, _)| *m < c.at);
+        if c.tokens_before.is_none()
+            && let Some((_, t)) = split.checked_sub(1).map(|i| calls[i])
+        {
+            c.tokens_before = Some(TokenCount {
+                tokens: t,
+                source: TokenSource::LastCallBefore,
+            });
+        }
+        if c.tokens_after.is_none()
+            && let Some((_, t)) = calls.get(split)
+        {
+            c.tokens_after = Some(TokenCount {
+                tokens: *t,
+                source: TokenSource::FirstCallAfter,
+            });
+        }
+    }
+}
+
+/// A JSON object's string field.
+pub(crate) fn str_field<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    o.get(key).and_then(Value::as_str)
+}
+
+/// A JSON object's whole-number field (tolerates floats written by other tools).
+pub(crate) fn u64_field(o: &Map<String, Value>, key: &str) -> Option<u64> {
+    let v = o.get(key)?;
+    v.as_u64()
+        .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::block;
+    use serde_json::json;
+
+    fn at(line: usize) -> Origin {
+        Origin {
+            line,
+            ..Origin::default()
+        }
+    }
+
+    #[test]
+    fn blocks_of_one_request_merge_and_interleaved_results_gather_after_them() {
+        let mut b = Builder::new(SessionFormat::ClaudeCode);
+        b.push(Message::user_text("go"), at(1), MessageKind::Conversation);
+        b.assistant("m1", vec![block::text("Let me look.")], at(2));
+        b.assistant(
+            "m1",
+            vec![block::tool_use("a", "Read", json!({"file_path": "x"}))],
+            at(3),
+        );
+        b.results(vec![block::tool_result("a", "1")], at(4));
+        b.assistant(
+            "m1",
+            vec![block::tool_use("b", "Read", json!({"file_path": "y"}))],
+            at(5),
+        );
+        b.results(vec![block::tool_result("b", "2")], at(6));
+        b.assistant("m2", vec![block::text("Done.")], at(7));
+        let s = b.finish();
+        assert_eq!(s.messages.len(), 4);
+        assert_eq!(s.messages[1].blocks().len(), 3);
+        let ids: Vec<_> = s.messages[2]
+            .tool_results()
+            .filter_map(block_tool_id)
+            .collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(crate::message::tool_pairing_error(&s.messages), None);
+        assert_eq!(s.info[2].line, 4);
+        assert_eq!(s.info[3].line, 7);
+    }
+
+    #[test]
+    fn a_result_for_no_open_call_stays_and_is_reported() {
+        let mut b = Builder::new(SessionFormat::ClaudeCode);
+        b.push(Message::user_text("go"), at(1), MessageKind::Conversation);
+        b.results(vec![block::tool_result("zz", "1")], at(2));
+        let s = b.finish();
+        assert_eq!(s.messages.len(), 2);
+        assert_eq!(s.warnings.len(), 1);
+        assert_eq!(s.warnings[0].line, 2);
+    }
+
+    #[test]
+    fn usage_counts_once_per_request_and_the_last_report_wins() {
+        let mut b = Builder::new(SessionFormat::ClaudeCode);
+        let u = |out| Usage {
+            input_tokens: 10,
+            cache_read_tokens: 100,
+            cache_creation_tokens: 5,
+            output_tokens: out,
+        };
+        b.assistant("m1", vec![block::text("a")], at(1));
+        b.call_usage(u(1), 1, None);
+        b.assistant("m1", vec![block::text("b")], at(2));
+        b.call_usage(u(40), 2, None);
+        let s = b.finish();
+        assert_eq!(s.calls.len(), 1);
+        assert_eq!(s.calls[0].usage.output_tokens, 40);
+        assert_eq!(s.calls[0].usage.context_tokens(), 115);
+        assert_eq!(s.calls[0].message, Some(0));
+    }
+}

@@ -1,0 +1,452 @@
+//! Claude Code's session files (`~/.claude/projects/<project>/<session>.jsonl`) into the
+//! session model.
+//!
+//! One JSON object per line. `user` and `assistant` lines carry an API message; an
+//! assistant reply is split over several lines, one content block each, sharing
+//! `message.id` (usage is counted once per request). Tool results are `user` lines of
+//! `tool_result` blocks. A `system` line with subtype `compact_boundary` marks a compaction
+//! (`compactMetadata`: trigger, preTokens, newer postTokens, durationMs, preservedSegment),
+//! followed by the `user` line with `isCompactSummary` holding the summary; older files have
+//! only that summary line. `microcompact_boundary` marks cleared tool results. Lines with
+//! `isSidechain` belong to subagents and become sessions of their own. Every other line type
+//! is counted and skipped; a line that is not JSON is a warning, never the end.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::assemble::{Builder, Origin, str_field, u64_field};
+use super::lines::ParsedLine;
+use super::model::{
+    Compaction, CompactionKind, KeptMessage, MessageKind, Session, SessionFormat, Summary,
+    TokenCount, TokenSource, Trigger, Usage,
+};
+use crate::message::{Message, block_type};
+
+/// Line types Claude Code writes that hold nothing for the model's context.
+const KNOWN_OTHER_TYPES: &[&str] = &[
+    "file-history-snapshot",
+    "attachment",
+    "progress",
+    "queue-operation",
+    "custom-title",
+    "tag",
+    "agent-name",
+    "last-prompt",
+    "permission-mode",
+    "pr-link",
+];
+
+/// The keys of a line the reader uses; the others are skipped while parsing.
+pub(crate) const LINE_KEYS: &[&str] = &[
+    "type",
+    "subtype",
+    "uuid",
+    "parentUuid",
+    "isSidechain",
+    "isMeta",
+    "isCompactSummary",
+    "timestamp",
+    "sessionId",
+    "version",
+    "cwd",
+    "gitBranch",
+    "agentId",
+    "requestId",
+    "message",
+    "compactMetadata",
+    "microcompactMetadata",
+    "summary",
+];
+
+/// A compaction's preserved segment, resolved once every line is read.
+struct Preserved {
+    compaction: usize,
+    line: usize,
+    head: String,
+    tail: String,
+}
+
+/// One conversation being read: the main one or a subagent's.
+struct Thread {
+    builder: Builder,
+    preserved: Vec<Preserved>,
+}
+
+impl Thread {
+    fn new() -> Thread {
+        Thread {
+            builder: Builder::new(SessionFormat::ClaudeCode),
+            preserved: Vec::new(),
+        }
+    }
+
+    fn finish(self) -> Session {
+        let Thread {
+            mut builder,
+            preserved,
+        } = self;
+        builder.flush();
+        for p in preserved {
+            let head = builder.uuid_index.get(&p.head).copied();
+            let tail = builder.uuid_index.get(&p.tail).copied();
+            let s = &mut builder.session;
+            match (head, tail) {
+                (Some(h), Some(t)) if h <= t && t < s.messages.len() => {
+                    let kept = (h..=t)
+                        .filter(|&i| s.info[i].kind != MessageKind::CompactSummary)
+                        .map(|i| KeptMessage {
+                            message: s.messages[i].clone(),
+                            from: Some(i),
+                        })
+                        .collect();
+                    s.compactions[p.compaction].kept = Some(kept);
+                }
+                _ => {
+                    s.compactions[p.compaction].kept = None;
+                    builder.warn(
+                        p.line,
+                        "the compaction's preserved segment names lines that are not in the file",
+                    );
+                }
+            }
+        }
+        builder.finish()
+    }
+}
+
+/// Reads the parsed lines of a Claude Code session file.
+pub(crate) fn read_claude(lines: Vec<ParsedLine>) -> Session {
+    let mut main = Thread::new();
+    let mut sides: Vec<(String, Thread)> = Vec::new();
+    let mut side_of_uuid: HashMap<String, usize> = HashMap::new();
+    let mut count = 0;
+    for ParsedLine { number, value } in lines {
+        count += 1;
+        let o = match value {
+            Ok(Value::Object(o)) => o,
+            Ok(_) => {
+                main.builder
+                    .warn(number, "line is JSON but not an object; skipped");
+                continue;
+            }
+            Err(e) => {
+                main.builder
+                    .warn(number, format!("malformed line skipped: {e}"));
+                continue;
+            }
+        };
+        if o.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+            let key = str_field(&o, "agentId").map(str::to_string);
+            let parent = str_field(&o, "parentUuid").and_then(|p| side_of_uuid.get(p).copied());
+            let index = match (key, parent) {
+                (Some(k), _) => match sides.iter().position(|(sk, _)| *sk == k) {
+                    Some(i) => i,
+                    None => {
+                        sides.push((k, Thread::new()));
+                        sides.len() - 1
+                    }
+                },
+                (None, Some(i)) => i,
+                (None, None) => {
+                    let k = str_field(&o, "uuid").unwrap_or("sidechain").to_string();
+                    sides.push((k, Thread::new()));
+                    sides.len() - 1
+                }
+            };
+            if let Some(u) = str_field(&o, "uuid") {
+                side_of_uuid.insert(u.to_string(), index);
+            }
+            let thread = &mut sides[index].1;
+            thread.builder.session.lines += 1;
+            read_line(thread, number, o);
+        } else {
+            main.builder.session.lines += 1;
+            read_line(&mut main, number, o);
+        }
+    }
+    let mut session = main.finish();
+    let sidechains: Vec<Session> = sides
+        .into_iter()
+        .map(|(key, t)| {
+            let mut s = t.finish();
+            if s.meta.agent_id.is_none() && key != "sidechain" {
+                s.meta.agent_id = Some(key);
+            }
+            s
+        })
+        .collect();
+    // A subagent's own file holds only sidechain lines: it is that subagent's session.
+    if session.messages.is_empty() && session.compactions.is_empty() && sidechains.len() == 1 {
+        let mut only = sidechains
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| session.clone());
+        only.warnings.extend(session.warnings);
+        only.lines = count;
+        return only;
+    }
+    session.sidechains = sidechains;
+    session.lines = count;
+    session
+}
+
+fn origin(number: usize, o: &Map<String, Value>) -> Origin {
+    Origin {
+        line: number,
+        timestamp: str_field(o, "timestamp").map(str::to_string),
+        uuid: str_field(o, "uuid").map(str::to_string),
+    }
+}
+
+fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>) {
+    let b = &mut t.builder;
+    let meta = &mut b.session.meta;
+    if let Some(ts) = str_field(&o, "timestamp") {
+        meta.saw_timestamp(ts);
+    }
+    for (key, slot) in [
+        ("sessionId", &mut meta.session_id),
+        ("version", &mut meta.version),
+        ("cwd", &mut meta.cwd),
+        ("gitBranch", &mut meta.git_branch),
+        ("agentId", &mut meta.agent_id),
+    ] {
+        if slot.is_none()
+            && let Some(v) = str_field(&o, key).filter(|v| !v.is_empty())
+        {
+            *slot = Some(v.to_string());
+        }
+    }
+    let kind = str_field(&o, "type").unwrap_or("").to_string();
+    match kind.as_str() {
+        "user" => user_line(t, number, &mut o),
+        "assistant" => assistant_line(b, number, &mut o),
+        "system" => system_line(t, number, &o),
+        "summary" => {
+            if let Some(title) = str_field(&o, "summary") {
+                b.session.meta.title = Some(title.to_string());
+            }
+        }
+        k if KNOWN_OTHER_TYPES.contains(&k) => b.skip(format!("line type {k}")),
+        "" => b.skip("line without a type"),
+        k => b.skip(format!("unknown line type {k}")),
+    }
+}
+
+/// The blocks of a content list that are JSON objects; others are reported and dropped.
+fn object_blocks(b: &mut Builder, number: usize, items: Vec<Value>) -> Vec<Value> {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            Value::Object(mut block) => {
+                if block.get("type").and_then(Value::as_str) == Some("tool_result") {
+                    match block.get("content") {
+                        None | Some(Value::Null | Value::String(_) | Value::Array(_)) => {}
+                        Some(other) => {
+                            let text = other.to_string();
+                            block.insert("content".into(), Value::String(text));
+                            b.warn(number, "a tool result's content was neither text nor a list; kept as its JSON text");
+                        }
+                    }
+                }
+                out.push(Value::Object(block));
+            }
+            _ => b.warn(number, "a content block that is not an object was dropped"),
+        }
+    }
+    out
+}
+
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| block_type(b) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn user_line(t: &mut Thread, number: usize, o: &mut Map<String, Value>) {
+    let origin = origin(number, o);
+    let b = &mut t.builder;
+    let content = match o.get_mut("message").and_then(|m| m.get_mut("content")) {
+        Some(c) => c.take(),
+        None => {
+            b.warn(number, "user line without message content; skipped");
+            return;
+        }
+    };
+    if o.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
+        let text = text_of(&content);
+        let len = b.len_with_open();
+        let pending = b.session.compactions.last().is_some_and(|c| {
+            c.kind == CompactionKind::Full && c.summary == Summary::NotRecorded && c.at == len
+        });
+        let k = if pending {
+            b.session.compactions.len() - 1
+        } else {
+            // Older files record a compaction only by its summary line.
+            let mut c = Compaction::new(CompactionKind::Full, 0, number);
+            c.timestamp = origin.timestamp.clone();
+            c.kept = Some(Vec::new());
+            b.compaction(c)
+        };
+        let message = match content {
+            Value::Array(items) => Message::user_blocks(object_blocks(b, number, items)),
+            other => Message::user_text(text_of(&other)),
+        };
+        let index = b.push(message, origin, MessageKind::CompactSummary);
+        let c = &mut b.session.compactions[k];
+        c.summary = Summary::Text(text);
+        c.summary_message = Some(index);
+        return;
+    }
+    let injected = o.get("isMeta").and_then(Value::as_bool) == Some(true);
+    match content {
+        Value::String(s) => {
+            let kind = if injected {
+                MessageKind::Injected
+            } else {
+                MessageKind::Conversation
+            };
+            b.push(Message::user_text(s), origin, kind);
+        }
+        Value::Array(items) => {
+            let blocks = object_blocks(b, number, items);
+            if blocks.iter().any(|x| block_type(x) == Some("tool_result")) {
+                b.results(blocks, origin);
+            } else {
+                let kind = if injected {
+                    MessageKind::Injected
+                } else {
+                    MessageKind::Conversation
+                };
+                b.push(Message::user_blocks(blocks), origin, kind);
+            }
+        }
+        _ => b.warn(
+            number,
+            "user line whose content is neither text nor a list; skipped",
+        ),
+    }
+}
+
+fn assistant_line(b: &mut Builder, number: usize, o: &mut Map<String, Value>) {
+    let origin = origin(number, o);
+    let Some(Value::Object(mut message)) = o.remove("message") else {
+        b.warn(number, "assistant line without a message; skipped");
+        return;
+    };
+    let model = str_field(&message, "model").map(str::to_string);
+    // Claude Code's own stand-ins (API errors, "No response requested.") are no model call.
+    if model.as_deref() == Some("<synthetic>") {
+        b.skip("synthetic assistant line");
+        return;
+    }
+    let key = str_field(&message, "id")
+        .or_else(|| str_field(o, "requestId"))
+        .map(str::to_string)
+        .or_else(|| origin.uuid.clone())
+        .unwrap_or_else(|| format!("line {number}"));
+    let blocks = match message.remove("content") {
+        Some(Value::Array(items)) => object_blocks(b, number, items),
+        Some(Value::String(s)) => vec![crate::message::block::text(s)],
+        _ => Vec::new(),
+    };
+    let timestamp = origin.timestamp.clone();
+    b.assistant(&key, blocks, origin);
+    if let Some(m) = &model {
+        b.call_model(m);
+    }
+    if let Some(Value::Object(u)) = message.get("usage") {
+        let usage = Usage {
+            input_tokens: u64_field(u, "input_tokens").unwrap_or(0),
+            cache_read_tokens: u64_field(u, "cache_read_input_tokens").unwrap_or(0),
+            cache_creation_tokens: u64_field(u, "cache_creation_input_tokens").unwrap_or(0),
+            output_tokens: u64_field(u, "output_tokens").unwrap_or(0),
+        };
+        b.call_usage(usage, number, timestamp);
+    }
+}
+
+fn recorded(tokens: Option<u64>) -> Option<TokenCount> {
+    tokens.map(|tokens| TokenCount {
+        tokens,
+        source: TokenSource::Recorded,
+    })
+}
+
+fn system_line(t: &mut Thread, number: usize, o: &Map<String, Value>) {
+    let b = &mut t.builder;
+    let subtype = str_field(o, "subtype").unwrap_or("");
+    let timestamp = str_field(o, "timestamp").map(str::to_string);
+    match subtype {
+        "compact_boundary" => {
+            let empty = Map::new();
+            let meta = match o.get("compactMetadata") {
+                Some(Value::Object(m)) => m,
+                _ => &empty,
+            };
+            let mut c = Compaction::new(CompactionKind::Full, 0, number);
+            c.timestamp = timestamp;
+            c.trigger = str_field(meta, "trigger").map(Trigger::parse);
+            c.tokens_before = recorded(u64_field(meta, "preTokens"));
+            c.tokens_after = recorded(u64_field(meta, "postTokens"));
+            c.duration_ms = u64_field(meta, "durationMs");
+            c.kept = Some(Vec::new());
+            let segment = match meta.get("preservedSegment") {
+                Some(Value::Object(seg)) => Some((
+                    str_field(seg, "headUuid").map(str::to_string),
+                    str_field(seg, "tailUuid").map(str::to_string),
+                )),
+                _ => None,
+            };
+            let k = b.compaction(c);
+            if let Some((head, tail)) = segment {
+                match (head, tail) {
+                    (Some(head), Some(tail)) => t.preserved.push(Preserved {
+                        compaction: k,
+                        line: number,
+                        head,
+                        tail,
+                    }),
+                    _ => {
+                        b.session.compactions[k].kept = None;
+                        b.warn(number, "preserved segment without head and tail uuids");
+                    }
+                }
+            }
+        }
+        "microcompact_boundary" => {
+            let empty = Map::new();
+            let meta = match o.get("microcompactMetadata") {
+                Some(Value::Object(m)) => m,
+                _ => &empty,
+            };
+            let mut c = Compaction::new(CompactionKind::Micro, 0, number);
+            c.timestamp = timestamp;
+            c.trigger = str_field(meta, "trigger").map(Trigger::parse);
+            let before = u64_field(meta, "preTokens");
+            c.tokens_before = recorded(before);
+            c.tokens_after = recorded(
+                before.and_then(|p| u64_field(meta, "tokensSaved").map(|s| p.saturating_sub(s))),
+            );
+            c.cleared_tool_ids = match meta.get("compactedToolIds") {
+                Some(Value::Array(ids)) => ids
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            b.compaction(c);
+        }
+        "" => b.skip("system line without a subtype"),
+        other => b.skip(format!("system line {other}")),
+    }
+}

@@ -1,0 +1,328 @@
+//! Finding session files: the tools' default folders (Claude Code's `projects/` under
+//! `$CLAUDE_CONFIG_DIR` or `~/.claude`, Codex's `sessions/` under `$CODEX_HOME` or
+//! `~/.codex`) and any file or folder a person names. A listing entry costs one `stat` and
+//! a peek at the file's first lines; the counts a browser shows beside it (calls,
+//! compactions, peak context) come from `quick_stats`, a light scan that skips the content,
+//! so a browser can fill them in lazily. Files are only ever read.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::model::{SessionFormat, Tool};
+use super::{SessionError, format_of_line};
+
+/// How deep a folder walk goes (Codex nests sessions as YYYY/MM/DD).
+const MAX_DEPTH: usize = 8;
+/// How much of a file the listing peeks at for its format, project and start.
+const PEEK_BYTES: usize = 256 * 1024;
+
+/// A folder where a tool keeps its sessions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Root {
+    pub tool: Tool,
+    pub path: PathBuf,
+}
+
+/// The default roots, from the environment (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `HOME`).
+pub fn default_roots() -> Vec<Root> {
+    roots_from(
+        std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
+        std::env::var_os("CODEX_HOME").map(PathBuf::from),
+        std::env::var_os("HOME").map(PathBuf::from),
+    )
+}
+
+/// The default roots for the given variables: a tool's own variable wins over the home dir.
+pub fn roots_from(
+    claude_config_dir: Option<PathBuf>,
+    codex_home: Option<PathBuf>,
+    home: Option<PathBuf>,
+) -> Vec<Root> {
+    let mut roots = Vec::new();
+    let non_empty = |p: Option<PathBuf>| p.filter(|p| !p.as_os_str().is_empty());
+    let home = non_empty(home);
+    if let Some(dir) =
+        non_empty(claude_config_dir).or_else(|| home.as_ref().map(|h| h.join(".claude")))
+    {
+        roots.push(Root {
+            tool: Tool::ClaudeCode,
+            path: dir.join("projects"),
+        });
+    }
+    if let Some(dir) = non_empty(codex_home).or_else(|| home.as_ref().map(|h| h.join(".codex"))) {
+        roots.push(Root {
+            tool: Tool::Codex,
+            path: dir.join("sessions"),
+        });
+    }
+    roots
+}
+
+/// One session file found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionEntry {
+    pub path: PathBuf,
+    pub tool: Tool,
+    pub format: SessionFormat,
+    /// The project folder the session worked in (its cwd), or what the path says.
+    pub project: Option<String>,
+    /// ISO 8601 time of the first timestamped line, when the first lines have one.
+    pub started: Option<String>,
+    pub size_bytes: u64,
+    #[serde(skip)]
+    pub modified: Option<SystemTime>,
+}
+
+/// Session files under `paths` (files or folders); the default roots when none is given.
+/// Sorted by project, then start, then path. Unreadable folders are passed over.
+pub fn discover(paths: &[PathBuf]) -> Vec<SessionEntry> {
+    let mut files = Vec::new();
+    if paths.is_empty() {
+        for root in default_roots() {
+            walk(&root.path, 0, &mut files);
+        }
+    } else {
+        for p in paths {
+            if p.is_dir() {
+                walk(p, 0, &mut files);
+            } else {
+                files.push(p.clone());
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    let mut entries: Vec<SessionEntry> = files.iter().filter_map(|f| entry_for(f)).collect();
+    entries
+        .sort_by(|a, b| (&a.project, &a.started, &a.path).cmp(&(&b.project, &b.started, &b.path)));
+    entries
+}
+
+/// Whether a file is a subagent's sidechain, listed with its session rather than alone.
+fn is_subagent_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.starts_with("agent-")
+        || path
+            .parent()
+            .and_then(|p| p.file_name())
+            .is_some_and(|n| n == "subagents")
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in read.flatten() {
+        // Not following symlinked folders: a loop cannot trap the walk.
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        if kind.is_dir() {
+            if path.file_name().is_some_and(|n| n == "subagents") {
+                continue;
+            }
+            walk(&path, depth + 1, out);
+        } else if path.extension().is_some_and(|e| e == "jsonl") && !is_subagent_file(&path) {
+            out.push(path);
+        }
+    }
+}
+
+/// The first bytes of a file, cut at the last whole line.
+fn peek(path: &Path) -> Option<String> {
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut buf = Vec::with_capacity(16 * 1024);
+    file.by_ref()
+        .take(PEEK_BYTES as u64)
+        .read_to_end(&mut buf)
+        .ok()?;
+    if buf.len() == PEEK_BYTES {
+        let end = buf.iter().rposition(|&b| b == b'\n').unwrap_or(0);
+        buf.truncate(end);
+    }
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// A listing entry for one file: None when it is not a session ctxlab reads.
+pub fn entry_for(path: &Path) -> Option<SessionEntry> {
+    let meta = std::fs::metadata(path).ok()?;
+    let head = peek(path)?;
+    let mut format = None;
+    let mut project = None;
+    let mut started = None;
+    if head.trim_start().starts_with('[') {
+        format = Some(SessionFormat::MessageArray);
+    }
+    for line in head.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if format.is_none() {
+            format = format_of_line(&v);
+        }
+        let payload = v.get("payload").unwrap_or(&v);
+        if started.is_none() {
+            started = v
+                .get("timestamp")
+                .or_else(|| payload.get("timestamp"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        if project.is_none() {
+            project = v
+                .get("cwd")
+                .or_else(|| payload.get("cwd"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        if format.is_some() && started.is_some() && project.is_some() {
+            break;
+        }
+    }
+    let format = format?;
+    if project.is_none() && format == SessionFormat::ClaudeCode {
+        // The project folder's name is the cwd with `/` written as `-`: a hint, not a path.
+        project = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned());
+    }
+    Some(SessionEntry {
+        path: path.to_path_buf(),
+        tool: format.tool(),
+        format,
+        project,
+        started,
+        size_bytes: meta.len(),
+        modified: meta.modified().ok(),
+    })
+}
+
+/// A Claude Code session's subagent files: `<session>/subagents/*.jsonl` beside it, and
+/// the older `agent-*.jsonl` in its folder whose lines name the session.
+pub(crate) fn claude_subagent_files(path: &Path, session_id: Option<&str>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) else {
+        return out;
+    };
+    if let Ok(read) = std::fs::read_dir(dir.join(stem).join("subagents")) {
+        let mut files: Vec<PathBuf> = read
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        files.sort();
+        out.extend(files);
+    }
+    let Some(id) = session_id else {
+        return out;
+    };
+    if path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("agent-"))
+    {
+        return out;
+    }
+    if let Ok(read) = std::fs::read_dir(dir) {
+        let mut files: Vec<PathBuf> = read
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("agent-") && n.ends_with(".jsonl"))
+            })
+            .filter(|p| first_session_id(p).as_deref() == Some(id))
+            .collect();
+        files.sort();
+        out.extend(files);
+    }
+    out
+}
+
+fn first_session_id(path: &Path) -> Option<String> {
+    let head = peek(path)?;
+    head.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|v| {
+            v.get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+}
+
+/// The counts a listing shows beside an entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct QuickStats {
+    /// Model calls of the main conversation.
+    pub calls: usize,
+    pub compactions: usize,
+    pub peak_context_tokens: Option<u64>,
+}
+
+/// Counts calls, compactions and the peak context without building the messages: a scan
+/// that reads only the few fields it needs from each line.
+pub fn quick_stats(path: &Path) -> Result<QuickStats, SessionError> {
+    let text = std::fs::read(path).map_err(SessionError::Read)?;
+    let text = String::from_utf8_lossy(&text);
+    let entry_format = entry_for(path).map(|e| e.format);
+    Ok(match entry_format {
+        Some(SessionFormat::ClaudeCode) => super::summary::quick_claude(&text),
+        Some(SessionFormat::Codex) => super::summary::quick_codex(&text),
+        _ => {
+            let s = super::parse_session_text(&text)?;
+            QuickStats {
+                calls: s
+                    .messages
+                    .iter()
+                    .filter(|m| m.role() == "assistant")
+                    .count(),
+                compactions: s.compactions.len(),
+                peak_context_tokens: s.peak_context_tokens(),
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tools_own_variable_wins_over_home() {
+        let roots = roots_from(Some("/cfg/claude".into()), None, Some("/home/u".into()));
+        assert_eq!(
+            roots,
+            vec![
+                Root {
+                    tool: Tool::ClaudeCode,
+                    path: "/cfg/claude/projects".into()
+                },
+                Root {
+                    tool: Tool::Codex,
+                    path: "/home/u/.codex/sessions".into()
+                },
+            ]
+        );
+        assert!(roots_from(None, None, None).is_empty());
+        let empty = roots_from(Some("".into()), Some("/c".into()), None);
+        assert_eq!(empty.len(), 1);
+        assert_eq!(empty[0].path, PathBuf::from("/c/sessions"));
+    }
+
+    #[test]
+    fn subagent_files_are_not_listed_alone() {
+        assert!(is_subagent_file(Path::new("/p/x/subagents/agent-1.jsonl")));
+        assert!(is_subagent_file(Path::new("/p/agent-1.jsonl")));
+        assert!(!is_subagent_file(Path::new("/p/abc.jsonl")));
+    }
+}

@@ -1,0 +1,487 @@
+//! One model for every session format ctxlab reads: the messages in the Anthropic wire shape,
+//! where each came from, the compactions the recording tool performed, the usage of each
+//! model call, and the session's metadata. Readers fill it; the workbench, `ctxlab inspect`
+//! and `ctxlab replay` read it. Nothing here reads or writes files.
+//!
+//! The message list is the *full* session: what came before each compaction stays in it,
+//! so a viewer can show what a compaction dropped. `model_view` rebuilds what the model saw
+//! at any point (the summary, what the compaction kept, what followed), and
+//! `replay_messages` is the conversation alone, as the lesson's pipeline replays it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::message::{Message, block_type};
+
+/// The tool that recorded a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tool {
+    ClaudeCode,
+    Codex,
+    Ctxlab,
+}
+
+impl Tool {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::ClaudeCode => "claude-code",
+            Tool::Codex => "codex",
+            Tool::Ctxlab => "ctxlab",
+        }
+    }
+}
+
+/// The file layout a session was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionFormat {
+    /// `~/.claude/projects/<project>/<session>.jsonl`.
+    ClaudeCode,
+    /// A Codex rollout with the `{timestamp, type, payload}` envelope.
+    Codex,
+    /// A 2025 Codex rollout: a `{id, timestamp, instructions}` line, then bare items.
+    CodexLegacy,
+    /// ctxlab's own transcript: one message per line.
+    CtxlabTranscript,
+    /// A JSON array of messages, or `ctxlab pipeline`'s `{"messages": [...]}` object.
+    MessageArray,
+}
+
+impl SessionFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            SessionFormat::ClaudeCode => "claude-code",
+            SessionFormat::Codex => "codex",
+            SessionFormat::CodexLegacy => "codex-legacy",
+            SessionFormat::CtxlabTranscript => "ctxlab-transcript",
+            SessionFormat::MessageArray => "message-array",
+        }
+    }
+
+    pub fn tool(self) -> Tool {
+        match self {
+            SessionFormat::ClaudeCode => Tool::ClaudeCode,
+            SessionFormat::Codex | SessionFormat::CodexLegacy => Tool::Codex,
+            SessionFormat::CtxlabTranscript | SessionFormat::MessageArray => Tool::Ctxlab,
+        }
+    }
+}
+
+/// What the file says about the session as a whole.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SessionMeta {
+    pub session_id: Option<String>,
+    /// The recording tool's version (`version` in Claude Code, `cli_version` in Codex).
+    pub version: Option<String>,
+    /// The project folder the agent worked in.
+    pub cwd: Option<String>,
+    /// Every model that answered, in order of first appearance.
+    pub models: Vec<String>,
+    /// ISO 8601 timestamps of the first and last timestamped lines.
+    pub started: Option<String>,
+    pub ended: Option<String>,
+    /// Claude Code's `summary` line: a title for the session list (not a compaction).
+    pub title: Option<String>,
+    pub git_branch: Option<String>,
+    /// For a sidechain: the subagent's id.
+    pub agent_id: Option<String>,
+}
+
+impl SessionMeta {
+    pub(crate) fn saw_timestamp(&mut self, ts: &str) {
+        if self.started.is_none() {
+            self.started = Some(ts.to_string());
+        }
+        // Lines are written in time order; the last one ends the session.
+        self.ended = Some(ts.to_string());
+    }
+
+    pub(crate) fn saw_model(&mut self, model: &str) {
+        if !self.models.iter().any(|m| m == model) {
+            self.models.push(model.to_string());
+        }
+    }
+}
+
+/// Why a message is in the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageKind {
+    /// What a person typed, a model's answer, or tool results.
+    Conversation,
+    /// Context the tool injected (Claude Code's `isMeta` lines, Codex's environment context
+    /// and developer instructions): the model saw it, nobody typed it.
+    Injected,
+    /// The summary message a compaction left (Claude Code's `isCompactSummary` line).
+    CompactSummary,
+}
+
+/// Where one message came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MessageInfo {
+    /// 1-based number of the first line of the file that holds it.
+    pub line: usize,
+    pub timestamp: Option<String>,
+    /// Claude Code's `uuid` of that first line.
+    pub uuid: Option<String>,
+    pub kind: MessageKind,
+}
+
+/// Full compactions replace the history with a summary; micro compactions clear old tool
+/// results in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionKind {
+    Full,
+    Micro,
+}
+
+/// What started a recorded compaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    Auto,
+    Manual,
+    Other(String),
+}
+
+impl Trigger {
+    pub(crate) fn parse(s: &str) -> Trigger {
+        match s {
+            "auto" => Trigger::Auto,
+            "manual" => Trigger::Manual,
+            other => Trigger::Other(other.to_string()),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Trigger::Auto => "auto",
+            Trigger::Manual => "manual",
+            Trigger::Other(s) => s,
+        }
+    }
+}
+
+/// The summary a compaction left, as far as the file lets anyone read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "text")]
+pub enum Summary {
+    Text(String),
+    /// The provider returned the summary encrypted (Codex's remote compaction): it exists,
+    /// the model read it, and nobody else can.
+    Encrypted,
+    /// The file marks a compaction but holds no summary for it.
+    NotRecorded,
+    /// Micro compactions clear results and write no summary.
+    None,
+}
+
+/// Where a token count comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenSource {
+    /// The recording tool wrote it on the compaction itself.
+    Recorded,
+    /// The prompt size of the last model call before the compaction.
+    LastCallBefore,
+    /// The prompt size of the first model call after it.
+    FirstCallAfter,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TokenCount {
+    pub tokens: u64,
+    pub source: TokenSource,
+}
+
+/// A message a compaction kept for the model, and where it sat in the full session when it
+/// is a copy of an earlier message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeptMessage {
+    pub message: Message,
+    pub from: Option<usize>,
+}
+
+/// A compaction the recording tool performed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Compaction {
+    pub kind: CompactionKind,
+    /// Index in `Session::messages` where it happened: `messages[..at]` came before it.
+    pub at: usize,
+    /// 1-based line of the file that records it.
+    pub line: usize,
+    pub timestamp: Option<String>,
+    /// None when the file does not say.
+    pub trigger: Option<Trigger>,
+    pub tokens_before: Option<TokenCount>,
+    pub tokens_after: Option<TokenCount>,
+    pub duration_ms: Option<u64>,
+    pub summary: Summary,
+    /// Index of the summary message in `Session::messages`, when the file holds one.
+    pub summary_message: Option<usize>,
+    /// What the compaction kept besides the summary, in the order the model saw it; None
+    /// when the file does not record it.
+    pub kept: Option<Vec<KeptMessage>>,
+    /// Micro compactions: the tool results they cleared.
+    pub cleared_tool_ids: Vec<String>,
+}
+
+impl Compaction {
+    pub(crate) fn new(kind: CompactionKind, at: usize, line: usize) -> Compaction {
+        Compaction {
+            kind,
+            at,
+            line,
+            timestamp: None,
+            trigger: None,
+            tokens_before: None,
+            tokens_after: None,
+            duration_ms: None,
+            summary: if kind == CompactionKind::Micro {
+                Summary::None
+            } else {
+                Summary::NotRecorded
+            },
+            summary_message: None,
+            kept: None,
+            cleared_tool_ids: Vec::new(),
+        }
+    }
+}
+
+/// Token usage of one model call, in the Anthropic sense: `input_tokens` excludes the
+/// cached parts, which are counted apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_creation_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// The size of the prompt the call sent: its context.
+    pub fn context_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_read_tokens + self.cache_creation_tokens
+    }
+}
+
+/// One model call as the file records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModelCall {
+    /// Index of the assistant message it produced, when there is one.
+    pub message: Option<usize>,
+    pub line: usize,
+    pub timestamp: Option<String>,
+    pub model: Option<String>,
+    pub usage: Usage,
+    /// The model's context window, when the file records it (Codex does).
+    pub context_window: Option<u64>,
+}
+
+/// Something in the file that could not be used; the rest of the file still loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoadWarning {
+    /// 1-based line number; 0 for the file as a whole.
+    pub line: usize,
+    pub message: String,
+}
+
+/// A session read from a file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Session {
+    pub format: SessionFormat,
+    pub meta: SessionMeta,
+    /// The full session in order, including what came before each compaction.
+    pub messages: Vec<Message>,
+    /// One entry per message.
+    pub info: Vec<MessageInfo>,
+    pub compactions: Vec<Compaction>,
+    pub calls: Vec<ModelCall>,
+    /// Subagent conversations, each its own session.
+    pub sidechains: Vec<Session>,
+    pub warnings: Vec<LoadWarning>,
+    /// Lines or items the reader passed over, by kind (`line type progress`,
+    /// `unknown line type x`, ...): counted, never fatal.
+    pub skipped: BTreeMap<String, usize>,
+    /// Non-empty lines read.
+    pub lines: usize,
+}
+
+/// Claude Code writes this into a tool result that a micro compaction cleared.
+pub const CLEARED_RESULT_TEXT: &str = "[Old tool result content cleared]";
+
+impl Session {
+    pub(crate) fn empty(format: SessionFormat) -> Session {
+        Session {
+            format,
+            meta: SessionMeta::default(),
+            messages: Vec::new(),
+            info: Vec::new(),
+            compactions: Vec::new(),
+            calls: Vec::new(),
+            sidechains: Vec::new(),
+            warnings: Vec::new(),
+            skipped: BTreeMap::new(),
+            lines: 0,
+        }
+    }
+
+    pub fn tool(&self) -> Tool {
+        self.format.tool()
+    }
+
+    /// The conversation as the lesson's pipeline replays it: what people typed, the model's
+    /// answers and the tool results, without the tool's injected context and without the
+    /// recorded compactions' summaries (the replay makes its own).
+    pub fn replay_messages(&self) -> Vec<Message> {
+        self.messages
+            .iter()
+            .zip(&self.info)
+            .filter(|(_, i)| i.kind == MessageKind::Conversation)
+            .map(|(m, _)| m.clone())
+            .collect()
+    }
+
+    /// `replay_messages` without copying.
+    pub fn into_replay_messages(self) -> Vec<Message> {
+        if self
+            .info
+            .iter()
+            .all(|i| i.kind == MessageKind::Conversation)
+        {
+            return self.messages;
+        }
+        self.messages
+            .into_iter()
+            .zip(self.info)
+            .filter(|(_, i)| i.kind == MessageKind::Conversation)
+            .map(|(m, _)| m)
+            .collect()
+    }
+
+    /// The largest prompt any recorded call sent, in tokens.
+    pub fn peak_context_tokens(&self) -> Option<u64> {
+        self.calls.iter().map(|c| c.usage.context_tokens()).max()
+    }
+
+    /// The context window the file records (the largest, if it changed).
+    pub fn context_window(&self) -> Option<u64> {
+        self.calls.iter().filter_map(|c| c.context_window).max()
+    }
+
+    /// How many `tool_use` blocks are answered by a `tool_result` in the message after them.
+    pub fn tool_pairs(&self) -> usize {
+        let mut pairs = 0;
+        for (i, m) in self.messages.iter().enumerate() {
+            let Some(next) = self.messages.get(i + 1) else {
+                break;
+            };
+            for id in m
+                .tool_uses()
+                .filter_map(|b| b.get("id").and_then(Value::as_str))
+            {
+                if next
+                    .tool_results()
+                    .any(|r| r.get("tool_use_id").and_then(Value::as_str) == Some(id))
+                {
+                    pairs += 1;
+                }
+            }
+        }
+        pairs
+    }
+
+    /// What the model saw right after compaction `k`.
+    pub fn context_after(&self, k: usize) -> Vec<Message> {
+        match self.compactions.get(k) {
+            Some(c) => self.model_view(c.at),
+            None => Vec::new(),
+        }
+    }
+
+    /// What the model saw at message `upto` (exclusive): the latest full compaction's summary
+    /// and what it kept, the messages since, with micro compactions' cleared results.
+    pub fn model_view(&self, upto: usize) -> Vec<Message> {
+        let upto = upto.min(self.messages.len());
+        let last_full = self
+            .compactions
+            .iter()
+            .rposition(|c| c.kind == CompactionKind::Full && c.at <= upto);
+        let (mut view, from, micro_from) = match last_full {
+            None => (Vec::new(), 0, 0),
+            Some(k) => {
+                let c = &self.compactions[k];
+                let mut view = Vec::new();
+                let mut from = c.at;
+                match c.summary_message {
+                    Some(i) if i < self.messages.len() => {
+                        view.push(self.messages[i].clone());
+                        from = from.max(i + 1);
+                    }
+                    _ => {}
+                }
+                match &c.kept {
+                    Some(kept) => view.extend(kept.iter().map(|k| k.message.clone())),
+                    None if c.summary_message.is_none() => {
+                        view.push(synthesized_summary(&c.summary));
+                    }
+                    None => {}
+                }
+                (view, from.min(upto), k + 1)
+            }
+        };
+        view.extend(
+            self.messages[from..upto]
+                .iter()
+                .zip(&self.info[from..upto])
+                .filter(|(_, i)| i.kind != MessageKind::CompactSummary)
+                .map(|(m, _)| m.clone()),
+        );
+        let cleared: Vec<&str> = self.compactions[micro_from.min(self.compactions.len())..]
+            .iter()
+            .filter(|c| c.kind == CompactionKind::Micro && c.at <= upto)
+            .flat_map(|c| c.cleared_tool_ids.iter().map(String::as_str))
+            .collect();
+        if !cleared.is_empty() {
+            for m in &mut view {
+                clear_results(m, &cleared);
+            }
+        }
+        view
+    }
+}
+
+/// A user message standing for a summary the file holds only as a compaction record.
+fn synthesized_summary(summary: &Summary) -> Message {
+    let text = match summary {
+        Summary::Text(t) => t.clone(),
+        Summary::Encrypted => "[compaction summary: encrypted by the provider]".to_string(),
+        Summary::NotRecorded | Summary::None => "[compaction summary: not recorded]".to_string(),
+    };
+    Message::user_text(text)
+}
+
+fn clear_results(m: &mut Message, ids: &[&str]) {
+    let hit = m
+        .tool_results()
+        .any(|b| ids.contains(&b.get("tool_use_id").and_then(Value::as_str).unwrap_or("")));
+    if !hit || m.role() != "user" {
+        return;
+    }
+    if let Some(blocks) = m.blocks_mut() {
+        for b in blocks.iter_mut() {
+            if block_type(b) != Some("tool_result") {
+                continue;
+            }
+            let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+            if ids.contains(&id) {
+                b["content"] = Value::String(CLEARED_RESULT_TEXT.to_string());
+            }
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! The `bash` tool's process handling on Unix: the shell starts in a new session (so it
+//! has no controlling terminal and leads its own process group), its pipes are read within
+//! the output cap, and the whole group gets SIGKILL on timeout, on cancellation, when the
+//! future is dropped and right after the shell exits, so no background job or pipeline
+//! member outlives the call. Validation and the deny-list happen before, in `bash.rs`.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::EXIT_CODE_PREFIX;
+use crate::tools::output::{CappedText, LossyDecoder, push_line, truncation_note};
+use crate::tools::{ToolError, ToolLimits, ToolOutcome};
+
+/// How long to keep reading the pipes after the shell exited and its group was killed. Only a
+/// process that left the group (it called `setsid`) can still hold them open; past this we
+/// stop reading rather than wait for it.
+const PIPE_DRAIN_GRACE: Duration = Duration::from_secs(1);
+
+/// Bytes read from a pipe at a time.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Runs `command` with `bash -c` in `root` and formats what it printed (see `bash::run`).
+pub(super) async fn run(
+    root: &Path,
+    command: &str,
+    limits: &ToolLimits,
+    cancel: &CancellationToken,
+) -> Result<ToolOutcome, ToolError> {
+    let deadline = Instant::now() + limits.bash_timeout;
+
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // A backstop only: the group guard below is what kills the children.
+        .kill_on_drop(true);
+    // SAFETY: `setsid` is async-signal-safe and touches no memory of the parent; it is the
+    // only thing run between fork and exec. It gives the child a new session without a
+    // controlling terminal and makes it the leader of a new process group whose id is its pid.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(ToolError::Spawn)?;
+    let pgid = child
+        .id()
+        .and_then(|pid| libc::pid_t::try_from(pid).ok())
+        .ok_or_else(|| ToolError::Internal("the shell has no process id".into()))?;
+    let mut group = GroupGuard { pgid: Some(pgid) };
+
+    let cap = limits.output_cap_chars;
+    let stdout = child
+        .stdout
+        .take()
+        .map(|p| tokio::spawn(read_capped(p, cap)));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|p| tokio::spawn(read_capped(p, cap)));
+    let readers = Readers { stdout, stderr };
+
+    let status = tokio::select! {
+        status = child.wait() => status,
+        _ = tokio::time::sleep_until(deadline) => {
+            stop(&mut group, &mut child, &readers).await;
+            return Err(ToolError::Timeout(limits.bash_timeout));
+        }
+        _ = cancel.cancelled() => {
+            stop(&mut group, &mut child, &readers).await;
+            return Err(ToolError::Cancelled);
+        }
+    };
+    // The shell is gone; background jobs it left would otherwise keep the pipes open (and
+    // keep running after the tool reported). Pipe data already written survives the kill.
+    group.kill();
+    group.disarm();
+    let status = status.map_err(|e| ToolError::Internal(format!("waiting for bash: {e}")))?;
+
+    let drain_until = deadline.min(Instant::now() + PIPE_DRAIN_GRACE);
+    let (out, out_complete) = join_reader(readers.stdout, drain_until, cap).await;
+    let (err, err_complete) = join_reader(readers.stderr, drain_until, cap).await;
+    let mut text = format_output(out, err, cap, status);
+    if !(out_complete && err_complete) {
+        text.push_str("\n[output stream held open by a detached process; stopped reading]");
+    }
+    // A nonzero exit is an error result that still carries the whole output.
+    Ok(ToolOutcome::Output {
+        content: text,
+        is_error: !status.success(),
+    })
+}
+
+/// How long to wait for the killed shell to be reaped before leaving it to `kill_on_drop`
+/// and tokio's orphan reaper. SIGKILL cannot be caught, so this only guards against hangs.
+const REAP_GRACE: Duration = Duration::from_secs(1);
+
+/// Kills the group, reaps the shell and stops reading its pipes.
+async fn stop(group: &mut GroupGuard, child: &mut tokio::process::Child, readers: &Readers) {
+    group.kill();
+    let _ = tokio::time::timeout(REAP_GRACE, child.wait()).await;
+    readers.abort();
+}
+
+/// Kills the child's process group when told to, and when dropped while armed: if the
+/// caller drops the `run_tool` future mid-command, the whole group still dies.
+struct GroupGuard {
+    pgid: Option<libc::pid_t>,
+}
+
+impl GroupGuard {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.pgid {
+            // SAFETY: killpg only sends a signal; a group that is already gone gives ESRCH,
+            // which is the outcome we want anyway.
+            unsafe {
+                libc::killpg(pgid, libc::SIGKILL);
+            }
+        }
+    }
+
+    /// Stops further kills once the group has been killed after the shell was reaped: from
+    /// then on its id may be reused by an unrelated process group.
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+type ReaderTask = Option<tokio::task::JoinHandle<CappedText>>;
+
+struct Readers {
+    stdout: ReaderTask,
+    stderr: ReaderTask,
+}
+
+impl Readers {
+    fn abort(&self) {
+        for task in [&self.stdout, &self.stderr].into_iter().flatten() {
+            task.abort();
+        }
+    }
+}
+
+/// The captured text of one pipe, and whether the stream reached its end before `until`.
+async fn join_reader(reader: ReaderTask, until: Instant, cap: usize) -> (CappedText, bool) {
+    let Some(mut task) = reader else {
+        return (CappedText::new(cap), true);
+    };
+    match tokio::time::timeout_at(until, &mut task).await {
+        Ok(Ok(text)) => (text, true),
+        // The reader task cannot panic on its own; treat a join failure as no output.
+        Ok(Err(_)) => (CappedText::new(cap), true),
+        Err(_) => {
+            task.abort();
+            (CappedText::new(cap), false)
+        }
+    }
+}
+
+/// Reads a pipe to its end, keeping at most `cap` chars. Read errors end the stream: what
+/// was read so far is still worth showing.
+async fn read_capped(mut pipe: impl AsyncRead + Unpin, cap: usize) -> CappedText {
+    let mut text = CappedText::new(cap);
+    let mut decoder = LossyDecoder::default();
+    let mut buf = vec![0u8; READ_CHUNK_BYTES];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => decoder.feed(&buf[..n], &mut |s| text.push_str(s)),
+        }
+    }
+    decoder.finish(&mut |s| text.push_str(s));
+    text
+}
+
+/// Joins stdout and stderr, applies the cap to the joined text and appends the notes.
+fn format_output(out: CappedText, err: CappedText, cap: usize, status: ExitStatus) -> String {
+    let separator =
+        if !out.text().is_empty() && !out.text().ends_with('\n') && err.total_chars() > 0 {
+            "\n"
+        } else {
+            ""
+        };
+    let total = out.total_chars() + separator.chars().count() + err.total_chars();
+    let mut joined = CappedText::new(cap);
+    joined.push_str(out.text());
+    joined.push_str(separator);
+    joined.push_str(err.text());
+    // Chars each stream dropped on its own were never pushed here; count them as cut too.
+    let cut = total - (joined.total_chars() - joined.cut_chars());
+    let mut text = joined.text().to_string();
+    if cut > 0 {
+        text.push_str(&truncation_note(cut));
+    }
+    let status_line = match (status.code(), status.signal()) {
+        (Some(0), _) => None,
+        (Some(code), _) => Some(format!("{EXIT_CODE_PREFIX} {code}]")),
+        (None, Some(signal)) => Some(format!("[killed by signal {signal}]")),
+        (None, None) => Some("[exit status unknown]".to_string()),
+    };
+    if let Some(line) = status_line {
+        push_line(&mut text, &line);
+    }
+    if text.is_empty() {
+        text.push_str("(no output)");
+    }
+    text
+}

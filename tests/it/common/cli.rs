@@ -1,0 +1,54 @@
+//! The real `ctxlab` binary as a command: bare (for `pipeline` and `replay`, which read only
+//! their arguments), or sealed off from the caller's setup (for `run`, which resolves a
+//! provider from the environment, `.env` and `config.toml`).
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+/// Every variable the provider resolution reads, removed from sealed runs so a developer's
+/// own keys or settings never change a test.
+pub const PROVIDER_VARS: [&str; 6] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "MODEL_ID",
+    "CTXLAB_MAX_ATTEMPTS",
+];
+
+/// The binary `cargo test` built for this package.
+pub fn ctxlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ctxlab"))
+}
+
+/// The binary run in `cwd` (so a `.env` there is the only one read), with HOME and the XDG
+/// folders under `home` (no `config.toml` unless the test writes one), and without any
+/// provider variable from the calling environment.
+pub fn sealed(cwd: &Path, home: &Path) -> Command {
+    let mut cmd = ctxlab();
+    cmd.current_dir(cwd)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .timeout(std::time::Duration::from_secs(120));
+    for var in PROVIDER_VARS {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// Three empty folders for a sealed run: working directory, home, workspace.
+pub struct Scratch {
+    pub cwd: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+    pub ws: tempfile::TempDir,
+}
+
+pub fn scratch() -> Scratch {
+    Scratch {
+        cwd: tempfile::tempdir().unwrap(),
+        home: tempfile::tempdir().unwrap(),
+        ws: tempfile::tempdir().unwrap(),
+    }
+}

@@ -1,0 +1,312 @@
+//! The real binary on Claude Code and Codex sessions: `ctxlab inspect`, `ctxlab sessions`,
+//! and `ctxlab replay` / `ctxlab pipeline` reading those formats, never writing next to
+//! the source.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn ctxlab() -> Command {
+    let mut cmd = Command::cargo_bin("ctxlab").unwrap();
+    // Discovery must never wander into the real home of whoever runs the tests.
+    cmd.env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env("HOME", "/nonexistent-ctxlab-home");
+    cmd
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sessions")
+        .join(name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else {
+                out.insert(entry.path(), std::fs::read(entry.path()).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn json_out(cmd: &mut Command) -> Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn inspect_reports_a_claude_session_with_its_compactions() {
+    let v = json_out(
+        ctxlab()
+            .args(["inspect", "--json"])
+            .arg(fixture("claude_code.jsonl")),
+    );
+    assert_eq!(v["format"], "claude-code");
+    assert_eq!(v["calls"], 5);
+    assert_eq!(v["calls_with_usage"], 5);
+    assert_eq!(v["tool_pairs"], 4);
+    assert_eq!(v["peak_context_tokens"], 2120);
+    assert_eq!(v["project"], "/home/dev/parser");
+    let c = v["compactions"].as_array().unwrap();
+    assert_eq!(c.len(), 3);
+    assert_eq!(c[0]["trigger"], "manual");
+    assert_eq!(c[0]["tokens_before"]["tokens"], 2150);
+    assert_eq!(c[0]["tokens_after"]["tokens"], 900);
+    assert_eq!(c[1]["kind"], "micro");
+    assert_eq!(c[2]["tokens_after"]["source"], "first_call_after");
+    assert_eq!(v["warnings"][0]["line"], 11);
+    assert_eq!(v["sidechains"][0]["agent_id"], "agent7");
+    assert!(v["skipped_total"].as_u64().unwrap() >= 5);
+
+    let out = ctxlab()
+        .arg("inspect")
+        .arg(fixture("claude_code.jsonl"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("compactions: 3"), "{text}");
+    assert!(
+        text.contains("#1 full manual at message 5 (line 14): 2,150 -> 900 tokens, 12.0 s"),
+        "{text}"
+    );
+    assert!(text.contains("line 11: malformed line skipped"), "{text}");
+}
+
+#[test]
+fn inspect_says_when_a_codex_summary_is_encrypted() {
+    let v = json_out(
+        ctxlab()
+            .args(["inspect", "--json"])
+            .arg(fixture("codex_rollout.jsonl")),
+    );
+    assert_eq!(v["format"], "codex");
+    assert_eq!(v["context_window"], 272000);
+    let c = v["compactions"].as_array().unwrap();
+    assert_eq!(c[0]["summary"], "text");
+    assert_eq!(c[1]["summary"], "encrypted");
+    assert_eq!(c[1]["kept_messages"], 3);
+    let text = String::from_utf8(
+        ctxlab()
+            .arg("inspect")
+            .arg(fixture("codex_rollout.jsonl"))
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(text.contains("summary encrypted by the provider"), "{text}");
+    let legacy = json_out(
+        ctxlab()
+            .args(["inspect", "--json"])
+            .arg(fixture("codex_legacy.jsonl")),
+    );
+    assert_eq!(legacy["format"], "codex-legacy");
+    assert_eq!(legacy["project"], "/home/dev/legacy");
+}
+
+#[test]
+fn sessions_lists_the_default_roots_without_subagent_files() {
+    let home = tempfile::tempdir().unwrap();
+    let claude = home.path().join("claude-config");
+    copy_dir(
+        &fixture("claude_project"),
+        &claude.join("projects/-home-dev-site"),
+    );
+    let codex = home.path().join("codex-home");
+    let day = codex.join("sessions/2025/11/02");
+    std::fs::create_dir_all(&day).unwrap();
+    std::fs::copy(
+        fixture("codex_rollout.jsonl"),
+        day.join("rollout-2025-11-02T09-00-00-0199a.jsonl"),
+    )
+    .unwrap();
+    let v = json_out(
+        ctxlab()
+            .args(["sessions", "--json"])
+            .env("CLAUDE_CONFIG_DIR", &claude)
+            .env("CODEX_HOME", &codex),
+    );
+    let list = v.as_array().unwrap();
+    let names: Vec<&str> = list
+        .iter()
+        .map(|e| {
+            Path::new(e["path"].as_str().unwrap())
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["rollout-2025-11-02T09-00-00-0199a.jsonl", "s-main.jsonl"],
+        "{v}"
+    );
+    let codex_entry = &list[0];
+    assert_eq!(codex_entry["tool"], "codex");
+    assert_eq!(codex_entry["project"], "/home/dev/api");
+    assert_eq!(codex_entry["calls"], 5);
+    assert_eq!(codex_entry["compactions"], 2);
+    assert_eq!(codex_entry["peak_context_tokens"], 6000);
+    assert_eq!(codex_entry["started"], "2025-11-02T09:00:00.000Z");
+    let claude_entry = &list[1];
+    assert_eq!(claude_entry["tool"], "claude-code");
+    assert_eq!(claude_entry["calls"], 2);
+    assert_eq!(claude_entry["peak_context_tokens"], 1000);
+    assert_eq!(
+        claude_entry["size_bytes"].as_u64().unwrap(),
+        std::fs::metadata(fixture("claude_project/s-main.jsonl"))
+            .unwrap()
+            .len()
+    );
+
+    // A path given on the command line replaces the default roots.
+    let out = ctxlab()
+        .arg("sessions")
+        .arg(fixture("claude_code.jsonl"))
+        .env("CLAUDE_CONFIG_DIR", &claude)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("/home/dev/parser\n"), "{text}");
+    assert!(text.contains("claude-code"), "{text}");
+    assert!(text.contains("5 calls   3 compactions"), "{text}");
+    assert!(!text.contains("s-main"), "{text}");
+}
+
+#[test]
+fn replay_and_pipeline_read_claude_and_codex_sessions() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = ctxlab()
+        .arg("replay")
+        .arg(fixture("claude_code.jsonl"))
+        .arg("--workspace")
+        .arg(ws.path())
+        .args(["--json", "--summary-text", "facts"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last: Value = serde_json::from_str(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    // The conversation holds 5 assistant messages: 5 model calls.
+    assert_eq!(last["calls"], 5);
+    assert_eq!(last["final_messages"], 10);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("line 11: malformed line skipped"), "{err}");
+
+    let v = json_out(
+        ctxlab()
+            .args(["pipeline", "--input"])
+            .arg(fixture("codex_rollout.jsonl"))
+            .arg("--workspace")
+            .arg(ws.path())
+            .args(["--now", "1700000000", "--summary-text", "facts"]),
+    );
+    let summary = v["compact_history"]["messages"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        summary.starts_with("[Compacted]\n\nAuthoritative request:\nFix it and add a test\n"),
+        "{summary}"
+    );
+    // The harness's injected context is not part of the conversation.
+    let input = v["stages"]["budget"]["messages"].as_array().unwrap();
+    assert_eq!(input.len(), 11);
+    assert_eq!(input[0]["content"], "Why does login fail?");
+}
+
+#[test]
+fn replaying_an_imported_session_never_writes_next_to_it() {
+    let source = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("claude_project"), source.path());
+    std::fs::copy(
+        fixture("claude_code.jsonl"),
+        source.path().join("s-claude-1.jsonl"),
+    )
+    .unwrap();
+    let before = snapshot(source.path());
+    let ws = tempfile::tempdir().unwrap();
+    for file in ["s-main.jsonl", "s-claude-1.jsonl"] {
+        // Small thresholds: every stage writes into the workspace.
+        let out = ctxlab()
+            .current_dir(source.path())
+            .arg("replay")
+            .arg(source.path().join(file))
+            .arg("--workspace")
+            .arg(ws.path())
+            .args([
+                "--set",
+                "context_limit=300",
+                "--set",
+                "budget_chars=20",
+                "--set",
+                "persist_threshold=10",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for cmd in ["inspect", "sessions"] {
+            let out = ctxlab()
+                .current_dir(source.path())
+                .arg(cmd)
+                .arg(source.path().join(file))
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+        }
+    }
+    assert!(ws.path().join(".transcripts").read_dir().unwrap().count() > 0);
+    assert!(
+        ws.path()
+            .join(".task_outputs/tool-results")
+            .read_dir()
+            .unwrap()
+            .count()
+            > 0
+    );
+    assert_eq!(snapshot(source.path()), before);
+}
