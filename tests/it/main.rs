@@ -12,6 +12,7 @@ mod architecture;
 mod cli;
 mod cli_run;
 mod cli_strategies;
+mod compare_cli;
 mod conformance;
 mod conformance_strategies;
 mod guarded_props;
