@@ -73,10 +73,10 @@ pub(crate) fn file_texts(path: &str, text: &str, mut each: impl FnMut(&str)) {
         let Ok(mut value) = serde_json::from_str::<Value>(line) else {
             continue;
         };
-        if value.get("role").is_none() {
-            if let Some(inner) = value.get_mut("message").map(Value::take) {
-                value = inner;
-            }
+        if value.get("role").is_none()
+            && let Some(inner) = value.get_mut("message").map(Value::take)
+        {
+            value = inner;
         }
         if let Ok(m) = Message::from_value(value) {
             for t in message_texts(&m) {

@@ -162,7 +162,7 @@ pub fn run_strategy(
         orphans_sent: calls.iter().filter(|c| c.orphan.is_some()).count(),
         files_written: totals.files_written,
     };
-    let detail = options.detail.then(|| RunDetail {
+    let detail = options.detail.then_some(RunDetail {
         pieces,
         states,
         unseen,

@@ -265,3 +265,30 @@ fn the_real_binary_plays_the_tour_and_quits_clean() {
             .exists()
     );
 }
+
+/// The real binary under `--strategy s06`: the events pane shows s06's two stages (micro,
+/// auto_compact) and none of the stages s06 does not have; `q` leaves a clean terminal.
+#[test]
+fn the_real_binary_plays_the_tour_under_s06() {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"));
+    let ws = tempfile::tempdir().unwrap();
+    let ws_arg = ws.path().join("demo");
+    let ws_str = ws_arg.to_str().unwrap();
+    let mut s = start_binary(
+        bin,
+        &["--strategy", "s06", "--pace-ms", "0", "--workspace", ws_str],
+        false,
+        80,
+        160,
+    );
+    let screen = s.wait_for_all(&["Δ micro", "Δ auto", "scripted tour"]);
+    for absent in ["Δ budget", "Δ snip", "Δ compact", "Δ reactive", "Δ fit"] {
+        assert!(!screen.contains(absent), "{absent} under s06:\n{screen}");
+    }
+    s.wait_for("idle");
+    s.send(b"\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send(b"q");
+    assert_eq!(s.wait_exit(), 0);
+    s.assert_clean();
+}
