@@ -50,7 +50,7 @@ pub struct ReplayOptions {
 }
 
 /// One step of a replay, for observers that need more than the call records (the
-/// reachability accounting of `crate::compare`).
+/// reachability accounting of the `compare` module).
 #[derive(Debug)]
 pub enum ReplayEvent<'a> {
     /// A message of the session entered the live history.

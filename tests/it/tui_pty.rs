@@ -199,9 +199,8 @@ impl Session {
 #[test]
 fn starts_reacts_and_quits_clean() {
     let Some(mut s) = start(false) else { return };
-    let screen = s.wait_for("1 Conversation");
-    assert!(screen.contains("2 Events"));
-    assert!(screen.contains("Context (limit 50,000 chars)"));
+    // All three at once: a frame can be read half drawn ("1 Conversation" before "2 Events").
+    s.wait_for_all(&["1 Conversation", "2 Events", "Context (limit 50,000 chars)"]);
     s.send(b"hello pty\r");
     s.wait_for("You said: hello pty");
     s.send(b"\x03\x03");
