@@ -266,7 +266,8 @@ fn the_real_binary_plays_the_tour_and_quits_clean() {
 }
 
 /// The real binary under `--strategy s06`: the events pane shows s06's two stages (micro,
-/// auto_compact) and none of the stages s06 does not have; `q` leaves a clean terminal.
+/// auto_compact) and none of the stages s06 does not have, the gauge counts tokens; `q`
+/// leaves a clean terminal.
 #[test]
 fn the_real_binary_plays_the_tour_under_s06() {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"));
@@ -280,7 +281,7 @@ fn the_real_binary_plays_the_tour_under_s06() {
         80,
         160,
     );
-    let screen = s.wait_for_all(&["Δ micro", "Δ auto", "scripted tour"]);
+    let screen = s.wait_for_all(&["Δ micro", "Δ auto", "scripted tour", "tokens)"]);
     for absent in ["Δ budget", "Δ snip", "Δ compact", "Δ reactive", "Δ fit"] {
         assert!(!screen.contains(absent), "{absent} under s06:\n{screen}");
     }
