@@ -10,8 +10,8 @@
 //!   the request names, directly or through the files those name;
 //! - the archive only grows.
 //!
-//! The same sessions, replayed, are also judged by `ctxlab replay --compare`'s reachability
-//! accounting: nothing `lost` or `on_disk` at any call.
+//! `guarded_reach` replays the same kind of sessions and judges them by the reachability
+//! accounting of `ctxlab replay --compare`.
 //!
 //! Cases: 24 by default, `PROPTEST_CASES` when set.
 
@@ -22,13 +22,12 @@ use ctxlab::compact::{
     Change, CompactTrigger, PendingCompaction, Pipeline, PipelineConfig, Stage, StageReport,
     Strategy as CompactStrategy,
 };
-use ctxlab::compare::{Amount, RunOptions, run_strategy};
 use ctxlab::message::{Message, ResultContent, block, tool_pairing_error};
 use ctxlab::store::{ARCHIVE_PATH, Store};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-fn cases() -> u32 {
+pub(crate) fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -36,7 +35,7 @@ fn cases() -> u32 {
 }
 
 /// Small numbers so every stage fires within a few calls.
-fn config() -> PipelineConfig {
+pub(crate) fn config() -> PipelineConfig {
     PipelineConfig {
         budget_chars: 2_000,
         persist_threshold: 500,
@@ -54,14 +53,14 @@ fn config() -> PipelineConfig {
 }
 
 #[derive(Debug, Clone)]
-enum Content {
+pub(crate) enum Content {
     Text(usize),
     List(usize),
     Null,
 }
 
 #[derive(Debug, Clone)]
-enum Event {
+pub(crate) enum Event {
     Request,
     Tools(Vec<(bool, Content)>),
     Answer,
@@ -70,7 +69,7 @@ enum Event {
     Overflow(usize),
 }
 
-fn content() -> impl Strategy<Value = Content> {
+pub(crate) fn content() -> impl Strategy<Value = Content> {
     prop_oneof![
         10 => prop_oneof![5 => 0usize..80, 4 => 80usize..600, 1 => 600usize..2_500].prop_map(Content::Text),
         1 => (1usize..4).prop_map(Content::List),
@@ -78,7 +77,7 @@ fn content() -> impl Strategy<Value = Content> {
     ]
 }
 
-fn event() -> impl Strategy<Value = Event> {
+pub(crate) fn event() -> impl Strategy<Value = Event> {
     prop_oneof![
         2 => Just(Event::Request),
         8 => prop::collection::vec((any::<bool>(), content()), 1..4).prop_map(Event::Tools),
@@ -91,7 +90,7 @@ fn event() -> impl Strategy<Value = Event> {
 /// A text of `n` chars that no other generated text contains: a unique prefix, then a
 /// filler with a quote, a backslash, a newline and non-ASCII chars (escaped in the
 /// transcripts, read back by parsing them).
-fn unique_text(tag: &str, n: usize) -> String {
+pub(crate) fn unique_text(tag: &str, n: usize) -> String {
     let filler = "abc \"q\" \\ é解\nxyz ";
     let mut s = format!("<{tag}>");
     while s.chars().count() < n {
@@ -468,118 +467,6 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         play(&events, dir.path())?;
     }
-}
-
-/// The events as a recorded session (the compact tool as an ordinary tool round, overflows
-/// dropped: a replay has no model to fail).
-fn recorded(events: &[Event]) -> Vec<Message> {
-    let mut out = Vec::new();
-    for (n, ev) in events.iter().enumerate() {
-        match ev {
-            Event::Request => {
-                out.push(Message::user_text(unique_text(&format!("request {n}"), 40)))
-            }
-            Event::Answer => out.push(Message::assistant_blocks(vec![block::text(unique_text(
-                &format!("answer {n}"),
-                30,
-            ))])),
-            Event::Tools(calls) => {
-                let ids: Vec<String> = (0..calls.len()).map(|i| format!("t{n}_{i}")).collect();
-                out.push(Message::assistant_blocks(
-                    ids.iter()
-                        .map(|id| block::tool_use(id, "bash", json!({"n": n})))
-                        .collect(),
-                ));
-                out.push(Message::user_blocks(
-                    calls
-                        .iter()
-                        .zip(&ids)
-                        .map(|((_, c), id)| {
-                            let content = match c {
-                                Content::Text(len) => json!(unique_text(&format!("result {id}"), *len)),
-                                Content::List(items) => Value::Array(
-                                    (0..*items)
-                                        .map(|k| json!({"type": "text", "text": format!("{id}part{k}{}", "w".repeat(200))}))
-                                        .collect(),
-                                ),
-                                Content::Null => Value::Null,
-                            };
-                            json!({"type": "tool_result", "tool_use_id": id, "content": content})
-                        })
-                        .collect(),
-                ));
-            }
-            Event::CompactTool => {
-                let id = format!("c{n}");
-                out.push(Message::assistant_blocks(vec![block::tool_use(
-                    &id,
-                    "compact",
-                    json!({}),
-                )]));
-                out.push(Message::user_blocks(vec![block::tool_result(
-                    &id,
-                    CompactStrategy::Guarded.compact_tool_result(),
-                )]));
-            }
-            Event::Overflow(_) => {}
-        }
-    }
-    out
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
-
-    /// The same sessions replayed and judged by the reachability accounting of
-    /// `ctxlab replay --compare` (an implementation independent of the checks above):
-    /// nothing `lost` or unreachable at any call, no broken pair sent, and every result
-    /// the model had not seen either sent whole or behind a marker naming its full copy.
-    #[test]
-    fn guarded_loses_nothing_by_the_reachability_accounting(
-        events in prop::collection::vec(event(), 1..60)
-    ) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let mut lost_at = Vec::new();
-        let run = run_strategy(recorded(&events), config(), &store, &RunOptions::default(), |c| {
-            if c.reach.lost.chars > 0 || c.reach.on_disk.chars > 0 {
-                lost_at.push((c.call, c.reach));
-            }
-        })
-        .unwrap();
-        prop_assert!(lost_at.is_empty(), "lost or unreachable at {lost_at:?}");
-        prop_assert_eq!(run.totals.reach_end.lost, Amount::default());
-        prop_assert_eq!(run.totals.reach_end.on_disk, Amount::default());
-        prop_assert_eq!(run.totals.unseen_unreachable, Amount::default());
-        prop_assert_eq!(run.totals.orphans_sent, 0);
-    }
-}
-
-/// The accounting is not blind: the same kind of session under s08 loses what its micro
-/// replaced.
-#[test]
-fn the_reachability_accounting_sees_s08_lose_what_guarded_keeps() {
-    let events = [
-        Event::Request,
-        Event::Tools(vec![(false, Content::Text(300)); 5]),
-        Event::Answer,
-    ];
-    let s08 = PipelineConfig {
-        strategy: CompactStrategy::S08,
-        ..config()
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path());
-    let run = run_strategy(
-        recorded(&events),
-        s08,
-        &store,
-        &RunOptions::default(),
-        |_| {},
-    )
-    .unwrap();
-    assert!(run.totals.reach_end.lost.chars > 0, "{:?}", run.totals);
-    assert!(run.totals.unseen_unreachable.pieces > 0, "{:?}", run.totals);
 }
 
 /// One long session fires every guarded stage under the same checks, so the property

@@ -16,6 +16,7 @@ mod compare_cli;
 mod conformance;
 mod conformance_strategies;
 mod guarded_props;
+mod guarded_reach;
 mod pipeline_props;
 mod pipeline_spec;
 mod provider_anthropic;
