@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod commands;
 pub mod compact;
+pub mod compare;
 pub mod demo;
 pub mod message;
 pub mod process;

@@ -148,21 +148,32 @@ struct ReplayArgs {
     /// A session: a ctxlab transcript or JSON array of messages, a Claude Code session
     /// (~/.claude/projects/...jsonl) or a Codex rollout (~/.codex/sessions/...jsonl).
     file: PathBuf,
-    /// Workspace the stages write into; created if missing.
-    #[arg(long, value_name = "DIR")]
-    workspace: PathBuf,
+    /// Workspace the stages write into; created if missing. With --compare, each strategy
+    /// writes into DIR/NAME (which must be empty); without it, into a temporary folder.
+    #[arg(long, value_name = "DIR", required_unless_present = "compare")]
+    workspace: Option<PathBuf>,
     /// The summary every compaction gets (default: an extractive summary of the history).
     #[arg(long, value_name = "TEXT")]
     summary_text: Option<String>,
     /// Unix seconds used in transcript names (default: the current time).
     #[arg(long, value_name = "UNIX_SECONDS")]
     now: Option<u64>,
-    /// One JSON object per model call, then a totals object.
+    /// One JSON object per model call, then a totals object (with --compare: each with its
+    /// strategy, and the totals object last for each strategy).
     #[arg(long)]
     json: bool,
     /// Compaction strategy: s08 (default; also `lesson`), s08-latest, s06 or guarded.
     #[arg(long, value_name = "NAME", default_value = "s08")]
     strategy: Strategy,
+    /// Replay once per strategy (comma-separated, e.g. s06,s08,s08-latest,guarded) and print
+    /// them side by side: stages, sizes, summaries and what each kept within reach.
+    #[arg(
+        long,
+        value_name = "A,B,...",
+        value_delimiter = ',',
+        conflicts_with = "strategy"
+    )]
+    compare: Vec<Strategy>,
     #[command(flatten)]
     thresholds: Thresholds,
 }
@@ -339,6 +350,9 @@ fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    if !args.compare.is_empty() {
+        return cmd_compare(args).map(|()| ExitCode::SUCCESS);
+    }
     let config = config_from(args.strategy, &args.thresholds)?;
     let session = load_input(&args.file)?.messages;
     if session.is_empty() {
@@ -348,8 +362,11 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    prepare_workspace(&args.workspace)?;
-    let store = ctxlab::store::Store::new(&args.workspace);
+    let workspace = args
+        .workspace
+        .ok_or_else(|| UsageError("replay needs --workspace DIR".into()))?;
+    prepare_workspace(&workspace)?;
+    let store = ctxlab::store::Store::new(&workspace);
     let options = ReplayOptions {
         config,
         summary_text: args.summary_text,
@@ -359,6 +376,51 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     match run_replay(session, &store, &options, args.json, &mut out) {
         Ok(_) => Ok(ExitCode::SUCCESS),
         Err(ReplayCommandError::Output(e)) => Err(e).context("cannot write to stdout"),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `replay --compare`: one empty workspace per strategy (DIR/NAME, or a temporary folder
+/// removed afterwards), then the comparison.
+fn cmd_compare(args: ReplayArgs) -> anyhow::Result<()> {
+    let mut runs = Vec::new();
+    let temp = match &args.workspace {
+        Some(_) => None,
+        None => Some(tempfile::tempdir().context("cannot create a temporary workspace")?),
+    };
+    let base = match (&args.workspace, &temp) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(t)) => t.path().to_path_buf(),
+        (None, None) => return Err(UsageError("replay needs --workspace DIR".into()).into()),
+    };
+    for (i, &strategy) in args.compare.iter().enumerate() {
+        if args.compare[..i].contains(&strategy) {
+            return Err(UsageError(format!("--compare names {strategy} twice")).into());
+        }
+        let config = config_from(strategy, &args.thresholds)?;
+        let dir = base.join(strategy.name());
+        if std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_some()) {
+            return Err(UsageError(format!(
+                "{} is not empty; --compare replays each strategy on an empty workspace",
+                dir.display()
+            ))
+            .into());
+        }
+        prepare_workspace(&dir)?;
+        runs.push((config, ctxlab::store::Store::new(&dir)));
+    }
+    let session = load_input(&args.file)?.messages;
+    let options = ctxlab::compare::RunOptions {
+        summary_text: args.summary_text,
+        now_secs: now_secs(args.now),
+        detail: false,
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match ctxlab::commands::compare::run_compare(&session, &runs, &options, args.json, &mut out) {
+        Ok(_) => Ok(()),
+        Err(ctxlab::commands::compare::CompareError::Output(e)) => {
+            Err(e).context("cannot write to stdout")
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -19,7 +19,7 @@ use crate::compact::request::request_in;
 use crate::compact::{Pipeline, PipelineConfig, StageReport, estimate_size};
 use crate::message::Message;
 use crate::provider::scripted::extractive::extractive_summary_from_request;
-use crate::store::{Store, StoreError};
+use crate::store::{FileWritten, Store, StoreError};
 
 /// What happened before one model call.
 #[derive(Debug, Clone, Serialize)]
@@ -58,12 +58,53 @@ pub struct ReplayOptions {
     pub now_secs: u64,
 }
 
+/// One step of a replay, for observers that need more than the call records (the
+/// reachability accounting of the `compare` module).
+#[derive(Debug)]
+pub enum ReplayEvent<'a> {
+    /// A message of the session entered the live history.
+    Entered(&'a Message),
+    /// A model call: its record, the exact history sent, and what the accounting needs.
+    Call(CallView<'a>),
+    /// The session is over: the live history as it ends.
+    End(&'a [Message]),
+}
+
+/// What a model call looked like, borrowed from the loop.
+#[derive(Debug)]
+pub struct CallView<'a> {
+    pub record: &'a CallRecord,
+    /// The history the model is sent.
+    pub request: &'a [Message],
+    /// When a summary replaced (part of) the history at this call: the history just before
+    /// it (after the cheap stages), so an observer can tell summarized from cut.
+    pub before_summary: Option<&'a [Message]>,
+    /// Every file a stage wrote or reused at this call, changed or not.
+    pub files: &'a [FileWritten],
+    /// Chars of the summary request (system text and input) when one was made.
+    pub summary_input_chars: Option<usize>,
+}
+
 /// Replays `session` on `store`, calling `on_call` after each model call's pipeline.
 pub fn replay(
     session: Vec<Message>,
     store: &Store,
     options: &ReplayOptions,
     mut on_call: impl FnMut(&CallRecord),
+) -> Result<ReplayTotals, StoreError> {
+    replay_events(session, store, options, |event| {
+        if let ReplayEvent::Call(view) = event {
+            on_call(view.record);
+        }
+    })
+}
+
+/// The replay loop itself: `replay` with every step reported to `on_event`.
+pub fn replay_events(
+    session: Vec<Message>,
+    store: &Store,
+    options: &ReplayOptions,
+    mut on_event: impl FnMut(ReplayEvent<'_>),
 ) -> Result<ReplayTotals, StoreError> {
     // Counted transcript ids (s08-latest) keep a replay reproducible.
     let pipeline = Pipeline::new(options.config).with_counter_ids();
@@ -80,16 +121,22 @@ pub fn replay(
     for message in session {
         if message.role() == "assistant" {
             calls += 1;
-            let record =
-                pre_call_record(&pipeline, &mut live, store, options, &active_request, calls)?;
-            for r in &record.reports {
+            let pre = pre_call(&pipeline, &mut live, store, options, &active_request, calls)?;
+            for r in &pre.record.reports {
                 *fired.entry(r.stage.name()).or_default() += 1;
                 files_written += r.files_written.len();
             }
-            on_call(&record);
+            on_event(ReplayEvent::Call(CallView {
+                record: &pre.record,
+                request: &live,
+                before_summary: pre.before_summary.as_deref(),
+                files: &pre.files,
+                summary_input_chars: pre.summary_input_chars,
+            }));
         } else if let Some(request) = request_in(&message) {
             active_request = request;
         }
+        on_event(ReplayEvent::Entered(&message));
         live.push(message);
     }
     // The call the session ends before: on a copy, with a dry-run store.
@@ -97,7 +144,7 @@ pub fn replay(
         Some(last) if last.role() != "assistant" => {
             let mut copy = live.clone();
             let dry = store.dry_run();
-            let record = pre_call_record(
+            let pre = pre_call(
                 &pipeline,
                 &mut copy,
                 &dry,
@@ -105,10 +152,11 @@ pub fn replay(
                 &active_request,
                 calls + 1,
             )?;
-            Some(record)
+            Some(pre.record)
         }
         _ => None,
     };
+    on_event(ReplayEvent::End(&live));
     Ok(ReplayTotals {
         calls,
         fired,
@@ -119,31 +167,58 @@ pub fn replay(
     })
 }
 
+/// One model call's pre-call pipeline, as an observer of the loop needs it.
+struct PreCall {
+    record: CallRecord,
+    /// Every file a stage wrote or reused, changed or not.
+    files: Vec<FileWritten>,
+    /// The history just before a summary replaced it (after the cheap stages).
+    before_summary: Option<Vec<Message>>,
+    /// Chars of the summary request (system text and input) when one was made.
+    summary_input_chars: Option<usize>,
+}
+
 /// One model call's pre-call pipeline on `live`: the stages that changed something, the
-/// summary (given or extractive) when compact_history fires.
-fn pre_call_record(
+/// summary (given or extractive) when the summarizing stage fires.
+fn pre_call(
     pipeline: &Pipeline,
     live: &mut Vec<Message>,
     store: &Store,
     options: &ReplayOptions,
     active_request: &str,
     call: usize,
-) -> Result<CallRecord, StoreError> {
+) -> Result<PreCall, StoreError> {
     let pre = pipeline.pre_call(live, store, options.now_secs)?;
+    let mut files: Vec<FileWritten> = pre
+        .reports
+        .iter()
+        .flat_map(|r| r.files_written.iter().cloned())
+        .collect();
     let mut reports: Vec<StageReport> = pre.reports.into_iter().filter(|r| r.changed).collect();
+    let mut before_summary = None;
+    let mut summary_input_chars = None;
     if let Some(pending) = pre.pending {
+        let request = pending.request();
+        summary_input_chars =
+            Some(request.system.chars().count() + request.user_text.chars().count());
         let summary = match &options.summary_text {
             Some(s) => s.clone(),
-            None => extractive_summary_from_request(&pending.request().user_text),
+            None => extractive_summary_from_request(&request.user_text),
         };
         let (history, report) = pending.finish(&[summary], active_request);
-        *live = history;
+        before_summary = Some(std::mem::replace(live, history));
+        files.extend(report.files_written.iter().cloned());
         reports.push(report);
     }
-    Ok(CallRecord {
-        call,
-        reports,
-        estimate_size: estimate_size(live),
-        messages: live.len(),
+    Ok(PreCall {
+        record: CallRecord {
+            call,
+            reports,
+            estimate_size: estimate_size(live),
+            messages: live.len(),
+        },
+        files,
+        before_summary,
+        summary_input_chars,
     })
 }

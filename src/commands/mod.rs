@@ -1,8 +1,9 @@
 //! The headless front ends, one file per command: `run` (one request to completion),
 //! `pipeline` (the stages on one history, as JSON), `replay` (a recorded session call by
-//! call), `inspect` (a session's summary) and `sessions` (what discovery finds). Each is a library function over a writer; `main.rs` only parses flags and chooses
+//! call; `compare` for `replay --compare`, strategies side by side), `inspect` (a session's summary) and `sessions` (what discovery finds). Each is a library function over a writer; `main.rs` only parses flags and chooses
 //! exit codes. `run` consumes the same `AgentEvent` stream as the workbench.
 
+pub mod compare;
 pub mod inspect;
 pub mod pipeline;
 pub mod replay;

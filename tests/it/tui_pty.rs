@@ -155,9 +155,8 @@ impl Session {
 #[test]
 fn starts_reacts_and_quits_clean() {
     let Some(mut s) = start(false) else { return };
-    let screen = s.wait_for("1 Conversation");
-    assert!(screen.contains("2 Events"));
-    assert!(screen.contains("Context (limit 50,000 chars)"));
+    // All three at once: a frame can be read half drawn ("1 Conversation" before "2 Events").
+    s.wait_for_all(&["1 Conversation", "2 Events", "Context (limit 50,000 chars)"]);
     // Focus starts outside the input box: `i` types.
     s.send(b"i");
     s.send(b"hello pty\r");
@@ -304,6 +303,37 @@ fn step_mode_walks_the_tour_stage_by_stage() {
     assert!(screen.contains("compact tool: focus"), "{screen}");
     // Far fewer presses than single steps (the tour takes about 87 of those).
     assert!(presses < 40, "{presses} presses");
+    s.send(b"q");
+    assert_eq!(s.wait_exit(), 0);
+    s.assert_clean();
+}
+
+/// The real binary under `--strategy s06`: the events pane shows s06's two stages (micro,
+/// auto_compact) and none of the stages s06 does not have, the gauge counts tokens; `q`
+/// leaves a clean terminal.
+#[test]
+fn the_real_binary_plays_the_tour_under_s06() {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"));
+    let ws = tempfile::tempdir().unwrap();
+    let ws_arg = ws.path().join("demo");
+    let ws_str = ws_arg.to_str().unwrap();
+    let mut s = start_binary(
+        bin,
+        &["--strategy", "s06", "--pace-ms", "0", "--workspace", ws_str],
+        false,
+        80,
+        160,
+    );
+    // The first start's legend covers the events pane: Enter closes it.
+    s.wait_for("Legend");
+    s.send(b"\r");
+    let screen = s.wait_for_all(&["Δ micro", "Δ auto", "scripted tour", "tokens)"]);
+    for absent in ["Δ budget", "Δ snip", "Δ compact", "Δ reactive", "Δ fit"] {
+        assert!(!screen.contains(absent), "{absent} under s06:\n{screen}");
+    }
+    s.wait_for("idle");
+    s.send(b"\x1b");
+    std::thread::sleep(Duration::from_millis(300));
     s.send(b"q");
     assert_eq!(s.wait_exit(), 0);
     s.assert_clean();

@@ -622,3 +622,29 @@ fn listings_keep_known_counts_and_ask_for_the_rest_once() {
     assert!(list(&mut a).is_empty(), "a known count is kept");
     assert_eq!(a.transcripts[0].messages, Some(3));
 }
+
+/// The gauge counts in the strategy's unit: s06's tokens are the `str()` chars // 4, the
+/// title and the figures say so; s08-latest says JSON chars; s08 keeps chars.
+#[test]
+fn the_gauge_follows_the_strategys_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = session(dir.path(), true);
+    let chars = d.app.history_chars;
+    assert!(chars > 400, "a session with something in it");
+    let s08 = screen(&mut d.app, 120, 40);
+    assert!(s08.contains("Context (limit 12,000 chars)"), "{s08}");
+    d.app.config.strategy = ctxlab::compact::Strategy::S06;
+    let s06 = screen(&mut d.app, 120, 40);
+    assert!(s06.contains("Context (limit 12,000 tokens)"), "{s06}");
+    let figures = format!("{} / 12,000 tokens", ctxlab::util::group_digits(chars / 4));
+    assert!(s06.contains(&figures), "{figures}:\n{s06}");
+    d.app.config.strategy = ctxlab::compact::Strategy::S08Latest;
+    let latest = screen(&mut d.app, 120, 40);
+    assert!(
+        latest.contains("Context (limit 12,000 JSON chars)"),
+        "{latest}"
+    );
+    let json = ctxlab::message::json_size(&d.history);
+    let figures = format!("{} / 12,000 JSON chars", ctxlab::util::group_digits(json));
+    assert!(latest.contains(&figures), "{figures}:\n{latest}");
+}

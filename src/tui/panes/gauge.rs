@@ -1,8 +1,8 @@
-//! The context gauge: the lesson's size estimate against `context_limit` with the warning
-//! thresholds marked, the tokenizer's estimate and the API's last input tokens beside it
-//! (the main request's; the last summary call's on a line of its own), and a sparkline of
-//! the request size at each model call so the saw-tooth of compaction shows. Draws `App`
-//! state only.
+//! The context gauge: the history's size in the strategy's unit (chars, JSON chars or
+//! tokens) against `context_limit` with the warning thresholds marked, the tokenizer's
+//! estimate and the API's last input tokens beside it (the main request's; the last summary
+//! call's on a line of its own), and a sparkline of the request size at each model call so
+//! the saw-tooth of compaction shows. Draws `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
 use super::pane_block;
+use crate::compact::SizeUnit;
 use crate::tui::app::App;
 use crate::tui::theme::{Level, Theme};
 use crate::util::group_digits;
@@ -53,12 +54,27 @@ pub fn bar_line<'a>(size: usize, limit: usize, width: usize, theme: &Theme) -> L
     Line::from(spans)
 }
 
+/// The history's size in the strategy's unit (what `context_limit` is compared with):
+/// `str()` chars, JSON chars from each message's cached length, or `str()` chars // 4.
+pub fn size_in_unit(app: &App) -> usize {
+    match app.config.strategy.unit() {
+        SizeUnit::Chars => app.history_chars,
+        SizeUnit::Tokens => app.history_chars / 4,
+        SizeUnit::JsonChars => {
+            let n = app.history.len();
+            let items: usize = app.history.iter().map(|r| r.info.message.json_size()).sum();
+            2 + items + 2 * n.saturating_sub(1)
+        }
+    }
+}
+
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let limit = app.config.context_limit;
-    let size = app.history_chars;
+    let unit = app.config.strategy.unit();
+    let size = size_in_unit(app);
     let title = Line::from(vec![
         Span::styled(" Context ", app.theme.title()),
-        Span::raw(format!("(limit {} chars) ", group_digits(limit))),
+        Span::raw(format!("(limit {} {}) ", group_digits(limit), unit.label())),
     ]);
     let block = pane_block(title, false, &app.theme);
     let inner = block.inner(area);
@@ -91,9 +107,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         Line::from(vec![
             Span::styled(
                 format!(
-                    "{} / {} chars  {pct:.0}%",
+                    "{} / {} {}  {pct:.0}%",
                     group_digits(size),
-                    group_digits(limit)
+                    group_digits(limit),
+                    unit.label()
                 ),
                 app.theme.level(lvl),
             ),
@@ -109,7 +126,9 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     }
     let (text, spark) = crate::tui::layout::split_top(inner, lines.len() as u16);
     f.render_widget(Paragraph::new(lines), text);
-    render_sparkline(f, spark, &app.request_sizes, limit, &app.theme);
+    // Request sizes are recorded in `str()` chars: the limit is scaled to match.
+    let limit_chars = limit.saturating_mul(unit.chars_per_unit());
+    render_sparkline(f, spark, &app.request_sizes, limit_chars, &app.theme);
 }
 
 /// Request sizes over time, scaled to the limit (or the largest request if above it).
