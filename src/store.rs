@@ -1,25 +1,29 @@
 //! The on-disk places the pipeline writes: persisted tool outputs, transcripts and the
 //! `guarded` strategy's append-only archive.
 //!
-//! Owns the safety rules of docs/pipeline.md, "Where ctxlab differs from the lesson, and
-//! why": file names derived from tool ids can never leave `.task_outputs/tool-results/`, an
-//! existing file is never overwritten (a name that is taken is reused only when it already
-//! holds exactly the same text), and every write is
-//! atomic (temp file in the same folder, then a no-clobber hard link into place). The
-//! archive is the one file that grows: it is only ever appended to, never through a link,
-//! and a torn last line from a crash is closed before the next append. A dry-run store
-//! answers the same naming questions without writing, so the agent can preview a stage in
-//! step mode. It knows nothing of messages beyond the text it is handed.
+//! Owns the safety rules of docs/pipeline.md, "Where ctxlab differs from the lesson, and why":
+//! file names derived from tool ids can never leave `.task_outputs/tool-results/`, an existing
+//! file is never overwritten (a name that is taken is reused only when it already holds exactly
+//! the same text; a folder, a FIFO or a link at a name makes it taken, and is never opened),
+//! every write is atomic (temp file in the same folder, then a no-clobber hard link into place),
+//! and nothing is written outside the workspace: `.task_outputs`, `tool-results` and
+//! `.transcripts` are opened one by one without following symlinks, and a symlink among them
+//! is an error naming it (docs/architecture.md, "Files ctxlab writes"). The archive is the one
+//! file that grows: it is only ever appended to, never through a link, and a torn last line
+//! from a crash is closed before the next append. A dry-run store answers the same naming
+//! questions without writing, so the agent can preview a stage in step mode. It knows nothing
+//! of messages beyond the text it is handed.
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+
+use crate::safe_fs::{Dir, DirError, EntryKind};
 
 mod archive;
 
@@ -33,11 +37,6 @@ const MAX_ID_NAME_CHARS: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot create {path}: {source}")]
-    CreateDir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -48,6 +47,9 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A folder on the way is a symlink or not a folder: nothing is written through it.
+    #[error(transparent)]
+    Folder(#[from] DirError),
     #[error("{path} is not a regular file inside the workspace; nothing was appended")]
     NotAppendable { path: PathBuf },
 }
@@ -157,6 +159,30 @@ impl Store {
         &self.root
     }
 
+    /// Opens one of the store's folders (`.task_outputs/tool-results` or `.transcripts`)
+    /// component by component without following a symlink; with `create`, missing folders
+    /// are made. `Ok(None)`: it does not exist (and `create` is false).
+    fn open_dir(&self, relative: &str, create: bool) -> Result<Option<Dir>, StoreError> {
+        let mut dir = Dir::open(&self.root)?;
+        for part in relative.split('/') {
+            match dir.child(part, create)? {
+                Some(child) => dir = child,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(dir))
+    }
+
+    /// Removes the temp files that killed processes left in the store's folders; returns
+    /// how many. Folders that are missing or unsafe are left alone.
+    pub fn remove_stale_temp_files(&self) -> usize {
+        [TOOL_RESULTS_DIR, TRANSCRIPTS_DIR]
+            .into_iter()
+            .filter_map(|d| self.open_dir(d, false).ok().flatten())
+            .map(|dir| dir.remove_stale_temps())
+            .sum()
+    }
+
     /// Persists the full text of a tool result; returns where it is (or already was).
     pub fn persist_tool_result(
         &self,
@@ -164,7 +190,7 @@ impl Store {
         text: &str,
     ) -> Result<FileWritten, StoreError> {
         let stem = tool_result_stem(tool_use_id);
-        let dir = self.root.join(TOOL_RESULTS_DIR);
+        let dir = self.open_dir(TOOL_RESULTS_DIR, !self.is_dry_run())?;
         for n in 1usize.. {
             let name = if n == 1 {
                 format!("{stem}.txt")
@@ -172,13 +198,13 @@ impl Store {
                 format!("{stem}-{n}.txt")
             };
             let relative = format!("{TOOL_RESULTS_DIR}/{name}");
-            match self.existing_bytes(&dir.join(&name), &relative)? {
-                Some(existing) if existing == text.as_bytes() => {
+            match self.existing(dir.as_ref(), &name, &relative)? {
+                Existing::Bytes(existing) if existing == text.as_bytes() => {
                     return Ok(written(relative, WriteStatus::Reused, text));
                 }
-                Some(_) => continue,
-                None => {
-                    if self.claim(&dir, &name, &relative, text)? {
+                Existing::Bytes(_) | Existing::Other => continue,
+                Existing::Nothing => {
+                    if self.claim(dir.as_ref(), &name, &relative, text)? {
                         return Ok(written(relative, WriteStatus::Created, text));
                     }
                 }
@@ -210,7 +236,7 @@ impl Store {
                 }
             })
             .collect();
-        let dir = self.root.join(TRANSCRIPTS_DIR);
+        let dir = self.open_dir(TRANSCRIPTS_DIR, !self.is_dry_run())?;
         let first = self
             .transcript_hint
             .lock()
@@ -225,10 +251,10 @@ impl Store {
             };
             let relative = format!("{TRANSCRIPTS_DIR}/{name}");
             // Only the name matters here, so a taken one is not read.
-            if self.is_taken(&dir.join(&name), &relative) {
+            if self.is_taken(dir.as_ref(), &name, &relative)? {
                 continue;
             }
-            if self.claim(&dir, &name, &relative, text)? {
+            if self.claim(dir.as_ref(), &name, &relative, text)? {
                 if let Ok(mut hint) = self.transcript_hint.lock() {
                     hint.insert(stem.clone(), n + 1);
                 }
@@ -251,6 +277,8 @@ impl Store {
         self.existing_file_in(TRANSCRIPTS_DIR, candidate)
     }
 
+    /// The file is looked up folder by folder without following a link, like every write:
+    /// a copy reached through a symlinked folder is not one the store vouches for.
     fn existing_file_in(&self, dir: &str, candidate: &str) -> Option<String> {
         let relative = candidate.strip_prefix("./").unwrap_or(candidate);
         let path = Path::new(relative);
@@ -262,36 +290,55 @@ impl Store {
         if !plain || !inside {
             return None;
         }
-        let reserved = self
-            .reserved
+        if self.reserved_text(relative).is_some() {
+            return Some(relative.to_string());
+        }
+        let (folder, name) = relative.rsplit_once('/')?;
+        let kind = self.open_dir(folder, false).ok()??.entry_kind(name).ok()?;
+        (kind == Some(EntryKind::File)).then(|| relative.to_string())
+    }
+
+    fn reserved_text(&self, relative: &str) -> Option<String> {
+        self.reserved
             .as_ref()
-            .is_some_and(|r| r.lock().map(|r| r.contains_key(relative)).unwrap_or(false));
-        let is_file = fs::symlink_metadata(self.root.join(relative)).is_ok_and(|m| m.is_file());
-        (reserved || is_file).then(|| relative.to_string())
+            .and_then(|r| r.lock().ok().and_then(|r| r.get(relative).cloned()))
     }
 
     /// Whether a name is taken, on disk (any kind of entry) or by this dry run.
-    fn is_taken(&self, path: &Path, relative: &str) -> bool {
-        let reserved = self
-            .reserved
-            .as_ref()
-            .is_some_and(|r| r.lock().map(|r| r.contains_key(relative)).unwrap_or(false));
-        reserved || fs::symlink_metadata(path).is_ok()
+    fn is_taken(&self, dir: Option<&Dir>, name: &str, relative: &str) -> Result<bool, StoreError> {
+        if self.reserved_text(relative).is_some() {
+            return Ok(true);
+        }
+        let Some(dir) = dir else { return Ok(false) };
+        dir.entry_kind(name)
+            .map(|kind| kind.is_some())
+            .map_err(|source| StoreError::Read {
+                path: dir.path().join(name),
+                source,
+            })
     }
 
-    /// The bytes at a name, if the name is taken (on disk, or reserved by this dry run).
-    /// Compared as bytes: a file that only decodes lossily to a text does not hold it.
-    fn existing_bytes(&self, path: &Path, relative: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        if let Some(reserved) = &self.reserved
-            && let Some(text) = reserved.lock().ok().and_then(|r| r.get(relative).cloned())
-        {
-            return Ok(Some(text.into_bytes()));
+    /// What is at a name (on disk, or reserved by this dry run). Compared as bytes: a file
+    /// that only decodes lossily to a text does not hold it. Anything but a regular file (a
+    /// folder, a FIFO, a symlink) is never opened: the name is simply taken.
+    fn existing(
+        &self,
+        dir: Option<&Dir>,
+        name: &str,
+        relative: &str,
+    ) -> Result<Existing, StoreError> {
+        if let Some(text) = self.reserved_text(relative) {
+            return Ok(Existing::Bytes(text.into_bytes()));
         }
-        match fs::read(path) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        let Some(dir) = dir else {
+            return Ok(Existing::Nothing);
+        };
+        match dir.read_regular(name) {
+            Ok(Some(bytes)) => Ok(Existing::Bytes(bytes)),
+            Ok(None) => Ok(Existing::Nothing),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Ok(Existing::Other),
             Err(source) => Err(StoreError::Read {
-                path: path.to_path_buf(),
+                path: dir.path().join(name),
                 source,
             }),
         }
@@ -300,7 +347,7 @@ impl Store {
     /// Puts `text` at `dir/name` unless someone got there first (then `Ok(false)`).
     fn claim(
         &self,
-        dir: &Path,
+        dir: Option<&Dir>,
         name: &str,
         relative: &str,
         text: &str,
@@ -311,42 +358,54 @@ impl Store {
             }
             return Ok(true);
         }
-        fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
-            path: dir.to_path_buf(),
-            source,
+        let dir = dir.ok_or_else(|| StoreError::Write {
+            path: self.root.join(relative),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
         })?;
-        let target = dir.join(name);
-        let write_err = |source| StoreError::Write {
-            path: target.clone(),
-            source,
-        };
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".tmp-")
-            .tempfile_in(dir)
-            .map_err(write_err)?;
-        tmp.write_all(text.as_bytes()).map_err(write_err)?;
-        tmp.as_file().sync_all().map_err(write_err)?;
-        // A hard link never replaces an existing file, so two writers racing for one name
+        // A hard link never replaces an existing entry, so two writers racing for one name
         // cannot clobber each other; the loser moves on to the next name.
-        match fs::hard_link(tmp.path(), &target) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            Err(source) => Err(StoreError::Write {
-                path: target,
+        dir.write_new(name, text.as_bytes())
+            .map_err(|source| StoreError::Write {
+                path: dir.path().join(name),
                 source,
-            }),
-        }
+            })
     }
 
     /// The text at a workspace-relative path this store wrote (or, in a dry run, would have).
+    /// Read like a write: no symlink is followed and only a regular file is opened.
     pub fn read_text(&self, relative: &str) -> Result<String, StoreError> {
-        let path = self.root.join(relative);
-        self.existing_bytes(&path, relative)?
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .ok_or_else(|| StoreError::Read {
-                path,
-                source: std::io::Error::from(std::io::ErrorKind::NotFound),
-            })
+        self.read_text_with(relative, str::to_string)
+    }
+
+    /// Hands the text at `relative` (see [`Store::read_text`]) to `f` without copying it
+    /// again: a dry run's reserved text is lent as it is, a file's bytes become the text.
+    pub fn read_text_with<R>(
+        &self,
+        relative: &str,
+        f: impl FnOnce(&str) -> R,
+    ) -> Result<R, StoreError> {
+        let not_found = || StoreError::Read {
+            path: self.root.join(relative),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        if let Some(reserved) = &self.reserved
+            && let Ok(r) = reserved.lock()
+            && let Some(text) = r.get(relative)
+        {
+            return Ok(f(text));
+        }
+        let (folder, name) = relative.rsplit_once('/').ok_or_else(not_found)?;
+        let Some(dir) = self.open_dir(folder, false)? else {
+            return Err(not_found());
+        };
+        match dir.read_regular(name) {
+            Ok(Some(bytes)) => Ok(f(&utf8_lossy(bytes))),
+            Ok(None) => Err(not_found()),
+            Err(source) => Err(StoreError::Read {
+                path: dir.path().join(name),
+                source,
+            }),
+        }
     }
 
     /// The persisted tool outputs, newest first.
@@ -359,7 +418,12 @@ impl Store {
         self.list(TRANSCRIPTS_DIR, ".jsonl")
     }
 
+    /// The regular files of one folder; nothing when the folder is missing or reached
+    /// through a symlink (what is there was not written by this store).
     fn list(&self, dir: &str, suffix: &str) -> Vec<StoredFile> {
+        let Ok(Some(_)) = self.open_dir(dir, false) else {
+            return Vec::new();
+        };
         let Ok(entries) = fs::read_dir(self.root.join(dir)) else {
             return Vec::new();
         };
@@ -367,11 +431,12 @@ impl Store {
             .filter_map(Result::ok)
             .filter_map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
-                // Temp files of atomic writes (`.tmp-XXXXXX`) have no suffix, so this
+                // Temp files of atomic writes (`.ctxlab-tmp-PID-N`) have no suffix, so this
                 // already skips them; a safe id like `.tmp-1` names a real `.tmp-1.txt`.
                 if !name.ends_with(suffix) {
                     return None;
                 }
+                // `DirEntry::metadata` does not follow a symlink: links are not listed.
                 let meta = e.metadata().ok()?;
                 meta.is_file().then(|| StoredFile {
                     path: e.path(),
@@ -390,6 +455,19 @@ impl Store {
     }
 }
 
+/// What a name holds, for the naming loop.
+enum Existing {
+    Nothing,
+    Bytes(Vec<u8>),
+    /// A folder, a FIFO, a symlink, a device: taken, never opened.
+    Other,
+}
+
+/// The bytes as text, copied only when they are not valid UTF-8.
+fn utf8_lossy(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 pub(crate) fn written(path: String, status: WriteStatus, text: &str) -> FileWritten {
     FileWritten {
         path,
@@ -400,130 +478,4 @@ pub(crate) fn written(path: String, status: WriteStatus, text: &str) -> FileWrit
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn safe_ids_name_their_file_as_is() {
-        assert_eq!(tool_result_stem(Some("toolu_01.A-b")), "toolu_01.A-b");
-        assert_eq!(tool_result_stem(None), "unknown");
-        assert_eq!(tool_result_stem(Some("")), "unknown");
-        let s64 = "a".repeat(64);
-        assert_eq!(tool_result_stem(Some(&s64)), s64);
-    }
-
-    #[test]
-    fn unsafe_ids_are_sanitized_and_hashed() {
-        // sha256("../escape") starts with these 8 hex digits (checked with Python's hashlib).
-        let hex = {
-            let d = Sha256::digest(b"../escape");
-            d.iter()
-                .take(4)
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        };
-        assert_eq!(
-            tool_result_stem(Some("../escape")),
-            format!(".._escape-{hex}")
-        );
-        assert!(tool_result_stem(Some("..")).starts_with("..-"));
-        assert!(tool_result_stem(Some(".")).starts_with(".-"));
-        let long = "x".repeat(65);
-        let stem = tool_result_stem(Some(&long));
-        assert_eq!(stem.len(), 64 + 1 + 8);
-        assert_eq!(tool_result_stem(Some("a/b")).len(), 3 + 1 + 8);
-        assert!(tool_result_stem(Some("é")).starts_with("_-"));
-    }
-
-    #[test]
-    fn taken_names_are_reused_only_for_identical_text() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let a = store.persist_tool_result(Some("t1"), "first").unwrap();
-        assert_eq!(a.path, ".task_outputs/tool-results/t1.txt");
-        assert_eq!(a.status, WriteStatus::Created);
-        let again = store.persist_tool_result(Some("t1"), "first").unwrap();
-        assert_eq!(again.status, WriteStatus::Reused);
-        assert_eq!(again.path, a.path);
-        let b = store.persist_tool_result(Some("t1"), "second").unwrap();
-        assert_eq!(b.path, ".task_outputs/tool-results/t1-2.txt");
-        assert_eq!(
-            fs::read_to_string(dir.path().join(&a.path)).unwrap(),
-            "first"
-        );
-        assert_eq!(
-            fs::read_to_string(dir.path().join(&b.path)).unwrap(),
-            "second"
-        );
-    }
-
-    #[test]
-    fn transcripts_never_overwrite() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let a = store.write_transcript(1_700_000_000, "x\n").unwrap();
-        let b = store.write_transcript(1_700_000_000, "x\n").unwrap();
-        assert_eq!(a.path, ".transcripts/transcript_1700000000.jsonl");
-        assert_eq!(b.path, ".transcripts/transcript_1700000000-2.jsonl");
-        assert_eq!(store.list_transcripts().len(), 2);
-    }
-
-    #[test]
-    fn saved_copies_must_be_files_inside_the_results_folder() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let f = store.persist_tool_result(Some("t1"), "text").unwrap();
-        assert_eq!(store.saved_tool_result(&f.path), Some(f.path.clone()));
-        assert_eq!(
-            store.saved_tool_result(&format!("./{}", f.path)),
-            Some(f.path.clone())
-        );
-        for bad in [
-            ".task_outputs/tool-results/missing.txt",
-            ".task_outputs/tool-results",
-            ".task_outputs/tool-results/../tool-results/t1.txt",
-            "/etc/passwd",
-            "t1.txt",
-        ] {
-            assert_eq!(store.saved_tool_result(bad), None, "{bad}");
-        }
-        let dry = store.dry_run();
-        let g = dry.persist_tool_result(Some("t2"), "other").unwrap();
-        assert_eq!(dry.saved_tool_result(&g.path), Some(g.path.clone()));
-        assert_eq!(store.saved_tool_result(&g.path), None);
-    }
-
-    #[test]
-    fn named_transcripts_keep_to_their_folder() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let a = store.write_transcript_named("../x", "t\n").unwrap();
-        assert_eq!(a.path, ".transcripts/transcript____x.jsonl");
-        let b = store.write_transcript_named("00ff", "t\n").unwrap();
-        let c = store.write_transcript_named("00ff", "u\n").unwrap();
-        assert_eq!(b.path, ".transcripts/transcript_00ff.jsonl");
-        assert_eq!(c.path, ".transcripts/transcript_00ff-2.jsonl");
-    }
-
-    #[test]
-    fn dry_run_names_like_the_real_store_and_writes_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        store.persist_tool_result(Some("t1"), "old").unwrap();
-        let dry = store.dry_run();
-        assert_eq!(
-            dry.persist_tool_result(Some("t1"), "new").unwrap().path,
-            ".task_outputs/tool-results/t1-2.txt"
-        );
-        assert_eq!(
-            dry.persist_tool_result(Some("t1"), "newer").unwrap().path,
-            ".task_outputs/tool-results/t1-3.txt"
-        );
-        assert!(
-            !dir.path()
-                .join(".task_outputs/tool-results/t1-2.txt")
-                .exists()
-        );
-        assert_eq!(store.list_tool_results().len(), 1);
-    }
-}
+mod tests;

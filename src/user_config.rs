@@ -5,7 +5,7 @@
 //! This module only reads and decides; it never prints a key (keys are `ApiKey`s, whose
 //! `Debug` hides them) and never opens a connection.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
@@ -50,6 +50,19 @@ pub struct FileSettings {
     pub openai_base_url: Option<String>,
     /// How many times one model call is attempted before its error is shown (default 5).
     pub max_attempts: Option<u32>,
+    /// The model's context window in tokens (unknown by default; learned from the first
+    /// overflow error). Summary requests are sized to fit it.
+    pub context_window_tokens: Option<u64>,
+    /// Variables child processes (`bash`) keep although their name ends in `_API_KEY`,
+    /// `_TOKEN` or `_SECRET` (never the provider key variables).
+    #[serde(default)]
+    pub env_passthrough: Vec<String>,
+    /// More variables child processes do not get.
+    #[serde(default)]
+    pub env_deny: Vec<String>,
+    /// Pipeline numbers, the `--set` keys (`[pipeline]` table; `--set` wins).
+    #[serde(default)]
+    pub pipeline: BTreeMap<String, toml::Value>,
     /// The compaction strategy (`s08`, `lesson`, `s08-latest`, `s06`, `guarded`); the
     /// `--strategy` flag wins over it.
     pub strategy: Option<crate::compact::Strategy>,
@@ -74,6 +87,8 @@ pub enum SettingsError {
         MAX_ATTEMPTS_RANGE.end()
     )]
     MaxAttempts { origin: String, value: String },
+    #[error("CTXLAB_CONTEXT_WINDOW_TOKENS is {0:?}: must be a whole number of tokens (0: unknown)")]
+    ContextWindow(String),
     #[error("--provider {0:?} needs {1} (flag, environment, .env or config.toml)")]
     MissingKey(ProviderKind, &'static str),
 }
@@ -89,6 +104,8 @@ pub struct ResolvedProvider {
     pub notice: Option<String>,
     /// Attempts per model call for retryable failures (429, 529, 5xx, network, cut streams).
     pub max_attempts: u32,
+    /// `CTXLAB_CONTEXT_WINDOW_TOKENS` or `context_window_tokens`; `None` when unknown.
+    pub context_window_tokens: Option<u64>,
 }
 
 /// Reads `.env` at `path`: a missing file is no settings, an unreadable or malformed one an
@@ -222,6 +239,23 @@ fn max_attempts(lookup: &Lookup<'_>, file: &FileSettings) -> Result<u32, Setting
         .ok_or(SettingsError::MaxAttempts { origin, value })
 }
 
+/// `CTXLAB_CONTEXT_WINDOW_TOKENS` (environment or `.env`) over `context_window_tokens` in
+/// `config.toml`; 0 or nothing means unknown, anything else that is not a number is an error.
+fn context_window_tokens(
+    lookup: &Lookup<'_>,
+    file: &FileSettings,
+) -> Result<Option<u64>, SettingsError> {
+    let tokens = match lookup.get("CTXLAB_CONTEXT_WINDOW_TOKENS") {
+        Some(text) => Some(
+            text.trim()
+                .parse::<u64>()
+                .map_err(|_| SettingsError::ContextWindow(text.clone()))?,
+        ),
+        None => file.context_window_tokens,
+    };
+    Ok(tokens.filter(|&w| w > 0))
+}
+
 /// Decides provider, model, base URL and key by precedence.
 pub fn resolve(
     flags: &FlagSettings,
@@ -243,6 +277,7 @@ pub fn resolve(
         .or_else(|| lookup.get("MODEL_ID"))
         .or_else(|| file.model.clone());
     let max_attempts = max_attempts(lookup, file)?;
+    let context_window_tokens = context_window_tokens(lookup, file)?;
     let kind = flags.provider.or(file.provider).unwrap_or_else(|| {
         if anthropic_key.is_some() {
             ProviderKind::Anthropic
@@ -266,6 +301,7 @@ pub fn resolve(
                 api_key: Some(ApiKey::new(key)),
                 notice: None,
                 max_attempts,
+                context_window_tokens,
             }
         }
         ProviderKind::Openai => ResolvedProvider {
@@ -275,6 +311,7 @@ pub fn resolve(
             api_key: openai_key.map(ApiKey::new),
             notice: None,
             max_attempts,
+            context_window_tokens,
         },
         ProviderKind::Scripted => ResolvedProvider {
             kind,
@@ -285,6 +322,7 @@ pub fn resolve(
                 "No API key found: running the embedded scripted model. Set ANTHROPIC_API_KEY (or OPENAI_BASE_URL for a local server) to use a real one.".to_string()
             }),
             max_attempts,
+            context_window_tokens,
         },
     };
     Ok(resolved)
@@ -454,6 +492,40 @@ mod tests {
                 path.display()
             )
         );
+    }
+
+    #[test]
+    fn the_context_window_comes_from_the_environment_or_the_file() {
+        let dotenv = HashMap::new();
+        let file = FileSettings {
+            context_window_tokens: Some(8_192),
+            ..Default::default()
+        };
+        let none = env_of(&[]);
+        let lookup = Lookup {
+            env: &none,
+            dotenv: &dotenv,
+        };
+        let r = resolve(&FlagSettings::default(), &lookup, &file).unwrap();
+        assert_eq!(r.context_window_tokens, Some(8_192));
+        let r = resolve(&FlagSettings::default(), &lookup, &FileSettings::default()).unwrap();
+        assert_eq!(r.context_window_tokens, None, "unknown by default");
+        let env = env_of(&[("CTXLAB_CONTEXT_WINDOW_TOKENS", "512")]);
+        let lookup = Lookup {
+            env: &env,
+            dotenv: &dotenv,
+        };
+        let r = resolve(&FlagSettings::default(), &lookup, &file).unwrap();
+        assert_eq!(r.context_window_tokens, Some(512));
+        let parsed: FileSettings = toml::from_str("context_window_tokens = 4096").unwrap();
+        assert_eq!(parsed.context_window_tokens, Some(4_096));
+        let bad = env_of(&[("CTXLAB_CONTEXT_WINDOW_TOKENS", "8k")]);
+        let lookup = Lookup {
+            env: &bad,
+            dotenv: &dotenv,
+        };
+        let e = resolve(&FlagSettings::default(), &lookup, &file).unwrap_err();
+        assert!(matches!(e, SettingsError::ContextWindow(_)), "{e}");
     }
 
     #[test]

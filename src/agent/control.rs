@@ -1,12 +1,17 @@
 //! Commands that arrive while the agent works, and step mode's pauses.
 //!
-//! Settings (config, step mode) apply at once; Cancel and Quit interrupt the work as a
-//! `Stop`; a new request or compact is queued for after the turn. Nothing here calls the
-//! model or a tool: the model call and the tool runner ask these functions what a command
-//! means for them.
+//! Settings (config, step mode, pace) apply at once; Cancel and Quit interrupt the work as
+//! a `Stop`; a new request or compact is queued for after the turn. In step mode the agent
+//! pauses before each stage that changes the history, before compact_history and
+//! reactive_compact, before each summary call and before each model call; "run to" skips
+//! pauses until one its target stops at. Nothing here calls the model or a tool: the model
+//! call and the tool runner ask these functions what a command means for them.
+
+use std::time::Duration;
 
 use super::events::{AgentEvent, NextStep, UserCommand};
 use super::turn::{Agent, Stop};
+use crate::compact::{Stage, estimate_size};
 
 impl Agent {
     /// Handles a command that does not need a turn; returns it back when it does.
@@ -19,7 +24,18 @@ impl Agent {
             }
             UserCommand::StepMode(on) => {
                 self.setup.step_mode = on;
+                if !on {
+                    self.run_to = None;
+                }
                 self.emit(AgentEvent::StepModeChanged { on });
+                None
+            }
+            UserCommand::SetPace(pace) => {
+                let applied = self.setup.model.set_pace(pace);
+                self.emit(AgentEvent::PaceChanged {
+                    pace_ms: millis(pace),
+                    applied,
+                });
                 None
             }
             other => Some(other),
@@ -35,26 +51,43 @@ impl Agent {
         match self.apply_setting(cmd)? {
             UserCommand::Cancel => Some(Stop::Cancelled),
             UserCommand::Quit => Some(Stop::Quit),
+            // Nothing is paused: a single step has nothing to pass, a target waits for
+            // the pauses to come.
             UserCommand::Step => None,
+            UserCommand::RunTo(target) => {
+                self.run_to = Some(target);
+                None
+            }
             queued @ (UserCommand::Submit(_) | UserCommand::Compact { .. }) => {
                 self.queued.push_back(queued);
                 None
             }
-            UserCommand::SetConfig(_) | UserCommand::StepMode(_) => None,
+            UserCommand::SetConfig(_) | UserCommand::StepMode(_) | UserCommand::SetPace(_) => None,
         }
     }
 
-    /// In step mode, waits for Step before `next` happens; turning step mode off also
-    /// lets it go on.
+    /// In step mode, waits for Step (or a "run to") before `next` happens; turning step
+    /// mode off also lets it go on. A pending "run to" lets every pause its target does not
+    /// stop at go by.
     pub(super) async fn pause(&mut self, next: NextStep) -> Result<(), Stop> {
         if !self.setup.step_mode {
             return Ok(());
+        }
+        if let Some(target) = self.run_to {
+            if !next.stops(target) {
+                return Ok(());
+            }
+            self.run_to = None;
         }
         self.emit(AgentEvent::Paused { next });
         loop {
             let cmd = self.commands.recv().await;
             match cmd {
                 Some(UserCommand::Step) => return Ok(()),
+                Some(UserCommand::RunTo(target)) => {
+                    self.run_to = Some(target);
+                    return Ok(());
+                }
                 Some(UserCommand::StepMode(false)) => {
                     self.apply_setting(UserCommand::StepMode(false));
                     return Ok(());
@@ -67,4 +100,39 @@ impl Agent {
             }
         }
     }
+
+    /// The API refused the request as too long, in its words: the moment that may trigger
+    /// reactive compaction (the strategy decides).
+    pub(super) fn prompt_too_long(&mut self, api_message: &str) {
+        self.emit(AgentEvent::PromptTooLong {
+            message: api_message.to_string(),
+            messages: self.history.len(),
+            estimate_chars: estimate_size(&self.history),
+        });
+    }
+
+    /// In step mode, pauses before reactive compaction summarizes the first `replaced`
+    /// messages (nothing is written yet: the transcript, then the summary call, follow).
+    pub(super) async fn before_reactive(
+        &mut self,
+        stage: Stage,
+        replaced: usize,
+        api_message: String,
+    ) -> Result<(), Stop> {
+        let messages = self.history.len();
+        self.pause(NextStep::Reactive {
+            stage,
+            api_message,
+            messages,
+            size: estimate_size(&self.history),
+            replaced,
+            kept: messages.saturating_sub(replaced),
+        })
+        .await
+    }
+}
+
+/// A pace in whole milliseconds, for events.
+fn millis(pace: Duration) -> u64 {
+    u64::try_from(pace.as_millis()).unwrap_or(u64::MAX)
 }

@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::compact::{PipelineConfig, Stage, StageReport};
 use crate::message::Message;
 use crate::provider::ModelRequest;
+use crate::util::group_digits;
 
 /// What a front end asks of the agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +32,23 @@ pub enum UserCommand {
     StepMode(bool),
     /// Continue past the current pause.
     Step,
+    /// Continue past the current pause and the ones after it until one `target` stops at
+    /// (step mode). Sent while nothing is paused, it applies to the pauses to come.
+    RunTo(StepTarget),
+    /// The pause between a playing model's streamed deltas (the scripted model), live.
+    SetPace(Duration),
     Quit,
+}
+
+/// Where "run to" stops in step mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepTarget {
+    /// The next stage that changes something (a cheap stage, compact_history or
+    /// reactive_compact).
+    Stage,
+    /// The next model call (the main call or a summary call).
+    ModelCall,
 }
 
 /// What the agent is about to do when it pauses in step mode.
@@ -40,11 +57,33 @@ pub enum UserCommand {
 pub enum NextStep {
     /// A stage that would change the history, with what it would do.
     Stage { stage: Stage, preview: StageReport },
-    /// compact_history is due (the summary is requested next).
+    /// compact_history is due: the transcript is written and the summary requested next.
+    /// `reason` is the report's reason (`96,266 > 50,000`, `requested, focus: ...`).
     Summarize {
         stage: Stage,
         messages: usize,
         size: usize,
+        reason: String,
+        focus: Option<String>,
+    },
+    /// The API said the prompt is too long (`api_message`, its words): reactive_compact
+    /// summarizes the first `replaced` messages, keeps the last `kept`, and retries.
+    Reactive {
+        stage: Stage,
+        api_message: String,
+        messages: usize,
+        size: usize,
+        replaced: usize,
+        kept: usize,
+    },
+    /// The summary request of `stage` goes to the model next: the history's first
+    /// `replaced` messages as one message of `chars` chars; the transcript is saved.
+    SummaryCall {
+        stage: Stage,
+        replaced: usize,
+        chars: usize,
+        focus: Option<String>,
+        transcript: String,
     },
     /// The model call, with the request's size.
     ModelCall { messages: usize, size: usize },
@@ -59,12 +98,58 @@ impl NextStep {
                 stage,
                 messages,
                 size,
+                reason,
+                ..
             } => format!(
-                "next: {} will summarize {messages} messages ({size} chars)",
+                "next: {} will summarize {messages} messages ({size} chars): {reason}",
                 stage.name()
             ),
+            NextStep::Reactive {
+                stage,
+                api_message,
+                replaced,
+                kept,
+                ..
+            } => format!(
+                "next: {} (the API said: {api_message}) will summarize {replaced} messages, \
+                 keep the last {kept}",
+                stage.name()
+            ),
+            NextStep::SummaryCall {
+                stage,
+                replaced,
+                chars,
+                focus,
+                ..
+            } => {
+                let mut s = format!(
+                    "next: summary call for {}: {replaced} messages as {} chars",
+                    stage.name(),
+                    group_digits(*chars)
+                );
+                if let Some(f) = focus {
+                    s.push_str(&format!(", focus: {f}"));
+                }
+                s
+            }
             NextStep::ModelCall { messages, size } => {
                 format!("next: model call with {messages} messages ({size} chars)")
+            }
+        }
+    }
+
+    /// Whether running to `target` stops at this pause.
+    pub fn stops(&self, target: StepTarget) -> bool {
+        match target {
+            StepTarget::Stage => matches!(
+                self,
+                NextStep::Stage { .. } | NextStep::Summarize { .. } | NextStep::Reactive { .. }
+            ),
+            StepTarget::ModelCall => {
+                matches!(
+                    self,
+                    NextStep::ModelCall { .. } | NextStep::SummaryCall { .. }
+                )
             }
         }
     }
@@ -143,9 +228,12 @@ pub enum AgentEvent {
         chars: usize,
         elapsed: Duration,
     },
+    /// Token counts the server reported. `input_tokens` is the whole prompt, cached part
+    /// included; `cached_input_tokens` is the share served from its prompt cache.
     Usage {
         input_tokens: Option<u64>,
         output_tokens: Option<u64>,
+        cached_input_tokens: Option<u64>,
     },
     Retrying {
         attempt: u32,
@@ -155,6 +243,18 @@ pub enum AgentEvent {
     /// The model called the `compact` tool.
     CompactRequested {
         focus: Option<String>,
+    },
+    /// The API refused the request of `messages` messages (`estimate_chars` chars) as too
+    /// long, in its own words; reactive_compact follows (or an error, on a second refusal).
+    PromptTooLong {
+        message: String,
+        messages: usize,
+        estimate_chars: usize,
+    },
+    /// `SetPace` was handled: `applied` is false when the model plays at no pace.
+    PaceChanged {
+        pace_ms: u64,
+        applied: bool,
     },
     ConfigChanged {
         config: PipelineConfig,
@@ -172,7 +272,8 @@ pub enum AgentEvent {
     },
 }
 
-/// Why a turn ended: the model's own reason, or the agent's (`Cancelled`, `Error`).
+/// Why a turn ended: the model's own reason, or the agent's (`Cancelled`, `Error`,
+/// `Compacted`).
 ///
 /// Serialized as the snake_case word the Anthropic Messages API uses (`"end_turn"`), so
 /// `ctxlab run --json` prints the same strings it always did; a reason ctxlab does not know
@@ -191,7 +292,8 @@ pub enum StopReason {
     Refusal,
     /// The user cancelled the turn.
     Cancelled,
-    /// The compact tool ended the turn once the history was compacted (s06).
+    /// The history was compacted and no model answer follows: the compact tool ended the
+    /// turn (s06), or a compaction the user asked for (`/compact`) finished.
     Compacted,
     /// The turn failed; an `AgentEvent::Error` said why.
     Error,
@@ -201,8 +303,8 @@ pub enum StopReason {
 
 impl StopReason {
     /// Reads the stop reason of a model response. A response without one counts as
-    /// `EndTurn`; the agent's own words (`cancelled`, `error`) coming from a model are not
-    /// the agent's verdict, so they stay `Other`.
+    /// `EndTurn`; the agent's own words (`cancelled`, `error`, `compacted`) coming from a
+    /// model are not the agent's verdict, so they stay `Other`.
     pub fn from_model(reason: Option<&str>) -> StopReason {
         match reason {
             None => StopReason::EndTurn,
@@ -311,6 +413,10 @@ mod tests {
             StopReason::Other("error".into())
         );
         assert_eq!(StopReason::from_model(Some("refusal")), StopReason::Refusal);
+        assert_eq!(
+            StopReason::from_model(Some("compacted")),
+            StopReason::Other("compacted".into())
+        );
     }
 
     #[test]

@@ -3,15 +3,20 @@
 //! terminal; front ends talk to it only through `UserCommand`s and events.
 //!
 //! `events` is the protocol; `turn` is the loop and owns `Agent`; `model_call` streams one
-//! call; `tools_batch` answers every tool_use of an answer; `control` reads commands while
-//! work runs and holds step mode's pauses.
+//! call and the summary request; `reactive` decides what an overflow error leads to;
+//! `tools_batch` answers every tool_use of an answer; `control` reads commands while work
+//! runs and holds step mode's pauses; `supervise` turns a panic of the agent task into
+//! events a front end shows.
 
 mod control;
 pub mod events;
 mod model_call;
+mod reactive;
+mod supervise;
 mod tools_batch;
 pub mod turn;
 
-pub use events::{AgentEvent, ErrorKind, NextStep, StopReason, UserCommand};
+pub use events::{AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, UserCommand};
+pub use supervise::{in_agent_task, supervise};
 pub use tools_batch::{CANCELLED_RESULT, COMPACT_TOOL_RESULT, INCOMPLETE_RESULT};
 pub use turn::{Agent, AgentSetup, spawn};

@@ -3,13 +3,15 @@
 //! The call's stream events become `AgentEvent`s as they arrive; a Cancel or Quit read
 //! meanwhile drops the stream, so nothing partial is ever appended. Provider errors come
 //! back typed: the loop in `turn` decides what each one means (reactive compaction, error).
+//! A window the server names in an overflow error is remembered here, and every summary
+//! request is sized to the known window (configured or learned) before it is sent.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::mpsc::unbounded_channel;
 
-use super::events::{AgentEvent, ErrorKind};
+use super::events::{AgentEvent, ErrorKind, NextStep};
 use super::turn::{Agent, Stop};
 use crate::compact::{PendingCompaction, estimate_size};
 use crate::message::{Message, block_type};
@@ -50,6 +52,13 @@ impl Agent {
                     while let Ok(ev) = rx.try_recv() {
                         self.forward(ev, forward_text);
                     }
+                    if let Err(ProviderError::ContextTooLong {
+                        window_tokens: Some(window),
+                        ..
+                    }) = &result
+                    {
+                        self.learned_window_tokens = Some(*window);
+                    }
                     return Ok(result);
                 }
                 cmd = self.commands.recv() => {
@@ -70,6 +79,7 @@ impl Agent {
             StreamEvent::Usage(u) => self.emit(AgentEvent::Usage {
                 input_tokens: u.input_tokens,
                 output_tokens: u.output_tokens,
+                cached_input_tokens: u.cached_input_tokens,
             }),
             StreamEvent::Retrying {
                 attempt,
@@ -83,30 +93,86 @@ impl Agent {
         }
     }
 
-    /// Step 2 of a compaction: ask the model for the summary and install the new history.
-    pub(super) async fn summarize(&mut self, pending: PendingCompaction) -> Result<(), Stop> {
-        let request = Arc::new(ModelRequest {
-            system: pending.request().system.clone(),
-            messages: vec![Message::user_text(pending.request().user_text.clone())],
-            tools: Vec::new(),
-            max_tokens: u32::try_from(pending.request().max_tokens).unwrap_or(u32::MAX),
-        });
-        self.emit(AgentEvent::RequestSent {
-            estimate_chars: estimate_size(&request.messages),
-            messages: 1,
-            summary: true,
-            request: Some(Arc::clone(&request)),
-        });
-        let response = self.call_model(request, false).await?;
-        let response = response.map_err(|e| {
+    /// The model's context window, when known: the one the server named last, else the
+    /// configured one.
+    pub(super) fn window_tokens(&self) -> Option<u64> {
+        self.learned_window_tokens
+            .or(self.setup.context_window_tokens)
+    }
+
+    /// Sizes a pending summary request to the known window; returns the window used.
+    fn fit_summary(&self, pending: &mut PendingCompaction) -> Result<Option<u64>, Stop> {
+        let Some(window) = self.window_tokens() else {
+            return Ok(None);
+        };
+        let tokens = usize::try_from(window).unwrap_or(usize::MAX);
+        pending.fit_window(tokens).map_err(|e| {
             Stop::Failed(
-                error_kind(&e),
+                ErrorKind::ContextTooLong,
                 format!(
-                    "the summary request failed: {e}; the transcript was saved to {}",
+                    "cannot summarize: {e}; the transcript was saved to {}",
                     pending.transcript().path
                 ),
             )
         })?;
+        Ok(Some(window))
+    }
+
+    /// Step 2 of a compaction: ask the model for the summary and install the new history.
+    /// When the summary request itself overflows and the server names its window, the
+    /// request is sized to that window and sent once more. In step mode it pauses before the
+    /// summary call.
+    pub(super) async fn summarize(&mut self, mut pending: PendingCompaction) -> Result<(), Stop> {
+        let mut fitted_to = self.fit_summary(&mut pending)?;
+        let mut attempts = 0;
+        let response = loop {
+            attempts += 1;
+            let request = Arc::new(ModelRequest {
+                system: pending.request().system.clone(),
+                messages: vec![Message::user_text(pending.request().user_text.clone())],
+                tools: Vec::new(),
+                max_tokens: u32::try_from(pending.request().max_tokens).unwrap_or(u32::MAX),
+            });
+            let chars = estimate_size(&request.messages);
+            if attempts == 1 {
+                // Step mode pauses once before the summary call (the transcript is saved).
+                self.pause(NextStep::SummaryCall {
+                    stage: pending.stage(),
+                    replaced: pending.replaced(),
+                    chars,
+                    focus: pending.focus.clone(),
+                    transcript: pending.transcript().path.clone(),
+                })
+                .await?;
+            }
+            self.emit(AgentEvent::RequestSent {
+                estimate_chars: chars,
+                messages: 1,
+                summary: true,
+                request: Some(Arc::clone(&request)),
+            });
+            match self.call_model(request, false).await? {
+                Ok(response) => break response,
+                Err(ProviderError::ContextTooLong { .. })
+                    if attempts == 1
+                        && self.window_tokens().is_some_and(|w| Some(w) != fitted_to) =>
+                {
+                    fitted_to = self.fit_summary(&mut pending)?;
+                }
+                Err(e) => {
+                    return Err(Stop::Failed(
+                        error_kind(&e),
+                        format!(
+                            "the summary request failed: {e}; the transcript was saved to {}",
+                            pending.transcript().path
+                        ),
+                    ));
+                }
+            }
+        };
+        if response.stop_reason.as_deref() == Some("max_tokens") {
+            pending.mark_summary_cut();
+        }
         let texts: Vec<&str> = response
             .content
             .iter()

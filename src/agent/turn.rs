@@ -14,10 +14,14 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use super::events::{AgentEvent, ErrorKind, NextStep, StopReason, UserCommand};
+use super::events::{AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, UserCommand};
 use super::model_call::error_kind;
+use super::supervise::supervise;
 use super::tools_batch::{ToolBatch, prepare_tool_calls};
-use crate::compact::{CompactTrigger, Pipeline, PipelineConfig, estimate_size};
+use crate::compact::report::limit_reason;
+use crate::compact::{
+    CompactTrigger, Pipeline, PipelineConfig, StageReport, compact_reason, estimate_size,
+};
 use crate::message::{Message, ToolSpec, block};
 use crate::provider::{Model, ModelRequest, ProviderError};
 use crate::store::{Store, StoreError};
@@ -38,6 +42,10 @@ pub struct AgentSetup {
     pub system_prompt: String,
     pub max_tokens: u32,
     pub step_mode: bool,
+    /// The model's context window in tokens, when configured (`context_window_tokens`).
+    /// Summary requests are sized to fit it; a window the server names in an overflow
+    /// error takes over from it.
+    pub context_window_tokens: Option<u64>,
     /// Unix seconds for transcript names; a parameter so tests can pin it.
     pub clock: fn() -> u64,
 }
@@ -54,6 +62,7 @@ impl AgentSetup {
             system_prompt: BASE_SYSTEM_PROMPT.to_string(),
             max_tokens: DEFAULT_MAX_TOKENS,
             step_mode: false,
+            context_window_tokens: None,
             clock: crate::util::unix_now,
         }
     }
@@ -82,15 +91,25 @@ pub struct Agent {
     pub(super) pipeline: Pipeline,
     pub(super) history: Vec<Message>,
     pub(super) active_request: String,
+    /// The active request before the running turn's: restored if the turn's request is
+    /// refused as too long on its own (`reactive`).
+    pub(super) request_before_turn: String,
     pub(super) events: UnboundedSender<AgentEvent>,
     pub(super) commands: UnboundedReceiver<UserCommand>,
     /// Submits and compacts that arrived while a turn was running.
     pub(super) queued: VecDeque<UserCommand>,
     /// Model answers received so far (summaries excluded); numbers synthetic tool ids.
     pub(super) answers: u64,
+    /// The window the server named in its last overflow error (`n_ctx`, `M maximum`).
+    pub(super) learned_window_tokens: Option<u64>,
+    /// Step mode's "run to": pauses this target does not stop at go by (until the turn
+    /// ends).
+    pub(super) run_to: Option<StepTarget>,
 }
 
 /// Starts the agent on the current tokio runtime; returns its command sender and events.
+/// The agent runs [`supervise`]d: if it panics, the events end with an `Error` and a
+/// `TurnDone { error }` instead of silence. Aborting the handle stops the agent.
 pub fn spawn(
     setup: AgentSetup,
 ) -> (
@@ -100,8 +119,8 @@ pub fn spawn(
 ) {
     let (cmd_tx, cmd_rx) = unbounded_channel();
     let (ev_tx, ev_rx) = unbounded_channel();
-    let agent = Agent::new(setup, ev_tx, cmd_rx);
-    let handle = tokio::spawn(agent.run());
+    let agent = Agent::new(setup, ev_tx.clone(), cmd_rx);
+    let handle = supervise(agent.run(), ev_tx);
     (cmd_tx, ev_rx, handle)
 }
 
@@ -121,10 +140,13 @@ impl Agent {
             pipeline,
             history: Vec::new(),
             active_request: String::new(),
+            request_before_turn: String::new(),
             events,
             commands,
             queued: VecDeque::new(),
             answers: 0,
+            learned_window_tokens: None,
+            run_to: None,
         }
     }
 
@@ -140,6 +162,20 @@ impl Agent {
     }
 
     fn append(&mut self, message: Message) {
+        // The second line of defence for keys (README, "Security model"): whatever enters
+        // the history (and so the transcripts and persisted outputs) has them replaced.
+        let redactions = &self.setup.tool_limits.redactions;
+        let message = if redactions.is_empty() {
+            message
+        } else {
+            let mut value = message.into_value();
+            redactions.value(&mut value);
+            match Message::from_value(value) {
+                Ok(m) => m,
+                // Redaction only rewrites strings, so the shape stays a message.
+                Err(_) => Message::user_text("[message dropped: it could not be redacted]"),
+            }
+        };
         self.emit(AgentEvent::MessageAppended {
             message: message.clone(),
         });
@@ -153,6 +189,10 @@ impl Agent {
             workspace: self.workspace.root().to_path_buf(),
             config: self.pipeline.config,
         });
+        if self.setup.step_mode {
+            // A front end started in step mode learns it from the agent, like any change.
+            self.emit(AgentEvent::StepModeChanged { on: true });
+        }
         loop {
             let cmd = match self.queued.pop_front() {
                 Some(c) => c,
@@ -169,8 +209,10 @@ impl Agent {
                 UserCommand::Compact { focus } => self.manual_compact(focus).await,
                 UserCommand::Quit => return,
                 // Nothing is running: there is nothing to cancel or step past.
-                UserCommand::Cancel | UserCommand::Step => continue,
-                UserCommand::SetConfig(_) | UserCommand::StepMode(_) => continue,
+                UserCommand::Cancel | UserCommand::Step | UserCommand::RunTo(_) => continue,
+                UserCommand::SetConfig(_) | UserCommand::StepMode(_) | UserCommand::SetPace(_) => {
+                    continue;
+                }
             };
             if let Err(Stop::Quit) = outcome {
                 return;
@@ -187,7 +229,15 @@ impl Agent {
         self.pause(NextStep::Summarize {
             stage,
             messages: self.history.len(),
+            // The pause says chars; the reason compares in the strategy's unit.
             size: estimate_size(&self.history),
+            reason: compact_reason(
+                &trigger,
+                focus.as_deref(),
+                self.pipeline.size(&self.history),
+                self.pipeline.config.context_limit,
+            ),
+            focus: focus.clone(),
         })
         .await?;
         let pending = self.pipeline.begin_compact(
@@ -213,11 +263,20 @@ impl Agent {
         } else {
             self.compact_now(CompactTrigger::Requested, focus).await
         };
+        if result.is_ok() {
+            // The work the user asked for is over: front ends go back to idle.
+            self.run_to = None;
+            self.emit(AgentEvent::TurnDone {
+                stop_reason: StopReason::Compacted,
+            });
+        }
         self.finish_turn(result)
     }
 
     /// Turns an interruption into the events that end the turn; only Quit goes further.
     fn finish_turn(&mut self, result: Result<(), Stop>) -> Result<(), Stop> {
+        // A "run to" that was not reached ends with the turn: the next turn starts paused.
+        self.run_to = None;
         match result {
             Ok(()) => Ok(()),
             Err(Stop::Cancelled) => {
@@ -257,12 +316,26 @@ impl Agent {
         }
         if self.pipeline.over_limit(&self.history) {
             self.compact_now(CompactTrigger::OverLimit, None).await?;
+        } else {
+            // The summarizing stage did not run: its report says why, like the cheap
+            // stages' ("4,465 <= 50,000").
+            let size = self.pipeline.size(&self.history);
+            self.emit(AgentEvent::StageRan {
+                report: StageReport::not_run(
+                    self.pipeline.summarizing_stage(),
+                    size,
+                    self.history.len(),
+                    limit_reason(size, self.pipeline.config.context_limit),
+                    self.pipeline.unit(),
+                ),
+                history: None,
+            });
         }
         Ok(())
     }
 
     async fn turn(&mut self, text: String) -> Result<(), Stop> {
-        self.active_request = text.clone();
+        self.request_before_turn = std::mem::replace(&mut self.active_request, text.clone());
         self.emit(AgentEvent::TurnStarted {
             request: text.clone(),
         });
@@ -299,22 +372,11 @@ impl Agent {
                 Ok(r) => r,
                 // The strategy decides how many reactive compactions may follow each other
                 // (s08: one; s06: none; guarded: up to three, each with a shorter tail);
-                // past that the error goes to the user with the history intact.
-                Err(ProviderError::ContextTooLong { message }) => {
-                    let pending = self.pipeline.begin_reactive(
-                        &self.history,
-                        &self.store,
-                        (self.setup.clock)(),
-                        reactive_attempts,
-                        Some(&message),
-                    )?;
-                    let Some(pending) = pending else {
-                        // No (further) retry in this strategy: the user sees the error.
-                        let e = ProviderError::ContextTooLong { message };
-                        return Err(Stop::Failed(error_kind(&e), e.to_string()));
-                    };
+                // past that, or when a compaction cannot shrink the request, the error goes
+                // to the user with the history intact (src/agent/reactive.rs).
+                Err(e @ ProviderError::ContextTooLong { .. }) => {
+                    self.reactive_compact(&e, reactive_attempts).await?;
                     reactive_attempts += 1;
-                    self.summarize(pending).await?;
                     continue;
                 }
                 Err(e) => return Err(Stop::Failed(error_kind(&e), e.to_string())),

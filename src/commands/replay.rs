@@ -43,6 +43,22 @@ fn write_totals(out: &mut dyn Write, totals: &ReplayTotals, json: bool) -> std::
         let line = serde_json::to_string(totals).map_err(std::io::Error::other)?;
         return writeln!(out, "{line}");
     }
+    if let Some(next) = &totals.next_call {
+        // The session ends before this call: what the pipeline would do, nothing written.
+        for r in &next.reports {
+            writeln!(
+                out,
+                "next call {} (after the session's end, dry run): {} {} -> {} messages, {} -> {} chars: {}",
+                next.call,
+                r.stage.name(),
+                r.messages_before,
+                r.messages_after,
+                group_digits(r.size_before),
+                group_digits(r.size_after),
+                r.reason
+            )?;
+        }
+    }
     let fired: Vec<String> = totals
         .fired
         .iter()

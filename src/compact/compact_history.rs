@@ -10,6 +10,21 @@ use super::summarize::{LessonLines, PendingCompaction, SummaryRequest, SummarySt
 use crate::message::{Message, estimate_size};
 use crate::store::{Store, StoreError};
 
+/// Why compact_history runs, as its report will say: `96,266 > 50,000` over the limit,
+/// `requested, focus: ...` when the model or the user asked.
+pub fn compact_reason(
+    trigger: &CompactTrigger,
+    focus: Option<&str>,
+    size: usize,
+    limit: usize,
+) -> String {
+    match (trigger, focus) {
+        (CompactTrigger::OverLimit, _) => limit_reason(size, limit),
+        (_, Some(focus)) => format!("requested, focus: {focus}"),
+        (_, None) => "requested".to_string(),
+    }
+}
+
 /// Step 1 of `compact_history`: save the transcript, build the request.
 pub fn begin_compact_history(
     messages: &[Message],
@@ -22,16 +37,11 @@ pub fn begin_compact_history(
     let lines = LessonLines::of(messages);
     let transcript = store.write_transcript(now_secs, lines.transcript())?;
     let size_before = estimate_size(messages);
-    let reason = match (&trigger, focus) {
-        (CompactTrigger::OverLimit, _) => limit_reason(size_before, cfg.context_limit),
-        (_, Some(focus)) => format!("requested, focus: {focus}"),
-        (_, None) => "requested".to_string(),
-    };
     Ok(PendingCompaction {
         stage: Stage::CompactHistory,
         style: SummaryStyle::Lesson,
         unit: SizeUnit::Chars,
-        reason,
+        reason: compact_reason(&trigger, focus, size_before, cfg.context_limit),
         trigger,
         focus: focus.map(str::to_string),
         request: SummaryRequest::from_lines(&lines, messages.len(), cfg, focus),
@@ -40,5 +50,6 @@ pub fn begin_compact_history(
         tail: Vec::new(),
         size_before,
         messages_before: messages.len(),
+        summary_cut_at: None,
     })
 }

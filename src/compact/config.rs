@@ -2,9 +2,13 @@
 //! and the strategy that reads them.
 //!
 //! Kept as plain data so the agent can swap a config between model calls (a new strategy
-//! included) and the CLI's `--set KEY=VALUE` and the TUI's config panel edit the same
-//! fields by name. Each strategy reads the numbers in its own unit (docs/strategies.md):
-//! `context_limit` is chars for s08 and guarded, JSON chars for s08-latest, tokens for s06.
+//! included) and the CLI's `--set KEY=VALUE`, config.toml's `[pipeline]` table and the TUI's
+//! config panel edit the same fields by name. Each strategy reads the numbers in its own unit
+//! (docs/strategies.md): `context_limit` is chars for s08 and guarded, JSON chars for
+//! s08-latest, tokens for s06. Those three entry points go through the same checks: each key
+//! has an allowed range ([`PipelineConfig::range`]) and the snip head must stay below the
+//! snip maximum, so a value that would make every call compact, or a stage undo its own
+//! work, is refused with the range in the message. Code that builds a config directly (tests, benches) is not checked.
 
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +62,31 @@ pub enum ConfigError {
     NotANumber { key: String, value: String },
     #[error("`{text}` is not KEY=VALUE; valid keys: {}", PipelineConfig::KEYS.join(", "))]
     NotAnAssignment { text: String },
+    #[error("`{key}` = {value} is out of range: allowed {min}..={max}")]
+    OutOfRange {
+        key: String,
+        value: usize,
+        min: usize,
+        max: usize,
+    },
+    #[error("`{key}` = {value} must be below `{bound_key}` = {bound}{why}")]
+    AboveBound {
+        key: &'static str,
+        value: usize,
+        bound_key: &'static str,
+        bound: usize,
+        why: &'static str,
+    },
 }
+
+/// The largest char count any setting accepts: far above any real context, far below
+/// arithmetic trouble.
+const MAX_CHARS: usize = 1_000_000_000;
+/// The largest message count any setting accepts.
+const MAX_MESSAGES: usize = 1_000_000;
+/// The smallest `context_limit`: 0 (or a few chars) would make every call compact. Small
+/// limits stay allowed: they show every stage at work on a small history.
+pub const MIN_CONTEXT_LIMIT: usize = 100;
 
 impl PipelineConfig {
     /// A strategy's own defaults: the lesson's numbers, except s06's micro, which leaves
@@ -131,28 +159,119 @@ impl PipelineConfig {
         copy.field_mut(key).map(|v| *v)
     }
 
-    /// Sets one key from its text value.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let parsed = value.trim().parse::<usize>();
-        let slot = self.field_mut(key).ok_or_else(|| ConfigError::UnknownKey {
+    /// The values a key accepts on its own (`min..=max`); None for an unknown key. Some keys
+    /// are bounded by others as well (see [`PipelineConfig::validate`]).
+    pub fn range(key: &str) -> Option<(usize, usize)> {
+        Some(match key {
+            // 0: every batch is over budget (the lesson's examples use it to force a persist).
+            "budget_chars" => (0, MAX_CHARS),
+            "persist_threshold" => (1, MAX_CHARS),
+            "preview_chars" => (0, MAX_CHARS),
+            "snip_max_messages" => (2, MAX_MESSAGES),
+            "snip_keep_head" => (0, MAX_MESSAGES),
+            "micro_keep_recent" => (0, MAX_MESSAGES),
+            "micro_min_chars" => (0, MAX_CHARS),
+            "context_limit" => (MIN_CONTEXT_LIMIT, MAX_CHARS),
+            "reactive_keep_tail" => (0, MAX_MESSAGES),
+            "summary_input_chars" => (100, MAX_CHARS),
+            "summary_max_tokens" => (1, 1_000_000),
+            _ => return None,
+        })
+    }
+
+    /// Sets one key from its text value, checking its own range only: [`set`] and
+    /// [`apply_assignments`] check the whole config afterwards.
+    ///
+    /// [`set`]: PipelineConfig::set
+    /// [`apply_assignments`]: PipelineConfig::apply_assignments
+    fn set_in_range(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let (min, max) = PipelineConfig::range(key).ok_or_else(|| ConfigError::UnknownKey {
             key: key.to_string(),
         })?;
-        *slot = parsed.map_err(|_| ConfigError::NotANumber {
-            key: key.to_string(),
-            value: value.to_string(),
-        })?;
+        let parsed = value
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| ConfigError::NotANumber {
+                key: key.to_string(),
+                value: value.to_string(),
+            })?;
+        if !(min..=max).contains(&parsed) {
+            return Err(ConfigError::OutOfRange {
+                key: key.to_string(),
+                value: parsed,
+                min,
+                max,
+            });
+        }
+        if let Some(slot) = self.field_mut(key) {
+            *slot = parsed;
+        }
         Ok(())
     }
 
-    /// Applies one `KEY=VALUE` assignment.
+    /// Sets one key from its text value; the result must be a valid config as a whole (the
+    /// `/config` panel's check). On an error nothing changes.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let mut next = *self;
+        next.set_in_range(key, value)?;
+        next.validate()?;
+        *self = next;
+        Ok(())
+    }
+
+    /// Applies one `KEY=VALUE` assignment (see [`PipelineConfig::set`]).
     pub fn apply_assignment(&mut self, assignment: &str) -> Result<(), ConfigError> {
-        let (key, value) =
-            assignment
-                .split_once('=')
-                .ok_or_else(|| ConfigError::NotAnAssignment {
-                    text: assignment.to_string(),
-                })?;
-        self.set(key.trim(), value)
+        self.apply_assignments([assignment])
+    }
+
+    /// Applies `KEY=VALUE` assignments in order, then checks the whole config once, so that
+    /// `--set snip_keep_head=60 --set snip_max_messages=100` works in either order. On an
+    /// error nothing changes.
+    pub fn apply_assignments<'a>(
+        &mut self,
+        assignments: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), ConfigError> {
+        let mut next = *self;
+        for assignment in assignments {
+            let (key, value) =
+                assignment
+                    .split_once('=')
+                    .ok_or_else(|| ConfigError::NotAnAssignment {
+                        text: assignment.to_string(),
+                    })?;
+            next.set_in_range(key.trim(), value)?;
+        }
+        next.validate()?;
+        *self = next;
+        Ok(())
+    }
+
+    /// Checks every key's range and the bounds between keys.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for key in PipelineConfig::KEYS {
+            let (Some((min, max)), Some(value)) = (PipelineConfig::range(key), self.get(key))
+            else {
+                continue;
+            };
+            if !(min..=max).contains(&value) {
+                return Err(ConfigError::OutOfRange {
+                    key: key.to_string(),
+                    value,
+                    min,
+                    max,
+                });
+            }
+        }
+        if self.snip_keep_head >= self.snip_max_messages {
+            return Err(ConfigError::AboveBound {
+                key: "snip_keep_head",
+                value: self.snip_keep_head,
+                bound_key: "snip_max_messages",
+                bound: self.snip_max_messages,
+                why: " (the kept head must leave room for a tail)",
+            });
+        }
+        Ok(())
     }
 }
 
@@ -217,5 +336,35 @@ mod tests {
             Err(ConfigError::NotAnAssignment { .. })
         ));
         assert_eq!(c, PipelineConfig::default());
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused_with_the_range() {
+        let mut c = PipelineConfig::default();
+        let e = c.apply_assignment("context_limit=0").unwrap_err();
+        assert!(
+            e.to_string().contains("100..=1000000000"),
+            "the range is in the message: {e}"
+        );
+        let e = c.apply_assignment("snip_keep_head=60").unwrap_err();
+        assert!(
+            e.to_string().contains("snip_keep_head")
+                && e.to_string().contains("`snip_max_messages` = 50"),
+            "{e}"
+        );
+        assert!(c.set("summary_max_tokens", "0").is_err());
+        assert_eq!(
+            c,
+            PipelineConfig::default(),
+            "a refused value changes nothing"
+        );
+        // Bounds between keys are checked once all assignments are in.
+        c.apply_assignments(["snip_keep_head=60", "snip_max_messages=100"])
+            .unwrap();
+        assert_eq!((c.snip_keep_head, c.snip_max_messages), (60, 100));
+        assert!(PipelineConfig::default().validate().is_ok());
+        for key in PipelineConfig::KEYS {
+            assert!(PipelineConfig::range(key).is_some(), "{key}");
+        }
     }
 }

@@ -26,7 +26,7 @@ pub mod strategy;
 pub mod summarize;
 
 pub use budget::tool_result_budget;
-pub use compact_history::begin_compact_history;
+pub use compact_history::{begin_compact_history, compact_reason};
 pub use config::{ConfigError, PipelineConfig};
 pub use micro::micro_compact;
 pub use pipeline::{Pipeline, PreCall, TranscriptIds};

@@ -51,5 +51,6 @@ pub fn begin_reactive_compact(
         tail: messages[tail_start..].to_vec(),
         size_before: estimate_size(messages),
         messages_before: messages.len(),
+        summary_cut_at: None,
     })
 }

@@ -120,6 +120,8 @@ pub enum Change {
         focus: Option<String>,
         transcript: String,
         summary_chars: usize,
+        /// The summarizer stopped at its token limit: the summary may be incomplete.
+        summary_cut: bool,
     },
 }
 
@@ -215,6 +217,7 @@ impl StageReport {
                     kept_tail,
                     trigger,
                     focus,
+                    summary_cut,
                     ..
                 } => {
                     let mut s = match trigger {
@@ -230,6 +233,9 @@ impl StageReport {
                     };
                     if let Some(f) = focus {
                         s.push_str(&format!(", focus: {f}"));
+                    }
+                    if *summary_cut {
+                        s.push_str(" (summary cut at its token limit)");
                     }
                     s
                 }

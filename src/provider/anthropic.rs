@@ -11,7 +11,8 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::http::{self, ClientBuildError, ErrorBody};
+use super::classify::{ErrorBody, classify};
+use super::http::{self, ClientBuildError};
 use super::retry::{AttemptFailure, with_retries};
 use super::{
     ApiKey, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy, StreamEvent, Usage,
@@ -47,9 +48,10 @@ impl AnthropicModel {
         })
     }
 
-    /// Server root without the `/v1/messages` path, e.g. `http://127.0.0.1:8080`.
+    /// Server root, e.g. `http://127.0.0.1:8080`; a trailing `/v1` (or slash) is accepted
+    /// and dropped, since ctxlab adds `/v1/messages` itself.
     pub fn with_base_url(mut self, base_url: impl Into<String>) -> AnthropicModel {
-        self.base_url = base_url.into().trim_end_matches('/').to_string();
+        self.base_url = http::server_root(&base_url.into());
         self
     }
 
@@ -96,12 +98,13 @@ impl AnthropicModel {
         body: &Value,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, AttemptFailure> {
+        let url = format!("{}/v1/messages", self.base_url);
         let request = self
             .client
-            .post(format!("{}/v1/messages", self.base_url))
+            .post(&url)
             .header("x-api-key", self.api_key.expose())
             .header("anthropic-version", ANTHROPIC_VERSION);
-        let response = http::post_json(request, body).await?;
+        let response = http::post_json(request, &url, body).await?;
         http::read_stream(response, MessageAssembler::default(), events).await
     }
 }
@@ -145,11 +148,31 @@ pub(crate) struct MessageAssembler {
     finished: bool,
 }
 
+/// A `usage` object. With prompt caching, `input_tokens` counts only what came after the
+/// last cache breakpoint; the prompt is that plus `cache_read_input_tokens` (served from
+/// the cache) plus `cache_creation_input_tokens` (written to it). Sums saturate: the
+/// numbers come from the server.
 fn usage_of(v: Option<&Value>) -> Option<Usage> {
     let v = v?;
+    let count = |key: &str| v.get(key).and_then(Value::as_u64);
+    let (uncached, read, created) = (
+        count("input_tokens"),
+        count("cache_read_input_tokens"),
+        count("cache_creation_input_tokens"),
+    );
+    let input_tokens = match (uncached, read, created) {
+        (None, None, None) => None,
+        _ => Some(
+            uncached
+                .unwrap_or(0)
+                .saturating_add(read.unwrap_or(0))
+                .saturating_add(created.unwrap_or(0)),
+        ),
+    };
     let usage = Usage {
-        input_tokens: v.get("input_tokens").and_then(Value::as_u64),
-        output_tokens: v.get("output_tokens").and_then(Value::as_u64),
+        input_tokens,
+        output_tokens: count("output_tokens"),
+        cached_input_tokens: read,
     };
     (usage != Usage::default()).then_some(usage)
 }
@@ -184,7 +207,14 @@ impl MessageAssembler {
         }
         // A corrupt data line means the bytes were damaged in transit: same as a cut.
         let v: Value = serde_json::from_str(data).map_err(|_| ProviderError::StreamCut)?;
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or(name);
+        // An error is named by the event (`event: error`, as llama.cpp sends it, with the
+        // bare `{"code","message","type":"server_error"}` as data) or by the data's `type`
+        // (`{"type":"error","error":{...}}`, as Anthropic sends it).
+        let kind = if name == "error" {
+            "error"
+        } else {
+            v.get("type").and_then(Value::as_str).unwrap_or(name)
+        };
         let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
         match kind {
             "message_start" => {
@@ -252,7 +282,7 @@ impl MessageAssembler {
             }
             "message_stop" => self.finished = true,
             "error" => {
-                return Err(http::classify(None, &ErrorBody::from_value(&v), None));
+                return Err(classify(None, &ErrorBody::from_value(&v), None));
             }
             // `ping`, `content_block_stop` (inputs are parsed once, at the end) and event
             // types added to the API later.
@@ -325,7 +355,8 @@ mod tests {
             r.usage,
             Usage {
                 input_tokens: Some(3),
-                output_tokens: Some(9)
+                output_tokens: Some(9),
+                cached_input_tokens: None,
             }
         );
     }

@@ -1,18 +1,19 @@
-//! What both HTTP providers share: sending a JSON POST, reading an SSE body, and turning
-//! HTTP statuses and JSON error bodies into typed `ProviderError`s.
+//! What both HTTP providers share: where to POST, sending a JSON POST, and reading an SSE
+//! body into an assembler. Error bodies are read by `classify`.
 //!
 //! It must not know either wire format's success shapes (those live in `anthropic.rs` and
-//! `openai.rs`), and it must never put a header value (the key) into an error or a log.
+//! `openai.rs`), and it must never put a header value (the key) or a URL's query (a proxy
+//! may carry a key there) into an error or a log.
 
 use std::time::Duration;
 
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
-use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::classify::{ErrorBody, classify, retry_after};
 use super::retry::AttemptFailure;
 use super::{ModelResponse, ProviderError, StreamEvent};
 
@@ -21,8 +22,9 @@ use super::{ModelResponse, ProviderError, StreamEvent};
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Longest server error message kept, so a proxy's HTML page does not flood the UI.
-const MAX_ERROR_MESSAGE_CHARS: usize = 500;
+/// Most bytes of an error body read: only its first 500 chars are kept anyway, and a
+/// server must not make the client buffer an endless error page.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// The HTTP client could not be set up (TLS, typically), so no model can be called.
 #[derive(Debug, thiserror::Error)]
@@ -70,20 +72,19 @@ fn error_chain(err: &dyn std::error::Error) -> String {
     text
 }
 
-/// `retry-after-ms` (milliseconds, sent by Anthropic and OpenAI) wins over `retry-after`
-/// (seconds). An HTTP-date `retry-after` is ignored: the backoff covers it.
-pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let read = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|n| n.is_finite() && *n >= 0.0)
-    };
-    if let Some(ms) = read("retry-after-ms") {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
-    }
-    read("retry-after").map(Duration::from_secs_f64)
+/// A server root as users write it, without the API version: `http://host:8080`,
+/// `http://host:8080/`, `http://host:8080/v1` and `http://host:8080/v1/` all mean the same
+/// server. Most docs and SDKs write `OPENAI_BASE_URL` with `/v1`; ctxlab adds `/v1/...`
+/// itself, so a kept `/v1` would post to `/v1/v1/chat/completions`.
+pub(crate) fn server_root(base_url: &str) -> String {
+    let trimmed = base_url.trim().trim_end_matches('/');
+    let root = trimmed.strip_suffix("/v1").unwrap_or(trimmed);
+    root.trim_end_matches('/').to_string()
+}
+
+/// A URL without its query and fragment, for error messages.
+fn url_for_display(url: &str) -> &str {
+    url.split(['?', '#']).next().unwrap_or(url)
 }
 
 /// A failed request or a broken body stream, from reqwest's point of view.
@@ -116,141 +117,26 @@ fn describe_transport(err: &reqwest::Error) -> String {
     text
 }
 
-/// The parts of a JSON error body both providers care about, from any of the shapes seen in
-/// the wild: Anthropic `{"type":"error","error":{"type","message"}}`, OpenAI
-/// `{"error":{"message","type","code"}}`, llama.cpp (same with a numeric `code`), vLLM's
-/// top-level `{"object":"error","message","type","code"}` and Ollama's `{"error":"text"}`.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub(crate) struct ErrorBody {
-    pub kind: Option<String>,
-    pub code: Option<String>,
-    pub message: String,
-}
-
-impl ErrorBody {
-    pub(crate) fn parse(text: &str) -> ErrorBody {
-        match serde_json::from_str::<Value>(text) {
-            Ok(v) => ErrorBody::from_value(&v),
-            Err(_) => ErrorBody {
-                message: truncate(text.trim()),
-                ..ErrorBody::default()
-            },
+/// The start of an error body, at most `MAX_ERROR_BODY_BYTES`.
+async fn error_body_text(response: reqwest::Response) -> String {
+    let mut bytes = Vec::new();
+    let mut stream = std::pin::pin!(response.bytes_stream());
+    while let Some(Ok(chunk)) = stream.next().await {
+        let room = MAX_ERROR_BODY_BYTES - bytes.len();
+        bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if bytes.len() >= MAX_ERROR_BODY_BYTES {
+            break;
         }
     }
-
-    pub(crate) fn from_value(v: &Value) -> ErrorBody {
-        let inner = match v.get("error") {
-            Some(Value::String(s)) => {
-                return ErrorBody {
-                    message: truncate(s),
-                    ..ErrorBody::default()
-                };
-            }
-            Some(obj @ Value::Object(_)) => obj,
-            _ => v,
-        };
-        let text = |key: &str| match inner.get(key) {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Number(n)) => Some(n.to_string()),
-            _ => None,
-        };
-        ErrorBody {
-            kind: text("type"),
-            code: text("code"),
-            message: truncate(&text("message").unwrap_or_default()),
-        }
-    }
-
-    fn is(&self, name: &str) -> bool {
-        self.kind.as_deref() == Some(name) || self.code.as_deref() == Some(name)
-    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
-fn truncate(s: &str) -> String {
-    match s.char_indices().nth(MAX_ERROR_MESSAGE_CHARS) {
-        Some((cut, _)) => format!("{}...", &s[..cut]),
-        None => s.to_string(),
-    }
-}
-
-/// Anthropic's over-length message has one shape: `prompt is too long: N tokens > M maximum`.
-/// Matching the whole shape (with the numbers) rather than a substring keeps unrelated 400s
-/// from being mistaken for it.
-pub(crate) fn is_prompt_too_long(message: &str) -> bool {
-    const HEAD: &str = "prompt is too long: ";
-    let mut rest = message;
-    while let Some(pos) = rest.find(HEAD) {
-        let after = &rest[pos + HEAD.len()..];
-        if let Some(after) = digits_then(after, " tokens > ")
-            && digits_then(after, " maximum").is_some()
-        {
-            return true;
-        }
-        rest = after;
-    }
-    false
-}
-
-/// If `s` starts with one or more ASCII digits followed by `tail`, what comes after `tail`.
-fn digits_then<'a>(s: &'a str, tail: &str) -> Option<&'a str> {
-    let n = s.bytes().take_while(u8::is_ascii_digit).count();
-    if n == 0 {
-        return None;
-    }
-    s[n..].strip_prefix(tail)
-}
-
-/// Maps an error to its typed form. `status` is `None` for an error event inside a stream
-/// that had started with 200.
-pub(crate) fn classify(
-    status: Option<u16>,
-    body: &ErrorBody,
-    retry_after: Option<Duration>,
-) -> ProviderError {
-    let message = if body.message.is_empty() {
-        match status {
-            Some(s) => format!("HTTP {s}"),
-            None => "error event in the response stream".to_string(),
-        }
-    } else {
-        body.message.clone()
-    };
-    let anthropic_too_long = body.is("invalid_request_error") && is_prompt_too_long(&body.message);
-    if anthropic_too_long
-        || body.is("context_length_exceeded")
-        || body.is("exceed_context_size_error")
-    {
-        return ProviderError::ContextTooLong { message };
-    }
-    if body.is("overloaded_error") {
-        return ProviderError::Overloaded;
-    }
-    if body.is("rate_limit_error") {
-        return ProviderError::RateLimited { retry_after };
-    }
-    if body.is("authentication_error") || body.is("permission_error") {
-        return ProviderError::Auth { message };
-    }
-    match status {
-        Some(401 | 403) => ProviderError::Auth { message },
-        Some(408) => ProviderError::Timeout,
-        Some(429) => ProviderError::RateLimited { retry_after },
-        Some(529) => ProviderError::Overloaded,
-        Some(s @ 500..=599) => ProviderError::Server { status: s, message },
-        Some(400..=499) => ProviderError::BadRequest { message },
-        Some(s) => ProviderError::Server { status: s, message },
-        None if body.is("invalid_request_error") => ProviderError::BadRequest { message },
-        None => ProviderError::Server {
-            status: 500,
-            message,
-        },
-    }
-}
-
-/// POSTs `body` and returns the response if its status is a success; otherwise reads the
-/// error body and classifies it.
+/// POSTs `body` to `url` and returns the response if its status is a success; otherwise
+/// reads the error body and classifies it. A 404 names the URL tried: it is nearly always a
+/// base URL with a path too many or too few.
 pub(crate) async fn post_json(
     request: reqwest::RequestBuilder,
+    url: &str,
     body: &Value,
 ) -> Result<reqwest::Response, AttemptFailure> {
     let response = request
@@ -265,16 +151,22 @@ pub(crate) async fn post_json(
         return Ok(response);
     }
     let hint = retry_after(response.headers());
-    let text = response.text().await.unwrap_or_default();
-    let error = classify(Some(status.as_u16()), &ErrorBody::parse(&text), hint);
+    let text = error_body_text(response).await;
+    let mut error = classify(Some(status.as_u16()), &ErrorBody::parse(&text), hint);
+    if status == reqwest::StatusCode::NOT_FOUND
+        && let ProviderError::BadRequest { message } = &mut error
+    {
+        *message = format!(
+            "{message} (404 Not Found from POST {}; check the base URL)",
+            url_for_display(url)
+        );
+    }
     Err(AttemptFailure {
         error,
         retry_after: hint,
     })
 }
 
-/// The body as SSE events. A broken connection mid-body is a cut stream (retryable); a
-/// stalled one is a timeout.
 /// A response being put together from server-sent events; each wire format has one.
 pub(crate) trait StreamAssembler {
     fn on_sse(
@@ -293,7 +185,7 @@ pub(crate) async fn read_stream<A: StreamAssembler>(
     mut assembler: A,
     events: &UnboundedSender<StreamEvent>,
 ) -> Result<ModelResponse, AttemptFailure> {
-    let mut stream = std::pin::pin!(sse_events(response));
+    let mut stream = std::pin::pin!(sse_events(response.bytes_stream()));
     while let Some(event) = stream.next().await {
         assembler.on_sse(&event?, events)?;
         if assembler.is_complete() {
@@ -303,15 +195,54 @@ pub(crate) async fn read_stream<A: StreamAssembler>(
     Ok(assembler.into_response()?)
 }
 
-pub(crate) fn sse_events(
-    response: reqwest::Response,
-) -> impl Stream<Item = Result<Event, ProviderError>> {
-    response.bytes_stream().eventsource().map(|item| {
+/// The body as SSE events. A broken connection mid-body is a cut stream (retryable); a
+/// stalled one is a timeout.
+///
+/// A body that ends cleanly dispatches its last event even without the blank line that
+/// should close it, as the official SDKs do: real recorded Anthropic streams end with
+/// `data: {"type":"message_stop"}` and nothing after. A stream that really stops
+/// mid-message still fails: a half line is not valid JSON (the assemblers call that a cut),
+/// and a whole line that is not the end leaves the message incomplete.
+pub(crate) fn sse_events<S, B, E>(bytes: S) -> impl Stream<Item = Result<Event, ProviderError>>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: TransportError,
+{
+    // `None` marks the end of the body: it becomes the closing blank line, unless the
+    // transport failed before (then the stream just ends, and a half event stays unsent).
+    let body = bytes
+        .map(|chunk| Some(chunk.map(|b| b.as_ref().to_vec())))
+        .chain(futures::stream::once(async { None }))
+        .scan(false, |failed, item| {
+            let out = match item {
+                Some(Ok(bytes)) => Some(Ok(bytes)),
+                Some(Err(e)) => {
+                    *failed = true;
+                    Some(Err(e))
+                }
+                None if *failed => None,
+                None => Some(Ok(b"\n\n".to_vec())),
+            };
+            futures::future::ready(out)
+        });
+    body.eventsource().map(|item| {
         item.map_err(|e| match e {
             EventStreamError::Transport(t) if t.is_timeout() => ProviderError::Timeout,
             _ => ProviderError::StreamCut,
         })
     })
+}
+
+/// What `sse_events` needs to know of a transport error.
+pub(crate) trait TransportError {
+    fn is_timeout(&self) -> bool;
+}
+
+impl TransportError for reqwest::Error {
+    fn is_timeout(&self) -> bool {
+        reqwest::Error::is_timeout(self)
+    }
 }
 
 #[cfg(test)]
@@ -336,90 +267,69 @@ mod tests {
         assert!(rustls::crypto::CryptoProvider::get_default().is_some());
     }
 
-    #[test]
-    fn prompt_too_long_needs_the_whole_shape() {
-        assert!(is_prompt_too_long(
-            "prompt is too long: 208310 tokens > 200000 maximum"
-        ));
-        assert!(!is_prompt_too_long("prompt is too long"));
-        assert!(!is_prompt_too_long(
-            "prompt is too long: many tokens > 5 maximum"
-        ));
-        assert!(!is_prompt_too_long(
-            "prompt is too long: 5 tokens > maximum"
-        ));
-        assert!(!is_prompt_too_long("your prompt is too long: 12 tokens"));
+    #[derive(Debug)]
+    struct Broken;
+
+    impl TransportError for Broken {
+        fn is_timeout(&self) -> bool {
+            false
+        }
+    }
+
+    fn events_of(chunks: Vec<Result<&'static str, Broken>>) -> Vec<Result<String, ProviderError>> {
+        let stream = futures::stream::iter(chunks);
+        futures::executor::block_on(
+            sse_events(stream)
+                .map(|r| r.map(|e| format!("{}|{}", e.event, e.data)))
+                .collect::<Vec<_>>(),
+        )
     }
 
     #[test]
-    fn error_bodies_of_every_known_shape() {
-        let a = ErrorBody::parse(
-            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 9 tokens > 8 maximum"}}"#,
-        );
-        assert!(matches!(
-            classify(Some(400), &a, None),
-            ProviderError::ContextTooLong { .. }
-        ));
-        let other400 = ErrorBody::parse(
-            r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages: prompt is too long"}}"#,
-        );
-        assert!(matches!(
-            classify(Some(400), &other400, None),
-            ProviderError::BadRequest { .. }
-        ));
-        let o = ErrorBody::parse(
-            r#"{"error":{"message":"too many","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
-        );
-        assert!(matches!(
-            classify(Some(400), &o, None),
-            ProviderError::ContextTooLong { .. }
-        ));
-        let l = ErrorBody::parse(
-            r#"{"error":{"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error","n_prompt_tokens":9,"n_ctx":8}}"#,
-        );
-        assert_eq!(l.code.as_deref(), Some("400"));
-        assert!(matches!(
-            classify(Some(400), &l, None),
-            ProviderError::ContextTooLong { .. }
-        ));
-        let ollama = ErrorBody::parse(r#"{"error":"model not found"}"#);
+    fn base_urls_with_or_without_v1_name_the_same_root() {
+        for url in [
+            "http://127.0.0.1:8080",
+            "http://127.0.0.1:8080/",
+            "http://127.0.0.1:8080/v1",
+            "http://127.0.0.1:8080/v1/",
+            " http://127.0.0.1:8080/v1// ",
+        ] {
+            assert_eq!(server_root(url), "http://127.0.0.1:8080", "{url}");
+        }
         assert_eq!(
-            classify(Some(404), &ollama, None),
-            ProviderError::BadRequest {
-                message: "model not found".into()
-            }
+            server_root("https://openrouter.ai/api/v1"),
+            "https://openrouter.ai/api"
         );
-        let html = ErrorBody::parse("<html>bad gateway</html>");
-        assert_eq!(
-            classify(Some(502), &html, None),
-            ProviderError::Server {
-                status: 502,
-                message: "<html>bad gateway</html>".into()
-            }
-        );
-        assert_eq!(
-            classify(Some(529), &ErrorBody::default(), None),
-            ProviderError::Overloaded
-        );
-        assert!(matches!(
-            classify(Some(403), &ErrorBody::default(), None),
-            ProviderError::Auth { .. }
-        ));
+        assert_eq!(server_root("https://h/v1beta"), "https://h/v1beta");
+        assert_eq!(url_for_display("http://h/x?key=secret#f"), "http://h/x");
     }
 
     #[test]
-    fn retry_after_headers() {
-        let mut h = HeaderMap::new();
-        assert_eq!(retry_after(&h), None);
-        h.insert("retry-after", "2".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
-        h.insert("retry-after-ms", "1500".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_millis(1500)));
-        let mut d = HeaderMap::new();
-        d.insert(
-            "retry-after",
-            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+    fn the_last_event_is_dispatched_without_its_blank_line() {
+        let got = events_of(vec![
+            Ok("event: a\ndata: 1\n\n"),
+            Ok("event: message_stop\ndata: {\"type\":\"message_stop\"}"),
+        ]);
+        assert_eq!(
+            got,
+            vec![
+                Ok("a|1".to_string()),
+                Ok("message_stop|{\"type\":\"message_stop\"}".to_string())
+            ]
         );
-        assert_eq!(retry_after(&d), None);
+        // With its newline but no blank line: the same.
+        let got = events_of(vec![Ok("data: x\n")]);
+        assert_eq!(got, vec![Ok("message|x".to_string())]);
+    }
+
+    #[test]
+    fn a_broken_transport_is_a_cut_and_nothing_is_dispatched_after_it() {
+        let got = events_of(vec![Ok("data: 1\n\ndata: hal"), Err(Broken)]);
+        assert_eq!(got[0], Ok("message|1".to_string()));
+        assert_eq!(got[1], Err(ProviderError::StreamCut));
+        assert!(
+            !got.iter().any(|e| matches!(e, Ok(s) if s.contains("hal"))),
+            "{got:?}"
+        );
     }
 }

@@ -20,6 +20,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::message::{Message, ToolSpec};
 
 pub mod anthropic;
+mod classify;
 mod http;
 pub mod openai;
 pub mod retry;
@@ -43,8 +44,13 @@ pub struct ModelRequest {
 /// Token counts, when the server reports them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
+    /// The whole prompt, cached parts included: with prompt caching the Anthropic API
+    /// counts only the uncached tail in its `input_tokens`, so the providers add the cache
+    /// reads and writes back in (an 81-token prompt must not show as 1).
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    /// The share of `input_tokens` served from the server's prompt cache, when it says.
+    pub cached_input_tokens: Option<u64>,
 }
 
 impl Usage {
@@ -55,6 +61,9 @@ impl Usage {
         }
         if later.output_tokens.is_some() {
             self.output_tokens = later.output_tokens;
+        }
+        if later.cached_input_tokens.is_some() {
+            self.cached_input_tokens = later.cached_input_tokens;
         }
     }
 }
@@ -90,8 +99,15 @@ pub struct ModelResponse {
 /// Why a call failed, typed so the agent can react (compact, wait, ask for a key, give up).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProviderError {
+    /// The prompt does not fit the model's window. The numbers are the server's own, when
+    /// its error gives them (llama.cpp's `n_prompt_tokens` / `n_ctx`, Anthropic's `N tokens
+    /// > M maximum`), so the agent can say by how much and size a summary request to fit.
     #[error("prompt is too long for the model's context window: {message}")]
-    ContextTooLong { message: String },
+    ContextTooLong {
+        message: String,
+        prompt_tokens: Option<u64>,
+        window_tokens: Option<u64>,
+    },
     #[error("rate limited{}", match retry_after { Some(d) => format!(" (retry after {:.1}s)", d.as_secs_f64()), None => String::new() })]
     RateLimited { retry_after: Option<Duration> },
     #[error("the model is overloaded")]
@@ -137,6 +153,13 @@ pub trait Model: Send + Sync {
         req: &ModelRequest,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, ProviderError>;
+
+    /// Sets the pause between streamed pieces, for a model that plays at a pace (the
+    /// scripted one, `/pace` in the workbench); applies from the next piece. Returns false
+    /// when the model has no pace (a real API streams at its own speed).
+    fn set_pace(&self, _pace: Duration) -> bool {
+        false
+    }
 }
 
 /// A secret API key. It prints as `ApiKey(***)` in both `Debug` and `Display` so it cannot
@@ -213,7 +236,9 @@ mod tests {
         assert!(ProviderError::RateLimited { retry_after: None }.is_retryable());
         assert!(
             !ProviderError::ContextTooLong {
-                message: String::new()
+                message: String::new(),
+                prompt_tokens: None,
+                window_tokens: None,
             }
             .is_retryable()
         );

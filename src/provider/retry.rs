@@ -180,6 +180,8 @@ mod tests {
         let calls = Cell::new(0);
         let err = ProviderError::ContextTooLong {
             message: "x".into(),
+            prompt_tokens: None,
+            window_tokens: None,
         };
         let result = with_retries(&fast(5), &tx, || {
             calls.set(calls.get() + 1);

@@ -43,6 +43,9 @@ pub enum SessionError {
     Array(InputError),
     #[error("line {line}: {message}")]
     Line { line: usize, message: String },
+    /// Nothing but white space: not a broken file, an empty one.
+    #[error("no messages (the file is empty)")]
+    Empty,
 }
 
 /// Claude Code's line types, for recognising its files.
@@ -139,6 +142,9 @@ fn read_lines(format: SessionFormat, lines: Vec<ParsedLine>) -> Result<Session, 
 /// A session from the text of a file, with the active request the file names (only
 /// `ctxlab pipeline`'s input object names one).
 fn parse_text(text: &str) -> Result<(Session, Option<String>), SessionError> {
+    if text.trim().is_empty() {
+        return Err(SessionError::Empty);
+    }
     if text.trim_start().starts_with('[') {
         return ctxlab::read_array(text);
     }

@@ -4,9 +4,11 @@
 
 use std::fs;
 use std::io::Write;
-use std::path::Path;
 
 use super::{ARCHIVE_PATH, FileWritten, Store, StoreError, TRANSCRIPTS_DIR, WriteStatus, written};
+
+/// The archive's file name inside `.transcripts`.
+const ARCHIVE_NAME: &str = "archive.jsonl";
 
 impl Store {
     /// Appends `text` (whole lines) to the archive, creating it if needed, and syncs it.
@@ -18,11 +20,17 @@ impl Store {
     /// run records the text and writes nothing.
     pub fn append_archive(&self, text: &str) -> Result<FileWritten, StoreError> {
         let path = self.root.join(ARCHIVE_PATH);
+        let name = ARCHIVE_NAME;
         if let Some(reserved) = &self.reserved {
-            let on_disk = match fs::read(&path) {
-                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                Err(_) => String::new(),
-            };
+            // What is on disk, read like every other file: only a regular file, never
+            // through a link (a FIFO here must not block a preview).
+            let on_disk = self
+                .open_dir(TRANSCRIPTS_DIR, false)
+                .ok()
+                .flatten()
+                .and_then(|dir| dir.read_regular(name).ok().flatten())
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                .unwrap_or_default();
             if let Ok(mut r) = reserved.lock() {
                 let entry = r.entry(ARCHIVE_PATH.to_string()).or_insert(on_disk);
                 entry.push_str(&torn_line_fix(entry.as_bytes()));
@@ -34,24 +42,22 @@ impl Store {
                 text,
             ));
         }
-        let dir = self.root.join(TRANSCRIPTS_DIR);
-        if fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
-            return Err(StoreError::NotAppendable { path: dir });
-        }
-        fs::create_dir_all(&dir).map_err(|source| StoreError::CreateDir {
-            path: dir.clone(),
-            source,
-        })?;
-        if let Ok(meta) = fs::symlink_metadata(&path)
-            && !meta.file_type().is_file()
-        {
+        // `.transcripts` is opened without following a link (a symlink there is an error
+        // naming it), and the archive inside it is opened only if it is a regular file.
+        let Some(dir) = self.open_dir(TRANSCRIPTS_DIR, true)? else {
             return Err(StoreError::NotAppendable { path });
-        }
+        };
+        let mut file = match dir.open_append(name) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                return Err(StoreError::NotAppendable { path });
+            }
+            Err(source) => return Err(StoreError::Write { path, source }),
+        };
         let write_err = |source| StoreError::Write {
             path: path.clone(),
             source,
         };
-        let mut file = open_append_no_follow(&path).map_err(write_err)?;
         let fix = last_byte(&mut file)
             .map_err(write_err)?
             .map(|b| torn_line_fix(&[b]))
@@ -74,26 +80,6 @@ fn torn_line_fix(existing: &[u8]) -> String {
         Some(b) if *b != b'\n' => "\n".to_string(),
         _ => String::new(),
     }
-}
-
-#[cfg(unix)]
-fn open_append_no_follow(path: &Path) -> std::io::Result<fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    fs::OpenOptions::new()
-        .append(true)
-        .read(true)
-        .create(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_append_no_follow(path: &Path) -> std::io::Result<fs::File> {
-    fs::OpenOptions::new()
-        .append(true)
-        .read(true)
-        .create(true)
-        .open(path)
 }
 
 /// The last byte of a file, if it has one.
@@ -149,6 +135,38 @@ mod tests {
         let store = Store::new(dir.path());
         assert!(store.append_archive("x\n").is_err());
         assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_linked_folder_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join(TRANSCRIPTS_DIR)).unwrap();
+        let fifo = std::ffi::CString::new(
+            dir.path()
+                .join(ARCHIVE_PATH)
+                .into_os_string()
+                .into_string()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let store = Store::new(dir.path());
+        // Neither a real append nor a preview opens the FIFO for good (it would block).
+        assert!(matches!(
+            store.append_archive("x\n"),
+            Err(StoreError::NotAppendable { .. })
+        ));
+        let dry = store.dry_run();
+        dry.append_archive("y\n").unwrap();
+        assert_eq!(dry.read_text(ARCHIVE_PATH).unwrap(), "y\n");
+
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.path().join(TRANSCRIPTS_DIR)).unwrap();
+        let err = Store::new(ws.path()).append_archive("z\n").unwrap_err();
+        assert!(err.to_string().contains(".transcripts"), "{err}");
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! cannot fight the TUI for it) and therefore leads its own process group; on timeout,
 //! cancellation, a dropped future, and also right after the shell exits, that whole group
 //! gets SIGKILL, so no background job or pipeline member outlives the call. That needs Unix
-//! (setsid, killpg); elsewhere the tool answers that it is unsupported.
+//! (setsid, killpg); elsewhere the tool answers that it is unsupported. Running groups are
+//! registered so a front end exiting on a signal can kill them all
+//! ([`kill_running_process_groups`]); the child gets no provider keys (`ToolLimits::child_env`).
 //!
 //! **This is not a sandbox.** The command runs with the user's rights and can read and write
 //! anything the user can, anywhere; the deny-list only stops a few obviously destructive
@@ -23,6 +25,14 @@ use super::{ToolError, ToolLimits, ToolOutcome, Workspace, required_str};
 /// Spawning and killing the command's process group: Unix only (setsid, killpg).
 #[cfg(unix)]
 mod process_group;
+#[cfg(unix)]
+pub use process_group::kill_running_process_groups;
+
+/// Without Unix process groups no `bash` call runs, so there is nothing to kill.
+#[cfg(not(unix))]
+pub fn kill_running_process_groups() -> usize {
+    0
+}
 
 /// Default wall-clock limit of one command.
 pub const BASH_TIMEOUT: Duration = Duration::from_secs(120);

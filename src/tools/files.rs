@@ -1,19 +1,22 @@
 //! The file tools: `read_file`, `write_file` and `edit_file`.
 //!
-//! They own reading within the output cap and writing atomically (a temp file in the target's
-//! directory, then a rename, so a crash leaves the old file or the new one). Every path goes
+//! They own reading within the output cap and writing atomically (a temp file
+//! `.NAME.ctxlab-tmp-PID-N` in the target's directory, then a rename, so a crash leaves the old
+//! file or the new one, plus a temp file the next start removes). They open nothing but
+//! regular files, non-blocking, so a FIFO or a device is an error, never a hang. Every path goes
 //! through [`Workspace::resolve`] first; nothing here may open a path that did not. The work
 //! is blocking file I/O, so it runs on tokio's blocking pool, never on the async workers.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::output::{CappedText, LossyDecoder, push_line};
 use super::{ToolError, ToolLimits, Workspace, optional_count, required_str};
+use crate::safe_fs::{EntryKind, is_stale_temp_name, open_regular_path, path_kind, temp_name};
 
 /// `edit_file` reads the whole file into memory; past this size it refuses instead.
 const EDIT_MAX_BYTES: u64 = 16 * 1024 * 1024;
@@ -48,12 +51,29 @@ pub(super) async fn read_file(
     ws: &Workspace,
     input: &Value,
     limits: &ToolLimits,
+    cancel: &CancellationToken,
 ) -> Result<String, ToolError> {
     let rel = required_str(input, "path")?.to_string();
     let limit = optional_count(input, "limit")?;
     let path = ws.resolve(&rel)?;
     let cap = limits.output_cap_chars;
-    blocking(move || read_capped_lines(&path, &rel, limit, cap)).await
+    let cancel = cancel.clone();
+    blocking(move || read_capped_lines(&path, &rel, limit, cap, &cancel)).await
+}
+
+/// Opens `path` for reading if it is a regular file. Anything else is refused before a byte
+/// is read: a directory (`dir_hint` says what to use instead), and a FIFO, socket or device,
+/// which could block forever or never end. The open itself is non-blocking.
+fn open_regular(path: &Path, rel: &str, dir_hint: &str) -> Result<File, ToolError> {
+    match open_regular_path(path).map_err(io_err("Cannot read", rel))? {
+        Ok(file) => Ok(file),
+        Err(EntryKind::Dir) => Err(ToolError::NotAFile(format!(
+            "{rel} is a directory; {dir_hint}"
+        ))),
+        Err(_) => Err(ToolError::NotAFile(format!(
+            "{rel} is not a regular file (a FIFO, socket, device or link); only regular files can be read or edited"
+        ))),
+    }
 }
 
 fn read_capped_lines(
@@ -61,18 +81,9 @@ fn read_capped_lines(
     rel: &str,
     limit: Option<usize>,
     cap: usize,
+    cancel: &CancellationToken,
 ) -> Result<String, ToolError> {
-    let meta = fs::metadata(path).map_err(io_err("Cannot read", rel))?;
-    if meta.is_dir() {
-        return Err(ToolError::NotAFile(format!(
-            "{rel} is a directory; use glob to list files"
-        )));
-    }
-    // A FIFO or a device such as /dev/zero could block or never end.
-    if !meta.is_file() {
-        return Err(ToolError::NotAFile(format!("{rel} is not a regular file")));
-    }
-    let mut file = File::open(path).map_err(io_err("Cannot read", rel))?;
+    let mut file = open_regular(path, rel, "use glob to list files")?;
     let mut text = CappedText::new(cap);
     let mut decoder = LossyDecoder::default();
     let mut buf = vec![0u8; READ_CHUNK_BYTES];
@@ -83,6 +94,10 @@ fn read_capped_lines(
     let mut rest_open_line = false;
     let mut any_byte = false;
     loop {
+        // A huge file is read to its end to count what was cut; a cancel stops that.
+        if cancel.is_cancelled() {
+            return Err(ToolError::Cancelled);
+        }
         let n = file.read(&mut buf).map_err(io_err("Cannot read", rel))?;
         if n == 0 {
             break;
@@ -134,8 +149,16 @@ pub(super) async fn write_file(ws: &Workspace, input: &Value) -> Result<String, 
     let path = ws.resolve(&rel)?;
     let shown = ws.display(&path);
     blocking(move || {
-        if path.is_dir() {
-            return Err(ToolError::NotAFile(format!("{rel} is a directory")));
+        match path_kind(&path).map_err(io_err("Cannot write", &rel))? {
+            None | Some(EntryKind::File) => {}
+            Some(EntryKind::Dir) => {
+                return Err(ToolError::NotAFile(format!("{rel} is a directory")));
+            }
+            Some(_) => {
+                return Err(ToolError::NotAFile(format!(
+                    "{rel} is not a regular file (a FIFO, socket, device or link); write_file only replaces regular files"
+                )));
+            }
         }
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(io_err("Cannot create directories for", &rel))?;
@@ -148,7 +171,11 @@ pub(super) async fn write_file(ws: &Workspace, input: &Value) -> Result<String, 
 
 /// `edit_file {path, old, new}`: replaces the single occurrence of `old`; refuses when `old`
 /// is missing or occurs more than once (overlapping occurrences count), saying how often.
-pub(super) async fn edit_file(ws: &Workspace, input: &Value) -> Result<String, ToolError> {
+pub(super) async fn edit_file(
+    ws: &Workspace,
+    input: &Value,
+    cancel: &CancellationToken,
+) -> Result<String, ToolError> {
     let rel = required_str(input, "path")?.to_string();
     let old = required_str(input, "old")?.to_string();
     let new = required_str(input, "new")?.to_string();
@@ -157,16 +184,18 @@ pub(super) async fn edit_file(ws: &Workspace, input: &Value) -> Result<String, T
     }
     let path = ws.resolve(&rel)?;
     let shown = ws.display(&path);
+    let cancel = cancel.clone();
     blocking(move || {
-        let size = fs::metadata(&path)
-            .map_err(io_err("Cannot read", &rel))?
-            .len();
+        let mut file = open_regular(&path, &rel, "edit_file edits files")?;
+        let size = file.metadata().map_err(io_err("Cannot read", &rel))?.len();
         if size > EDIT_MAX_BYTES {
             return Err(ToolError::NotAFile(format!(
                 "{rel} is {size} bytes; edit_file handles files up to {EDIT_MAX_BYTES} bytes"
             )));
         }
-        let bytes = fs::read(&path).map_err(io_err("Cannot read", &rel))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(io_err("Cannot read", &rel))?;
         // Editing through a lossy decode would silently rewrite the invalid bytes.
         let text = String::from_utf8(bytes).map_err(|_| {
             ToolError::NotAFile(format!(
@@ -179,6 +208,10 @@ pub(super) async fn edit_file(ws: &Workspace, input: &Value) -> Result<String, T
             count => return Err(ToolError::EditAmbiguous { path: rel, count }),
         }
         let edited = text.replacen(&old, &new, 1);
+        // The last moment a cancel can stop the edit: after this the file is replaced.
+        if cancel.is_cancelled() {
+            return Err(ToolError::Cancelled);
+        }
         write_atomic(&path, edited.as_bytes()).map_err(io_err("Cannot write", &rel))?;
         Ok(format!(
             "Edited {shown}: replaced 1 occurrence ({} lines removed, {} lines added)",
@@ -203,9 +236,6 @@ fn count_overlapping(haystack: &str, needle: &str) -> usize {
     count
 }
 
-/// Temp names must not collide between concurrent writes from this process.
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 /// Writes `bytes` to a temp file next to `path`, flushes it to disk, then renames it over
 /// `path`. An existing file keeps its permissions. The temp file is removed on failure.
 fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -215,7 +245,9 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path
         .file_name()
         .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
-    let temp = temp_path(dir, &name);
+    // `.NAME.ctxlab-tmp-PID-N`: hidden, and recognisably ctxlab's, so a kill mid-write
+    // leaves a file the next start removes (`remove_stale_temp_files`).
+    let temp = dir.join(temp_name(&name));
     let result = (|| {
         let mut file = OpenOptions::new()
             .write(true)
@@ -234,9 +266,57 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
-fn temp_path(dir: &Path, name: &str) -> PathBuf {
-    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!(".{name}.ctxlab-tmp-{}-{n}", std::process::id()))
+/// Most entries [`remove_stale_temp_files`] looks at: a start in a huge tree stays quick
+/// (a few tens of milliseconds), and a workspace is rarely that large outside the skipped
+/// folders.
+const STALE_SCAN_MAX_ENTRIES: usize = 50_000;
+
+/// Folders the stale-temp scan never enters: ctxlab's file tools do not write there often
+/// enough to pay for walking them (version control, build output, dependencies), and the
+/// store cleans its own folders.
+const STALE_SCAN_SKIPPED_DIRS: [&str; 5] = [
+    ".git",
+    "target",
+    "node_modules",
+    ".task_outputs",
+    ".transcripts",
+];
+
+/// Removes the temp files (`.NAME.ctxlab-tmp-PID-N`) that `write_file` and `edit_file` of a
+/// killed ctxlab left in the workspace: only regular files whose process is gone, never
+/// through a symlink, in at most [`STALE_SCAN_MAX_ENTRIES`] entries. Returns how many.
+pub fn remove_stale_temp_files(root: &Path) -> usize {
+    let mut removed = 0;
+    let mut budget = STALE_SCAN_MAX_ENTRIES;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if budget == 0 {
+                return removed;
+            }
+            budget -= 1;
+            // `file_type` does not follow symlinks: a linked folder is never entered.
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if kind.is_dir() {
+                if !STALE_SCAN_SKIPPED_DIRS.contains(&name) {
+                    stack.push(entry.path());
+                }
+            } else if kind.is_file()
+                && is_stale_temp_name(name)
+                && fs::remove_file(entry.path()).is_ok()
+            {
+                removed += 1;
+            }
+        }
+    }
+    removed
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use tokio_util::sync::CancellationToken;
+
 use super::{ToolError, ToolLimits, Workspace, required_str};
 
 /// Directories never searched, at any depth: version control, build output and ctxlab's own
@@ -23,15 +25,17 @@ pub(super) async fn run(
     ws: &Workspace,
     input: &Value,
     limits: &ToolLimits,
+    cancel: &CancellationToken,
 ) -> Result<String, ToolError> {
     let raw = required_str(input, "pattern")?;
     let pattern = Pattern::parse(ws, raw)?;
     let root = ws.root().to_path_buf();
     let shown = raw.to_string();
     let cap = limits.glob_cap;
+    let cancel = cancel.clone();
     tokio::task::spawn_blocking(move || {
         let mut found = Vec::new();
-        walk(&root, &mut Vec::new(), &pattern, &mut found);
+        walk(&root, &mut Vec::new(), &pattern, &mut found, &cancel);
         found.sort();
         if found.is_empty() {
             return format!("No files match {shown}");
@@ -165,11 +169,21 @@ fn wildcard_match(pattern: &[char], name: &str) -> bool {
 
 /// Depth-first walk collecting matches. Unreadable directories are skipped silently: a
 /// listing with what could be read is more useful than an error.
-fn walk(dir: &Path, rel: &mut Vec<String>, pattern: &Pattern, found: &mut Vec<String>) {
+fn walk(
+    dir: &Path,
+    rel: &mut Vec<String>,
+    pattern: &Pattern,
+    found: &mut Vec<String>,
+    cancel: &CancellationToken,
+) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
+        // The caller already answered "cancelled"; stop the walk too.
+        if cancel.is_cancelled() {
+            return;
+        }
         let name = entry.file_name().to_string_lossy().into_owned();
         // `file_type` does not follow symlinks, so a symlinked directory is a leaf here.
         let Ok(kind) = entry.file_type() else {
@@ -182,7 +196,7 @@ fn walk(dir: &Path, rel: &mut Vec<String>, pattern: &Pattern, found: &mut Vec<St
                 .last()
                 .is_some_and(|n| GLOB_SKIPPED_DIRS.contains(&n.as_str()));
             if !skipped && pattern.may_match_below(&segments) {
-                walk(&entry.path(), rel, pattern, found);
+                walk(&entry.path(), rel, pattern, found, cancel);
             }
         } else if pattern.matches(&segments) {
             found.push(segments.join("/"));

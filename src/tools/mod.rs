@@ -11,6 +11,7 @@ mod bash;
 mod files;
 mod glob;
 mod output;
+mod secrets;
 mod workspace;
 
 use std::io;
@@ -22,9 +23,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::message::ToolSpec;
 
-pub use bash::{BASH_TIMEOUT, EXIT_CODE_PREFIX, check_deny_list};
+pub use bash::{BASH_TIMEOUT, EXIT_CODE_PREFIX, check_deny_list, kill_running_process_groups};
+pub use files::remove_stale_temp_files;
 pub use glob::GLOB_SKIPPED_DIRS;
 pub use output::{TRUNCATION_NOTE_PREFIX, truncation_note};
+pub use secrets::{EnvPolicy, PROVIDER_KEY_VARS, Redactions, SECRET_SUFFIXES};
 pub use workspace::Workspace;
 
 /// The exact text of a tool result when the user cancelled the call.
@@ -74,6 +77,11 @@ pub struct ToolLimits {
     pub output_cap_chars: usize,
     /// Cap on the number of paths `glob` returns (default 1000).
     pub glob_cap: usize,
+    /// The environment variables `bash` does not pass on (default: provider keys and names
+    /// ending in `_API_KEY`, `_TOKEN`, `_SECRET`).
+    pub child_env: EnvPolicy,
+    /// Secret values replaced in every tool result (default: none known).
+    pub redactions: Redactions,
 }
 
 impl Default for ToolLimits {
@@ -82,6 +90,8 @@ impl Default for ToolLimits {
             bash_timeout: BASH_TIMEOUT,
             output_cap_chars: OUTPUT_CAP_CHARS,
             glob_cap: GLOB_CAP_PATHS,
+            child_env: EnvPolicy::default(),
+            redactions: Redactions::default(),
         }
     }
 }
@@ -294,9 +304,31 @@ pub fn tool_specs() -> Vec<ToolSpec> {
 /// one-line message; a cancellation's message is exactly [`CANCELLED_MESSAGE`].
 ///
 /// Cancellation: `bash` kills its process group and returns at once; `read_file` and `glob`
-/// stop waiting; `write_file` and `edit_file` only honour a cancellation that arrived before
-/// they started, so a reported cancel never hides a write that happened.
+/// return at once and their file work stops at its next step; `edit_file` honours a
+/// cancellation until the moment it writes, `write_file` one that arrived before it started,
+/// so a reported cancel never hides a write that happened. No tool opens anything but a
+/// regular file, so none can block on a FIFO or a device. Every output has the secret
+/// values of `limits.redactions` replaced.
 pub async fn run_tool(
+    ws: &Workspace,
+    name: &str,
+    input: &Value,
+    limits: &ToolLimits,
+    cancel: &CancellationToken,
+) -> ToolOutcome {
+    let outcome = dispatch(ws, name, input, limits, cancel).await;
+    match outcome {
+        ToolOutcome::Output { content, is_error } if !limits.redactions.is_empty() => {
+            ToolOutcome::Output {
+                content: limits.redactions.text(&content).into_owned(),
+                is_error,
+            }
+        }
+        other => other,
+    }
+}
+
+async fn dispatch(
     ws: &Workspace,
     name: &str,
     input: &Value,
@@ -313,10 +345,10 @@ pub async fn run_tool(
                 Err(err) => ToolOutcome::error(&err),
             };
         }
-        "read_file" => cancellable(cancel, files::read_file(ws, input, limits)).await,
+        "read_file" => cancellable(cancel, files::read_file(ws, input, limits, cancel)).await,
         "write_file" => files::write_file(ws, input).await,
-        "edit_file" => files::edit_file(ws, input).await,
-        "glob" => cancellable(cancel, glob::run(ws, input, limits)).await,
+        "edit_file" => files::edit_file(ws, input, cancel).await,
+        "glob" => cancellable(cancel, glob::run(ws, input, limits, cancel)).await,
         "compact" => {
             return match compact_focus(input) {
                 Ok(focus) => ToolOutcome::CompactRequested { focus },

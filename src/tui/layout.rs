@@ -97,6 +97,11 @@ pub fn timeline_list_rows(a: Areas) -> usize {
     (list.height as usize).saturating_sub(1)
 }
 
+/// The whole screen of `size` (width, height).
+pub fn full(size: (u16, u16)) -> Rect {
+    Rect::new(0, 0, size.0, size.1)
+}
+
 /// The inside of a bordered box.
 pub fn inner(r: Rect) -> Rect {
     Rect {

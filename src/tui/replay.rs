@@ -19,6 +19,9 @@ pub struct Replay {
     pub final_chars: usize,
     pub final_messages: usize,
     pub context_limit: usize,
+    /// When the transcript ends before a model call (it is saved just before a summary):
+    /// what the pipeline would do before that call (a dry run).
+    pub next_call: Option<Vec<StageReport>>,
     /// A store error stops the replay; the rows so far stay.
     pub error: Option<String>,
 }
@@ -48,6 +51,7 @@ pub fn replay(transcript: Vec<Message>, config: PipelineConfig, store: &Store) -
             out.turns = totals.calls;
             out.final_chars = totals.final_estimate_size;
             out.final_messages = totals.final_messages;
+            out.next_call = totals.next_call.map(|c| c.reports);
         }
         Err(e) => out.error = Some(e.to_string()),
     }
@@ -87,5 +91,56 @@ mod tests {
         assert!(r.stages.iter().any(|(_, s)| s.stage == Stage::MicroCompact));
         assert!(!dir.path().join(".transcripts").exists());
         assert!(r.error.is_none());
+        // It ends with a tool result: a call is to come, and it is a dry run too.
+        assert!(r.next_call.is_some());
+        let answered = Message::assistant_blocks(vec![block::text("done")]);
+        let mut t2 = vec![Message::user_text("hi"), answered];
+        t2.truncate(2);
+        assert!(
+            replay(t2, cfg, &store).next_call.is_none(),
+            "answered: none to come"
+        );
+    }
+
+    /// A transcript saved just before a summary ends over the limit and before a call:
+    /// the replay says compact_history would fire next, and writes nothing for it.
+    #[test]
+    fn a_transcript_that_ends_before_a_call_says_what_that_call_would_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let mut t = vec![Message::user_text("do it")];
+        for i in 0..6 {
+            t.push(Message::assistant_blocks(vec![block::tool_use(
+                format!("t{i}"),
+                "bash",
+                json!({"command": "ls"}),
+            )]));
+            t.push(Message::user_blocks(vec![block::tool_result(
+                format!("t{i}"),
+                "y".repeat(100),
+            )]));
+        }
+        t.push(Message::assistant_blocks(vec![block::tool_use(
+            "big",
+            "bash",
+            json!({"command": "cat"}),
+        )]));
+        t.push(Message::user_blocks(vec![block::tool_result(
+            "big",
+            "z".repeat(30_000),
+        )]));
+        let cfg = PipelineConfig {
+            context_limit: 20_000,
+            ..PipelineConfig::default()
+        };
+        let r = replay(t, cfg, &store);
+        assert!(r.stages.is_empty(), "no earlier call was over anything");
+        let next = r.next_call.expect("a call is to come");
+        let compact = next
+            .iter()
+            .find(|s| s.stage == Stage::CompactHistory)
+            .expect("compact_history fires before it");
+        assert!(compact.reason.ends_with("> 20,000"), "{}", compact.reason);
+        assert!(!dir.path().join(".transcripts").exists(), "a dry run");
     }
 }

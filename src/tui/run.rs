@@ -4,10 +4,13 @@
 //! second. It never draws per event and never shares state with the agent (messages only).
 //! Slow work (`Effect::Work`: reading files, parsing and replaying transcripts) runs on
 //! tokio's blocking pool and comes back as `Msg::Done`, so the screen keeps answering keys
-//! while a large transcript loads.
+//! while a large transcript loads. `/restart` (`Effect::Restart`) is the loop's too: the
+//! binary's `Restarter` prepares a fresh agent off the UI task, the loop starts it, quits
+//! the old one and swaps the channels; `App` only gets a fresh view (`Msg::Restarted`).
 
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, EventStream};
@@ -21,7 +24,9 @@ use super::panes::render;
 use super::terminal;
 use super::work::Done;
 use crate::agent::events::{AgentEvent, UserCommand};
+use crate::agent::turn::AgentSetup;
 use crate::compact::PipelineConfig;
+use crate::process::TerminationSignals;
 
 /// ~60 fps.
 const FRAME: Duration = Duration::from_millis(16);
@@ -36,8 +41,41 @@ pub struct TuiOptions {
     pub config: PipelineConfig,
     /// `NO_COLOR` is set (or `--no-color`): modifiers only.
     pub no_color: bool,
-    /// One-line notices shown in the hint line at start (e.g. why the scripted model runs).
+    /// Notices shown at start (e.g. why the scripted model runs): in the hint line one
+    /// after the other, as events rows and in the legend, in full.
     pub notices: Vec<String>,
+    /// The file that says the first-run legend was seen (`legend_marker()`); the legend
+    /// shows at start while it does not exist. None: never shown at start.
+    pub legend_marker: Option<PathBuf>,
+    /// How `/restart` gets a fresh agent; None: `/restart` says it is not available.
+    pub restart: Option<Restarter>,
+}
+
+/// A fresh agent for `/restart`, prepared by the composition root (the binary).
+pub struct FreshAgent {
+    pub setup: AgentSetup,
+    /// The status bar's provider label.
+    pub label: String,
+    pub notices: Vec<String>,
+    /// The scenario's request, submitted as soon as the agent runs.
+    pub request: Option<String>,
+}
+
+/// Prepares a fresh agent (a fresh workspace, the scenario from the start). Called off the
+/// UI task: it may copy files.
+#[derive(Clone)]
+pub struct Restarter(pub Arc<dyn Fn() -> Result<FreshAgent, String> + Send + Sync>);
+
+impl std::fmt::Debug for Restarter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Restarter")
+    }
+}
+
+/// Where the "legend seen" file goes: the platform data dir (`~/.local/share/ctxlab/` on
+/// Linux), or None when the platform has no home.
+pub fn legend_marker() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "ctxlab").map(|d| d.data_dir().join("legend-seen"))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -68,12 +106,25 @@ fn build_tokenizer() -> Option<&'static CoreBPE> {
         .map(|b| &*Box::leak(Box::new(b)))
 }
 
-/// Runs the TUI until the user quits. Restores the terminal on every exit path.
+/// How the workbench ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TuiExit {
+    /// The user quit (or the input ended).
+    Quit,
+    /// SIGTERM, SIGHUP or SIGINT (its number) arrived; the terminal is already restored.
+    Signal(i32),
+}
+
+/// Runs the TUI until the user quits or a termination signal arrives. Restores the terminal
+/// on every exit path; stopping the agent and its tools is the caller's part.
 pub async fn run(
     opts: TuiOptions,
     events: UnboundedReceiver<AgentEvent>,
     commands: UnboundedSender<UserCommand>,
-) -> Result<(), TuiError> {
+) -> Result<TuiExit, TuiError> {
+    // Installed before the terminal is taken: from here on these signals come to the loop
+    // below instead of killing the process with the terminal still raw.
+    let mut signals = TerminationSignals::install()?;
     let (mut term, _guard) = terminal::init()?;
     let mut app = App::new(
         opts.workspace,
@@ -81,31 +132,63 @@ pub async fn run(
         opts.config,
         opts.no_color,
     );
-    if !opts.notices.is_empty() {
-        app.notify(opts.notices.join(" · "));
-    }
     let size = term.size()?;
     app.update(Msg::Resize(size.width, size.height));
+    app.add_notices(opts.notices);
+    // One look at the disk before the loop starts; remembering is `Work` (on dismiss).
+    if let Some(marker) = opts.legend_marker
+        && !marker.exists()
+    {
+        app.legend_marker = Some(marker);
+        app.show_legend();
+    }
     let draw = |app: &App| term.draw(|f| render(app, f)).map(|_| ());
-    run_loop(app, EventStream::new(), events, commands, draw).await?;
-    Ok(())
+    // A signal drops the loop between two of its steps (never mid-frame); the guard then
+    // restores the terminal as on any other exit.
+    tokio::select! {
+        ended = run_loop_with(app, EventStream::new(), events, commands, draw, opts.restart) => {
+            ended?;
+            Ok(TuiExit::Quit)
+        }
+        signo = signals.recv() => {
+            tracing::info!("signal {signo}: leaving the workbench");
+            Ok(TuiExit::Signal(signo))
+        }
+    }
 }
 
 /// The loop itself, over any stream of terminal events and any way of drawing a frame:
 /// `run` hands it the real terminal, tests a channel of events and a `TestBackend`. Returns
-/// the app when the user quits or the input ends.
+/// the app when the user quits or the input ends. `/restart` is not available.
 pub async fn run_loop<I, D>(
+    app: App,
+    input: I,
+    events: UnboundedReceiver<AgentEvent>,
+    commands: UnboundedSender<UserCommand>,
+    draw: D,
+) -> Result<App, TuiError>
+where
+    I: Stream<Item = io::Result<Event>> + Unpin,
+    D: FnMut(&App) -> io::Result<()>,
+{
+    run_loop_with(app, input, events, commands, draw, None).await
+}
+
+/// `run_loop`, with a way to start a fresh agent for `/restart`.
+pub async fn run_loop_with<I, D>(
     mut app: App,
     mut input: I,
     mut events: UnboundedReceiver<AgentEvent>,
-    commands: UnboundedSender<UserCommand>,
+    mut commands: UnboundedSender<UserCommand>,
     mut draw: D,
+    restart: Option<Restarter>,
 ) -> Result<App, TuiError>
 where
     I: Stream<Item = io::Result<Event>> + Unpin,
     D: FnMut(&App) -> io::Result<()>,
 {
     let (done_tx, mut done_rx) = unbounded_channel::<Done>();
+    let (fresh_tx, mut fresh_rx) = unbounded_channel::<Result<FreshAgent, String>>();
     perform(app.refresh_files(), &done_tx, &commands, true);
     let mut tokenizer = tokio::task::spawn_blocking(build_tokenizer);
     let mut tokenizer_pending = true;
@@ -141,6 +224,15 @@ where
             },
             // Never None: the loop holds a sender.
             Some(done) = done_rx.recv() => msgs.push(Msg::Done(done)),
+            Some(fresh) = fresh_rx.recv() => match fresh {
+                Ok(fresh) => {
+                    let (new_events, new_commands) = start_fresh(fresh, &commands, &mut msgs, app.step_mode);
+                    events = new_events;
+                    commands = new_commands;
+                    agent_open = true;
+                }
+                Err(why) => msgs.push(Msg::RestartFailed(why)),
+            },
             _ = tick.tick() => msgs.push(Msg::Tick),
             bpe = &mut tokenizer, if tokenizer_pending => {
                 tokenizer_pending = false;
@@ -182,11 +274,25 @@ where
                 dirty = true;
             }
             for effect in effects {
-                if matches!(effect, Effect::Quit) {
-                    let _ = commands.send(UserCommand::Quit);
-                    return Ok(app);
+                match effect {
+                    Effect::Quit => {
+                        let _ = commands.send(UserCommand::Quit);
+                        return Ok(app);
+                    }
+                    Effect::Restart => match &restart {
+                        Some(r) => {
+                            let (r, tx) = (r.0.clone(), fresh_tx.clone());
+                            tokio::task::spawn_blocking(move || {
+                                // The loop is gone when the send fails: nobody restarts.
+                                let _ = tx.send(r());
+                            });
+                        }
+                        None => {
+                            let _ = fresh_tx.send(Err("not available here".into()));
+                        }
+                    },
+                    other => perform(other, &done_tx, &commands, agent_open),
                 }
-                perform(effect, &done_tx, &commands, agent_open);
             }
         }
     }
@@ -207,8 +313,8 @@ fn perform(
                 tracing::warn!("agent command channel closed");
             }
         }
-        // The loop returns on `Quit` before it gets here.
-        Effect::Quit => {}
+        // The loop handles `Quit` and `Restart` before it gets here.
+        Effect::Quit | Effect::Restart => {}
         Effect::Work(work) => {
             let done = done.clone();
             tokio::task::spawn_blocking(move || {
@@ -217,4 +323,26 @@ fn perform(
             });
         }
     }
+}
+
+/// Starts the fresh agent in place of the old one (which is told to quit), submits the
+/// scenario's request, and queues `Msg::Restarted` for the view. Returns the new channels.
+fn start_fresh(
+    mut fresh: FreshAgent,
+    old: &UnboundedSender<UserCommand>,
+    msgs: &mut Vec<Msg>,
+    step_mode: bool,
+) -> (UnboundedReceiver<AgentEvent>, UnboundedSender<UserCommand>) {
+    let _ = old.send(UserCommand::Quit);
+    // A teacher in step mode restarts into step mode: it pauses before the first call.
+    fresh.setup.step_mode = step_mode;
+    let (commands, events, _task) = crate::agent::spawn(fresh.setup);
+    if let Some(request) = fresh.request {
+        let _ = commands.send(UserCommand::Submit(request));
+    }
+    msgs.push(Msg::Restarted {
+        provider: fresh.label,
+        notices: fresh.notices,
+    });
+    (events, commands)
 }

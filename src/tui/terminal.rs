@@ -3,6 +3,8 @@
 //! them on, `restore` turns them off (idempotent), `TerminalGuard` restores on every exit
 //! path, and the panic hook restores before the panic message prints and then exits the
 //! process, so a panic in any task (a spawned one too) never leaves a raw terminal behind.
+//! The one exception is a panic inside the supervised agent task: the agent's supervisor
+//! reports it as an error event, and the workbench stays up to show it.
 //! It draws nothing and knows nothing of `App`.
 
 use std::io::{self, Stdout, Write, stdout};
@@ -99,6 +101,12 @@ pub fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let was_active = ACTIVE.load(Ordering::SeqCst);
+        if was_active && crate::agent::in_agent_task() {
+            // The agent's supervisor turns this panic into an error event the workbench
+            // shows; the session stays on screen, so neither restore nor print over it.
+            tracing::error!("panic in the agent task: {info}");
+            return;
+        }
         let _ = restore();
         tracing::error!("panic: {info}");
         previous(info);

@@ -5,8 +5,10 @@
 //! 50 MB transcript never freezes the screen.
 //!
 //! Nothing here touches `App` or the terminal. A job reads only under the workspace root it
-//! is given and writes nothing but an export the user asked for: a replay runs on a dry-run store, through the library's one
-//! replay loop (`crate::replay`, via `tui::replay`).
+//! is given and writes nothing there: a replay runs on a dry-run store, through the
+//! library's one replay loop (`crate::replay`, via `tui::replay`). The writes are an export
+//! the user asked for and the empty file in the platform data dir that says the first-run
+//! legend was seen.
 
 use std::fmt;
 use std::fs::File;
@@ -111,6 +113,8 @@ pub enum Work {
         timeline: SharedTimeline,
         out: Option<PathBuf>,
     },
+    /// Remember that the legend was seen: create the (empty) file `path` and its folder.
+    RememberLegend { path: PathBuf },
 }
 
 /// A copy of the timeline handed to a job. Compared by address: effects are compared in
@@ -176,6 +180,10 @@ pub enum Done {
     Exported {
         result: Result<(PathBuf, usize), String>,
     },
+    /// The legend's file was written (or could not be: then it shows again next time).
+    LegendRemembered {
+        result: Result<(), String>,
+    },
 }
 
 impl Work {
@@ -240,6 +248,9 @@ impl Work {
             Work::Export { timeline, out } => Done::Exported {
                 result: export(&timeline.0, out.as_deref())
                     .map(|path| (path, timeline.0.calls.len())),
+            },
+            Work::RememberLegend { path } => Done::LegendRemembered {
+                result: remember(&path).map_err(|e| format!("{}: {e}", path.display())),
             },
         }
     }
@@ -366,6 +377,18 @@ pub fn load_transcript(path: &Path) -> io::Result<LoadedTranscript> {
     Ok(out)
 }
 
+/// Creates the empty file `path` (and its folder); an existing one is left as it is.
+fn remember(path: &Path) -> io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(|_| ())
+}
+
 /// A text file as the viewer shows it: lines, tabs as four spaces.
 pub fn read_lines(path: &Path) -> io::Result<Vec<String>> {
     let bytes = std::fs::read(path)?;
@@ -426,6 +449,18 @@ mod tests {
             "counted later, off the listing"
         );
         assert_eq!(transcripts[0].bytes, 6);
+    }
+
+    #[test]
+    fn remembering_the_legend_creates_the_file_and_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data/ctxlab/legend-seen");
+        let done = Work::RememberLegend { path: path.clone() }.run();
+        assert!(matches!(done, Done::LegendRemembered { result: Ok(()) }));
+        assert!(path.is_file());
+        // Again: still fine, nothing changes.
+        let again = Work::RememberLegend { path: path.clone() }.run();
+        assert!(matches!(again, Done::LegendRemembered { result: Ok(()) }));
     }
 
     #[test]

@@ -338,18 +338,29 @@ async fn set_config_switches_the_strategy_from_the_next_call() {
     let stages = |evs: &[AgentEvent]| -> Vec<(Stage, SizeUnit)> {
         reports(evs).iter().map(|r| (r.stage, r.unit)).collect()
     };
+    // Each call ends with the summarizing stage's report saying it did not run (within
+    // the limit), in the strategy's unit.
     assert_eq!(
         stages(&first),
         vec![
             (Stage::ToolResultBudget, SizeUnit::Chars),
             (Stage::SnipCompact, SizeUnit::Chars),
-            (Stage::MicroCompact, SizeUnit::Chars)
+            (Stage::MicroCompact, SizeUnit::Chars),
+            (Stage::CompactHistory, SizeUnit::Chars)
         ]
     );
     assert_eq!(
         stages(&second),
-        vec![(Stage::MicroCompact, SizeUnit::Tokens)]
+        vec![
+            (Stage::MicroCompact, SizeUnit::Tokens),
+            (Stage::AutoCompact, SizeUnit::Tokens)
+        ]
     );
+    for evs in [&first, &second] {
+        let last = reports(evs).last().copied().unwrap();
+        assert!(!last.ran && !last.changed, "{last:?}");
+        assert!(last.reason.contains(" <= "), "{}", last.reason);
+    }
     let requests = requests.lock().unwrap();
     assert!(requests[0].system.contains("Authoritative request"));
     assert!(!requests[1].system.contains("In compacted messages"));
@@ -359,13 +370,27 @@ async fn set_config_switches_the_strategy_from_the_next_call() {
 async fn s06_has_no_reactive_stage_where_s08_has_one() {
     for strategy in [Strategy::S06, Strategy::S08] {
         let ws = tempfile::tempdir().unwrap();
-        // A window the request crosses after one tool round: the second call overflows.
+        // A window the request crosses after three tool rounds: the fourth call overflows.
+        // The two small rounds first put something before s08's kept tail: a reactive
+        // compaction that could not shrink the request (nothing before the tail) is refused
+        // by the agent in every strategy (src/agent/reactive.rs).
+        let small = |id: &str| ctxlab::provider::scripted::ScenarioTurn {
+            note: String::new(),
+            content: vec![block::tool_use(
+                id,
+                "bash",
+                json!({"command": "echo small"}),
+            )],
+            stop_reason: "tool_use".into(),
+        };
         let scenario = Scenario {
             name: "overflow".into(),
             description: String::new(),
             request: "go".into(),
             context_window_chars: 3_000,
             turns: vec![
+                small("s1"),
+                small("s2"),
                 ctxlab::provider::scripted::ScenarioTurn {
                     note: String::new(),
                     content: vec![block::tool_use(

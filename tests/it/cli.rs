@@ -307,3 +307,80 @@ fn a_reader_that_stops_early_is_not_an_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `ctxlab replay --json` carries every report's reason; a session that ends before a call
+/// (the example ends with a 226,000-char batch) says what that call would do, in a dry run.
+#[test]
+fn replay_carries_reasons_and_the_call_after_the_session() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = ctxlab()
+        .arg("replay")
+        .arg(example())
+        .arg("--workspace")
+        .arg(ws.path())
+        .args(["--json", "--now", "1700000000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let reports: Vec<&Value> = lines
+        .iter()
+        .filter_map(|l| l["reports"].as_array())
+        .flatten()
+        .collect();
+    assert!(!reports.is_empty());
+    for r in &reports {
+        assert!(r["reason"].as_str().is_some_and(|s| !s.is_empty()), "{r}");
+    }
+    let snip = reports
+        .iter()
+        .find(|r| r["stage"] == "snip_compact")
+        .unwrap();
+    assert!(
+        snip["reason"]
+            .as_str()
+            .unwrap()
+            .contains(" messages > 50 (head 3, kept "),
+        "{snip}"
+    );
+    let totals = lines.last().unwrap();
+    let next = &totals["next_call"];
+    assert_eq!(next["call"], 29);
+    let budget = next["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["stage"] == "tool_result_budget")
+        .expect("the batch would be persisted before the next call");
+    assert!(
+        budget["reason"].as_str().unwrap().starts_with("batch "),
+        "{budget}"
+    );
+    // Not counted, and not written: it is a dry run of a call that never happened.
+    assert_eq!(totals["fired"]["tool_result_budget"], 0);
+    assert!(!ws.path().join(".task_outputs").exists());
+
+    let text = ctxlab()
+        .arg("replay")
+        .arg(example())
+        .arg("--workspace")
+        .arg(ws.path())
+        .output()
+        .unwrap();
+    let s = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        s.lines().any(|l| l
+            .starts_with("next call 29 (after the session's end, dry run): tool_result_budget")),
+        "{s}"
+    );
+    assert!(
+        s.lines()
+            .last()
+            .unwrap()
+            .starts_with("28 model calls; fired: ")
+    );
+}

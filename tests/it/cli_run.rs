@@ -3,9 +3,6 @@
 //! happens in a scratch directory (no `.env` unless the test writes one) with HOME and
 //! XDG_CONFIG_HOME pointed at an empty folder (no config.toml), and without provider
 //! variables from the calling environment.
-
-use std::path::Path;
-
 use crate::common::cli::{scratch, sealed};
 use serde_json::Value;
 
@@ -133,7 +130,7 @@ fn anthropic_without_a_key_exits_2_naming_the_variable() {
 }
 
 #[test]
-fn an_unknown_scenario_exits_2_naming_the_scenarios_folder() {
+fn an_unknown_scenario_exits_2_naming_the_built_in_scenarios() {
     let s = scratch();
     let out = sealed(s.cwd.path(), s.home.path())
         .args([
@@ -150,13 +147,92 @@ fn an_unknown_scenario_exits_2_naming_the_scenarios_folder() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no-such-scenario"), "{stderr}");
-    // The folder searched is the repository's scenarios folder, where tour.json lives.
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenarios");
-    assert!(folder.join("tour.json").is_file());
+    // Scenarios are compiled in: the message lists them, and names no folder of the build
+    // tree (an installed binary has none).
+    assert!(stderr.contains("tour"), "{stderr}");
     assert!(
-        stderr.contains(&format!("looked in {} and", folder.display())),
-        "{stderr}"
+        !stderr.contains(env!("CARGO_MANIFEST_DIR")),
+        "the build tree is named: {stderr}"
     );
+}
+
+/// Every stage says why, in text and in JSON; compact_history says why it did not run; the
+/// API's "prompt is too long" is an event of its own, before the reactive compaction.
+#[test]
+fn run_says_why_each_stage_acted_and_when_the_api_refused() {
+    let s = scratch();
+    let run = |json: bool| {
+        let mut cmd = sealed(s.cwd.path(), s.home.path());
+        cmd.args(["run", "--provider", "scripted", "--pace-ms", "0"]);
+        if json {
+            cmd.arg("--json");
+        }
+        let ws = tempfile::tempdir().unwrap();
+        let out = cmd.arg("--workspace").arg(ws.path()).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run(false);
+    let stage_lines: Vec<&str> = text.lines().filter(|l| l.starts_with("[stage] ")).collect();
+    assert!(stage_lines.len() > 10, "{text}");
+    for l in &stage_lines {
+        assert!(l.contains(" · why: "), "no reason: {l}");
+    }
+    assert!(
+        stage_lines
+            .iter()
+            .any(|l| l.starts_with("[stage] snip_compact")
+                && l.contains("messages > 50 (head 3, kept ")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("[api] prompt is too long:")),
+        "{text}"
+    );
+
+    let events: Vec<Value> = run(true)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let reports: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "stage_ran")
+        .map(|e| &e["report"])
+        .collect();
+    for r in &reports {
+        assert!(
+            r["reason"].as_str().is_some_and(|s| !s.is_empty()),
+            "a report without its reason: {r}"
+        );
+    }
+    let within = reports
+        .iter()
+        .find(|r| r["stage"] == "compact_history" && r["changed"] == false)
+        .expect("compact_history reports when it does not run");
+    assert!(
+        within["reason"].as_str().unwrap().ends_with(" <= 50,000"),
+        "{within}"
+    );
+    let refusal = events
+        .iter()
+        .position(|e| e["event"] == "prompt_too_long")
+        .expect("a prompt_too_long event");
+    assert!(
+        events[refusal]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("prompt is too long")
+    );
+    let reactive = events
+        .iter()
+        .position(|e| e["event"] == "stage_ran" && e["report"]["stage"] == "reactive_compact")
+        .unwrap();
+    assert!(refusal < reactive, "the refusal comes first");
 }
 
 #[test]

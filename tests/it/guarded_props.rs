@@ -10,6 +10,9 @@
 //!   the request names, directly or through the files those name;
 //! - the archive only grows.
 //!
+//! `guarded_reach` replays the same kind of sessions and judges them by the reachability
+//! accounting of `ctxlab replay --compare`.
+//!
 //! Cases: 24 by default, `PROPTEST_CASES` when set.
 
 use std::collections::{BTreeSet, HashMap};
@@ -24,7 +27,7 @@ use ctxlab::store::{ARCHIVE_PATH, Store};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-fn cases() -> u32 {
+pub(crate) fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -32,7 +35,7 @@ fn cases() -> u32 {
 }
 
 /// Small numbers so every stage fires within a few calls.
-fn config() -> PipelineConfig {
+pub(crate) fn config() -> PipelineConfig {
     PipelineConfig {
         budget_chars: 2_000,
         persist_threshold: 500,
@@ -50,14 +53,14 @@ fn config() -> PipelineConfig {
 }
 
 #[derive(Debug, Clone)]
-enum Content {
+pub(crate) enum Content {
     Text(usize),
     List(usize),
     Null,
 }
 
 #[derive(Debug, Clone)]
-enum Event {
+pub(crate) enum Event {
     Request,
     Tools(Vec<(bool, Content)>),
     Answer,
@@ -66,7 +69,7 @@ enum Event {
     Overflow(usize),
 }
 
-fn content() -> impl Strategy<Value = Content> {
+pub(crate) fn content() -> impl Strategy<Value = Content> {
     prop_oneof![
         10 => prop_oneof![5 => 0usize..80, 4 => 80usize..600, 1 => 600usize..2_500].prop_map(Content::Text),
         1 => (1usize..4).prop_map(Content::List),
@@ -74,7 +77,7 @@ fn content() -> impl Strategy<Value = Content> {
     ]
 }
 
-fn event() -> impl Strategy<Value = Event> {
+pub(crate) fn event() -> impl Strategy<Value = Event> {
     prop_oneof![
         2 => Just(Event::Request),
         8 => prop::collection::vec((any::<bool>(), content()), 1..4).prop_map(Event::Tools),
@@ -87,7 +90,7 @@ fn event() -> impl Strategy<Value = Event> {
 /// A text of `n` chars that no other generated text contains: a unique prefix, then a
 /// filler with a quote, a backslash, a newline and non-ASCII chars (escaped in the
 /// transcripts, read back by parsing them).
-fn unique_text(tag: &str, n: usize) -> String {
+pub(crate) fn unique_text(tag: &str, n: usize) -> String {
     let filler = "abc \"q\" \\ é解\nxyz ";
     let mut s = format!("<{tag}>");
     while s.chars().count() < n {

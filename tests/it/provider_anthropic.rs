@@ -83,7 +83,8 @@ async fn streams_text_and_a_tool_use_split_across_many_deltas() {
         r.usage,
         Usage {
             input_tokens: Some(25),
-            output_tokens: Some(42)
+            output_tokens: Some(42),
+            cached_input_tokens: None,
         }
     );
     let events = drain(&mut rx);
@@ -328,7 +329,9 @@ async fn prompt_too_long_is_context_too_long_and_sent_once() {
     assert_eq!(
         err,
         ProviderError::ContextTooLong {
-            message: "prompt is too long: 208310 tokens > 200000 maximum".into()
+            message: "prompt is too long: 208310 tokens > 200000 maximum".into(),
+            prompt_tokens: Some(208_310),
+            window_tokens: Some(200_000),
         }
     );
     assert_eq!(server.received_requests().await.unwrap().len(), 1);

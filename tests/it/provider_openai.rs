@@ -85,7 +85,8 @@ async fn maps_the_history_and_assembles_tool_calls_split_by_index() {
         r.usage,
         Usage {
             input_tokens: Some(31),
-            output_tokens: Some(12)
+            output_tokens: Some(12),
+            cached_input_tokens: None,
         }
     );
     let events = drain(&mut rx);
@@ -303,6 +304,8 @@ async fn statuses_map_to_typed_errors_and_only_transient_ones_retry() {
                    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
             ProviderError::ContextTooLong {
                 message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.".into(),
+                prompt_tokens: Some(9000),
+                window_tokens: Some(8192),
             },
             1,
         ),
@@ -312,6 +315,8 @@ async fn statuses_map_to_typed_errors_and_only_transient_ones_retry() {
                    "type": "exceed_context_size_error", "n_prompt_tokens": 5000, "n_ctx": 4096}}),
             ProviderError::ContextTooLong {
                 message: "the request exceeds the available context size, try increasing it".into(),
+                prompt_tokens: Some(5000),
+                window_tokens: Some(4096),
             },
             1,
         ),
@@ -322,6 +327,16 @@ async fn statuses_map_to_typed_errors_and_only_transient_ones_retry() {
             .respond_with(ResponseTemplate::new(status).set_body_json(body))
             .mount(&server)
             .await;
+        // A 404 also names the URL that was tried.
+        let expected = match expected {
+            ProviderError::BadRequest { message } if status == 404 => ProviderError::BadRequest {
+                message: format!(
+                    "{message} (404 Not Found from POST {}/v1/chat/completions; check the base URL)",
+                    server.uri()
+                ),
+            },
+            other => other,
+        };
         let (tx, _rx) = unbounded_channel();
         let err = model(&server, 2).stream(&req(), &tx).await.unwrap_err();
         assert_eq!(err, expected, "status {status}");

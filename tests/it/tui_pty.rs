@@ -7,52 +7,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::pty::demo_binary;
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-
-fn demo_binary() -> PathBuf {
-    // tests live in target/<profile>/deps; `cargo test` builds examples next to them.
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let bin = dir.join("examples").join("tui_demo");
-    // `cargo test --test it` builds no example: build it once here rather than skip.
-    static BUILT: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
-    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if !bin.exists() && !*built {
-        let mut cargo = std::process::Command::new(env!("CARGO"));
-        cargo
-            .args(["build", "--profile", "test", "--example", "tui_demo"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        // Drop what cargo set for this test process: build scripts (ring's) watch some of
-        // these variables, and a changed value would rebuild them, and everything above them.
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy();
-            if key.starts_with("CARGO_PKG_")
-                || key.starts_with("CARGO_BIN_EXE_")
-                || key.starts_with("CARGO_MANIFEST_")
-                || [
-                    "CARGO_CRATE_NAME",
-                    "CARGO_TARGET_TMPDIR",
-                    "CARGO_PRIMARY_PACKAGE",
-                    "OUT_DIR",
-                ]
-                .contains(&key.as_ref())
-            {
-                cargo.env_remove(key.as_ref());
-            }
-        }
-        let status = cargo
-            .status()
-            .unwrap_or_else(|e| panic!("cannot run cargo to build examples/tui_demo: {e}"));
-        assert!(status.success(), "`cargo build --example tui_demo` failed");
-        *built = true;
-    }
-    assert!(
-        bin.exists(),
-        "{} is missing after building it",
-        bin.display()
-    );
-    bin
-}
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
@@ -199,9 +155,10 @@ impl Session {
 #[test]
 fn starts_reacts_and_quits_clean() {
     let Some(mut s) = start(false) else { return };
-    let screen = s.wait_for("1 Conversation");
-    assert!(screen.contains("2 Events"));
-    assert!(screen.contains("Context (limit 50,000 chars)"));
+    // All three at once: a frame can be read half drawn ("1 Conversation" before "2 Events").
+    s.wait_for_all(&["1 Conversation", "2 Events", "Context (limit 50,000 chars)"]);
+    // Focus starts outside the input box: `i` types.
+    s.send(b"i");
     s.send(b"hello pty\r");
     s.wait_for("You said: hello pty");
     s.send(b"\x03\x03");
@@ -234,6 +191,9 @@ fn the_real_binary_plays_the_tour_and_quits_clean() {
         80,
         160,
     );
+    // A first run shows the legend (no "seen" file in this fresh data dir): Enter closes it.
+    s.wait_for("Legend");
+    s.send(b"\r");
     let screen = s.wait_for_all(&[
         "Δ budget",
         "Δ snip",
@@ -264,4 +224,117 @@ fn the_real_binary_plays_the_tour_and_quits_clean() {
             .join(".task_outputs/tool-results/toolu_tour_035.txt")
             .exists()
     );
+}
+
+/// `ctxlab --step` in front of a class: it starts paused, and pressing `s` (run to the next
+/// stage that changes something) again and again walks the tour until every stage has
+/// changed the history, with the pause before reactive_compact showing the API's words.
+#[test]
+fn step_mode_walks_the_tour_stage_by_stage() {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"));
+    let ws = tempfile::tempdir().unwrap();
+    let ws_arg = ws.path().join("demo");
+    let ws_str = ws_arg.to_str().unwrap();
+    let mut s = start_binary(
+        bin,
+        &["--step", "--pace-ms", "0", "--workspace", ws_str],
+        false,
+        70,
+        160,
+    );
+    s.wait_for("Legend");
+    // Paused before the first model call: nothing has run yet.
+    let first = s.wait_for("PAUSED  before the model call");
+    assert!(
+        !first.contains("Δ budget") && !first.contains("Δ micro"),
+        "a stage ran before the first step:\n{first}"
+    );
+    s.send(b"\r");
+    let closed = Instant::now() + Duration::from_secs(10);
+    while s
+        .parser
+        .lock()
+        .unwrap()
+        .screen()
+        .contents()
+        .contains("Legend")
+    {
+        assert!(Instant::now() < closed, "Enter did not close the legend");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stages = [
+        "Δ budget",
+        "Δ snip",
+        "Δ micro",
+        "Δ compact_history",
+        "Δ reactive",
+    ];
+    let mut presses = 0;
+    let mut saw_api_words = false;
+    let screen = loop {
+        let screen = s.parser.lock().unwrap().screen().contents();
+        saw_api_words |= screen.contains("PAUSED  before reactive_compact")
+            && screen.contains("the API said: prompt is too long");
+        if stages.iter().all(|st| screen.contains(st)) {
+            break screen;
+        }
+        assert!(
+            presses < 60,
+            "not every stage after {presses} presses:\n{screen}"
+        );
+        let status = screen.lines().next().unwrap_or("").to_string();
+        s.send(b"s");
+        presses += 1;
+        // Wait for the next pause (or the end of the tour).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            let now = s.parser.lock().unwrap().screen().contents();
+            if now.lines().next().unwrap_or("") != status {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        saw_api_words,
+        "the pause before reactive_compact never showed the API's words"
+    );
+    assert!(screen.contains("compact tool: focus"), "{screen}");
+    // Far fewer presses than single steps (the tour takes about 87 of those).
+    assert!(presses < 40, "{presses} presses");
+    s.send(b"q");
+    assert_eq!(s.wait_exit(), 0);
+    s.assert_clean();
+}
+
+/// The real binary under `--strategy s06`: the events pane shows s06's two stages (micro,
+/// auto_compact) and none of the stages s06 does not have, the gauge counts tokens; `q`
+/// leaves a clean terminal.
+#[test]
+fn the_real_binary_plays_the_tour_under_s06() {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"));
+    let ws = tempfile::tempdir().unwrap();
+    let ws_arg = ws.path().join("demo");
+    let ws_str = ws_arg.to_str().unwrap();
+    let mut s = start_binary(
+        bin,
+        &["--strategy", "s06", "--pace-ms", "0", "--workspace", ws_str],
+        false,
+        80,
+        160,
+    );
+    // The first start's legend covers the events pane: Enter closes it.
+    s.wait_for("Legend");
+    s.send(b"\r");
+    let screen = s.wait_for_all(&["Δ micro", "Δ auto", "scripted tour", "tokens)"]);
+    for absent in ["Δ budget", "Δ snip", "Δ compact", "Δ reactive", "Δ fit"] {
+        assert!(!screen.contains(absent), "{absent} under s06:\n{screen}");
+    }
+    s.wait_for("idle");
+    s.send(b"\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send(b"q");
+    assert_eq!(s.wait_exit(), 0);
+    s.assert_clean();
 }

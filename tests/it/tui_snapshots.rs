@@ -240,6 +240,7 @@ fn help_overlay() {
 #[test]
 fn config_panel() {
     let (dir, mut d) = fake_session();
+    d.app.update(key(KeyCode::Char('i')));
     type_text(&mut d.app, "/config");
     d.app.update(key(KeyCode::Enter));
     for _ in 0..7 {

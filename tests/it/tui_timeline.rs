@@ -374,7 +374,7 @@ fn the_full_session_says_where_each_message_went_and_d_opens_that_diff() {
     // A summarized message says summary; a persisted one its file.
     assert!((0..a.session.len()).any(|i| {
         a.fate_note(i)
-            .is_some_and(|n| n.contains("compact → summary"))
+            .is_some_and(|n| n.contains("compact_history → summary"))
     }));
     assert!((0..a.session.len()).any(|i| {
         a.fate_note(i)
@@ -408,7 +408,7 @@ fn m_finds_a_persisted_file_after_compaction_removed_its_message() {
 fn search_finds_hits_in_the_conversation_the_full_session_and_the_events() {
     let mut a = tour_app();
     a.update(key(KeyCode::Char('1')));
-    a.update(key(KeyCode::Char('/')));
+    a.update(key(KeyCode::Char('f')));
     type_text(&mut a, "ingest");
     assert_eq!(a.search.as_ref().unwrap().query, "ingest");
     assert_eq!(
@@ -444,7 +444,7 @@ fn search_finds_hits_in_the_conversation_the_full_session_and_the_events() {
     a.update(key(KeyCode::Char('n')));
     assert_eq!(a.search.as_ref().unwrap().current, 0, "n wraps around");
     // A query that names a stage finds events: n moves to the events pane.
-    a.update(key(KeyCode::Char('/')));
+    a.update(key(KeyCode::Char('f')));
     type_text(&mut a, "persisted toolu_tour_035");
     a.update(key(KeyCode::Enter));
     let hits = a.search.as_ref().unwrap().hits.clone();

@@ -162,7 +162,8 @@ fn pause_text_and_step_key() {
         a.paused.as_deref(),
         Some("next: model call with 3 messages (1234 chars)")
     );
-    // Focus is in the input, which is empty: Space steps.
+    // Focus is in the input (typing needs an explicit `i`), which is empty: Space steps.
+    a.update(key(KeyCode::Char('i')));
     assert_eq!(a.focus, Pane::Input);
     let fx = a.update(key(KeyCode::Char(' ')));
     assert_eq!(fx, vec![Effect::Send(UserCommand::Step)]);
@@ -210,6 +211,7 @@ fn ctrl_c_cancels_then_quits() {
 #[test]
 fn q_quits_only_outside_the_input() {
     let mut a = app();
+    a.update(key(KeyCode::Char('i')));
     assert!(type_text(&mut a, "q").is_empty());
     assert_eq!(a.input_text(), "q");
     a.update(key(KeyCode::Esc));
@@ -219,6 +221,7 @@ fn q_quits_only_outside_the_input() {
 #[test]
 fn submit_and_slash_commands() {
     let mut a = app();
+    a.update(key(KeyCode::Char('i')));
     type_text(&mut a, "hello");
     assert_eq!(
         a.update(key(KeyCode::Enter)),
@@ -232,11 +235,14 @@ fn submit_and_slash_commands() {
             focus: Some("parser errors".into())
         })]
     );
+    // A command leaves the input box: `i` types again.
+    a.update(key(KeyCode::Char('i')));
     type_text(&mut a, "/compact");
     assert_eq!(
         a.update(key(KeyCode::Enter)),
         vec![Effect::Send(UserCommand::Compact { focus: None })]
     );
+    a.update(key(KeyCode::Char('i')));
     type_text(&mut a, "/step");
     assert_eq!(
         a.update(key(KeyCode::Enter)),
@@ -244,12 +250,14 @@ fn submit_and_slash_commands() {
     );
     assert!(a.step_mode);
     // An empty input sends nothing.
+    a.update(key(KeyCode::Char('i')));
     assert!(a.update(key(KeyCode::Enter)).is_empty());
 }
 
 #[test]
 fn shift_and_alt_enter_insert_newlines() {
     let mut a = app();
+    a.update(key(KeyCode::Char('i')));
     type_text(&mut a, "a");
     a.update(key_mod(KeyCode::Enter, KeyModifiers::SHIFT));
     type_text(&mut a, "b");
@@ -265,6 +273,7 @@ fn shift_and_alt_enter_insert_newlines() {
 #[test]
 fn config_edit_sends_set_config() {
     let mut a = app();
+    a.update(key(KeyCode::Char('i')));
     type_text(&mut a, "/config");
     assert!(a.update(key(KeyCode::Enter)).is_empty());
     assert!(matches!(a.overlay, Some(Overlay::Config(_))));
@@ -308,6 +317,7 @@ fn config_edit_sends_set_config() {
 #[test]
 fn input_history_recall() {
     let mut a = app();
+    a.update(key(KeyCode::Char('i')));
     for t in ["first", "second"] {
         type_text(&mut a, t);
         a.update(key(KeyCode::Enter));
@@ -611,4 +621,30 @@ fn listings_keep_known_counts_and_ask_for_the_rest_once() {
     assert_eq!(a.transcripts[0].messages, Some(3));
     assert!(list(&mut a).is_empty(), "a known count is kept");
     assert_eq!(a.transcripts[0].messages, Some(3));
+}
+
+/// The gauge counts in the strategy's unit: s06's tokens are the `str()` chars // 4, the
+/// title and the figures say so; s08-latest says JSON chars; s08 keeps chars.
+#[test]
+fn the_gauge_follows_the_strategys_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = session(dir.path(), true);
+    let chars = d.app.history_chars;
+    assert!(chars > 400, "a session with something in it");
+    let s08 = screen(&mut d.app, 120, 40);
+    assert!(s08.contains("Context (limit 12,000 chars)"), "{s08}");
+    d.app.config.strategy = ctxlab::compact::Strategy::S06;
+    let s06 = screen(&mut d.app, 120, 40);
+    assert!(s06.contains("Context (limit 12,000 tokens)"), "{s06}");
+    let figures = format!("{} / 12,000 tokens", ctxlab::util::group_digits(chars / 4));
+    assert!(s06.contains(&figures), "{figures}:\n{s06}");
+    d.app.config.strategy = ctxlab::compact::Strategy::S08Latest;
+    let latest = screen(&mut d.app, 120, 40);
+    assert!(
+        latest.contains("Context (limit 12,000 JSON chars)"),
+        "{latest}"
+    );
+    let json = ctxlab::message::json_size(&d.history);
+    let figures = format!("{} / 12,000 JSON chars", ctxlab::util::group_digits(json));
+    assert!(latest.contains(&figures), "{figures}:\n{latest}");
 }

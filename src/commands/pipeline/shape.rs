@@ -2,18 +2,30 @@
 //! "`ctxlab pipeline`" describes (`"strategy": "lesson"`), s08-latest and s06 as their recorded cases
 //! (`expected_by_strategy`), guarded as s08's plus each stage's `reason`
 //! (docs/strategies.md, "ctxlab pipeline").
+//!
+//! The object is written as it is made, key by key, straight to the output: a history
+//! holding one huge message is never copied into a JSON tree or an output string (each
+//! stage's messages and each file's content go out and are dropped), so memory stays a small
+//! multiple of the input. The key order is the one the recorded cases have.
 
-use serde_json::{Map, Value, json};
+use std::io::Write;
 
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::PipelineError;
 use crate::compact::{PendingCompaction, SizeUnit, Stage, StageReport, Strategy};
 use crate::message::Message;
-use crate::store::{FileWritten, Store, StoreError};
+use crate::store::{FileWritten, Store};
 
-/// The output object being built.
-pub(super) struct Shape {
+/// The output object being written.
+pub(super) struct Shape<'w> {
     strategy: Strategy,
-    out: Map<String, Value>,
-    stages: Map<String, Value>,
+    out: &'w mut dyn Write,
+    /// Stages written so far (a comma goes before every one but the first).
+    stages: usize,
+    /// s08-latest's `probe_micro_no_target`, made during the stages but placed after them.
+    micro_probe: Option<Vec<u8>>,
 }
 
 fn size_key(unit: SizeUnit) -> &'static str {
@@ -34,42 +46,74 @@ fn stage_key(stage: Stage) -> &'static str {
     }
 }
 
-fn messages_json(messages: &[Message]) -> Value {
-    Value::Array(messages.iter().map(Message::to_value).collect())
-}
-
-fn files_json(store: &Store, files: &[FileWritten]) -> Result<Value, StoreError> {
-    let mut out = Vec::with_capacity(files.len());
-    for f in files {
-        let content = store.read_text(&f.path)?;
-        let mut m = Map::new();
-        m.insert("path".into(), json!(f.path));
-        m.insert("status".into(), json!(f.status));
-        m.insert("chars".into(), json!(f.chars));
-        m.insert("bytes".into(), json!(f.bytes));
-        m.insert("content".into(), Value::String(content));
-        out.push(Value::Object(m));
+/// `,"key":` (or without the comma): a key of an object being written.
+fn key(out: &mut dyn Write, comma: bool, name: &str) -> Result<(), PipelineError> {
+    if comma {
+        out.write_all(b",")?;
     }
-    Ok(Value::Array(out))
+    serde_json::to_writer(&mut *out, name)?;
+    out.write_all(b":")?;
+    Ok(())
 }
 
-impl Shape {
-    pub(super) fn new(strategy: Strategy, input_size: usize) -> Shape {
-        let mut out = Map::new();
+fn value(out: &mut dyn Write, v: &impl Serialize) -> Result<(), PipelineError> {
+    serde_json::to_writer(&mut *out, v)?;
+    Ok(())
+}
+
+/// `{"path", "status", "chars", "bytes", "content"}` of each file, the content read back
+/// from the store and written out without another copy.
+fn write_files(
+    out: &mut dyn Write,
+    store: &Store,
+    files: &[FileWritten],
+) -> Result<(), PipelineError> {
+    out.write_all(b"[")?;
+    for (i, f) in files.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(b"{")?;
+        key(out, false, "path")?;
+        value(out, &f.path)?;
+        key(out, true, "status")?;
+        value(out, &f.status)?;
+        key(out, true, "chars")?;
+        value(out, &f.chars)?;
+        key(out, true, "bytes")?;
+        value(out, &f.bytes)?;
+        key(out, true, "content")?;
+        store.read_text_with(&f.path, |text| serde_json::to_writer(&mut *out, text))??;
+        out.write_all(b"}")?;
+    }
+    out.write_all(b"]")?;
+    Ok(())
+}
+
+impl<'w> Shape<'w> {
+    /// Starts the object: `strategy`, the input size, and opens `stages`.
+    pub(super) fn new(
+        strategy: Strategy,
+        input_size: usize,
+        out: &'w mut dyn Write,
+    ) -> Result<Shape<'w>, PipelineError> {
         let name = match strategy {
             Strategy::S08 => "lesson",
             other => other.name(),
         };
-        out.insert("strategy".into(), json!(name));
-        let key = format!("{}_input", size_key(strategy.unit()));
-        out.insert(key, json!(input_size));
-        // Filled by `triggered`; inserted now so it keeps its place after the input size.
-        out.insert("stages".into(), Value::Null);
-        Shape {
+        out.write_all(b"{")?;
+        key(out, false, "strategy")?;
+        value(out, &name)?;
+        key(out, true, &format!("{}_input", size_key(strategy.unit())))?;
+        value(out, &input_size)?;
+        key(out, true, "stages")?;
+        out.write_all(b"{")?;
+        Ok(Shape {
             strategy,
             out,
-            stages: Map::new(),
-        }
+            stages: 0,
+            micro_probe: None,
+        })
     }
 
     /// One stage's entry: `changed`, `messages`, the size, `files_written` (s08-latest adds
@@ -79,62 +123,76 @@ impl Shape {
         store: &Store,
         report: &StageReport,
         messages: &[Message],
-    ) -> Result<(), StoreError> {
-        let mut m = Map::new();
+    ) -> Result<(), PipelineError> {
+        let out = &mut *self.out;
+        key(out, self.stages > 0, stage_key(report.stage))?;
+        self.stages += 1;
+        out.write_all(b"{")?;
+        let mut comma = false;
         if self.strategy == Strategy::S08Latest {
-            m.insert("ran".into(), json!(report.ran));
+            key(out, false, "ran")?;
+            value(out, &report.ran)?;
             if !report.ran {
-                self.stages
-                    .insert(stage_key(report.stage).into(), Value::Object(m));
+                out.write_all(b"}")?;
                 return Ok(());
             }
+            comma = true;
         }
         // Key order as each version's recorded cases have it.
-        m.insert("changed".into(), json!(report.changed));
-        m.insert("messages".into(), messages_json(messages));
-        let size = (size_key(report.unit).to_string(), json!(report.size_after));
+        key(out, comma, "changed")?;
+        value(out, &report.changed)?;
+        key(out, true, "messages")?;
+        value(out, &messages)?;
         if report.unit == SizeUnit::Chars {
-            m.insert(size.0.clone(), size.1.clone());
+            key(out, true, size_key(report.unit))?;
+            value(out, &report.size_after)?;
         }
-        m.insert(
-            "files_written".into(),
-            files_json(store, &report.files_written)?,
-        );
+        key(out, true, "files_written")?;
+        write_files(out, store, &report.files_written)?;
         if report.unit != SizeUnit::Chars {
-            m.insert(size.0, size.1);
+            key(out, true, size_key(report.unit))?;
+            value(out, &report.size_after)?;
         }
         if self.strategy == Strategy::Guarded {
-            m.insert("reason".into(), json!(report.reason));
+            key(out, true, "reason")?;
+            value(out, &report.reason)?;
         }
-        self.stages
-            .insert(stage_key(report.stage).into(), Value::Object(m));
+        out.write_all(b"}")?;
         Ok(())
     }
 
-    /// s08-latest's `probe_micro_no_target`.
+    /// s08-latest's `probe_micro_no_target`; it comes after `stages` in the output, so it is
+    /// kept as text until then.
     pub(super) fn micro_probe(
         &mut self,
         store: &Store,
         report: &StageReport,
         messages: &[Message],
-    ) -> Result<(), StoreError> {
-        let mut m = Map::new();
-        m.insert("changed".into(), json!(report.changed));
-        m.insert("messages".into(), messages_json(messages));
-        m.insert(
-            "files_written".into(),
-            files_json(store, &report.files_written)?,
-        );
-        self.out
-            .insert("probe_micro_no_target".into(), Value::Object(m));
+    ) -> Result<(), PipelineError> {
+        let mut buf = Vec::new();
+        buf.write_all(b"{")?;
+        key(&mut buf, false, "changed")?;
+        value(&mut buf, &report.changed)?;
+        key(&mut buf, true, "messages")?;
+        value(&mut buf, &messages)?;
+        key(&mut buf, true, "files_written")?;
+        write_files(&mut buf, store, &report.files_written)?;
+        buf.write_all(b"}")?;
+        self.micro_probe = Some(buf);
         Ok(())
     }
 
-    pub(super) fn triggered(&mut self, over: bool) {
-        let stages = std::mem::take(&mut self.stages);
-        self.out.insert("stages".into(), Value::Object(stages));
-        self.out
-            .insert("auto_compact_triggered".into(), json!(over));
+    /// Closes `stages` and writes `auto_compact_triggered`.
+    pub(super) fn triggered(&mut self, over: bool) -> Result<(), PipelineError> {
+        let out = &mut *self.out;
+        out.write_all(b"}")?;
+        if let Some(probe) = self.micro_probe.take() {
+            key(out, true, "probe_micro_no_target")?;
+            out.write_all(&probe)?;
+        }
+        key(out, true, "auto_compact_triggered")?;
+        value(out, &over)?;
+        Ok(())
     }
 
     /// A summarizing probe: the history it leaves, the files it would write and the exact
@@ -142,39 +200,48 @@ impl Shape {
     /// nothing to summarize.
     pub(super) fn probe(
         &mut self,
-        key: &str,
+        name: &str,
         store: &Store,
         pending: Option<PendingCompaction>,
         summary: &str,
         active_request: &str,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), PipelineError> {
+        let out = &mut *self.out;
+        key(out, true, name)?;
         let Some(pending) = pending else {
-            self.out.insert(key.into(), Value::Null);
+            out.write_all(b"null")?;
             return Ok(());
         };
         let request = pending.request().clone();
         let (messages, report) = pending.finish(&[summary], active_request);
-        let mut m = Map::new();
-        m.insert("messages".into(), messages_json(&messages));
-        m.insert(
-            "files_written".into(),
-            files_json(store, &report.files_written)?,
-        );
-        let mut req = Map::new();
+        out.write_all(b"{")?;
+        key(out, false, "messages")?;
+        value(out, &messages)?;
+        drop(messages);
+        key(out, true, "files_written")?;
+        write_files(out, store, &report.files_written)?;
+        key(out, true, "summarizer_requests")?;
+        out.write_all(b"[{")?;
+        let mut comma = false;
         if !request.system.is_empty() {
-            req.insert("system".into(), json!(request.system));
+            key(out, false, "system")?;
+            value(out, &request.system)?;
+            comma = true;
         }
-        req.insert(
-            "messages".into(),
-            json!([{"role": "user", "content": request.user_text}]),
-        );
-        req.insert("max_tokens".into(), json!(request.max_tokens));
-        m.insert("summarizer_requests".into(), json!([Value::Object(req)]));
-        self.out.insert(key.into(), Value::Object(m));
+        key(out, comma, "messages")?;
+        value(
+            out,
+            &[json!({"role": "user", "content": Value::String(request.user_text)})],
+        )?;
+        key(out, true, "max_tokens")?;
+        value(out, &request.max_tokens)?;
+        out.write_all(b"}]}")?;
         Ok(())
     }
 
-    pub(super) fn finish(self) -> Value {
-        Value::Object(self.out)
+    /// Closes the object (no newline).
+    pub(super) fn finish(self) -> Result<(), PipelineError> {
+        self.out.write_all(b"}")?;
+        Ok(())
     }
 }

@@ -122,6 +122,7 @@ pub fn begin_compact_history(
         tail: messages[tail_start..].to_vec(),
         size_before,
         messages_before: messages.len(),
+        summary_cut_at: None,
     }))
 }
 
@@ -228,6 +229,7 @@ pub fn begin_reactive(
         tail: messages[tail_start..].to_vec(),
         size_before: SizeUnit::Chars.measure(messages),
         messages_before: len,
+        summary_cut_at: None,
     }))
 }
 

@@ -57,6 +57,7 @@ pub fn begin_auto_compact(
         tail: Vec::new(),
         size_before,
         messages_before: messages.len(),
+        summary_cut_at: None,
     })
 }
 

@@ -76,6 +76,7 @@ pub fn begin_compact_history(
         tail: Vec::new(),
         size_before,
         messages_before: messages.len(),
+        summary_cut_at: None,
     })
 }
 
@@ -113,6 +114,7 @@ pub fn begin_reactive(
         tail,
         size_before: SizeUnit::JsonChars.measure(messages),
         messages_before: messages.len(),
+        summary_cut_at: None,
     })
 }
 

@@ -10,7 +10,7 @@
 pub mod extractive;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -190,7 +190,13 @@ impl Scenario {
 pub struct ScriptedModel {
     scenario: Scenario,
     next_turn: AtomicUsize,
-    pace: Duration,
+    /// The pause after each streamed delta, in nanoseconds: atomic so `/pace` changes it
+    /// while a call streams (the model is shared with the agent task).
+    pace_nanos: AtomicU64,
+}
+
+fn nanos(pace: Duration) -> u64 {
+    u64::try_from(pace.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl ScriptedModel {
@@ -198,14 +204,19 @@ impl ScriptedModel {
         ScriptedModel {
             scenario,
             next_turn: AtomicUsize::new(0),
-            pace: Duration::from_millis(15),
+            pace_nanos: AtomicU64::new(nanos(Duration::from_millis(15))),
         }
     }
 
     /// The pause after each streamed delta (`Duration::ZERO` in tests).
-    pub fn with_pace(mut self, pace: Duration) -> ScriptedModel {
-        self.pace = pace;
+    pub fn with_pace(self, pace: Duration) -> ScriptedModel {
+        self.pace_nanos.store(nanos(pace), Ordering::Relaxed);
         self
+    }
+
+    /// The pause after each streamed delta, now.
+    pub fn pace(&self) -> Duration {
+        Duration::from_nanos(self.pace_nanos.load(Ordering::Relaxed))
     }
 
     pub fn scenario(&self) -> &Scenario {
@@ -233,8 +244,9 @@ impl ScriptedModel {
     }
 
     async fn pause(&self) {
-        if !self.pace.is_zero() {
-            tokio::time::sleep(self.pace).await;
+        let pace = self.pace();
+        if !pace.is_zero() {
+            tokio::time::sleep(pace).await;
         }
     }
 
@@ -248,6 +260,7 @@ impl ScriptedModel {
         let mut usage = Usage {
             input_tokens: Some((input_chars / CHARS_PER_TOKEN) as u64),
             output_tokens: None,
+            cached_input_tokens: None,
         };
         emit(events, StreamEvent::Usage(usage));
         let mut output_chars = 0;
@@ -293,6 +306,11 @@ impl Model for ScriptedModel {
         format!("scripted {}", self.scenario.name)
     }
 
+    fn set_pace(&self, pace: Duration) -> bool {
+        self.pace_nanos.store(nanos(pace), Ordering::Relaxed);
+        true
+    }
+
     async fn stream(
         &self,
         req: &ModelRequest,
@@ -318,10 +336,13 @@ impl Model for ScriptedModel {
         }
         let window = self.scenario.context_window_chars;
         if input_chars > window {
+            // The scripted window is in chars, not tokens: no token numbers to give.
             return Err(ProviderError::ContextTooLong {
                 message: format!(
                     "prompt is too long: {input_chars} chars > {window} maximum (scripted window)"
                 ),
+                prompt_tokens: None,
+                window_tokens: None,
             });
         }
         // The turn is read now but only consumed once the answer is complete, so a call the

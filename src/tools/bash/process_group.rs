@@ -3,10 +3,15 @@
 //! the output cap, and the whole group gets SIGKILL on timeout, on cancellation, when the
 //! future is dropped and right after the shell exits, so no background job or pipeline
 //! member outlives the call. Validation and the deny-list happen before, in `bash.rs`.
+//! Running groups are also registered process-wide, so that a front end that receives
+//! SIGTERM, SIGHUP or SIGINT can kill them all before it exits
+//! ([`kill_running_process_groups`]). The child's environment lacks the variables
+//! `ToolLimits::child_env` removes (provider keys, `*_API_KEY`, `*_TOKEN`, `*_SECRET`).
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -44,6 +49,10 @@ pub(super) async fn run(
         .stderr(Stdio::piped())
         // A backstop only: the group guard below is what kills the children.
         .kill_on_drop(true);
+    // No provider key (or other secret-named variable) reaches the command.
+    for name in limits.child_env.removed_from_current_env() {
+        cmd.env_remove(name);
+    }
     // SAFETY: `setsid` is async-signal-safe and touches no memory of the parent; it is the
     // only thing run between fork and exec. It gives the child a new session without a
     // controlling terminal and makes it the leader of a new process group whose id is its pid.
@@ -60,7 +69,7 @@ pub(super) async fn run(
         .id()
         .and_then(|pid| libc::pid_t::try_from(pid).ok())
         .ok_or_else(|| ToolError::Internal("the shell has no process id".into()))?;
-    let mut group = GroupGuard { pgid: Some(pgid) };
+    let mut group = GroupGuard::new(pgid);
 
     let cap = limits.output_cap_chars;
     let stdout = child
@@ -115,6 +124,26 @@ async fn stop(group: &mut GroupGuard, child: &mut tokio::process::Child, readers
     readers.abort();
 }
 
+/// The process groups of the `bash` calls running now (see [`kill_running_process_groups`]).
+static RUNNING_GROUPS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+
+/// Sends SIGKILL to the process group of every `bash` call still running; returns how many
+/// groups were signalled. For a front end that is about to exit on a signal: the groups
+/// live in their own sessions, so nothing else would stop them from outliving ctxlab.
+pub fn kill_running_process_groups() -> usize {
+    let groups = match RUNNING_GROUPS.lock() {
+        Ok(g) => g.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    };
+    for pgid in &groups {
+        // SAFETY: killpg only sends a signal; a group that is already gone gives ESRCH.
+        unsafe {
+            libc::killpg(*pgid, libc::SIGKILL);
+        }
+    }
+    groups.len()
+}
+
 /// Kills the child's process group when told to, and when dropped while armed: if the
 /// caller drops the `run_tool` future mid-command, the whole group still dies.
 struct GroupGuard {
@@ -122,6 +151,13 @@ struct GroupGuard {
 }
 
 impl GroupGuard {
+    fn new(pgid: libc::pid_t) -> GroupGuard {
+        if let Ok(mut running) = RUNNING_GROUPS.lock() {
+            running.push(pgid);
+        }
+        GroupGuard { pgid: Some(pgid) }
+    }
+
     fn kill(&mut self) {
         if let Some(pgid) = self.pgid {
             // SAFETY: killpg only sends a signal; a group that is already gone gives ESRCH,
@@ -135,13 +171,18 @@ impl GroupGuard {
     /// Stops further kills once the group has been killed after the shell was reaped: from
     /// then on its id may be reused by an unrelated process group.
     fn disarm(&mut self) {
-        self.pgid = None;
+        if let Some(pgid) = self.pgid.take()
+            && let Ok(mut running) = RUNNING_GROUPS.lock()
+        {
+            running.retain(|g| *g != pgid);
+        }
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.kill();
+        self.disarm();
     }
 }
 

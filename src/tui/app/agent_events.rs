@@ -1,10 +1,11 @@
 //! What each `AgentEvent` does to the view: the mirror grows or is replaced, stage reports
 //! become event rows with their diffs, the timeline takes every event, the run state
-//! follows the turn, and stage writes ask for a file listing. Never sends commands back:
-//! events only inform.
+//! follows the turn, a pause becomes the
+//! pause card and highlighted rows, summary calls, refusals and cancels become rows, and
+//! stage writes ask for a file listing. Never sends commands back: events only inform.
 
 use super::{App, Effect, EventKind, RunState};
-use crate::agent::events::AgentEvent;
+use crate::agent::events::{AgentEvent, StopReason};
 
 impl App {
     pub(super) fn on_agent(&mut self, ev: AgentEvent) -> Vec<Effect> {
@@ -32,7 +33,7 @@ impl App {
                 self.append(message);
             }
             AgentEvent::StageRan { report, history } => {
-                self.paused = None;
+                self.clear_pause();
                 let diff = match history {
                     Some(h) if report.changed => {
                         let title = report.summary();
@@ -60,21 +61,28 @@ impl App {
                     });
                 }
             }
-            AgentEvent::Paused { next } => self.paused = Some(next.describe()),
+            AgentEvent::Paused { next } => self.set_pause(next),
             AgentEvent::RequestSent {
                 estimate_chars,
                 summary,
                 ..
             } => {
-                self.paused = None;
-                if !summary {
+                self.clear_pause();
+                self.summary_in_flight = summary;
+                if summary {
+                    self.push_event(EventKind::SummaryCall {
+                        chars: estimate_chars,
+                        input_tokens: None,
+                    });
+                    self.run_state = RunState::Summarizing { since: self.tick };
+                } else {
                     self.request_sizes.push(estimate_chars as u64);
                     self.timeline_grew();
+                    self.run_state = RunState::Waiting { since: self.tick };
                 }
-                self.run_state = RunState::Waiting { since: self.tick };
             }
             AgentEvent::TextDelta { text } => {
-                self.paused = None;
+                self.clear_pause();
                 self.streaming.push_str(&text);
                 if !matches!(self.run_state, RunState::Streaming { .. }) {
                     self.run_state = RunState::Streaming { since: self.tick };
@@ -82,7 +90,7 @@ impl App {
                 self.follow_streaming();
             }
             AgentEvent::ToolStarted { name, .. } => {
-                self.paused = None;
+                self.clear_pause();
                 self.run_state = RunState::Tool {
                     name,
                     since: self.tick,
@@ -91,11 +99,32 @@ impl App {
             AgentEvent::ToolFinished { .. } => {
                 self.run_state = RunState::Waiting { since: self.tick };
             }
-            AgentEvent::Usage { input_tokens, .. } => {
-                if input_tokens.is_some() {
-                    self.api_input_tokens = input_tokens;
+            // A call's usage follows its `RequestSent`: a summary call's is shown apart, so
+            // the gauge's "API" figure is always the main request's.
+            AgentEvent::Usage {
+                input_tokens: Some(tokens),
+                ..
+            } if self.summary_in_flight => {
+                self.summary_input_tokens = Some(tokens);
+                if let Some(EventKind::SummaryCall { input_tokens, .. }) = self
+                    .events
+                    .iter_mut()
+                    .rev()
+                    .map(|e| &mut e.kind)
+                    .find(|k| matches!(k, EventKind::SummaryCall { .. }))
+                {
+                    *input_tokens = Some(tokens);
                 }
             }
+            AgentEvent::Usage {
+                input_tokens: Some(tokens),
+                cached_input_tokens,
+                ..
+            } => {
+                self.api_input_tokens = Some(tokens);
+                self.api_cached_tokens = cached_input_tokens;
+            }
+            AgentEvent::Usage { .. } => {}
             AgentEvent::Retrying {
                 attempt,
                 reason,
@@ -108,21 +137,36 @@ impl App {
             AgentEvent::CompactRequested { focus } => {
                 self.push_event(EventKind::CompactRequested { focus })
             }
+            AgentEvent::PromptTooLong { message, .. } => {
+                self.notify(format!("the API refused the request: {message}"));
+                self.push_event(EventKind::PromptTooLong { message });
+            }
+            AgentEvent::PaceChanged { pace_ms, applied } => self.notify(if applied {
+                format!("pace: {pace_ms} ms between streamed pieces")
+            } else {
+                "this model streams at its own pace (/pace is for the scripted model)".into()
+            }),
             AgentEvent::ConfigChanged { config } => self.config = config,
             AgentEvent::StepModeChanged { on } => {
                 self.step_mode = on;
                 if !on {
-                    self.paused = None;
+                    self.run_to = None;
+                    self.clear_pause();
                 }
             }
             AgentEvent::Error { kind, message } => {
                 self.notify(format!("error: {message}"));
                 self.push_event(EventKind::Error { kind, message });
             }
-            AgentEvent::TurnDone { .. } => {
+            AgentEvent::TurnDone { stop_reason } => {
                 self.run_state = RunState::Idle;
-                self.paused = None;
+                self.run_to = None;
+                self.summary_in_flight = false;
+                self.clear_pause();
                 self.streaming.clear();
+                if stop_reason == StopReason::Cancelled {
+                    self.push_event(EventKind::Cancelled);
+                }
             }
         }
         effects

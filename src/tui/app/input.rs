@@ -1,11 +1,15 @@
 //! The input box: typing, new lines (Alt-/Shift-Enter, Ctrl-J), recalling earlier inputs
-//! with Up/Down, Space to step while paused, and submitting. A submitted line that starts
-//! with `/` is parsed into a `SlashCommand` (`/compact [focus]`, `/config`, `/step`,
-//! `/export [file]`, `/help`, `/quit`); anything else goes to the agent as a request.
+//! with Up/Down, Space to step in step mode (an empty line's Space never types there), and
+//! submitting. A submitted line that starts with `/` is parsed into a `SlashCommand`
+//! (`/compact [focus]`, `/config`, `/step`, `/pace MS`, `/restart`, `/export [file]`,
+//! `/help`, `/quit`); anything else goes to the agent as a request. After a command, and
+//! after a request in step mode, focus leaves the box so the step keys are keys again.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::style::{Modifier, Style};
 use ratatui_textarea::{CursorMove, TextArea};
+
+use std::time::Duration;
 
 use super::{App, ConfigPanel, Effect, Overlay, Pane};
 use crate::agent::events::UserCommand;
@@ -21,6 +25,11 @@ pub enum SlashCommand {
     Step,
     /// `/export [FILE]`: write the timeline as one HTML page.
     Export { file: Option<String> },
+    /// `/pace MS`: the scripted model's pause between streamed pieces; None when MS is
+    /// missing or not a whole number.
+    Pace(Option<u64>),
+    /// `/restart`: the scenario from the start, in a fresh workspace.
+    Restart,
     /// `/help`: the keys overlay.
     Help,
     /// `/quit`.
@@ -44,6 +53,8 @@ impl SlashCommand {
             "export" => SlashCommand::Export {
                 file: (!rest.is_empty()).then(|| rest.to_string()),
             },
+            "pace" => SlashCommand::Pace(rest.replace('_', "").parse().ok()),
+            "restart" => SlashCommand::Restart,
             "help" => SlashCommand::Help,
             "quit" => SlashCommand::Quit,
             other => SlashCommand::Unknown(other.to_string()),
@@ -68,7 +79,11 @@ impl App {
             KeyCode::Down if self.input.cursor().0 + 1 >= self.input.lines().len() => {
                 self.recall(1)
             }
-            KeyCode::Char(' ') if self.input_is_empty() && self.paused.is_some() => {
+            // In step mode an empty line's Space is the step key, never a typed space (a
+            // space typed while the agent was busy used to block every later step).
+            KeyCode::Char(' ')
+                if self.input_is_empty() && (self.paused.is_some() || self.step_mode) =>
+            {
                 return self.step();
             }
             _ => {
@@ -120,8 +135,18 @@ impl App {
         self.draft.clear();
         self.set_input("");
         match SlashCommand::parse(&text) {
-            Some(cmd) => self.run_slash(cmd),
-            None => vec![Effect::Send(UserCommand::Submit(text))],
+            Some(cmd) => {
+                if !matches!(cmd, SlashCommand::Unknown(_)) {
+                    self.focus_pane_noeffect(self.main);
+                }
+                self.run_slash(cmd)
+            }
+            None => {
+                if self.step_mode {
+                    self.focus_pane_noeffect(self.main);
+                }
+                vec![Effect::Send(UserCommand::Submit(text))]
+            }
         }
     }
 
@@ -136,6 +161,19 @@ impl App {
                 self.step_mode = !self.step_mode;
                 vec![Effect::Send(UserCommand::StepMode(self.step_mode))]
             }
+            SlashCommand::Pace(Some(ms)) => {
+                vec![Effect::Send(UserCommand::SetPace(Duration::from_millis(
+                    ms,
+                )))]
+            }
+            SlashCommand::Pace(None) => {
+                self.notify("usage: /pace MS (milliseconds between streamed pieces, 0 = instant)");
+                Vec::new()
+            }
+            SlashCommand::Restart => {
+                self.notify("restarting: a fresh agent and workspace…");
+                vec![Effect::Restart]
+            }
             SlashCommand::Help => {
                 self.overlay = Some(Overlay::Help { top: 0 });
                 Vec::new()
@@ -144,7 +182,8 @@ impl App {
             SlashCommand::Quit => vec![Effect::Quit],
             SlashCommand::Unknown(name) => {
                 self.notify(format!(
-                    "unknown command /{name}: /compact [focus], /config, /step, /export [file], /help, /quit"
+                    "unknown command /{name}: /compact [focus], /config, /step, /pace MS, \
+                     /restart, /export [file], /help, /quit"
                 ));
                 Vec::new()
             }
@@ -161,7 +200,7 @@ impl App {
             self.input.set_cursor_style(Style::default());
         }
         self.input.set_placeholder_text(
-            "type a request; Enter sends, Alt-Enter new line, /compact /config /step /export",
+            "type a request; Enter sends; /compact /config /step /pace /restart /export",
         );
         self.input.set_placeholder_style(self.theme.dim());
     }
@@ -206,9 +245,20 @@ mod tests {
     }
 
     #[test]
+    fn pace_takes_milliseconds() {
+        assert_eq!(parse("/pace 200"), Some(Pace(Some(200))));
+        assert_eq!(parse("/pace 1_000"), Some(Pace(Some(1_000))));
+        assert_eq!(parse("/pace 0"), Some(Pace(Some(0))));
+        assert_eq!(parse("/pace"), Some(Pace(None)));
+        assert_eq!(parse("/pace fast"), Some(Pace(None)));
+        assert_eq!(parse("/pace -5"), Some(Pace(None)));
+    }
+
+    #[test]
     fn the_other_commands_take_no_arguments() {
         assert_eq!(parse("/config"), Some(Config));
         assert_eq!(parse("/step"), Some(Step));
+        assert_eq!(parse("/restart"), Some(Restart));
         assert_eq!(parse("/help"), Some(Help));
         assert_eq!(parse("/quit"), Some(Quit));
     }

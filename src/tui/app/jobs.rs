@@ -119,6 +119,8 @@ impl App {
                 )),
                 Err(e) => self.notify(format!("export failed: {e}")),
             },
+            // Not remembered: the legend shows again at the next start, nothing worse.
+            Done::LegendRemembered { .. } => {}
             Done::OutputRead {
                 id,
                 relative,

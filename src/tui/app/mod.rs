@@ -4,15 +4,17 @@
 //! and the mirror of the agent's history built from `AgentEvent`s; it never owns the
 //! history itself. `update` takes one `Msg` (an agent event, a key, a mouse event, a
 //! resize, a tick, a finished job) and returns effects as data (`Effect::Send`,
-//! `Effect::Quit`, `Effect::Work`) that the loop performs, so it is tested without a
-//! terminal or an agent. It performs no I/O: reading the workspace's files and replaying a
-//! transcript are `Work` the loop runs off the UI task (see `tui::work`). It never reads
-//! the clock (times come in messages or from the tick counter) and never draws.
+//! `Effect::Quit`, `Effect::Work`, `Effect::Restart`) that the loop performs, so it is
+//! tested without a terminal or an agent. It performs no I/O: reading the workspace's files,
+//! replaying a transcript and remembering that the legend was seen are `Work` the loop runs
+//! off the UI task (see `tui::work`); a restart is the loop's. It never reads the clock
+//! (times come in messages or from the tick counter) and never draws.
 //!
 //! One concern per file: `state` (the data types), `list` (selection and scrolling),
 //! `history` (the mirror), `agent_events`, `navigation` (keys outside the input), `panes`
 //! (conversation, events, outputs actions), `transcripts`, `jobs` (asking for work and
-//! taking its results), `overlays`, `input` (input box and slash commands), `mouse`.
+//! taking its results), `overlays`, `input` (input box and slash commands), `mouse`,
+//! `step` (step mode's keys, the pause's highlighted rows, the first-run legend, restart).
 
 mod agent_events;
 mod diff_view;
@@ -26,6 +28,7 @@ mod overlays;
 mod panes;
 mod search;
 mod state;
+mod step;
 mod timeline;
 mod transcripts;
 mod viewer;
@@ -44,7 +47,7 @@ use super::layout::{self, Areas};
 use super::rows::MessageInfo;
 use super::theme::Theme;
 use super::work::{Done, JobId, Work};
-use crate::agent::events::{AgentEvent, UserCommand};
+use crate::agent::events::{AgentEvent, NextStep, StepTarget, UserCommand};
 use crate::compact::PipelineConfig;
 use crate::timeline::{Source, Timeline};
 
@@ -64,8 +67,10 @@ pub use timeline::TimelineView;
 /// How often the loop sends `Msg::Tick`.
 pub const TICK: Duration = Duration::from_millis(100);
 pub const TICKS_PER_SECOND: u64 = 1_000 / TICK.as_millis() as u64;
-/// How long a notice stays in the hint line.
+/// How long a notice stays in the hint line, at least.
 const NOTICE_TICKS: u64 = 5 * TICKS_PER_SECOND;
+/// A notice wider than the hint line is shown a page at a time, each page this long.
+pub const NOTICE_PAGE_TICKS: u64 = 4 * TICKS_PER_SECOND;
 
 /// Everything `update` reacts to. (No `Debug`: the tokenizer has none.)
 pub enum Msg {
@@ -81,6 +86,14 @@ pub enum Msg {
     Tokenizer(&'static CoreBPE),
     /// The agent's event channel closed.
     AgentGone,
+    /// `/restart` started a fresh agent (its events follow): `provider` is its label,
+    /// `notices` its start-up notices.
+    Restarted {
+        provider: String,
+        notices: Vec<String>,
+    },
+    /// `/restart` could not start a fresh agent.
+    RestartFailed(String),
 }
 
 /// What the loop must do after an update.
@@ -90,6 +103,9 @@ pub enum Effect {
     Quit,
     /// Run this job off the UI task and send back `Msg::Done` with its result.
     Work(Work),
+    /// Replace the agent with a fresh one (the scenario from the start, in a fresh
+    /// workspace); the loop answers `Msg::Restarted` or `Msg::RestartFailed`.
+    Restart,
 }
 
 /// The whole UI state.
@@ -116,6 +132,8 @@ pub struct App {
     /// Some rows are not counted yet (tokenizer not ready or still counting).
     pub tokens_pending: bool,
     pub api_input_tokens: Option<u64>,
+    /// The part of `api_input_tokens` the server's prompt cache served.
+    pub api_cached_tokens: Option<u64>,
     /// Request size (chars) at each non-summary `RequestSent`.
     pub request_sizes: Vec<u64>,
 
@@ -152,10 +170,25 @@ pub struct App {
     pub run_state: RunState,
     /// `NextStep::describe()` of the pending pause.
     pub paused: Option<String>,
+    /// The pending pause itself: what the card says and which rows it highlights.
+    pub next_step: Option<NextStep>,
+    /// A "run to" sent and not reached yet (the status bar says so).
+    pub run_to: Option<StepTarget>,
+    /// The conversation's selection was moved to the pause's rows and goes back to the
+    /// newest row once the pause ends.
+    pause_moved_selection: bool,
     pub step_mode: bool,
     pub agent_gone: bool,
     last_ctrl_c: Option<u64>,
     pub notice: Option<(String, u64)>,
+    /// Notices waiting for the hint line, shown one after the other.
+    notices_queued: VecDeque<String>,
+    /// The model call in flight is a summary request (its usage is kept apart).
+    summary_in_flight: bool,
+    /// Input tokens the API reported for the last summary call.
+    pub summary_input_tokens: Option<u64>,
+    /// The file whose existence says the first-run legend was seen (None: not remembered).
+    pub legend_marker: Option<PathBuf>,
 
     tokenizer: Option<&'static CoreBPE>,
     token_queue: VecDeque<Arc<MessageInfo>>,
@@ -180,7 +213,8 @@ impl App {
             theme: Theme::new(no_color),
             size: (120, 40),
             tick: 0,
-            focus: Pane::Input,
+            // Outside the input: `q` and `?` are keys from the first second; `i` types.
+            focus: Pane::Conversation,
             main: Pane::Conversation,
             history: Vec::new(),
             session: Vec::new(),
@@ -192,6 +226,7 @@ impl App {
             history_tokens: 0,
             tokens_pending: false,
             api_input_tokens: None,
+            api_cached_tokens: None,
             request_sizes: Vec::new(),
             events: Vec::new(),
             show_unchanged: false,
@@ -215,10 +250,17 @@ impl App {
             overlay_stack: Vec::new(),
             run_state: RunState::Idle,
             paused: None,
+            next_step: None,
+            run_to: None,
+            pause_moved_selection: false,
             step_mode: false,
             agent_gone: false,
             last_ctrl_c: None,
             notice: None,
+            notices_queued: VecDeque::new(),
+            summary_in_flight: false,
+            summary_input_tokens: None,
+            legend_marker: None,
             tokenizer: None,
             token_queue: VecDeque::new(),
             event_seq: 0,
@@ -234,7 +276,7 @@ impl App {
     pub fn areas(&self) -> Option<Areas> {
         layout::areas_for(
             Rect::new(0, 0, self.size.0, self.size.1),
-            self.input.lines().len(),
+            self.input_rows(),
             self.timeline_view.is_some(),
         )
     }
@@ -304,7 +346,7 @@ impl App {
     pub fn notice_text(&self) -> Option<&str> {
         self.notice
             .as_ref()
-            .filter(|(_, at)| self.tick.saturating_sub(*at) < NOTICE_TICKS)
+            .filter(|(s, at)| self.tick.saturating_sub(*at) < notice_ticks(s, self.size.0))
             .map(|(s, _)| s.as_str())
     }
 
@@ -320,13 +362,24 @@ impl App {
     pub fn animating(&self) -> bool {
         self.run_state != RunState::Idle
             || self.notice.is_some()
+            || !self.notices_queued.is_empty()
             || self.loading.is_some()
             || (self.tokenizer.is_some() && !self.token_queue.is_empty())
     }
 
-    /// Shows `text` in the hint line for a few seconds.
+    /// Shows `text` in the hint line for a few seconds (longer when it is long).
     pub fn notify(&mut self, text: impl Into<String>) {
         self.notice = Some((text.into(), self.tick));
+    }
+
+    /// Shows `text` after the notices already waiting, each in turn: start-up notices are
+    /// read one by one instead of being cut off together.
+    pub fn notify_queued(&mut self, text: impl Into<String>) {
+        if self.notice_text().is_none() && self.notices_queued.is_empty() {
+            self.notify(text);
+        } else {
+            self.notices_queued.push_back(text.into());
+        }
     }
 
     // ----- the mutator -----
@@ -348,12 +401,16 @@ impl App {
             Msg::Resize(w, h) => {
                 self.size = (w, h);
                 self.fix_scroll();
+                self.reshow_pause_rows();
                 Vec::new()
             }
             Msg::Tick => {
                 self.tick += 1;
                 if self.notice_text().is_none() {
                     self.notice = None;
+                    if let Some(next) = self.notices_queued.pop_front() {
+                        self.notify(next);
+                    }
                 }
                 self.count_some_tokens();
                 Vec::new()
@@ -370,6 +427,21 @@ impl App {
                 self.notify("the agent stopped; q quits");
                 Vec::new()
             }
+            Msg::Restarted { provider, notices } => self.restarted(provider, notices),
+            Msg::RestartFailed(why) => {
+                self.notify(format!("restart failed: {why}"));
+                Vec::new()
+            }
         }
     }
+}
+
+/// A notice in pages that fit a hint line `width` columns wide (with room for `(1/2)`).
+pub fn notice_pages(text: &str, width: u16) -> Vec<String> {
+    crate::tui::pause::wrap_words(text, (width as usize).saturating_sub(6).max(1))
+}
+
+/// Ticks a notice stays: five seconds, or every page its time when it has several.
+fn notice_ticks(text: &str, width: u16) -> u64 {
+    NOTICE_TICKS.max(notice_pages(text, width).len() as u64 * NOTICE_PAGE_TICKS)
 }

@@ -1,12 +1,12 @@
 //! Keys, routed: Ctrl-C first (cancel, twice quits), then an open overlay, then the input
-//! box, then the key map's global actions (quit, help, focus, step, refresh) and finally
-//! the focused pane's actions. Also focus moves, which ask for a fresh file listing when a
-//! browser comes into view.
+//! box, then the key map's global actions (quit, help, legend, focus, the step keys,
+//! refresh) and finally the focused pane's actions. Also focus moves, which ask for a fresh
+//! file listing when a browser comes into view.
 
 use crossterm::event::{KeyEvent, KeyEventKind};
 
 use super::{App, Effect, Overlay, Pane, TICKS_PER_SECOND};
-use crate::agent::events::UserCommand;
+use crate::agent::events::{StepTarget, UserCommand};
 use crate::tui::keys::{self, Action};
 
 impl App {
@@ -49,7 +49,7 @@ impl App {
                     return self.focus_pane(*p);
                 }
             }
-            Action::Search
+            Action::Find
                 if matches!(
                     self.focus,
                     Pane::Conversation | Pane::Events | Pane::Timeline
@@ -67,6 +67,9 @@ impl App {
                 self.next_hit(action == Action::SearchNext)
             }
             Action::Step => return self.step(),
+            Action::RunToStage => return self.run_to(StepTarget::Stage),
+            Action::RunToCall => return self.run_to(StepTarget::ModelCall),
+            Action::Legend => self.show_legend(),
             Action::Type => self.focus_pane_noeffect(Pane::Input),
             Action::Refresh => return vec![self.refresh_files()],
             _ => match self.focus {
@@ -90,16 +93,6 @@ impl App {
         self.last_ctrl_c = Some(self.tick);
         self.notify("cancel sent; Ctrl-C again within 1 s quits");
         vec![Effect::Send(UserCommand::Cancel)]
-    }
-
-    pub(super) fn step(&mut self) -> Vec<Effect> {
-        if self.paused.is_some() || self.step_mode {
-            self.paused = None;
-            vec![Effect::Send(UserCommand::Step)]
-        } else {
-            self.notify("Space steps only in step mode (/step)");
-            Vec::new()
-        }
     }
 
     pub(super) fn cycle_pane(&mut self, delta: isize) -> Vec<Effect> {
@@ -129,6 +122,8 @@ impl App {
             self.main = p;
         }
         self.style_input();
+        // The pause card and the input box share a place: the layout may have changed.
+        self.fix_scroll();
     }
 
     fn focus_pane(&mut self, p: Pane) -> Vec<Effect> {

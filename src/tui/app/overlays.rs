@@ -1,4 +1,5 @@
-//! Keys while an overlay is open: help scrolls and closes; the diff (`diff_view.rs`) and the
+//! Keys while an overlay is open: help and the legend scroll and close (closing the legend
+//! the first time asks for it to be remembered); the diff (`diff_view.rs`) and the
 //! viewer (`viewer.rs`) have their own keys; the config panel selects a threshold, edits
 //! it and sends the new config to the agent (`UserCommand::SetConfig`). An overlay opened
 //! from another (the viewer from a diff) returns to it when closed.
@@ -13,6 +14,10 @@ use crate::tui::keys::{self, Action};
 impl App {
     pub(super) fn overlay_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let page = self.overlay_viewport().max(1);
+        let legend_len = match self.overlay {
+            Some(Overlay::Legend { .. }) => crate::tui::panes::legend::lines(self).len(),
+            _ => 0,
+        };
         let Some(overlay) = &mut self.overlay else {
             return Vec::new();
         };
@@ -20,6 +25,25 @@ impl App {
             Overlay::Help { top } => match keys::action(&key) {
                 Some(Action::Back | Action::Help | Action::Quit) => self.close_overlay(),
                 Some(a) => scroll(top, a, keys::HELP.len(), page),
+                None => {}
+            },
+            Overlay::Legend { top } => match keys::action(&key) {
+                Some(
+                    Action::Back
+                    | Action::Enter
+                    | Action::Step
+                    | Action::Legend
+                    | Action::Quit
+                    | Action::Help,
+                ) => {
+                    let help = keys::action(&key) == Some(Action::Help);
+                    let effects = self.close_legend();
+                    if help {
+                        self.overlay = Some(Overlay::Help { top: 0 });
+                    }
+                    return effects;
+                }
+                Some(a) => scroll(top, a, legend_len, page),
                 None => {}
             },
             Overlay::Diff(_) => {

@@ -72,6 +72,11 @@ impl App {
                     self.open_viewer(title, &text);
                 }
             }
+            // `/` starts a slash command, as in the input box (`f` searches).
+            Action::Search => {
+                self.focus_pane_noeffect(Pane::Input);
+                self.input.insert_char('/');
+            }
             _ => {}
         }
     }
@@ -152,7 +157,25 @@ impl App {
                             DiffView::new(d.title.clone(), None, diff_rows(&d.before, &d.after));
                         self.show_diff(view);
                     }
-                    None => self.notify("no diff: this row changed no messages"),
+                    None => {
+                        // No diff: the row itself, in full (reasons and notices are long).
+                        let kind = visible
+                            .get(self.events_list.selected)
+                            .and_then(|&i| self.events.get(i))
+                            .map(|e| e.kind.clone());
+                        match kind {
+                            Some(k) => {
+                                let (title, text) = crate::tui::panes::events::detail(&k);
+                                let width = self.detail_width();
+                                let lines: Vec<String> = text
+                                    .lines()
+                                    .flat_map(|l| crate::tui::pause::wrap_words(l, width))
+                                    .collect();
+                                self.open_viewer(title, &lines.join("\n"));
+                            }
+                            None => self.notify("no event selected"),
+                        }
+                    }
                 }
             }
             _ => {}
@@ -185,6 +208,14 @@ impl App {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Columns of text the viewer shows for an event's detail: the overlay minus the line
+    /// numbers of a short text (the viewer's own wrap then leaves the words whole).
+    fn detail_width(&self) -> usize {
+        (self.overlay_inner().width as usize)
+            .saturating_sub(4)
+            .max(1)
     }
 
     /// Selects the conversation row whose `<persisted-output>` marker names `relative`; when

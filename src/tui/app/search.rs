@@ -1,4 +1,4 @@
-//! Search across the conversation, the full session and the events: `/` asks for a query
+//! Search across the conversation, the full session and the events: `f` asks for a query
 //! (in the hint line), Enter finds every hit and shows the first, `n` / `N` go to the next
 //! and previous hit wherever it is (switching the view or the pane), Esc drops the search.
 //! Hits in the full session are the messages no longer in the context as they were (the
@@ -59,6 +59,14 @@ pub fn event_text(e: &EventRow) -> String {
         EventKind::Error { message, .. } => format!("error {message}"),
         EventKind::CompactRequested { focus } => {
             format!("compact tool {}", focus.as_deref().unwrap_or(""))
+        }
+        // The rows teach added say in their detail what the row says, and more.
+        k @ (EventKind::PromptTooLong { .. }
+        | EventKind::SummaryCall { .. }
+        | EventKind::Cancelled
+        | EventKind::Notice { .. }) => {
+            let (title, text) = crate::tui::panes::events::detail(k);
+            format!("{title} {text}")
         }
     }
 }

@@ -115,6 +115,23 @@ pub enum EventKind {
     CompactRequested {
         focus: Option<String>,
     },
+    /// The API refused a request as too long, in its words: reactive_compact follows.
+    PromptTooLong {
+        message: String,
+    },
+    /// A summary request went to the model; `input_tokens` is what the API reported for it
+    /// (kept apart from the main calls' figure).
+    SummaryCall {
+        chars: usize,
+        input_tokens: Option<u64>,
+    },
+    /// The user cancelled the turn.
+    Cancelled,
+    /// A start-up notice (why the scripted model runs, where the demo workspace is), kept
+    /// in full: Enter opens it.
+    Notice {
+        text: String,
+    },
 }
 
 impl EventKind {
@@ -237,7 +254,13 @@ pub struct ConfigPanel {
 
 #[derive(Debug, Clone)]
 pub enum Overlay {
-    Help { top: usize },
+    Help {
+        top: usize,
+    },
+    /// The first-run legend: panes, stages, letters, step keys.
+    Legend {
+        top: usize,
+    },
     Config(ConfigPanel),
     Diff(DiffView),
     Viewer(Viewer),
@@ -252,6 +275,10 @@ pub enum RunState {
         since: u64,
     },
     Streaming {
+        since: u64,
+    },
+    /// A summary request is with the model.
+    Summarizing {
         since: u64,
     },
     Tool {

@@ -43,7 +43,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
             ),
         ]);
         if selected {
-            line = line.patch_style(app.theme.selected());
+            line = super::selected_line(line, &app.theme);
         }
         lines.push(line);
     }

@@ -36,6 +36,13 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     let row = |i: usize| -> Option<RowRef<'_>> { app.conv_row(i) };
+    // While paused, the rows the next stage will change (the model's view only: indices
+    // are the history's).
+    let rows = app.rows_to_change();
+    let upcoming = match (&app.next_step, app.conv_view) {
+        (Some(next), ConvView::Model) => Some((crate::tui::pause::stage_of(next), &rows[..])),
+        _ => None,
+    };
     let mut trailer = Vec::new();
     if app.conv_view == ConvView::Model && app.timeline_view.is_none() && !app.streaming.is_empty()
     {
@@ -59,6 +66,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         focused,
         theme: &app.theme,
         trailer,
+        upcoming,
     }
     .render(f, inner);
 }

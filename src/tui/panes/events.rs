@@ -1,7 +1,9 @@
 //! The events pane: one row per stage that changed the history (all stages with the `u`
-//! filter), per retry, per error and per compact request, with the time since start, the
-//! sizes before and after and what changed. Rows with a diff carry `Δ`; Enter opens it.
-//! Draws `App` state only.
+//! filter), each with its reason in numbers (`snip: 53 messages > 50 (head 3, kept 47)`),
+//! the sizes before and after and what changed; and one per retry, error, refusal of the
+//! API ("prompt is too long"), summary call (with the API's input tokens for it), compact
+//! request, cancel and start-up notice, with the time since start. Rows with a diff carry
+//! `Δ`; Enter opens it (any other row opens in full). Draws `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -10,10 +12,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{fit, fmt_ticks, pane_block};
-use crate::compact::Stage;
+use crate::compact::{Stage, StageReport};
 use crate::tui::app::{App, EventKind, EventRow, Pane};
 use crate::tui::theme::Theme;
-use crate::util::group_digits;
+use crate::util::{display_width, group_digits};
 
 /// The part of `StageReport::summary()` after the sizes: what changed.
 pub fn what_changed(summary: &str) -> &str {
@@ -34,7 +36,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let title = Line::from(vec![
         Span::styled(" 2 Events ", app.theme.title()),
         Span::raw(format!("· {filter} ")),
-        Span::styled("(u toggles, Enter diff) ", app.theme.dim()),
+        Span::styled("(u toggles, Enter opens) ", app.theme.dim()),
     ]);
     let block = pane_block(title, focused, &app.theme);
     let inner = block.inner(area);
@@ -52,7 +54,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         };
         let mut line = event_line(row, &app.theme, width);
         if pos == app.events_list.selected {
-            line = line.patch_style(app.theme.selected());
+            line = super::selected_line(line, &app.theme);
         }
         lines.push(line);
     }
@@ -65,16 +67,117 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-/// Short stage names for narrow panes.
+/// Short stage names for event rows (compact_history keeps its name: "compact" alone would
+/// read as the compact tool).
 pub fn short_name(stage: Stage) -> &'static str {
     match stage {
         Stage::ToolResultBudget => "budget",
         Stage::SnipCompact => "snip",
         Stage::MicroCompact => "micro",
         Stage::FitToolResults => "fit",
-        Stage::CompactHistory => "compact",
+        Stage::CompactHistory => "compact_history",
         Stage::ReactiveCompact => "reactive",
         Stage::AutoCompact => "auto",
+    }
+}
+
+/// A stage row's text: `snip: 53 messages > 50 (head 3, kept 47) · 17,500->17,163 snipped
+/// 3 messages`; the reason first, so a narrow pane still shows why.
+pub fn stage_text(report: &StageReport) -> String {
+    let summary = report.summary();
+    let sizes = format!(
+        "{}->{}",
+        group_digits(report.size_before),
+        group_digits(report.size_after)
+    );
+    let reason = if report.reason.is_empty() {
+        "ran".to_string()
+    } else {
+        report.reason.clone()
+    };
+    if report.changed {
+        format!(
+            "{}: {reason} · {sizes} {}",
+            short_name(report.stage),
+            what_changed(&summary)
+        )
+    } else {
+        format!("{}: {reason} · no change", short_name(report.stage))
+    }
+}
+
+/// One line for any event row (without the time), as the pane shows it.
+pub fn row_text(kind: &EventKind) -> String {
+    match kind {
+        EventKind::Stage { report, .. } => stage_text(report),
+        EventKind::Replaced {
+            size_before,
+            size_after,
+            messages,
+            ..
+        } => format!(
+            "history replaced {}->{} ({})",
+            group_digits(*size_before),
+            group_digits(*size_after),
+            super::plural(*messages, "message")
+        ),
+        EventKind::Retry {
+            attempt,
+            reason,
+            wait,
+        } => format!("retry #{attempt} in {:.1}s: {reason}", wait.as_secs_f64()),
+        EventKind::Error { kind, message } => format!(
+            "error {}: {message}",
+            serde_json::to_string(kind)
+                .unwrap_or_default()
+                .trim_matches('"')
+        ),
+        EventKind::CompactRequested { focus } => match focus {
+            Some(f) => format!("compact tool: focus {f}"),
+            None => "compact tool: no focus".to_string(),
+        },
+        EventKind::PromptTooLong { message } => format!("API refused: {message}"),
+        EventKind::SummaryCall {
+            chars,
+            input_tokens,
+        } => {
+            let mut s = format!("summary call: {} chars", group_digits(*chars));
+            if let Some(t) = input_tokens {
+                s.push_str(&format!(" · API {} tokens in", group_digits(*t as usize)));
+            }
+            s
+        }
+        EventKind::Cancelled => "turn cancelled by the user".to_string(),
+        EventKind::Notice { text } => format!("notice: {text}"),
+    }
+}
+
+/// The full text of a row for the viewer (Enter on a row without a diff): every number
+/// of a stage report, the whole message of an error or a notice.
+pub fn detail(kind: &EventKind) -> (String, String) {
+    match kind {
+        EventKind::Stage { report, .. } => {
+            let mut text = format!(
+                "{}\nwhy: {}\nsize: {} -> {} chars\nmessages: {} -> {}\n{}",
+                report.stage.name(),
+                if report.reason.is_empty() {
+                    "(no reason recorded)"
+                } else {
+                    &report.reason
+                },
+                group_digits(report.size_before),
+                group_digits(report.size_after),
+                report.messages_before,
+                report.messages_after,
+                report.summary()
+            );
+            for f in &report.files_written {
+                text.push_str(&format!("\nwrote {}", f.path));
+            }
+            (format!("{} · {}", report.stage.name(), report.reason), text)
+        }
+        EventKind::Notice { text } => ("notice".to_string(), text.clone()),
+        other => ("event".to_string(), row_text(other)),
     }
 }
 
@@ -85,88 +188,45 @@ fn event_line<'a>(row: &EventRow, theme: &Theme, width: usize) -> Line<'a> {
         Span::styled(format!("{time} "), theme.dim()),
         Span::raw(if has_diff { "Δ " } else { "  " }),
     ];
-    let used = time.len() + 3;
-    let rest = width.saturating_sub(used);
+    let rest = width.saturating_sub(time.len() + 3);
+    let text = fit(&row_text(&row.kind), rest);
     match &row.kind {
         EventKind::Stage { report, .. } => {
-            let style = if report.changed {
-                theme.stage(report.stage)
+            // The stage's name in its style, the rest plain (dim when nothing changed).
+            let name_w = display_width(short_name(report.stage)).min(rest);
+            let (name, after) = split_at_width(&text, name_w);
+            let (name_style, rest_style) = if report.changed {
+                (theme.stage(report.stage), Style::new())
             } else {
-                theme.dim()
+                (theme.dim(), theme.dim())
             };
-            // Narrow panes get the short names so "what changed" keeps some room.
-            let name_w = if rest < 64 { 9 } else { 18 };
-            let name = if rest < 64 {
-                fit(short_name(report.stage), name_w)
-            } else {
-                fit(report.stage.name(), name_w)
-            };
-            let sizes = format!(
-                " {}->{} ",
-                group_digits(report.size_before),
-                group_digits(report.size_after)
-            );
-            let summary = report.summary();
-            let what = what_changed(&summary).to_string();
-            let what_w = rest.saturating_sub(name_w + crate::util::display_width(&sizes));
-            spans.push(Span::styled(name, style));
-            spans.push(Span::raw(sizes));
-            spans.push(Span::styled(
-                fit(&what, what_w),
-                if report.changed {
-                    Style::new()
-                } else {
-                    theme.dim()
-                },
-            ));
+            spans.push(Span::styled(name, name_style));
+            spans.push(Span::styled(after, rest_style));
         }
-        EventKind::Replaced {
-            size_before,
-            size_after,
-            messages,
-            ..
-        } => spans.push(Span::raw(fit(
-            &format!(
-                "history replaced {}->{} ({})",
-                group_digits(*size_before),
-                group_digits(*size_after),
-                super::plural(*messages, "message")
-            ),
-            rest,
-        ))),
-        EventKind::Retry {
-            attempt,
-            reason,
-            wait,
-        } => spans.push(Span::styled(
-            fit(
-                &format!("retry #{attempt} in {:.1}s: {reason}", wait.as_secs_f64()),
-                rest,
-            ),
-            theme.warn(),
-        )),
-        EventKind::Error { kind, message } => spans.push(Span::styled(
-            fit(
-                &format!(
-                    "error {}: {message}",
-                    serde_json::to_string(kind)
-                        .unwrap_or_default()
-                        .trim_matches('"')
-                ),
-                rest,
-            ),
-            theme.error(),
-        )),
-        EventKind::CompactRequested { focus } => spans.push(Span::styled(
-            fit(
-                &match focus {
-                    Some(f) => format!("compact tool: focus {f}"),
-                    None => "compact tool: no focus".to_string(),
-                },
-                rest,
-            ),
-            theme.warn(),
-        )),
+        EventKind::Replaced { .. } | EventKind::Cancelled => spans.push(Span::raw(text)),
+        EventKind::Retry { .. } | EventKind::CompactRequested { .. } => {
+            spans.push(Span::styled(text, theme.warn()))
+        }
+        EventKind::Error { .. } | EventKind::PromptTooLong { .. } => {
+            spans.push(Span::styled(text, theme.error()))
+        }
+        EventKind::SummaryCall { .. } => {
+            spans.push(Span::styled(text, theme.stage(Stage::CompactHistory)))
+        }
+        EventKind::Notice { .. } => spans.push(Span::styled(text, theme.dim())),
     }
     Line::from(spans)
+}
+
+/// `s` cut after `cols` columns: (head, rest).
+fn split_at_width(s: &str, cols: usize) -> (String, String) {
+    let mut used = 0;
+    for (i, c) in s.char_indices() {
+        let w = display_width(c.encode_utf8(&mut [0; 4]));
+        if used + w > cols {
+            return (s[..i].to_string(), s[i..].to_string());
+        }
+        used += w;
+    }
+    (s.to_string(), String::new())
 }

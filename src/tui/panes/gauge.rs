@@ -1,8 +1,9 @@
-//! The context gauge: the lesson's size estimate against `context_limit` with the warning
-//! thresholds marked, the tokenizer's estimate and the API's last input tokens beside it,
-//! and the plot of each model call's size before the pipeline and sent (`plot`), with the
-//! limit, so the saw-tooth of compaction and a batch the pipeline shrank both show. Draws
-//! `App` state only.
+//! The context gauge: the history's size in the strategy's unit (chars, JSON chars or
+//! tokens) against `context_limit` with the warning thresholds marked, the tokenizer's
+//! estimate and the API's last input tokens beside it (the main request's; the last summary
+//! call's on a line of its own), and the plot of each model call's size before the pipeline
+//! and sent (`plot`), with the limit, so the saw-tooth of compaction and a batch the
+//! pipeline shrank both show. Draws `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,6 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
 use super::pane_block;
+use crate::compact::SizeUnit;
 use crate::tui::app::App;
 use crate::tui::theme::{Level, Theme};
 use crate::util::group_digits;
@@ -53,12 +55,27 @@ pub fn bar_line<'a>(size: usize, limit: usize, width: usize, theme: &Theme) -> L
     Line::from(spans)
 }
 
+/// The history's size in the strategy's unit (what `context_limit` is compared with):
+/// `str()` chars, JSON chars from each message's cached length, or `str()` chars // 4.
+pub fn size_in_unit(app: &App) -> usize {
+    match app.config.strategy.unit() {
+        SizeUnit::Chars => app.history_chars,
+        SizeUnit::Tokens => app.history_chars / 4,
+        SizeUnit::JsonChars => {
+            let n = app.history.len();
+            let items: usize = app.history.iter().map(|r| r.info.message.json_size()).sum();
+            2 + items + 2 * n.saturating_sub(1)
+        }
+    }
+}
+
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let limit = app.config.context_limit;
-    let size = app.history_chars;
+    let unit = app.config.strategy.unit();
+    let size = size_in_unit(app);
     let title = Line::from(vec![
         Span::styled(" Context ", app.theme.title()),
-        Span::raw(format!("(limit {} chars) ", group_digits(limit))),
+        Span::raw(format!("(limit {} {}) ", group_digits(limit), unit.label())),
     ]);
     let block = pane_block(title, false, &app.theme);
     let inner = block.inner(area);
@@ -76,18 +93,25 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         let more = if app.tokens_pending { "+" } else { "" };
         format!("~{}{more} tokens (est.)", group_digits(app.history_tokens))
     };
-    let api = match app.api_input_tokens {
-        Some(t) => format!(" · API {}", group_digits(t as usize)),
-        None => String::new(),
+    // The API's figure is the main request's; a summary call's has a line of its own.
+    let api = match (app.api_input_tokens, app.api_cached_tokens) {
+        (Some(t), Some(c)) if c > 0 => format!(
+            " · API {} ({} cached)",
+            group_digits(t as usize),
+            group_digits(c as usize)
+        ),
+        (Some(t), _) => format!(" · API {}", group_digits(t as usize)),
+        (None, _) => String::new(),
     };
-    let lines = vec![
+    let mut lines = vec![
         bar_line(size, limit, w, &app.theme),
         Line::from(vec![
             Span::styled(
                 format!(
-                    "{} / {} chars  {pct:.0}%",
+                    "{} / {} {}  {pct:.0}%",
                     group_digits(size),
-                    group_digits(limit)
+                    group_digits(limit),
+                    unit.label()
                 ),
                 app.theme.level(lvl),
             ),
@@ -95,13 +119,21 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         ]),
         Line::from(vec![Span::raw(tokens), Span::styled(api, app.theme.dim())]),
     ];
+    if let Some(t) = app.summary_input_tokens {
+        lines.push(Line::from(Span::styled(
+            format!("last summary call: API {}", group_digits(t as usize)),
+            app.theme.dim(),
+        )));
+    }
     let (text, spark) = crate::tui::layout::split_top(inner, lines.len() as u16);
     f.render_widget(Paragraph::new(lines), text);
+    // Call sizes are measured in `str()` chars: the limit is scaled to match.
+    let limit_chars = limit.saturating_mul(unit.chars_per_unit());
     super::plot::render(
         f,
         spark,
         &super::plot::calls_of(&app.timeline),
-        limit,
+        limit_chars,
         None,
         &app.theme,
     );

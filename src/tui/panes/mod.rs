@@ -11,6 +11,7 @@ pub mod events;
 pub mod gauge;
 pub mod help;
 pub mod input;
+pub mod legend;
 pub mod msglist;
 pub mod outputs;
 pub mod plot;
@@ -32,8 +33,7 @@ use super::theme::Theme;
 /// Draws the whole screen.
 pub fn render(app: &App, f: &mut Frame) {
     let area = f.area();
-    let Some(a) = layout::areas_for(area, app.input.lines().len(), app.timeline_view.is_some())
-    else {
+    let Some(a) = layout::areas_for(area, app.input_rows(), app.timeline_view.is_some()) else {
         too_small(app, f, area);
         return;
     };
@@ -54,6 +54,7 @@ pub fn render(app: &App, f: &mut Frame) {
     match &app.overlay {
         None => {}
         Some(Overlay::Help { top }) => help::render(app, f, area, *top),
+        Some(Overlay::Legend { top }) => legend::render(app, f, area, *top),
         Some(Overlay::Config(p)) => config::render(app, f, area, p),
         Some(Overlay::Diff(d)) => diff::render(app, f, area, d),
         Some(Overlay::Viewer(v)) => viewer::render(app, f, area, v),
@@ -77,6 +78,17 @@ fn too_small(app: &App, f: &mut Frame, area: Rect) {
             ..area
         },
     );
+}
+
+/// `line` as the selection bar: every span gets the selection's style (reverse video in
+/// the terminal's own colours), so no span keeps a colour of its own on the bar.
+pub fn selected_line<'a>(mut line: Line<'a>, theme: &Theme) -> Line<'a> {
+    let sel = theme.selected();
+    line.style = line.style.patch(sel);
+    for s in &mut line.spans {
+        s.style = s.style.patch(sel);
+    }
+    line
 }
 
 /// A pane's frame: thick border and bold title when focused.

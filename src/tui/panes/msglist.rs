@@ -1,7 +1,11 @@
 //! The message list drawn by the conversation pane and the transcript view: one collapsed
 //! row per message (stage tag, index, role, kind and preview, chars, ~tokens), expanded rows
-//! with their wrapped text. Virtualized: it walks rows from `ListState::top` and stops when
-//! the area is full, so its cost does not depend on the list's length.
+//! with their wrapped text, and, while step mode is paused, the rows the next stage will
+//! change marked with that stage's letter. Virtualized: it walks rows from
+//! `ListState::top` and stops when the area is full, so its cost does not depend on the
+//! list's length.
+
+use std::ops::Range;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -31,6 +35,8 @@ pub struct MsgList<'a> {
     pub theme: &'a Theme,
     /// Lines drawn after the last row when there is room (the streaming reply).
     pub trailer: Vec<Line<'a>>,
+    /// The rows a paused stage is about to change, and that stage (None: no pause).
+    pub upcoming: Option<(Option<Stage>, &'a [Range<usize>])>,
 }
 
 impl MsgList<'_> {
@@ -52,6 +58,10 @@ impl MsgList<'_> {
             };
             let selected = i == self.list.selected;
             let expanded = self.list.expanded.contains(&info.uid);
+            let upcoming = match self.upcoming {
+                Some((stage, rows)) if crate::tui::pause::covers(rows, i) => Some(stage),
+                _ => None,
+            };
             lines.push(self.row_line(
                 i,
                 info,
@@ -60,6 +70,7 @@ impl MsgList<'_> {
                 note.as_deref(),
                 selected,
                 expanded,
+                upcoming,
                 index_w,
                 width,
             ));
@@ -136,15 +147,23 @@ impl MsgList<'_> {
         note: Option<&str>,
         selected: bool,
         expanded: bool,
+        upcoming: Option<Option<Stage>>,
         index_w: usize,
         width: usize,
     ) -> Line<'b> {
         let theme = self.theme;
-        let (tag, tag_style) = match mark {
-            Some(s) => (Theme::stage_tag(s), theme.stage(s)),
-            None => (" ", Style::new()),
+        let (tag, tag_style) = match (upcoming, mark) {
+            // About to change: the letter of the stage that will, marked.
+            (Some(Some(s)), _) => (Theme::stage_tag(s), theme.upcoming()),
+            (Some(None), _) => ("•", theme.upcoming()),
+            (None, Some(s)) => (Theme::stage_tag(s), theme.stage(s)),
+            (None, None) => (" ", Style::new()),
         };
-        let arrow = if expanded { "▾" } else { "▸" };
+        let arrow = match (upcoming.is_some(), expanded) {
+            (true, _) => "▶",
+            (false, true) => "▾",
+            (false, false) => "▸",
+        };
         let role = match info.role() {
             "assistant" => "asst",
             "user" => "user",
@@ -157,10 +176,11 @@ impl MsgList<'_> {
         let size = format!("{} ch {tokens}", group_digits(info.chars));
         let fixed = 2 + index_w + 1 + 5 + 1 + SIZE_COL;
         let label_w = width.saturating_sub(fixed);
-        let label_style = match (dimmed, mark) {
-            (true, _) => theme.dim(),
-            (false, Some(s)) => theme.stage(s),
-            (false, None) => Style::new(),
+        let label_style = match (dimmed, upcoming, mark) {
+            (true, _, _) => theme.dim(),
+            (false, Some(_), _) => theme.upcoming_label(),
+            (false, None, Some(s)) => theme.label(s),
+            (false, None, None) => Style::new(),
         };
         let role_style = if dimmed {
             theme.dim()

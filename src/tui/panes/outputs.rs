@@ -57,7 +57,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         );
         let mut line = Line::from(fit(&text, width));
         if i == app.outputs_list.selected {
-            line = line.patch_style(app.theme.selected());
+            line = super::selected_line(line, &app.theme);
         }
         lines.push(line);
     }

@@ -1,4 +1,4 @@
-//! The search prompt in the hint line (`/` in the conversation, events or timeline).
+//! The search prompt in the hint line (`f` in the conversation, events or timeline).
 //! Draws `App` state only.
 
 use ratatui::text::{Line, Span};

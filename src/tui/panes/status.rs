@@ -1,6 +1,7 @@
 //! The status bar (provider, workspace, what the agent is doing with a tick-driven spinner
-//! and elapsed time, step mode, the pause's next step) and the hint line (notices, or the
-//! keys of the focused pane). Draws `App` state only.
+//! and elapsed time, step mode, a "run to" under way, the pause's next step) and the hint
+//! line (a notice, page by page when it is wider than the line, or the keys of the focused
+//! pane, always ending with `? help  q quit`). Draws `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -8,7 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{clip, fmt_elapsed, human_bytes, key_hint};
-use crate::tui::app::{App, LoadKind, Pane, RunState};
+use crate::agent::events::StepTarget;
+use crate::tui::app::{App, LoadKind, NOTICE_PAGE_TICKS, Pane, RunState, notice_pages};
+use crate::tui::theme::Theme;
 use crate::util::{display_width, group_digits};
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -26,6 +29,9 @@ pub fn state_text(app: &App) -> String {
         RunState::Waiting { since: s } => format!("{} waiting {}", spinner(app.tick), since(*s)),
         RunState::Streaming { since: s } => {
             format!("{} streaming {}", spinner(app.tick), since(*s))
+        }
+        RunState::Summarizing { since: s } => {
+            format!("{} summarizing {}", spinner(app.tick), since(*s))
         }
         RunState::Tool { name, since: s } => {
             format!("{} running {name} {}", spinner(app.tick), since(*s))
@@ -59,7 +65,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             Span::raw(" "),
             Span::styled(next.clone(), theme.warn()),
             Span::raw("  "),
-            Span::styled("Space: step", theme.key()),
+            Span::styled("Space step · s stage · c call", theme.key()),
             Span::raw(format!("  │ {}", app.provider)),
         ];
         f.render_widget(Paragraph::new(Line::from(spans)), area);
@@ -75,7 +81,14 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         spans.push(Span::raw(state_text(app)));
         if app.step_mode {
             spans.push(Span::raw(" │ "));
-            spans.push(Span::styled("step mode", theme.warn()));
+            spans.push(Span::styled(
+                match app.run_to {
+                    Some(StepTarget::Stage) => "step mode: running to the next stage",
+                    Some(StepTarget::ModelCall) => "step mode: running to the next model call",
+                    None => "step mode",
+                },
+                theme.warn(),
+            ));
         }
         if let Some(text) = loading_text(app) {
             let used: usize = spans.iter().map(|s| display_width(&s.content)).sum();
@@ -96,47 +109,93 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
+/// The part of a notice shown now: a notice wider than the line is shown a page at a time
+/// (`(1/2)`, `(2/2)`), so every word of it is seen, at any width.
+pub fn notice_page(text: &str, width: usize, ticks_shown: u64) -> String {
+    let pages = notice_pages(text, width as u16);
+    if pages.len() <= 1 {
+        return clip(text, width);
+    }
+    let n = pages.len();
+    let k = ((ticks_shown / NOTICE_PAGE_TICKS) as usize).min(n - 1);
+    clip(&format!("{} ({}/{n})", pages[k], k + 1), width)
+}
+
 pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     let theme = &app.theme;
-    if let Some(line) = super::search::hint_line(app, area.width as usize) {
+    let width = area.width as usize;
+    if let Some(line) = super::search::hint_line(app, width) {
         f.render_widget(Paragraph::new(line), area);
         return;
     }
-    if let Some(n) = app.notice_text() {
+    if let (Some(n), Some((_, at))) = (app.notice_text(), &app.notice) {
         f.render_widget(
-            Paragraph::new(Span::styled(clip(n, area.width as usize), theme.warn())),
+            Paragraph::new(Span::styled(
+                notice_page(n, width, app.tick.saturating_sub(*at)),
+                theme.warn(),
+            )),
             area,
         );
         return;
     }
     let pane: &[(&str, &str)] = match app.focus {
-        Pane::Input => &[
-            ("Enter", "send"),
-            ("Alt-Enter", "newline"),
-            ("Esc", "leave"),
-            ("/compact /config /step", ""),
-        ],
+        Pane::Input => &[("Enter", "send"), ("Alt-Enter", "newline")],
         Pane::Conversation => &[
             ("j/k", "move"),
             ("Enter", "expand"),
             ("v", "view"),
             ("o", "open"),
         ],
-        Pane::Events => &[("j/k", "move"), ("Enter", "diff"), ("u", "unchanged")],
+        Pane::Events => &[("j/k", "move"), ("Enter", "open"), ("u", "unchanged")],
         Pane::Outputs => &[("Enter", "view"), ("m", "jump"), ("R", "refresh")],
         Pane::Transcripts => &[("Enter", "open"), ("r", "replay"), ("Esc", "back")],
         Pane::Timeline => &[("j/k", "call"), ("Enter", "diff"), ("o", "request")],
     };
+    // In step mode the step keys come first: they are what a class is waiting for.
+    let mut items: Vec<(&str, &str)> = Vec::new();
+    if app.step_mode && app.focus != Pane::Input {
+        items.extend([("Space", "step"), ("s", "stage"), ("c", "call")]);
+    }
+    items.extend(pane.iter().copied());
+    if !app.step_mode && app.focus != Pane::Input {
+        items.push(("i", "type"));
+    }
+    // Dropped first when the line is short.
+    let optional = [("Tab/1-5", "panes"), ("^C", "cancel")];
+    let tail = hint_tail(app, theme);
+    let tail_w: usize = tail.iter().map(|s| display_width(&s.content)).sum();
+    let item_w = |(k, w): &(&str, &str)| display_width(k) + display_width(w) + 3;
+    let mut used: usize = items.iter().map(item_w).sum::<usize>() + tail_w;
+    for o in optional {
+        if used + item_w(&o) <= width {
+            used += item_w(&o);
+            items.push(o);
+        }
+    }
+    while used > width && items.len() > 1 {
+        if let Some(last) = items.pop() {
+            used -= item_w(&last);
+        }
+    }
     let mut spans = Vec::new();
-    for (k, w) in pane {
+    for (k, w) in &items {
         spans.extend(key_hint(theme, k, w));
     }
-    spans.extend(key_hint(theme, "Tab/1-5", "panes"));
-    spans.extend(key_hint(theme, "^C", "cancel"));
-    // In the input box `?` and `q` are text; outside it they are keys.
-    if app.focus != Pane::Input {
-        spans.extend(key_hint(theme, "?", "help"));
-        spans.extend(key_hint(theme, "q", "quit"));
-    }
+    spans.extend(tail);
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `? help  q quit` ends every hint line; in the input box, where `?` and `q` are text,
+/// after the key that leaves it.
+fn hint_tail<'a>(app: &App, theme: &Theme) -> Vec<Span<'a>> {
+    let mut spans = Vec::new();
+    if app.focus == Pane::Input {
+        spans.push(Span::styled("Esc", theme.key()));
+        spans.push(Span::raw(" leave, then "));
+    }
+    spans.push(Span::styled("?", theme.key()));
+    spans.push(Span::raw(" help  "));
+    spans.push(Span::styled("q", theme.key()));
+    spans.push(Span::raw(" quit"));
+    spans
 }

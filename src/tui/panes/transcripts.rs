@@ -12,6 +12,7 @@ use ratatui::widgets::Paragraph;
 use super::events::what_changed;
 use super::msglist::{MsgList, RowRef};
 use super::{fit, human_age, human_bytes, pane_block, title_hint};
+use crate::compact::StageReport;
 use crate::store::TRANSCRIPTS_DIR;
 use crate::tui::app::{App, LoadKind, Pane, TranscriptView, layout_transcript};
 use crate::tui::replay::Replay;
@@ -80,7 +81,7 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
         );
         let mut line = Line::from(fit(&text, width));
         if i == app.transcripts_list.selected {
-            line = line.patch_style(app.theme.selected());
+            line = super::selected_line(line, &app.theme);
         }
         lines.push(line);
     }
@@ -118,6 +119,7 @@ fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
         focused,
         theme: &app.theme,
         trailer: Vec::new(),
+        upcoming: None,
     }
     .render(f, inner);
     if let (Some(r), Some(a)) = (&t.replay, replay_area) {
@@ -178,26 +180,35 @@ fn render_replay(f: &mut Frame, area: Rect, r: &Replay, from_turn: usize, theme:
     let (spark_area, rows_area) = crate::tui::layout::split_top(rest, spark_h);
     super::gauge::render_sparkline(f, spark_area, &r.request_sizes, r.context_limit, theme);
     let mut lines = Vec::new();
-    let cap = rows_area.height as usize;
-    let shown: Vec<&(usize, crate::compact::StageReport)> =
-        r.stages.iter().filter(|(t, _)| *t >= from_turn).collect();
-    for (turn, report) in shown.iter().take(cap) {
-        let summary = report.summary();
+    // The call the transcript ends before comes first: it is what the teacher asks about.
+    let next: &[StageReport] = r.next_call.as_deref().unwrap_or_default();
+    let cap = (rows_area.height as usize).saturating_sub(next.len());
+    for report in next.iter().take(rows_area.height as usize) {
         lines.push(Line::from(vec![
-            Span::styled(format!("turn {turn:>3} "), theme.dim()),
+            Span::styled("next call ", theme.warn()),
             Span::styled(fit(report.stage.name(), 18), theme.stage(report.stage)),
             Span::raw(fit(
                 &format!(
-                    " {}->{} {}",
+                    " {} · {}->{}",
+                    report.reason,
                     group_digits(report.size_before),
                     group_digits(report.size_after),
-                    what_changed(&summary)
                 ),
-                width.saturating_sub(27),
+                width.saturating_sub(28),
             )),
         ]));
     }
-    if shown.len() > cap && cap > 0 {
+    let shown: Vec<&(usize, StageReport)> =
+        r.stages.iter().filter(|(t, _)| *t >= from_turn).collect();
+    for (turn, report) in shown.iter().take(cap) {
+        lines.push(stage_line(
+            &format!("turn {turn:>3} "),
+            report,
+            width,
+            theme,
+        ));
+    }
+    if shown.len() > cap && cap > 0 && lines.len() > next.len() {
         lines.pop();
         lines.push(Line::from(Span::styled(
             format!(
@@ -207,11 +218,31 @@ fn render_replay(f: &mut Frame, area: Rect, r: &Replay, from_turn: usize, theme:
             theme.dim(),
         )));
     }
-    if shown.is_empty() && cap > 0 {
-        lines.push(Line::from(Span::styled(
-            "no stage would change this session with these thresholds",
-            theme.dim(),
-        )));
+    if shown.is_empty() && next.is_empty() && cap > 0 {
+        let text = if r.next_call.is_some() {
+            "no stage would change this session with these thresholds, nor the call after it"
+        } else {
+            "no stage would change this session with these thresholds"
+        };
+        lines.push(Line::from(Span::styled(text, theme.dim())));
     }
     f.render_widget(Paragraph::new(lines), rows_area);
+}
+
+/// One replayed stage: `turn  4 micro_compact      2,883->2,225 1 result -> placeholder`.
+fn stage_line<'a>(label: &str, report: &StageReport, width: usize, theme: &Theme) -> Line<'a> {
+    let summary = report.summary();
+    Line::from(vec![
+        Span::styled(label.to_string(), theme.dim()),
+        Span::styled(fit(report.stage.name(), 18), theme.stage(report.stage)),
+        Span::raw(fit(
+            &format!(
+                " {}->{} {}",
+                group_digits(report.size_before),
+                group_digits(report.size_after),
+                what_changed(&summary)
+            ),
+            width.saturating_sub(27),
+        )),
+    ])
 }

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 mod malformed_tool_use;
+mod step_mode;
 
 const SUMMARY: &str = "facts: the user asked for a greeting";
 const STEP: Duration = Duration::from_secs(10);
@@ -287,20 +288,40 @@ async fn cancel_during_a_long_bash_kills_it_and_answers_every_tool_use() {
 fn too_long() -> Answer {
     Answer::Fail(ProviderError::ContextTooLong {
         message: "prompt is too long: 300000 tokens > 200000 maximum".into(),
+        prompt_tokens: Some(300_000),
+        window_tokens: Some(200_000),
     })
+}
+
+/// Three short turns first, so that something precedes the reactive tail of 5 messages
+/// (a reactive compaction with nothing before the tail is refused: tests/it/provider_reactive.rs).
+const WARM_UP: [&str; 3] = ["one", "two", "three"];
+
+fn warm_up_answers() -> Vec<Answer> {
+    WARM_UP.iter().map(|t| text(&format!("ok {t}"))).collect()
+}
+
+async fn warm_up(h: &mut Harness) {
+    for prompt in WARM_UP {
+        let done = h.turn(prompt).await;
+        assert_eq!(stop_reason(&done), Some("end_turn"));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_context_too_long_is_compacted_reactively_and_retried() {
-    let mut h = Harness::start(vec![too_long(), text("fine now")]);
+    let mut answers = warm_up_answers();
+    answers.extend([too_long(), text("fine now")]);
+    let mut h = Harness::start(answers);
+    warm_up(&mut h).await;
     let done = h.turn("hello").await;
     assert_eq!(stop_reason(&done), Some("end_turn"));
     assert!(errors(&done).is_empty(), "{:?}", errors(&done));
     assert_eq!(changed_stages(&done, Stage::ReactiveCompact), 1);
     assert_eq!(changed_stages(&done, Stage::CompactHistory), 0);
 
-    // main call, summarizer, retried main call.
-    let reqs = h.requests();
+    // main call, summarizer, retried main call (after the three warm-up calls).
+    let reqs = h.requests()[WARM_UP.len()..].to_vec();
     assert_eq!(reqs.len(), 3);
     assert!(!is_summary_request(&reqs[0]));
     assert!(is_summary_request(&reqs[1]));
@@ -312,8 +333,9 @@ async fn one_context_too_long_is_compacted_reactively_and_retried() {
         "{head}"
     );
     assert!(head.contains(SUMMARY));
-    // The short history is all kept as the tail after the summary.
-    assert_eq!(&retried[1..], &reqs[0].messages[..]);
+    // The last 5 of the 7 messages are kept as the tail after the summary.
+    assert_eq!(reqs[0].messages.len(), 7);
+    assert_eq!(&retried[1..], &reqs[0].messages[2..]);
     // The transcript of the whole history was written.
     assert!(
         h.ws.path()
@@ -325,7 +347,10 @@ async fn one_context_too_long_is_compacted_reactively_and_retried() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_context_too_long_is_an_error_with_the_history_intact() {
-    let mut h = Harness::start(vec![too_long(), too_long(), text("later")]);
+    let mut answers = warm_up_answers();
+    answers.extend([too_long(), too_long(), text("later")]);
+    let mut h = Harness::start(answers);
+    warm_up(&mut h).await;
     let done = h.turn("hello").await;
     assert_eq!(stop_reason(&done), Some("error"));
     let errs = errors(&done);
@@ -333,18 +358,19 @@ async fn a_second_context_too_long_is_an_error_with_the_history_intact() {
     assert_eq!(errs[0].0, ErrorKind::ContextTooLong);
     assert_eq!(changed_stages(&done, Stage::ReactiveCompact), 1);
 
-    let failed = h.main_requests()[1].messages.clone();
+    let main = WARM_UP.len();
+    let failed = h.main_requests()[main + 1].messages.clone();
     assert!(failed[0].text().unwrap().starts_with("[Reactive compact]"));
 
     // The next request holds exactly the history of the failed call, plus the new input.
     let done = h.turn("again").await;
     assert_eq!(stop_reason(&done), Some("end_turn"));
     let reqs = h.main_requests();
-    assert_eq!(reqs.len(), 3);
+    assert_eq!(reqs.len(), main + 3);
     let mut expected = failed;
     expected.push(Message::user_text("again"));
-    assert_eq!(reqs[2].messages, expected);
-    check_tool_pairs(&reqs[2].messages).unwrap();
+    assert_eq!(reqs[main + 2].messages, expected);
+    check_tool_pairs(&reqs[main + 2].messages).unwrap();
     h.quit().await;
 }
 
@@ -395,10 +421,13 @@ async fn manual_compact_with_a_focus_leaves_one_compacted_message() {
     h.send(UserCommand::Compact {
         focus: Some("the greeting".into()),
     });
-    let seen = until(&mut h.events, STEP, |e| {
-        matches!(e, AgentEvent::HistoryReplaced { .. })
-    })
-    .await;
+    // The compaction ends like a turn, so a front end goes back to idle.
+    let seen = until_done(&mut h.events, STEP).await;
+    assert_eq!(stop_reason(&seen), Some("compacted"));
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, AgentEvent::HistoryReplaced { .. }))
+    );
     mirror.apply_all(&seen);
 
     let reqs = h.requests();

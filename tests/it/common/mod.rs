@@ -16,9 +16,17 @@ pub mod history;
 pub mod html;
 /// wiremock responses and both wire formats' SSE bodies; models pointed at a mock server.
 pub mod http;
+/// Small models for the agent: a fixed text, a panic, one tool call.
+pub mod models;
 /// Processes started through bash: alive, dead, pid files.
 pub mod process;
 /// Provider calls: a plain request, fast retries, reading stream events.
 pub mod provider;
+/// A program in a real pseudo-terminal, read through a vt100 parser.
+pub mod pty;
+/// The real binary in a scratch home; waits for pid files and dead processes.
+pub mod scratch;
+/// A hand-written Anthropic stub on 127.0.0.1 for tests of the real binary.
+pub mod stub_server;
 /// The scripted tour, run once: its events and workspace.
 pub mod tour;

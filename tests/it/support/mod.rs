@@ -10,7 +10,8 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ctxlab::agent::events::{AgentEvent, ErrorKind, NextStep};
 use ctxlab::compact::{
-    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, begin_compact_history, estimate_size,
+    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, StageReport, begin_compact_history,
+    estimate_size,
 };
 use ctxlab::message::{Message, block};
 use ctxlab::provider::ModelRequest;
@@ -105,6 +106,15 @@ impl Driver {
             let history = report.changed.then(|| Arc::new(self.history.clone()));
             self.send(AgentEvent::StageRan { report, history });
         }
+        // Within the limit compact_history does not run, and says why, as the agent does.
+        self.send(AgentEvent::StageRan {
+            report: StageReport::within_limit(
+                estimate_size(&self.history),
+                self.history.len(),
+                self.pipeline.config.context_limit,
+            ),
+            history: None,
+        });
         let request = ModelRequest {
             system: SYSTEM.into(),
             messages: self.history.clone(),
@@ -203,6 +213,7 @@ pub fn session(workspace: &Path, no_color: bool) -> Driver {
     d.send(AgentEvent::Usage {
         input_tokens: Some(1_234),
         output_tokens: Some(56),
+        cached_input_tokens: None,
     });
     d.tool_turn(
         2,
@@ -264,6 +275,7 @@ pub fn session(workspace: &Path, no_color: bool) -> Driver {
     d.send(AgentEvent::Usage {
         input_tokens: Some(2_345),
         output_tokens: Some(40),
+        cached_input_tokens: None,
     });
     d.append(Message::assistant_blocks(vec![block::text(
         "The parser test passes now: the off-by-one in `parse_number` is fixed.",

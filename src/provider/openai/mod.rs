@@ -2,7 +2,7 @@
 //! vLLM, llama.cpp's server, Ollama and friends.
 //!
 //! Owns the translation between ctxlab's Anthropic-shaped history and the chat format, both
-//! ways: the history is mapped into a request body (it is never modified in place), and the
+//! ways: the history is mapped into a request body (`chat`; it is never modified in place), and the
 //! streamed chunks are assembled back into Anthropic blocks. It must not return a partial
 //! answer (a stream that ends before `[DONE]` or a finish reason is `StreamCut`) and must
 //! never crash on a model's malformed tool arguments (they come back under `_raw`).
@@ -13,13 +13,17 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::http::{self, ClientBuildError, ErrorBody};
+use super::classify::{ErrorBody, classify};
+use super::http::{self, ClientBuildError};
 use super::retry::{AttemptFailure, with_retries};
 use super::{
     ApiKey, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy, StreamEvent, Usage,
     emit, parse_tool_input,
 };
-use crate::message::{Content, Message, ResultContent, block, block_type};
+use crate::message::block;
+
+mod chat;
+pub use chat::to_chat_messages;
 
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com";
 
@@ -50,9 +54,11 @@ impl OpenAiModel {
         self
     }
 
-    /// Server root without the `/v1/chat/completions` path, e.g. `http://127.0.0.1:11434`.
+    /// Server root, e.g. `http://127.0.0.1:11434`. `OPENAI_BASE_URL` is usually written
+    /// with `/v1` (`https://api.openai.com/v1`): both forms, with or without a trailing
+    /// slash, mean the same server, since ctxlab adds `/v1/chat/completions` itself.
     pub fn with_base_url(mut self, base_url: impl Into<String>) -> OpenAiModel {
-        self.base_url = base_url.into().trim_end_matches('/').to_string();
+        self.base_url = http::server_root(&base_url.into());
         self
     }
 
@@ -91,7 +97,7 @@ impl OpenAiModel {
                 .collect();
             body.insert("tools".into(), Value::Array(tools));
         }
-        body.insert("max_tokens".into(), json!(req.max_tokens));
+        body.insert(max_tokens_field(&self.model).into(), json!(req.max_tokens));
         body.insert("stream".into(), Value::Bool(true));
         body.insert("stream_options".into(), json!({"include_usage": true}));
         Value::Object(body)
@@ -102,13 +108,12 @@ impl OpenAiModel {
         body: &Value,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, AttemptFailure> {
-        let mut request = self
-            .client
-            .post(format!("{}/v1/chat/completions", self.base_url));
+        let url = format!("{}/v1/chat/completions", self.base_url);
+        let mut request = self.client.post(&url);
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key.expose());
         }
-        let response = http::post_json(request, body).await?;
+        let response = http::post_json(request, &url, body).await?;
         http::read_stream(response, ChunkAssembler::default(), events).await
     }
 }
@@ -129,92 +134,22 @@ impl Model for OpenAiModel {
     }
 }
 
-/// Maps the Anthropic-shaped history to chat messages.
-///
-/// - the system text becomes a leading `system` message;
-/// - an assistant's text blocks become `content` (joined by newlines; `null` when it only
-///   calls tools) and its `tool_use` blocks `tool_calls` with the input as a JSON string;
-/// - a user's `tool_result` blocks become one `tool` message each, in order and before any
-///   text of the same message, because the chat format wants tool answers right after the
-///   call; the text blocks become one `user` message;
-/// - other block types (images, documents) have no text form here and are left out.
-pub fn to_chat_messages(system: &str, messages: &[Message]) -> Vec<Value> {
-    let mut out = Vec::with_capacity(messages.len() + 1);
-    if !system.is_empty() {
-        out.push(json!({"role": "system", "content": system}));
-    }
-    for m in messages {
-        let blocks = match m.content() {
-            Content::Text(text) => {
-                out.push(json!({"role": m.role(), "content": text}));
-                continue;
-            }
-            Content::Blocks(blocks) => blocks,
-        };
-        let texts: Vec<&str> = blocks
-            .iter()
-            .filter(|b| block_type(b) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect();
-        if m.role() == "assistant" {
-            let calls: Vec<Value> = m
-                .tool_uses()
-                .map(|b| {
-                    let text = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("");
-                    let input = b.get("input").cloned().unwrap_or_else(|| json!({}));
-                    json!({
-                        "id": text("id"),
-                        "type": "function",
-                        "function": {"name": text("name"), "arguments": input.to_string()},
-                    })
-                })
-                .collect();
-            let content = if texts.is_empty() && !calls.is_empty() {
-                Value::Null
-            } else {
-                Value::String(texts.join("\n"))
-            };
-            let mut msg = Map::new();
-            msg.insert("role".into(), "assistant".into());
-            msg.insert("content".into(), content);
-            if !calls.is_empty() {
-                msg.insert("tool_calls".into(), Value::Array(calls));
-            }
-            out.push(Value::Object(msg));
-            continue;
-        }
-        for result in m.tool_results() {
-            let id = result
-                .get("tool_use_id")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            out.push(json!({
-                "role": "tool",
-                "tool_call_id": id,
-                "content": flatten_result(ResultContent::of(result)),
-            }));
-        }
-        if !texts.is_empty() {
-            out.push(json!({"role": m.role(), "content": texts.join("\n")}));
-        }
-    }
-    out
-}
-
-/// A tool result as plain text: list content is its text items joined by newlines, other
-/// items as compact JSON so nothing silently disappears.
-fn flatten_result(content: ResultContent<'_>) -> String {
-    match content {
-        ResultContent::Text(s) => s.to_string(),
-        ResultContent::Empty => String::new(),
-        ResultContent::Blocks(items) => items
-            .iter()
-            .map(|item| match (block_type(item), item.get("text")) {
-                (Some("text"), Some(Value::String(t))) => t.clone(),
-                _ => item.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
+/// The name of the output limit for `model`. OpenAI's reasoning models (`o1`, `o3-mini`,
+/// `o4-mini`, ...) and the `gpt-5` family reject `max_tokens` and take
+/// `max_completion_tokens`; every other server (llama.cpp, vLLM, Ollama, older OpenAI
+/// models) knows `max_tokens`, and not all of them the newer name. A routing prefix
+/// (`openai/o3`) is looked through.
+pub fn max_tokens_field(model: &str) -> &'static str {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let o_series = name.starts_with('o') && name[1..].starts_with(|c: char| c.is_ascii_digit());
+    if o_series || name.starts_with("gpt-5") {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
     }
 }
 
@@ -244,6 +179,11 @@ impl http::StreamAssembler for ChunkAssembler {
         event: &eventsource_stream::Event,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<(), ProviderError> {
+        // llama.cpp names its in-stream errors with `event: error` (data `{"error": ...}`
+        // on this endpoint); whatever the data's shape, the event name says it is one.
+        if event.event == "error" {
+            return Err(classify(None, &ErrorBody::parse(&event.data), None));
+        }
         self.on_data(&event.data, events)
     }
 
@@ -272,12 +212,16 @@ impl ChunkAssembler {
         }
         let v: Value = serde_json::from_str(data).map_err(|_| ProviderError::StreamCut)?;
         if v.get("error").is_some() {
-            return Err(http::classify(None, &ErrorBody::from_value(&v), None));
+            return Err(classify(None, &ErrorBody::from_value(&v), None));
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            // Unlike Anthropic's, `prompt_tokens` already includes the cached part.
             self.usage.merge(Usage {
                 input_tokens: u.get("prompt_tokens").and_then(Value::as_u64),
                 output_tokens: u.get("completion_tokens").and_then(Value::as_u64),
+                cached_input_tokens: u
+                    .pointer("/prompt_tokens_details/cached_tokens")
+                    .and_then(Value::as_u64),
             });
             emit(events, StreamEvent::Usage(self.usage));
         }
@@ -349,14 +293,21 @@ impl ChunkAssembler {
             ));
         }
         // Some servers say `stop` even when they called tools; the calls are what counts,
-        // otherwise the agent would leave them unanswered.
-        let stop_reason = if has_calls {
+        // otherwise the agent would leave them unanswered. But an answer cut at its token
+        // limit (`length`) or stopped by a filter keeps its own reason: its last call may be
+        // half written, and the agent runs no call of an answer that did not stop for
+        // `tool_use` (it answers each with an error instead).
+        let finished_with_calls = matches!(
+            self.finish_reason.as_deref(),
+            None | Some("stop" | "tool_calls" | "function_call")
+        );
+        let stop_reason = if has_calls && finished_with_calls {
             Some("tool_use".to_string())
         } else {
             self.finish_reason.map(|r| match r.as_str() {
                 "stop" => "end_turn".to_string(),
                 "length" => "max_tokens".to_string(),
-                "tool_calls" => "tool_use".to_string(),
+                "tool_calls" | "function_call" => "tool_use".to_string(),
                 _ => r,
             })
         };
@@ -379,48 +330,6 @@ mod tests {
             a.on_data(c, &tx)?;
         }
         a.finish()
-    }
-
-    #[test]
-    fn history_maps_to_chat_messages() {
-        let history = vec![
-            Message::user_text("fix it"),
-            Message::assistant_blocks(vec![
-                block::text("Looking."),
-                block::tool_use("toolu_1", "bash", json!({"command": "ls"})),
-                block::tool_use("toolu_2", "glob", json!({"pattern": "*.rs"})),
-            ]),
-            Message::user_blocks(vec![
-                block::tool_result("toolu_1", "a\nb"),
-                json!({"type": "tool_result", "tool_use_id": "toolu_2",
-                       "content": [{"type": "text", "text": "x.rs"}, {"type": "text", "text": "y.rs"}]}),
-                block::text("and hurry"),
-            ]),
-            Message::assistant_blocks(vec![block::tool_use("toolu_3", "compact", json!({}))]),
-            Message::user_blocks(vec![
-                json!({"type": "tool_result", "tool_use_id": "toolu_3"}),
-            ]),
-        ];
-        let chat = to_chat_messages("be brief", &history);
-        assert_eq!(
-            Value::Array(chat),
-            json!([
-                {"role": "system", "content": "be brief"},
-                {"role": "user", "content": "fix it"},
-                {"role": "assistant", "content": "Looking.", "tool_calls": [
-                    {"id": "toolu_1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}},
-                    {"id": "toolu_2", "type": "function", "function": {"name": "glob", "arguments": "{\"pattern\":\"*.rs\"}"}}
-                ]},
-                {"role": "tool", "tool_call_id": "toolu_1", "content": "a\nb"},
-                {"role": "tool", "tool_call_id": "toolu_2", "content": "x.rs\ny.rs"},
-                {"role": "user", "content": "and hurry"},
-                {"role": "assistant", "content": null, "tool_calls": [
-                    {"id": "toolu_3", "type": "function", "function": {"name": "compact", "arguments": "{}"}}
-                ]},
-                {"role": "tool", "tool_call_id": "toolu_3", "content": ""}
-            ])
-        );
-        assert!(to_chat_messages("", &history[..1]).len() == 1);
     }
 
     #[test]
@@ -450,7 +359,8 @@ mod tests {
             r.usage,
             Usage {
                 input_tokens: Some(11),
-                output_tokens: Some(7)
+                output_tokens: Some(7),
+                cached_input_tokens: None,
             }
         );
     }

@@ -1,0 +1,199 @@
+//! What an overflow error leads to: the reactive compaction of docs/pipeline.md
+//! "reactive_compact", run only when it can shrink the request.
+//!
+//! The lesson's stage summarizes what precedes the last `reactive_keep_tail` messages. When
+//! nothing precedes them, a summary could only add a message in front of a request that
+//! already does not fit: the retry must fail and the history grows. Then the agent writes
+//! no transcript, sends no summary request and leaves the history as it was; the user is
+//! told that the request alone exceeds the window, with the server's own numbers. The
+//! stage itself (`compact::begin_reactive_compact`) stays as the lesson has it.
+//!
+//! "As it was" means as before the request: when the user's new text is itself what does
+//! not fit (it is the last message, nothing answered it yet), it is taken back out, since
+//! a history holding it could never be sent again and every later request would fail the
+//! same way. Anything else (tool results of this turn, a compacted summary) stays.
+
+use std::sync::Arc;
+
+use super::events::{AgentEvent, ErrorKind};
+use super::model_call::error_kind;
+use super::turn::{Agent, Stop};
+use crate::compact::{Strategy, reactive_tail_start};
+use crate::message::Message;
+use crate::provider::ProviderError;
+use crate::util::group_digits;
+
+impl Agent {
+    /// After the model said the prompt is too long for the `attempt`-th time in a row (0
+    /// for the first): compact reactively as the strategy says, or explain why that cannot
+    /// help.
+    pub(super) async fn reactive_compact(
+        &mut self,
+        error: &ProviderError,
+        attempt: usize,
+    ) -> Result<(), Stop> {
+        let message = match error {
+            ProviderError::ContextTooLong { message, .. } => Some(message.as_str()),
+            _ => None,
+        };
+        // The refusal is an event whether or not a compaction follows.
+        if let Some(message) = message {
+            self.prompt_too_long(message);
+        }
+        let strategy = self.pipeline.strategy();
+        if attempt >= strategy.reactive_attempts() {
+            // No (further) retry in this strategy: the user sees the error.
+            return Err(Stop::Failed(error_kind(error), error.to_string()));
+        }
+        // The lesson's stage (s08) keeps the tail and summarizes what precedes it; with
+        // nothing before the tail it would only add a summary in front of the same request.
+        // Checked before the stage runs, so no transcript is written either.
+        let cannot_shrink = strategy == Strategy::S08
+            && reactive_tail_start(&self.history, &self.pipeline.config) == 0;
+        if self.setup.step_mode && !cannot_shrink {
+            // What it will do, worked out on a dry-run store: nothing is written before
+            // the step.
+            let preview = self.pipeline.begin_reactive(
+                &self.history,
+                &self.store.dry_run(),
+                (self.setup.clock)(),
+                attempt,
+                message,
+            )?;
+            if let Some(p) = preview {
+                let api_message = message.unwrap_or_default().to_string();
+                self.before_reactive(p.stage(), p.replaced(), api_message)
+                    .await?;
+            }
+        }
+        let pending = if cannot_shrink {
+            None
+        } else {
+            self.pipeline.begin_reactive(
+                &self.history,
+                &self.store,
+                (self.setup.clock)(),
+                attempt,
+                message,
+            )?
+        };
+        // A strategy with a retry left that finds nothing it could summarize (s08 with
+        // nothing before the tail, guarded with no tail worth it): the request alone is over.
+        let Some(mut pending) = pending else {
+            if attempt > 0 {
+                // Earlier compactions of this turn ran and the request still does not fit.
+                return Err(Stop::Failed(error_kind(error), error.to_string()));
+            }
+            let messages = self.history.len();
+            let withdrawn = self.withdraw_unsendable_request();
+            return Err(Stop::Failed(
+                ErrorKind::ContextTooLong,
+                request_exceeds_window(error, messages, withdrawn),
+            ));
+        };
+        if let Some(numbers) = server_numbers(error) {
+            pending.add_reason(&format!("the server counted {numbers}"));
+        }
+        self.summarize(pending).await
+    }
+}
+
+impl Agent {
+    /// Takes the turn's request back out of the history when it is the last message (the
+    /// first call of the turn failed on it), restoring the active request before it.
+    /// Returns whether it did.
+    fn withdraw_unsendable_request(&mut self) -> bool {
+        let request = Message::user_text(self.active_request.clone());
+        if self.history.last() != Some(&request) {
+            return false;
+        }
+        self.history.pop();
+        self.active_request = std::mem::take(&mut self.request_before_turn);
+        self.emit(AgentEvent::HistoryReplaced {
+            history: Arc::new(self.history.clone()),
+            messages: self.history.len(),
+        });
+        true
+    }
+}
+
+fn tokens(n: u64) -> String {
+    group_digits(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// `531 tokens > 512`, when the error has both numbers.
+fn server_numbers(error: &ProviderError) -> Option<String> {
+    match error {
+        ProviderError::ContextTooLong {
+            prompt_tokens: Some(p),
+            window_tokens: Some(w),
+            ..
+        } => Some(format!("{} tokens > {}", tokens(*p), tokens(*w))),
+        _ => None,
+    }
+}
+
+/// The error a user sees when the request alone is over the window: how much over (the
+/// server's numbers when it gave them), and what became of it.
+pub(super) fn request_exceeds_window(
+    error: &ProviderError,
+    messages: usize,
+    withdrawn: bool,
+) -> String {
+    let (message, prompt, window) = match error {
+        ProviderError::ContextTooLong {
+            message,
+            prompt_tokens,
+            window_tokens,
+        } => (message.as_str(), *prompt_tokens, *window_tokens),
+        other => return other.to_string(),
+    };
+    let numbers = match (prompt, window) {
+        (Some(p), Some(w)) => format!("{} tokens > {} (the server's count)", tokens(p), tokens(w)),
+        (None, Some(w)) => format!("more than {} tokens (the server's window)", tokens(w)),
+        (Some(p), None) => format!("{} tokens (the server's count)", tokens(p)),
+        (None, None) => format!("the server said: {message}"),
+    };
+    let plural = if messages == 1 { "" } else { "s" };
+    let after = if withdrawn {
+        "the history is as it was before it (the request was not kept). Send a shorter request \
+         or use a model with a larger window."
+    } else {
+        "the history is unchanged. /compact can summarize it, or use a model with a larger \
+         window."
+    };
+    format!(
+        "the request exceeds the model's context window on its own: {numbers}. Nothing precedes \
+         the last {messages} message{plural}, so a reactive compaction cannot shrink it: none \
+         was run, no summary was requested, and {after}"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn too_long(p: Option<u64>, w: Option<u64>) -> ProviderError {
+        ProviderError::ContextTooLong {
+            message: "request (831 tokens) exceeds the available context size (512 tokens)".into(),
+            prompt_tokens: p,
+            window_tokens: w,
+        }
+    }
+
+    #[test]
+    fn the_message_gives_the_servers_numbers() {
+        let m = request_exceeds_window(&too_long(Some(1_831), Some(512)), 1, true);
+        assert!(m.contains("1,831 tokens > 512 (the server's count)"), "{m}");
+        assert!(m.contains("the last 1 message,"), "{m}");
+        assert!(m.contains("the request was not kept"), "{m}");
+        let m = request_exceeds_window(&too_long(None, Some(512)), 3, false);
+        assert!(m.contains("more than 512 tokens"), "{m}");
+        assert!(m.contains("the last 3 messages,"), "{m}");
+        assert!(m.contains("the history is unchanged"), "{m}");
+        let m = request_exceeds_window(&too_long(None, None), 2, false);
+        assert!(m.contains("the server said: request (831 tokens)"), "{m}");
+        let m = request_exceeds_window(&too_long(Some(u64::MAX), Some(u64::MAX)), 1, true);
+        assert!(m.contains("tokens >"), "{m}");
+    }
+}

@@ -1,0 +1,200 @@
+//! Step mode in the workbench, and the first minute: the step keys (Space: one step; `s`:
+//! run to the next stage that changes something; `c`: run to the next model call), the
+//! pause (its sentence, its structured step, the conversation rows it will change, the
+//! selection moved there and back), the first-run legend (remembered through
+//! `Work::RememberLegend`), start-up notices kept in full, and `/restart` (the loop
+//! performs `Effect::Restart`; `restarted` gives the fresh agent a fresh view).
+//!
+//! In step mode the step keys work from every pane and never type: in the input box an
+//! empty line's Space steps, and `s` / `c` are keys only outside it.
+
+use std::ops::Range;
+
+use super::{App, Effect, EventKind, Overlay, Pane, RunState};
+use crate::agent::events::{NextStep, StepTarget, UserCommand};
+use crate::tui::layout;
+use crate::tui::pause;
+use crate::tui::work::Work;
+
+/// Lines the pause card may take inside its box (the box replaces the input box).
+const CARD_MAX_LINES: usize = 5;
+
+impl App {
+    /// Space: past the pause. Outside a pause it only says why nothing happens.
+    pub(super) fn step(&mut self) -> Vec<Effect> {
+        if self.paused.is_some() {
+            self.clear_pause();
+            return vec![Effect::Send(UserCommand::Step)];
+        }
+        let why = if !self.step_mode {
+            "Space steps in step mode: type /step (i to type), or start with --step"
+        } else if self.run_state == RunState::Idle {
+            "step mode: send a request (i to type); the agent pauses before each step"
+        } else {
+            "not paused yet: the agent pauses before the next stage or model call"
+        };
+        self.notify(why);
+        Vec::new()
+    }
+
+    /// `s` / `c`: go on until the next pause `target` stops at. Sent while the agent works,
+    /// it applies to the pauses to come.
+    pub(super) fn run_to(&mut self, target: StepTarget) -> Vec<Effect> {
+        if !self.step_mode {
+            self.notify("s and c run to the next stage / model call in step mode (/step)");
+            return Vec::new();
+        }
+        if self.paused.is_none() && self.run_state == RunState::Idle {
+            self.notify("nothing runs: send a request first (i to type)");
+            return Vec::new();
+        }
+        self.clear_pause();
+        self.run_to = Some(target);
+        vec![Effect::Send(UserCommand::RunTo(target))]
+    }
+
+    /// The agent paused before `next`.
+    pub(super) fn set_pause(&mut self, next: NextStep) {
+        self.paused = Some(next.describe());
+        self.run_to = None;
+        let rows = pause::rows_to_change(&next);
+        self.next_step = Some(next);
+        // The card takes the input box's place: scroll for that layout, then look.
+        self.fix_scroll();
+        self.show_rows(&rows);
+        self.fix_scroll();
+    }
+
+    /// After a resize: the rows to change may have left the screen.
+    pub(super) fn reshow_pause_rows(&mut self) {
+        if self.pause_moved_selection {
+            return;
+        }
+        let rows = self.rows_to_change();
+        if !rows.is_empty() {
+            self.show_rows(&rows);
+            self.fix_scroll();
+        }
+    }
+
+    /// The pause is over (the step happened, or step mode was turned off).
+    pub(super) fn clear_pause(&mut self) {
+        if self.paused.is_none() && self.next_step.is_none() {
+            return;
+        }
+        self.paused = None;
+        self.next_step = None;
+        if std::mem::take(&mut self.pause_moved_selection) {
+            // Back to following the newest row, as before the pause.
+            self.conv.selected = self.history.len().saturating_sub(1);
+        }
+        self.fix_scroll();
+    }
+
+    /// When none of `rows` is on screen and the list follows its newest row, selects the
+    /// first of them (the list then shows it at the top, the others below it), so the rows
+    /// about to change are seen; `clear_pause` goes back.
+    fn show_rows(&mut self, rows: &[Range<usize>]) {
+        let len = self.history.len();
+        let following = self.conv.selected + 1 >= len;
+        let Some(first) = rows.iter().filter(|r| !r.is_empty()).map(|r| r.start).min() else {
+            return;
+        };
+        if self.conv_view != super::ConvView::Model || !following || first >= len {
+            return;
+        }
+        let (_, height) = self.main_viewport();
+        let top = self.conv.top;
+        let bottom = top + height.max(1);
+        if rows.iter().any(|r| r.start < bottom && top < r.end) {
+            return;
+        }
+        self.conv.selected = first;
+        self.pause_moved_selection = true;
+    }
+
+    /// The rows of the model's view the pending step will change.
+    pub fn rows_to_change(&self) -> Vec<Range<usize>> {
+        self.next_step
+            .as_ref()
+            .map(pause::rows_to_change)
+            .unwrap_or_default()
+    }
+
+    /// Whether the pause card takes the input box's place: paused, and not typing.
+    pub fn pause_card_shown(&self) -> bool {
+        self.next_step.is_some() && self.focus != Pane::Input
+    }
+
+    /// The pause card's title and lines at the screen's width (the keys line last).
+    pub fn pause_card(&self) -> Option<(String, Vec<String>)> {
+        if !self.pause_card_shown() {
+            return None;
+        }
+        let next = self.next_step.as_ref()?;
+        let (title, text) = pause::card(next, self.config.context_limit);
+        // The card's text has one column of margin inside the box.
+        let width = (layout::inner(layout::full(self.size)).width as usize).saturating_sub(1);
+        let mut lines: Vec<String> = text
+            .iter()
+            .flat_map(|t| pause::wrap_words(t, width))
+            .collect();
+        lines.truncate(CARD_MAX_LINES - 1);
+        lines.push(format!("{}  i type  ? help  q quit", pause::STEP_KEYS));
+        Some((title, lines))
+    }
+
+    /// Lines the input area needs: the pause card's, or the input's.
+    pub fn input_rows(&self) -> usize {
+        match self.pause_card() {
+            Some((_, lines)) => lines.len(),
+            None => self.input.lines().len(),
+        }
+    }
+
+    /// Opens the legend (at start on a first run, and with `l`).
+    pub fn show_legend(&mut self) {
+        self.overlay = Some(Overlay::Legend { top: 0 });
+    }
+
+    /// Closes the legend; the first time, asks for it to be remembered as seen.
+    pub(super) fn close_legend(&mut self) -> Vec<Effect> {
+        self.overlay = None;
+        match self.legend_marker.take() {
+            Some(path) => vec![Effect::Work(Work::RememberLegend { path })],
+            None => Vec::new(),
+        }
+    }
+
+    /// Start-up notices: each becomes an events row (Enter shows it in full) and takes its
+    /// turn in the hint line.
+    pub fn add_notices(&mut self, notices: Vec<String>) {
+        for text in notices {
+            self.push_event(EventKind::Notice { text: text.clone() });
+            self.notify_queued(text);
+        }
+    }
+
+    /// A fresh agent replaced the old one: a fresh view of it, keeping what is the user's
+    /// (inputs typed, step mode, the screen, the tokenizer).
+    pub(super) fn restarted(&mut self, provider: String, notices: Vec<String>) -> Vec<Effect> {
+        let mut fresh = App::new(
+            self.workspace.clone(),
+            provider,
+            self.config,
+            !self.theme.color,
+        );
+        // The clock starts again with the scenario (event times count from the restart).
+        fresh.size = self.size;
+        fresh.tokenizer = self.tokenizer;
+        fresh.inputs = std::mem::take(&mut self.inputs);
+        fresh.job_seq = self.job_seq;
+        fresh.step_mode = self.step_mode;
+        fresh.legend_marker = self.legend_marker.take();
+        *self = fresh;
+        self.add_notices(notices);
+        self.notify_queued("restarted: the scenario plays again from the start");
+        self.fix_scroll();
+        Vec::new()
+    }
+}

@@ -1,0 +1,320 @@
+//! What a step-mode pause says and shows: the rows of the conversation the next step will
+//! change (from the preview's `StageReport.changes`, indices into the history as it stands
+//! at the pause) and the lines of the pause card drawn in place of the input box. Pure
+//! functions of the `NextStep` the agent sent; no state, no drawing.
+
+use std::ops::Range;
+
+use crate::agent::events::NextStep;
+use crate::compact::{Change, Stage};
+use crate::util::{display_width, group_digits};
+
+/// The step keys, as the card, the status bar and the help say them.
+pub const STEP_KEYS: &str = "Space step  s next stage  c next model call";
+
+/// The history rows `next` will change: a persisted or replaced result, the snipped run,
+/// everything a summary replaces. Empty before a model call.
+pub fn rows_to_change(next: &NextStep) -> Vec<Range<usize>> {
+    match next {
+        NextStep::Stage { preview, .. } => preview
+            .changes
+            .iter()
+            .map(|c| match c {
+                Change::Persisted { message, .. }
+                | Change::Placeholder { message, .. }
+                | Change::Saved { message, .. } => *message..*message + 1,
+                Change::Snipped {
+                    head_end,
+                    tail_start,
+                    ..
+                }
+                | Change::Archived {
+                    head_end,
+                    tail_start,
+                    ..
+                } => *head_end..*tail_start,
+                Change::Summarized { replaced, .. } => 0..*replaced,
+            })
+            .collect(),
+        NextStep::Summarize { messages, .. } => std::iter::once(0..*messages).collect(),
+        NextStep::Reactive { replaced, .. } | NextStep::SummaryCall { replaced, .. } => {
+            std::iter::once(0..*replaced).collect()
+        }
+        NextStep::ModelCall { .. } => Vec::new(),
+    }
+}
+
+/// Whether row `i` is one `ranges` covers.
+pub fn covers(ranges: &[Range<usize>], i: usize) -> bool {
+    ranges.iter().any(|r| r.contains(&i))
+}
+
+/// The stage a pause is about (None before a model call).
+pub fn stage_of(next: &NextStep) -> Option<Stage> {
+    match next {
+        NextStep::Stage { stage, .. }
+        | NextStep::Summarize { stage, .. }
+        | NextStep::Reactive { stage, .. }
+        | NextStep::SummaryCall { stage, .. } => Some(*stage),
+        NextStep::ModelCall { .. } => None,
+    }
+}
+
+/// `rows 3-5`, `row 12`, `rows 0-16`: which rows are highlighted.
+fn rows_text(ranges: &[Range<usize>]) -> Option<String> {
+    let parts: Vec<String> = ranges
+        .iter()
+        .filter(|r| !r.is_empty())
+        .map(|r| {
+            if r.len() == 1 {
+                format!("{}", r.start)
+            } else {
+                format!("{}-{}", r.start, r.end - 1)
+            }
+        })
+        .collect();
+    match parts.len() {
+        0 => None,
+        1 if !parts[0].contains('-') => Some(format!("row {} highlighted", parts[0])),
+        _ => Some(format!("rows {} highlighted", parts.join(", "))),
+    }
+}
+
+/// The card's title and its text lines (the keys line is added by the pane): what is
+/// about to happen and why, in the teacher's words.
+pub fn card(next: &NextStep, limit: usize) -> (String, Vec<String>) {
+    let rows = rows_text(&rows_to_change(next));
+    let with_rows = |s: String| match &rows {
+        Some(r) => format!("{s} ({r})"),
+        None => s,
+    };
+    match next {
+        NextStep::Stage { stage, preview } => {
+            let what = crate::tui::panes::events::what_changed(&preview.summary()).to_string();
+            (
+                format!("before {}", stage.name()),
+                vec![
+                    format!("why: {}", preview.reason),
+                    with_rows(format!(
+                        "will do: {what}; {} -> {} chars",
+                        group_digits(preview.size_before),
+                        group_digits(preview.size_after)
+                    )),
+                ],
+            )
+        }
+        NextStep::Summarize {
+            stage,
+            messages,
+            size,
+            reason,
+            focus,
+        } => {
+            let mut first = format!("why: {reason}");
+            if focus.is_none() && reason.contains('>') {
+                first.push_str(" (still over the limit after micro_compact)");
+            }
+            (
+                format!("before {}", stage.name()),
+                vec![
+                    first,
+                    with_rows(format!(
+                        "will save a transcript, then summarize all {messages} messages ({} \
+                         chars) into one [Compacted] message",
+                        group_digits(*size)
+                    )),
+                ],
+            )
+        }
+        NextStep::Reactive {
+            stage,
+            api_message,
+            replaced,
+            kept,
+            ..
+        } => (
+            format!("before {}", stage.name()),
+            vec![
+                format!("the API said: {api_message}"),
+                with_rows(format!(
+                    "will save a transcript, summarize the first {replaced} messages, keep the \
+                     last {kept} and retry the call"
+                )),
+            ],
+        ),
+        NextStep::SummaryCall {
+            stage,
+            replaced,
+            chars,
+            focus,
+            transcript,
+        } => {
+            let focus = match focus {
+                Some(f) => format!("; focus: {f}"),
+                None => String::new(),
+            };
+            (
+                format!("before the summary call of {}", stage.name()),
+                vec![
+                    format!(
+                        "the summarizer gets {replaced} messages as one message of {} chars{focus}",
+                        group_digits(*chars)
+                    ),
+                    with_rows(format!("transcript saved first: {transcript}")),
+                ],
+            )
+        }
+        NextStep::ModelCall { messages, size } => (
+            "before the model call".to_string(),
+            vec![
+                format!(
+                    "the request: {messages} messages, {} / {} chars after the pipeline",
+                    group_digits(*size),
+                    group_digits(limit)
+                ),
+                "the API answers with text or tool calls, and reports its input tokens".to_string(),
+            ],
+        ),
+    }
+}
+
+/// `text` in lines of at most `width` columns, broken between words (a word longer than
+/// the line is cut by columns).
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let sep = usize::from(!line.is_empty());
+        if display_width(&line) + sep + display_width(word) <= width {
+            if sep == 1 {
+                line.push(' ');
+            }
+            line.push_str(word);
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        if display_width(word) <= width {
+            line.push_str(word);
+        } else {
+            let (pieces, _) = crate::tui::rows::wrap_lines(word, width, usize::MAX);
+            let mut pieces = pieces.into_iter().peekable();
+            while let Some(p) = pieces.next() {
+                if pieces.peek().is_some() {
+                    lines.push(p);
+                } else {
+                    line = p;
+                }
+            }
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::StageReport;
+
+    fn report(stage: Stage, changes: Vec<Change>) -> StageReport {
+        let mut r = StageReport::unchanged(stage, 100, 10);
+        r.changed = true;
+        r.size_after = 90;
+        r.messages_after = 8;
+        r.changes = changes;
+        r.reason = "53 messages > 50 (head 3, kept 47)".into();
+        r
+    }
+
+    #[test]
+    fn a_snip_preview_highlights_the_snipped_run() {
+        let next = NextStep::Stage {
+            stage: Stage::SnipCompact,
+            preview: report(
+                Stage::SnipCompact,
+                vec![Change::Snipped {
+                    head_end: 3,
+                    tail_start: 6,
+                    removed: 3,
+                }],
+            ),
+        };
+        let rows = rows_to_change(&next);
+        assert_eq!(rows, vec![3..6]);
+        assert!(!covers(&rows, 2) && covers(&rows, 3) && covers(&rows, 5) && !covers(&rows, 6));
+        let (title, lines) = card(&next, 50_000);
+        assert_eq!(title, "before snip_compact");
+        assert_eq!(lines[0], "why: 53 messages > 50 (head 3, kept 47)");
+        assert!(lines[1].ends_with("(rows 3-5 highlighted)"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn placeholders_highlight_their_rows_and_a_model_call_none() {
+        let next = NextStep::Stage {
+            stage: Stage::MicroCompact,
+            preview: report(
+                Stage::MicroCompact,
+                vec![
+                    Change::Placeholder {
+                        message: 4,
+                        block: 0,
+                        tool_use_id: None,
+                        chars: 300,
+                    },
+                    Change::Placeholder {
+                        message: 8,
+                        block: 0,
+                        tool_use_id: None,
+                        chars: 300,
+                    },
+                ],
+            ),
+        };
+        assert_eq!(rows_to_change(&next), vec![4..5, 8..9]);
+        assert!(card(&next, 1).1[1].contains("(rows 4, 8 highlighted)"));
+        let call = NextStep::ModelCall {
+            messages: 3,
+            size: 10,
+        };
+        assert!(rows_to_change(&call).is_empty());
+        assert_eq!(stage_of(&call), None);
+    }
+
+    #[test]
+    fn words_wrap_at_the_width_and_long_words_are_cut() {
+        assert_eq!(
+            wrap_words("the API said: prompt is too long", 14),
+            vec!["the API said:", "prompt is too", "long"]
+        );
+        assert_eq!(
+            wrap_words("abcdefghij xy", 4),
+            vec!["abcd", "efgh", "ij", "xy"]
+        );
+        assert_eq!(wrap_words("", 10), vec![""]);
+    }
+
+    #[test]
+    fn the_reactive_card_quotes_the_api() {
+        let next = NextStep::Reactive {
+            stage: Stage::ReactiveCompact,
+            api_message: "prompt is too long: 52,000 chars > 50,000 maximum".into(),
+            messages: 22,
+            size: 52_000,
+            replaced: 17,
+            kept: 5,
+        };
+        assert_eq!(rows_to_change(&next), vec![0..17]);
+        let (title, lines) = card(&next, 50_000);
+        assert_eq!(title, "before reactive_compact");
+        assert_eq!(
+            lines[0],
+            "the API said: prompt is too long: 52,000 chars > 50,000 maximum"
+        );
+        assert!(lines[1].contains("first 17 messages") && lines[1].contains("last 5"));
+    }
+}

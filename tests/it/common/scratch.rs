@@ -1,0 +1,111 @@
+//! The real binary in a scratch home (no keys, no config, no `.env`), and the waits the
+//! process tests need: a pid file read, a process gone, a condition met before a limit.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Variables that would pick a provider or leak a key into a test run.
+pub const PROVIDER_VARS: [&str; 6] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "MODEL_ID",
+    "CTXLAB_MAX_ATTEMPTS",
+];
+
+pub fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"))
+}
+
+/// A scratch folder: `home/` (HOME, XDG dirs), `ws/` (not created) and room for files.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        Scratch { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    pub fn ws(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+
+    /// `config.toml` where ctxlab looks for it under this home.
+    pub fn write_config(&self, text: &str) {
+        let dir = self.home().join("config/ctxlab");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), text).unwrap();
+    }
+
+    /// The real binary, run in this scratch folder with a clean environment.
+    pub fn ctxlab(&self) -> Command {
+        let mut cmd = Command::new(binary());
+        cmd.current_dir(self.path())
+            .env("HOME", self.home())
+            .env("XDG_CONFIG_HOME", self.home().join("config"))
+            .env("XDG_DATA_HOME", self.home().join("data"))
+            .env_remove("RUST_BACKTRACE");
+        for var in PROVIDER_VARS {
+            cmd.env_remove(var);
+        }
+        cmd
+    }
+
+    /// `ctxlab <args>` against an Anthropic stub at `url` with `key`.
+    pub fn ctxlab_anthropic(&self, url: &str, key: &str) -> Command {
+        let mut cmd = self.ctxlab();
+        cmd.env("ANTHROPIC_API_KEY", key)
+            .env("ANTHROPIC_BASE_URL", url)
+            .env("CTXLAB_MAX_ATTEMPTS", "1");
+        cmd
+    }
+}
+
+/// Polls `check` until it holds or `limit` passes (then panics with `what`).
+pub fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether a process is gone (or a zombie nobody reaps, which runs nothing either).
+pub fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Reads a pid a test command wrote to a file (waits for it).
+pub fn read_pid(path: &Path) -> i32 {
+    wait_until(Duration::from_secs(30), "the tool wrote its pid", || {
+        std::fs::read_to_string(path).is_ok_and(|s| s.trim().parse::<i32>().is_ok())
+    });
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// The demo project, written into `dir` (as the scripted tour expects).
+pub fn write_demo(dir: &Path) {
+    ctxlab::demo::write_demo_project(dir).unwrap();
+}

@@ -1,0 +1,15 @@
+//! Issue 8, "trustworthy under faults, hostile servers, hostile workspaces and bad input":
+//! one file per concern, each test failing on the code before its fix. Their helpers live in
+//! `crate::common` (`scratch`, `models`, `stub_server`, `pty`).
+
+mod agent_panic;
+mod closed_stdout;
+mod embedded_demo;
+mod exit_codes;
+mod pipeline_stream;
+mod secrets;
+mod settings;
+mod signals;
+mod special_files;
+mod stale_temps;
+mod store_links;

@@ -1,0 +1,592 @@
+//! The agent over the real HTTP providers against a local stub that behaves like llama.cpp's
+//! `llama-server` with a small window: it counts the prompt, answers an over-long one with
+//! its real overflow body (`400`, `exceed_context_size_error`, `n_prompt_tokens`, `n_ctx`;
+//! or Anthropic's `prompt is too long: N tokens > M maximum`), and answers everything else.
+//! What is checked: a request that alone exceeds the window is refused without a summary
+//! request and leaves the history as it was; an overflowing session recovers through a
+//! reactive compaction sized to the window the server named; `/compact` fits a configured
+//! window and flags a summary cut at its token limit; a cut-off answer runs no tool; the
+//! cached share of the prompt reaches the gauge.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::common::agent::{HistoryMirror, SUMMARY_PREFIX, stop_reason, until, until_done};
+use crate::support::{Driver, screen};
+use ctxlab::agent::{AgentEvent, AgentSetup, ErrorKind, INCOMPLETE_RESULT, UserCommand, spawn};
+use ctxlab::compact::summarize::{
+    SUMMARY_CHARS_PER_TOKEN, SUMMARY_OVERHEAD_TOKENS, SUMMARY_SYSTEM,
+};
+use ctxlab::compact::{Change, PipelineConfig, Stage, StageReport};
+use ctxlab::message::Message;
+use ctxlab::provider::{AnthropicModel, ApiKey, Model, OpenAiModel, RetryPolicy};
+use ctxlab::tools::Workspace;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+const WINDOW: u64 = 512;
+/// The request the stub answers with a `read_file` call of `big.txt`.
+const READ_BIG: &str = "read big.txt";
+const STEP: Duration = Duration::from_secs(20);
+
+/// Which wire format the stub speaks.
+#[derive(Clone, Copy, PartialEq)]
+enum Wire {
+    Anthropic,
+    OpenAi,
+}
+
+/// A llama-server stand-in: one token per 4 chars of message text, a window of `WINDOW`.
+struct Stub {
+    wire: Wire,
+    /// The finish of a summary answer: `"length"` for one cut at its token limit.
+    summary_finish: &'static str,
+}
+
+fn text_chars(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.chars().count(),
+        Value::Array(items) => items.iter().map(text_chars).sum(),
+        Value::Object(map) => map
+            .iter()
+            .filter(|(k, _)| matches!(k.as_str(), "text" | "content" | "input"))
+            .map(|(_, v)| text_chars(v))
+            .sum(),
+        _ => 0,
+    }
+}
+
+fn system_of(body: &Value) -> String {
+    match body.get("system") {
+        Some(Value::String(s)) => s.clone(),
+        _ => body["messages"][0]["content"]
+            .as_str()
+            .filter(|_| body["messages"][0]["role"] == "system")
+            .unwrap_or("")
+            .to_string(),
+    }
+}
+
+/// The prompt's size as the stub counts it: system text and every message's text.
+fn prompt_tokens(body: &Value) -> u64 {
+    let mut chars = text_chars(&body["messages"]);
+    if let Some(Value::String(s)) = body.get("system") {
+        chars += s.chars().count();
+    }
+    (chars / 4) as u64
+}
+
+impl Respond for Stub {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let tokens = prompt_tokens(&body);
+        if tokens > WINDOW {
+            let error = match self.wire {
+                // llama.cpp answers both endpoints with its own body.
+                Wire::OpenAi => json!({"error": {"code": 400,
+                    "message": format!("request ({tokens} tokens) exceeds the available context size ({WINDOW} tokens), try increasing it"),
+                    "type": "exceed_context_size_error", "n_prompt_tokens": tokens, "n_ctx": WINDOW}}),
+                Wire::Anthropic => {
+                    json!({"type": "error", "error": {"type": "invalid_request_error",
+                    "message": format!("prompt is too long: {tokens} tokens > {WINDOW} maximum")}})
+                }
+            };
+            return ResponseTemplate::new(400).set_body_json(error);
+        }
+        let summary = system_of(&body).starts_with(SUMMARY_PREFIX);
+        let last = body["messages"].as_array().and_then(|m| m.last()).cloned();
+        if self.wire == Wire::OpenAi && last.is_some_and(|m| m["content"] == READ_BIG) {
+            let call = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "delta": {"role": "assistant",
+                "tool_calls": [{"index": 0, "id": "call_big", "type": "function",
+                "function": {"name": "read_file", "arguments": "{\"path\": \"big.txt\"}"}}]}}]});
+            return ResponseTemplate::new(200).set_body_raw(
+                format!("data: {call}\n\ndata: [DONE]\n\n"),
+                "text/event-stream",
+            );
+        }
+        let (text, finish) = if summary {
+            ("Goal: bees. Facts: three hives.", self.summary_finish)
+        } else {
+            ("ok", "stop")
+        };
+        let sse = match self.wire {
+            Wire::OpenAi => {
+                let chunk = |delta: Value, finish: Option<&str>| {
+                    format!(
+                        "data: {}\n\n",
+                        json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+                    )
+                };
+                format!(
+                    "{}{}data: {}\n\ndata: [DONE]\n\n",
+                    chunk(json!({"role": "assistant", "content": text}), None),
+                    chunk(json!({}), Some(finish)),
+                    json!({"choices": [], "usage": {"prompt_tokens": tokens, "completion_tokens": 3,
+                           "prompt_tokens_details": {"cached_tokens": tokens.saturating_sub(1)}}})
+                )
+            }
+            Wire::Anthropic => {
+                let stop = if finish == "length" {
+                    "max_tokens"
+                } else {
+                    "end_turn"
+                };
+                format!(
+                    "event: message_start\ndata: {}\n\nevent: content_block_start\ndata: {}\n\nevent: content_block_delta\ndata: {}\n\nevent: message_delta\ndata: {}\n\nevent: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n",
+                    json!({"type": "message_start", "message": {"usage": {"cache_read_input_tokens": tokens.saturating_sub(1), "input_tokens": 1, "output_tokens": 0}}}),
+                    json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                    json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+                    json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 3}}),
+                )
+            }
+        };
+        ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream")
+    }
+}
+
+struct Session {
+    server: MockServer,
+    commands: UnboundedSender<UserCommand>,
+    events: UnboundedReceiver<AgentEvent>,
+    mirror: HistoryMirror,
+    ws: tempfile::TempDir,
+}
+
+async fn session(wire: Wire, summary_finish: &'static str, window: Option<u64>) -> Session {
+    let server = MockServer::start().await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(Stub {
+            wire,
+            summary_finish,
+        })
+        .mount(&server)
+        .await;
+    let no_retry = RetryPolicy::no_retries();
+    let model: Arc<dyn Model> = match wire {
+        Wire::OpenAi => Arc::new(
+            OpenAiModel::new("smollm2")
+                .unwrap()
+                .with_base_url(format!("{}/v1", server.uri()))
+                .with_retry(no_retry),
+        ),
+        Wire::Anthropic => Arc::new(
+            AnthropicModel::new(ApiKey::new("local"), "smollm2")
+                .unwrap()
+                .with_base_url(server.uri())
+                .with_retry(no_retry),
+        ),
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let mut setup = AgentSetup::new(
+        model,
+        Workspace::new(ws.path()).unwrap(),
+        PipelineConfig::default(),
+    );
+    setup.context_window_tokens = window;
+    setup.clock = || 1_700_000_000;
+    let (commands, events, _handle) = spawn(setup);
+    Session {
+        server,
+        commands,
+        events,
+        mirror: HistoryMirror::default(),
+        ws,
+    }
+}
+
+impl Session {
+    async fn turn(&mut self, prompt: &str) -> Vec<AgentEvent> {
+        self.commands
+            .send(UserCommand::Submit(prompt.into()))
+            .unwrap();
+        let seen = until_done(&mut self.events, STEP).await;
+        self.mirror.apply_all(&seen);
+        seen
+    }
+
+    async fn bodies(&self) -> Vec<Value> {
+        self.server
+            .received_requests()
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| serde_json::from_slice(&r.body).unwrap())
+            .collect()
+    }
+
+    async fn summary_bodies(&self) -> Vec<Value> {
+        self.bodies()
+            .await
+            .into_iter()
+            .filter(|b| system_of(b).starts_with(SUMMARY_PREFIX))
+            .collect()
+    }
+}
+
+fn errors(events: &[AgentEvent]) -> Vec<(ErrorKind, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Error { kind, message } => Some((*kind, message.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn report_of(events: &[AgentEvent], stage: Stage) -> Option<StageReport> {
+    events.iter().find_map(|e| match e {
+        AgentEvent::StageRan { report, .. } if report.stage == stage && report.changed => {
+            Some(report.clone())
+        }
+        _ => None,
+    })
+}
+
+/// The summary input the agent may send for `WINDOW`: what `fit_window` promises.
+fn input_chars_for_window() -> usize {
+    let window = WINDOW as usize;
+    let reserve = window / 4;
+    let instructions = SUMMARY_SYSTEM
+        .chars()
+        .count()
+        .div_ceil(SUMMARY_CHARS_PER_TOKEN);
+    (window - SUMMARY_OVERHEAD_TOKENS - instructions - reserve) * SUMMARY_CHARS_PER_TOKEN
+}
+
+fn summary_input(body: &Value) -> String {
+    let messages = body["messages"].as_array().unwrap();
+    let user = messages.iter().find(|m| m["role"] == "user").unwrap();
+    user["content"].as_str().unwrap().to_string()
+}
+
+fn output_limit(body: &Value) -> u64 {
+    body["max_tokens"].as_u64().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_over_the_window_on_its_own_is_refused_without_a_summary() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let mut s = session(wire, "stop", None).await;
+        let long = "Please read this very long request carefully. ".repeat(60);
+        let done = s.turn(&long).await;
+        assert_eq!(stop_reason(&done), Some("error"));
+        let errs = errors(&done);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].0, ErrorKind::ContextTooLong);
+        let tokens = prompt_tokens(&s.bodies().await[0]);
+        assert!(tokens > WINDOW);
+        let numbers = format!("{tokens} tokens > {WINDOW} (the server's count)");
+        assert!(errs[0].1.contains(&numbers), "{}", errs[0].1);
+        assert!(
+            errs[0]
+                .1
+                .contains("the request exceeds the model's context window on its own"),
+            "{}",
+            errs[0].1
+        );
+        assert!(
+            errs[0].1.contains("the request was not kept"),
+            "{}",
+            errs[0].1
+        );
+        // One request, no summary request, no reactive stage, no transcript: the history
+        // is as it was before the request (empty), the request that cannot be sent is not
+        // kept in it.
+        assert_eq!(s.bodies().await.len(), 1);
+        assert!(s.summary_bodies().await.is_empty());
+        assert!(report_of(&done, Stage::ReactiveCompact).is_none());
+        assert!(s.mirror.messages.is_empty(), "{:?}", s.mirror.messages);
+        assert!(!s.ws.path().join(".transcripts").exists());
+
+        // The session goes on: a short request is answered, and sent alone.
+        let done = s.turn("hi").await;
+        assert_eq!(stop_reason(&done), Some("end_turn"));
+        let last = s.bodies().await.pop().unwrap();
+        assert!(!last.to_string().contains("very long request"));
+        assert_eq!(s.mirror.messages.len(), 2);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_whose_own_tool_result_overflows_keeps_its_history_for_compact() {
+    let mut s = session(Wire::OpenAi, "stop", None).await;
+    std::fs::write(s.ws.path().join("big.txt"), "pollen count 42\n".repeat(200)).unwrap();
+    let done = s.turn(READ_BIG).await;
+    assert_eq!(stop_reason(&done), Some("error"));
+    let errs = errors(&done);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].0, ErrorKind::ContextTooLong);
+    assert!(errs[0].1.contains("the last 3 messages"), "{}", errs[0].1);
+    assert!(
+        errs[0].1.contains("the history is unchanged"),
+        "{}",
+        errs[0].1
+    );
+    assert!(s.summary_bodies().await.is_empty());
+    // The request, the call and its result stay: the work of the turn is not thrown away.
+    assert_eq!(s.mirror.messages.len(), 3);
+    assert_eq!(s.mirror.messages[0], Message::user_text(READ_BIG));
+
+    // `/compact` rescues the session: the summary request fits the window learned from the
+    // error, and the next request is answered.
+    s.commands
+        .send(UserCommand::Compact { focus: None })
+        .unwrap();
+    // A compaction the user asked for ends like a turn: `TurnDone` with `compacted`.
+    let seen = until(&mut s.events, STEP, |e| {
+        matches!(e, AgentEvent::TurnDone { .. })
+    })
+    .await;
+    assert!(errors(&seen).is_empty(), "{:?}", errors(&seen));
+    assert_eq!(stop_reason(&seen), Some("compacted"));
+    s.mirror.apply_all(&seen);
+    assert_eq!(s.summary_bodies().await.len(), 1);
+    assert!(prompt_tokens(&s.summary_bodies().await[0]) <= WINDOW);
+    let done = s.turn("and now?").await;
+    assert_eq!(stop_reason(&done), Some("end_turn"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overflowing_session_recovers_through_a_reactive_compaction_sized_to_the_window() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let mut s = session(wire, "stop", None).await;
+        let prompt = |n: usize| format!("Fact {n}: {}", "the bees like lavender. ".repeat(13));
+        let mut recovered = None;
+        for n in 1..=8 {
+            let done = s.turn(&prompt(n)).await;
+            assert_eq!(
+                stop_reason(&done),
+                Some("end_turn"),
+                "turn {n}: {:?}",
+                errors(&done)
+            );
+            if let Some(report) = report_of(&done, Stage::ReactiveCompact) {
+                recovered = Some((n, report));
+                break;
+            }
+        }
+        let (turn, report) = recovered.expect("the session overflowed within 8 turns");
+        assert!(turn >= 3, "something preceded the tail: turn {turn}");
+        // The window came from the overflow error; the summary request was sized to it.
+        let summaries = s.summary_bodies().await;
+        assert_eq!(summaries.len(), 1);
+        let input = summary_input(&summaries[0]);
+        assert!(
+            input.chars().count() <= input_chars_for_window(),
+            "{} chars",
+            input.chars().count()
+        );
+        assert_eq!(output_limit(&summaries[0]), WINDOW / 4);
+        assert!(prompt_tokens(&summaries[0]) <= WINDOW);
+        assert!(
+            report.reason.contains(&format!(
+                "summary input cut to {} chars to fit a {WINDOW}-token window",
+                input_chars_for_window()
+            )),
+            "{}",
+            report.reason
+        );
+        assert!(
+            report.reason.contains("the server counted ")
+                && report.reason.contains(" tokens > 512"),
+            "{}",
+            report.reason
+        );
+        // The retried request fits, and starts with the reactive summary.
+        let last = s.bodies().await.pop().unwrap();
+        assert!(prompt_tokens(&last) <= WINDOW);
+        assert!(
+            s.mirror.messages[0]
+                .text()
+                .unwrap()
+                .starts_with("[Reactive compact]")
+        );
+        assert_eq!(s.mirror.messages.len(), 7, "summary, 5 kept, the answer");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_fits_a_configured_window_and_flags_a_summary_cut_at_its_limit() {
+    let mut s = session(Wire::OpenAi, "length", Some(WINDOW)).await;
+    for n in 0..3 {
+        let done = s
+            .turn(&format!("{n}: {}", "notes about the hive. ".repeat(12)))
+            .await;
+        assert_eq!(stop_reason(&done), Some("end_turn"));
+    }
+    s.commands
+        .send(UserCommand::Compact {
+            focus: Some("the hives".into()),
+        })
+        .unwrap();
+    // A compaction the user asked for ends like a turn: `TurnDone` with `compacted`.
+    let seen = until(&mut s.events, STEP, |e| {
+        matches!(e, AgentEvent::TurnDone { .. })
+    })
+    .await;
+    assert!(errors(&seen).is_empty(), "{:?}", errors(&seen));
+    assert_eq!(stop_reason(&seen), Some("compacted"));
+    let report = report_of(&seen, Stage::CompactHistory).expect("a compact_history report");
+    let summaries = s.summary_bodies().await;
+    assert_eq!(
+        summaries.len(),
+        1,
+        "sized before sending: no failed first try"
+    );
+    assert_eq!(output_limit(&summaries[0]), WINDOW / 4);
+    assert!(prompt_tokens(&summaries[0]) <= WINDOW);
+    assert!(
+        report.reason.contains("to fit a 512-token window"),
+        "{}",
+        report.reason
+    );
+    assert!(
+        report.reason.contains("summary max_tokens 2,000 -> 128"),
+        "{}",
+        report.reason
+    );
+    assert!(
+        report
+            .reason
+            .contains("the summary stopped at its 128-token limit and may be incomplete"),
+        "{}",
+        report.reason
+    );
+    assert!(matches!(
+        &report.changes[..],
+        [Change::Summarized {
+            summary_cut: true,
+            ..
+        }]
+    ));
+    assert!(report.summary().contains("summary cut at its token limit"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_without_a_known_window_learns_it_from_the_summarys_overflow() {
+    let mut s = session(Wire::OpenAi, "stop", None).await;
+    // Just under the window for a normal call; the summary's own instructions push the
+    // unsized summary request over it.
+    let done = s.turn(&"the queen is marked blue. ".repeat(60)).await;
+    assert_eq!(stop_reason(&done), Some("end_turn"));
+    s.commands
+        .send(UserCommand::Compact { focus: None })
+        .unwrap();
+    // A compaction the user asked for ends like a turn: `TurnDone` with `compacted`.
+    let seen = until(&mut s.events, STEP, |e| {
+        matches!(e, AgentEvent::TurnDone { .. })
+    })
+    .await;
+    assert!(errors(&seen).is_empty(), "{:?}", errors(&seen));
+    assert_eq!(stop_reason(&seen), Some("compacted"));
+    let summaries = s.summary_bodies().await;
+    assert_eq!(summaries.len(), 2, "one overflow, one sized retry");
+    assert!(prompt_tokens(&summaries[0]) > WINDOW);
+    assert!(prompt_tokens(&summaries[1]) <= WINDOW);
+    let report = report_of(&seen, Stage::CompactHistory).unwrap();
+    assert!(
+        report.reason.contains("to fit a 512-token window"),
+        "{}",
+        report.reason
+    );
+    assert!(
+        s.ws.path()
+            .join(".transcripts/transcript_1700000000.jsonl")
+            .is_file()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_off_answer_runs_none_of_its_tool_calls() {
+    let server = MockServer::start().await;
+    // The answer stops at its token limit inside a `write_file` call's arguments.
+    let chunk = |delta: Value, finish: Option<&str>| {
+        format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    let body = [
+        chunk(
+            json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_w", "type": "function",
+                   "function": {"name": "write_file", "arguments": "{\"path\": \"notes.txt\", \"content\": \"aaaa"}}]}),
+            None,
+        ),
+        chunk(json!({}), Some("length")),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(body, "text/event-stream"))
+        .mount(&server)
+        .await;
+    let ws = tempfile::tempdir().unwrap();
+    let model = OpenAiModel::new("m")
+        .unwrap()
+        .with_base_url(server.uri())
+        .with_retry(RetryPolicy::no_retries());
+    let setup = AgentSetup::new(
+        Arc::new(model),
+        Workspace::new(ws.path()).unwrap(),
+        PipelineConfig::default(),
+    );
+    let (commands, mut events, _handle) = spawn(setup);
+    commands
+        .send(UserCommand::Submit("write the notes".into()))
+        .unwrap();
+    let done = until_done(&mut events, STEP).await;
+    assert_eq!(stop_reason(&done), Some("max_tokens"));
+    assert!(
+        !done
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolStarted { .. }))
+    );
+    assert!(!ws.path().join("notes.txt").exists());
+    let mut mirror = HistoryMirror::default();
+    mirror.apply_all(&done);
+    let results = mirror.messages.last().unwrap();
+    let result = results.tool_results().next().unwrap();
+    assert_eq!(result["tool_use_id"], "call_w");
+    assert_eq!(result["content"], INCOMPLETE_RESULT);
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cached_share_reaches_the_usage_event_and_the_gauge() {
+    let mut s = session(Wire::Anthropic, "stop", None).await;
+    let done = s.turn("hello there").await;
+    let usage = done
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            AgentEvent::Usage {
+                input_tokens,
+                cached_input_tokens,
+                ..
+            } => Some((*input_tokens, *cached_input_tokens)),
+            _ => None,
+        })
+        .expect("a usage event");
+    let tokens = prompt_tokens(&s.bodies().await[0]);
+    assert_eq!(usage, (Some(tokens), Some(tokens - 1)));
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Driver::new(dir.path(), true);
+    d.send(AgentEvent::Usage {
+        input_tokens: Some(2_081),
+        output_tokens: Some(7),
+        cached_input_tokens: Some(2_080),
+    });
+    let text = screen(&mut d.app, 120, 40);
+    assert!(text.contains("API 2,081 (2,080 cached)"), "{text}");
+    // Without a cache the gauge reads as before.
+    d.send(AgentEvent::Usage {
+        input_tokens: Some(81),
+        output_tokens: Some(7),
+        cached_input_tokens: None,
+    });
+    let text = screen(&mut d.app, 120, 40);
+    assert!(text.contains("API 81"), "{text}");
+    assert!(!text.contains("cached"), "{text}");
+}
