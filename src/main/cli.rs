@@ -1,0 +1,207 @@
+//! The command line: the flags and subcommands clap parses. `main.rs` turns them into
+//! calls into the library.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use ctxlab::compact::Strategy;
+use ctxlab::startup::LaunchOptions;
+use ctxlab::user_config::ProviderKind;
+
+/// A terminal workbench where a coding agent runs while its context compaction
+/// pipeline (tool_result_budget, snip_compact, micro_compact, compact_history) happens live.
+#[derive(Debug, Parser)]
+#[command(name = "ctxlab", version, about, long_about = None)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+    /// Options for the workbench (when no subcommand is given).
+    #[command(flatten)]
+    pub(crate) agent: AgentArgs,
+    /// Start the workbench in step mode, paused before the first stage or model call
+    /// (Space: one step; s: run to the next stage that changes something; c: to the next
+    /// model call).
+    #[arg(long)]
+    pub(crate) step: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Run one request to completion without the TUI and print what happens.
+    Run(RunArgs),
+    /// Run the pipeline stages on a history file and print what each stage did, as JSON.
+    Pipeline(PipelineArgs),
+    /// Replay a recorded session through the pipeline, model call by model call.
+    Replay(ReplayArgs),
+    /// Write a recorded session's timeline (plot, every stage event with its diff, the
+    /// summaries, the final history) as one self-contained HTML page.
+    Export(ExportArgs),
+    /// Summarize a session file: format, calls, tool pairs, recorded compactions, peak context.
+    Inspect(InspectArgs),
+    /// List the Claude Code and Codex sessions on this machine (or under the given paths).
+    Sessions(SessionsArgs),
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub(crate) struct Thresholds {
+    /// Override a pipeline number, e.g. `--set context_limit=800000` (repeatable).
+    /// Keys: budget_chars, persist_threshold, preview_chars, snip_max_messages,
+    /// snip_keep_head, micro_keep_recent, micro_min_chars, context_limit,
+    /// reactive_keep_tail, summary_input_chars, summary_max_tokens.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub(crate) set: Vec<String>,
+}
+
+/// How the agent is started; shared by the workbench and `ctxlab run`.
+#[derive(Debug, Args, Clone, Default)]
+pub(crate) struct AgentArgs {
+    /// Which model to use (default: anthropic when ANTHROPIC_API_KEY is set, openai when
+    /// OPENAI_API_KEY or OPENAI_BASE_URL is set, otherwise the embedded scripted model).
+    #[arg(long, value_enum)]
+    pub(crate) provider: Option<ProviderKind>,
+    /// Model id (default: MODEL_ID, then config.toml, then the provider's default).
+    #[arg(long)]
+    pub(crate) model: Option<String>,
+    /// Folder the agent works in (default: the current directory; for the scripted model
+    /// a fresh copy of the demo project).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// Scenario the scripted model plays (default: tour).
+    #[arg(long)]
+    pub(crate) scenario: Option<String>,
+    /// Milliseconds between the scripted model's streamed deltas (default 30; 0 = instant).
+    #[arg(long, value_name = "MS")]
+    pub(crate) pace_ms: Option<u64>,
+    /// Compaction strategy: s08 (default; also `lesson`), s08-latest, s06 or guarded
+    /// (default: `strategy` in config.toml, then s08).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) strategy: Option<Strategy>,
+    #[command(flatten)]
+    pub(crate) thresholds: Thresholds,
+}
+
+impl AgentArgs {
+    pub(crate) fn launch_options(&self) -> LaunchOptions {
+        LaunchOptions {
+            provider: self.provider,
+            model: self.model.clone(),
+            workspace: self.workspace.clone(),
+            scenario: self.scenario.clone(),
+            pace_ms: self.pace_ms,
+            strategy: self.strategy,
+            sets: self.thresholds.set.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    pub(crate) agent: AgentArgs,
+    /// One JSON event per line instead of readable lines.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// The request (default for the scripted model: the scenario's own request). Several
+    /// prompts run in sequence in one session; `/compact [focus]` compacts the history.
+    pub(crate) prompts: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PipelineArgs {
+    /// History to run: {"messages": [...], "active_request": "..."}, a bare list of messages,
+    /// a ctxlab transcript, or a Claude Code or Codex session file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) input: PathBuf,
+    /// Workspace the stages write into (.task_outputs/, .transcripts/); created if missing.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: PathBuf,
+    /// Compaction strategy: s08 (default; also `lesson`), s08-latest, s06 or guarded. Each
+    /// prints the shape of its recorded cases.
+    #[arg(long, value_name = "NAME", default_value = "s08")]
+    pub(crate) strategy: Strategy,
+    /// Unix seconds used in transcript names (default: the current time).
+    #[arg(long, value_name = "UNIX_SECONDS")]
+    pub(crate) now: Option<u64>,
+    /// Summary text for the compact_history and reactive_compact probes; without it they
+    /// are omitted from the output.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) summary_text: Option<String>,
+    #[command(flatten)]
+    pub(crate) thresholds: Thresholds,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReplayArgs {
+    /// A session: a ctxlab transcript or JSON array of messages, a Claude Code session
+    /// (~/.claude/projects/...jsonl) or a Codex rollout (~/.codex/sessions/...jsonl).
+    pub(crate) file: PathBuf,
+    /// Workspace the stages write into; created if missing. With --compare, each strategy
+    /// writes into DIR/NAME (which must be empty); without it, into a temporary folder.
+    #[arg(long, value_name = "DIR", required_unless_present = "compare")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// The summary every compaction gets (default: an extractive summary of the history).
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) summary_text: Option<String>,
+    /// Unix seconds used in transcript names (default: the current time).
+    #[arg(long, value_name = "UNIX_SECONDS")]
+    pub(crate) now: Option<u64>,
+    /// One JSON object per model call, then a totals object (with --compare: each with its
+    /// strategy, and the totals object last for each strategy).
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Compaction strategy: s08 (default; also `lesson`), s08-latest, s06 or guarded.
+    #[arg(long, value_name = "NAME", default_value = "s08")]
+    pub(crate) strategy: Strategy,
+    /// Replay once per strategy (comma-separated, e.g. s06,s08,s08-latest,guarded) and print
+    /// them side by side: stages, sizes, summaries and what each kept within reach.
+    #[arg(
+        long,
+        value_name = "A,B,...",
+        value_delimiter = ',',
+        conflicts_with = "strategy"
+    )]
+    pub(crate) compare: Vec<Strategy>,
+    #[command(flatten)]
+    pub(crate) thresholds: Thresholds,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    /// A session: a ctxlab transcript or JSON array of messages, a Claude Code session
+    /// or a Codex rollout (any format `ctxlab replay` reads).
+    pub(crate) session: PathBuf,
+    /// The HTML file to write (replaced when it exists).
+    #[arg(long, value_name = "FILE.html")]
+    pub(crate) out: PathBuf,
+    /// The summary every compaction gets (default: an extractive summary of the history).
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) summary_text: Option<String>,
+    /// Unix seconds used in transcript names (default: the current time).
+    #[arg(long, value_name = "UNIX_SECONDS")]
+    pub(crate) now: Option<u64>,
+    /// Compaction strategy: s08 (default; also `lesson`), s08-latest, s06 or guarded.
+    #[arg(long, value_name = "NAME", default_value = "s08")]
+    pub(crate) strategy: Strategy,
+    #[command(flatten)]
+    pub(crate) thresholds: Thresholds,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InspectArgs {
+    /// The session file (any format ctxlab reads).
+    pub(crate) file: PathBuf,
+    /// One JSON object instead of readable lines.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SessionsArgs {
+    /// Files or folders to list (default: $CLAUDE_CONFIG_DIR or ~/.claude, projects/; and
+    /// $CODEX_HOME or ~/.codex, sessions/).
+    pub(crate) paths: Vec<PathBuf>,
+    /// One JSON array instead of readable lines.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
