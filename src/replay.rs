@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::compact::request::request_in;
-use crate::compact::{CompactTrigger, Pipeline, PipelineConfig, StageReport, estimate_size};
+use crate::compact::{Pipeline, PipelineConfig, StageReport, estimate_size};
 use crate::message::Message;
 use crate::provider::scripted::extractive::extractive_summary_from_request;
 use crate::store::{FileWritten, Store, StoreError};
@@ -245,27 +245,14 @@ fn pre_call(
     call: usize,
     on_stage: &mut dyn FnMut(&StageReport, &[Message]),
 ) -> Result<PreCall, StoreError> {
-    let mut files: Vec<FileWritten> = Vec::new();
-    let mut reports: Vec<StageReport> = Vec::new();
-    for &stage in pipeline.stages() {
-        let report = pipeline.run_stage(stage, live, store)?;
-        on_stage(&report, live);
-        files.extend(report.files_written.iter().cloned());
-        if report.changed {
-            reports.push(report);
-        }
-    }
-    let pending = if pipeline.over_limit(live) {
-        pipeline.begin_compact(
-            live,
-            store,
-            None,
-            CompactTrigger::OverLimit,
-            options.now_secs,
-        )?
-    } else {
-        None
-    };
+    let pre = pipeline.pre_call_observed(live, store, options.now_secs, on_stage)?;
+    let mut files: Vec<FileWritten> = pre
+        .reports
+        .iter()
+        .flat_map(|r| r.files_written.iter().cloned())
+        .collect();
+    let mut reports: Vec<StageReport> = pre.reports.into_iter().filter(|r| r.changed).collect();
+    let pending = pre.pending;
     let mut before_summary = None;
     let mut summary_input_chars = None;
     if let Some(pending) = pending {

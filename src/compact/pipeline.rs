@@ -204,9 +204,23 @@ impl Pipeline {
         store: &Store,
         now_secs: u64,
     ) -> Result<PreCall, StoreError> {
+        self.pre_call_observed(messages, store, now_secs, &mut |_, _| {})
+    }
+
+    /// `pre_call`, with `on_stage` shown each stage's report and the history right after
+    /// it (the replay's observers draw the history stage by stage).
+    pub fn pre_call_observed(
+        &self,
+        messages: &mut Vec<Message>,
+        store: &Store,
+        now_secs: u64,
+        on_stage: &mut dyn FnMut(&StageReport, &[Message]),
+    ) -> Result<PreCall, StoreError> {
         let mut reports = Vec::with_capacity(4);
         for &stage in self.stages() {
-            reports.push(self.run_stage(stage, messages, store)?);
+            let report = self.run_stage(stage, messages, store)?;
+            on_stage(&report, messages);
+            reports.push(report);
         }
         let pending = if self.over_limit(messages) {
             self.begin_compact(messages, store, None, CompactTrigger::OverLimit, now_secs)?
