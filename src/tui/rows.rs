@@ -119,6 +119,62 @@ pub fn wrap_lines(text: &str, width: usize, max_lines: usize) -> (Vec<String>, b
     (out, false)
 }
 
+/// One line (no `\n`) in rows of at most `width` terminal columns, broken between words,
+/// at most `max_rows` rows; each row with the index of its first char in `line`, so a
+/// search match (kept in chars) can be placed in it. A word longer than a row is cut by
+/// columns; a wide char that does not fit starts the next row. The spaces a row ends at
+/// are left out (the next row starts at the following word), so rows need not be
+/// contiguous. The second value says whether rows were left over. The viewer's renderer
+/// and its scrolling both lay lines out with this, so they count the same rows.
+pub fn wrap_words_at(line: &str, width: usize, max_rows: usize) -> (Vec<(usize, String)>, bool) {
+    let width = width.max(1);
+    let line = line.trim_end_matches('\r');
+    let chars: Vec<(char, usize)> = line
+        .chars()
+        .map(expand_tab)
+        .map(|c| (c, c.width().unwrap_or(0)))
+        .collect();
+    let mut out = Vec::new();
+    let mut start = 0;
+    loop {
+        if out.len() == max_rows {
+            return (out, start < chars.len());
+        }
+        let mut used = 0;
+        let mut end = start;
+        // The last space inside the row that follows a word: the row may end there.
+        let mut space = None;
+        let mut word_seen = false;
+        while let Some(&(c, w)) = chars.get(end) {
+            if used + w > width && end > start {
+                break;
+            }
+            if c == ' ' {
+                if word_seen {
+                    space = Some(end);
+                }
+            } else {
+                word_seen = true;
+            }
+            used += w;
+            end += 1;
+        }
+        let cut = match chars.get(end) {
+            None => end,
+            Some((' ', _)) => end,
+            Some(_) => space.unwrap_or(end),
+        };
+        out.push((start, chars[start..cut].iter().map(|(c, _)| c).collect()));
+        start = cut;
+        while chars.get(start).is_some_and(|(c, _)| *c == ' ') {
+            start += 1;
+        }
+        if start >= chars.len() {
+            return (out, false);
+        }
+    }
+}
+
 /// Wraps `text` at spaces to `width` columns; a word longer than a line (a path) is cut
 /// hard. For headers, where a word split in two reads badly.
 pub fn word_wrap(text: &str, width: usize) -> Vec<String> {
@@ -199,6 +255,42 @@ mod tests {
         assert_eq!(lines, vec!["to", ".task_outp", "uts/x.txt", "end"]);
         // Nothing is lost: the path reads whole across the cut.
         assert!(lines.concat().contains(".task_outputs/x.txt"));
+    }
+
+    #[test]
+    fn word_rows_break_between_words_and_keep_char_offsets() {
+        let rows = |t: &str, w: usize| wrap_words_at(t, w, usize::MAX).0;
+        assert_eq!(
+            rows("the parser reads", 10),
+            vec![(0, "the parser".to_string()), (11, "reads".to_string())]
+        );
+        // A word longer than the row is cut by columns; the next word follows it.
+        assert_eq!(
+            rows("a abcdefghij b", 4),
+            vec![
+                (0, "a".to_string()),
+                (2, "abcd".to_string()),
+                (6, "efgh".to_string()),
+                (10, "ij b".to_string())
+            ]
+        );
+        // Offsets are chars, widths are columns: 解析 is four columns.
+        assert_eq!(
+            rows("解析 器x 🎉y", 5),
+            vec![
+                (0, "解析".to_string()),
+                (3, "器x".to_string()),
+                (6, "🎉y".to_string())
+            ]
+        );
+        // Indentation stays; an empty line is one empty row.
+        assert_eq!(
+            rows("  ab cd", 5),
+            vec![(0, "  ab".to_string()), (5, "cd".to_string())]
+        );
+        assert_eq!(rows("", 5), vec![(0, String::new())]);
+        let (capped, more) = wrap_words_at(&"word ".repeat(100), 10, 3);
+        assert_eq!((capped.len(), more), (3, true));
     }
 
     #[test]

@@ -37,3 +37,4 @@ mod tui_snapshots;
 mod tui_teach;
 mod tui_timeline;
 mod tui_update;
+mod tui_viewer;

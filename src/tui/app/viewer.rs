@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{App, TextMatch, Viewer};
 use crate::tui::keys::{self, Action};
-use crate::tui::rows::wrap_lines;
+use crate::tui::rows::wrap_words_at;
 use crate::util::display_width;
 
 /// Columns `h` / `l` move.
@@ -45,18 +45,11 @@ pub fn find_all(lines: &[String], query: &str) -> Vec<TextMatch> {
 }
 
 impl Viewer {
-    /// The wrapped rows of line `i` at `width` columns, with each row's first char.
+    /// The wrapped rows of line `i` at `width` columns, with each row's first char: the
+    /// rows the renderer draws.
     pub fn rows_of(&self, i: usize, width: usize) -> Vec<(usize, String)> {
         let text = self.lines.get(i).map(String::as_str).unwrap_or("");
-        let (rows, _) = wrap_lines(text, width.max(1), usize::MAX);
-        let mut start = 0;
-        rows.into_iter()
-            .map(|r| {
-                let at = start;
-                start += r.chars().count();
-                (at, r)
-            })
-            .collect()
+        wrap_words_at(text, width.max(1), usize::MAX).0
     }
 
     fn row_count(&self, i: usize, width: usize) -> usize {
@@ -214,8 +207,9 @@ impl App {
                 v.top_row = 0;
             }
             Some(Action::Bottom) => {
+                // The last wrapped row at the bottom of the page, not the last line's first.
                 v.top = v.lines.len().saturating_sub(1);
-                v.top_row = 0;
+                v.top_row = v.row_count(v.top, width).saturating_sub(1);
                 v.scroll(-(page - 1), width);
             }
             _ => {}

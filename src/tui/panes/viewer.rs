@@ -1,5 +1,5 @@
 //! The text viewer overlay (persisted outputs, full messages, a request as JSON): line
-//! numbers, long lines wrapped (or cut, with a sideways offset, when wrapping is off),
+//! numbers, long lines wrapped between words (or cut, with a sideways offset, when wrapping is off),
 //! every search match highlighted and the current one marked, the search prompt. Draws
 //! `App` state only.
 
@@ -12,7 +12,7 @@ use ratatui::widgets::{Clear, Paragraph};
 use super::{clip, pane_block};
 use crate::tui::app::{App, TextMatch, Viewer};
 use crate::tui::layout::centered;
-use crate::tui::rows::wrap_lines;
+use crate::tui::rows::wrap_words_at;
 use crate::tui::theme::Theme;
 use crate::util::display_width;
 
@@ -45,15 +45,8 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, v: &Viewer) {
         let pieces: Vec<(usize, String)> = if v.no_wrap {
             vec![window(text, v.left, width)]
         } else {
-            let (rows, _) = wrap_lines(text, width, body_h + v.top_row + 1);
-            let mut start = 0;
-            rows.into_iter()
-                .map(|r| {
-                    let at = start;
-                    start += r.chars().count();
-                    (at, r)
-                })
-                .collect()
+            // The same rows the viewer's scrolling counts (`Viewer::rows_of`).
+            wrap_words_at(text, width, body_h + v.top_row + 1).0
         };
         let skip = if i == v.top && !v.no_wrap {
             v.top_row
