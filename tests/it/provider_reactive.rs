@@ -17,7 +17,7 @@ use ctxlab::agent::{AgentEvent, AgentSetup, ErrorKind, INCOMPLETE_RESULT, UserCo
 use ctxlab::compact::summarize::{
     SUMMARY_CHARS_PER_TOKEN, SUMMARY_OVERHEAD_TOKENS, SUMMARY_SYSTEM,
 };
-use ctxlab::compact::{Change, PipelineConfig, Stage, StageReport};
+use ctxlab::compact::{Change, PipelineConfig, Stage, StageReport, Strategy};
 use ctxlab::message::Message;
 use ctxlab::provider::{AnthropicModel, ApiKey, Model, OpenAiModel, RetryPolicy};
 use ctxlab::tools::Workspace;
@@ -154,6 +154,15 @@ struct Session {
 }
 
 async fn session(wire: Wire, summary_finish: &'static str, window: Option<u64>) -> Session {
+    session_with(wire, summary_finish, window, PipelineConfig::default()).await
+}
+
+async fn session_with(
+    wire: Wire,
+    summary_finish: &'static str,
+    window: Option<u64>,
+    config: PipelineConfig,
+) -> Session {
     let server = MockServer::start().await;
     Mock::given(wiremock::matchers::method("POST"))
         .respond_with(Stub {
@@ -178,11 +187,7 @@ async fn session(wire: Wire, summary_finish: &'static str, window: Option<u64>) 
         ),
     };
     let ws = tempfile::tempdir().unwrap();
-    let mut setup = AgentSetup::new(
-        model,
-        Workspace::new(ws.path()).unwrap(),
-        PipelineConfig::default(),
-    );
+    let mut setup = AgentSetup::new(model, Workspace::new(ws.path()).unwrap(), config);
     setup.context_window_tokens = window;
     setup.clock = || 1_700_000_000;
     let (commands, events, _handle) = spawn(setup);
@@ -305,6 +310,47 @@ async fn a_request_over_the_window_on_its_own_is_refused_without_a_summary() {
         let last = s.bodies().await.pop().unwrap();
         assert!(!last.to_string().contains("very long request"));
         assert_eq!(s.mirror.messages.len(), 2);
+    }
+}
+
+/// Under `guarded` (three reactive attempts) a request over the window on its own is
+/// first summarized into the compacted message, whose authoritative request still holds
+/// it; the retry overflows again and the next attempt finds nothing but that summary to
+/// summarize. Since a compaction of this turn already ran, the user sees the server's
+/// error as it said it, not "exceeds the window on its own" (which would claim the
+/// history was left as it was).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_reactive_attempt_that_finds_nothing_shows_the_servers_error() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let config = PipelineConfig::for_strategy(Strategy::Guarded);
+        let mut s = session_with(wire, "stop", None, config).await;
+        let long = "Please read this very long request carefully. ".repeat(60);
+        let done = s.turn(&long).await;
+        assert_eq!(stop_reason(&done), Some("error"));
+        // The first attempt compacted: one summary request, one reactive report.
+        assert_eq!(s.summary_bodies().await.len(), 1);
+        assert!(report_of(&done, Stage::ReactiveCompact).is_some());
+        let errs = errors(&done);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].0, ErrorKind::ContextTooLong);
+        let last = s.bodies().await.pop().unwrap();
+        let tokens = prompt_tokens(&last);
+        assert!(tokens > WINDOW, "the retry overflowed too: {tokens}");
+        let server_words = match wire {
+            Wire::OpenAi => format!(
+                "request ({tokens} tokens) exceeds the available context size ({WINDOW} tokens)"
+            ),
+            Wire::Anthropic => format!("prompt is too long: {tokens} tokens > {WINDOW} maximum"),
+        };
+        assert!(errs[0].1.contains(&server_words), "{}", errs[0].1);
+        assert!(
+            !errs[0].1.contains("on its own"),
+            "not the first attempt's explanation: {}",
+            errs[0].1
+        );
+        // The compacted history stays: the summary holding the request.
+        assert_eq!(s.mirror.messages.len(), 1, "{:?}", s.mirror.messages);
+        assert!(s.mirror.messages[0].text().unwrap().contains(long.trim()));
     }
 }
 
