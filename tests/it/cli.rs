@@ -1,11 +1,8 @@
 //! The real binary, end to end: `ctxlab pipeline` and `ctxlab replay` on files.
 
 use crate::common::cli::ctxlab;
+use crate::common::cli::example;
 use serde_json::Value;
-
-fn example() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json")
-}
 
 #[test]
 fn pipeline_on_the_example_fires_every_stage_and_writes_the_files() {

@@ -3,32 +3,12 @@
 //! context window comes from (`--set`, the environment, `config.toml`).
 
 use std::collections::HashMap;
-use std::path::Path;
 
-use assert_cmd::Command;
 use ctxlab::startup::{LaunchOptions, prepare_with};
 use ctxlab::user_config::{FileSettings, Lookup, ProviderKind};
 use serde_json::Value;
 
-fn ctxlab(cwd: &Path, home: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("ctxlab").unwrap();
-    cmd.current_dir(cwd)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .timeout(std::time::Duration::from_secs(120));
-    for var in [
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "MODEL_ID",
-        "CTXLAB_CONTEXT_WINDOW_TOKENS",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
+use crate::common::cli::sealed as ctxlab;
 
 #[test]
 fn several_prompts_run_in_one_session_with_a_compact_between() {

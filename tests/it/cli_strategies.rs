@@ -5,30 +5,13 @@
 
 use std::path::Path;
 
+use crate::common::cli::example;
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// The binary sealed off in `home` (its working directory too).
 fn ctxlab(home: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("ctxlab").unwrap();
-    cmd.current_dir(home)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .timeout(std::time::Duration::from_secs(120));
-    for var in [
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "MODEL_ID",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
-
-fn example() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json")
+    crate::common::cli::sealed(home, home)
 }
 
 fn run_tour(home: &Path, ws: &Path, strategy: Option<&str>) -> (bool, String) {

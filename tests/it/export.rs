@@ -119,7 +119,7 @@ fn replay_json_with(file: &Path, strategy: &str) -> Vec<Value> {
 
 #[test]
 fn ctxlab_export_writes_a_page_with_every_stage_the_replay_finds() {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json");
+    let example = crate::common::cli::example();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("every-stage.html");
     Command::cargo_bin("ctxlab")
@@ -179,7 +179,7 @@ fn a_session_that_is_not_one_exits_2() {
 fn ctxlab_export_reads_every_session_format_and_strategy_the_replay_does() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let sessions = root.join("tests/fixtures/sessions");
-    let every = root.join("assets/examples/every-stage.json");
+    let every = crate::common::cli::example();
     let cases = [
         (sessions.join("claude_code.jsonl"), "s08"),
         (sessions.join("codex_rollout.jsonl"), "s08"),

@@ -277,8 +277,7 @@ fn a_replay_builds_the_same_kind_of_timeline_as_the_live_run() {
 fn size_before_and_sent_are_on_one_scale_whatever_the_strategy_reports_in() {
     // s06 reports its stages in tokens; the timeline's sizes are chars of Python `str()`
     // on both sides, so a call no stage changed shows the same size before and sent.
-    let example =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json");
+    let example = crate::common::cli::example();
     let session = ctxlab::session::load_history(&example).unwrap().messages;
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path()).dry_run();

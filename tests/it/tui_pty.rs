@@ -2,25 +2,28 @@
 //! shows the panes, reacts to keys, and leaves the terminal clean on quit and after a panic
 //! in a spawned task (alternate screen left, mouse reporting off).
 
-use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::pty::demo_binary;
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use crate::common::pty::{Pty, demo_binary};
 
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+/// A program in a pty (the shared harness) with the temp dir it runs in.
+struct Session {
+    pty: Pty,
+    _dir: tempfile::TempDir,
 }
 
-type SharedWriter = Arc<Mutex<Box<dyn Write + Send>>>;
+impl std::ops::Deref for Session {
+    type Target = Pty;
+    fn deref(&self) -> &Pty {
+        &self.pty
+    }
+}
 
-struct Session {
-    parser: Arc<Mutex<vt100::Parser>>,
-    writer: SharedWriter,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-    _dir: tempfile::TempDir,
+impl std::ops::DerefMut for Session {
+    fn deref_mut(&mut self) -> &mut Pty {
+        &mut self.pty
+    }
 }
 
 fn start(panic: bool) -> Option<Session> {
@@ -35,121 +38,13 @@ fn start(panic: bool) -> Option<Session> {
 /// Starts `bin` in a fresh pty of `rows` x `cols`, in a temp dir with no API keys.
 fn start_binary(bin: PathBuf, args: &[&str], panic: bool, rows: u16, cols: u16) -> Session {
     let dir = tempfile::tempdir().unwrap();
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows,
-            cols,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(bin);
-    cmd.args(args);
-    for key in [
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "MODEL_ID",
-    ] {
-        cmd.env_remove(key);
-    }
-    cmd.env("XDG_CONFIG_HOME", dir.path().join("config"));
-    cmd.cwd(dir.path());
-    cmd.env("XDG_DATA_HOME", dir.path().join("data"));
-    cmd.env("HOME", dir.path());
-    cmd.env("TERM", "xterm-256color");
-    cmd.env_remove("RUST_BACKTRACE");
-    if panic {
-        cmd.env("CTXLAB_DEMO_PANIC", "1");
-    }
-    let child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
-    let p = parser.clone();
-    let w = writer.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            let chunk = &buf[..n];
-            // Answer the queries a real terminal answers (vt100 only parses): cursor
-            // position, and primary device attributes (ends crossterm's keyboard probe).
-            let mut w = w.lock().unwrap();
-            if contains(chunk, b"\x1b[6n") {
-                let _ = w.write_all(b"\x1b[1;1R");
-            }
-            if contains(chunk, b"\x1b[c") {
-                let _ = w.write_all(b"\x1b[?62c");
-            }
-            let _ = w.flush();
-            drop(w);
-            p.lock().unwrap().process(chunk);
-        }
-    });
-    // Keep the master alive for the session's lifetime.
-    std::mem::forget(pair.master);
-    Session {
-        parser,
-        writer,
-        child,
-        _dir: dir,
-    }
-}
-
-impl Session {
-    fn wait_for(&self, needle: &str) -> String {
-        self.wait_for_all(&[needle])
-    }
-
-    fn wait_for_all(&self, needles: &[&str]) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let screen = self.parser.lock().unwrap().screen().contents();
-            if needles.iter().all(|n| screen.contains(n)) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {needles:?}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn send(&mut self, bytes: &[u8]) {
-        let mut w = self.writer.lock().unwrap();
-        w.write_all(bytes).unwrap();
-        w.flush().unwrap();
-    }
-
-    fn wait_exit(&mut self) -> u32 {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                // Let the reader thread take the last bytes.
-                std::thread::sleep(Duration::from_millis(200));
-                return status.exit_code();
-            }
-            assert!(Instant::now() < deadline, "the TUI did not exit");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn assert_clean(&self) {
-        let parser = self.parser.lock().unwrap();
-        let screen = parser.screen();
-        assert!(!screen.alternate_screen(), "still on the alternate screen");
-        assert_eq!(
-            screen.mouse_protocol_mode(),
-            vt100::MouseProtocolMode::None,
-            "mouse reporting left on"
-        );
-        assert!(!screen.hide_cursor(), "cursor left hidden");
-    }
+    let env: &[(&str, &str)] = if panic {
+        &[("CTXLAB_DEMO_PANIC", "1")]
+    } else {
+        &[]
+    };
+    let pty = Pty::start_sized(&bin, args, dir.path(), dir.path(), env, (rows, cols));
+    Session { pty, _dir: dir }
 }
 
 #[test]
@@ -172,7 +67,7 @@ fn a_panic_in_a_spawned_task_restores_the_terminal() {
     s.wait_for("1 Conversation");
     assert_eq!(s.wait_exit(), 101);
     s.assert_clean();
-    let screen = s.parser.lock().unwrap().screen().contents();
+    let screen = s.screen();
     assert!(screen.contains("demo panic in a spawned task"), "{screen}");
 }
 
@@ -251,14 +146,7 @@ fn step_mode_walks_the_tour_stage_by_stage() {
     );
     s.send(b"\r");
     let closed = Instant::now() + Duration::from_secs(10);
-    while s
-        .parser
-        .lock()
-        .unwrap()
-        .screen()
-        .contents()
-        .contains("Legend")
-    {
+    while s.screen().contains("Legend") {
         assert!(Instant::now() < closed, "Enter did not close the legend");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -272,7 +160,7 @@ fn step_mode_walks_the_tour_stage_by_stage() {
     let mut presses = 0;
     let mut saw_api_words = false;
     let screen = loop {
-        let screen = s.parser.lock().unwrap().screen().contents();
+        let screen = s.screen();
         saw_api_words |= screen.contains("PAUSED  before reactive_compact")
             && screen.contains("the API said: prompt is too long");
         if stages.iter().all(|st| screen.contains(st)) {
@@ -288,7 +176,7 @@ fn step_mode_walks_the_tour_stage_by_stage() {
         // Wait for the next pause (or the end of the tour).
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            let now = s.parser.lock().unwrap().screen().contents();
+            let now = s.screen();
             if now.lines().next().unwrap_or("") != status {
                 break;
             }

@@ -2,20 +2,26 @@
 //! their arguments), or sealed off from the caller's setup (for `run`, which resolves a
 //! provider from the environment, `.env` and `config.toml`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
-/// Every variable the provider resolution reads, removed from sealed runs so a developer's
-/// own keys or settings never change a test.
-pub const PROVIDER_VARS: [&str; 6] = [
+/// Every variable the provider resolution reads (and the context window it may name),
+/// removed from sealed runs so a developer's own keys or settings never change a test.
+pub const PROVIDER_VARS: [&str; 7] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "MODEL_ID",
     "CTXLAB_MAX_ATTEMPTS",
+    "CTXLAB_CONTEXT_WINDOW_TOKENS",
 ];
+
+/// The example history that crosses every stage (`assets/examples/every-stage.json`).
+pub fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json")
+}
 
 /// The binary `cargo test` built for this package.
 pub fn ctxlab() -> Command {

@@ -1,5 +1,6 @@
-//! Watching processes the tests start through `bash`: whether a pid still runs, waiting for
-//! it to die, and reading the pid a command wrote to a file.
+//! Watching processes the tests start (through `bash`, or the real binary): whether a pid
+//! still runs, waiting for it to die, reading the pid a command wrote to a file, and
+//! polling a condition until a limit.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -28,6 +29,30 @@ pub fn process_alive(pid: u32) -> bool {
         Some(s) => !s.starts_with('Z') && !s.starts_with('X'),
         None => false,
     }
+}
+
+/// Whether a process is gone: the opposite of `process_alive`, for the signal tests that
+/// hold pids as `i32` (what `kill` takes).
+pub fn process_gone(pid: i32) -> bool {
+    u32::try_from(pid).map_or(true, |pid| !process_alive(pid))
+}
+
+/// Polls `check` until it holds or `limit` passes (then panics with `what`).
+pub fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits (up to 30 seconds, without an async runtime) for a pid a command writes to
+/// `path`, and reads it.
+pub fn wait_for_pid(path: &Path) -> i32 {
+    wait_until(Duration::from_secs(30), "the tool wrote its pid", || {
+        std::fs::read_to_string(path).is_ok_and(|s| s.trim().parse::<i32>().is_ok())
+    });
+    read_pid(path) as i32
 }
 
 /// Polls until `pid` is gone; false if it still runs after 3 seconds.

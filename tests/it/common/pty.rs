@@ -1,6 +1,7 @@
-//! A program in a real pseudo-terminal, read through a vt100 parser: for the tests that
-//! check what a signal or a panic leaves on the terminal (alternate screen, mouse reporting,
-//! cursor, and with `stty` the line discipline).
+//! A program in a real pseudo-terminal, read through a vt100 parser: the one harness for
+//! the tests that drive the workbench through a terminal (`tui_pty`) and those that check
+//! what a signal or a panic leaves on it (alternate screen, mouse reporting, cursor, and
+//! with `stty` the line discipline).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -78,7 +79,18 @@ impl Pty {
         home: &Path,
         env: &[(&str, &str)],
     ) -> Pty {
-        let (rows, cols) = (40, 140);
+        Pty::start_sized(program, args, cwd, home, env, (40, 140))
+    }
+
+    /// `start` in a pty of `rows` x `cols`.
+    pub fn start_sized(
+        program: &Path,
+        args: &[&str],
+        cwd: &Path,
+        home: &Path,
+        env: &[(&str, &str)],
+        (rows, cols): (u16, u16),
+    ) -> Pty {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -89,7 +101,7 @@ impl Pty {
             .unwrap();
         let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
-        for key in crate::common::scratch::PROVIDER_VARS {
+        for key in crate::common::cli::PROVIDER_VARS {
             cmd.env_remove(key);
         }
         cmd.env_remove("RUST_BACKTRACE");
@@ -142,15 +154,21 @@ impl Pty {
     }
 
     pub fn wait_for(&self, needle: &str) -> String {
+        self.wait_for_all(&[needle])
+    }
+
+    /// Waits until one screen shows every needle (a frame can be read half drawn, so
+    /// waiting for them one by one could pass on two different frames).
+    pub fn wait_for_all(&self, needles: &[&str]) -> String {
         let deadline = Instant::now() + Duration::from_secs(40);
         loop {
             let screen = self.screen();
-            if screen.contains(needle) {
+            if needles.iter().all(|n| screen.contains(n)) {
                 return screen;
             }
             assert!(
                 Instant::now() < deadline,
-                "timed out waiting for {needle:?}; screen:\n{screen}"
+                "timed out waiting for {needles:?}; screen:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }

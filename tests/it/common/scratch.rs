@@ -1,19 +1,10 @@
-//! The real binary in a scratch home (no keys, no config, no `.env`), and the waits the
-//! process tests need: a pid file read, a process gone, a condition met before a limit.
+//! The real binary in a scratch home (no keys, no config, no `.env`). The waits the
+//! process tests need (a pid file read, a process gone) are `common::process`'s.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
-/// Variables that would pick a provider or leak a key into a test run.
-pub const PROVIDER_VARS: [&str; 6] = [
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "MODEL_ID",
-    "CTXLAB_MAX_ATTEMPTS",
-];
+pub use super::cli::PROVIDER_VARS;
 
 pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"))
@@ -72,37 +63,6 @@ impl Scratch {
             .env("CTXLAB_MAX_ATTEMPTS", "1");
         cmd
     }
-}
-
-/// Polls `check` until it holds or `limit` passes (then panics with `what`).
-pub fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Whether a process is gone (or a zombie nobody reaps, which runs nothing either).
-pub fn process_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
-}
-
-/// Reads a pid a test command wrote to a file (waits for it).
-pub fn read_pid(path: &Path) -> i32 {
-    wait_until(Duration::from_secs(30), "the tool wrote its pid", || {
-        std::fs::read_to_string(path).is_ok_and(|s| s.trim().parse::<i32>().is_ok())
-    });
-    std::fs::read_to_string(path)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
 }
 
 /// The demo project, written into `dir` (as the scripted tour expects).

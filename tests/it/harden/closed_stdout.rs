@@ -3,16 +3,13 @@
 //! written; `ctxlab pipeline ... | head -c 300` exits quietly instead of panicking.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::scratch::{Scratch, binary, process_gone, read_pid, wait_until};
+use crate::common::cli::example;
+use crate::common::process::{process_gone, wait_for_pid, wait_until};
+use crate::common::scratch::{Scratch, binary};
 use crate::common::stub_server::{bash_once, start};
-
-fn example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json")
-}
 
 #[test]
 fn ctxlab_run_exits_when_its_reader_goes_away_and_kills_the_tool() {
@@ -33,7 +30,7 @@ fn ctxlab_run_exits_when_its_reader_goes_away_and_kills_the_tool() {
     stdout.read_line(&mut first).unwrap();
     assert!(first.starts_with("ctxlab: "), "{first}");
     // The tool runs and nothing more is written: only the closed pipe says to stop.
-    let sleep = read_pid(&s.ws().join("sleep.pid"));
+    let sleep = wait_for_pid(&s.ws().join("sleep.pid"));
     drop(stdout);
     let closed_at = Instant::now();
     let mut status = None;

@@ -3,15 +3,12 @@
 //! answer nothing; a failure of the system at start is not a usage error (1, not 2); an OS
 //! error is printed once.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::common::cli::example;
 use crate::common::scratch::Scratch;
-
-fn example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json")
-}
 
 #[test]
 fn replay_of_an_empty_file_exits_2() {

@@ -2,17 +2,14 @@
 //! `--set`, in config.toml's `[pipeline]` table and in the workbench's `/config` panel (which
 //! shows the error instead of applying).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ctxlab::compact::PipelineConfig;
 use ctxlab::tui::{App, Effect, Msg};
 
+use crate::common::cli::example;
 use crate::common::scratch::Scratch;
-
-fn example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json")
-}
 
 #[test]
 fn set_refuses_values_out_of_range_naming_the_range() {

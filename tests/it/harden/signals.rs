@@ -8,8 +8,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::common::process::{process_gone, wait_for_pid, wait_until};
 use crate::common::pty::Pty;
-use crate::common::scratch::{Scratch, binary, process_gone, read_pid, wait_until};
+use crate::common::scratch::{Scratch, binary};
 use crate::common::stub_server::{Stub, bash_once, start};
 
 const KEY: &str = "sk-ant-stub-key-signals";
@@ -30,8 +31,8 @@ fn anthropic_env(stub: &Stub) -> Vec<(&'static str, String)> {
 /// The tool's shell and its background `sleep`, once both run.
 fn tool_pids(ws: &Path) -> [i32; 2] {
     [
-        read_pid(&ws.join("shell.pid")),
-        read_pid(&ws.join("sleep.pid")),
+        wait_for_pid(&ws.join("shell.pid")),
+        wait_for_pid(&ws.join("sleep.pid")),
     ]
 }
 

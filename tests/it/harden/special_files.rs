@@ -4,7 +4,7 @@
 //! result would go finishes; and tools honour a cancel promptly.
 
 use std::ffi::CString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ctxlab::store::{Store, WriteStatus};
@@ -12,6 +12,7 @@ use ctxlab::tools::{ToolLimits, ToolOutcome, Workspace, run_tool};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::common::cli::example;
 use crate::common::scratch::Scratch;
 
 fn mkfifo(path: &Path) {
@@ -77,10 +78,6 @@ fn a_fifo_or_a_folder_at_a_result_name_means_the_next_free_name() {
 }
 
 use std::os::unix::fs::FileTypeExt;
-
-fn example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json")
-}
 
 #[test]
 fn ctxlab_pipeline_with_a_fifo_at_a_result_name_finishes() {

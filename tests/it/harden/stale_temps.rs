@@ -156,7 +156,7 @@ fn the_next_start_removes_stale_temp_files() {
     let out = s
         .ctxlab()
         .args(["pipeline", "--input"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json"))
+        .arg(crate::common::cli::example())
         .arg("--workspace")
         .arg(&ws)
         .output()

@@ -14,6 +14,7 @@ use ctxlab::store::Store;
 use ctxlab::tools::Workspace;
 
 use crate::common::agent::until_done;
+use crate::common::cli::example;
 use crate::common::models::{TextModel, arc};
 use crate::common::scratch::Scratch;
 
@@ -38,10 +39,6 @@ fn linked(ws: &Path, link: &str) -> PathBuf {
 
 fn is_empty(dir: &Path) -> bool {
     std::fs::read_dir(dir).unwrap().next().is_none()
-}
-
-fn example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/every-stage.json")
 }
 
 #[test]
