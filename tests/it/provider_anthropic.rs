@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::common::http::anthropic::{
     KEY, end, error_body, model, simple_answer, sse, start, text_block,
 };
-use crate::common::http::ok_sse;
+use crate::common::http::{always, exactly, ok_sse, once};
 use crate::common::provider::{drain, fast_retry, req, retries};
 use ctxlab::message::{Message, ToolSpec, block};
 use ctxlab::provider::{
@@ -130,17 +130,8 @@ async fn a_mid_stream_overloaded_error_is_retried_and_the_partial_text_dropped()
         json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "PARTIAL-GARBAGE"}}),
     ));
     broken.push(("error", error_body("overloaded_error", "Overloaded")));
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(sse(&broken)))
-        .up_to_n_times(1)
-        .expect(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(simple_answer("Clean answer.")))
-        .expect(1)
-        .mount(&server)
-        .await;
+    once(&server, ok_sse(sse(&broken))).await;
+    exactly(&server, ok_sse(simple_answer("Clean answer.")), 1).await;
     let (tx, mut rx) = unbounded_channel();
     let r = model(&server, 3).stream(&req(), &tx).await.unwrap();
     assert_eq!(r.content, vec![block::text("Clean answer.")]);
@@ -167,11 +158,7 @@ async fn a_cut_stream_is_retried_then_reported_as_stream_cut() {
     let server = MockServer::start().await;
     let mut cut = vec![start()];
     cut.extend(text_block(0, "half an answer"));
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(sse(&cut)))
-        .expect(3)
-        .mount(&server)
-        .await;
+    exactly(&server, ok_sse(sse(&cut)), 3).await;
     let (tx, mut rx) = unbounded_channel();
     let err = model(&server, 3).stream(&req(), &tx).await.unwrap_err();
     assert_eq!(err, ProviderError::StreamCut);
@@ -187,29 +174,22 @@ async fn a_cut_stream_is_retried_then_reported_as_stream_cut() {
 #[tokio::test]
 async fn rate_limits_honour_retry_after_headers() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(429)
-                .insert_header("retry-after", "0")
-                .set_body_json(error_body("rate_limit_error", "slow down")),
-        )
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(429)
-                .insert_header("retry-after", "9")
-                .insert_header("retry-after-ms", "30")
-                .set_body_json(error_body("rate_limit_error", "slow down")),
-        )
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(simple_answer("ok")))
-        .mount(&server)
-        .await;
+    once(
+        &server,
+        ResponseTemplate::new(429)
+            .insert_header("retry-after", "0")
+            .set_body_json(error_body("rate_limit_error", "slow down")),
+    )
+    .await;
+    once(
+        &server,
+        ResponseTemplate::new(429)
+            .insert_header("retry-after", "9")
+            .insert_header("retry-after-ms", "30")
+            .set_body_json(error_body("rate_limit_error", "slow down")),
+    )
+    .await;
+    always(&server, ok_sse(simple_answer("ok"))).await;
     let (tx, mut rx) = unbounded_channel();
     let started = std::time::Instant::now();
     let r = model(&server, 5).stream(&req(), &tx).await.unwrap();
@@ -225,15 +205,14 @@ async fn rate_limits_honour_retry_after_headers() {
 #[tokio::test]
 async fn rate_limit_after_the_last_attempt_keeps_the_hint() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(429)
-                .insert_header("retry-after-ms", "1")
-                .set_body_json(error_body("rate_limit_error", "slow down")),
-        )
-        .expect(2)
-        .mount(&server)
-        .await;
+    exactly(
+        &server,
+        ResponseTemplate::new(429)
+            .insert_header("retry-after-ms", "1")
+            .set_body_json(error_body("rate_limit_error", "slow down")),
+        2,
+    )
+    .await;
     let (tx, _rx) = unbounded_channel();
     let err = model(&server, 2).stream(&req(), &tx).await.unwrap_err();
     assert_eq!(
@@ -258,18 +237,12 @@ async fn overloaded_529_and_server_500_are_retried() {
         ),
     ] {
         let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .respond_with(
-                ResponseTemplate::new(status)
-                    .set_body_json(error_body(kind, "Internal server error")),
-            )
-            .up_to_n_times(1)
-            .mount(&server)
-            .await;
-        Mock::given(method("POST"))
-            .respond_with(ok_sse(simple_answer("recovered")))
-            .mount(&server)
-            .await;
+        once(
+            &server,
+            ResponseTemplate::new(status).set_body_json(error_body(kind, "Internal server error")),
+        )
+        .await;
+        always(&server, ok_sse(simple_answer("recovered"))).await;
         let (tx, mut rx) = unbounded_channel();
         let r = model(&server, 3).stream(&req(), &tx).await.unwrap();
         assert_eq!(r.content, vec![block::text("recovered")]);
@@ -277,14 +250,12 @@ async fn overloaded_529_and_server_500_are_retried() {
 
         // And with no attempts left, the typed error comes back.
         let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .respond_with(
-                ResponseTemplate::new(status)
-                    .set_body_json(error_body(kind, "Internal server error")),
-            )
-            .expect(2)
-            .mount(&server)
-            .await;
+        exactly(
+            &server,
+            ResponseTemplate::new(status).set_body_json(error_body(kind, "Internal server error")),
+            2,
+        )
+        .await;
         let err = model(&server, 2).stream(&req(), &tx).await.unwrap_err();
         assert_eq!(err, expected);
     }
@@ -293,14 +264,13 @@ async fn overloaded_529_and_server_500_are_retried() {
 #[tokio::test]
 async fn auth_failures_are_not_retried() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(401)
-                .set_body_json(error_body("authentication_error", "invalid x-api-key")),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
+    exactly(
+        &server,
+        ResponseTemplate::new(401)
+            .set_body_json(error_body("authentication_error", "invalid x-api-key")),
+        1,
+    )
+    .await;
     let (tx, mut rx) = unbounded_channel();
     let err = model(&server, 5).stream(&req(), &tx).await.unwrap_err();
     assert_eq!(
@@ -316,14 +286,15 @@ async fn auth_failures_are_not_retried() {
 #[tokio::test]
 async fn prompt_too_long_is_context_too_long_and_sent_once() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(400).set_body_json(error_body(
+    exactly(
+        &server,
+        ResponseTemplate::new(400).set_body_json(error_body(
             "invalid_request_error",
             "prompt is too long: 208310 tokens > 200000 maximum",
-        )))
-        .expect(1)
-        .mount(&server)
-        .await;
+        )),
+        1,
+    )
+    .await;
     let (tx, _rx) = unbounded_channel();
     let err = model(&server, 5).stream(&req(), &tx).await.unwrap_err();
     assert_eq!(
@@ -340,14 +311,15 @@ async fn prompt_too_long_is_context_too_long_and_sent_once() {
 #[tokio::test]
 async fn other_bad_requests_are_not_mistaken_for_over_length() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(400).set_body_json(error_body(
+    exactly(
+        &server,
+        ResponseTemplate::new(400).set_body_json(error_body(
             "invalid_request_error",
             "messages.1: the prompt is too long to fit a tool_result id",
-        )))
-        .expect(1)
-        .mount(&server)
-        .await;
+        )),
+        1,
+    )
+    .await;
     let (tx, _rx) = unbounded_channel();
     let err = model(&server, 5).stream(&req(), &tx).await.unwrap_err();
     assert!(matches!(err, ProviderError::BadRequest { .. }), "{err:?}");

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::common::http::ok_sse;
 use crate::common::http::openai::{KEY, chunk, model, simple_answer, sse, usage_chunk};
+use crate::common::http::{always, exactly, ok_sse, once};
 use crate::common::provider::{drain, fast_retry, req, retries};
 use ctxlab::message::{Message, ToolSpec, block};
 use ctxlab::provider::{Model, ModelRequest, OpenAiModel, ProviderError, StreamEvent, Usage};
@@ -126,11 +126,7 @@ async fn maps_the_history_and_assembles_tool_calls_split_by_index() {
 #[tokio::test]
 async fn no_key_means_no_authorization_header() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(simple_answer("local")))
-        .expect(1)
-        .mount(&server)
-        .await;
+    exactly(&server, ok_sse(simple_answer("local")), 1).await;
     let m = OpenAiModel::new("llama")
         .unwrap()
         .with_base_url(server.uri())
@@ -153,10 +149,7 @@ async fn unparsable_arguments_come_back_raw() {
         ),
         chunk(json!({}), Some("tool_calls")),
     ];
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(sse(&chunks, true)))
-        .mount(&server)
-        .await;
+    always(&server, ok_sse(sse(&chunks, true))).await;
     let (tx, _rx) = unbounded_channel();
     let r = model(&server, 1).stream(&req(), &tx).await.unwrap();
     assert_eq!(
@@ -172,20 +165,15 @@ async fn unparsable_arguments_come_back_raw() {
 #[tokio::test]
 async fn a_cut_stream_is_retried_and_the_partial_text_dropped() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(sse(
+    once(
+        &server,
+        ok_sse(sse(
             &[chunk(json!({"content": "PARTIAL-GARBAGE"}), None)],
             false,
-        )))
-        .up_to_n_times(1)
-        .expect(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(simple_answer("whole")))
-        .expect(1)
-        .mount(&server)
-        .await;
+        )),
+    )
+    .await;
+    exactly(&server, ok_sse(simple_answer("whole")), 1).await;
     let (tx, mut rx) = unbounded_channel();
     let r = model(&server, 3).stream(&req(), &tx).await.unwrap();
     assert_eq!(r.content, vec![block::text("whole")]);
@@ -197,11 +185,12 @@ async fn a_cut_stream_is_retried_and_the_partial_text_dropped() {
 #[tokio::test]
 async fn a_stream_that_always_cuts_ends_as_stream_cut() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(sse(&[chunk(json!({"content": "x"}), None)], false)))
-        .expect(2)
-        .mount(&server)
-        .await;
+    exactly(
+        &server,
+        ok_sse(sse(&[chunk(json!({"content": "x"}), None)], false)),
+        2,
+    )
+    .await;
     let (tx, _rx) = unbounded_channel();
     let err = model(&server, 2).stream(&req(), &tx).await.unwrap_err();
     assert_eq!(err, ProviderError::StreamCut);
@@ -215,15 +204,8 @@ async fn a_mid_stream_error_chunk_is_typed_and_retried() {
         chunk(json!({"content": "PARTIAL"}), None),
         json!({"error": {"message": "upstream overloaded", "type": "server_error", "code": null}})
     );
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(body))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(simple_answer("fine")))
-        .mount(&server)
-        .await;
+    once(&server, ok_sse(body)).await;
+    always(&server, ok_sse(simple_answer("fine"))).await;
     let (tx, mut rx) = unbounded_channel();
     let r = model(&server, 3).stream(&req(), &tx).await.unwrap();
     assert_eq!(r.content, vec![block::text("fine")]);
@@ -233,28 +215,13 @@ async fn a_mid_stream_error_chunk_is_typed_and_retried() {
 #[tokio::test]
 async fn rate_limits_honour_retry_after() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(429)
+    once(&server, ResponseTemplate::new(429)
                 .insert_header("retry-after-ms", "25")
-                .set_body_json(json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}})),
-        )
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(429)
+                .set_body_json(json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}))).await;
+    once(&server, ResponseTemplate::new(429)
                 .insert_header("retry-after", "0")
-                .set_body_json(json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}})),
-        )
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(simple_answer("ok")))
-        .mount(&server)
-        .await;
+                .set_body_json(json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}))).await;
+    always(&server, ok_sse(simple_answer("ok"))).await;
     let (tx, mut rx) = unbounded_channel();
     let r = model(&server, 5).stream(&req(), &tx).await.unwrap();
     assert_eq!(r.content, vec![block::text("ok")]);
@@ -323,10 +290,7 @@ async fn statuses_map_to_typed_errors_and_only_transient_ones_retry() {
     ];
     for (status, body, expected, requests) in cases {
         let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .respond_with(ResponseTemplate::new(status).set_body_json(body))
-            .mount(&server)
-            .await;
+        always(&server, ResponseTemplate::new(status).set_body_json(body)).await;
         // A 404 also names the URL that was tried.
         let expected = match expected {
             ProviderError::BadRequest { message } if status == 404 => ProviderError::BadRequest {
@@ -351,15 +315,8 @@ async fn statuses_map_to_typed_errors_and_only_transient_ones_retry() {
 #[tokio::test]
 async fn a_500_is_retried_then_succeeds() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(500).set_body_string("oops"))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(ok_sse(simple_answer("back")))
-        .mount(&server)
-        .await;
+    once(&server, ResponseTemplate::new(500).set_body_string("oops")).await;
+    always(&server, ok_sse(simple_answer("back"))).await;
     let (tx, mut rx) = unbounded_channel();
     let r = model(&server, 3).stream(&req(), &tx).await.unwrap();
     assert_eq!(r.content, vec![block::text("back")]);

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use crate::common::http::{always, exactly, ok_sse};
 use ctxlab::message::{Message, block};
 use ctxlab::provider::{
     AnthropicModel, ApiKey, Model, ModelRequest, OpenAiModel, ProviderError, RetryPolicy,
@@ -48,10 +49,6 @@ fn req() -> ModelRequest {
     }
 }
 
-fn raw_sse(body: impl Into<String>) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(body.into(), "text/event-stream")
-}
-
 /// An Anthropic stream as llama-server writes it for a cached prompt (recorded from
 /// llama.cpp's `/v1/messages`: `input_tokens` is only the uncached tail).
 fn llama_cached_message(text: &str, closing_blank_line: bool) -> String {
@@ -84,10 +81,7 @@ fn chat_chunk(delta: Value, finish: Option<&str>) -> String {
 #[tokio::test]
 async fn anthropic_input_counts_the_cached_prompt_and_carries_the_cached_share() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(raw_sse(llama_cached_message("Hello!", true)))
-        .mount(&server)
-        .await;
+    always(&server, ok_sse(llama_cached_message("Hello!", true))).await;
     let (tx, mut rx) = unbounded_channel();
     let r = anthropic(&server, 1).stream(&req(), &tx).await.unwrap();
     let expected = Usage {
@@ -110,10 +104,7 @@ async fn anthropic_input_counts_the_cached_prompt_and_carries_the_cached_share()
         r#""usage":{"cache_read_input_tokens":38,"input_tokens":1,"output_tokens":0}"#,
         r#""usage":{"input_tokens":3,"cache_creation_input_tokens":1200,"cache_read_input_tokens":20000,"output_tokens":1}"#,
     );
-    Mock::given(method("POST"))
-        .respond_with(raw_sse(body))
-        .mount(&server)
-        .await;
+    always(&server, ok_sse(body)).await;
     let r = anthropic(&server, 1).stream(&req(), &tx).await.unwrap();
     assert_eq!(r.usage.input_tokens, Some(21_203));
     assert_eq!(r.usage.cached_input_tokens, Some(20_000));
@@ -127,10 +118,7 @@ async fn openai_usage_carries_the_cached_share() {
     body.push_str(&chat_chunk(json!({}), Some("stop")));
     body.push_str("data: {\"choices\":[],\"created\":1,\"id\":\"chatcmpl-1\",\"model\":\"smollm2\",\"object\":\"chat.completion.chunk\",\"usage\":{\"completion_tokens\":5,\"prompt_tokens\":39,\"total_tokens\":44,\"prompt_tokens_details\":{\"cached_tokens\":38}}}\n\n");
     body.push_str("data: [DONE]\n\n");
-    Mock::given(method("POST"))
-        .respond_with(raw_sse(body))
-        .mount(&server)
-        .await;
+    always(&server, ok_sse(body)).await;
     let (tx, _rx) = unbounded_channel();
     let r = openai(&server, 1).stream(&req(), &tx).await.unwrap();
     assert_eq!(
@@ -148,11 +136,7 @@ async fn a_stream_without_its_last_blank_line_is_whole() {
     // Anthropic: ends with `data: {"type":"message_stop"}` and nothing after, as the
     // official SDK's recorded fixtures do.
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(raw_sse(llama_cached_message("Complete.", false)))
-        .expect(1)
-        .mount(&server)
-        .await;
+    exactly(&server, ok_sse(llama_cached_message("Complete.", false)), 1).await;
     let (tx, _rx) = unbounded_channel();
     let r = anthropic(&server, 3).stream(&req(), &tx).await.unwrap();
     assert_eq!(r.content, vec![block::text("Complete.")]);
@@ -163,11 +147,7 @@ async fn a_stream_without_its_last_blank_line_is_whole() {
     let mut body = chat_chunk(json!({"role": "assistant", "content": "Whole."}), None);
     body.push_str(&chat_chunk(json!({}), Some("stop")));
     body.push_str("data: [DONE]");
-    Mock::given(method("POST"))
-        .respond_with(raw_sse(body))
-        .expect(1)
-        .mount(&server)
-        .await;
+    exactly(&server, ok_sse(body), 1).await;
     let r = openai(&server, 3).stream(&req(), &tx).await.unwrap();
     assert_eq!(r.content, vec![block::text("Whole.")]);
 }
@@ -181,11 +161,7 @@ async fn a_stream_that_stops_mid_message_is_still_a_cut() {
     let mid_line = whole[..whole.find("\"stop_reason\":\"end_turn\"").unwrap()].to_string();
     for body in [after_event, mid_line] {
         let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .respond_with(raw_sse(body.clone()))
-            .expect(2)
-            .mount(&server)
-            .await;
+        exactly(&server, ok_sse(body.clone()), 2).await;
         let (tx, _rx) = unbounded_channel();
         let err = anthropic(&server, 2).stream(&req(), &tx).await.unwrap_err();
         assert_eq!(err, ProviderError::StreamCut, "{body}");
@@ -194,11 +170,7 @@ async fn a_stream_that_stops_mid_message_is_still_a_cut() {
     let server = MockServer::start().await;
     let mut body = chat_chunk(json!({"role": "assistant", "content": "Half"}), None);
     body.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" an");
-    Mock::given(method("POST"))
-        .respond_with(raw_sse(body))
-        .expect(2)
-        .mount(&server)
-        .await;
+    exactly(&server, ok_sse(body), 2).await;
     let (tx, _rx) = unbounded_channel();
     let err = openai(&server, 2).stream(&req(), &tx).await.unwrap_err();
     assert_eq!(err, ProviderError::StreamCut);
@@ -210,11 +182,7 @@ async fn llama_cpp_error_events_are_errors_not_cuts() {
     let server = MockServer::start().await;
     let body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5,\"output_tokens\":0}}}\n\n\
                 event: error\ndata: {\"code\":500,\"message\":\"Failed to decode the batch\",\"type\":\"server_error\"}\n\n";
-    Mock::given(method("POST"))
-        .respond_with(raw_sse(body))
-        .expect(1)
-        .mount(&server)
-        .await;
+    exactly(&server, ok_sse(body), 1).await;
     let (tx, _rx) = unbounded_channel();
     let err = anthropic(&server, 1).stream(&req(), &tx).await.unwrap_err();
     assert_eq!(
@@ -238,11 +206,7 @@ async fn llama_cpp_error_events_are_errors_not_cuts() {
         ),
     ] {
         let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .respond_with(raw_sse(body))
-            .expect(1)
-            .mount(&server)
-            .await;
+        exactly(&server, ok_sse(body), 1).await;
         let err = openai(&server, 1).stream(&req(), &tx).await.unwrap_err();
         assert_eq!(
             err,
@@ -256,10 +220,7 @@ async fn llama_cpp_error_events_are_errors_not_cuts() {
     // An overflow reported inside the stream is the typed over-length error.
     let server = MockServer::start().await;
     let body = "event: error\ndata: {\"code\":400,\"message\":\"request (831 tokens) exceeds the available context size (512 tokens), try increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":831,\"n_ctx\":512}\n\n";
-    Mock::given(method("POST"))
-        .respond_with(raw_sse(body))
-        .mount(&server)
-        .await;
+    always(&server, ok_sse(body)).await;
     let err = anthropic(&server, 3).stream(&req(), &tx).await.unwrap_err();
     assert!(
         matches!(
@@ -282,14 +243,9 @@ async fn absurd_retry_after_hints_do_not_crash_either_provider() {
         ("retry-after-ms", "1e30"),
     ] {
         let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .respond_with(
-                ResponseTemplate::new(429)
+        always(&server, ResponseTemplate::new(429)
                     .insert_header(name, value)
-                    .set_body_json(json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})),
-            )
-            .mount(&server)
-            .await;
+                    .set_body_json(json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}))).await;
         let (tx, _rx) = unbounded_channel();
         // The hint is far over what the retry loop waits out: the error comes back at once.
         let a = anthropic(&server, 5).stream(&req(), &tx).await.unwrap_err();
@@ -311,7 +267,7 @@ async fn base_urls_with_v1_and_slashes_post_to_the_right_path() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
-        .respond_with(raw_sse(format!(
+        .respond_with(ok_sse(format!(
             "{}{}data: [DONE]\n\n",
             chat_chunk(json!({"content": "ok"}), None),
             chat_chunk(json!({}), Some("stop"))
@@ -320,7 +276,7 @@ async fn base_urls_with_v1_and_slashes_post_to_the_right_path() {
         .await;
     Mock::given(method("POST"))
         .and(path("/v1/messages"))
-        .respond_with(raw_sse(llama_cached_message("ok", true)))
+        .respond_with(ok_sse(llama_cached_message("ok", true)))
         .mount(&server)
         .await;
     let (tx, _rx) = unbounded_channel();
@@ -349,12 +305,13 @@ async fn base_urls_with_v1_and_slashes_post_to_the_right_path() {
 async fn a_404_names_the_url_that_was_tried() {
     let server = MockServer::start().await;
     // What llama-server answers on an unknown path.
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(404).set_body_json(
+    always(
+        &server,
+        ResponseTemplate::new(404).set_body_json(
             json!({"error": {"code": 404, "message": "File Not Found", "type": "not_found_error"}}),
-        ))
-        .mount(&server)
-        .await;
+        ),
+    )
+    .await;
     let m = OpenAiModel::new("m")
         .unwrap()
         .with_base_url(format!("{}/proxy?token=secret", server.uri()))
@@ -415,10 +372,7 @@ async fn a_cut_off_answer_with_a_half_written_call_is_max_tokens_not_tool_use() 
     ));
     body.push_str(&chat_chunk(json!({}), Some("length")));
     body.push_str("data: [DONE]\n\n");
-    Mock::given(method("POST"))
-        .respond_with(raw_sse(body))
-        .mount(&server)
-        .await;
+    always(&server, ok_sse(body)).await;
     let (tx, _rx) = unbounded_channel();
     let r = openai(&server, 1).stream(&req(), &tx).await.unwrap();
     assert_eq!(r.stop_reason.as_deref(), Some("max_tokens"));

@@ -2,11 +2,40 @@
 //! two wire formats' SSE bodies (Anthropic's named events, OpenAI's `data:` chunks) built
 //! from their real shapes, plus each provider pointed at the mock server.
 
-use wiremock::ResponseTemplate;
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// A 200 answer streaming `body` as server-sent events.
-pub fn ok_sse(body: String) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
+pub fn ok_sse(body: impl Into<String>) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_raw(body.into(), "text/event-stream")
+}
+
+/// Answers the next POST (after the answers mounted before it are used) with `response`,
+/// and checks that exactly one POST got it.
+pub async fn once(server: &MockServer, response: ResponseTemplate) {
+    Mock::given(method("POST"))
+        .respond_with(response)
+        .up_to_n_times(1)
+        .expect(1)
+        .mount(server)
+        .await;
+}
+
+/// Answers every POST from here on (after the answers mounted before) with `response`.
+pub async fn always(server: &MockServer, response: ResponseTemplate) {
+    Mock::given(method("POST"))
+        .respond_with(response)
+        .mount(server)
+        .await;
+}
+
+/// Like `always`, and checks that exactly `times` POSTs got it.
+pub async fn exactly(server: &MockServer, response: ResponseTemplate, times: u64) {
+    Mock::given(method("POST"))
+        .respond_with(response)
+        .expect(times)
+        .mount(server)
+        .await;
 }
 
 /// The Anthropic Messages API's stream: `event: NAME` / `data: JSON` pairs.

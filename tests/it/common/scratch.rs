@@ -55,6 +55,31 @@ impl Scratch {
         cmd
     }
 
+    /// `ctxlab run` on the scripted model at full speed in `ws` (add flags and the request).
+    pub fn scripted_run(&self, ws: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = self.ctxlab();
+        cmd.args([
+            "run",
+            "--provider",
+            "scripted",
+            "--pace-ms",
+            "0",
+            "--workspace",
+        ])
+        .arg(ws);
+        cmd
+    }
+
+    /// `ctxlab pipeline` on the example history in `ws` (add flags).
+    pub fn pipeline_on_example(&self, ws: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = self.ctxlab();
+        cmd.args(["pipeline", "--input"])
+            .arg(super::cli::example())
+            .arg("--workspace")
+            .arg(ws);
+        cmd
+    }
+
     /// `ctxlab <args>` against an Anthropic stub at `url` with `key`.
     pub fn ctxlab_anthropic(&self, url: &str, key: &str) -> Command {
         let mut cmd = self.ctxlab();

@@ -62,11 +62,7 @@ fn ctxlab_pipeline_into_a_closed_pipe_exits_quietly() {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let out = s
-        .ctxlab()
-        .args(["pipeline", "--input"])
-        .arg(example())
-        .arg("--workspace")
-        .arg(s.ws())
+        .pipeline_on_example(s.ws())
         .stdout(writer)
         .stderr(Stdio::piped())
         .output()

@@ -74,19 +74,7 @@ fn the_demo_project_comes_out_of_the_binary_whole() {
     // And through the binary: a run in an empty folder gets the same project.
     let fresh = s.path().join("fresh");
     std::fs::create_dir_all(&fresh).unwrap();
-    let out = s
-        .ctxlab()
-        .args([
-            "run",
-            "--provider",
-            "scripted",
-            "--pace-ms",
-            "0",
-            "--workspace",
-        ])
-        .arg(&fresh)
-        .output()
-        .unwrap();
+    let out = s.scripted_run(&fresh).output().unwrap();
     assert!(
         out.status.success(),
         "{}",

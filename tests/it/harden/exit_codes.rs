@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::common::cli::example;
 use crate::common::scratch::Scratch;
 
 #[test]
@@ -112,30 +111,11 @@ fn a_failure_of_the_system_at_start_exits_1_not_2() {
     std::fs::write(&file, "x").unwrap();
     // The workspace cannot be created: its parent is a file.
     let inside_a_file = file.join("ws");
-    let out = s
-        .ctxlab()
-        .args([
-            "run",
-            "--provider",
-            "scripted",
-            "--pace-ms",
-            "0",
-            "--workspace",
-        ])
-        .arg(&inside_a_file)
-        .output()
-        .unwrap();
+    let out = s.scripted_run(&inside_a_file).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("afile/ws"), "{stderr}");
-    let out = s
-        .ctxlab()
-        .args(["pipeline", "--input"])
-        .arg(example())
-        .arg("--workspace")
-        .arg(&inside_a_file)
-        .output()
-        .unwrap();
+    let out = s.pipeline_on_example(&inside_a_file).output().unwrap();
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -152,14 +132,7 @@ fn an_os_error_is_printed_once() {
     std::fs::create_dir_all(s.ws()).unwrap();
     std::fs::write(s.ws().join(".task_outputs"), "x").unwrap();
     for ws in [s.ws(), PathBuf::from("/proc/self")] {
-        let out = s
-            .ctxlab()
-            .args(["pipeline", "--input"])
-            .arg(example())
-            .arg("--workspace")
-            .arg(&ws)
-            .output()
-            .unwrap();
+        let out = s.pipeline_on_example(&ws).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{ws:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");

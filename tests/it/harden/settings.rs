@@ -8,7 +8,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ctxlab::compact::PipelineConfig;
 use ctxlab::tui::{App, Effect, Msg};
 
-use crate::common::cli::example;
 use crate::common::scratch::Scratch;
 
 #[test]
@@ -21,11 +20,7 @@ fn set_refuses_values_out_of_range_naming_the_range() {
         ("snip_max_messages=1", "2..="),
     ] {
         let out = s
-            .ctxlab()
-            .args(["pipeline", "--input"])
-            .arg(example())
-            .args(["--workspace"])
-            .arg(s.ws())
+            .pipeline_on_example(s.ws())
             .args(["--set", bad])
             .output()
             .unwrap();
@@ -49,11 +44,7 @@ fn set_refuses_values_out_of_range_naming_the_range() {
     }
     // Bounds between keys hold once all assignments are in, in either order.
     let out = s
-        .ctxlab()
-        .args(["pipeline", "--input"])
-        .arg(example())
-        .args(["--workspace"])
-        .arg(s.ws())
+        .pipeline_on_example(s.ws())
         .args([
             "--set",
             "snip_keep_head=60",
@@ -73,19 +64,7 @@ fn set_refuses_values_out_of_range_naming_the_range() {
 fn config_toml_pipeline_values_are_checked_and_applied() {
     let s = Scratch::new();
     s.write_config("[pipeline]\ncontext_limit = 0\n");
-    let out = s
-        .ctxlab()
-        .args([
-            "run",
-            "--provider",
-            "scripted",
-            "--pace-ms",
-            "0",
-            "--workspace",
-        ])
-        .arg(s.ws())
-        .output()
-        .unwrap();
+    let out = s.scripted_run(s.ws()).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(

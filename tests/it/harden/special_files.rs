@@ -86,11 +86,7 @@ fn ctxlab_pipeline_with_a_fifo_at_a_result_name_finishes() {
     // its tool id).
     let reference = Scratch::new();
     let out = reference
-        .ctxlab()
-        .args(["pipeline", "--input"])
-        .arg(example())
-        .arg("--workspace")
-        .arg(reference.ws())
+        .pipeline_on_example(reference.ws())
         .output()
         .unwrap();
     assert!(out.status.success());

@@ -130,19 +130,7 @@ fn the_next_start_removes_stale_temp_files() {
     for p in &stale {
         touch(p);
     }
-    let out = s
-        .ctxlab()
-        .args([
-            "run",
-            "--provider",
-            "scripted",
-            "--pace-ms",
-            "0",
-            "--workspace",
-        ])
-        .arg(&ws)
-        .output()
-        .unwrap();
+    let out = s.scripted_run(&ws).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -153,14 +141,7 @@ fn the_next_start_removes_stale_temp_files() {
     }
     let stale = ws.join(format!(".task_outputs/tool-results/.ctxlab-tmp-{dead}-9"));
     touch(&stale);
-    let out = s
-        .ctxlab()
-        .args(["pipeline", "--input"])
-        .arg(crate::common::cli::example())
-        .arg("--workspace")
-        .arg(&ws)
-        .output()
-        .unwrap();
+    let out = s.pipeline_on_example(&ws).output().unwrap();
     assert!(out.status.success());
     assert!(!stale.exists());
 }

@@ -79,14 +79,7 @@ fn ctxlab_pipeline_refuses_a_symlinked_results_folder() {
         let s = Scratch::new();
         std::fs::create_dir_all(s.ws()).unwrap();
         let outside = linked(&s.ws(), link);
-        let out = s
-            .ctxlab()
-            .args(["pipeline", "--input"])
-            .arg(example())
-            .arg("--workspace")
-            .arg(s.ws())
-            .output()
-            .unwrap();
+        let out = s.pipeline_on_example(s.ws()).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{link}: {stderr}");
         assert!(
@@ -156,19 +149,7 @@ fn ctxlab_run_fails_with_the_cause_on_stderr() {
     std::fs::create_dir_all(s.ws()).unwrap();
     crate::common::scratch::write_demo(&s.ws());
     let outside = linked(&s.ws(), ".task_outputs");
-    let out = s
-        .ctxlab()
-        .args([
-            "run",
-            "--provider",
-            "scripted",
-            "--pace-ms",
-            "0",
-            "--workspace",
-        ])
-        .arg(s.ws())
-        .output()
-        .unwrap();
+    let out = s.scripted_run(s.ws()).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
