@@ -1,17 +1,12 @@
 //! The real binary, end to end: `ctxlab pipeline` and `ctxlab replay` on files.
 
-use crate::common::cli::ctxlab;
-use crate::common::cli::example;
+use crate::common::cli::{ctxlab, example, pipeline, replay};
 use serde_json::Value;
 
 #[test]
 fn pipeline_on_the_example_fires_every_stage_and_writes_the_files() {
     let ws = tempfile::tempdir().unwrap();
-    let out = ctxlab()
-        .args(["pipeline", "--input"])
-        .arg(example())
-        .arg("--workspace")
-        .arg(ws.path())
+    let out = pipeline(example(), ws.path())
         .args(["--now", "1700000000", "--summary-text", "facts"])
         .output()
         .unwrap();
@@ -50,13 +45,7 @@ fn pipeline_on_the_example_fires_every_stage_and_writes_the_files() {
 #[test]
 fn pipeline_without_summary_text_omits_the_probes() {
     let ws = tempfile::tempdir().unwrap();
-    let out = ctxlab()
-        .args(["pipeline", "--input"])
-        .arg(example())
-        .arg("--workspace")
-        .arg(ws.path())
-        .output()
-        .unwrap();
+    let out = pipeline(example(), ws.path()).output().unwrap();
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.get("compact_history").is_none());
@@ -83,13 +72,7 @@ fn bad_input_exits_2_with_one_line_naming_the_file_and_writes_nothing() {
     for (name, text, position) in cases {
         let input = dir.path().join(name);
         std::fs::write(&input, text).unwrap();
-        let out = ctxlab()
-            .args(["pipeline", "--input"])
-            .arg(&input)
-            .arg("--workspace")
-            .arg(&ws)
-            .output()
-            .unwrap();
+        let out = pipeline(&input, &ws).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{name}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(err.lines().count(), 1, "{name}: {err}");
@@ -137,11 +120,7 @@ fn unknown_set_keys_and_non_numbers_exit_2_listing_the_keys() {
 #[test]
 fn set_changes_the_thresholds() {
     let ws = tempfile::tempdir().unwrap();
-    let out = ctxlab()
-        .args(["pipeline", "--input"])
-        .arg(example())
-        .arg("--workspace")
-        .arg(ws.path())
+    let out = pipeline(example(), ws.path())
         .args([
             "--set",
             "snip_max_messages=1000",
@@ -162,11 +141,7 @@ fn set_changes_the_thresholds() {
 #[test]
 fn replay_reports_each_call_and_the_totals() {
     let ws = tempfile::tempdir().unwrap();
-    let out = ctxlab()
-        .arg("replay")
-        .arg(example())
-        .arg("--workspace")
-        .arg(ws.path())
+    let out = replay(example(), ws.path())
         .args(["--json", "--now", "1700000000"])
         .output()
         .unwrap();
@@ -197,13 +172,7 @@ fn replay_reports_each_call_and_the_totals() {
         lines[27]["messages"].as_u64().unwrap() as usize + 2
     );
 
-    let text = ctxlab()
-        .arg("replay")
-        .arg(example())
-        .arg("--workspace")
-        .arg(ws.path())
-        .output()
-        .unwrap();
+    let text = replay(example(), ws.path()).output().unwrap();
     assert!(text.status.success());
     let s = String::from_utf8(text.stdout).unwrap();
     assert!(
@@ -229,14 +198,7 @@ fn replay_reads_transcripts_line_by_line() {
         "{\"role\": \"user\", \"content\": \"go\"}\n{\"role\": \"assistant\", \"content\": [{\"type\": \"text\", \"text\": \"ok\"}]}\n",
     )
     .unwrap();
-    let out = ctxlab()
-        .arg("replay")
-        .arg(&t)
-        .arg("--workspace")
-        .arg(dir.path())
-        .arg("--json")
-        .output()
-        .unwrap();
+    let out = replay(&t, dir.path()).arg("--json").output().unwrap();
     assert!(out.status.success());
     let last: Value = serde_json::from_str(
         String::from_utf8(out.stdout)
@@ -249,13 +211,7 @@ fn replay_reads_transcripts_line_by_line() {
     assert_eq!(last["calls"], 1);
     assert_eq!(last["final_messages"], 2);
     std::fs::write(&t, "{\"role\": \"user\", \"content\": \"go\"}\nnot json\n").unwrap();
-    let out = ctxlab()
-        .arg("replay")
-        .arg(&t)
-        .arg("--workspace")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = replay(&t, dir.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
 }
@@ -310,11 +266,7 @@ fn a_reader_that_stops_early_is_not_an_error() {
 #[test]
 fn replay_carries_reasons_and_the_call_after_the_session() {
     let ws = tempfile::tempdir().unwrap();
-    let out = ctxlab()
-        .arg("replay")
-        .arg(example())
-        .arg("--workspace")
-        .arg(ws.path())
+    let out = replay(example(), ws.path())
         .args(["--json", "--now", "1700000000"])
         .output()
         .unwrap();
@@ -361,13 +313,7 @@ fn replay_carries_reasons_and_the_call_after_the_session() {
     assert_eq!(totals["fired"]["tool_result_budget"], 0);
     assert!(!ws.path().join(".task_outputs").exists());
 
-    let text = ctxlab()
-        .arg("replay")
-        .arg(example())
-        .arg("--workspace")
-        .arg(ws.path())
-        .output()
-        .unwrap();
+    let text = replay(example(), ws.path()).output().unwrap();
     let s = String::from_utf8(text.stdout).unwrap();
     assert!(
         s.lines().any(|l| l

@@ -9,18 +9,7 @@ use serde_json::Value;
 #[test]
 fn run_plays_the_tour_through_every_stage() {
     let s = scratch();
-    let out = sealed(s.cwd.path(), s.home.path())
-        .args([
-            "run",
-            "--provider",
-            "scripted",
-            "--pace-ms",
-            "0",
-            "--workspace",
-        ])
-        .arg(s.ws.path())
-        .output()
-        .unwrap();
+    let out = s.scripted_run().output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "stderr: {stderr}\nstdout: {stdout}");
@@ -243,18 +232,7 @@ fn a_malformed_dotenv_exits_2_naming_the_file_and_line_but_not_the_text() {
         "MODEL_ID=x\nOPENAI_API_KEY sk-proj-secret-1\n",
     )
     .unwrap();
-    let out = sealed(s.cwd.path(), s.home.path())
-        .args([
-            "run",
-            "--provider",
-            "scripted",
-            "--pace-ms",
-            "0",
-            "--workspace",
-        ])
-        .arg(s.ws.path())
-        .output()
-        .unwrap();
+    let out = s.scripted_run().output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -267,17 +245,9 @@ fn a_malformed_dotenv_exits_2_naming_the_file_and_line_but_not_the_text() {
 #[test]
 fn an_out_of_range_attempt_count_exits_2_naming_the_range() {
     let s = scratch();
-    let out = sealed(s.cwd.path(), s.home.path())
+    let out = s
+        .scripted_run()
         .env("CTXLAB_MAX_ATTEMPTS", "0")
-        .args([
-            "run",
-            "--provider",
-            "scripted",
-            "--pace-ms",
-            "0",
-            "--workspace",
-        ])
-        .arg(s.ws.path())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -52,7 +52,20 @@ impl Fixture {
     }
 
     async fn bash(&self, command: &str) -> (String, bool) {
-        self.call("bash", json!({ "command": command })).await
+        self.bash_with(command, &ToolLimits::default()).await
+    }
+
+    async fn bash_with(&self, command: &str, limits: &ToolLimits) -> (String, bool) {
+        self.call_with("bash", json!({ "command": command }), limits)
+            .await
+    }
+}
+
+/// The default limits with bash's timeout at `ms` milliseconds.
+fn bash_timeout_ms(ms: u64) -> ToolLimits {
+    ToolLimits {
+        bash_timeout: Duration::from_millis(ms),
+        ..ToolLimits::default()
     }
 }
 
@@ -223,17 +236,10 @@ async fn glob_pattern_leaving_the_root_is_refused() {
 #[tokio::test]
 async fn timeout_kills_the_whole_process_group() {
     let f = fixture();
-    let limits = ToolLimits {
-        bash_timeout: Duration::from_millis(300),
-        ..ToolLimits::default()
-    };
+    let limits = bash_timeout_ms(300);
     let start = Instant::now();
     let (content, is_error) = f
-        .call_with(
-            "bash",
-            json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"}),
-            &limits,
-        )
+        .bash_with("sleep 30 & echo $! > bg.pid; sleep 30", &limits)
         .await;
     assert!(is_error);
     assert_eq!(
@@ -252,17 +258,10 @@ async fn timeout_kills_the_whole_process_group() {
 #[tokio::test]
 async fn timeout_kills_pipeline_members() {
     let f = fixture();
-    let limits = ToolLimits {
-        bash_timeout: Duration::from_millis(300),
-        ..ToolLimits::default()
-    };
+    let limits = bash_timeout_ms(300);
     let start = Instant::now();
     let (content, is_error) = f
-        .call_with(
-            "bash",
-            json!({"command": "(echo $BASHPID > left.pid; exec sleep 1000) | cat"}),
-            &limits,
-        )
+        .bash_with("(echo $BASHPID > left.pid; exec sleep 1000) | cat", &limits)
         .await;
     assert!(is_error, "{content}");
     assert!(content.starts_with("Command timed out"), "{content}");
@@ -424,11 +423,7 @@ async fn small_cap_counts_stdout_and_stderr() {
         ..ToolLimits::default()
     };
     let (content, is_error) = f
-        .call_with(
-            "bash",
-            json!({"command": "printf 'abcdefgh'; printf 'XYZ' >&2; exit 4"}),
-            &limits,
-        )
+        .bash_with("printf 'abcdefgh'; printf 'XYZ' >&2; exit 4", &limits)
         .await;
     assert!(is_error);
     // stdout (8) + separator newline (1) + stderr (3) = 12 chars, 5 kept.

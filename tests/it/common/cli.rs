@@ -2,6 +2,7 @@
 //! their arguments), or sealed off from the caller's setup (for `run`, which resolves a
 //! provider from the environment, `.env` and `config.toml`).
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -28,6 +29,23 @@ pub fn ctxlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ctxlab"))
 }
 
+/// `ctxlab pipeline --input INPUT --workspace WS` (add flags).
+pub fn pipeline(input: impl AsRef<OsStr>, ws: impl AsRef<OsStr>) -> Command {
+    let mut cmd = ctxlab();
+    cmd.args(["pipeline", "--input"])
+        .arg(input)
+        .arg("--workspace")
+        .arg(ws);
+    cmd
+}
+
+/// `ctxlab replay SESSION --workspace WS` (add flags).
+pub fn replay(session: impl AsRef<OsStr>, ws: impl AsRef<OsStr>) -> Command {
+    let mut cmd = ctxlab();
+    cmd.arg("replay").arg(session).arg("--workspace").arg(ws);
+    cmd
+}
+
 /// The binary run in `cwd` (so a `.env` there is the only one read), with HOME and the XDG
 /// folders under `home` (no `config.toml` unless the test writes one), and without any
 /// provider variable from the calling environment.
@@ -49,6 +67,29 @@ pub struct Scratch {
     pub cwd: tempfile::TempDir,
     pub home: tempfile::TempDir,
     pub ws: tempfile::TempDir,
+}
+
+impl Scratch {
+    /// The binary sealed off in these folders.
+    pub fn sealed(&self) -> Command {
+        sealed(self.cwd.path(), self.home.path())
+    }
+
+    /// `ctxlab run` on the scripted model at full speed in the workspace (add flags and
+    /// the request).
+    pub fn scripted_run(&self) -> Command {
+        let mut cmd = self.sealed();
+        cmd.args([
+            "run",
+            "--provider",
+            "scripted",
+            "--pace-ms",
+            "0",
+            "--workspace",
+        ])
+        .arg(self.ws.path());
+        cmd
+    }
 }
 
 pub fn scratch() -> Scratch {
