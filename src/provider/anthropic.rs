@@ -13,7 +13,6 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::classify::{ErrorBody, classify};
 use super::http::{self, ClientBuildError};
-use super::retry::{AttemptFailure, with_retries};
 use super::{
     ApiKey, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy, StreamEvent, Usage,
     emit, parse_tool_input,
@@ -26,11 +25,9 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// A Claude model behind the Messages API (or anything that speaks it).
 #[derive(Debug, Clone)]
 pub struct AnthropicModel {
-    client: reqwest::Client,
-    base_url: String,
+    endpoint: http::Endpoint,
     api_key: ApiKey,
     model: String,
-    retry: RetryPolicy,
 }
 
 impl AnthropicModel {
@@ -40,28 +37,26 @@ impl AnthropicModel {
         model: impl Into<String>,
     ) -> Result<AnthropicModel, ClientBuildError> {
         Ok(AnthropicModel {
-            client: http::default_client()?,
-            base_url: ANTHROPIC_BASE_URL.to_string(),
+            endpoint: http::Endpoint::new(ANTHROPIC_BASE_URL)?,
             api_key,
             model: model.into(),
-            retry: RetryPolicy::default(),
         })
     }
 
     /// Server root, e.g. `http://127.0.0.1:8080`; a trailing `/v1` (or slash) is accepted
     /// and dropped, since ctxlab adds `/v1/messages` itself.
     pub fn with_base_url(mut self, base_url: impl Into<String>) -> AnthropicModel {
-        self.base_url = http::server_root(&base_url.into());
+        self.endpoint.base_url = http::server_root(&base_url.into());
         self
     }
 
     pub fn with_retry(mut self, retry: RetryPolicy) -> AnthropicModel {
-        self.retry = retry;
+        self.endpoint.retry = retry;
         self
     }
 
     pub fn with_client(mut self, client: reqwest::Client) -> AnthropicModel {
-        self.client = client;
+        self.endpoint.client = client;
         self
     }
 
@@ -92,21 +87,6 @@ impl AnthropicModel {
         body.insert("stream".into(), Value::Bool(true));
         Value::Object(body)
     }
-
-    async fn attempt(
-        &self,
-        body: &Value,
-        events: &UnboundedSender<StreamEvent>,
-    ) -> Result<ModelResponse, AttemptFailure> {
-        let url = format!("{}/v1/messages", self.base_url);
-        let request = self
-            .client
-            .post(&url)
-            .header("x-api-key", self.api_key.expose())
-            .header("anthropic-version", ANTHROPIC_VERSION);
-        let response = http::post_json(request, &url, body).await?;
-        http::read_stream(response, MessageAssembler::default(), events).await
-    }
 }
 
 #[async_trait]
@@ -121,7 +101,13 @@ impl Model for AnthropicModel {
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, ProviderError> {
         let body = self.request_body(req);
-        with_retries(&self.retry, events, || self.attempt(&body, events)).await
+        self.endpoint
+            .stream::<MessageAssembler>("/v1/messages", &body, events, |request| {
+                request
+                    .header("x-api-key", self.api_key.expose())
+                    .header("anthropic-version", ANTHROPIC_VERSION)
+            })
+            .await
     }
 }
 

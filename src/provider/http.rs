@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::classify::{ErrorBody, classify, retry_after};
-use super::retry::AttemptFailure;
+use super::retry::{AttemptFailure, RetryPolicy, with_retries};
 use super::{ModelResponse, ProviderError, StreamEvent};
 
 /// How long to wait for a connection, and for the next bytes of a streaming body. There is
@@ -30,6 +30,46 @@ const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 #[derive(Debug, thiserror::Error)]
 #[error("cannot set up the HTTP client: {0}")]
 pub struct ClientBuildError(String);
+
+/// Where and how an HTTP provider sends: its client, the server root (without `/v1`) and
+/// the retry policy. One request is one `stream` call; the wire format is the caller's.
+#[derive(Debug, Clone)]
+pub(crate) struct Endpoint {
+    pub client: reqwest::Client,
+    pub base_url: String,
+    pub retry: RetryPolicy,
+}
+
+impl Endpoint {
+    /// The default client, at `base_url` as given (a provider's own default root).
+    pub(crate) fn new(base_url: &str) -> Result<Endpoint, ClientBuildError> {
+        Ok(Endpoint {
+            client: default_client()?,
+            base_url: base_url.to_string(),
+            retry: RetryPolicy::default(),
+        })
+    }
+
+    /// POSTs `body` to `path` under the server root and assembles the streamed answer with
+    /// a fresh `A`, attempt after attempt as the retry policy says; `authorize` adds the
+    /// wire's headers (the key) to each attempt's request.
+    pub(crate) async fn stream<A: StreamAssembler + Default>(
+        &self,
+        path: &str,
+        body: &Value,
+        events: &UnboundedSender<StreamEvent>,
+        authorize: impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+    ) -> Result<ModelResponse, ProviderError> {
+        let url = format!("{}{path}", self.base_url);
+        let (url, authorize) = (&url, &authorize);
+        with_retries(&self.retry, events, || async move {
+            let request = authorize(self.client.post(url));
+            let response = post_json(request, url, body).await?;
+            read_stream(response, A::default(), events).await
+        })
+        .await
+    }
+}
 
 /// The client both providers use unless a test hands in its own.
 pub(crate) fn default_client() -> Result<reqwest::Client, ClientBuildError> {

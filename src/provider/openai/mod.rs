@@ -15,7 +15,6 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::classify::{ErrorBody, classify};
 use super::http::{self, ClientBuildError};
-use super::retry::{AttemptFailure, with_retries};
 use super::{
     ApiKey, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy, StreamEvent, Usage,
     emit, parse_tool_input,
@@ -30,22 +29,18 @@ pub const OPENAI_BASE_URL: &str = "https://api.openai.com";
 /// A chat-completions model. The key is optional: local servers take none.
 #[derive(Debug, Clone)]
 pub struct OpenAiModel {
-    client: reqwest::Client,
-    base_url: String,
+    endpoint: http::Endpoint,
     api_key: Option<ApiKey>,
     model: String,
-    retry: RetryPolicy,
 }
 
 impl OpenAiModel {
     /// Fails only when the HTTP client cannot be set up.
     pub fn new(model: impl Into<String>) -> Result<OpenAiModel, ClientBuildError> {
         Ok(OpenAiModel {
-            client: http::default_client()?,
-            base_url: OPENAI_BASE_URL.to_string(),
+            endpoint: http::Endpoint::new(OPENAI_BASE_URL)?,
             api_key: None,
             model: model.into(),
-            retry: RetryPolicy::default(),
         })
     }
 
@@ -58,17 +53,17 @@ impl OpenAiModel {
     /// with `/v1` (`https://api.openai.com/v1`): both forms, with or without a trailing
     /// slash, mean the same server, since ctxlab adds `/v1/chat/completions` itself.
     pub fn with_base_url(mut self, base_url: impl Into<String>) -> OpenAiModel {
-        self.base_url = http::server_root(&base_url.into());
+        self.endpoint.base_url = http::server_root(&base_url.into());
         self
     }
 
     pub fn with_retry(mut self, retry: RetryPolicy) -> OpenAiModel {
-        self.retry = retry;
+        self.endpoint.retry = retry;
         self
     }
 
     pub fn with_client(mut self, client: reqwest::Client) -> OpenAiModel {
-        self.client = client;
+        self.endpoint.client = client;
         self
     }
 
@@ -102,20 +97,6 @@ impl OpenAiModel {
         body.insert("stream_options".into(), json!({"include_usage": true}));
         Value::Object(body)
     }
-
-    async fn attempt(
-        &self,
-        body: &Value,
-        events: &UnboundedSender<StreamEvent>,
-    ) -> Result<ModelResponse, AttemptFailure> {
-        let url = format!("{}/v1/chat/completions", self.base_url);
-        let mut request = self.client.post(&url);
-        if let Some(key) = &self.api_key {
-            request = request.bearer_auth(key.expose());
-        }
-        let response = http::post_json(request, &url, body).await?;
-        http::read_stream(response, ChunkAssembler::default(), events).await
-    }
 }
 
 #[async_trait]
@@ -130,7 +111,14 @@ impl Model for OpenAiModel {
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, ProviderError> {
         let body = self.request_body(req);
-        with_retries(&self.retry, events, || self.attempt(&body, events)).await
+        self.endpoint
+            .stream::<ChunkAssembler>("/v1/chat/completions", &body, events, |request| match &self
+                .api_key
+            {
+                Some(key) => request.bearer_auth(key.expose()),
+                None => request,
+            })
+            .await
     }
 }
 
