@@ -174,17 +174,12 @@ pub fn tool_specs() -> Vec<ToolSpec> {
                  sudo, shutdown, reboot, mkfs, `dd if=` or `rm -rf /` are refused.",
                 BASH_TIMEOUT.as_secs()
             ),
-            json!({
-                "type": "object",
-                "properties": {
-                    "command": {
-                        "type": "string",
-                        "description": "The bash command line to run."
-                    }
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
+            object_schema(
+                json!({
+                    "command": string_property("The bash command line to run.")
+                }),
+                &["command"],
+            ),
         ),
         spec(
             "read_file",
@@ -194,22 +189,17 @@ pub fn tool_specs() -> Vec<ToolSpec> {
                  `limit`, only the first `limit` lines are returned plus a note saying how \
                  many lines follow. Text longer than {OUTPUT_CAP_CHARS} chars is cut with a note."
             ),
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "File path, relative to the workspace root."
-                    },
+            object_schema(
+                json!({
+                    "path": string_property(PATH_DESCRIPTION),
                     "limit": {
                         "type": "integer",
                         "minimum": 0,
                         "description": "Return at most this many lines from the start."
                     }
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
+                }),
+                &["path"],
+            ),
         ),
         spec(
             "write_file",
@@ -217,21 +207,13 @@ pub fn tool_specs() -> Vec<ToolSpec> {
              directories are created. The write is atomic: readers see the old file or the \
              new one, never half of it. Reports the number of bytes written."
                 .to_string(),
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "File path, relative to the workspace root."
-                    },
-                    "content": {
-                        "type": "string",
-                        "description": "The complete new content of the file."
-                    }
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
+            object_schema(
+                json!({
+                    "path": string_property(PATH_DESCRIPTION),
+                    "content": string_property("The complete new content of the file.")
+                }),
+                &["path", "content"],
+            ),
         ),
         spec(
             "edit_file",
@@ -240,25 +222,14 @@ pub fn tool_specs() -> Vec<ToolSpec> {
              included) and must occur exactly once; if it occurs several times, include more \
              surrounding lines to make it unique."
                 .to_string(),
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "File path, relative to the workspace root."
-                    },
-                    "old": {
-                        "type": "string",
-                        "description": "The exact text to replace; must occur exactly once."
-                    },
-                    "new": {
-                        "type": "string",
-                        "description": "The replacement text."
-                    }
-                },
-                "required": ["path", "old", "new"],
-                "additionalProperties": false
-            }),
+            object_schema(
+                json!({
+                    "path": string_property(PATH_DESCRIPTION),
+                    "old": string_property("The exact text to replace; must occur exactly once."),
+                    "new": string_property("The replacement text.")
+                }),
+                &["path", "old", "new"],
+            ),
         ),
         spec(
             "glob",
@@ -270,33 +241,42 @@ pub fn tool_specs() -> Vec<ToolSpec> {
                  sorted, at most {GLOB_CAP_PATHS}. Directories named {} are not searched.",
                 GLOB_SKIPPED_DIRS.join(", ")
             ),
-            json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {
-                        "type": "string",
-                        "description": "Glob pattern relative to the workspace root, e.g. `src/**/*.rs`."
-                    }
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
+            object_schema(
+                json!({
+                    "pattern": string_property("Glob pattern relative to the workspace root, e.g. `src/**/*.rs`.")
+                }),
+                &["pattern"],
+            ),
         ),
         spec(
             "compact",
             COMPACT_DESCRIPTION.to_string(),
-            json!({
-                "type": "object",
-                "properties": {
-                    "focus": {
-                        "type": "string",
-                        "description": "What the summary should keep in detail."
-                    }
-                },
-                "additionalProperties": false
-            }),
+            object_schema(
+                json!({
+                    "focus": string_property("What the summary should keep in detail.")
+                }),
+                &[],
+            ),
         ),
     ]
+}
+
+/// What a `path` argument means, the same for every file tool.
+const PATH_DESCRIPTION: &str = "File path, relative to the workspace root.";
+
+/// A tool's input schema: an object with `properties` (in their order), the `required`
+/// ones listed when there are any, and no other keys. The key order is the one sent.
+fn object_schema(properties: Value, required: &[&str]) -> Value {
+    let mut schema = json!({"type": "object", "properties": properties});
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema["additionalProperties"] = json!(false);
+    schema
+}
+
+fn string_property(description: &str) -> Value {
+    json!({"type": "string", "description": description})
 }
 
 /// Runs one tool call. Never panics and never fails: every problem (unknown tool, bad input,
