@@ -66,6 +66,23 @@ impl ListState {
 
     /// Moves `top` so the selected row fits in `viewport` lines, and pulls it back when
     /// rows below leave free space (after the list shrank or the screen grew).
+    /// Keeps the selection among `len` message rows and on a `w` x `h` screen, each row as
+    /// tall as `row_height` makes it (expanded rows show their text).
+    fn fit_rows<'a>(
+        &mut self,
+        len: usize,
+        info: impl Fn(usize) -> Option<&'a MessageInfo>,
+        w: usize,
+        h: usize,
+    ) {
+        self.clamp(len);
+        let expanded = std::mem::take(&mut self.expanded);
+        self.ensure_visible(len, h, |i| {
+            info(i).map(|r| row_height(r, &expanded, w, h)).unwrap_or(1)
+        });
+        self.expanded = expanded;
+    }
+
     fn ensure_visible(&mut self, len: usize, viewport: usize, height: impl Fn(usize) -> usize) {
         let viewport = viewport.max(1);
         if len == 0 {
@@ -161,36 +178,18 @@ impl App {
     /// Keeps every list's selection in range and on screen.
     pub(super) fn fix_scroll(&mut self) {
         let (w, h) = self.main_viewport();
-        let len = self.history.len();
-        self.conv.clamp(len);
-        let expanded = self.conv.expanded.clone();
         let history = &self.history;
-        self.conv.ensure_visible(len, h, |i| {
-            history
-                .get(i)
-                .map(|r| row_height(&r.info, &expanded, w, h))
-                .unwrap_or(1)
-        });
-        let expanded = self.sess.expanded.clone();
+        self.conv
+            .fit_rows(history.len(), |i| history.get(i).map(|r| &*r.info), w, h);
         let session = &self.session;
-        self.sess.clamp(session.len());
-        self.sess.ensure_visible(session.len(), h, |i| {
-            session
-                .get(i)
-                .map(|r| row_height(&r.info, &expanded, w, h))
-                .unwrap_or(1)
-        });
+        self.sess
+            .fit_rows(session.len(), |i| session.get(i).map(|r| &*r.info), w, h);
         let calls = self.timeline.calls.len();
         let call_rows = self.areas().map(layout::timeline_list_rows).unwrap_or(1);
         if let Some(v) = &mut self.timeline_view {
-            let expanded = v.list.expanded.clone();
             let rows = &v.rows;
-            v.list.clamp(rows.len());
-            v.list.ensure_visible(rows.len(), h, |i| {
-                rows.get(i)
-                    .map(|r| row_height(r, &expanded, w, h))
-                    .unwrap_or(1)
-            });
+            v.list
+                .fit_rows(rows.len(), |i| rows.get(i).map(|r| &**r), w, h);
             let mut calls_list = ListState {
                 selected: v.selected,
                 top: v.top,
@@ -214,14 +213,9 @@ impl App {
             .ensure_visible(self.transcripts.len(), lh, |_| 1);
         let (tw, th) = self.transcript_viewport();
         if let Some(t) = &mut self.transcript {
-            let expanded = t.list.expanded.clone();
             let rows = &t.rows;
-            t.list.clamp(rows.len());
-            t.list.ensure_visible(rows.len(), th, |i| {
-                rows.get(i)
-                    .map(|r| row_height(r, &expanded, tw, th))
-                    .unwrap_or(1)
-            });
+            t.list
+                .fit_rows(rows.len(), |i| rows.get(i).map(|r| &**r), tw, th);
         }
     }
 }
