@@ -31,6 +31,7 @@ mod sessions_cli;
 mod store_safety;
 mod timeline;
 mod tools;
+mod tui_help;
 mod tui_loop;
 mod tui_pty;
 mod tui_snapshots;

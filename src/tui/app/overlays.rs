@@ -18,13 +18,20 @@ impl App {
             Some(Overlay::Legend { .. }) => crate::tui::panes::legend::lines(self).len(),
             _ => 0,
         };
+        // Help rows wrap at the overlay's width: scrolling counts the rows drawn.
+        let help_len = match self.overlay {
+            Some(Overlay::Help { .. }) => {
+                crate::tui::panes::help::rows(self.overlay_inner().width as usize).len()
+            }
+            _ => 0,
+        };
         let Some(overlay) = &mut self.overlay else {
             return Vec::new();
         };
         match overlay {
             Overlay::Help { top } => match keys::action(&key) {
                 Some(Action::Back | Action::Help | Action::Quit) => self.close_overlay(),
-                Some(a) => scroll(top, a, keys::HELP.len(), page),
+                Some(a) => scroll(top, a, help_len, page),
                 None => {}
             },
             Overlay::Legend { top } => match keys::action(&key) {
