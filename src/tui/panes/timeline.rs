@@ -38,7 +38,8 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         f,
         plot_area,
         &plot::calls_of(&app.timeline),
-        app.timeline.context_limit,
+        // In chars, like the calls (s06's limit is in tokens).
+        app.timeline.limit_chars(),
         (!calls.is_empty()).then_some(v.selected),
         theme,
     );
