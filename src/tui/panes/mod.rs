@@ -4,6 +4,7 @@
 //! no mutation. Lists draw only their visible rows, so a 100,000-message history costs what
 //! forty rows cost. Text helpers shared by panes live here.
 
+pub mod compare;
 pub mod config;
 pub mod conversation;
 pub mod diff;
@@ -50,6 +51,9 @@ pub fn render(app: &App, f: &mut Frame) {
         events::render(app, f, a.events);
     }
     input::render(app, f, a.input);
+    if app.compare.is_some() {
+        compare::render(app, f, area);
+    }
     status::render_hints(app, f, a.hints);
     match &app.overlay {
         None => {}
