@@ -368,3 +368,59 @@ fn compare_view_renders_while_rendering_is_pure() {
     assert_eq!(one, crate::support::buffer_text(t.backend().buffer()));
     assert_eq!(before, (view(&a).call, view(&a).piece));
 }
+
+/// The workbench under `strategy` after one exchange, at 120x40.
+fn titles_app(strategy: Strategy) -> App {
+    let config = PipelineConfig::for_strategy(strategy);
+    let mut a = App::new(std::env::temp_dir(), "scripted".into(), config, true);
+    a.update(Msg::Agent(AgentEvent::Ready {
+        provider: "scripted".into(),
+        workspace: std::env::temp_dir(),
+        config,
+    }));
+    for m in teaching_session() {
+        a.update(Msg::Agent(AgentEvent::MessageAppended { message: m }));
+    }
+    a.update(key(KeyCode::Esc));
+    a
+}
+
+#[test]
+fn titles_legend_and_help_name_the_strategys_unit() {
+    for (strategy, tag) in [
+        (Strategy::S08, "· chars"),
+        (Strategy::Guarded, "· chars"),
+        (Strategy::S06, "· tokens"),
+        (Strategy::S08Latest, "· JSON chars"),
+    ] {
+        let mut a = titles_app(strategy);
+        let text = screen(&mut a, 120, 40);
+        let conv = text.lines().find(|l| l.contains("1 Conversation")).unwrap();
+        assert!(conv.contains(tag), "{strategy}: {conv}");
+        let events = text.lines().find(|l| l.contains("2 Events")).unwrap();
+        assert!(events.contains(tag), "{strategy}: {events}");
+        a.update(key(KeyCode::Char('t')));
+        let text = screen(&mut a, 120, 40);
+        let timeline = text.lines().find(|l| l.contains("6 Timeline")).unwrap();
+        assert!(timeline.contains(tag), "{strategy}: {timeline}");
+        a.update(key(KeyCode::Esc));
+        a.update(key(KeyCode::Char('?')));
+        let help = screen(&mut a, 120, 40);
+        assert!(
+            help.contains(&format!(
+                "Keys · {strategy} counts sizes in {}",
+                tag.trim_start_matches("· ")
+            )),
+            "{help}"
+        );
+        a.update(key(KeyCode::Esc));
+        a.update(key(KeyCode::Char('l')));
+        let legend = flat(&screen(&mut a, 120, 40));
+        let unit = match strategy {
+            Strategy::S06 => "s06 counts tokens",
+            Strategy::S08Latest => "s08-latest counts JSON chars",
+            _ => "counts chars of Python str()",
+        };
+        assert!(legend.contains(unit), "{strategy}: {legend}");
+    }
+}

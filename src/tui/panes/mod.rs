@@ -175,6 +175,13 @@ pub fn title_hint<'a>(app: &App, keys: &'a str, ours: fn(&LoadKind) -> bool) -> 
     }
 }
 
+/// What the strategy counts sizes in, for pane titles: `chars` (s08, guarded), `tokens`
+/// (s06), `JSON chars` (s08-latest): the unit of the gauge, the limit and the stage events
+/// (docs/strategies.md). Short, so a title keeps its key hints.
+pub fn unit_tag(app: &App) -> &'static str {
+    app.config.strategy.unit().label()
+}
+
 /// A label and the rest of the line in a second style, for single-line key hints.
 pub fn key_hint<'a>(theme: &Theme, key: &'a str, what: &'a str) -> Vec<Span<'a>> {
     vec![
