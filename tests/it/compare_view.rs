@@ -424,3 +424,45 @@ fn titles_legend_and_help_name_the_strategys_unit() {
         assert!(legend.contains(unit), "{strategy}: {legend}");
     }
 }
+
+#[test]
+fn compare_takes_the_transcript_open_in_the_transcripts_pane() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join(".transcripts");
+    std::fs::create_dir_all(&t).unwrap();
+    let lines: Vec<String> = teaching_session()
+        .iter()
+        .map(|m| serde_json::to_string(&m.to_value()).unwrap())
+        .collect();
+    std::fs::write(t.join("transcript_1.jsonl"), lines.join("\n")).unwrap();
+    let mut a = App::new(
+        dir.path().to_path_buf(),
+        "scripted".into(),
+        PipelineConfig::default(),
+        true,
+    );
+    // A live session too: the open transcript wins while its pane is in view.
+    a.update(Msg::Agent(AgentEvent::MessageAppended {
+        message: Message::user_text("live"),
+    }));
+    a.update(key(KeyCode::Esc));
+    let fx = a.update(key(KeyCode::Char('4')));
+    settle(&mut a, fx);
+    let fx = a.update(key(KeyCode::Enter));
+    settle(&mut a, fx);
+    assert!(a.transcript.is_some(), "the transcript opened");
+    let fx = a.update(key(KeyCode::Char('C')));
+    settle(&mut a, fx);
+    let v = view(&a);
+    assert_eq!(v.label, ".transcripts/transcript_1.jsonl");
+    assert_eq!(*v.session, teaching_session());
+    assert!(v.complete());
+    assert_eq!(v.unseen_points().len(), 2, "s08 replaced a and b unseen");
+    // Closed, and back in the conversation: the live session.
+    a.update(key(KeyCode::Esc));
+    a.update(key(KeyCode::Char('1')));
+    let fx = a.update(key(KeyCode::Char('C')));
+    settle(&mut a, fx);
+    assert_eq!(view(&a).label, "live session");
+    assert_eq!(view(&a).session.len(), 1);
+}
