@@ -454,6 +454,7 @@ fn waiting(v: &CompareView, k: usize) -> String {
 fn piece_label(session: &[Message], p: &Piece, width: usize) -> String {
     let text = match p.kind {
         PieceKind::UserText => "user text".to_string(),
+        PieceKind::AssistantText if width < 14 => "asst text".to_string(),
         PieceKind::AssistantText => "assistant text".to_string(),
         PieceKind::ToolResult => {
             let tool = p
