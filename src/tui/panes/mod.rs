@@ -5,6 +5,7 @@
 //! forty rows cost. Text helpers shared by panes live here.
 
 pub mod compare;
+mod compare_parts;
 pub mod config;
 pub mod conversation;
 pub mod diff;
