@@ -14,6 +14,7 @@ impl Timeline {
         match event {
             AgentEvent::Ready { config, .. } | AgentEvent::ConfigChanged { config } => {
                 self.context_limit = config.context_limit;
+                self.unit = config.strategy.unit();
             }
             AgentEvent::MessageAppended { message } => self.appended(message.clone()),
             AgentEvent::StageRan { report, history } => {
@@ -43,6 +44,7 @@ impl Timeline {
             },
             options.config.context_limit,
         );
+        timeline.unit = options.config.strategy.unit();
         let totals = replay_steps(session, store, options, |step| match step {
             ReplayStep::Appended(m) => timeline.appended(m.clone()),
             ReplayStep::Stage { report, history } => {

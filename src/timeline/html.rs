@@ -129,12 +129,12 @@ fn header(s: &mut String, t: &Timeline) {
     };
     let _ = write!(
         s,
-        "<p>{} model calls · {} stage events that changed the history ({}) · limit {} chars · \
+        "<p>{} model calls · {} stage events that changed the history ({}) · limit {} · \
          {} messages appended.</p>\n<p class=\"reason\">{}</p>\n",
         t.calls.len(),
         changed,
         escape(&fired.join(", ")),
-        group_digits(t.context_limit),
+        escape(&t.limit_text()),
         t.session.len(),
         escape(note)
     );

@@ -22,7 +22,7 @@ mod svg;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::compact::{Stage, StageReport};
+use crate::compact::{SizeUnit, Stage, StageReport};
 use crate::message::{Message, ToolSpec};
 use crate::provider::ModelRequest;
 use lineage::{RowEffect, RowFrom};
@@ -199,7 +199,11 @@ struct Row {
 #[derive(Debug, Clone)]
 pub struct Timeline {
     pub source: Source,
+    /// The limit in the strategy's unit (`unit`); the calls' sizes are in `str()` chars,
+    /// so a plot draws `limit_chars()`.
     pub context_limit: usize,
+    /// What `context_limit` counts: tokens under s06, JSON chars under s08-latest.
+    pub unit: SizeUnit,
     pub calls: Vec<ModelCall>,
     pub steps: Vec<StageStep>,
     pub session: Vec<SessionEntry>,
@@ -218,6 +222,7 @@ impl Timeline {
         Timeline {
             source,
             context_limit,
+            unit: SizeUnit::Chars,
             calls: Vec::new(),
             steps: Vec::new(),
             session: Vec::new(),
@@ -227,6 +232,27 @@ impl Timeline {
             in_summary: false,
             system: None,
             tools: Arc::from(Vec::new()),
+        }
+    }
+
+    /// The limit on the calls' scale (`str()` chars): s06's 50,000 tokens are 200,000
+    /// chars, as the gauge converts them (docs/strategies.md).
+    pub fn limit_chars(&self) -> usize {
+        self.context_limit
+            .saturating_mul(self.unit.chars_per_unit())
+    }
+
+    /// The limit as a sentence: `50,000 tokens = 200,000 chars`, or `50,000 chars`.
+    pub fn limit_text(&self) -> String {
+        let n = crate::util::group_digits(self.context_limit);
+        if self.unit.chars_per_unit() == 1 {
+            format!("{n} {}", self.unit.label())
+        } else {
+            format!(
+                "{n} {} = {} chars",
+                self.unit.label(),
+                crate::util::group_digits(self.limit_chars())
+            )
         }
     }
 

@@ -26,7 +26,7 @@ pub fn plot(t: &Timeline) -> String {
         .map(|c| c.size_before.max(c.size_after))
         .max()
         .unwrap_or(0)
-        .max(t.context_limit)
+        .max(t.limit_chars())
         .max(1) as f64;
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
@@ -100,7 +100,8 @@ pub fn plot(t: &Timeline) -> String {
             (TOP + plot_h - top).max(0.5)
         );
     }
-    let ly = y(t.context_limit);
+    // The limit is in the strategy's unit, the bars in chars: drawn where it is in chars.
+    let ly = y(t.limit_chars());
     let _ = write!(
         s,
         "<line x1=\"{LEFT}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" class=\"limit\"/>\
@@ -108,7 +109,7 @@ pub fn plot(t: &Timeline) -> String {
         WIDTH - RIGHT,
         WIDTH - RIGHT - 4.0,
         ly - 5.0,
-        group_digits(t.context_limit)
+        escape(&t.limit_text())
     );
     // X labels: about ten, at round call numbers.
     let step = (t.calls.len() / 10).max(1);

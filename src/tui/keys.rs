@@ -47,6 +47,8 @@ pub enum Action {
     Timeline,
     /// The diff of the stage that removed or changed the selected message (`d`).
     ShowDiff,
+    /// The compare view: this session under several strategies (`C`).
+    Compare,
 }
 
 /// Ctrl-C: cancel the turn; a second one within a second quits. Checked before any map.
@@ -90,6 +92,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('i') | KeyCode::Char(':') => Action::Type,
         KeyCode::Char('t') => Action::Timeline,
         KeyCode::Char('d') if !ctrl => Action::ShowDiff,
+        KeyCode::Char('C') => Action::Compare,
         _ => return None,
     })
 }
@@ -161,6 +164,30 @@ pub const HELP: &[(&str, &str)] = &[
         "plot",
         "░ history before the pipeline, █ request sent, ┄ the limit",
     ),
+    ("", "Compare (C or /compare s06,guarded)"),
+    (
+        "C",
+        "this session (or the open transcript) under the current strategy and guarded",
+    ),
+    ("h l / Left Right", "select a model call, in every row"),
+    (
+        "j k / Up Down",
+        "select a piece: what each strategy kept of it",
+    ),
+    ("g G", "first / last call"),
+    (
+        "n",
+        "next result a strategy replaced before the model saw it",
+    ),
+    (
+        "rows",
+        "size sent per call (str() chars), letter = stage fired; ! unseen replaced",
+    ),
+    (
+        "bars",
+        "█ in_context ▓ referenced ▒ on_disk ░ lost (chars, at the call)",
+    ),
+    ("Esc / q", "close the compare view"),
     ("", "Diff"),
     ("n  N", "next / previous change"),
     (
@@ -186,6 +213,10 @@ pub const HELP: &[(&str, &str)] = &[
         "the scenario again from the start, fresh workspace",
     ),
     ("/export [FILE]", "write the timeline as one HTML page"),
+    (
+        "/compare [A,B,..|all]",
+        "compare strategies on this session (default: current vs guarded)",
+    ),
     ("Esc", "leave the input box"),
     ("", "Config panel"),
     ("j k, Enter, Enter", "select, edit, apply (Esc cancels)"),

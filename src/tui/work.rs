@@ -1,6 +1,7 @@
 //! The TUI's slow work: listing the workspace's stored files, counting a transcript's
 //! messages, loading a transcript, replaying it through the pipeline, counting its tokens,
-//! reading a persisted output, writing the exported timeline page. `App::update` asks for it as data (`Effect::Work`); the loop
+//! reading a persisted output, writing the exported timeline page, replaying a session
+//! under one strategy for the compare view. `App::update` asks for it as data (`Effect::Work`); the loop
 //! runs `Work::run` on tokio's blocking pool and hands the `Done` back as `Msg::Done`, so a
 //! 50 MB transcript never freezes the screen.
 //!
@@ -22,6 +23,7 @@ use tiktoken_rs::CoreBPE;
 use super::replay::{Replay, replay};
 use super::rows::MessageInfo;
 use crate::compact::PipelineConfig;
+use crate::compare::{RunOptions, StrategyRun, run_strategy};
 use crate::message::Message;
 use crate::store::{Store, StoredFile};
 use crate::timeline::{Timeline, html};
@@ -115,6 +117,29 @@ pub enum Work {
     },
     /// Remember that the legend was seen: create the (empty) file `path` and its folder.
     RememberLegend { path: PathBuf },
+    /// Replay a session under one strategy for the compare view, with the reachability
+    /// accounting in detail, on a dry-run store in a scratch folder (never the workspace).
+    Compare {
+        id: JobId,
+        session: SharedSession,
+        config: PipelineConfig,
+    },
+}
+
+/// A session handed to a compare job. Compared by address, like `SharedTimeline`.
+#[derive(Clone)]
+pub struct SharedSession(pub Arc<Vec<Message>>);
+
+impl PartialEq for SharedSession {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl fmt::Debug for SharedSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SharedSession({} messages)", self.0.len())
+    }
 }
 
 /// A copy of the timeline handed to a job. Compared by address: effects are compared in
@@ -184,6 +209,11 @@ pub enum Done {
     LegendRemembered {
         result: Result<(), String>,
     },
+    /// One strategy's run for the compare view, or why it stopped.
+    Compared {
+        id: JobId,
+        result: Result<Box<StrategyRun>, String>,
+    },
 }
 
 impl Work {
@@ -252,8 +282,31 @@ impl Work {
             Work::RememberLegend { path } => Done::LegendRemembered {
                 result: remember(&path).map_err(|e| format!("{}: {e}", path.display())),
             },
+            Work::Compare {
+                id,
+                session,
+                config,
+            } => Done::Compared {
+                id,
+                result: compare_run(&session.0, config).map(Box::new),
+            },
         }
     }
+}
+
+/// One strategy on `session`, as the compare view needs it: every piece's state at every
+/// call, the clock at 0, the extractive summary, a dry-run store rooted in an empty
+/// scratch folder (so no file of the workspace is read or reused, and nothing is written).
+pub fn compare_run(session: &[Message], config: PipelineConfig) -> Result<StrategyRun, String> {
+    let scratch = tempfile::tempdir().map_err(|e| format!("no scratch folder: {e}"))?;
+    let store = Store::new(scratch.path()).dry_run();
+    let options = RunOptions {
+        summary_text: None,
+        now_secs: 0,
+        detail: true,
+    };
+    run_strategy(session.to_vec(), config, &store, &options, |_| {})
+        .map_err(|e| format!("the {} replay stopped: {e}", config.strategy))
 }
 
 /// Name of the page `/export` writes when no file is given.

@@ -14,6 +14,7 @@ mod cli_run;
 mod cli_run_session;
 mod cli_strategies;
 mod compare_cli;
+mod compare_view;
 mod conformance;
 mod conformance_strategies;
 mod export;

@@ -30,6 +30,9 @@ pub enum SlashCommand {
     Pace(Option<u64>),
     /// `/restart`: the scenario from the start, in a fresh workspace.
     Restart,
+    /// `/compare [A,B,...|all]`: the compare view, with the strategies named (empty:
+    /// the default pair).
+    Compare { strategies: String },
     /// `/help`: the keys overlay.
     Help,
     /// `/quit`.
@@ -56,6 +59,9 @@ impl SlashCommand {
             "pace" => SlashCommand::Pace(rest.replace('_', "").parse().ok()),
             "restart" => SlashCommand::Restart,
             "help" => SlashCommand::Help,
+            "compare" => SlashCommand::Compare {
+                strategies: rest.to_string(),
+            },
             "quit" => SlashCommand::Quit,
             other => SlashCommand::Unknown(other.to_string()),
         })
@@ -179,11 +185,21 @@ impl App {
                 Vec::new()
             }
             SlashCommand::Export { file } => vec![self.export(file)],
+            SlashCommand::Compare { strategies } if strategies.is_empty() => {
+                self.open_compare_default(None)
+            }
+            SlashCommand::Compare { strategies } => match super::parse_strategies(&strategies) {
+                Ok(list) => self.open_compare_default(Some(list)),
+                Err(e) => {
+                    self.notify(format!("/compare: {e}"));
+                    Vec::new()
+                }
+            },
             SlashCommand::Quit => vec![Effect::Quit],
             SlashCommand::Unknown(name) => {
                 self.notify(format!(
                     "unknown command /{name}: /compact [focus], /config, /step, /pace MS, \
-                     /restart, /export [file], /help, /quit"
+                     /restart, /export [file], /compare [a,b], /help, /quit"
                 ));
                 Vec::new()
             }

@@ -119,6 +119,7 @@ impl App {
                 )),
                 Err(e) => self.notify(format!("export failed: {e}")),
             },
+            Done::Compared { id, result } => return self.compared(id, result),
             // Not remembered: the legend shows again at the next start, nothing worse.
             Done::LegendRemembered { .. } => {}
             Done::OutputRead {

@@ -14,9 +14,11 @@
 //! `history` (the mirror), `agent_events`, `navigation` (keys outside the input), `panes`
 //! (conversation, events, outputs actions), `transcripts`, `jobs` (asking for work and
 //! taking its results), `overlays`, `input` (input box and slash commands), `mouse`,
-//! `step` (step mode's keys, the pause's highlighted rows, the first-run legend, restart).
+//! `step` (step mode's keys, the pause's highlighted rows, the first-run legend, restart),
+//! `compare` (the compare view: strategies side by side on one session).
 
 mod agent_events;
+mod compare;
 mod diff_view;
 mod history;
 mod input;
@@ -52,6 +54,7 @@ use crate::compact::PipelineConfig;
 use crate::timeline::{Source, Timeline};
 
 pub use super::work::{OutputFile, TranscriptFile};
+pub use compare::{CompareView, default_strategies, parse_strategies};
 pub use input::SlashCommand;
 pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
@@ -150,6 +153,8 @@ pub struct App {
     pub event_steps: HashMap<usize, usize>,
     /// The last search across the conversation, the full session and the events.
     pub search: Option<Search>,
+    /// The compare view (`C`, `/compare`), when open: it covers the panes.
+    pub compare: Option<CompareView>,
 
     pub outputs: Vec<OutputFile>,
     pub outputs_list: ListState,
@@ -236,6 +241,7 @@ impl App {
             timeline_view: None,
             event_steps: HashMap::new(),
             search: None,
+            compare: None,
             outputs: Vec::new(),
             outputs_list: ListState::default(),
             transcripts: Vec::new(),
@@ -364,6 +370,7 @@ impl App {
             || self.notice.is_some()
             || !self.notices_queued.is_empty()
             || self.loading.is_some()
+            || self.compare.as_ref().is_some_and(|c| c.job.is_some())
             || (self.tokenizer.is_some() && !self.token_queue.is_empty())
     }
 

@@ -20,6 +20,9 @@ impl App {
         if self.overlay.is_some() {
             return self.overlay_key(key);
         }
+        if self.compare.is_some() {
+            return self.compare_key(key);
+        }
         if self.search.as_ref().is_some_and(|s| s.typing) {
             self.search_key(key);
             return Vec::new();
@@ -70,6 +73,7 @@ impl App {
             Action::RunToStage => return self.run_to(StepTarget::Stage),
             Action::RunToCall => return self.run_to(StepTarget::ModelCall),
             Action::Legend => self.show_legend(),
+            Action::Compare => return self.open_compare_default(None),
             Action::Type => self.focus_pane_noeffect(Pane::Input),
             Action::Refresh => return vec![self.refresh_files()],
             _ => match self.focus {

@@ -27,8 +27,9 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let title = Line::from(vec![
         Span::styled(" 1 Conversation ", app.theme.title()),
         Span::raw(format!(
-            "· {view} · {} ",
-            crate::util::plural(app.conv_len(), "message")
+            "· {view} · {} · {} ",
+            crate::util::plural(app.conv_len(), "message"),
+            super::unit_tag(app)
         )),
         Span::styled(keys, app.theme.dim()),
     ]);

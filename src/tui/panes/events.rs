@@ -35,7 +35,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     };
     let title = Line::from(vec![
         Span::styled(" 2 Events ", app.theme.title()),
-        Span::raw(format!("· {filter} ")),
+        Span::raw(format!("· {filter} · {} ", super::unit_tag(app))),
         Span::styled("(u toggles, Enter opens) ", app.theme.dim()),
     ]);
     let block = pane_block(title, focused, &app.theme);

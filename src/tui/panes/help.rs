@@ -17,6 +17,11 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
     f.render_widget(Clear, r);
     let title = Line::from(vec![
         Span::styled(" Keys ", app.theme.title()),
+        Span::raw(format!(
+            "· {} counts sizes in {} ",
+            app.config.strategy,
+            super::unit_tag(app)
+        )),
         Span::styled("(j/k scroll, Esc closes) ", app.theme.dim()),
     ]);
     let block = pane_block(title, true, &app.theme);

@@ -36,6 +36,21 @@ fn text_width(app: &App) -> usize {
     (MAX_WIDTH.min(area.width.saturating_sub(2)) as usize).saturating_sub(2)
 }
 
+/// What the strategy counts sizes in, as the gauge, the limit and the events show them.
+fn sizes_line(strategy: Strategy) -> String {
+    match strategy.unit() {
+        crate::compact::SizeUnit::Tokens => {
+            format!("{strategy} counts tokens (str() chars / 4); the timeline plots chars")
+        }
+        crate::compact::SizeUnit::JsonChars => {
+            format!("{strategy} counts JSON chars (json.dumps); the timeline plots str() chars")
+        }
+        crate::compact::SizeUnit::Chars => {
+            format!("{strategy} counts chars of Python str() of the history")
+        }
+    }
+}
+
 /// The legend's lines, at the width the box will have.
 pub fn lines(app: &App) -> Vec<Line<'static>> {
     let theme = &app.theme;
@@ -64,6 +79,7 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
         Line::from("        2 Events        every stage: why it ran, what it changed"),
         Line::from("        3 Outputs       results saved to files    4 Transcripts"),
         Line::from("        5 Input         i types, Esc leaves;  Context: size vs limit"),
+        Line::from(vec![head("Sizes"), Span::raw(sizes_line(c.strategy))]),
         Line::from(vec![
             head("Stages"),
             Span::raw("before every model call, cheapest first; letter = row tag"),

@@ -4,6 +4,8 @@
 //! no mutation. Lists draw only their visible rows, so a 100,000-message history costs what
 //! forty rows cost. Text helpers shared by panes live here.
 
+pub mod compare;
+mod compare_parts;
 pub mod config;
 pub mod conversation;
 pub mod diff;
@@ -50,6 +52,9 @@ pub fn render(app: &App, f: &mut Frame) {
         events::render(app, f, a.events);
     }
     input::render(app, f, a.input);
+    if app.compare.is_some() {
+        compare::render(app, f, area);
+    }
     status::render_hints(app, f, a.hints);
     match &app.overlay {
         None => {}
@@ -169,6 +174,13 @@ pub fn title_hint<'a>(app: &App, keys: &'a str, ours: fn(&LoadKind) -> bool) -> 
         }
         _ => Span::styled(keys, app.theme.dim()),
     }
+}
+
+/// What the strategy counts sizes in, for pane titles: `chars` (s08, guarded), `tokens`
+/// (s06), `JSON chars` (s08-latest): the unit of the gauge, the limit and the stage events
+/// (docs/strategies.md). Short, so a title keeps its key hints.
+pub fn unit_tag(app: &App) -> &'static str {
+    app.config.strategy.unit().label()
 }
 
 /// A label and the rest of the line in a second style, for single-line key hints.

@@ -138,7 +138,14 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
         );
         return;
     }
+    let compare: &[(&str, &str)] = &[
+        ("h/l", "call"),
+        ("j/k", "piece"),
+        ("n", "unseen"),
+        ("Esc/q", "close"),
+    ];
     let pane: &[(&str, &str)] = match app.focus {
+        _ if app.compare.is_some() => compare,
         Pane::Input => &[("Enter", "send"), ("Alt-Enter", "newline")],
         Pane::Conversation => &[
             ("j/k", "move"),
@@ -148,25 +155,41 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
         ],
         Pane::Events => &[("j/k", "move"), ("Enter", "open"), ("u", "unchanged")],
         Pane::Outputs => &[("Enter", "view"), ("m", "jump"), ("R", "refresh")],
-        Pane::Transcripts => &[("Enter", "open"), ("r", "replay"), ("Esc", "back")],
-        Pane::Timeline => &[("j/k", "call"), ("Enter", "diff"), ("o", "request")],
+        Pane::Transcripts => &[
+            ("Enter", "open"),
+            ("r", "replay"),
+            ("C", "compare"),
+            ("Esc", "back"),
+        ],
+        Pane::Timeline => &[
+            ("j/k", "call"),
+            ("Enter", "diff"),
+            ("o", "request"),
+            ("C", "compare"),
+        ],
     };
     // In step mode the step keys come first: they are what a class is waiting for.
     let mut items: Vec<(&str, &str)> = Vec::new();
-    if app.step_mode && app.focus != Pane::Input {
+    // The compare view takes every key: only its own are offered.
+    let comparing = app.compare.is_some();
+    if app.step_mode && app.focus != Pane::Input && !comparing {
         items.extend([("Space", "step"), ("s", "stage"), ("c", "call")]);
     }
     items.extend(pane.iter().copied());
-    if !app.step_mode && app.focus != Pane::Input {
+    if !app.step_mode && app.focus != Pane::Input && !comparing {
         items.push(("i", "type"));
     }
     // Dropped first when the line is short.
-    let optional = [("Tab/1-5", "panes"), ("^C", "cancel")];
+    let optional: &[(&str, &str)] = if comparing {
+        &[]
+    } else {
+        &[("Tab/1-5", "panes"), ("^C", "cancel")]
+    };
     let tail = hint_tail(app, theme);
     let tail_w: usize = tail.iter().map(|s| display_width(&s.content)).sum();
     let item_w = |(k, w): &(&str, &str)| display_width(k) + display_width(w) + 3;
     let mut used: usize = items.iter().map(item_w).sum::<usize>() + tail_w;
-    for o in optional {
+    for &o in optional {
         if used + item_w(&o) <= width {
             used += item_w(&o);
             items.push(o);
@@ -194,6 +217,11 @@ fn hint_tail<'a>(app: &App, theme: &Theme) -> Vec<Span<'a>> {
         spans.push(Span::raw(" leave, then "));
     }
     spans.push(Span::styled("?", theme.key()));
+    if app.compare.is_some() {
+        // In the compare view `q` closes the view (its own hint says so).
+        spans.push(Span::raw(" help"));
+        return spans;
+    }
     spans.push(Span::raw(" help  "));
     spans.push(Span::styled("q", theme.key()));
     spans.push(Span::raw(" quit"));

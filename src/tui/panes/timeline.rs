@@ -29,7 +29,9 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     };
     let title = Line::from(vec![
         Span::styled(" 6 Timeline ", theme.title()),
-        Span::raw(format!("· {which} ")),
+        // The strategy's unit; the plot and the list are in `str()` chars whatever it
+        // counts, with the limit converted (the plot's legend gives it in chars).
+        Span::raw(format!("· {which} · {} ", super::unit_tag(app))),
         Span::styled("(Enter diff, o request, Esc live) ", theme.dim()),
     ]);
     f.render_widget(pane_block(title, focused, theme), area);
@@ -38,7 +40,8 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         f,
         plot_area,
         &plot::calls_of(&app.timeline),
-        app.timeline.context_limit,
+        // In chars, like the calls (s06's limit is in tokens).
+        app.timeline.limit_chars(),
         (!calls.is_empty()).then_some(v.selected),
         theme,
     );

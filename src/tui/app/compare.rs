@@ -1,0 +1,339 @@
+//! The compare view's state and keys (docs/strategies.md, "Compare view"): one session (the
+//! live one, the open transcript, or any list of messages with a label) replayed under two
+//! or more strategies, a call and a piece selected across all of them. The replays are
+//! `Work::Compare` jobs, one strategy after the other, each on its own dry-run store in a
+//! scratch folder (never the workspace); the accounting is `crate::compare`'s. This file
+//! only keeps what came back and what is selected; `panes::compare` draws it.
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::{App, Effect, Overlay, Pane};
+use crate::compact::{PipelineConfig, Strategy};
+use crate::compare::{Piece, PieceState, Reach, StrategyRun};
+use crate::message::Message;
+use crate::tui::work::{JobId, SharedSession, Work};
+
+/// The compare view: what is compared, what came back, what is selected.
+#[derive(Debug, Clone)]
+pub struct CompareView {
+    /// What the session is (`live session`, a transcript's name).
+    pub label: String,
+    pub session: Arc<Vec<Message>>,
+    /// One per strategy, in the order the rows are drawn.
+    pub configs: Vec<PipelineConfig>,
+    /// The runs done so far, in `configs` order.
+    pub runs: Vec<StrategyRun>,
+    /// The replay in flight (of `configs[runs.len()]`) and the tick it started at.
+    pub job: Option<(JobId, u64)>,
+    pub error: Option<String>,
+    /// The selected call, 0-based, the same for every row.
+    pub call: usize,
+    /// The selected piece (index into `pieces()`), among those entered before the call.
+    pub piece: usize,
+}
+
+impl CompareView {
+    pub fn new(label: String, session: Arc<Vec<Message>>, configs: Vec<PipelineConfig>) -> Self {
+        CompareView {
+            label,
+            session,
+            configs,
+            runs: Vec::new(),
+            job: None,
+            error: None,
+            call: 0,
+            piece: 0,
+        }
+    }
+
+    pub fn strategies(&self) -> Vec<Strategy> {
+        self.configs.iter().map(|c| c.strategy).collect()
+    }
+
+    /// Every strategy has been replayed.
+    pub fn complete(&self) -> bool {
+        self.runs.len() == self.configs.len()
+    }
+
+    /// Model calls (the same session gives every strategy the same calls).
+    pub fn calls(&self) -> usize {
+        self.runs.iter().map(|r| r.calls.len()).max().unwrap_or(0)
+    }
+
+    /// The pieces of content that entered the session, in order (the same for every run).
+    pub fn pieces(&self) -> &[Piece] {
+        self.runs
+            .iter()
+            .find_map(|r| r.detail.as_ref())
+            .map(|d| d.pieces.as_slice())
+            .unwrap_or(&[])
+    }
+
+    /// How many pieces had entered before call `call` (0-based).
+    pub fn pieces_at(&self, call: usize) -> usize {
+        self.runs
+            .iter()
+            .filter_map(|r| r.detail.as_ref()?.states.get(call))
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// What run `run` kept of `piece` at call `call`, and where its full text was; None
+    /// when the piece had not entered yet.
+    pub fn kept(&self, run: usize, call: usize, piece: usize) -> Option<PieceState> {
+        let d = self.runs.get(run)?.detail.as_ref()?;
+        d.states.get(call)?.get(piece).copied()
+    }
+
+    /// The call (0-based) at which run `run` first sent `piece` not whole, when it was
+    /// replaced before the model saw it.
+    pub fn unseen_at(&self, run: usize, piece: usize) -> Option<(usize, Reach)> {
+        let d = self.runs.get(run)?.detail.as_ref()?;
+        d.unseen
+            .get(piece)
+            .copied()
+            .flatten()
+            .map(|(call, reach)| (call.saturating_sub(1), reach))
+    }
+
+    /// Piece `piece` was replaced unseen by run `run` at or before the selected call.
+    pub fn unseen_by(&self, run: usize, piece: usize) -> bool {
+        self.unseen_at(run, piece)
+            .is_some_and(|(call, _)| call <= self.call)
+    }
+
+    /// Moves the selected call by `delta` (clamped), keeping the piece among those entered.
+    pub fn move_call(&mut self, delta: isize) {
+        let last = self.calls().saturating_sub(1);
+        self.call = self.call.saturating_add_signed(delta).min(last);
+        self.clamp_piece();
+    }
+
+    pub fn set_call(&mut self, call: usize) {
+        self.call = call.min(self.calls().saturating_sub(1));
+        self.clamp_piece();
+    }
+
+    /// Moves the selected piece by `delta` (clamped to the pieces entered before the call).
+    pub fn move_piece(&mut self, delta: isize) {
+        self.piece = self.piece.saturating_add_signed(delta);
+        self.clamp_piece();
+    }
+
+    fn clamp_piece(&mut self) {
+        self.piece = self.piece.min(self.pieces_at(self.call).saturating_sub(1));
+    }
+
+    /// Every (call, piece) where some strategy replaced a result the model had never
+    /// seen, in order.
+    pub fn unseen_points(&self) -> Vec<(usize, usize)> {
+        let mut found: Vec<(usize, usize)> = (0..self.runs.len())
+            .flat_map(|run| {
+                (0..self.pieces().len())
+                    .filter_map(move |p| self.unseen_at(run, p).map(|(call, _)| (call, p)))
+            })
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
+    /// The next such point after the selection, wrapping around.
+    pub fn next_unseen(&self) -> Option<(usize, usize)> {
+        let found = self.unseen_points();
+        let here = (self.call, self.piece);
+        found.iter().find(|&&f| f > here).or(found.first()).copied()
+    }
+
+    /// Selects the teaching point when there is one (the first unseen replacement), else
+    /// the last call.
+    pub fn select_first_point(&mut self) {
+        match self.unseen_points().first() {
+            Some(&(call, piece)) => {
+                self.call = call;
+                self.piece = piece;
+                self.clamp_piece();
+            }
+            None => self.set_call(usize::MAX),
+        }
+    }
+}
+
+/// The strategies compared when none are named: the current one against `guarded`, or
+/// all four when `guarded` is the current one.
+pub fn default_strategies(current: Strategy) -> Vec<Strategy> {
+    if current == Strategy::Guarded {
+        Strategy::ALL.to_vec()
+    } else {
+        vec![current, Strategy::Guarded]
+    }
+}
+
+/// `s06,guarded`, `s06 s08`, `all`: the strategies `/compare` names (at least two, none
+/// twice), or why not.
+pub fn parse_strategies(text: &str) -> Result<Vec<Strategy>, String> {
+    let text = text.trim();
+    if text == "all" {
+        return Ok(Strategy::ALL.to_vec());
+    }
+    let mut out: Vec<Strategy> = Vec::new();
+    for name in text.split([',', ' ']).filter(|s| !s.trim().is_empty()) {
+        let s: Strategy = name
+            .parse()
+            .map_err(|e: crate::compact::UnknownStrategy| e.to_string())?;
+        if out.contains(&s) {
+            return Err(format!("{s} is named twice"));
+        }
+        out.push(s);
+    }
+    if out.len() < 2 {
+        return Err("name at least two strategies, e.g. /compare s08,guarded (or all)".into());
+    }
+    Ok(out)
+}
+
+impl App {
+    /// The session the compare view replays by default: the transcript open in the
+    /// transcripts pane when it is in view, else the live session.
+    pub fn compare_source(&self) -> Option<(Arc<Vec<Message>>, String)> {
+        if self.main == Pane::Transcripts
+            && let Some(t) = &self.transcript
+        {
+            let messages = t.rows.iter().map(|r| r.message.clone()).collect();
+            return Some((Arc::new(messages), t.relative.clone()));
+        }
+        if self.session.is_empty() {
+            return None;
+        }
+        let messages = self
+            .session
+            .iter()
+            .map(|r| r.info.message.clone())
+            .collect();
+        Some((Arc::new(messages), "live session".to_string()))
+    }
+
+    /// Opens the compare view on `session` (any source: the live conversation, a
+    /// transcript, an imported session) under `strategies` (None: the default pair), and
+    /// asks for the first replay.
+    pub fn open_compare(
+        &mut self,
+        session: Arc<Vec<Message>>,
+        label: impl Into<String>,
+        strategies: Option<Vec<Strategy>>,
+    ) -> Vec<Effect> {
+        let strategies = strategies.unwrap_or_else(|| default_strategies(self.config.strategy));
+        // The current strategy with the thresholds in force; the others with their own.
+        let configs = strategies
+            .iter()
+            .map(|&s| {
+                if s == self.config.strategy {
+                    self.config
+                } else {
+                    PipelineConfig::for_strategy(s)
+                }
+            })
+            .collect();
+        self.compare = Some(CompareView::new(label.into(), session, configs));
+        self.next_compare_job()
+    }
+
+    /// Opens the compare view on the default source (`C`, `/compare`).
+    pub(super) fn open_compare_default(
+        &mut self,
+        strategies: Option<Vec<Strategy>>,
+    ) -> Vec<Effect> {
+        match self.compare_source() {
+            Some((session, label)) => self.open_compare(session, label, strategies),
+            None => {
+                self.notify("nothing to compare yet: no message in this session (open a transcript in 4, or start a turn)");
+                Vec::new()
+            }
+        }
+    }
+
+    pub fn close_compare(&mut self) {
+        self.compare = None;
+    }
+
+    /// The job replaying the next strategy, if one is left.
+    fn next_compare_job(&mut self) -> Vec<Effect> {
+        self.job_seq += 1;
+        let id = self.job_seq;
+        let tick = self.tick;
+        let Some(v) = &mut self.compare else {
+            return Vec::new();
+        };
+        let Some(config) = v.configs.get(v.runs.len()).copied() else {
+            v.job = None;
+            v.select_first_point();
+            return Vec::new();
+        };
+        v.job = Some((id, tick));
+        vec![Effect::Work(Work::Compare {
+            id,
+            session: SharedSession(Arc::clone(&v.session)),
+            config,
+        })]
+    }
+
+    /// A replay came back: keep it and ask for the next one.
+    pub(super) fn compared(
+        &mut self,
+        id: JobId,
+        result: Result<Box<StrategyRun>, String>,
+    ) -> Vec<Effect> {
+        let Some(v) = &mut self.compare else {
+            return Vec::new();
+        };
+        if v.job.map(|(j, _)| j) != Some(id) {
+            return Vec::new();
+        }
+        match result {
+            Ok(run) => {
+                v.runs.push(*run);
+                self.next_compare_job()
+            }
+            Err(e) => {
+                v.job = None;
+                v.error = Some(e);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Keys while the compare view is open (after Ctrl-C and the overlays).
+    pub(super) fn compare_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let page = 5;
+        let Some(v) = &mut self.compare else {
+            return Vec::new();
+        };
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('C') => self.close_compare(),
+            KeyCode::Char('?') => self.overlay = Some(Overlay::Help { top: 0 }),
+            KeyCode::Left | KeyCode::Char('h') => v.move_call(-1),
+            KeyCode::Right | KeyCode::Char('l') => v.move_call(1),
+            KeyCode::Up | KeyCode::Char('k') => v.move_piece(-1),
+            KeyCode::Down | KeyCode::Char('j') => v.move_piece(1),
+            KeyCode::Char('u') if ctrl => v.move_piece(-page),
+            KeyCode::Char('d') if ctrl => v.move_piece(page),
+            KeyCode::PageUp => v.move_piece(-page),
+            KeyCode::PageDown => v.move_piece(page),
+            KeyCode::Home | KeyCode::Char('g') => v.set_call(0),
+            KeyCode::End | KeyCode::Char('G') => v.set_call(usize::MAX),
+            KeyCode::Char('n') => match v.next_unseen() {
+                Some((call, piece)) => {
+                    v.call = call;
+                    v.piece = piece;
+                }
+                None => self.notify("no strategy replaced a result the model had not seen"),
+            },
+            _ => {}
+        }
+        Vec::new()
+    }
+}
