@@ -47,6 +47,8 @@ pub enum Action {
     Timeline,
     /// The diff of the stage that removed or changed the selected message (`d`).
     ShowDiff,
+    /// The sessions browser: recorded Claude Code and Codex sessions (`b`).
+    Sessions,
 }
 
 /// Ctrl-C: cancel the turn; a second one within a second quits. Checked before any map.
@@ -90,6 +92,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('i') | KeyCode::Char(':') => Action::Type,
         KeyCode::Char('t') => Action::Timeline,
         KeyCode::Char('d') if !ctrl => Action::ShowDiff,
+        KeyCode::Char('b') => Action::Sessions,
         _ => return None,
     })
 }
@@ -146,6 +149,27 @@ pub const HELP: &[(&str, &str)] = &[
     ("m", "jump to the conversation row pointing at the file"),
     ("r", "replay the transcript through the pipeline"),
     ("R", "refresh the file lists"),
+    (
+        "b",
+        "sessions browser: Claude Code and Codex sessions (b again: transcripts)",
+    ),
+    ("", "Sessions browser (b) and an opened session"),
+    (
+        "Enter",
+        "open the session (its first lines at once, the rest as it loads)",
+    ),
+    (
+        "Enter / o",
+        "opened: a message's text, or a compaction's summary and kept",
+    ),
+    (
+        "r",
+        "opened: replay it through the pipeline, beside what the agent did",
+    ),
+    (
+        "Esc",
+        "close the session (its scratch store is removed), then the browser",
+    ),
     ("", "Timeline (6 or t)"),
     (
         "j k",

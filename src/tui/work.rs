@@ -1,6 +1,7 @@
 //! The TUI's slow work: listing the workspace's stored files, counting a transcript's
 //! messages, loading a transcript, replaying it through the pipeline, counting its tokens,
-//! reading a persisted output, writing the exported timeline page. `App::update` asks for it as data (`Effect::Work`); the loop
+//! reading a persisted output, writing the exported timeline page, and the sessions
+//! browser's jobs (`tui::sessions`: they read session files and write only scratch stores). `App::update` asks for it as data (`Effect::Work`); the loop
 //! runs `Work::run` on tokio's blocking pool and hands the `Done` back as `Msg::Done`, so a
 //! 50 MB transcript never freezes the screen.
 //!
@@ -21,6 +22,7 @@ use tiktoken_rs::CoreBPE;
 
 use super::replay::{Replay, replay};
 use super::rows::MessageInfo;
+use super::sessions::{SessionDone, SessionWork};
 use crate::compact::PipelineConfig;
 use crate::message::Message;
 use crate::store::{Store, StoredFile};
@@ -115,6 +117,8 @@ pub enum Work {
     },
     /// Remember that the legend was seen: create the (empty) file `path` and its folder.
     RememberLegend { path: PathBuf },
+    /// The sessions browser's jobs (listing, counting, opening, replaying into scratch).
+    Session(SessionWork),
 }
 
 /// A copy of the timeline handed to a job. Compared by address: effects are compared in
@@ -184,6 +188,7 @@ pub enum Done {
     LegendRemembered {
         result: Result<(), String>,
     },
+    Session(SessionDone),
 }
 
 impl Work {
@@ -252,6 +257,7 @@ impl Work {
             Work::RememberLegend { path } => Done::LegendRemembered {
                 result: remember(&path).map_err(|e| format!("{}: {e}", path.display())),
             },
+            Work::Session(work) => Done::Session(work.run()),
         }
     }
 }

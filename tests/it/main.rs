@@ -33,6 +33,7 @@ mod timeline;
 mod tools;
 mod tui_loop;
 mod tui_pty;
+mod tui_sessions;
 mod tui_snapshots;
 mod tui_teach;
 mod tui_timeline;

@@ -121,6 +121,7 @@ impl App {
             },
             // Not remembered: the legend shows again at the next start, nothing worse.
             Done::LegendRemembered { .. } => {}
+            Done::Session(done) => return self.sessions_done(done),
             Done::OutputRead {
                 id,
                 relative,

@@ -71,7 +71,10 @@ impl App {
             Action::RunToCall => return self.run_to(StepTarget::ModelCall),
             Action::Legend => self.show_legend(),
             Action::Type => self.focus_pane_noeffect(Pane::Input),
-            Action::Refresh => return vec![self.refresh_files()],
+            Action::Sessions => return self.toggle_sessions(),
+            Action::Refresh if !(self.sessions.active && self.focus == Pane::Transcripts) => {
+                return vec![self.refresh_files()];
+            }
             _ => match self.focus {
                 Pane::Conversation => self.conversation_action(action),
                 Pane::Events => self.events_action(action),
