@@ -296,3 +296,32 @@ fn ctxlab_open_file_shows_the_session_in_a_pty() {
     s.send(b"q");
     assert_eq!(s.wait_exit(), 0);
 }
+
+#[test]
+fn b_opens_the_browser_on_the_default_roots_and_b_again_goes_back() {
+    use ctxlab::tui::sessions::SessionWork;
+    use ctxlab::tui::work::Work;
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path());
+    crate::support::focus(&mut d.app, '1');
+    let fx = d.app.update(crate::support::key(KeyCode::Char('b')));
+    assert_eq!(
+        fx,
+        vec![Effect::Work(Work::Session(SessionWork::Discover {
+            paths: Vec::new()
+        }))]
+    );
+    assert!(d.app.sessions.active);
+    let text = screen(&mut d.app, 120, 40);
+    assert!(text.contains("4 Sessions"), "{text}");
+    assert!(text.contains("looking for sessions"), "{text}");
+    assert!(
+        text.contains("b transcripts"),
+        "the hint line says how back: {text}"
+    );
+    d.app.update(crate::support::key(KeyCode::Char('b')));
+    assert!(!d.app.sessions.active);
+    let text = screen(&mut d.app, 120, 40);
+    assert!(text.contains("4 Transcripts"), "{text}");
+    assert!(text.contains("b sessions"), "{text}");
+}
