@@ -231,8 +231,9 @@ fn listing(dir: &Path) -> BTreeMap<PathBuf, (u64, SystemTime)> {
 fn a_replay_writes_only_into_its_scratch_store_and_closing_removes_it() {
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("src");
-    copy_dir(&fixture("claude_project"), &source);
-    let file = source.join("s-main.jsonl");
+    std::fs::create_dir_all(&source).unwrap();
+    let file = source.join("claude_code.jsonl");
+    std::fs::copy(fixture("claude_code.jsonl"), &file).unwrap();
     let mut d = driver(dir.path());
     // Small thresholds: the pipeline persists results and compacts this short session.
     d.app.config.persist_threshold = 20;
@@ -261,7 +262,12 @@ fn a_replay_writes_only_into_its_scratch_store_and_closing_removes_it() {
     assert_eq!(listing(&ws), ws_before, "nothing in the workspace");
     let text = screen(&mut d.app, 120, 40);
     assert!(text.contains("Replay"), "{text}");
-    assert!(text.contains("agent"), "{text}");
+    assert!(text.contains("agent compacted before calls"), "{text}");
+    assert!(
+        text.contains("pipeline compact_history before calls"),
+        "{text}"
+    );
+    snap_all("session_replay", &mut d, dir.path());
     // Esc closes the session and its scratch store goes.
     press(&mut d.app, KeyCode::Esc);
     assert!(d.app.sessions.open.is_none());

@@ -16,6 +16,7 @@ pub mod msglist;
 pub mod outputs;
 pub mod plot;
 pub mod search;
+pub mod session_replay;
 pub mod session_view;
 pub mod sessions;
 pub mod status;
