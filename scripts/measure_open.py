@@ -5,8 +5,8 @@ Usage: scripts/measure_open.py FILE [BINARY] [RUNS]
 Starts BINARY (default target/release/ctxlab) as `ctxlab open FILE` in a fresh pty of
 120x40 with a temp HOME (the first-run legend marked as seen, so the session is the first
 screen), answers the terminal queries crossterm sends, and stops the clock when the screen
-shows the opened session's title (` 4 Session ` followed by the file's name) and a message
-row (`user  request`). Prints each run and the median. Generate a big session with
+shows the opened session's title (its `N msgs · ` count) and a message row
+(`user  request`). Prints each run and the median. Generate a big session with
 scripts/gen_claude_session.py --mb 50 --out /dev/shm/claude-50mb.jsonl.
 """
 import os
@@ -18,13 +18,13 @@ import sys
 import tempfile
 import time
 import fcntl
+import re
 import struct
 import termios
 
 path = sys.argv[1]
 binary = sys.argv[2] if len(sys.argv) > 2 else "target/release/ctxlab"
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
-title = ("4 Session " + os.path.basename(path)).encode()
 times = []
 for _ in range(runs):
     home = tempfile.mkdtemp()
@@ -53,7 +53,12 @@ for _ in range(runs):
                 os.write(fd, b"\x1b[1;1R")
             if b"\x1b[c" in chunk:
                 os.write(fd, b"\x1b[?62c")
-            if title in seen and b"request" in seen[seen.find(title):]:
+            # Styles and cursor moves come between a title's spans: read the text alone.
+            text = re.sub(rb"\x1b\[[0-9;?]*[ -/]*[@-~]", b"", seen)
+            # Frames after the first are drawn as changed cells only: look for the opened
+            # session's title's count (` msgs · `) and a message row after it.
+            at = text.find(b" msgs \xc2\xb7 ")
+            if at >= 0 and b"user  request" in text[at:]:
                 elapsed = time.perf_counter() - start
     os.write(fd, b"q")
     time.sleep(0.3)
