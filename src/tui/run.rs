@@ -155,7 +155,8 @@ pub async fn run(
         }
         Some(OpenSessions::File(path)) => {
             let _ = app.open_sessions(vec![path.clone()]);
-            app.sessions.open_on_start = Some(path);
+            let bytes = std::fs::metadata(&path).ok().map(|m| m.len());
+            app.sessions.open_on_start = Some((path, bytes));
         }
     }
     // One look at the disk before the loop starts; remembering is `Work` (on dismiss).

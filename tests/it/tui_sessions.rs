@@ -331,3 +331,34 @@ fn b_opens_the_browser_on_the_default_roots_and_b_again_goes_back() {
     assert!(text.contains("4 Transcripts"), "{text}");
     assert!(text.contains("b sessions"), "{text}");
 }
+
+#[test]
+fn start_clears_stale_scratch_lists_and_opens_the_file_given() {
+    use ctxlab::tui::sessions::SessionWork;
+    use ctxlab::tui::work::Work;
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path());
+    let stale = dir.path().join("data/scratch/4294967290-1");
+    std::fs::create_dir_all(&stale).unwrap();
+    let file = fixture("codex_rollout.jsonl");
+    let _ = d.app.open_sessions(vec![file.clone()]);
+    d.app.sessions.open_on_start = Some((file.clone(), Some(7)));
+    let fx = d.app.start_effects();
+    let kinds: Vec<&str> = fx
+        .iter()
+        .map(|e| match e {
+            Effect::Work(Work::Session(SessionWork::CleanScratch { .. })) => "clean",
+            Effect::Work(Work::Session(SessionWork::Discover { .. })) => "list",
+            Effect::Work(Work::Session(SessionWork::Open { head: true, .. })) => "head",
+            Effect::Work(Work::Session(SessionWork::Open { head: false, .. })) => "full",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["clean", "list", "head", "full"]);
+    settle(&mut d.app, fx);
+    assert!(!stale.exists(), "a dead process's scratch store is removed");
+    assert_eq!(
+        d.app.sessions.open.as_ref().map(|o| o.label.as_str()),
+        Some("codex_rollout.jsonl")
+    );
+}

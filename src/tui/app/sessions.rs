@@ -42,8 +42,8 @@ impl App {
         if self.sessions.active && !self.sessions.listed {
             effects.push(self.discover_sessions());
         }
-        if let Some(path) = self.sessions.open_on_start.take() {
-            effects.extend(self.open_session(path, None));
+        if let Some((path, bytes)) = self.sessions.open_on_start.take() {
+            effects.extend(self.open_session(path, bytes));
         }
         effects
     }

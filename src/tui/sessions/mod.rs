@@ -88,8 +88,9 @@ pub struct SessionsState {
     pub open: Option<OpenedSession>,
     /// Where replays write (`<data dir>/ctxlab/scratch`); None: replays are not offered.
     pub scratch_root: Option<PathBuf>,
-    /// A file given to `ctxlab open`: opened as soon as the loop starts.
-    pub open_on_start: Option<PathBuf>,
+    /// A file given to `ctxlab open` (and its size, for the loading line): opened as soon
+    /// as the loop starts.
+    pub open_on_start: Option<(PathBuf, Option<u64>)>,
     /// Scratch folders handed out by this run.
     pub scratch_seq: u64,
 }
