@@ -2,7 +2,8 @@
 //! interleaved, compactions, sidechain lines) and a Codex rollout, about 4 MB each, read
 //! from text into the session model. Opening a real session must stay line-based and
 //! linear: at these rates a 50 MB file loads well within the one second the workbench
-//! allows for its first screen (`scripts/gen_claude_session.py` writes one to try).
+//! allows for its first screen (`scripts/gen_claude_session.py` writes one to try). The
+//! workbench's opening (`session_open`): the head it shows at once, and the whole view.
 
 use std::hint::black_box;
 
@@ -125,5 +126,25 @@ fn bench_loading(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_loading);
+/// The workbench opening a session file: the first screen's head (`open_head`, what shows
+/// at once) and the whole file with its view rows (`open_full`, the background job).
+fn bench_opening(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("claude.jsonl");
+    let text = claude_session(600);
+    std::fs::write(&path, &text).unwrap();
+    let mut group = c.benchmark_group("session_open");
+    group.sample_size(10);
+    group.bench_function("head", |b| {
+        b.iter(|| black_box(ctxlab::tui::sessions::open_head(black_box(&path)).unwrap()))
+    });
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("full", |b| {
+        let progress = ctxlab::tui::sessions::Progress::default();
+        b.iter(|| black_box(ctxlab::tui::sessions::open_full(black_box(&path), &progress).unwrap()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_loading, bench_opening);
 criterion_main!(benches);

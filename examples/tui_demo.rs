@@ -119,6 +119,7 @@ async fn main() -> anyhow::Result<()> {
         notices: vec!["demo: a fake agent that echoes requests".into()],
         legend_marker: None,
         restart: None,
+        sessions: None,
     };
     let _ = run(opts, ev_rx, cmd_tx).await?;
     Ok(())

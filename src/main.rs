@@ -51,7 +51,8 @@ fn main() -> ExitCode {
         Some(Command::Export(args)) => cmd_export(args).map(|()| ExitCode::SUCCESS),
         Some(Command::Inspect(args)) => cmd_inspect(args).map(|()| ExitCode::SUCCESS),
         Some(Command::Sessions(args)) => cmd_sessions(args).map(|()| ExitCode::SUCCESS),
-        None => cmd_workbench(cli.agent, cli.step),
+        Some(Command::Open(args)) => cmd_open(args),
+        None => cmd_workbench(cli.agent, cli.step, None),
     };
     match result {
         Ok(code) => code,
@@ -398,7 +399,29 @@ fn restarter(options: LaunchOptions, scripted: bool) -> ctxlab::tui::run::Restar
     }))
 }
 
-fn cmd_workbench(args: AgentArgs, step: bool) -> anyhow::Result<ExitCode> {
+/// `ctxlab open [PATH]`: the workbench on the sessions browser. A path that cannot be read
+/// is an error before the screen is taken; a folder inside it that cannot be read is a row.
+fn cmd_open(args: cli::OpenArgs) -> anyhow::Result<ExitCode> {
+    let sessions = match args.path {
+        None => ctxlab::tui::run::OpenSessions::Browse(Vec::new()),
+        Some(path) => {
+            let meta = std::fs::metadata(&path)
+                .with_context(|| format!("cannot open {}", path.display()))?;
+            if meta.is_dir() {
+                ctxlab::tui::run::OpenSessions::Browse(vec![path])
+            } else {
+                ctxlab::tui::run::OpenSessions::File(path)
+            }
+        }
+    };
+    cmd_workbench(args.agent, false, Some(sessions))
+}
+
+fn cmd_workbench(
+    args: AgentArgs,
+    step: bool,
+    sessions: Option<ctxlab::tui::run::OpenSessions>,
+) -> anyhow::Result<ExitCode> {
     let mut launch = prepare(&args.launch_options()).map_err(launch_error)?;
     // Paused before the first stage or model call: the agent says so as it starts.
     launch.setup.step_mode = step;
@@ -414,6 +437,7 @@ fn cmd_workbench(args: AgentArgs, step: bool) -> anyhow::Result<ExitCode> {
         no_color: ctxlab::tui::no_color_from_env(),
         notices: launch.notices.clone(),
         legend_marker: ctxlab::tui::run::legend_marker(),
+        sessions: sessions.clone(),
         restart: Some(restarter(
             args.launch_options(),
             launch.scenario_request.is_some(),
@@ -422,8 +446,9 @@ fn cmd_workbench(args: AgentArgs, step: bool) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let result = rt.block_on(async move {
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
-        if let Some(request) = launch.scenario_request {
-            // A first run always shows something real: the scenario starts by itself.
+        if let Some(request) = launch.scenario_request.filter(|_| sessions.is_none()) {
+            // A first run always shows something real: the scenario starts by itself
+            // (not under `ctxlab open`: the session opened is what is to be seen).
             let _ = commands.send(ctxlab::agent::UserCommand::Submit(request));
         }
         let result = ctxlab::tui::run(options, events, commands.clone()).await;

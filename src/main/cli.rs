@@ -41,6 +41,9 @@ pub(crate) enum Command {
     Inspect(InspectArgs),
     /// List the Claude Code and Codex sessions on this machine (or under the given paths).
     Sessions(SessionsArgs),
+    /// Start the workbench on the sessions browser, listing a file's or a folder's sessions
+    /// (a file opens directly).
+    Open(OpenArgs),
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -204,4 +207,12 @@ pub(crate) struct SessionsArgs {
     /// One JSON array instead of readable lines.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct OpenArgs {
+    /// A session file, or a folder of sessions (default: the Claude Code and Codex folders).
+    pub(crate) path: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) agent: AgentArgs,
 }

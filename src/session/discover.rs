@@ -80,17 +80,36 @@ pub struct SessionEntry {
 /// Session files under `paths` (files or folders); the default roots when none is given.
 /// Sorted by project, then start, then path. Unreadable folders are passed over.
 pub fn discover(paths: &[PathBuf]) -> Vec<SessionEntry> {
+    discover_reporting(paths).0
+}
+
+/// A folder or file that could not be read while discovering, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiscoverError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// `discover`, with the folders and named files that could not be read (a default root that
+/// does not exist is not an error: the tool is just not installed).
+pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionEntry>, Vec<DiscoverError>) {
     let mut files = Vec::new();
+    let mut errors = Vec::new();
     if paths.is_empty() {
         for root in default_roots() {
-            walk(&root.path, 0, &mut files);
+            if root.path.exists() {
+                walk(&root.path, 0, &mut files, &mut errors);
+            }
         }
     } else {
         for p in paths {
-            if p.is_dir() {
-                walk(p, 0, &mut files);
-            } else {
-                files.push(p.clone());
+            match std::fs::metadata(p) {
+                Ok(m) if m.is_dir() => walk(p, 0, &mut files, &mut errors),
+                Ok(_) => files.push(p.clone()),
+                Err(e) => errors.push(DiscoverError {
+                    path: p.clone(),
+                    message: e.to_string(),
+                }),
             }
         }
     }
@@ -99,7 +118,7 @@ pub fn discover(paths: &[PathBuf]) -> Vec<SessionEntry> {
     let mut entries: Vec<SessionEntry> = files.iter().filter_map(|f| entry_for(f)).collect();
     entries
         .sort_by(|a, b| (&a.project, &a.started, &a.path).cmp(&(&b.project, &b.started, &b.path)));
-    entries
+    (entries, errors)
 }
 
 /// Whether a file is a subagent's sidechain, listed with its session rather than alone.
@@ -112,12 +131,19 @@ fn is_subagent_file(path: &Path) -> bool {
             .is_some_and(|n| n == "subagents")
 }
 
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, errors: &mut Vec<DiscoverError>) {
     if depth > MAX_DEPTH {
         return;
     }
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return;
+    let read = match std::fs::read_dir(dir) {
+        Ok(read) => read,
+        Err(e) => {
+            errors.push(DiscoverError {
+                path: dir.to_path_buf(),
+                message: e.to_string(),
+            });
+            return;
+        }
     };
     for entry in read.flatten() {
         // Not following symlinked folders: a loop cannot trap the walk.
@@ -129,7 +155,7 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
             if path.file_name().is_some_and(|n| n == "subagents") {
                 continue;
             }
-            walk(&path, depth + 1, out);
+            walk(&path, depth + 1, out, errors);
         } else if path.extension().is_some_and(|e| e == "jsonl") && !is_subagent_file(&path) {
             out.push(path);
         }

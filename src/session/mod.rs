@@ -213,9 +213,16 @@ fn read_file_text(path: &Path) -> Result<(String, Option<LoadWarning>), SessionE
 /// session) as sidechains.
 pub fn load_session(path: &Path) -> Result<Session, SessionError> {
     let (text, warning) = read_file_text(path)?;
+    let mut session = load_session_text(path, text)?;
+    session.warnings.extend(warning);
+    Ok(session)
+}
+
+/// `load_session` for a file whose text the caller already read (the workbench reads it
+/// in chunks to show how far it got): parses `text`, then reads the subagents' files.
+pub fn load_session_text(path: &Path, text: String) -> Result<Session, SessionError> {
     let mut session = parse_session_text(&text)?;
     drop(text);
-    session.warnings.extend(warning);
     if session.format == SessionFormat::ClaudeCode {
         for file in discover::claude_subagent_files(path, session.meta.session_id.as_deref()) {
             match read_file_text(&file).and_then(|(t, _)| parse_session_text(&t)) {

@@ -49,6 +49,8 @@ pub enum Action {
     ShowDiff,
     /// The compare view: this session under several strategies (`C`).
     Compare,
+    /// The sessions browser: recorded Claude Code and Codex sessions (`b`).
+    Sessions,
 }
 
 /// Ctrl-C: cancel the turn; a second one within a second quits. Checked before any map.
@@ -93,6 +95,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('t') => Action::Timeline,
         KeyCode::Char('d') if !ctrl => Action::ShowDiff,
         KeyCode::Char('C') => Action::Compare,
+        KeyCode::Char('b') => Action::Sessions,
         _ => return None,
     })
 }
@@ -149,6 +152,27 @@ pub const HELP: &[(&str, &str)] = &[
     ("m", "jump to the conversation row pointing at the file"),
     ("r", "replay the transcript through the pipeline"),
     ("R", "refresh the file lists"),
+    (
+        "b",
+        "sessions browser: Claude Code and Codex sessions (b again: transcripts)",
+    ),
+    ("", "Sessions browser (b) and an opened session"),
+    (
+        "Enter",
+        "open the session (its first lines at once, the rest as it loads)",
+    ),
+    (
+        "Enter / o",
+        "opened: a message's text, or a compaction's summary and kept",
+    ),
+    (
+        "r",
+        "opened: replay it through the pipeline, beside what the agent did",
+    ),
+    (
+        "Esc",
+        "close the session (its scratch store is removed), then the browser",
+    ),
     ("", "Timeline (6 or t)"),
     (
         "j k",

@@ -17,6 +17,7 @@ pub mod pause;
 pub mod replay;
 pub mod rows;
 pub mod run;
+pub mod sessions;
 pub mod terminal;
 pub mod theme;
 pub mod work;

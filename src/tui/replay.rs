@@ -1,6 +1,7 @@
 //! What the transcripts pane shows for a replayed transcript: the rows of the library's one
-//! replay loop (`crate::replay`), collected for drawing. It runs on a dry-run store, so
-//! nothing is written, with the clock at 0, so transcript names never matter.
+//! replay loop (`crate::replay`), collected for drawing. A transcript's runs on a dry-run
+//! store, so nothing is written; an opened session's (`replay_into`) on a scratch store
+//! under the data dir. The clock is at 0, so transcript names never matter.
 
 use crate::compact::{PipelineConfig, StageReport};
 use crate::message::Message;
@@ -29,7 +30,13 @@ pub struct Replay {
 /// Runs the replay (blocking: the loop runs it as `Work::Replay`). `store` is used only
 /// through `dry_run()`.
 pub fn replay(transcript: Vec<Message>, config: PipelineConfig, store: &Store) -> Replay {
-    let dry = store.dry_run();
+    replay_into(transcript, config, &store.dry_run())
+}
+
+/// `replay`, writing what the pipeline persists into `store` as it would (the opened
+/// session's replay hands it a scratch store under the data dir, never a workspace).
+pub fn replay_into(transcript: Vec<Message>, config: PipelineConfig, store: &Store) -> Replay {
+    let dry = store;
     let options = ReplayOptions {
         config,
         summary_text: None,
@@ -39,7 +46,7 @@ pub fn replay(transcript: Vec<Message>, config: PipelineConfig, store: &Store) -
         context_limit: config.context_limit,
         ..Replay::default()
     };
-    let result = replay_session(transcript, &dry, &options, |record| {
+    let result = replay_session(transcript, dry, &options, |record| {
         out.turns = record.call;
         for r in &record.reports {
             out.stages.push((record.call, r.clone()));

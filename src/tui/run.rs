@@ -49,6 +49,17 @@ pub struct TuiOptions {
     pub legend_marker: Option<PathBuf>,
     /// How `/restart` gets a fresh agent; None: `/restart` says it is not available.
     pub restart: Option<Restarter>,
+    /// `ctxlab open`: start on the sessions browser (None: on the conversation).
+    pub sessions: Option<OpenSessions>,
+}
+
+/// What `ctxlab open` shows first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenSessions {
+    /// The browser, listing these files and folders (the default roots when empty).
+    Browse(Vec<PathBuf>),
+    /// The browser listing the file's folder, and the file opened.
+    File(PathBuf),
 }
 
 /// A fresh agent for `/restart`, prepared by the composition root (the binary).
@@ -135,6 +146,19 @@ pub async fn run(
     let size = term.size()?;
     app.update(Msg::Resize(size.width, size.height));
     app.add_notices(opts.notices);
+    app.sessions.scratch_root = crate::tui::sessions::scratch::scratch_root();
+    match opts.sessions {
+        None => {}
+        Some(OpenSessions::Browse(paths)) => {
+            // Listed when the loop starts (`App::start_effects`).
+            let _ = app.open_sessions(paths);
+        }
+        Some(OpenSessions::File(path)) => {
+            let _ = app.open_sessions(vec![path.clone()]);
+            let bytes = std::fs::metadata(&path).ok().map(|m| m.len());
+            app.sessions.open_on_start = Some((path, bytes));
+        }
+    }
     // One look at the disk before the loop starts; remembering is `Work` (on dismiss).
     if let Some(marker) = opts.legend_marker
         && !marker.exists()
@@ -190,6 +214,9 @@ where
     let (done_tx, mut done_rx) = unbounded_channel::<Done>();
     let (fresh_tx, mut fresh_rx) = unbounded_channel::<Result<FreshAgent, String>>();
     perform(app.refresh_files(), &done_tx, &commands, true);
+    for effect in app.start_effects() {
+        perform(effect, &done_tx, &commands, true);
+    }
     let mut tokenizer = tokio::task::spawn_blocking(build_tokenizer);
     let mut tokenizer_pending = true;
     let mut tick = tokio::time::interval(TICK);

@@ -1,7 +1,9 @@
 //! The TUI's slow work: listing the workspace's stored files, counting a transcript's
 //! messages, loading a transcript, replaying it through the pipeline, counting its tokens,
 //! reading a persisted output, writing the exported timeline page, replaying a session
-//! under one strategy for the compare view. `App::update` asks for it as data (`Effect::Work`); the loop
+//! under one strategy for the compare view, and the sessions browser's jobs
+//! (`tui::sessions`: they read session files and write only scratch stores).
+//! `App::update` asks for it as data (`Effect::Work`); the loop
 //! runs `Work::run` on tokio's blocking pool and hands the `Done` back as `Msg::Done`, so a
 //! 50 MB transcript never freezes the screen.
 //!
@@ -22,6 +24,7 @@ use tiktoken_rs::CoreBPE;
 
 use super::replay::{Replay, replay};
 use super::rows::MessageInfo;
+use super::sessions::{SessionDone, SessionWork};
 use crate::compact::PipelineConfig;
 use crate::compare::{RunOptions, StrategyRun, run_strategy};
 use crate::message::Message;
@@ -124,6 +127,8 @@ pub enum Work {
         session: SharedSession,
         config: PipelineConfig,
     },
+    /// The sessions browser's jobs (listing, counting, opening, replaying into scratch).
+    Session(SessionWork),
 }
 
 /// A session handed to a compare job. Compared by address, like `SharedTimeline`.
@@ -214,6 +219,7 @@ pub enum Done {
         id: JobId,
         result: Result<Box<StrategyRun>, String>,
     },
+    Session(SessionDone),
 }
 
 impl Work {
@@ -290,6 +296,7 @@ impl Work {
                 id,
                 result: compare_run(&session.0, config).map(Box::new),
             },
+            Work::Session(work) => Done::Session(work.run()),
         }
     }
 }

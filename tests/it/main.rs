@@ -35,6 +35,7 @@ mod tools;
 mod tui_help;
 mod tui_loop;
 mod tui_pty;
+mod tui_sessions;
 mod tui_snapshots;
 mod tui_teach;
 mod tui_timeline;

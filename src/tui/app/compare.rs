@@ -196,9 +196,15 @@ pub fn parse_strategies(text: &str) -> Result<Vec<Strategy>, String> {
 }
 
 impl App {
-    /// The session the compare view replays by default: the transcript open in the
-    /// transcripts pane when it is in view, else the live session.
+    /// The session the compare view replays by default: when the transcripts pane is in
+    /// view, the session opened from the sessions browser or else the open transcript;
+    /// otherwise the live session.
     pub fn compare_source(&self) -> Option<(Arc<Vec<Message>>, String)> {
+        if self.main == Pane::Transcripts
+            && let Some((label, messages)) = self.opened_messages()
+        {
+            return Some((messages, label.to_string()));
+        }
         if self.main == Pane::Transcripts
             && let Some(t) = &self.transcript
         {

@@ -122,6 +122,7 @@ impl App {
             Done::Compared { id, result } => return self.compared(id, result),
             // Not remembered: the legend shows again at the next start, nothing worse.
             Done::LegendRemembered { .. } => {}
+            Done::Session(done) => return self.sessions_done(done),
             Done::OutputRead {
                 id,
                 relative,

@@ -12,7 +12,8 @@
 //!
 //! One concern per file: `state` (the data types), `list` (selection and scrolling),
 //! `history` (the mirror), `agent_events`, `navigation` (keys outside the input), `panes`
-//! (conversation, events, outputs actions), `transcripts`, `jobs` (asking for work and
+//! (conversation, events, outputs actions), `transcripts`, `sessions` (the sessions
+//! browser and an opened session), `jobs` (asking for work and
 //! taking its results), `overlays`, `input` (input box and slash commands), `mouse`,
 //! `step` (step mode's keys, the pause's highlighted rows, the first-run legend, restart),
 //! `compare` (the compare view: strategies side by side on one session).
@@ -29,6 +30,7 @@ mod navigation;
 mod overlays;
 mod panes;
 mod search;
+mod sessions;
 mod state;
 mod step;
 mod timeline;
@@ -163,6 +165,8 @@ pub struct App {
     pub transcript: Option<TranscriptView>,
     /// The job the screen is waiting for (a transcript, a replay, an output), if any.
     pub loading: Option<Loading>,
+    /// The sessions browser (a mode of the transcripts pane) and the opened session.
+    pub sessions: crate::tui::sessions::SessionsState,
 
     pub input: TextArea<'static>,
     pub inputs: Vec<String>,
@@ -248,6 +252,7 @@ impl App {
             transcripts_list: ListState::default(),
             transcript: None,
             loading: None,
+            sessions: Default::default(),
             input: TextArea::default(),
             inputs: Vec::new(),
             recall: None,

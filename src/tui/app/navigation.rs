@@ -75,7 +75,10 @@ impl App {
             Action::Legend => self.show_legend(),
             Action::Compare => return self.open_compare_default(None),
             Action::Type => self.focus_pane_noeffect(Pane::Input),
-            Action::Refresh => return vec![self.refresh_files()],
+            Action::Sessions => return self.toggle_sessions(),
+            Action::Refresh if !(self.sessions.active && self.focus == Pane::Transcripts) => {
+                return vec![self.refresh_files()];
+            }
             _ => match self.focus {
                 Pane::Conversation => self.conversation_action(action),
                 Pane::Events => self.events_action(action),

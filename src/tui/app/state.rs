@@ -308,6 +308,13 @@ pub enum LoadKind {
     Replay { relative: String, messages: usize },
     /// Reading a persisted output for the viewer.
     Output { relative: String, bytes: u64 },
+    /// Opening a recorded session (`relative` is its path); `progress` counts bytes read.
+    /// `bytes`: its size when known from the listing.
+    Session {
+        relative: String,
+        bytes: Option<u64>,
+        progress: crate::tui::sessions::Progress,
+    },
 }
 
 impl LoadKind {
@@ -316,7 +323,8 @@ impl LoadKind {
         match self {
             LoadKind::Transcript { relative, .. }
             | LoadKind::Replay { relative, .. }
-            | LoadKind::Output { relative, .. } => relative,
+            | LoadKind::Output { relative, .. }
+            | LoadKind::Session { relative, .. } => relative,
         }
     }
 }

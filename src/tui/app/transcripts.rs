@@ -9,6 +9,9 @@ use crate::tui::work::Work;
 
 impl App {
     pub(super) fn transcripts_action(&mut self, action: Action) -> Vec<Effect> {
+        if self.sessions.active {
+            return self.sessions_action(action);
+        }
         let page = self.page();
         if let Some(t) = &mut self.transcript {
             let len = t.rows.len();

@@ -50,6 +50,20 @@ pub fn loading_text(app: &App) -> Option<String> {
             format!("replaying {name} ({} messages)", group_digits(*messages))
         }
         LoadKind::Output { bytes, .. } => format!("reading {name} ({})", human_bytes(*bytes)),
+        LoadKind::Session {
+            progress, bytes, ..
+        } => match (progress.get(), bytes) {
+            (0, _) => format!("opening {name}"),
+            (read, Some(total)) if read >= *total => {
+                format!("opening {name}: parsing {}", human_bytes(*total))
+            }
+            (read, Some(total)) => format!(
+                "opening {name}: {} / {} read",
+                human_bytes(read),
+                human_bytes(*total)
+            ),
+            (read, None) => format!("opening {name}: {} read", human_bytes(read)),
+        },
     };
     let elapsed = fmt_elapsed(app.tick.saturating_sub(l.since));
     Some(format!("{} {what} {elapsed}", spinner(app.tick)))
@@ -155,10 +169,21 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
         ],
         Pane::Events => &[("j/k", "move"), ("Enter", "open"), ("u", "unchanged")],
         Pane::Outputs => &[("Enter", "view"), ("m", "jump"), ("R", "refresh")],
+        Pane::Transcripts if app.sessions.open.is_some() => &[
+            ("j/k", "move"),
+            ("o", "text"),
+            ("r", "replay"),
+            ("C", "compare"),
+            ("Esc", "close"),
+        ],
+        Pane::Transcripts if app.sessions.active => {
+            &[("Enter", "open"), ("R", "refresh"), ("b", "transcripts")]
+        }
         Pane::Transcripts => &[
             ("Enter", "open"),
             ("r", "replay"),
             ("C", "compare"),
+            ("b", "sessions"),
             ("Esc", "back"),
         ],
         Pane::Timeline => &[

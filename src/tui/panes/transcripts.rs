@@ -25,6 +25,10 @@ fn ours(what: &LoadKind) -> bool {
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    if app.sessions.active {
+        super::sessions::render(app, f, area);
+        return;
+    }
     match &app.transcript {
         Some(t) => render_open(app, f, area, t),
         None => render_list(app, f, area),

@@ -1,0 +1,358 @@
+//! The sessions browser's actions (a mode of the transcripts pane, `b`): listing the
+//! recorded sessions, counting them in the background, opening one (its head at once, the
+//! whole file as a second job with a progress line), moving in the opened session, `o` for
+//! a row's full text, `r` to replay it into a scratch store, Esc to close it (its scratch
+//! folder goes with it). Only asks for work (`Work::Session`); takes the results here too.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::{App, Effect, LoadKind, Pane};
+use crate::message::Message;
+use crate::session::Summary;
+use crate::tui::keys::Action;
+use crate::tui::sessions::scratch::scratch_dir;
+use crate::tui::sessions::{
+    BrowserRow, OpenedSession, Progress, SessionDone, SessionWork, ViewRow, uncounted,
+};
+use crate::tui::work::Work;
+
+impl App {
+    /// Shows the sessions browser listing `paths` (the default roots when empty) and asks
+    /// for the listing.
+    pub fn open_sessions(&mut self, paths: Vec<PathBuf>) -> Vec<Effect> {
+        self.sessions.active = true;
+        self.sessions.paths = paths;
+        self.sessions.listed = false;
+        self.sessions.rows.clear();
+        self.sessions.list = Default::default();
+        self.focus_pane_noeffect(Pane::Transcripts);
+        vec![self.discover_sessions()]
+    }
+
+    /// What the loop does first: clear scratch stores earlier runs left, list the sessions
+    /// when the browser starts open, open the file `ctxlab open` named.
+    pub fn start_effects(&mut self) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        if let Some(root) = &self.sessions.scratch_root {
+            effects.push(Effect::Work(Work::Session(SessionWork::CleanScratch {
+                root: root.clone(),
+            })));
+        }
+        if self.sessions.active && !self.sessions.listed {
+            effects.push(self.discover_sessions());
+        }
+        if let Some((path, bytes)) = self.sessions.open_on_start.take() {
+            effects.extend(self.open_session(path, bytes));
+        }
+        effects
+    }
+
+    /// The opened session's conversation and its label, for views that run strategies
+    /// on it (the compare view).
+    pub fn opened_messages(&self) -> Option<(&str, Arc<Vec<Message>>)> {
+        let open = self.sessions.open.as_ref()?;
+        Some((open.label.as_str(), open.messages.clone()))
+    }
+
+    fn discover_sessions(&self) -> Effect {
+        Effect::Work(Work::Session(SessionWork::Discover {
+            paths: self.sessions.paths.clone(),
+        }))
+    }
+
+    /// `b`: the sessions browser, or back to `.transcripts/` when it is what is shown.
+    pub(super) fn toggle_sessions(&mut self) -> Vec<Effect> {
+        if self.sessions.active && self.focus == Pane::Transcripts {
+            self.sessions.active = false;
+            return Vec::new();
+        }
+        self.sessions.active = true;
+        self.focus_pane_noeffect(Pane::Transcripts);
+        if self.sessions.listed {
+            Vec::new()
+        } else {
+            vec![self.discover_sessions()]
+        }
+    }
+
+    /// Asks for a session: its first lines and, in parallel, all of it.
+    pub fn open_session(&mut self, path: PathBuf, bytes: Option<u64>) -> Vec<Effect> {
+        let progress = Progress::default();
+        let id = self.start_job(LoadKind::Session {
+            relative: path.display().to_string(),
+            bytes,
+            progress: progress.clone(),
+        });
+        self.sessions.active = true;
+        self.focus_pane_noeffect(Pane::Transcripts);
+        [true, false]
+            .into_iter()
+            .map(|head| {
+                Effect::Work(Work::Session(SessionWork::Open {
+                    id,
+                    path: path.clone(),
+                    head,
+                    progress: progress.clone(),
+                }))
+            })
+            .collect()
+    }
+
+    pub(super) fn sessions_action(&mut self, action: Action) -> Vec<Effect> {
+        if self.sessions.open.is_some() {
+            return self.opened_action(action);
+        }
+        let page = self.page();
+        let len = self.sessions.rows.len();
+        if self.sessions.list.apply(action, len, page) {
+            self.scroll_sessions();
+            return Vec::new();
+        }
+        match action {
+            Action::Back => {
+                if self.loading.is_some() {
+                    self.stop_waiting();
+                } else {
+                    self.sessions.active = false;
+                }
+                Vec::new()
+            }
+            Action::Refresh => {
+                self.sessions.listed = false;
+                vec![self.discover_sessions()]
+            }
+            Action::Enter | Action::Replay => {
+                match self.sessions.rows.get(self.sessions.list.selected) {
+                    Some(BrowserRow::Session(s)) => {
+                        let (path, bytes) = (s.entry.path.clone(), s.entry.size_bytes);
+                        self.open_session(path, Some(bytes))
+                    }
+                    Some(BrowserRow::Error { path, message }) => {
+                        let text = format!("{}: {message}", path.display());
+                        self.notify(text);
+                        Vec::new()
+                    }
+                    _ => Vec::new(),
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn opened_action(&mut self, action: Action) -> Vec<Effect> {
+        let page = self.page();
+        let Some(open) = &mut self.sessions.open else {
+            return Vec::new();
+        };
+        if open.list.apply(action, open.rows.len(), page) {
+            self.scroll_sessions();
+            return Vec::new();
+        }
+        match action {
+            Action::Back => return self.close_session(),
+            Action::Enter | Action::OpenFull => {
+                if let Some((title, text)) = row_text(open) {
+                    self.open_viewer(title, &text);
+                }
+            }
+            Action::Replay => return self.replay_session(),
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Esc in an opened session: back to the list; its scratch store is removed.
+    fn close_session(&mut self) -> Vec<Effect> {
+        if self.loading.is_some() {
+            self.stop_waiting();
+        }
+        let Some(open) = self.sessions.open.take() else {
+            return Vec::new();
+        };
+        match open.scratch {
+            Some(dir) => vec![Effect::Work(Work::Session(SessionWork::RemoveScratch {
+                dir,
+            }))],
+            None => Vec::new(),
+        }
+    }
+
+    /// `r`: the opened session through the pipeline with the current thresholds and
+    /// strategy, into a fresh scratch store (the last one is removed).
+    fn replay_session(&mut self) -> Vec<Effect> {
+        let Some(root) = self.sessions.scratch_root.clone() else {
+            self.notify("no data dir for a scratch store: cannot replay here");
+            return Vec::new();
+        };
+        let Some(open) = &self.sessions.open else {
+            return Vec::new();
+        };
+        if !open.complete {
+            self.notify("still loading the session: r once it is all read");
+            return Vec::new();
+        }
+        let (label, messages) = (open.label.clone(), open.messages.clone());
+        self.sessions.scratch_seq += 1;
+        let scratch = scratch_dir(&root, self.sessions.scratch_seq);
+        let mut effects = Vec::new();
+        if let Some(open) = &mut self.sessions.open
+            && let Some(old) = open.scratch.replace(scratch.clone())
+        {
+            effects.push(Effect::Work(Work::Session(SessionWork::RemoveScratch {
+                dir: old,
+            })));
+        }
+        let id = self.start_job(LoadKind::Replay {
+            relative: label,
+            messages: messages.len(),
+        });
+        effects.push(Effect::Work(Work::Session(SessionWork::Replay {
+            id,
+            messages,
+            config: self.config,
+            scratch,
+        })));
+        effects
+    }
+
+    pub(super) fn sessions_done(&mut self, done: SessionDone) -> Vec<Effect> {
+        match done {
+            SessionDone::Discovered { paths, rows } => {
+                if paths != self.sessions.paths {
+                    return Vec::new();
+                }
+                self.sessions.rows = rows;
+                self.sessions.listed = true;
+                self.scroll_sessions();
+                let files = uncounted(&self.sessions.rows);
+                if !files.is_empty() {
+                    return vec![Effect::Work(Work::Session(SessionWork::Stats { files }))];
+                }
+            }
+            SessionDone::Stats { results, rest } => {
+                for (path, stats) in results {
+                    for row in &mut self.sessions.rows {
+                        if let BrowserRow::Session(s) = row
+                            && s.entry.path == path
+                        {
+                            s.stats = Some(stats.clone());
+                        }
+                    }
+                }
+                if !rest.is_empty() {
+                    return vec![Effect::Work(Work::Session(SessionWork::Stats {
+                        files: rest,
+                    }))];
+                }
+            }
+            SessionDone::Opened { id, head, result } => {
+                let awaited = self.loading.as_ref().is_some_and(|l| l.id == id);
+                if !awaited {
+                    return Vec::new();
+                }
+                if !head {
+                    self.loading = None;
+                }
+                match result {
+                    Ok(view) => {
+                        // The head shows until the whole file is here; the selection stays.
+                        let list = self.sessions.open.take().map(|o| o.list);
+                        let mut view = *view;
+                        if let Some(list) = list {
+                            view.list = list;
+                        }
+                        if head && view.complete {
+                            // The file was small: this is all of it.
+                            self.loading = None;
+                        }
+                        self.sessions.open = Some(view);
+                        self.scroll_sessions();
+                    }
+                    Err(e) => {
+                        self.loading = None;
+                        self.notify(e);
+                    }
+                }
+            }
+            SessionDone::Replayed { id, replay } => {
+                let awaited = self.loading.as_ref().is_some_and(|l| l.id == id);
+                if awaited {
+                    self.loading = None;
+                    match &mut self.sessions.open {
+                        Some(open) if open.scratch.as_ref() == Some(&replay.scratch) => {
+                            open.replay = Some(*replay);
+                        }
+                        _ => {
+                            return vec![Effect::Work(Work::Session(SessionWork::RemoveScratch {
+                                dir: replay.scratch,
+                            }))];
+                        }
+                    }
+                } else {
+                    return vec![Effect::Work(Work::Session(SessionWork::RemoveScratch {
+                        dir: replay.scratch,
+                    }))];
+                }
+            }
+            SessionDone::Cleaned => {}
+        }
+        Vec::new()
+    }
+
+    /// Keeps the browser's and the opened session's selection on screen (one line a row).
+    fn scroll_sessions(&mut self) {
+        let (_, h) = self.main_viewport();
+        // The list's header line, and the opened session's usage lines below it.
+        let browser_rows = h.saturating_sub(1).max(1);
+        keep_visible(
+            &mut self.sessions.list,
+            self.sessions.rows.len(),
+            browser_rows,
+        );
+        if let Some(open) = &mut self.sessions.open {
+            let rows = crate::tui::panes::session_view::list_rows(h, open.replay.is_some());
+            keep_visible(&mut open.list, open.rows.len(), rows);
+        }
+    }
+}
+
+fn keep_visible(list: &mut super::ListState, len: usize, viewport: usize) {
+    let viewport = viewport.max(1);
+    list.selected = list.selected.min(len.saturating_sub(1));
+    if list.selected < list.top {
+        list.top = list.selected;
+    } else if list.selected >= list.top + viewport {
+        list.top = list.selected + 1 - viewport;
+    }
+}
+
+/// A row's full text for the viewer: a message's blocks, or everything a compaction
+/// recorded.
+fn row_text(open: &OpenedSession) -> Option<(String, String)> {
+    match open.rows.get(open.list.selected)? {
+        ViewRow::Message { index, .. } => {
+            let info = open.infos.get(*index)?;
+            Some((format!("{} message {index}", open.label), info.full_text()))
+        }
+        ViewRow::Compaction(k) => {
+            let c = open.compactions.get(*k)?;
+            let mut text = crate::tui::panes::session_view::compaction_headline(c, *k);
+            text.push_str("\n\n");
+            match &c.summary {
+                Summary::Text(t) => text.push_str(t),
+                Summary::Encrypted => text.push_str(
+                    "The summary is encrypted by the provider: the model read it, nobody else can.",
+                ),
+                Summary::NotRecorded => text.push_str("The file holds no summary for it."),
+                Summary::None => {}
+            }
+            let kept = crate::tui::panes::session_view::kept_text(c);
+            if !kept.is_empty() {
+                text.push_str("\n\nKept:\n");
+                text.push_str(&kept);
+            }
+            Some((format!("{} compaction {}", open.label, k + 1), text))
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! The sessions browser's blocking jobs: listing (one peek per file), counting (a light scan
+//! per file, a batch per job), opening (the head first, then the whole file read in chunks
+//! so the loading line can say how far it got) and replaying into a scratch store. Reads
+//! session files only; writes only under the scratch folder it is given.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use super::scratch;
+use super::{BrowserRow, OpenedSession, Progress, SessionDone, SessionItem, SessionReplay};
+use super::{SessionWork, build_view};
+use crate::session::discover::{SessionEntry, discover_reporting, quick_stats};
+use crate::session::{load_session_text, parse_session_text};
+use crate::store::Store;
+use crate::tui::replay::replay_into;
+
+/// The first bytes of a session parsed for its first screen, while the rest loads.
+pub const HEAD_BYTES: usize = 1024 * 1024;
+/// Bytes of session files one `Stats` job scans before it hands back the rest.
+pub const STATS_BYTES_PER_JOB: u64 = 16 * 1024 * 1024;
+/// The whole file is read in chunks this big, the progress counter moving after each.
+const READ_CHUNK: usize = 4 * 1024 * 1024;
+
+pub(super) fn run(work: SessionWork) -> SessionDone {
+    match work {
+        SessionWork::Discover { paths } => {
+            let (entries, errors) = discover_reporting(&paths);
+            let mut rows: Vec<BrowserRow> = errors
+                .into_iter()
+                .map(|e| BrowserRow::Error {
+                    path: e.path,
+                    message: e.message,
+                })
+                .collect();
+            rows.extend(group(entries));
+            SessionDone::Discovered { paths, rows }
+        }
+        SessionWork::Stats { files } => {
+            let mut results = Vec::new();
+            let mut bytes = 0u64;
+            let mut rest = files.into_iter();
+            for path in rest.by_ref() {
+                bytes += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                let stats = quick_stats(&path).map_err(|e| e.to_string());
+                results.push((path, stats));
+                if bytes >= STATS_BYTES_PER_JOB {
+                    break;
+                }
+            }
+            SessionDone::Stats {
+                results,
+                rest: rest.collect(),
+            }
+        }
+        SessionWork::Open {
+            id,
+            path,
+            head,
+            progress,
+        } => {
+            let result = if head {
+                open_head(&path)
+            } else {
+                open_full(&path, &progress)
+            };
+            SessionDone::Opened {
+                id,
+                head,
+                result: result.map(Box::new),
+            }
+        }
+        SessionWork::Replay {
+            id,
+            messages,
+            config,
+            scratch,
+        } => {
+            let store = Store::new(&scratch);
+            let replay = match std::fs::create_dir_all(&scratch) {
+                Ok(()) => replay_into(messages.as_ref().clone(), config, &store),
+                Err(e) => crate::tui::replay::Replay {
+                    error: Some(format!("cannot create {}: {e}", scratch.display())),
+                    context_limit: config.context_limit,
+                    ..Default::default()
+                },
+            };
+            let persisted = store
+                .list_tool_results()
+                .into_iter()
+                .map(|f| f.relative)
+                .collect();
+            let transcripts = store
+                .list_transcripts()
+                .into_iter()
+                .map(|f| f.relative)
+                .collect();
+            SessionDone::Replayed {
+                id,
+                replay: Box::new(SessionReplay {
+                    replay,
+                    strategy: config.strategy,
+                    persisted,
+                    transcripts,
+                    scratch,
+                }),
+            }
+        }
+        SessionWork::RemoveScratch { dir } => {
+            scratch::remove(&dir);
+            SessionDone::Cleaned
+        }
+        SessionWork::CleanScratch { root } => {
+            scratch::clean_stale(&root);
+            SessionDone::Cleaned
+        }
+    }
+}
+
+/// Entries grouped by project (the project with the newest session first), each group's
+/// sessions newest first, under a heading row.
+fn group(entries: Vec<SessionEntry>) -> Vec<BrowserRow> {
+    let mut by_project: BTreeMap<String, Vec<SessionEntry>> = BTreeMap::new();
+    for e in entries {
+        let name = e.project.clone().unwrap_or_else(|| "(no project)".into());
+        by_project.entry(name).or_default().push(e);
+    }
+    let mut groups: Vec<(String, Vec<SessionEntry>)> = by_project.into_iter().collect();
+    for (_, list) in &mut groups {
+        list.sort_by(|a, b| b.started.cmp(&a.started).then(a.path.cmp(&b.path)));
+    }
+    groups.sort_by(|a, b| {
+        let newest = |g: &[SessionEntry]| g.first().and_then(|e| e.started.clone());
+        newest(&b.1).cmp(&newest(&a.1)).then(a.0.cmp(&b.0))
+    });
+    let mut rows = Vec::new();
+    for (name, list) in groups {
+        rows.push(BrowserRow::Project {
+            name,
+            sessions: list.len(),
+        });
+        rows.extend(
+            list.into_iter()
+                .map(|entry| BrowserRow::Session(SessionItem { entry, stats: None })),
+        );
+    }
+    rows
+}
+
+/// The first `HEAD_BYTES` of a session, cut at the last whole line, as a view.
+pub fn open_head(path: &Path) -> Result<OpenedSession, String> {
+    let bytes = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .len();
+    let mut buf = Vec::with_capacity(HEAD_BYTES.min(bytes as usize));
+    File::open(path)
+        .and_then(|f| f.take(HEAD_BYTES as u64).read_to_end(&mut buf))
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let complete = (buf.len() as u64) >= bytes;
+    if !complete {
+        let end = buf.iter().rposition(|&b| b == b'\n').unwrap_or(0);
+        buf.truncate(end);
+    }
+    let text = String::from_utf8_lossy(&buf);
+    let session = parse_session_text(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(build_view(path, bytes, complete, session))
+}
+
+/// The whole session (with its subagents' files), `progress` counting the bytes read.
+pub fn open_full(path: &Path, progress: &Progress) -> Result<OpenedSession, String> {
+    let (text, bytes) = read_counting(path, progress)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let session = load_session_text(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(build_view(path, bytes, true, session))
+}
+
+/// A file's text, read in chunks; invalid UTF-8 is replaced.
+fn read_counting(path: &Path, progress: &Progress) -> io::Result<(String, u64)> {
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    let mut chunk = vec![0u8; READ_CHUNK];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        progress.set(buf.len() as u64);
+    }
+    let bytes = buf.len() as u64;
+    let text = match String::from_utf8(buf) {
+        Ok(t) => t,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    Ok((text, bytes))
+}
+
+/// Paths of the sessions listed in `rows` that have no counts yet.
+pub fn uncounted(rows: &[BrowserRow]) -> Vec<PathBuf> {
+    rows.iter()
+        .filter_map(|r| match r {
+            BrowserRow::Session(s) if s.stats.is_none() => Some(s.entry.path.clone()),
+            _ => None,
+        })
+        .collect()
+}

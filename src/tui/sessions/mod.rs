@@ -1,0 +1,221 @@
+//! The sessions browser's and the opened session's data, and the jobs that fill them: the
+//! recorded Claude Code and Codex sessions `session::discover` finds (or the file or folder
+//! given to `ctxlab open`), their listing counts, one session opened for viewing (its first
+//! lines first, then the whole file, with how far the read got), and its replay through the
+//! pipeline into a scratch store under the platform data dir.
+//!
+//! Plain data and blocking jobs: nothing here touches `App` or the terminal. Source session
+//! files are only ever read; the one place a job writes is its scratch folder (`scratch`).
+
+mod jobs;
+pub mod scratch;
+mod view;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::compact::{PipelineConfig, Strategy};
+use crate::message::Message;
+use crate::session::discover::{QuickStats, SessionEntry};
+use crate::session::{Compaction, ModelCall, SessionFormat, SessionMeta};
+use crate::tui::app::ListState;
+use crate::tui::replay::Replay;
+use crate::tui::rows::MessageInfo;
+use crate::tui::work::JobId;
+
+pub use jobs::{HEAD_BYTES, STATS_BYTES_PER_JOB, open_full, open_head, uncounted};
+pub use view::build_view;
+
+/// How many bytes of a file a job has read, shared with the screen's loading line.
+/// Compared by address: effects are compared in tests, a counter never is.
+#[derive(Debug, Clone, Default)]
+pub struct Progress(pub Arc<AtomicU64>);
+
+impl Progress {
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    pub fn set(&self, bytes: u64) {
+        self.0.store(bytes, Ordering::Relaxed);
+    }
+}
+
+impl PartialEq for Progress {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Progress {}
+
+/// One row of the sessions browser.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BrowserRow {
+    /// A project's heading, over its sessions (newest first).
+    Project {
+        name: String,
+        sessions: usize,
+    },
+    Session(SessionItem),
+    /// A folder or file that could not be read: shown, never fatal.
+    Error {
+        path: PathBuf,
+        message: String,
+    },
+}
+
+/// A listed session, and its counts once a background job has scanned it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionItem {
+    pub entry: SessionEntry,
+    /// None until counted; the error text when the scan failed.
+    pub stats: Option<Result<QuickStats, String>>,
+}
+
+/// The browser's and the opened session's state, held by `App`.
+#[derive(Debug, Default)]
+pub struct SessionsState {
+    /// The transcripts pane shows the sessions browser instead of `.transcripts/`.
+    pub active: bool,
+    /// What the browser lists: these files and folders, or the default roots when empty.
+    pub paths: Vec<PathBuf>,
+    /// The listing arrived (before that the browser says it is looking).
+    pub listed: bool,
+    pub rows: Vec<BrowserRow>,
+    pub list: ListState,
+    pub open: Option<OpenedSession>,
+    /// Where replays write (`<data dir>/ctxlab/scratch`); None: replays are not offered.
+    pub scratch_root: Option<PathBuf>,
+    /// A file given to `ctxlab open` (and its size, for the loading line): opened as soon
+    /// as the loop starts.
+    pub open_on_start: Option<(PathBuf, Option<u64>)>,
+    /// Scratch folders handed out by this run.
+    pub scratch_seq: u64,
+}
+
+/// One row of an opened session: a message, or a compaction the recording tool performed
+/// (drawn as an event between the messages it separates).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViewRow {
+    /// `dimmed`: a later full compaction took it out of what the model saw.
+    Message {
+        index: usize,
+        dimmed: bool,
+    },
+    Compaction(usize),
+}
+
+/// A session opened for viewing.
+#[derive(Debug, Clone)]
+pub struct OpenedSession {
+    pub path: PathBuf,
+    /// The file's name: what titles and the compare view call it.
+    pub label: String,
+    pub format: SessionFormat,
+    pub meta: SessionMeta,
+    /// The file's size, and whether all of it is shown (false: its first lines, while
+    /// the rest loads).
+    pub bytes: u64,
+    pub complete: bool,
+    pub rows: Vec<ViewRow>,
+    /// One per message of the full session.
+    pub infos: Vec<Arc<MessageInfo>>,
+    /// Whether each message is injected context or a compaction's summary (not typed).
+    pub tags: Vec<Option<&'static str>>,
+    pub compactions: Vec<Compaction>,
+    pub calls: Vec<ModelCall>,
+    /// For each row, the last recorded call at or before it.
+    pub call_at_row: Vec<Option<usize>>,
+    /// The conversation as the pipeline replays it (`Session::replay_messages`), shared
+    /// with the replay job and the compare view.
+    pub messages: Arc<Vec<Message>>,
+    pub warnings: usize,
+    pub skipped: usize,
+    pub sidechains: usize,
+    pub list: ListState,
+    pub replay: Option<SessionReplay>,
+    /// The scratch folder the replay wrote into, removed when the view closes.
+    pub scratch: Option<PathBuf>,
+}
+
+impl OpenedSession {
+    /// The recorded call the selected row belongs to.
+    pub fn selected_call(&self) -> Option<usize> {
+        self.call_at_row.get(self.list.selected).copied().flatten()
+    }
+}
+
+/// The pipeline's replay of an opened session, beside what the recording tool did.
+#[derive(Debug, Clone)]
+pub struct SessionReplay {
+    pub replay: Replay,
+    pub strategy: Strategy,
+    /// Files the pipeline persisted (tool results) and transcripts it saved, relative to
+    /// the scratch store.
+    pub persisted: Vec<String>,
+    pub transcripts: Vec<String>,
+    pub scratch: PathBuf,
+}
+
+/// A job for the sessions browser (run by `Work::Session` off the UI task).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionWork {
+    /// List the sessions under `paths` (the default roots when empty). Peeks at each file's
+    /// first lines only.
+    Discover { paths: Vec<PathBuf> },
+    /// Count calls, compactions and peak context of these files, about
+    /// `STATS_BYTES_PER_JOB` bytes' worth; the rest comes back to be asked for again.
+    Stats { files: Vec<PathBuf> },
+    /// Open a session: its first `HEAD_BYTES` only (`head`), or all of it, counting the
+    /// bytes read into `progress`.
+    Open {
+        id: JobId,
+        path: PathBuf,
+        head: bool,
+        progress: Progress,
+    },
+    /// Replay an opened session's conversation with `config` into the store at `scratch`.
+    Replay {
+        id: JobId,
+        messages: Arc<Vec<Message>>,
+        config: PipelineConfig,
+        scratch: PathBuf,
+    },
+    /// Remove one scratch folder (the view closed).
+    RemoveScratch { dir: PathBuf },
+    /// At start: remove the scratch folders earlier runs left behind.
+    CleanScratch { root: PathBuf },
+}
+
+/// What a sessions job found.
+#[derive(Debug)]
+pub enum SessionDone {
+    Discovered {
+        paths: Vec<PathBuf>,
+        rows: Vec<BrowserRow>,
+    },
+    Stats {
+        results: Vec<(PathBuf, Result<QuickStats, String>)>,
+        rest: Vec<PathBuf>,
+    },
+    Opened {
+        id: JobId,
+        head: bool,
+        result: Result<Box<OpenedSession>, String>,
+    },
+    Replayed {
+        id: JobId,
+        replay: Box<SessionReplay>,
+    },
+    /// Scratch folders removed (nothing waits for it).
+    Cleaned,
+}
+
+impl SessionWork {
+    /// Does the job (blocking: from `spawn_blocking`, or directly in tests).
+    pub fn run(self) -> SessionDone {
+        jobs::run(self)
+    }
+}

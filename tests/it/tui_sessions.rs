@@ -1,0 +1,379 @@
+//! The sessions browser and an opened session in the workbench, driven through
+//! `App::update` with the jobs run in place (`support::settle`): snapshots of the browser
+//! (fixture sessions under explicit roots, an unreadable path as an error row) and of an
+//! opened Claude Code and Codex session with their recorded compactions, at 80x24 and
+//! 120x40; the replay writes only into the scratch store; `ctxlab open FILE` in a pty.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::support::{Driver, press, screen, settle};
+use crossterm::event::KeyCode;
+use ctxlab::tui::Effect;
+use ctxlab::tui::sessions::{BrowserRow, ViewRow};
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sessions")
+        .join(name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// A Claude Code root and a Codex root with the fixture sessions, under `dir`.
+fn roots(dir: &Path) -> (PathBuf, PathBuf) {
+    let claude = dir.join("claude/projects");
+    copy_dir(&fixture("claude_project"), &claude.join("-home-dev-site"));
+    std::fs::copy(
+        fixture("claude_code.jsonl"),
+        claude.join("-home-dev-site/s-other.jsonl"),
+    )
+    .unwrap();
+    let codex = dir.join("codex/sessions/2025/11/02");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::copy(
+        fixture("codex_rollout.jsonl"),
+        codex.join("rollout-2025-11-02T09-00-00-0199a.jsonl"),
+    )
+    .unwrap();
+    (dir.join("claude/projects"), dir.join("codex/sessions"))
+}
+
+fn masked(text: String, dir: &Path) -> String {
+    text.replace(&dir.display().to_string(), "/tmp")
+        .replace(env!("CARGO_MANIFEST_DIR"), "/repo")
+}
+
+fn snap_all(name: &str, d: &mut Driver, dir: &Path) {
+    for (w, h) in SIZES {
+        let text = masked(screen(&mut d.app, w, h), dir);
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), text);
+    }
+}
+
+fn driver(dir: &Path) -> Driver {
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let mut d = Driver::new(&ws, false);
+    d.app.sessions.scratch_root = Some(dir.join("data/scratch"));
+    d
+}
+
+/// Opens the browser on `paths` with every listing and counting job done.
+fn browse(d: &mut Driver, paths: Vec<PathBuf>) {
+    let fx = d.app.open_sessions(paths);
+    let rest = settle(&mut d.app, fx);
+    assert!(rest.is_empty(), "{rest:?}");
+}
+
+fn open(d: &mut Driver, path: PathBuf) {
+    let fx = d.app.open_session(path, None);
+    assert_eq!(fx.len(), 2, "the head and the whole file: {fx:?}");
+    settle(&mut d.app, fx);
+    assert!(d.app.loading.is_none(), "opened");
+}
+
+fn select_compaction(d: &mut Driver, k: usize) {
+    let open = d.app.sessions.open.as_ref().unwrap();
+    let row = open
+        .rows
+        .iter()
+        .position(|r| *r == ViewRow::Compaction(k))
+        .expect("a compaction row");
+    d.app.sessions.open.as_mut().unwrap().list.selected = row;
+}
+
+#[test]
+fn the_browser_lists_sessions_by_project_with_counts_and_an_error_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let (claude, codex) = roots(dir.path());
+    let mut d = driver(dir.path());
+    browse(&mut d, vec![claude, codex, dir.path().join("gone")]);
+    let rows = &d.app.sessions.rows;
+    assert!(matches!(&rows[0], BrowserRow::Error { path, .. } if path.ends_with("gone")));
+    let projects: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| match r {
+            BrowserRow::Project { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        projects,
+        ["/home/dev/site", "/home/dev/api", "/home/dev/parser"],
+        "projects, the newest session's first"
+    );
+    // Every session got its counts from the background jobs.
+    for r in rows {
+        if let BrowserRow::Session(s) = r {
+            let stats = s.stats.as_ref().expect("counted").as_ref().unwrap();
+            assert!(stats.calls > 0, "{s:?}");
+        }
+    }
+    let codex_row = rows
+        .iter()
+        .find_map(|r| match r {
+            BrowserRow::Session(s) if s.entry.path.to_string_lossy().contains("rollout") => Some(s),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        codex_row
+            .stats
+            .as_ref()
+            .unwrap()
+            .as_ref()
+            .unwrap()
+            .compactions,
+        2
+    );
+    snap_all("sessions_browser", &mut d, dir.path());
+}
+
+#[test]
+fn the_listing_shows_before_the_counts_arrive() {
+    let dir = tempfile::tempdir().unwrap();
+    let (claude, _) = roots(dir.path());
+    let mut d = driver(dir.path());
+    let fx = d.app.open_sessions(vec![claude]);
+    let [Effect::Work(w)] = fx.as_slice() else {
+        panic!("one listing job: {fx:?}");
+    };
+    let counting = d.app.update(ctxlab::tui::Msg::Done(w.clone().run()));
+    assert_eq!(counting.len(), 1, "a counting job follows: {counting:?}");
+    let text = screen(&mut d.app, 120, 40);
+    assert!(text.contains("s-main"), "{text}");
+    assert!(
+        text.contains("…      …          …"),
+        "counts pending: {text}"
+    );
+    settle(&mut d.app, counting);
+    let text = screen(&mut d.app, 120, 40);
+    assert!(!text.contains("…      …          …"), "counted: {text}");
+}
+
+#[test]
+fn an_opened_claude_session_shows_its_compaction_usage_and_curve() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path());
+    browse(&mut d, vec![fixture("claude_code.jsonl")]);
+    open(&mut d, fixture("claude_code.jsonl"));
+    let open_view = d.app.sessions.open.as_ref().unwrap();
+    assert!(open_view.complete);
+    assert!(!open_view.compactions.is_empty());
+    assert!(
+        open_view
+            .rows
+            .iter()
+            .any(|r| matches!(r, ViewRow::Message { dimmed: true, .. })),
+        "what came before the compaction is dimmed, not gone"
+    );
+    let (label, messages) = d.app.opened_messages().unwrap();
+    assert_eq!(label, "claude_code.jsonl");
+    assert!(!messages.is_empty());
+    select_compaction(&mut d, 0);
+    let text = screen(&mut d.app, 120, 40);
+    assert!(
+        text.contains("compaction 1 full manual 2,150->900 tok 12.0 s"),
+        "{text}"
+    );
+    assert!(text.contains("cache read"), "{text}");
+    snap_all("session_claude", &mut d, dir.path());
+}
+
+#[test]
+fn an_opened_codex_session_says_its_summary_is_encrypted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path());
+    browse(&mut d, vec![fixture("codex_rollout.jsonl")]);
+    open(&mut d, fixture("codex_rollout.jsonl"));
+    let n = d.app.sessions.open.as_ref().unwrap().compactions.len();
+    assert_eq!(n, 2);
+    select_compaction(&mut d, 1);
+    let text = screen(&mut d.app, 120, 40);
+    assert!(text.contains("encrypted by the provider"), "{text}");
+    assert!(text.contains("┄"), "the recorded window as a line: {text}");
+    snap_all("session_codex", &mut d, dir.path());
+}
+
+/// Names, sizes and mtimes of every file under `dir`.
+fn listing(dir: &Path) -> BTreeMap<PathBuf, (u64, SystemTime)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+            out.insert(e.path(), (m.len(), m.modified().unwrap()));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_replay_writes_only_into_its_scratch_store_and_closing_removes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("src");
+    std::fs::create_dir_all(&source).unwrap();
+    let file = source.join("claude_code.jsonl");
+    std::fs::copy(fixture("claude_code.jsonl"), &file).unwrap();
+    let mut d = driver(dir.path());
+    // Small thresholds: the pipeline persists results and compacts this short session.
+    d.app.config.persist_threshold = 20;
+    d.app.config.budget_chars = 50;
+    d.app.config.context_limit = 100;
+    let ws = d.app.workspace.clone();
+    let (source_before, ws_before) = (listing(&source), listing(&ws));
+    browse(&mut d, vec![source.clone()]);
+    open(&mut d, file);
+    press(&mut d.app, KeyCode::Char('r'));
+    let open_view = d.app.sessions.open.as_ref().unwrap();
+    let replay = open_view.replay.as_ref().expect("replayed");
+    assert!(replay.replay.error.is_none(), "{:?}", replay.replay.error);
+    let scratch = open_view.scratch.clone().unwrap();
+    assert!(scratch.starts_with(dir.path().join("data/scratch")));
+    assert!(
+        !replay.persisted.is_empty() || !replay.transcripts.is_empty(),
+        "the pipeline wrote something, into the scratch store"
+    );
+    assert!(scratch.is_dir());
+    assert_eq!(
+        listing(&source),
+        source_before,
+        "nothing new or touched beside the source"
+    );
+    assert_eq!(listing(&ws), ws_before, "nothing in the workspace");
+    let text = screen(&mut d.app, 120, 40);
+    assert!(text.contains("Replay"), "{text}");
+    assert!(text.contains("agent compacted before calls"), "{text}");
+    assert!(
+        text.contains("pipeline compact_history before calls"),
+        "{text}"
+    );
+    snap_all("session_replay", &mut d, dir.path());
+    // Esc closes the session and its scratch store goes.
+    press(&mut d.app, KeyCode::Esc);
+    assert!(d.app.sessions.open.is_none());
+    assert!(!scratch.exists(), "scratch removed on close");
+}
+
+#[test]
+fn ctxlab_open_file_shows_the_session_in_a_pty() {
+    use crate::common::pty::Pty;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    // The legend was seen: the session is the first screen.
+    let data = home.join("data/ctxlab");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("legend-seen"), "").unwrap();
+    let file = fixture("codex_rollout.jsonl");
+    let ws = dir.path().join("ws");
+    let mut s = Pty::start(
+        &crate::common::scratch::binary(),
+        &[
+            "open",
+            file.to_str().unwrap(),
+            "--workspace",
+            ws.to_str().unwrap(),
+        ],
+        dir.path(),
+        &home,
+        &[],
+    );
+    let screen = s.wait_for("compaction 1 full");
+    assert!(screen.contains("codex_rollout.jsonl"), "{screen}");
+    s.send(b"q");
+    assert_eq!(s.wait_exit(), 0);
+}
+
+#[test]
+fn b_opens_the_browser_on_the_default_roots_and_b_again_goes_back() {
+    use ctxlab::tui::sessions::SessionWork;
+    use ctxlab::tui::work::Work;
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path());
+    crate::support::focus(&mut d.app, '1');
+    let fx = d.app.update(crate::support::key(KeyCode::Char('b')));
+    assert_eq!(
+        fx,
+        vec![Effect::Work(Work::Session(SessionWork::Discover {
+            paths: Vec::new()
+        }))]
+    );
+    assert!(d.app.sessions.active);
+    let text = screen(&mut d.app, 120, 40);
+    assert!(text.contains("4 Sessions"), "{text}");
+    assert!(text.contains("looking for sessions"), "{text}");
+    assert!(
+        text.contains("b transcripts"),
+        "the hint line says how back: {text}"
+    );
+    d.app.update(crate::support::key(KeyCode::Char('b')));
+    assert!(!d.app.sessions.active);
+    let text = screen(&mut d.app, 120, 40);
+    assert!(text.contains("4 Transcripts"), "{text}");
+    assert!(text.contains("b sessions"), "{text}");
+}
+
+#[test]
+fn start_clears_stale_scratch_lists_and_opens_the_file_given() {
+    use ctxlab::tui::sessions::SessionWork;
+    use ctxlab::tui::work::Work;
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path());
+    let stale = dir.path().join("data/scratch/4294967290-1");
+    std::fs::create_dir_all(&stale).unwrap();
+    let file = fixture("codex_rollout.jsonl");
+    let _ = d.app.open_sessions(vec![file.clone()]);
+    d.app.sessions.open_on_start = Some((file.clone(), Some(7)));
+    let fx = d.app.start_effects();
+    let kinds: Vec<&str> = fx
+        .iter()
+        .map(|e| match e {
+            Effect::Work(Work::Session(SessionWork::CleanScratch { .. })) => "clean",
+            Effect::Work(Work::Session(SessionWork::Discover { .. })) => "list",
+            Effect::Work(Work::Session(SessionWork::Open { head: true, .. })) => "head",
+            Effect::Work(Work::Session(SessionWork::Open { head: false, .. })) => "full",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["clean", "list", "head", "full"]);
+    settle(&mut d.app, fx);
+    assert!(!stale.exists(), "a dead process's scratch store is removed");
+    assert_eq!(
+        d.app.sessions.open.as_ref().map(|o| o.label.as_str()),
+        Some("codex_rollout.jsonl")
+    );
+}
+
+#[test]
+fn c_compares_the_opened_session_under_the_strategies() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path());
+    browse(&mut d, vec![fixture("codex_rollout.jsonl")]);
+    open(&mut d, fixture("codex_rollout.jsonl"));
+    let (label, messages) = d.app.opened_messages().expect("an opened session");
+    let (label, messages) = (label.to_string(), messages.len());
+    press(&mut d.app, KeyCode::Char('C'));
+    let view = d.app.compare.as_ref().expect("the compare view is open");
+    assert_eq!(view.label, label, "the opened session, not the live one");
+    assert_eq!(view.session.len(), messages);
+    assert!(view.runs.len() >= 2, "every strategy replayed: {}", view.runs.len());
+}
