@@ -210,6 +210,16 @@ impl Session {
         seen
     }
 
+    /// `/compact`: a compaction the user asked for ends like a turn, with `TurnDone`
+    /// (`compacted` when it worked). The events up to it; the mirror is not updated.
+    async fn compact(&mut self, focus: Option<String>) -> Vec<AgentEvent> {
+        self.commands.send(UserCommand::Compact { focus }).unwrap();
+        until(&mut self.events, STEP, |e| {
+            matches!(e, AgentEvent::TurnDone { .. })
+        })
+        .await
+    }
+
     async fn bodies(&self) -> Vec<Value> {
         self.server
             .received_requests()
@@ -376,14 +386,7 @@ async fn a_turn_whose_own_tool_result_overflows_keeps_its_history_for_compact() 
 
     // `/compact` rescues the session: the summary request fits the window learned from the
     // error, and the next request is answered.
-    s.commands
-        .send(UserCommand::Compact { focus: None })
-        .unwrap();
-    // A compaction the user asked for ends like a turn: `TurnDone` with `compacted`.
-    let seen = until(&mut s.events, STEP, |e| {
-        matches!(e, AgentEvent::TurnDone { .. })
-    })
-    .await;
+    let seen = s.compact(None).await;
     assert!(errors(&seen).is_empty(), "{:?}", errors(&seen));
     assert_eq!(stop_reason(&seen), Some("compacted"));
     s.mirror.apply_all(&seen);
@@ -461,16 +464,7 @@ async fn compact_fits_a_configured_window_and_flags_a_summary_cut_at_its_limit()
             .await;
         assert_eq!(stop_reason(&done), Some("end_turn"));
     }
-    s.commands
-        .send(UserCommand::Compact {
-            focus: Some("the hives".into()),
-        })
-        .unwrap();
-    // A compaction the user asked for ends like a turn: `TurnDone` with `compacted`.
-    let seen = until(&mut s.events, STEP, |e| {
-        matches!(e, AgentEvent::TurnDone { .. })
-    })
-    .await;
+    let seen = s.compact(Some("the hives".into())).await;
     assert!(errors(&seen).is_empty(), "{:?}", errors(&seen));
     assert_eq!(stop_reason(&seen), Some("compacted"));
     let report = report_of(&seen, Stage::CompactHistory).expect("a compact_history report");
@@ -516,14 +510,7 @@ async fn compact_without_a_known_window_learns_it_from_the_summarys_overflow() {
     // unsized summary request over it.
     let done = s.turn(&"the queen is marked blue. ".repeat(60)).await;
     assert_eq!(stop_reason(&done), Some("end_turn"));
-    s.commands
-        .send(UserCommand::Compact { focus: None })
-        .unwrap();
-    // A compaction the user asked for ends like a turn: `TurnDone` with `compacted`.
-    let seen = until(&mut s.events, STEP, |e| {
-        matches!(e, AgentEvent::TurnDone { .. })
-    })
-    .await;
+    let seen = s.compact(None).await;
     assert!(errors(&seen).is_empty(), "{:?}", errors(&seen));
     assert_eq!(stop_reason(&seen), Some("compacted"));
     let summaries = s.summary_bodies().await;
