@@ -148,30 +148,6 @@ fn unchanged_filter_and_diff_overlay() {
     assert!(a.overlay.is_none());
 }
 
-/// A pause before a call that sends one message says "1 message", in the status line and
-/// in the pause panel.
-#[test]
-fn a_pause_before_a_one_message_call_says_message() {
-    let mut a = app();
-    a.update(Msg::Agent(AgentEvent::StepModeChanged { on: true }));
-    a.update(Msg::Agent(AgentEvent::Paused {
-        next: NextStep::ModelCall {
-            messages: 1,
-            size: 194,
-        },
-    }));
-    assert_eq!(
-        a.paused.as_deref(),
-        Some("next: model call with 1 message (194 chars)")
-    );
-    let text = screen(&mut a, 120, 40);
-    assert!(
-        text.contains("the request: 1 message, 194 / 50,000"),
-        "{text}"
-    );
-    assert!(!text.contains("1 messages"), "{text}");
-}
-
 #[test]
 fn pause_text_and_step_key() {
     let mut a = app();
