@@ -110,16 +110,24 @@ fn config_from(strategy: Strategy, thresholds: &Thresholds) -> anyhow::Result<Pi
     Ok(config)
 }
 
-/// Any session file as the conversation the pipeline works on; warnings go to stderr. A
-/// file that does not exist or does not parse is the user's mistake (exit 2); a file that
-/// exists but cannot be read is an I/O failure (exit 1).
-fn load_input(path: &Path) -> anyhow::Result<LoadedHistory> {
-    let loaded = load_history(path).map_err(|e| match e {
+/// Why a session file could not be loaded, with the exit code it deserves: a file that
+/// does not exist or does not parse is the user's mistake (2), one that exists but cannot
+/// be read (a folder, no permission) an I/O failure (1). Every command that reads a
+/// session says it the same way.
+fn session_error(path: &Path, e: SessionError) -> anyhow::Error {
+    match e {
         SessionError::Read(io) if io.kind() != std::io::ErrorKind::NotFound => {
             anyhow::Error::new(io).context(format!("{}: cannot read", path.display()))
         }
         e => UsageError(format!("{}: {e}", path.display())).into(),
-    })?;
+    }
+}
+
+/// Any session file as the conversation the pipeline works on; warnings go to stderr. A
+/// file that does not exist or does not parse is the user's mistake (exit 2); a file that
+/// exists but cannot be read is an I/O failure (exit 1).
+fn load_input(path: &Path) -> anyhow::Result<LoadedHistory> {
+    let loaded = load_history(path).map_err(|e| session_error(path, e))?;
     for w in loaded.warnings.iter().take(5) {
         eprintln!("ctxlab: {}: line {}: {}", path.display(), w.line, w.message);
     }
@@ -290,8 +298,8 @@ fn cmd_compare(args: ReplayArgs) -> anyhow::Result<()> {
 }
 
 fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
-    let session = ctxlab::session::load_session(&args.file)
-        .map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
+    let session =
+        ctxlab::session::load_session(&args.file).map_err(|e| session_error(&args.file, e))?;
     let summary = ctxlab::session::summary::SessionSummary::of(&session);
     drop(session);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::compact::{PipelineConfig, Stage, StageReport};
 use crate::message::Message;
 use crate::provider::ModelRequest;
-use crate::util::group_digits;
+use crate::util::{group_digits, plural};
 
 /// What a front end asks of the agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,8 +101,9 @@ impl NextStep {
                 reason,
                 ..
             } => format!(
-                "next: {} will summarize {messages} messages ({size} chars): {reason}",
-                stage.name()
+                "next: {} will summarize {} ({size} chars): {reason}",
+                stage.name(),
+                plural(*messages, "message")
             ),
             NextStep::Reactive {
                 stage,
@@ -111,9 +112,9 @@ impl NextStep {
                 kept,
                 ..
             } => format!(
-                "next: {} (the API said: {api_message}) will summarize {replaced} messages, \
-                 keep the last {kept}",
-                stage.name()
+                "next: {} (the API said: {api_message}) will summarize {}, keep the last {kept}",
+                stage.name(),
+                plural(*replaced, "message")
             ),
             NextStep::SummaryCall {
                 stage,
@@ -123,8 +124,9 @@ impl NextStep {
                 ..
             } => {
                 let mut s = format!(
-                    "next: summary call for {}: {replaced} messages as {} chars",
+                    "next: summary call for {}: {} as {} chars",
                     stage.name(),
+                    plural(*replaced, "message"),
                     group_digits(*chars)
                 );
                 if let Some(f) = focus {
@@ -133,7 +135,10 @@ impl NextStep {
                 s
             }
             NextStep::ModelCall { messages, size } => {
-                format!("next: model call with {messages} messages ({size} chars)")
+                format!(
+                    "next: model call with {} ({size} chars)",
+                    plural(*messages, "message")
+                )
             }
         }
     }

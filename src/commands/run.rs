@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use crate::agent::events::{AgentEvent, StopReason, UserCommand};
 use crate::tools::kill_running_process_groups;
-use crate::util::group_digits;
+use crate::util::{group_digits, plural};
 
 /// How long the agent gets to end its turn and quit after Cancel + Quit before it is
 /// aborted. Tools answer a cancel at once, so this is only a guard against a hang.
@@ -150,7 +150,8 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
             messages,
             estimate_chars,
         } => format!(
-            "[api] {message} ({messages} messages, {} chars)",
+            "[api] {message} ({}, {} chars)",
+            plural(*messages, "message"),
             group_digits(*estimate_chars)
         ),
         AgentEvent::RequestSent {
@@ -159,12 +160,13 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
             summary,
             ..
         } => format!(
-            "[{}] {messages} messages, {} chars",
+            "[{}] {}, {} chars",
             if *summary {
                 "summary request"
             } else {
                 "model call"
             },
+            plural(*messages, "message"),
             group_digits(*estimate_chars)
         ),
         AgentEvent::ToolStarted { name, input, .. } => {

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use crate::agent::events::NextStep;
 use crate::compact::{Change, Stage};
-use crate::util::{display_width, group_digits};
+use crate::util::{display_width, group_digits, plural};
 
 /// The step keys, as the card, the status bar and the help say them.
 pub const STEP_KEYS: &str = "Space step  s next stage  c next model call";
@@ -168,7 +168,8 @@ pub fn card(next: &NextStep, limit: usize) -> (String, Vec<String>) {
             "before the model call".to_string(),
             vec![
                 format!(
-                    "the request: {messages} messages, {} / {} chars after the pipeline",
+                    "the request: {}, {} / {} chars after the pipeline",
+                    plural(*messages, "message"),
                     group_digits(*size),
                     group_digits(limit)
                 ),

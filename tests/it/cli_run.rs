@@ -257,3 +257,21 @@ fn an_out_of_range_attempt_count_exits_2_naming_the_range() {
         "ctxlab: CTXLAB_MAX_ATTEMPTS is \"0\": must be a whole number from 1 to 20\n"
     );
 }
+
+/// The first call of a run sends one message, and the line says so in the singular.
+#[test]
+fn a_one_message_request_is_counted_in_the_singular() {
+    let s = scratch();
+    let out = s.scripted_run().arg("hello there").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let first = stdout
+        .lines()
+        .find(|l| l.starts_with("[model call] "))
+        .unwrap();
+    assert!(first.starts_with("[model call] 1 message, "), "{first}");
+    // (`9 -> 1 messages` in a stage's summary is a range, not a count.)
+    for count in ["] 1 messages", "(1 messages"] {
+        assert!(!stdout.contains(count), "{stdout}");
+    }
+}

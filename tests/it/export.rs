@@ -90,20 +90,17 @@ fn replay_json(file: &Path) -> Vec<Value> {
     replay_json_with(file, "s08")
 }
 
+/// `ctxlab COMMAND` with a fixed clock and summary text, so two runs write the same.
+fn fixed(command: &str) -> Command {
+    let mut cmd = Command::cargo_bin("ctxlab").unwrap();
+    cmd.args([command, "--now", "1700000000", "--summary-text", "facts"]);
+    cmd
+}
+
 fn replay_json_with(file: &Path, strategy: &str) -> Vec<Value> {
     let ws = tempfile::tempdir().unwrap();
-    let out = Command::cargo_bin("ctxlab")
-        .unwrap()
-        .args([
-            "replay",
-            "--json",
-            "--now",
-            "1700000000",
-            "--summary-text",
-            "facts",
-            "--strategy",
-            strategy,
-        ])
+    let out = fixed("replay")
+        .args(["--json", "--strategy", strategy])
         .arg(file)
         .arg("--workspace")
         .arg(ws.path())
@@ -122,16 +119,8 @@ fn ctxlab_export_writes_a_page_with_every_stage_the_replay_finds() {
     let example = crate::common::cli::example();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("every-stage.html");
-    Command::cargo_bin("ctxlab")
-        .unwrap()
-        .args([
-            "export",
-            "--now",
-            "1700000000",
-            "--summary-text",
-            "facts",
-            "--out",
-        ])
+    fixed("export")
+        .arg("--out")
         .arg(&out)
         .arg(&example)
         .assert()
@@ -190,18 +179,8 @@ fn ctxlab_export_reads_every_session_format_and_strategy_the_replay_does() {
     for (file, strategy) in cases {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("page.html");
-        Command::cargo_bin("ctxlab")
-            .unwrap()
-            .args([
-                "export",
-                "--now",
-                "1700000000",
-                "--summary-text",
-                "facts",
-                "--strategy",
-                strategy,
-                "--out",
-            ])
+        fixed("export")
+            .args(["--strategy", strategy, "--out"])
             .arg(&out)
             .arg(&file)
             .assert()

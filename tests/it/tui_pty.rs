@@ -47,6 +47,27 @@ fn start_binary(bin: PathBuf, args: &[&str], panic: bool, rows: u16, cols: u16) 
     Session { pty, _dir: dir }
 }
 
+/// The real binary at full speed in a fresh `demo` workspace (kept by the returned temp
+/// dir), with `args` before the workspace flag, in a pty of `rows` x `cols`.
+fn start_real(args: &[&str], rows: u16, cols: u16) -> (Session, tempfile::TempDir, PathBuf) {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"));
+    let ws = tempfile::tempdir().unwrap();
+    let ws_arg = ws.path().join("demo");
+    let ws_str = ws_arg.to_str().unwrap();
+    let mut all = args.to_vec();
+    all.extend(["--pace-ms", "0", "--workspace", ws_str]);
+    let s = start_binary(bin, &all, false, rows, cols);
+    (s, ws, ws_arg)
+}
+
+/// Leaves the input box, then presses `key`: a lone Esc followed at once by a key reads as
+/// Alt-key, so the parser gets a moment between them.
+fn esc_then(s: &mut Session, key: &[u8]) {
+    s.send(b"\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send(key);
+}
+
 #[test]
 fn starts_reacts_and_quits_clean() {
     let Some(mut s) = start(false) else { return };
@@ -75,17 +96,7 @@ fn a_panic_in_a_spawned_task_restores_the_terminal() {
 /// output opens from the outputs pane, and `q` leaves a clean terminal with exit code 0.
 #[test]
 fn the_real_binary_plays_the_tour_and_quits_clean() {
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"));
-    let ws = tempfile::tempdir().unwrap();
-    let ws_arg = ws.path().join("demo");
-    let ws_str = ws_arg.to_str().unwrap();
-    let mut s = start_binary(
-        bin,
-        &["--pace-ms", "0", "--workspace", ws_str],
-        false,
-        80,
-        160,
-    );
+    let (mut s, _ws, ws_arg) = start_real(&[], 80, 160);
     // A first run shows the legend (no "seen" file in this fresh data dir): Enter closes it.
     s.wait_for("Legend");
     s.send(b"\r");
@@ -101,17 +112,12 @@ fn the_real_binary_plays_the_tour_and_quits_clean() {
     // The tour ends with its final answer; the agent is idle again.
     s.wait_for("idle");
     // Leave the input box, switch to the outputs pane, open the persisted result.
-    // A lone Esc followed at once by a key reads as Alt-key: give the parser a moment.
-    s.send(b"\x1b");
-    std::thread::sleep(Duration::from_millis(300));
-    s.send(b"3");
+    esc_then(&mut s, b"3");
     s.wait_for("toolu_tour_035.txt");
     s.send(b"\r");
     let viewer = s.wait_for("ingest");
     assert!(viewer.contains("toolu_tour_035"), "{viewer}");
-    s.send(b"\x1b");
-    std::thread::sleep(Duration::from_millis(300));
-    s.send(b"q");
+    esc_then(&mut s, b"q");
     assert_eq!(s.wait_exit(), 0);
     s.assert_clean();
     assert!(
@@ -126,17 +132,7 @@ fn the_real_binary_plays_the_tour_and_quits_clean() {
 /// changed the history, with the pause before reactive_compact showing the API's words.
 #[test]
 fn step_mode_walks_the_tour_stage_by_stage() {
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"));
-    let ws = tempfile::tempdir().unwrap();
-    let ws_arg = ws.path().join("demo");
-    let ws_str = ws_arg.to_str().unwrap();
-    let mut s = start_binary(
-        bin,
-        &["--step", "--pace-ms", "0", "--workspace", ws_str],
-        false,
-        70,
-        160,
-    );
+    let (mut s, _ws, _) = start_real(&["--step"], 70, 160);
     s.wait_for("Legend");
     // Paused before the first model call: nothing has run yet.
     let first = s.wait_for("PAUSED  before the model call");
@@ -201,17 +197,7 @@ fn step_mode_walks_the_tour_stage_by_stage() {
 /// leaves a clean terminal.
 #[test]
 fn the_real_binary_plays_the_tour_under_s06() {
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ctxlab"));
-    let ws = tempfile::tempdir().unwrap();
-    let ws_arg = ws.path().join("demo");
-    let ws_str = ws_arg.to_str().unwrap();
-    let mut s = start_binary(
-        bin,
-        &["--strategy", "s06", "--pace-ms", "0", "--workspace", ws_str],
-        false,
-        80,
-        160,
-    );
+    let (mut s, _ws, _) = start_real(&["--strategy", "s06"], 80, 160);
     // The first start's legend covers the events pane: Enter closes it.
     s.wait_for("Legend");
     s.send(b"\r");
@@ -220,9 +206,7 @@ fn the_real_binary_plays_the_tour_under_s06() {
         assert!(!screen.contains(absent), "{absent} under s06:\n{screen}");
     }
     s.wait_for("idle");
-    s.send(b"\x1b");
-    std::thread::sleep(Duration::from_millis(300));
-    s.send(b"q");
+    esc_then(&mut s, b"q");
     assert_eq!(s.wait_exit(), 0);
     s.assert_clean();
 }

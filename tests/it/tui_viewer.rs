@@ -212,3 +212,30 @@ fn a_search_match_is_brought_to_the_top_on_its_wrapped_row() {
         "the match is on a later wrapped row"
     );
 }
+
+/// At 80 columns the footer with a match still names every key (shortened, not cut).
+#[test]
+fn the_footer_keeps_its_keys_at_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = session(dir.path(), true);
+    open(
+        &mut d.app,
+        (0..400).map(|i| format!("row {i} ok")).collect(),
+    );
+    screen(&mut d.app, 80, 24);
+    d.app.update(key(KeyCode::Char('/')));
+    crate::support::type_text(&mut d.app, "ok");
+    d.app.update(key(KeyCode::Enter));
+    for _ in 0..150 {
+        d.app.update(key(KeyCode::Char('n')));
+    }
+    let text = screen(&mut d.app, 80, 24);
+    let footer = text
+        .lines()
+        .find(|l| l.contains("match 151/400"))
+        .unwrap_or_else(|| panic!("no footer:\n{text}"));
+    for part in ["line 151/400", "search", "n N", "w", "Esc"] {
+        assert!(footer.contains(part), "{part:?} missing: {footer}");
+    }
+    assert!(!footer.contains('…'), "{footer}");
+}

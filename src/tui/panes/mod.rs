@@ -147,14 +147,8 @@ pub fn human_age(secs: Option<u64>) -> String {
     }
 }
 
-/// `1 file`, `2 files`.
-pub fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{n} {word}s")
-    }
-}
+/// `1 file`, `2 files` (the one in `util`, for the panes that say `super::plural`).
+pub use crate::util::plural;
 
 /// At most `width` terminal columns, with `…` when cut. Columns, not chars: a CJK
 /// character or an emoji takes two, and counting it as one would push a row's later

@@ -71,7 +71,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, v: &Viewer) {
     while lines.len() < body_h {
         lines.push(Line::from(""));
     }
-    lines.push(footer(v, theme));
+    lines.push(footer(v, theme, inner.width as usize));
     f.render_widget(Paragraph::new(lines), inner);
 }
 
@@ -138,7 +138,9 @@ fn highlight<'a>(
     out
 }
 
-fn footer<'a>(v: &Viewer, theme: &Theme) -> Line<'a> {
+/// The status and key line, in the first of its forms that fits `width` (at 80 columns a
+/// match's status leaves no room for the long one, and a cut line would lose `Esc`).
+fn footer<'a>(v: &Viewer, theme: &Theme, width: usize) -> Line<'a> {
     if v.typing {
         return Line::from(vec![
             Span::styled("/", theme.key()),
@@ -160,17 +162,29 @@ fn footer<'a>(v: &Viewer, theme: &Theme) -> Line<'a> {
             v.query
         )
     };
-    let wrap = if v.no_wrap {
-        format!("col {} · h l scroll · w wrap", v.left + 1)
+    let line = format!(
+        "{m}line {}/{} · ",
+        (v.top + 1).min(v.lines.len()),
+        v.lines.len()
+    );
+    let forms = if v.no_wrap {
+        let col = format!("col {} · ", v.left + 1);
+        [
+            format!("{col}/ search · n N next/prev · h l scroll · w wrap · Esc close"),
+            format!("{col}/ n N search · h l · w wrap · Esc"),
+            format!("{col}/ n N · h l · w · Esc"),
+        ]
     } else {
-        "w no-wrap".to_string()
+        [
+            "/ search · n N next/prev · w no-wrap · Esc close".to_string(),
+            "/ n N search · w no-wrap · Esc".to_string(),
+            "/ n N · w · Esc".to_string(),
+        ]
     };
-    Line::from(Span::styled(
-        format!(
-            "{m}line {}/{} · / search · n N next/prev · {wrap} · Esc close",
-            (v.top + 1).min(v.lines.len()),
-            v.lines.len()
-        ),
-        theme.dim(),
-    ))
+    let text = forms
+        .iter()
+        .map(|keys| format!("{line}{keys}"))
+        .find(|t| display_width(t) <= width)
+        .unwrap_or_else(|| format!("{line}{}", forms[2]));
+    Line::from(Span::styled(text, theme.dim()))
 }

@@ -145,3 +145,34 @@ fn an_os_error_is_printed_once() {
         );
     }
 }
+
+/// A session path that exists but cannot be read as a file (a folder) is the same failure
+/// for every command that reads one: exit 1 and one line naming it. A path that does not
+/// exist is the user's mistake: exit 2, the same way for every command.
+#[test]
+fn every_session_reader_exits_alike_on_a_folder_and_a_missing_file() {
+    let s = Scratch::new();
+    let folder = s.path().join("a-folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    let missing = s.path().join("missing.jsonl");
+    let out_html = s.path().join("page.html");
+    for (path, code) in [(&folder, 1), (&missing, 2)] {
+        let runs = [
+            vec!["inspect".into(), path.clone()],
+            vec!["replay".into(), path.clone(), "--workspace".into(), s.ws()],
+            vec![
+                "export".into(),
+                path.clone(),
+                "--out".into(),
+                out_html.clone(),
+            ],
+        ];
+        for args in runs {
+            let out = s.ctxlab().args(&args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+            assert!(stderr.contains(&path.display().to_string()), "{stderr}");
+        }
+    }
+}

@@ -65,6 +65,30 @@ fn sent(fx: &[Effect]) -> Vec<UserCommand> {
 /// The reproduced bug: Space pressed while the agent was busy typed a space into the input
 /// box, and from then on Space never stepped. In step mode it now steps from every pane,
 /// and an empty input line's Space never types.
+/// A pause before a call that sends one message says "1 message", in the status line and
+/// in the pause panel.
+#[test]
+fn a_pause_before_a_one_message_call_says_message() {
+    let mut a = app();
+    a.update(Msg::Agent(AgentEvent::StepModeChanged { on: true }));
+    a.update(Msg::Agent(AgentEvent::Paused {
+        next: NextStep::ModelCall {
+            messages: 1,
+            size: 194,
+        },
+    }));
+    assert_eq!(
+        a.paused.as_deref(),
+        Some("next: model call with 1 message (194 chars)")
+    );
+    let text = screen(&mut a, 120, 40);
+    assert!(
+        text.contains("the request: 1 message, 194 / 50,000"),
+        "{text}"
+    );
+    assert!(!text.contains("1 messages"), "{text}");
+}
+
 #[test]
 fn in_step_mode_space_steps_from_every_pane_and_never_types() {
     let mut a = app();

@@ -4,270 +4,25 @@
 //! or Anthropic's `prompt is too long: N tokens > M maximum`), and answers everything else.
 //! What is checked: a request that alone exceeds the window is refused without a summary
 //! request and leaves the history as it was; an overflowing session recovers through a
-//! reactive compaction sized to the window the server named; `/compact` fits a configured
+//! reactive compaction sized to the window the server named (and when a later attempt finds
+//! nothing more to summarize, the server's error is shown); `/compact` fits a configured
 //! window and flags a summary cut at its token limit; a cut-off answer runs no tool; the
 //! cached share of the prompt reaches the gauge.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::common::agent::{HistoryMirror, SUMMARY_PREFIX, stop_reason, until, until_done};
+use crate::common::agent::{HistoryMirror, stop_reason, until_done};
 use crate::support::{Driver, screen};
 use ctxlab::agent::{AgentEvent, AgentSetup, ErrorKind, INCOMPLETE_RESULT, UserCommand, spawn};
-use ctxlab::compact::summarize::{
-    SUMMARY_CHARS_PER_TOKEN, SUMMARY_OVERHEAD_TOKENS, SUMMARY_SYSTEM,
-};
-use ctxlab::compact::{Change, PipelineConfig, Stage, StageReport, Strategy};
+use ctxlab::compact::{Change, PipelineConfig, Stage, Strategy};
 use ctxlab::message::Message;
-use ctxlab::provider::{AnthropicModel, ApiKey, Model, OpenAiModel, RetryPolicy};
+use ctxlab::provider::{OpenAiModel, RetryPolicy};
 use ctxlab::tools::Workspace;
 use serde_json::{Value, json};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const WINDOW: u64 = 512;
-/// The request the stub answers with a `read_file` call of `big.txt`.
-const READ_BIG: &str = "read big.txt";
-const STEP: Duration = Duration::from_secs(20);
-
-/// Which wire format the stub speaks.
-#[derive(Clone, Copy, PartialEq)]
-enum Wire {
-    Anthropic,
-    OpenAi,
-}
-
-/// A llama-server stand-in: one token per 4 chars of message text, a window of `WINDOW`.
-struct Stub {
-    wire: Wire,
-    /// The finish of a summary answer: `"length"` for one cut at its token limit.
-    summary_finish: &'static str,
-}
-
-fn text_chars(v: &Value) -> usize {
-    match v {
-        Value::String(s) => s.chars().count(),
-        Value::Array(items) => items.iter().map(text_chars).sum(),
-        Value::Object(map) => map
-            .iter()
-            .filter(|(k, _)| matches!(k.as_str(), "text" | "content" | "input"))
-            .map(|(_, v)| text_chars(v))
-            .sum(),
-        _ => 0,
-    }
-}
-
-fn system_of(body: &Value) -> String {
-    match body.get("system") {
-        Some(Value::String(s)) => s.clone(),
-        _ => body["messages"][0]["content"]
-            .as_str()
-            .filter(|_| body["messages"][0]["role"] == "system")
-            .unwrap_or("")
-            .to_string(),
-    }
-}
-
-/// The prompt's size as the stub counts it: system text and every message's text.
-fn prompt_tokens(body: &Value) -> u64 {
-    let mut chars = text_chars(&body["messages"]);
-    if let Some(Value::String(s)) = body.get("system") {
-        chars += s.chars().count();
-    }
-    (chars / 4) as u64
-}
-
-impl Respond for Stub {
-    fn respond(&self, request: &Request) -> ResponseTemplate {
-        let body: Value = serde_json::from_slice(&request.body).unwrap();
-        let tokens = prompt_tokens(&body);
-        if tokens > WINDOW {
-            let error = match self.wire {
-                // llama.cpp answers both endpoints with its own body.
-                Wire::OpenAi => json!({"error": {"code": 400,
-                    "message": format!("request ({tokens} tokens) exceeds the available context size ({WINDOW} tokens), try increasing it"),
-                    "type": "exceed_context_size_error", "n_prompt_tokens": tokens, "n_ctx": WINDOW}}),
-                Wire::Anthropic => {
-                    json!({"type": "error", "error": {"type": "invalid_request_error",
-                    "message": format!("prompt is too long: {tokens} tokens > {WINDOW} maximum")}})
-                }
-            };
-            return ResponseTemplate::new(400).set_body_json(error);
-        }
-        let summary = system_of(&body).starts_with(SUMMARY_PREFIX);
-        let last = body["messages"].as_array().and_then(|m| m.last()).cloned();
-        if self.wire == Wire::OpenAi && last.is_some_and(|m| m["content"] == READ_BIG) {
-            let call = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "delta": {"role": "assistant",
-                "tool_calls": [{"index": 0, "id": "call_big", "type": "function",
-                "function": {"name": "read_file", "arguments": "{\"path\": \"big.txt\"}"}}]}}]});
-            return ResponseTemplate::new(200).set_body_raw(
-                format!("data: {call}\n\ndata: [DONE]\n\n"),
-                "text/event-stream",
-            );
-        }
-        let (text, finish) = if summary {
-            ("Goal: bees. Facts: three hives.", self.summary_finish)
-        } else {
-            ("ok", "stop")
-        };
-        let sse = match self.wire {
-            Wire::OpenAi => {
-                let chunk = |delta: Value, finish: Option<&str>| {
-                    format!(
-                        "data: {}\n\n",
-                        json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-                    )
-                };
-                format!(
-                    "{}{}data: {}\n\ndata: [DONE]\n\n",
-                    chunk(json!({"role": "assistant", "content": text}), None),
-                    chunk(json!({}), Some(finish)),
-                    json!({"choices": [], "usage": {"prompt_tokens": tokens, "completion_tokens": 3,
-                           "prompt_tokens_details": {"cached_tokens": tokens.saturating_sub(1)}}})
-                )
-            }
-            Wire::Anthropic => {
-                let stop = if finish == "length" {
-                    "max_tokens"
-                } else {
-                    "end_turn"
-                };
-                format!(
-                    "event: message_start\ndata: {}\n\nevent: content_block_start\ndata: {}\n\nevent: content_block_delta\ndata: {}\n\nevent: message_delta\ndata: {}\n\nevent: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n",
-                    json!({"type": "message_start", "message": {"usage": {"cache_read_input_tokens": tokens.saturating_sub(1), "input_tokens": 1, "output_tokens": 0}}}),
-                    json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-                    json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
-                    json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 3}}),
-                )
-            }
-        };
-        ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream")
-    }
-}
-
-struct Session {
-    server: MockServer,
-    commands: UnboundedSender<UserCommand>,
-    events: UnboundedReceiver<AgentEvent>,
-    mirror: HistoryMirror,
-    ws: tempfile::TempDir,
-}
-
-async fn session(wire: Wire, summary_finish: &'static str, window: Option<u64>) -> Session {
-    session_with(wire, summary_finish, window, PipelineConfig::default()).await
-}
-
-async fn session_with(
-    wire: Wire,
-    summary_finish: &'static str,
-    window: Option<u64>,
-    config: PipelineConfig,
-) -> Session {
-    let server = MockServer::start().await;
-    Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(Stub {
-            wire,
-            summary_finish,
-        })
-        .mount(&server)
-        .await;
-    let no_retry = RetryPolicy::no_retries();
-    let model: Arc<dyn Model> = match wire {
-        Wire::OpenAi => Arc::new(
-            OpenAiModel::new("smollm2")
-                .unwrap()
-                .with_base_url(format!("{}/v1", server.uri()))
-                .with_retry(no_retry),
-        ),
-        Wire::Anthropic => Arc::new(
-            AnthropicModel::new(ApiKey::new("local"), "smollm2")
-                .unwrap()
-                .with_base_url(server.uri())
-                .with_retry(no_retry),
-        ),
-    };
-    let ws = tempfile::tempdir().unwrap();
-    let mut setup = AgentSetup::new(model, Workspace::new(ws.path()).unwrap(), config);
-    setup.context_window_tokens = window;
-    setup.clock = || 1_700_000_000;
-    let (commands, events, _handle) = spawn(setup);
-    Session {
-        server,
-        commands,
-        events,
-        mirror: HistoryMirror::default(),
-        ws,
-    }
-}
-
-impl Session {
-    async fn turn(&mut self, prompt: &str) -> Vec<AgentEvent> {
-        self.commands
-            .send(UserCommand::Submit(prompt.into()))
-            .unwrap();
-        let seen = until_done(&mut self.events, STEP).await;
-        self.mirror.apply_all(&seen);
-        seen
-    }
-
-    async fn bodies(&self) -> Vec<Value> {
-        self.server
-            .received_requests()
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| serde_json::from_slice(&r.body).unwrap())
-            .collect()
-    }
-
-    async fn summary_bodies(&self) -> Vec<Value> {
-        self.bodies()
-            .await
-            .into_iter()
-            .filter(|b| system_of(b).starts_with(SUMMARY_PREFIX))
-            .collect()
-    }
-}
-
-fn errors(events: &[AgentEvent]) -> Vec<(ErrorKind, String)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Error { kind, message } => Some((*kind, message.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn report_of(events: &[AgentEvent], stage: Stage) -> Option<StageReport> {
-    events.iter().find_map(|e| match e {
-        AgentEvent::StageRan { report, .. } if report.stage == stage && report.changed => {
-            Some(report.clone())
-        }
-        _ => None,
-    })
-}
-
-/// The summary input the agent may send for `WINDOW`: what `fit_window` promises.
-fn input_chars_for_window() -> usize {
-    let window = WINDOW as usize;
-    let reserve = window / 4;
-    let instructions = SUMMARY_SYSTEM
-        .chars()
-        .count()
-        .div_ceil(SUMMARY_CHARS_PER_TOKEN);
-    (window - SUMMARY_OVERHEAD_TOKENS - instructions - reserve) * SUMMARY_CHARS_PER_TOKEN
-}
-
-fn summary_input(body: &Value) -> String {
-    let messages = body["messages"].as_array().unwrap();
-    let user = messages.iter().find(|m| m["role"] == "user").unwrap();
-    user["content"].as_str().unwrap().to_string()
-}
-
-fn output_limit(body: &Value) -> u64 {
-    body["max_tokens"].as_u64().unwrap()
-}
+mod stub;
+use stub::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_over_the_window_on_its_own_is_refused_without_a_summary() {
@@ -376,14 +131,7 @@ async fn a_turn_whose_own_tool_result_overflows_keeps_its_history_for_compact() 
 
     // `/compact` rescues the session: the summary request fits the window learned from the
     // error, and the next request is answered.
-    s.commands
-        .send(UserCommand::Compact { focus: None })
-        .unwrap();
-    // A compaction the user asked for ends like a turn: `TurnDone` with `compacted`.
-    let seen = until(&mut s.events, STEP, |e| {
-        matches!(e, AgentEvent::TurnDone { .. })
-    })
-    .await;
+    let seen = s.compact(None).await;
     assert!(errors(&seen).is_empty(), "{:?}", errors(&seen));
     assert_eq!(stop_reason(&seen), Some("compacted"));
     s.mirror.apply_all(&seen);
@@ -461,16 +209,7 @@ async fn compact_fits_a_configured_window_and_flags_a_summary_cut_at_its_limit()
             .await;
         assert_eq!(stop_reason(&done), Some("end_turn"));
     }
-    s.commands
-        .send(UserCommand::Compact {
-            focus: Some("the hives".into()),
-        })
-        .unwrap();
-    // A compaction the user asked for ends like a turn: `TurnDone` with `compacted`.
-    let seen = until(&mut s.events, STEP, |e| {
-        matches!(e, AgentEvent::TurnDone { .. })
-    })
-    .await;
+    let seen = s.compact(Some("the hives".into())).await;
     assert!(errors(&seen).is_empty(), "{:?}", errors(&seen));
     assert_eq!(stop_reason(&seen), Some("compacted"));
     let report = report_of(&seen, Stage::CompactHistory).expect("a compact_history report");
@@ -516,14 +255,7 @@ async fn compact_without_a_known_window_learns_it_from_the_summarys_overflow() {
     // unsized summary request over it.
     let done = s.turn(&"the queen is marked blue. ".repeat(60)).await;
     assert_eq!(stop_reason(&done), Some("end_turn"));
-    s.commands
-        .send(UserCommand::Compact { focus: None })
-        .unwrap();
-    // A compaction the user asked for ends like a turn: `TurnDone` with `compacted`.
-    let seen = until(&mut s.events, STEP, |e| {
-        matches!(e, AgentEvent::TurnDone { .. })
-    })
-    .await;
+    let seen = s.compact(None).await;
     assert!(errors(&seen).is_empty(), "{:?}", errors(&seen));
     assert_eq!(stop_reason(&seen), Some("compacted"));
     let summaries = s.summary_bodies().await;
