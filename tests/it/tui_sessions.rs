@@ -377,3 +377,33 @@ fn c_compares_the_opened_session_under_the_strategies() {
     assert_eq!(view.session.len(), messages);
     assert!(view.runs.len() >= 2, "every strategy replayed: {}", view.runs.len());
 }
+
+/// The whole file fails to read after its first lines were shown (here: it was deleted in
+/// between): the head stays, says so, and `r` explains instead of "still loading" forever.
+#[test]
+fn a_session_that_fails_after_its_first_lines_says_so_and_r_explains() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path());
+    let path = dir.path().join("big.jsonl");
+    let mut text = std::fs::read_to_string(fixture("claude_code.jsonl")).unwrap();
+    let pad = "x".repeat(ctxlab::tui::sessions::HEAD_BYTES + 10);
+    text.push_str(&format!("{{\"type\":\"progress\",\"data\":\"{pad}\"}}\n"));
+    std::fs::write(&path, text).unwrap();
+    let fx = d.app.open_session(path.clone(), None);
+    let mut fx = fx.into_iter();
+    let (Some(Effect::Work(head)), Some(Effect::Work(whole))) = (fx.next(), fx.next()) else {
+        panic!("two jobs: the head and the whole file");
+    };
+    settle(&mut d.app, vec![Effect::Work(head)]);
+    assert!(!d.app.sessions.open.as_ref().unwrap().complete, "the head");
+    std::fs::remove_file(&path).unwrap();
+    settle(&mut d.app, vec![Effect::Work(whole)]);
+    let open = d.app.sessions.open.as_ref().expect("the head stays on screen");
+    assert!(open.load_error.is_some());
+    assert!(d.app.loading.is_none());
+    let text = screen(&mut d.app, 120, 40);
+    assert!(text.contains("first lines only"), "{text}");
+    press(&mut d.app, KeyCode::Char('r'));
+    let notice = d.app.notice.as_ref().map(|n| n.0.clone()).unwrap_or_default();
+    assert!(notice.contains("only the first lines could be read"), "{notice}");
+}

@@ -188,6 +188,11 @@ impl App {
         let Some(open) = &self.sessions.open else {
             return Vec::new();
         };
+        if let Some(e) = &open.load_error {
+            let text = format!("only the first lines could be read, so there is nothing whole to replay: {e}");
+            self.notify(text);
+            return Vec::new();
+        }
         if !open.complete {
             self.notify("still loading the session: r once it is all read");
             return Vec::new();
@@ -271,6 +276,11 @@ impl App {
                     }
                     Err(e) => {
                         self.loading = None;
+                        if let Some(open) = &mut self.sessions.open
+                            && !head
+                        {
+                            open.load_error = Some(e.clone());
+                        }
                         self.notify(e);
                     }
                 }

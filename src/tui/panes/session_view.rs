@@ -66,11 +66,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
 
 fn render_recorded(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
     let theme = &app.theme;
-    let loading = if open.complete { "" } else { " · first lines" };
+    let loading = match (&open.load_error, open.complete) {
+        (Some(_), _) => " · first lines only: the rest could not be read",
+        (None, true) => "",
+        (None, false) => " · first lines",
+    };
     let title = Line::from(vec![
         Span::styled(" 4 Session ", theme.title()),
         Span::raw(format!(
-            "{} · {} · {} msgs · {} calls · {}{loading} ",
+            // The loading state goes first: a narrow pane cuts the title's end.
+            "{}{loading} · {} · {} msgs · {} calls · {} ",
             open.label,
             open.format.name(),
             group_digits(open.infos.len()),

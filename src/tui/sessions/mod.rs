@@ -119,6 +119,9 @@ pub struct OpenedSession {
     /// the rest loads).
     pub bytes: u64,
     pub complete: bool,
+    /// Why the rest of the file could not be read after its first lines were shown: the
+    /// head stays on screen, saying so, and `r` refuses to replay half a session.
+    pub load_error: Option<String>,
     pub rows: Vec<ViewRow>,
     /// One per message of the full session.
     pub infos: Vec<Arc<MessageInfo>>,

@@ -84,6 +84,7 @@ pub fn build_view(path: &Path, bytes: u64, complete: bool, session: Session) -> 
         meta,
         bytes,
         complete,
+        load_error: None,
         rows,
         infos,
         tags,
