@@ -11,6 +11,7 @@
 
 use serde_json::{Map, Value};
 
+use super::counts::json_str_len;
 use super::str_repr::{Counter, Sink, py_number, skip_plain};
 
 /// `\uXXXX` with lowercase hex, without going through `format!` (escapes are frequent in
@@ -28,6 +29,10 @@ fn push_u_escape<S: Sink>(unit: u16, out: &mut S) {
 }
 
 fn write_json_str<S: Sink>(s: &str, ascii_only: bool, out: &mut S) {
+    if let Some(n) = out.count_only() {
+        *n += json_str_len(s, ascii_only);
+        return;
+    }
     out.push_char('"');
     // Runs that need no escape are found eight bytes at a time and copied (or counted) in
     // one go; transcripts are mostly that.
@@ -129,6 +134,13 @@ pub fn lesson_json_map(map: &Map<String, Value>) -> String {
     let mut out = String::new();
     write_json_map(map, true, &mut out);
     out
+}
+
+/// The length of `lesson_json_map` (chars and bytes alike: it is ASCII), without building it.
+pub fn lesson_json_map_len(map: &Map<String, Value>) -> usize {
+    let mut c = Counter(0);
+    write_json_map(map, true, &mut c);
+    c.0
 }
 
 /// `lesson_json_map` appended to `out`.
@@ -251,6 +263,7 @@ mod tests {
             "{\"k\": \"q\\\"\\\\\\n\\u0001\u{7f}é解😀\", \"n\": [1.5, null, true]}"
         );
         assert_eq!(unicode_json_map_len(map), text.chars().count());
+        assert_eq!(lesson_json_map_len(map), lesson_json_map(map).len());
         assert_eq!(unicode_json_maps([map, map]), format!("[{text}, {text}]"));
         assert_eq!(unicode_json_maps(std::iter::empty()), "[]");
     }
