@@ -9,10 +9,28 @@ use serde_json::Value;
 /// Below this many bytes one thread is quicker than starting others.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
-/// A file's bytes. A large file is read in parts on every core: copying tens of megabytes
-/// out of the page cache is a good share of opening a session. Bytes appended while it is
-/// read (a live session) are read too.
-pub(crate) fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+/// A file's bytes, mapped (a large file on Unix) or read.
+pub(crate) enum FileBytes {
+    #[cfg(unix)]
+    Mapped(super::mapped::Mapped),
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            #[cfg(unix)]
+            FileBytes::Mapped(m) => m.bytes(),
+            FileBytes::Read(v) => v,
+        }
+    }
+}
+
+/// A file's bytes. A large file is mapped (see `mapped`) or, when that fails, read in parts
+/// on every core: copying tens of megabytes out of the page cache is a good share of
+/// opening a session. Bytes appended while it is read (a live session) are read too.
+pub(crate) fn read_file(path: &std::path::Path) -> std::io::Result<FileBytes> {
     #[cfg(unix)]
     {
         use std::io::Read;
@@ -21,6 +39,11 @@ pub(crate) fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
         let len = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
         let threads = threads_for(len);
         if threads > 1 && len < usize::MAX / 2 {
+            if let Some(mapped) = super::mapped::Mapped::map(&file, len)
+                && file.metadata()?.len() == len as u64
+            {
+                return Ok(FileBytes::Mapped(mapped));
+            }
             let mut buf = vec![0u8; len];
             let part = len.div_ceil(threads);
             let file_ref = &file;
@@ -44,10 +67,10 @@ pub(crate) fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
             std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len as u64))?;
             file.read_to_end(&mut rest)?;
             buf.extend(rest);
-            return Ok(buf);
+            return Ok(FileBytes::Read(buf));
         }
     }
-    std::fs::read(path)
+    std::fs::read(path).map(FileBytes::Read)
 }
 
 /// One non-empty line of a JSON-lines file.
@@ -387,9 +410,16 @@ mod tests {
         let path = dir.path().join("big.jsonl");
         let text: Vec<u8> = (0..3_000_001u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(&path, &text).unwrap();
-        assert_eq!(read_file(&path).unwrap(), text);
+        let read = read_file(&path).unwrap();
+        #[cfg(unix)]
+        assert!(
+            matches!(read, FileBytes::Mapped(_)),
+            "a large file is mapped"
+        );
+        assert_eq!(*read, text[..]);
+        drop(read);
         std::fs::write(&path, b"small").unwrap();
-        assert_eq!(read_file(&path).unwrap(), b"small");
+        assert_eq!(*read_file(&path).unwrap(), b"small"[..]);
     }
 
     #[test]
