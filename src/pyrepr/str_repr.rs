@@ -144,8 +144,14 @@ pub(crate) fn skip_plain(s: &str, mut i: usize, quote: u8) -> (usize, Option<cha
     (i, next)
 }
 
+/// From this length on, counting byte classes beats walking the string (keys, ids and
+/// short texts are quicker walked: the counting pass has a fixed cost).
+pub(crate) const COUNT_MIN_BYTES: usize = 64;
+
 fn write_str_repr<S: Sink>(s: &str, out: &mut S) {
-    if let Some(n) = out.count_only() {
+    if s.len() >= COUNT_MIN_BYTES
+        && let Some(n) = out.count_only()
+    {
         *n += str_repr_len(s);
         return;
     }
