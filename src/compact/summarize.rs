@@ -413,7 +413,7 @@ impl PendingCompaction {
 #[cfg(test)]
 mod lines_tests {
     use super::*;
-    use crate::message::{block, estimate_size, lesson_json_history_prefix};
+    use crate::message::{block, lesson_json_history_prefix};
 
     #[test]
     fn the_summarizer_input_cut_from_the_transcript_equals_writing_it_anew() {
