@@ -33,44 +33,50 @@ impl std::ops::Deref for FileBytes {
 pub(crate) fn read_file(path: &std::path::Path) -> std::io::Result<FileBytes> {
     #[cfg(unix)]
     {
-        use std::io::Read;
-        use std::os::unix::fs::FileExt;
-        let mut file = std::fs::File::open(path)?;
+        let file = std::fs::File::open(path)?;
         let len = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
-        let threads = threads_for(len);
-        if threads > 1 && len < usize::MAX / 2 {
+        if (PARALLEL_MIN_BYTES..usize::MAX / 2).contains(&len) {
             if let Some(mapped) = super::mapped::Mapped::map(&file, len)
                 && file.metadata()?.len() == len as u64
             {
                 return Ok(FileBytes::Mapped(mapped));
             }
-            let mut buf = vec![0u8; len];
-            let part = len.div_ceil(threads);
-            let file_ref = &file;
-            let results: Vec<std::io::Result<()>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = buf
-                    .chunks_mut(part)
-                    .enumerate()
-                    .map(|(k, chunk)| {
-                        scope.spawn(move || file_ref.read_exact_at(chunk, (k * part) as u64))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                    .collect()
-            });
-            for r in results {
-                r?;
+            let threads = threads_for(len);
+            if threads > 1 {
+                return read_in_parts(file, len, threads).map(FileBytes::Read);
             }
-            let mut rest = Vec::new();
-            std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len as u64))?;
-            file.read_to_end(&mut rest)?;
-            buf.extend(rest);
-            return Ok(FileBytes::Read(buf));
         }
     }
     std::fs::read(path).map(FileBytes::Read)
+}
+
+/// The file's first `len` bytes read on `threads` threads, then whatever was appended.
+#[cfg(unix)]
+fn read_in_parts(mut file: std::fs::File, len: usize, threads: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; len];
+    let part = len.div_ceil(threads).max(1);
+    let file_ref = &file;
+    let results: Vec<std::io::Result<()>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = buf
+            .chunks_mut(part)
+            .enumerate()
+            .map(|(k, chunk)| scope.spawn(move || file_ref.read_exact_at(chunk, (k * part) as u64)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    for r in results {
+        r?;
+    }
+    let mut rest = Vec::new();
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len as u64))?;
+    file.read_to_end(&mut rest)?;
+    buf.extend(rest);
+    Ok(buf)
 }
 
 /// One non-empty line of a JSON-lines file.
@@ -418,6 +424,13 @@ mod tests {
         );
         assert_eq!(*read, text[..]);
         drop(read);
+        #[cfg(unix)]
+        {
+            // Where mapping fails: read in parts, and what was appended after `len` too.
+            let file = std::fs::File::open(&path).unwrap();
+            let parts = read_in_parts(file, text.len() - 10, 3).unwrap();
+            assert_eq!(parts, text);
+        }
         std::fs::write(&path, b"small").unwrap();
         assert_eq!(*read_file(&path).unwrap(), b"small"[..]);
     }
