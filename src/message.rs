@@ -19,8 +19,8 @@ use crate::pyrepr::{py_str_len, py_str_list, unicode_json_map_len};
 mod json;
 
 pub use json::{
-    json_size, lesson_json_history, lesson_json_history_prefix, lesson_json_len,
-    lesson_json_message, unicode_json_history, unicode_json_message, write_lesson_json_message,
+    json_size, lesson_json_history, lesson_json_history_prefix, lesson_json_message,
+    unicode_json_history, unicode_json_message, write_lesson_json_message,
 };
 
 /// Why a JSON value is not a message ctxlab can work with.

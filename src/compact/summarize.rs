@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::config::PipelineConfig;
 use super::report::{Change, CompactTrigger, Stage, StageReport};
 use super::strategy::SizeUnit;
-use crate::message::{Message, lesson_json_len, write_lesson_json_message};
+use crate::message::{Message, estimate_size, write_lesson_json_message};
 use crate::pyrepr::{py_strip, summary_literal};
 use crate::store::FileWritten;
 use crate::util::group_digits;
@@ -104,7 +104,7 @@ pub fn is_summary_request(system: &str, first_user_text: &str) -> bool {
         || (system.is_empty() && first_user_text.starts_with(super::s06::SUMMARY_PROMPT))
 }
 
-/// Above this length (lesson JSON bytes) a history's JSON is written on two threads.
+/// Above this size (the lesson's chars) a history's JSON is written on two threads.
 const PARALLEL_JSON_CHARS: usize = 64 * 1024;
 
 /// A history's lesson JSON, one line per message, and where each line ends: the
@@ -118,25 +118,21 @@ pub(crate) struct LessonLines {
 
 impl LessonLines {
     pub(crate) fn of(messages: &[Message]) -> LessonLines {
-        // Counting the exact length first is cheaper than growing (copying) a long text.
-        let lens: Vec<usize> = messages.iter().map(|m| lesson_json_len(m) + 1).collect();
-        let len: usize = lens.iter().sum();
-        if len < PARALLEL_JSON_CHARS || messages.len() < 2 {
-            return LessonLines::write(messages, String::with_capacity(len));
+        let size = estimate_size(messages);
+        if size < PARALLEL_JSON_CHARS || messages.len() < 2 {
+            return LessonLines::write(messages, size);
         }
         // A long history is written in two halves at once; the text is the same.
         let half = messages.len() / 2;
         let (front, back) = messages.split_at(half);
-        let back_len = lens[half..].iter().sum();
         let (a, b) = std::thread::scope(|scope| {
-            let back =
-                scope.spawn(move || LessonLines::write(back, String::with_capacity(back_len)));
-            let front = LessonLines::write(front, String::with_capacity(len));
+            let back = scope.spawn(|| LessonLines::write(back, estimate_size(back)));
+            let front = LessonLines::write(front, estimate_size(front));
             (front, back.join())
         });
         let Ok(mut b) = b else {
             // Writing JSON cannot panic; if it did, write the history in one piece.
-            return LessonLines::write(messages, String::with_capacity(len));
+            return LessonLines::write(messages, size);
         };
         let mut lines = a;
         let offset = lines.text.len();
@@ -145,8 +141,9 @@ impl LessonLines {
         lines
     }
 
-    /// The lines of `messages` appended to `text` (which has room for them).
-    fn write(messages: &[Message], mut text: String) -> LessonLines {
+    fn write(messages: &[Message], size: usize) -> LessonLines {
+        // The str() size is close to the JSON length: one allocation in the common case.
+        let mut text = String::with_capacity(size + size / 8);
         let mut ends = Vec::with_capacity(messages.len());
         for m in messages {
             write_lesson_json_message(m, &mut text);
@@ -429,10 +426,8 @@ mod lines_tests {
             .map(|i| Message::user_text(format!("{i} {}", "é".repeat(3000))))
             .collect();
         let two = LessonLines::of(&long);
-        let one = LessonLines::write(&long, String::new());
-        let len: usize = long.iter().map(|m| lesson_json_len(m) + 1).sum();
-        assert!(len >= PARALLEL_JSON_CHARS);
-        assert_eq!(one.text.len(), len);
+        let one = LessonLines::write(&long, 0);
+        assert!(estimate_size(&long) >= PARALLEL_JSON_CHARS);
         assert_eq!(two.text, one.text);
         assert_eq!(two.ends, one.ends);
         assert_eq!(lines.transcript().lines().count(), 3);

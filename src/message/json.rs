@@ -4,8 +4,8 @@
 
 use super::Message;
 use crate::pyrepr::{
-    lesson_json_map, lesson_json_map_len, lesson_json_maps_prefix, unicode_json_map,
-    unicode_json_maps, write_lesson_json_map,
+    lesson_json_map, lesson_json_maps_prefix, unicode_json_map, unicode_json_maps,
+    write_lesson_json_map,
 };
 
 /// The size of a history in the s08-latest unit: the length of
@@ -28,11 +28,6 @@ pub fn unicode_json_history(messages: &[Message]) -> String {
 /// Lesson JSON of one message: a transcript line without its newline.
 pub fn lesson_json_message(m: &Message) -> String {
     lesson_json_map(&m.raw)
-}
-
-/// The length of `lesson_json_message`, without writing it.
-pub fn lesson_json_len(m: &Message) -> usize {
-    lesson_json_map_len(&m.raw)
 }
 
 /// `lesson_json_message` appended to `out`.

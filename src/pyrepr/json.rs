@@ -138,13 +138,6 @@ pub fn lesson_json_map(map: &Map<String, Value>) -> String {
     out
 }
 
-/// The length of `lesson_json_map` (chars and bytes alike: it is ASCII), without building it.
-pub fn lesson_json_map_len(map: &Map<String, Value>) -> usize {
-    let mut c = Counter(0);
-    write_json_map(map, true, &mut c);
-    c.0
-}
-
 /// `lesson_json_map` appended to `out`.
 pub fn write_lesson_json_map(map: &Map<String, Value>, out: &mut String) {
     write_json_map(map, true, out);
@@ -265,7 +258,6 @@ mod tests {
             "{\"k\": \"q\\\"\\\\\\n\\u0001\u{7f}é解😀\", \"n\": [1.5, null, true]}"
         );
         assert_eq!(unicode_json_map_len(map), text.chars().count());
-        assert_eq!(lesson_json_map_len(map), lesson_json_map(map).len());
         assert_eq!(unicode_json_maps([map, map]), format!("[{text}, {text}]"));
         assert_eq!(unicode_json_maps(std::iter::empty()), "[]");
     }
