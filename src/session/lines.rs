@@ -9,74 +9,45 @@ use serde_json::Value;
 /// Below this many bytes one thread is quicker than starting others.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
-/// A file's bytes, mapped (a large file on Unix) or read.
-pub(crate) enum FileBytes {
-    #[cfg(unix)]
-    Mapped(super::mapped::Mapped),
-    Read(Vec<u8>),
-}
-
-impl std::ops::Deref for FileBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            #[cfg(unix)]
-            FileBytes::Mapped(m) => m.bytes(),
-            FileBytes::Read(v) => v,
-        }
-    }
-}
-
-/// A file's bytes. A large file is mapped (see `mapped`) or, when that fails, read in parts
-/// on every core: copying tens of megabytes out of the page cache is a good share of
-/// opening a session. Bytes appended while it is read (a live session) are read too.
-pub(crate) fn read_file(path: &std::path::Path) -> std::io::Result<FileBytes> {
+/// A file's bytes. A large file is read in parts on every core: copying tens of megabytes
+/// out of the page cache is a good share of opening a session. Bytes appended while it is
+/// read (a live session) are read too.
+pub(crate) fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     #[cfg(unix)]
     {
-        let file = std::fs::File::open(path)?;
+        use std::io::Read;
+        use std::os::unix::fs::FileExt;
+        let mut file = std::fs::File::open(path)?;
         let len = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
-        if (PARALLEL_MIN_BYTES..usize::MAX / 2).contains(&len) {
-            if let Some(mapped) = super::mapped::Mapped::map(&file, len)
-                && file.metadata()?.len() == len as u64
-            {
-                return Ok(FileBytes::Mapped(mapped));
+        let threads = threads_for(len);
+        if threads > 1 && len < usize::MAX / 2 {
+            let mut buf = vec![0u8; len];
+            let part = len.div_ceil(threads);
+            let file_ref = &file;
+            let results: Vec<std::io::Result<()>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = buf
+                    .chunks_mut(part)
+                    .enumerate()
+                    .map(|(k, chunk)| {
+                        scope.spawn(move || file_ref.read_exact_at(chunk, (k * part) as u64))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            for r in results {
+                r?;
             }
-            let threads = threads_for(len);
-            if threads > 1 {
-                return read_in_parts(file, len, threads).map(FileBytes::Read);
-            }
+            let mut rest = Vec::new();
+            std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len as u64))?;
+            file.read_to_end(&mut rest)?;
+            buf.extend(rest);
+            return Ok(buf);
         }
     }
-    std::fs::read(path).map(FileBytes::Read)
-}
-
-/// The file's first `len` bytes read on `threads` threads, then whatever was appended.
-#[cfg(unix)]
-fn read_in_parts(mut file: std::fs::File, len: usize, threads: usize) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::FileExt;
-    let mut buf = vec![0u8; len];
-    let part = len.div_ceil(threads).max(1);
-    let file_ref = &file;
-    let results: Vec<std::io::Result<()>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = buf
-            .chunks_mut(part)
-            .enumerate()
-            .map(|(k, chunk)| scope.spawn(move || file_ref.read_exact_at(chunk, (k * part) as u64)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    for r in results {
-        r?;
-    }
-    let mut rest = Vec::new();
-    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len as u64))?;
-    file.read_to_end(&mut rest)?;
-    buf.extend(rest);
-    Ok(buf)
+    std::fs::read(path)
 }
 
 /// One non-empty line of a JSON-lines file.
@@ -416,23 +387,9 @@ mod tests {
         let path = dir.path().join("big.jsonl");
         let text: Vec<u8> = (0..3_000_001u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(&path, &text).unwrap();
-        let read = read_file(&path).unwrap();
-        #[cfg(unix)]
-        assert!(
-            matches!(read, FileBytes::Mapped(_)),
-            "a large file is mapped"
-        );
-        assert_eq!(*read, text[..]);
-        drop(read);
-        #[cfg(unix)]
-        {
-            // Where mapping fails: read in parts, and what was appended after `len` too.
-            let file = std::fs::File::open(&path).unwrap();
-            let parts = read_in_parts(file, text.len() - 10, 3).unwrap();
-            assert_eq!(parts, text);
-        }
+        assert_eq!(read_file(&path).unwrap(), text);
         std::fs::write(&path, b"small").unwrap();
-        assert_eq!(*read_file(&path).unwrap(), b"small"[..]);
+        assert_eq!(read_file(&path).unwrap(), b"small");
     }
 
     #[test]

@@ -17,8 +17,6 @@ mod ctxlab;
 pub mod discover;
 pub mod history_input;
 mod lines;
-#[cfg(unix)]
-mod mapped;
 pub mod model;
 pub mod summary;
 
@@ -195,21 +193,17 @@ pub fn parse_session(text: &str) -> Result<Vec<Message>, SessionError> {
     parse_session_text(text).map(Session::into_replay_messages)
 }
 
-/// Reads a file and gives its text to `f` (invalid UTF-8 replaced, with a warning).
-fn with_file_text<T>(
-    path: &Path,
-    f: impl FnOnce(&str) -> T,
-) -> Result<(T, Option<LoadWarning>), SessionError> {
+fn read_file_text(path: &Path) -> Result<(String, Option<LoadWarning>), SessionError> {
     let bytes = lines::read_file(path).map_err(SessionError::Read)?;
-    match std::str::from_utf8(&bytes) {
-        Ok(text) => Ok((f(text), None)),
-        Err(_) => {
-            let text = String::from_utf8_lossy(&bytes);
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((text, None)),
+        Err(e) => {
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
             let warning = LoadWarning {
                 line: 0,
                 message: "the file is not valid UTF-8; invalid bytes were replaced".into(),
             };
-            Ok((f(&text), Some(warning)))
+            Ok((text, Some(warning)))
         }
     }
 }
@@ -218,12 +212,13 @@ fn with_file_text<T>(
 /// (`<session>/subagents/agent-*.jsonl`, or older `agent-*.jsonl` beside it that name the
 /// session) as sidechains.
 pub fn load_session(path: &Path) -> Result<Session, SessionError> {
-    let (session, warning) = with_file_text(path, parse_session_text)?;
-    let mut session = session?;
+    let (text, warning) = read_file_text(path)?;
+    let mut session = parse_session_text(&text)?;
+    drop(text);
     session.warnings.extend(warning);
     if session.format == SessionFormat::ClaudeCode {
         for file in discover::claude_subagent_files(path, session.meta.session_id.as_deref()) {
-            match with_file_text(&file, parse_session_text).and_then(|(side, _)| side) {
+            match read_file_text(&file).and_then(|(t, _)| parse_session_text(&t)) {
                 Ok(mut side) if side.format == SessionFormat::ClaudeCode => {
                     if side.meta.agent_id.is_none() {
                         side.meta.agent_id = agent_id_of(&file);
@@ -264,8 +259,9 @@ pub struct LoadedHistory {
 /// The one loader behind `ctxlab replay` and `ctxlab pipeline`: any format ctxlab reads,
 /// as the conversation the lesson's pipeline works on.
 pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
-    let (parsed, warning) = with_file_text(path, parse_text)?;
-    let (session, given) = parsed?;
+    let (text, warning) = read_file_text(path)?;
+    let (session, given) = parse_text(&text)?;
+    drop(text);
     let format = session.format;
     let mut warnings = session.warnings.clone();
     warnings.extend(warning);
