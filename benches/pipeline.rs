@@ -156,5 +156,46 @@ fn bench_pipeline(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_pipeline);
+/// The writers a replay spends its time in: each message's size in the lesson's unit
+/// (Python `str()` chars) and in s08-latest's (unicode JSON chars), computed fresh as when a
+/// session is loaded, and a transcript (lesson JSON lines) written, as each compaction does.
+fn bench_sizes(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sizes");
+    let h = history(2_000, 3);
+    let raw: Vec<serde_json::Value> = h.iter().map(|m| serde_json::to_value(m).unwrap()).collect();
+    let bytes: usize = raw.iter().map(|v| v.to_string().len()).sum();
+    group.throughput(criterion::Throughput::Bytes(bytes as u64));
+    let fresh = || {
+        raw.iter()
+            .map(|v| Message::from_value(v.clone()).unwrap())
+            .collect::<Vec<_>>()
+    };
+    group.bench_function("estimate_size_fresh", |b| {
+        b.iter_batched(
+            fresh,
+            // The history is returned, so its drop is not timed.
+            |h| {
+                let n = black_box(estimate_size(&h));
+                (h, n)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("json_size_fresh", |b| {
+        b.iter_batched(
+            fresh,
+            |h| {
+                let n = black_box(ctxlab::message::json_size(&h));
+                (h, n)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("transcript_text", |b| {
+        b.iter(|| black_box(ctxlab::compact::summarize::transcript_text(&h)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_pipeline, bench_sizes);
 criterion_main!(benches);

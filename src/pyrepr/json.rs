@@ -11,7 +11,8 @@
 
 use serde_json::{Map, Value};
 
-use super::str_repr::{Counter, Sink, py_number, skip_plain};
+use super::counts::json_str_len;
+use super::str_repr::{COUNT_MIN_BYTES, Counter, Sink, py_number, skip_plain};
 
 /// `\uXXXX` with lowercase hex, without going through `format!` (escapes are frequent in
 /// non-ASCII tool output).
@@ -28,6 +29,12 @@ fn push_u_escape<S: Sink>(unit: u16, out: &mut S) {
 }
 
 fn write_json_str<S: Sink>(s: &str, ascii_only: bool, out: &mut S) {
+    if s.len() >= COUNT_MIN_BYTES
+        && let Some(n) = out.count_only()
+    {
+        *n += json_str_len(s, ascii_only);
+        return;
+    }
     out.push_char('"');
     // Runs that need no escape are found eight bytes at a time and copied (or counted) in
     // one go; transcripts are mostly that.

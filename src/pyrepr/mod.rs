@@ -5,6 +5,7 @@
 //! docs/pipeline.md, "Units"). This module knows only `serde_json` values: it is a leaf that
 //! `message` and `compact` both build on, and it must never import either.
 
+mod counts;
 pub mod json;
 pub(crate) mod printable_table;
 pub mod str_repr;

@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Number, Value};
 
+use super::counts::str_repr_len;
 use super::printable_table::NON_PRINTABLE;
 
 /// Where a writer puts its output: a counter or a string. Shared with the JSON writers.
@@ -16,6 +17,11 @@ pub(crate) trait Sink {
     fn push_char(&mut self, c: char);
     /// A run of text known to need no escaping: `chars` code points long.
     fn push_plain(&mut self, s: &str, chars: usize);
+    /// The running count, when this sink only counts: the writers then size a string from
+    /// its byte classes (`counts`) instead of walking it escape by escape.
+    fn count_only(&mut self) -> Option<&mut usize> {
+        None
+    }
 }
 
 pub(crate) struct Counter(pub(crate) usize);
@@ -26,6 +32,9 @@ impl Sink for Counter {
     }
     fn push_plain(&mut self, _: &str, chars: usize) {
         self.0 += chars;
+    }
+    fn count_only(&mut self) -> Option<&mut usize> {
+        Some(&mut self.0)
     }
 }
 
@@ -44,6 +53,16 @@ pub fn is_printable(c: char) -> bool {
     if cp < 0x80 {
         return (0x20..0x7f).contains(&cp);
     }
+    if cp < 0x10000 {
+        // Sizing asks this for every non-ASCII char of a session: one bit test.
+        let bits = bmp_printable();
+        return (bits[(cp >> 6) as usize] >> (cp & 63)) & 1 == 1;
+    }
+    in_printable_table(cp)
+}
+
+/// `is_printable` from the table of non-printable ranges.
+fn in_printable_table(cp: u32) -> bool {
     NON_PRINTABLE
         .binary_search_by(|&(lo, hi)| {
             if hi < cp {
@@ -55,6 +74,21 @@ pub fn is_printable(c: char) -> bool {
             }
         })
         .is_err()
+}
+
+/// `in_printable_table` for every code point of the BMP above ASCII, one bit each (8 KB),
+/// built from the table on first use.
+fn bmp_printable() -> &'static [u64; 1024] {
+    static BITS: std::sync::OnceLock<Box<[u64; 1024]>> = std::sync::OnceLock::new();
+    BITS.get_or_init(|| {
+        let mut bits = Box::new([u64::MAX; 1024]);
+        for &(lo, hi) in NON_PRINTABLE.iter().filter(|(lo, _)| *lo < 0x10000) {
+            for cp in lo..=hi.min(0xffff) {
+                bits[(cp >> 6) as usize] &= !(1u64 << (cp & 63));
+            }
+        }
+        bits
+    })
 }
 
 /// Whether a byte is printable ASCII other than `\\` and `quote`: a byte both writers copy
@@ -110,7 +144,17 @@ pub(crate) fn skip_plain(s: &str, mut i: usize, quote: u8) -> (usize, Option<cha
     (i, next)
 }
 
+/// From this length on, counting byte classes beats walking the string (keys, ids and
+/// short texts are quicker walked: the counting pass has a fixed cost).
+pub(crate) const COUNT_MIN_BYTES: usize = 64;
+
 fn write_str_repr<S: Sink>(s: &str, out: &mut S) {
+    if s.len() >= COUNT_MIN_BYTES
+        && let Some(n) = out.count_only()
+    {
+        *n += str_repr_len(s);
+        return;
+    }
     let has_single = s.contains('\'');
     let quote = if has_single && !s.contains('"') {
         b'"'
@@ -359,6 +403,15 @@ mod tests {
         assert_eq!(repr(json!("解析器 🚀 é")), "'解析器 🚀 é'");
         assert!(is_printable('🚀'));
         assert!(!is_printable('\u{feff}'));
+    }
+
+    #[test]
+    fn the_bmp_bitmap_is_the_table() {
+        for cp in 0x80..0x10000u32 {
+            if let Some(c) = char::from_u32(cp) {
+                assert_eq!(is_printable(c), in_printable_table(cp), "U+{cp:04X}");
+            }
+        }
     }
 
     #[test]
