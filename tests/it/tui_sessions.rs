@@ -375,7 +375,11 @@ fn c_compares_the_opened_session_under_the_strategies() {
     let view = d.app.compare.as_ref().expect("the compare view is open");
     assert_eq!(view.label, label, "the opened session, not the live one");
     assert_eq!(view.session.len(), messages);
-    assert!(view.runs.len() >= 2, "every strategy replayed: {}", view.runs.len());
+    assert!(
+        view.runs.len() >= 2,
+        "every strategy replayed: {}",
+        view.runs.len()
+    );
 }
 
 /// The whole file fails to read after its first lines were shown (here: it was deleted in
@@ -398,12 +402,25 @@ fn a_session_that_fails_after_its_first_lines_says_so_and_r_explains() {
     assert!(!d.app.sessions.open.as_ref().unwrap().complete, "the head");
     std::fs::remove_file(&path).unwrap();
     settle(&mut d.app, vec![Effect::Work(whole)]);
-    let open = d.app.sessions.open.as_ref().expect("the head stays on screen");
+    let open = d
+        .app
+        .sessions
+        .open
+        .as_ref()
+        .expect("the head stays on screen");
     assert!(open.load_error.is_some());
     assert!(d.app.loading.is_none());
     let text = screen(&mut d.app, 120, 40);
     assert!(text.contains("first lines only"), "{text}");
     press(&mut d.app, KeyCode::Char('r'));
-    let notice = d.app.notice.as_ref().map(|n| n.0.clone()).unwrap_or_default();
-    assert!(notice.contains("only the first lines could be read"), "{notice}");
+    let notice = d
+        .app
+        .notice
+        .as_ref()
+        .map(|n| n.0.clone())
+        .unwrap_or_default();
+    assert!(
+        notice.contains("only the first lines could be read"),
+        "{notice}"
+    );
 }

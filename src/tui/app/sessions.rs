@@ -189,7 +189,9 @@ impl App {
             return Vec::new();
         };
         if let Some(e) = &open.load_error {
-            let text = format!("only the first lines could be read, so there is nothing whole to replay: {e}");
+            let text = format!(
+                "only the first lines could be read, so there is nothing whole to replay: {e}"
+            );
             self.notify(text);
             return Vec::new();
         }
