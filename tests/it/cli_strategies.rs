@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::cli::example;
+use crate::common::cli::{SCRIPTED_RUN, example};
 use assert_cmd::Command;
 use serde_json::Value;
 
@@ -16,15 +16,7 @@ fn ctxlab(home: &Path) -> Command {
 
 fn run_tour(home: &Path, ws: &Path, strategy: Option<&str>) -> (bool, String) {
     let mut cmd = ctxlab(home);
-    cmd.args([
-        "run",
-        "--provider",
-        "scripted",
-        "--pace-ms",
-        "0",
-        "--workspace",
-    ])
-    .arg(ws);
+    cmd.args(SCRIPTED_RUN).arg(ws);
     if let Some(s) = strategy {
         cmd.args(["--strategy", s]);
     }

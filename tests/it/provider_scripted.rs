@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::common::files::copy_dir;
 use crate::common::provider::{drain, request};
 use ctxlab::compact::estimate_size;
 use ctxlab::message::lesson_json_history;
@@ -211,19 +212,6 @@ const PERSIST_THRESHOLD: usize = 30_000;
 const CONTEXT_LIMIT: usize = 50_000;
 const COMPACT_RESULT: &str = "[Compaction requested. This completed turn will be summarized.]";
 const MICRO_MARKER: &str = "[Earlier tool result compacted. Re-run if needed.]";
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 fn cap(s: String) -> String {
     s.chars().take(OUTPUT_CAP_CHARS).collect()

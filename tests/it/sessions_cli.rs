@@ -2,10 +2,11 @@
 //! and `ctxlab replay` / `ctxlab pipeline` reading those formats, never writing next to
 //! the source.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
+
+use crate::common::files::{copy_dir, session_fixture as fixture, snapshot};
 use serde_json::Value;
 
 fn ctxlab() -> Command {
@@ -15,42 +16,6 @@ fn ctxlab() -> Command {
         .env_remove("CODEX_HOME")
         .env("HOME", "/nonexistent-ctxlab-home");
     cmd
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/sessions")
-        .join(name)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let entry = entry.unwrap();
-            if entry.file_type().unwrap().is_dir() {
-                stack.push(entry.path());
-            } else {
-                out.insert(entry.path(), std::fs::read(entry.path()).unwrap());
-            }
-        }
-    }
-    out
 }
 
 fn json_out(cmd: &mut Command) -> Value {

@@ -8,31 +8,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::common::files::{copy_dir, session_fixture as fixture};
 use crate::support::{Driver, press, screen, settle};
 use crossterm::event::KeyCode;
 use ctxlab::tui::Effect;
 use ctxlab::tui::sessions::{BrowserRow, ViewRow};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/sessions")
-        .join(name)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
 
 /// A Claude Code root and a Codex root with the fixture sessions, under `dir`.
 fn roots(dir: &Path) -> (PathBuf, PathBuf) {

@@ -7,6 +7,16 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+/// `ctxlab run` on the scripted model at full speed; the workspace path comes next.
+pub const SCRIPTED_RUN: [&str; 6] = [
+    "run",
+    "--provider",
+    "scripted",
+    "--pace-ms",
+    "0",
+    "--workspace",
+];
+
 /// Every variable the provider resolution reads (and the context window it may name),
 /// removed from sealed runs so a developer's own keys or settings never change a test.
 pub const PROVIDER_VARS: [&str; 7] = [
@@ -79,15 +89,7 @@ impl Scratch {
     /// the request).
     pub fn scripted_run(&self) -> Command {
         let mut cmd = self.sealed();
-        cmd.args([
-            "run",
-            "--provider",
-            "scripted",
-            "--pace-ms",
-            "0",
-            "--workspace",
-        ])
-        .arg(self.ws.path());
+        cmd.args(SCRIPTED_RUN).arg(self.ws.path());
         cmd
     }
 }

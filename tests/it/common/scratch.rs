@@ -1,6 +1,7 @@
 //! The real binary in a scratch home (no keys, no config, no `.env`). The waits the
 //! process tests need (a pid file read, a process gone) are `common::process`'s.
 
+use crate::common::cli::SCRIPTED_RUN;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -58,15 +59,7 @@ impl Scratch {
     /// `ctxlab run` on the scripted model at full speed in `ws` (add flags and the request).
     pub fn scripted_run(&self, ws: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut cmd = self.ctxlab();
-        cmd.args([
-            "run",
-            "--provider",
-            "scripted",
-            "--pace-ms",
-            "0",
-            "--workspace",
-        ])
-        .arg(ws);
+        cmd.args(SCRIPTED_RUN).arg(ws);
         cmd
     }
 

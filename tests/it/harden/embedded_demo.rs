@@ -6,6 +6,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use crate::common::cli::SCRIPTED_RUN;
 use crate::common::scratch::{Scratch, binary};
 
 /// The bytes of every section a loader maps (SHF_ALLOC) of a 64-bit little-endian ELF file.
@@ -93,14 +94,7 @@ fn a_workspace_that_is_a_file_is_an_error_that_says_so() {
     let file = s.path().join("afile");
     std::fs::write(&file, "x").unwrap();
     for args in [
-        vec![
-            "run",
-            "--provider",
-            "scripted",
-            "--pace-ms",
-            "0",
-            "--workspace",
-        ],
+        SCRIPTED_RUN.to_vec(),
         vec!["--provider", "scripted", "--workspace"],
     ] {
         let out = s.ctxlab().args(&args).arg(&file).output().unwrap();
