@@ -179,7 +179,11 @@ pub fn compaction_headline(c: &Compaction, k: usize) -> String {
         CompactionKind::Full => "full",
         CompactionKind::Micro => "micro",
     };
-    let trigger = c.trigger.as_ref().map(|t| t.name()).unwrap_or("trigger ?");
+    let trigger = c
+        .trigger
+        .as_ref()
+        .map(|t| t.name())
+        .unwrap_or("trigger not recorded");
     let mut text = format!(
         "compaction {} · {kind} · {trigger} · {} -> {} tok",
         k + 1,
@@ -211,7 +215,7 @@ pub(super) fn kept_words(c: &Compaction) -> String {
     match (&c.kept, c.kind) {
         (Some(kept), _) => format!("kept {}", super::plural(kept.len(), "msg")),
         (None, CompactionKind::Micro) => "rest kept".into(),
-        (None, CompactionKind::Full) => "kept ?".into(),
+        (None, CompactionKind::Full) => "kept: not recorded".into(),
     }
 }
 
