@@ -72,12 +72,10 @@ mod tests {
     use crate::message::block;
     use serde_json::json;
 
-    #[test]
-    fn a_long_session_gets_compacted_without_writing() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
+    /// A request and `n` bash calls, each answered with `result`.
+    fn bash_session(n: usize, result: &str) -> Vec<Message> {
         let mut t = vec![Message::user_text("do it")];
-        for i in 0..30 {
+        for i in 0..n {
             t.push(Message::assistant_blocks(vec![block::tool_use(
                 format!("t{i}"),
                 "bash",
@@ -85,9 +83,17 @@ mod tests {
             )]));
             t.push(Message::user_blocks(vec![block::tool_result(
                 format!("t{i}"),
-                "x".repeat(3_000),
+                result.to_string(),
             )]));
         }
+        t
+    }
+
+    #[test]
+    fn a_long_session_gets_compacted_without_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let t = bash_session(30, &"x".repeat(3_000));
         let cfg = PipelineConfig {
             context_limit: 20_000,
             ..PipelineConfig::default()
@@ -115,18 +121,7 @@ mod tests {
     fn a_transcript_that_ends_before_a_call_says_what_that_call_would_do() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(dir.path());
-        let mut t = vec![Message::user_text("do it")];
-        for i in 0..6 {
-            t.push(Message::assistant_blocks(vec![block::tool_use(
-                format!("t{i}"),
-                "bash",
-                json!({"command": "ls"}),
-            )]));
-            t.push(Message::user_blocks(vec![block::tool_result(
-                format!("t{i}"),
-                "y".repeat(100),
-            )]));
-        }
+        let mut t = bash_session(6, &"y".repeat(100));
         t.push(Message::assistant_blocks(vec![block::tool_use(
             "big",
             "bash",
