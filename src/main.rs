@@ -14,12 +14,15 @@ use clap::Parser;
 use ctxlab::agent::StopReason;
 use ctxlab::commands::export::{export_page, write_page};
 use ctxlab::commands::pipeline::{HistoryInput, check_history, write_pipeline_report};
-use ctxlab::commands::replay::{ReplayCommandError, run_replay};
+use ctxlab::commands::replay::{ReplayCommandError, run_replay, run_replay_stream};
 use ctxlab::commands::run::{RunningAgent, SessionEnd, run_session};
 use ctxlab::compact::{PipelineConfig, Strategy};
 use ctxlab::process::{TerminationSignals, output_closed, signal_exit_code};
 use ctxlab::replay::ReplayOptions;
-use ctxlab::session::{LoadedHistory, SessionError, load_history};
+use ctxlab::session::{
+    HistoryStream, LoadWarning, LoadedHistory, OpenedHistory, SessionError, load_history,
+    open_history,
+};
 use ctxlab::startup::{LaunchOptions, prepare};
 use ctxlab::tools::kill_running_process_groups;
 use ctxlab::tui::TuiExit;
@@ -128,17 +131,22 @@ fn session_error(path: &Path, e: SessionError) -> anyhow::Error {
 /// exists but cannot be read is an I/O failure (exit 1).
 fn load_input(path: &Path) -> anyhow::Result<LoadedHistory> {
     let loaded = load_history(path).map_err(|e| session_error(path, e))?;
-    for w in loaded.warnings.iter().take(5) {
+    print_warnings(path, &loaded.warnings);
+    Ok(loaded)
+}
+
+/// A loaded session's warnings on stderr: the first five, then how many more.
+fn print_warnings(path: &Path, warnings: &[LoadWarning]) {
+    for w in warnings.iter().take(5) {
         eprintln!("ctxlab: {}: line {}: {}", path.display(), w.line, w.message);
     }
-    if loaded.warnings.len() > 5 {
+    if warnings.len() > 5 {
         eprintln!(
             "ctxlab: {}: {} more warnings (ctxlab inspect lists them)",
             path.display(),
-            loaded.warnings.len() - 5
+            warnings.len() - 5
         );
     }
-    Ok(loaded)
 }
 
 fn now_secs(now: Option<u64>) -> u64 {
@@ -196,14 +204,21 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         return cmd_compare(args).map(|()| ExitCode::SUCCESS);
     }
     let config = config_from(args.strategy, &args.thresholds)?;
-    let session = load_input(&args.file)?.messages;
-    if session.is_empty() {
-        return Err(UsageError(format!(
-            "{}: no messages to replay (the file is empty)",
-            args.file.display()
-        ))
-        .into());
-    }
+    // A message array is replayed while it is parsed; other formats are read whole.
+    let session = match open_history(&args.file).map_err(|e| session_error(&args.file, e))? {
+        OpenedHistory::Streamed(stream) => ReplaySource::Streamed(stream),
+        OpenedHistory::Loaded(loaded) => {
+            print_warnings(&args.file, &loaded.warnings);
+            if loaded.messages.is_empty() {
+                return Err(UsageError(format!(
+                    "{}: no messages to replay (the file is empty)",
+                    args.file.display()
+                ))
+                .into());
+            }
+            ReplaySource::Whole(loaded.messages)
+        }
+    };
     let workspace = args
         .workspace
         .ok_or_else(|| UsageError("replay needs --workspace DIR".into()))?;
@@ -215,11 +230,27 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         now_secs: now_secs(args.now),
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    match run_replay(session, &store, &options, args.json, &mut out) {
-        Ok(_) => Ok(ExitCode::SUCCESS),
+    let replayed = match session {
+        ReplaySource::Whole(messages) => {
+            run_replay(messages, &store, &options, args.json, &mut out).map(|_| ())
+        }
+        ReplaySource::Streamed(stream) => {
+            run_replay_stream(stream, &store, &options, args.json, &mut out)
+                .map(|(_, warnings)| print_warnings(&args.file, &warnings))
+        }
+    };
+    match replayed {
+        Ok(()) => Ok(ExitCode::SUCCESS),
         Err(ReplayCommandError::Output(e)) => Err(e).context("cannot write to stdout"),
+        Err(ReplayCommandError::Input(e)) => Err(session_error(&args.file, e)),
         Err(e) => Err(e.into()),
     }
+}
+
+/// What `ctxlab replay` replays: a file read whole, or a message array as it is parsed.
+enum ReplaySource {
+    Whole(Vec<ctxlab::message::Message>),
+    Streamed(HistoryStream),
 }
 
 fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {

@@ -114,7 +114,7 @@ pub enum ReplayStep<'a> {
 
 /// Replays `session` on `store`, calling `on_call` after each model call's pipeline.
 pub fn replay(
-    session: Vec<Message>,
+    session: impl IntoIterator<Item = Message>,
     store: &Store,
     options: &ReplayOptions,
     mut on_call: impl FnMut(&CallRecord),
@@ -128,7 +128,7 @@ pub fn replay(
 
 /// `replay_events` seen as the timeline needs it: stages, calls and appended messages.
 pub fn replay_steps(
-    session: Vec<Message>,
+    session: impl IntoIterator<Item = Message>,
     store: &Store,
     options: &ReplayOptions,
     mut on_step: impl FnMut(ReplayStep<'_>),
@@ -146,7 +146,7 @@ pub fn replay_steps(
 
 /// The replay loop itself: `replay` with every step reported to `on_event`.
 pub fn replay_events(
-    session: Vec<Message>,
+    session: impl IntoIterator<Item = Message>,
     store: &Store,
     options: &ReplayOptions,
     mut on_event: impl FnMut(ReplayEvent<'_>),

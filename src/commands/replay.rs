@@ -5,6 +5,7 @@ use std::io::Write;
 
 use crate::message::Message;
 use crate::replay::{CallRecord, ReplayOptions, ReplayTotals, replay};
+use crate::session::{HistoryStream, LoadWarning, SessionError};
 use crate::store::{Store, StoreError};
 use crate::util::group_digits;
 
@@ -15,6 +16,10 @@ pub enum ReplayCommandError {
     Store(#[from] StoreError),
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
+    /// A streamed session turned out malformed part way: the calls before it were
+    /// replayed (and written), the totals were not.
+    #[error("{0}")]
+    Input(#[from] SessionError),
 }
 
 fn write_record(out: &mut dyn Write, record: &CallRecord, json: bool) -> std::io::Result<()> {
@@ -78,7 +83,39 @@ fn write_totals(out: &mut dyn Write, totals: &ReplayTotals, json: bool) -> std::
 /// Replays `session` on `store` and writes one line (or JSON object) per call that changed
 /// something, then the totals.
 pub fn run_replay(
-    session: Vec<Message>,
+    session: impl IntoIterator<Item = Message>,
+    store: &Store,
+    options: &ReplayOptions,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<ReplayTotals, ReplayCommandError> {
+    let totals = replay_records(session, store, options, json, out)?;
+    write_totals(out, &totals, json)?;
+    out.flush()?;
+    Ok(totals)
+}
+
+/// `run_replay` of a session still being read: the totals are written only once the whole
+/// file has been read; a malformed element ends the replay with its error. The file's
+/// warnings come back with the totals.
+pub fn run_replay_stream(
+    mut session: HistoryStream,
+    store: &Store,
+    options: &ReplayOptions,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(ReplayTotals, Vec<LoadWarning>), ReplayCommandError> {
+    // On a failed replay the stream is dropped, which stops its reader.
+    let totals = replay_records(session.by_ref(), store, options, json, out)?;
+    let warnings = session.finish()?;
+    write_totals(out, &totals, json)?;
+    out.flush()?;
+    Ok((totals, warnings))
+}
+
+/// The replay loop with each record written as it comes.
+fn replay_records(
+    session: impl IntoIterator<Item = Message>,
     store: &Store,
     options: &ReplayOptions,
     json: bool,
@@ -92,10 +129,8 @@ pub fn run_replay(
             write_err = Some(e);
         }
     })?;
-    if let Some(e) = write_err {
-        return Err(e.into());
+    match write_err {
+        Some(e) => Err(e.into()),
+        None => Ok(totals),
     }
-    write_totals(out, &totals, json)?;
-    out.flush()?;
-    Ok(totals)
 }

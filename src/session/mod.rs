@@ -18,6 +18,7 @@ pub mod discover;
 pub mod history_input;
 mod lines;
 pub mod model;
+mod stream;
 pub mod summary;
 
 use std::path::Path;
@@ -34,6 +35,7 @@ use crate::compact::request::latest_request;
 use crate::message::{Message, json_kind};
 use history_input::{InputError, history_input_from_value};
 use lines::{ParsedLine, parse_json_lines};
+pub use stream::HistoryStream;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -199,11 +201,7 @@ fn read_file_text(path: &Path) -> Result<(String, Option<LoadWarning>), SessionE
         Ok(text) => Ok((text, None)),
         Err(e) => {
             let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-            let warning = LoadWarning {
-                line: 0,
-                message: "the file is not valid UTF-8; invalid bytes were replaced".into(),
-            };
-            Ok((text, Some(warning)))
+            Ok((text, Some(stream::lossy_warning())))
         }
     }
 }
@@ -267,8 +265,32 @@ pub struct LoadedHistory {
 /// as the conversation the lesson's pipeline works on.
 pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
     let (text, warning) = read_file_text(path)?;
-    let (session, given) = parse_text(&text)?;
-    drop(text);
+    load_history_text(&text, warning)
+}
+
+/// A history as `open_history` hands it over.
+pub enum OpenedHistory {
+    /// A JSON array of messages, still being parsed: replay it as it comes.
+    Streamed(HistoryStream),
+    /// Any other file, read whole.
+    Loaded(LoadedHistory),
+}
+
+/// `load_history` for a consumer that takes the messages in order (`ctxlab replay`): a
+/// non-empty JSON array of messages comes as a stream, read and parsed on another thread
+/// (`stream`); anything else as `load_history` reads it.
+pub fn open_history(path: &Path) -> Result<OpenedHistory, SessionError> {
+    match HistoryStream::open(path)? {
+        Some(stream) => Ok(OpenedHistory::Streamed(stream)),
+        None => load_history(path).map(OpenedHistory::Loaded),
+    }
+}
+
+fn load_history_text(
+    text: &str,
+    warning: Option<LoadWarning>,
+) -> Result<LoadedHistory, SessionError> {
+    let (session, given) = parse_text(text)?;
     let format = session.format;
     let mut warnings = session.warnings.clone();
     warnings.extend(warning);

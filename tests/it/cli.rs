@@ -216,6 +216,40 @@ fn replay_reads_transcripts_line_by_line() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
 }
 
+/// A message array is replayed as it is read: a broken element stops the replay there
+/// with the position a whole-file load would name, and no totals are printed.
+#[test]
+fn replay_of_an_array_stops_at_a_broken_element_with_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("broken.json");
+    let turns: Vec<String> = (0..40)
+        .map(|i| {
+            format!(
+                r#"{{"role": "user", "content": "turn {i}"}},
+{{"role": "assistant", "content": [{{"type": "text", "text": "ok"}}]}}"#
+            )
+        })
+        .collect();
+    let text = format!("[{}]", turns.join(",\n")).replacen("turn 30\"", "turn 30", 1);
+    std::fs::write(&session, &text).unwrap();
+    let out = replay(&session, dir.path().join("ws"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    // `ctxlab pipeline` reads the file whole; both name the same position.
+    let whole = pipeline(&session, dir.path().join("ws2")).output().unwrap();
+    let whole = String::from_utf8_lossy(&whole.stderr);
+    let reason = whole.lines().next().unwrap();
+    assert!(reason.contains("not valid JSON") && reason.contains(" line 6"), "{whole}");
+    assert_eq!(stderr.lines().next(), Some(reason));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("\"final_messages\""), "{stdout}");
+    // The calls before the broken element were replayed: one record per call.
+    assert_eq!(stdout.lines().count(), 30, "{stdout}");
+}
+
 #[test]
 fn a_reader_that_stops_early_is_not_an_error() {
     use std::io::{BufRead, BufReader};
