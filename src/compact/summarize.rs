@@ -104,8 +104,10 @@ pub fn is_summary_request(system: &str, first_user_text: &str) -> bool {
         || (system.is_empty() && first_user_text.starts_with(super::s06::SUMMARY_PROMPT))
 }
 
-/// Above this size (the lesson's chars) a history's JSON is written on two threads.
-const PARALLEL_JSON_CHARS: usize = 64 * 1024;
+/// Above this size (the lesson's chars) a history's JSON is written on two threads. Below
+/// it, starting a thread costs about what it saves, and in a streamed replay the other core
+/// is busy reading the file (docs/architecture.md, "Replay of a long session").
+const PARALLEL_JSON_CHARS: usize = 1024 * 1024;
 
 /// A history's lesson JSON, one line per message, and where each line ends: the
 /// transcript as written, from which the summarizer's input is also cut.
@@ -423,7 +425,7 @@ mod lines_tests {
         assert_eq!(lines.transcript(), transcript_text(&h));
         // A long history goes through the two-thread path: the same text and offsets.
         let long: Vec<Message> = (0..40)
-            .map(|i| Message::user_text(format!("{i} {}", "é".repeat(3000))))
+            .map(|i| Message::user_text(format!("{i} {}", "é".repeat(30_000))))
             .collect();
         let two = LessonLines::of(&long);
         let one = LessonLines::write(&long, 0);

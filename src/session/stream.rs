@@ -179,18 +179,12 @@ impl ChunkReader {
         let before = self.text.len();
         self.raw.clear();
         self.raw.append(&mut self.partial);
-        let start = self.raw.len();
         // An element longer than a chunk is parsed again after each read: reading as much
         // again as is pending keeps that linear.
-        self.raw.resize(start + self.chunk.max(before), 0);
-        let n = loop {
-            match self.file.read(&mut self.raw[start..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        };
-        self.raw.truncate(start + n);
+        let want = self.chunk.max(before);
+        let n = (&mut self.file)
+            .take(want as u64)
+            .read_to_end(&mut self.raw)?;
         self.eof = n == 0;
         let mut bytes = &self.raw[..];
         loop {

@@ -242,7 +242,10 @@ fn replay_of_an_array_stops_at_a_broken_element_with_its_position() {
     let whole = pipeline(&session, dir.path().join("ws2")).output().unwrap();
     let whole = String::from_utf8_lossy(&whole.stderr);
     let reason = whole.lines().next().unwrap();
-    assert!(reason.contains("not valid JSON") && reason.contains(" line 6"), "{whole}");
+    assert!(
+        reason.contains("not valid JSON") && reason.contains(" line 6"),
+        "{whole}"
+    );
     assert_eq!(stderr.lines().next(), Some(reason));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains("\"final_messages\""), "{stdout}");
