@@ -12,7 +12,7 @@
 use serde_json::{Map, Value};
 
 use super::counts::json_str_len;
-use super::str_repr::{COUNT_MIN_BYTES, Counter, Sink, py_number, skip_plain};
+use super::str_repr::{COUNT_MIN_BYTES, Counter, Sink, plain_end, py_number};
 
 /// `\uXXXX` with lowercase hex, without going through `format!` (escapes are frequent in
 /// non-ASCII tool output).
@@ -37,40 +37,48 @@ fn write_json_str<S: Sink>(s: &str, ascii_only: bool, out: &mut S) {
     }
     out.push_char('"');
     // Runs that need no escape are found eight bytes at a time and copied (or counted) in
-    // one go; transcripts are mostly that.
+    // one go; transcripts are mostly that. Escapes are told apart by their first byte.
+    let bytes = s.as_bytes();
     let (mut i, mut run_start, mut run_chars) = (0, 0, 0);
     loop {
-        let (stop, next) = skip_plain(s, i, b'"');
+        let stop = plain_end(bytes, i, b'"');
         run_chars += stop - i;
         i = stop;
-        let Some(c) = next else {
+        let Some(&b) = bytes.get(i) else {
             break;
         };
-        // `ensure_ascii=False` keeps DEL and everything beyond ASCII as it is.
-        if !ascii_only && (c as u32) >= 0x7f {
-            run_chars += 1;
-            i += c.len_utf8();
+        // `ensure_ascii=False` keeps DEL and everything beyond ASCII as it is: a char is
+        // counted at its first byte.
+        if !ascii_only && b >= 0x7f {
+            run_chars += usize::from(!(0x80..0xc0).contains(&b));
+            i += 1;
             continue;
         }
         out.push_plain(&s[run_start..i], run_chars);
-        i += c.len_utf8();
-        run_start = i;
-        run_chars = 0;
-        match c {
-            '"' => out.push_plain("\\\"", 2),
-            '\\' => out.push_plain("\\\\", 2),
-            '\n' => out.push_plain("\\n", 2),
-            '\r' => out.push_plain("\\r", 2),
-            '\t' => out.push_plain("\\t", 2),
-            '\u{8}' => out.push_plain("\\b", 2),
-            '\u{c}' => out.push_plain("\\f", 2),
-            c => {
+        i += 1;
+        match b {
+            b'"' => out.push_plain("\\\"", 2),
+            b'\\' => out.push_plain("\\\\", 2),
+            b'\n' => out.push_plain("\\n", 2),
+            b'\r' => out.push_plain("\\r", 2),
+            b'\t' => out.push_plain("\\t", 2),
+            0x08 => out.push_plain("\\b", 2),
+            0x0c => out.push_plain("\\f", 2),
+            0x80.. => {
+                let c = s[i - 1..]
+                    .chars()
+                    .next()
+                    .unwrap_or(char::REPLACEMENT_CHARACTER);
                 let mut units = [0u16; 2];
                 for u in c.encode_utf16(&mut units) {
                     push_u_escape(*u, out);
                 }
+                i += c.len_utf8() - 1;
             }
+            _ => push_u_escape(u16::from(b), out),
         }
+        run_start = i;
+        run_chars = 0;
     }
     out.push_plain(&s[run_start..], run_chars);
     out.push_char('"');

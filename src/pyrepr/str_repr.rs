@@ -101,41 +101,44 @@ fn is_plain(b: u8, quote: u8) -> bool {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether all eight bytes of `x` are plain (`is_plain`), tested at once: the classic
-/// "has a byte less than / equal to" bit tricks, each exact as a yes-or-no answer.
+/// The bytes of `x` that are not plain (`is_plain`), as their high bits, tested at once:
+/// the classic "has a byte less than / equal to" bit tricks. A borrow or carry can only
+/// flag bytes above a truly flagged one, so the lowest flag is exact: where to stop.
 #[inline]
-fn word_is_plain(x: u64, quote: u8) -> bool {
+fn word_stops(x: u64, quote: u8) -> u64 {
     let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
     let del_or_above = (x.wrapping_add(ONES) | x) & HIGHS;
     let has = |b: u8| {
         let v = x ^ (ONES * u64::from(b));
         v.wrapping_sub(ONES) & !v & HIGHS
     };
-    (below_space | del_or_above | has(b'\\') | has(quote)) == 0
+    below_space | del_or_above | has(b'\\') | has(quote)
 }
 
-/// From byte `i`, skips the bytes that need no escape (`is_plain`); returns where it
-/// stopped and the char found there (None at the end). Both writers scan strings this way;
-/// tool output is mostly plain, so it is skipped eight bytes at a time.
-pub(crate) fn skip_plain(s: &str, mut i: usize, quote: u8) -> (usize, Option<char>) {
-    let bytes = s.as_bytes();
-    loop {
-        while let Some(chunk) = bytes.get(i..i + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            if !word_is_plain(u64::from_le_bytes(word), quote) {
-                break;
-            }
-            i += 8;
+/// From byte `i`, the first byte that is not plain (`is_plain`), or the end. Tool output is
+/// mostly plain, so it is skipped eight bytes at a time.
+#[inline]
+pub(crate) fn plain_end(bytes: &[u8], mut i: usize, quote: u8) -> usize {
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let stops = word_stops(u64::from_le_bytes(word), quote);
+        if stops != 0 {
+            return i + (stops.trailing_zeros() / 8) as usize;
         }
-        let end = (i + 8).min(bytes.len());
-        while i < end && is_plain(bytes[i], quote) {
-            i += 1;
-        }
-        if i < end || i == bytes.len() {
-            break;
-        }
+        i += 8;
     }
+    while i < bytes.len() && is_plain(bytes[i], quote) {
+        i += 1;
+    }
+    i
+}
+
+/// `plain_end`, and the char found there (None at the end). Both writers scan strings this
+/// way.
+pub(crate) fn skip_plain(s: &str, i: usize, quote: u8) -> (usize, Option<char>) {
+    let bytes = s.as_bytes();
+    let i = plain_end(bytes, i, quote);
     let next = match bytes.get(i) {
         None => None,
         Some(&b) if b < 0x80 => Some(b as char),
