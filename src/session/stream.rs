@@ -254,9 +254,10 @@ fn whole_file_error(path: &Path) -> SessionError {
     }
 }
 
-/// Parses the array's elements in order and sends them in batches, each message with its
-/// sizes already computed (the pipeline asks for them before every call). What is left in
-/// `batch` at the end is the caller's to send.
+/// Parses the array's elements in order and sends them in batches. What is left in `batch`
+/// at the end is the caller's to send. Each message's sizes are left for the replay to
+/// compute when the pipeline first asks: reading and parsing keep this thread as busy as
+/// the pipeline keeps the other, and sizing here made the pipeline wait.
 fn parse_elements(
     reader: &mut ChunkReader,
     tx: &SyncSender<Batch>,
@@ -282,8 +283,6 @@ fn parse_elements(
         let Ok(message) = Message::from_value(value) else {
             return Err(whole_file_error(path));
         };
-        message.estimate_size();
-        message.tool_result_lens();
         batch.push(message);
         batch_bytes += used;
         let last = match reader.next_byte().map_err(SessionError::Read)? {
@@ -352,7 +351,7 @@ mod tests {
             let (messages, end) = streamed(&path, chunk);
             assert_eq!(messages, whole.messages, "chunk {chunk}");
             assert!(end.unwrap().is_empty(), "chunk {chunk}");
-            // Sizes were computed where the messages were parsed.
+            // The sizes the pipeline will ask for are the same too.
             let sizes: Vec<usize> = messages.iter().map(Message::estimate_size).collect();
             let want: Vec<usize> = whole.messages.iter().map(Message::estimate_size).collect();
             assert_eq!(sizes, want);
