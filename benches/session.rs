@@ -4,10 +4,11 @@
 //! linear: at these rates a 50 MB file loads well within the one second the workbench
 //! allows for its first screen (`scripts/gen_claude_session.py` writes one to try). The
 //! workbench's opening (`session_open`): the head it shows at once, and the whole view.
+//! `replay`: `ctxlab replay` of a JSON array, read whole or streamed.
 
 use std::hint::black_box;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
 
 fn tool_output(rng: &mut fastrand::Rng) -> String {
@@ -146,5 +147,73 @@ fn bench_opening(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_loading, bench_opening);
+/// `ctxlab replay --json` of a JSON array of messages with the lesson's numbers, into a
+/// fresh workspace each time: the file read whole and then replayed, or streamed, read and
+/// parsed on another thread while the replay runs (docs/architecture.md, "Replay of a long
+/// session"). Here, in one warm process, the two take about the same time (the whole-file
+/// load parses on every core, and memory is reused across iterations); what streaming
+/// saves is a fresh process's first touch of every page, which `scripts/measure_replay.py`
+/// shows against the Python lesson on a 45 MB session.
+fn bench_replay(c: &mut Criterion) {
+    use ctxlab::commands::replay::{run_replay, run_replay_stream};
+    use ctxlab::replay::ReplayOptions;
+    use ctxlab::session::{OpenedHistory, load_history, open_history};
+
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut messages = vec![json!({"role": "user", "content": "Fix the parser"})];
+    for call in 0..1200 {
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": format!("t{call}"), "name": "bash", "input": {"command": "cargo test"}}]}));
+        messages.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": format!("t{call}"), "content": tool_output(&mut rng)}]}));
+    }
+    let text = serde_json::to_string(&messages).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.json");
+    std::fs::write(&path, &text).unwrap();
+    let options = ReplayOptions {
+        summary_text: Some("Goal: keep going.".into()),
+        ..ReplayOptions::default()
+    };
+    let workspace = || tempfile::tempdir().unwrap();
+    let mut group = c.benchmark_group("replay");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("whole", |b| {
+        b.iter_batched(
+            workspace,
+            |ws| {
+                let store = ctxlab::store::Store::new(ws.path());
+                let loaded = load_history(&path).unwrap();
+                run_replay(
+                    loaded.messages,
+                    &store,
+                    &options,
+                    true,
+                    &mut std::io::sink(),
+                )
+                .unwrap();
+                ws
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    group.bench_function("streamed", |b| {
+        b.iter_batched(
+            workspace,
+            |ws| {
+                let store = ctxlab::store::Store::new(ws.path());
+                let OpenedHistory::Streamed(stream) = open_history(&path).unwrap() else {
+                    panic!("an array is streamed");
+                };
+                run_replay_stream(stream, &store, &options, true, &mut std::io::sink()).unwrap();
+                ws
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_loading, bench_opening, bench_replay);
 criterion_main!(benches);
