@@ -265,32 +265,8 @@ pub struct LoadedHistory {
 /// as the conversation the lesson's pipeline works on.
 pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
     let (text, warning) = read_file_text(path)?;
-    load_history_text(&text, warning)
-}
-
-/// A history as `open_history` hands it over.
-pub enum OpenedHistory {
-    /// A JSON array of messages, still being parsed: replay it as it comes.
-    Streamed(HistoryStream),
-    /// Any other file, read whole.
-    Loaded(LoadedHistory),
-}
-
-/// `load_history` for a consumer that takes the messages in order (`ctxlab replay`): a
-/// non-empty JSON array of messages comes as a stream, read and parsed on another thread
-/// (`stream`); anything else as `load_history` reads it.
-pub fn open_history(path: &Path) -> Result<OpenedHistory, SessionError> {
-    match HistoryStream::open(path)? {
-        Some(stream) => Ok(OpenedHistory::Streamed(stream)),
-        None => load_history(path).map(OpenedHistory::Loaded),
-    }
-}
-
-fn load_history_text(
-    text: &str,
-    warning: Option<LoadWarning>,
-) -> Result<LoadedHistory, SessionError> {
-    let (session, given) = parse_text(text)?;
+    let (session, given) = parse_text(&text)?;
+    drop(text);
     let format = session.format;
     let mut warnings = session.warnings.clone();
     warnings.extend(warning);
@@ -309,6 +285,24 @@ fn load_history_text(
         warnings,
         skipped,
     })
+}
+
+/// A history as `open_history` hands it over.
+pub enum OpenedHistory {
+    /// A JSON array of messages, still being parsed: replay it as it comes.
+    Streamed(HistoryStream),
+    /// Any other file, read whole.
+    Loaded(LoadedHistory),
+}
+
+/// `load_history` for a consumer that takes the messages in order (`ctxlab replay`): a
+/// non-empty JSON array of messages comes as a stream, read and parsed on another thread
+/// (`stream`); anything else as `load_history` reads it.
+pub fn open_history(path: &Path) -> Result<OpenedHistory, SessionError> {
+    match HistoryStream::open(path)? {
+        Some(stream) => Ok(OpenedHistory::Streamed(stream)),
+        None => load_history(path).map(OpenedHistory::Loaded),
+    }
 }
 
 #[cfg(test)]
