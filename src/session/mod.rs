@@ -15,6 +15,7 @@ mod codex;
 mod codex_items;
 mod ctxlab;
 pub mod discover;
+mod fast_json;
 pub mod history_input;
 mod lines;
 pub mod model;

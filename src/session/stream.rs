@@ -15,9 +15,10 @@
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 
+use super::fast_json::{Parsed, parse_value};
 use super::history_input::parse_history_input;
 use super::{LoadWarning, SessionError, read_file_text};
 use crate::message::Message;
@@ -254,10 +255,27 @@ fn whole_file_error(path: &Path) -> SessionError {
     }
 }
 
+/// Sends a batch; false when the consumer is gone. When the consumer is behind (the channel
+/// is full), this thread would only wait: it computes the batch's sizes first, work the
+/// consumer then finds done. When the consumer keeps up, it is left to the consumer, so
+/// whichever thread has time does it.
+fn send(tx: &SyncSender<Batch>, batch: Vec<Message>) -> bool {
+    match tx.try_send(Batch::Messages(batch)) {
+        Ok(()) => true,
+        Err(TrySendError::Full(Batch::Messages(batch))) => {
+            for m in &batch {
+                m.estimate_size();
+                m.tool_result_lens();
+            }
+            tx.send(Batch::Messages(batch)).is_ok()
+        }
+        Err(_) => false,
+    }
+}
+
 /// Parses the array's elements in order and sends them in batches. What is left in `batch`
-/// at the end is the caller's to send. Each message's sizes are left for the replay to
-/// compute when the pipeline first asks: reading and parsing keep this thread as busy as
-/// the pipeline keeps the other, and sizing here made the pipeline wait.
+/// at the end is the caller's to send. Sizing every message here made the replay wait:
+/// `send` sizes a batch only when the replay is behind.
 fn parse_elements(
     reader: &mut ChunkReader,
     tx: &SyncSender<Batch>,
@@ -265,16 +283,23 @@ fn parse_elements(
     path: &Path,
 ) -> Result<Vec<LoadWarning>, SessionError> {
     let mut batch_bytes = 0;
+    let mut scratch = String::new();
     loop {
         if reader.next_byte().map_err(SessionError::Read)?.is_none() {
             return Err(whole_file_error(path));
         }
         let (value, used) = loop {
+            match parse_value(&reader.text[reader.pos..], &mut scratch) {
+                Parsed::Done(value, used) => break (value, used),
+                // The element goes on in the next chunk.
+                Parsed::NeedMore if reader.fill().map_err(SessionError::Read)? => continue,
+                // serde_json decides: the last element, or one the fast path left to it.
+                _ => {}
+            }
             let rest = &reader.text[reader.pos..];
             let mut values = serde_json::Deserializer::from_str(rest).into_iter();
             match values.next() {
                 Some(Ok(value)) => break (value, values.byte_offset()),
-                // The element goes on in the next chunk.
                 Some(Err(e)) if e.is_eof() && reader.fill().map_err(SessionError::Read)? => {}
                 _ => return Err(whole_file_error(path)),
             }
@@ -292,7 +317,7 @@ fn parse_elements(
         };
         reader.pos += 1;
         if batch_bytes >= BATCH_BYTES {
-            if tx.send(Batch::Messages(std::mem::take(batch))).is_err() {
+            if !send(tx, std::mem::take(batch)) {
                 // The consumer stopped listening: nothing left to do.
                 return Ok(Vec::new());
             }
