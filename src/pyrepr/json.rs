@@ -14,17 +14,13 @@ use serde_json::{Map, Value};
 use super::counts::json_str_len;
 use super::str_repr::{COUNT_MIN_BYTES, Counter, Sink, plain_end, py_number};
 
-/// `\uXXXX` with lowercase hex, without going through `format!` (escapes are frequent in
-/// non-ASCII tool output).
+/// `\uXXXX` with lowercase hex, without going through `format!` or checking a buffer as
+/// UTF-8 (escapes are frequent in non-ASCII tool output).
 fn push_u_escape<S: Sink>(unit: u16, out: &mut S) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut esc = [b'\\', b'u', 0, 0, 0, 0];
-    for (k, shift) in [12, 8, 4, 0].into_iter().enumerate() {
-        esc[2 + k] = HEX[usize::from((unit >> shift) & 0xf)];
-    }
-    // Only ASCII bytes were written, so the buffer is valid UTF-8.
-    if let Ok(text) = std::str::from_utf8(&esc) {
-        out.push_plain(text, 6);
+    out.push_plain("\\u", 2);
+    for shift in [12, 8, 4, 0] {
+        out.push_char(char::from(HEX[usize::from((unit >> shift) & 0xf)]));
     }
 }
 
