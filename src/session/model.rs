@@ -139,6 +139,16 @@ pub enum CompactionKind {
     Micro,
 }
 
+impl CompactionKind {
+    /// Its name as listings and `ctxlab inspect --json` write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompactionKind::Full => "full",
+            CompactionKind::Micro => "micro",
+        }
+    }
+}
+
 /// What started a recorded compaction.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

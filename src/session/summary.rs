@@ -40,10 +40,7 @@ impl CompactionLine {
             Summary::None => ("none", None),
         };
         CompactionLine {
-            kind: match c.kind {
-                super::model::CompactionKind::Full => "full",
-                super::model::CompactionKind::Micro => "micro",
-            },
+            kind: c.kind.name(),
             trigger: c.trigger.as_ref().map(|t| t.name().to_string()),
             at: c.at,
             line: c.line,

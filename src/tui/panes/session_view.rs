@@ -175,10 +175,7 @@ fn tokens(t: Option<TokenCount>) -> String {
 
 /// `compaction 2 · full · auto · 152,949 -> 12,000 tok · 30.0 s`.
 pub fn compaction_headline(c: &Compaction, k: usize) -> String {
-    let kind = match c.kind {
-        CompactionKind::Full => "full",
-        CompactionKind::Micro => "micro",
-    };
+    let kind = c.kind.name();
     let trigger = c
         .trigger
         .as_ref()
@@ -221,10 +218,7 @@ pub(super) fn kept_words(c: &Compaction) -> String {
 
 /// The compaction's event row: `⟳ 1 full auto 2,150->900 tok 12.0 s · kept … · summary …`.
 fn compaction_row(c: &Compaction, k: usize) -> String {
-    let kind = match c.kind {
-        CompactionKind::Full => "full",
-        CompactionKind::Micro => "micro",
-    };
+    let kind = c.kind.name();
     let trigger = c
         .trigger
         .as_ref()

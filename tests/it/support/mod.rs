@@ -22,6 +22,18 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
+/// A workbench on `/workspace` with the default numbers, 120x40, before any event.
+pub fn app() -> App {
+    let mut a = App::new(
+        "/workspace".into(),
+        "test".into(),
+        PipelineConfig::default(),
+        false,
+    );
+    a.update(Msg::Resize(120, 40));
+    a
+}
+
 /// One encoder for the whole test binary (building it takes a moment).
 pub fn tokenizer() -> &'static tiktoken_rs::CoreBPE {
     static BPE: std::sync::OnceLock<tiktoken_rs::CoreBPE> = std::sync::OnceLock::new();

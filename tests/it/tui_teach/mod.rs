@@ -10,13 +10,13 @@ mod first_minute;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::support::{Driver, key, screen, session, type_text};
+use crate::support::{Driver, app, key, screen, session, type_text};
 use crossterm::event::KeyCode;
 use ctxlab::agent::events::{AgentEvent, NextStep, StepTarget, StopReason, UserCommand};
-use ctxlab::compact::{Change, PipelineConfig, Stage, StageReport, reactive_tail_start};
+use ctxlab::compact::{Change, Stage, StageReport, reactive_tail_start};
 use ctxlab::message::Message;
 use ctxlab::tui::app::{EventKind, Overlay, Pane, RunState};
-use ctxlab::tui::{App, Effect, Msg};
+use ctxlab::tui::{Effect, Msg};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Modifier;
@@ -31,17 +31,6 @@ fn fake_session() -> (tempfile::TempDir, Driver) {
     let dir = tempfile::tempdir().unwrap();
     let d = session(dir.path(), false);
     (dir, d)
-}
-
-fn app() -> App {
-    let mut a = App::new(
-        "/workspace".into(),
-        "test".into(),
-        PipelineConfig::default(),
-        false,
-    );
-    a.update(Msg::Resize(120, 40));
-    a
 }
 
 fn model_call() -> AgentEvent {

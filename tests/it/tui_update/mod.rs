@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::support::{key, key_mod, screen, session, type_text};
+use crate::support::{app, key, key_mod, screen, session, type_text};
 use crossterm::event::{KeyCode, KeyModifiers, MouseEvent, MouseEventKind};
 use ctxlab::agent::events::{AgentEvent, NextStep, UserCommand};
 use ctxlab::compact::{PipelineConfig, Stage};
@@ -12,17 +12,6 @@ use ctxlab::tui::work::Work;
 use ctxlab::tui::{App, Effect, Msg};
 
 mod slow_work;
-
-fn app() -> App {
-    let mut a = App::new(
-        "/workspace".into(),
-        "test".into(),
-        PipelineConfig::default(),
-        false,
-    );
-    a.update(Msg::Resize(120, 40));
-    a
-}
 
 fn appended(a: &mut App, text: &str) {
     a.update(Msg::Agent(AgentEvent::MessageAppended {
