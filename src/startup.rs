@@ -250,13 +250,15 @@ pub fn prepare_with(
             ))?;
             let m = AnthropicModel::new(key, resolved.model.clone())?
                 .with_base_url(resolved.base_url.clone())
-                .with_retry(retry);
+                .with_retry(retry)
+                .with_call_limits(resolved.call_limits);
             (Arc::new(m), format!("anthropic {}", resolved.model))
         }
         ProviderKind::Openai => {
             let mut m = OpenAiModel::new(resolved.model.clone())?
                 .with_base_url(resolved.base_url.clone())
-                .with_retry(retry);
+                .with_retry(retry)
+                .with_call_limits(resolved.call_limits);
             if let Some(k) = resolved.api_key.clone() {
                 m = m.with_api_key(k);
             }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::provider::ApiKey;
+use crate::provider::{ApiKey, CallLimits};
 
 pub const DEFAULT_ANTHROPIC_BASE: &str = "https://api.anthropic.com";
 pub const DEFAULT_OPENAI_BASE: &str = "https://api.openai.com";
@@ -21,6 +21,12 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
 /// Attempts per model call a user may ask for: at least the call itself, and few enough
 /// that backoff waits (capped per retry) stay within minutes, not hours.
 pub const MAX_ATTEMPTS_RANGE: RangeInclusive<u32> = 1..=20;
+/// Seconds one model call may take in all, attempts and waits included (default: the
+/// provider's `DEFAULT_CALL_DEADLINE`, 600): long enough for any real answer, at most a day.
+pub const CALL_DEADLINE_SECS_RANGE: RangeInclusive<u64> = 10..=86_400;
+/// Seconds one model call may spend waiting to retry, all waits together (default: the
+/// provider's `DEFAULT_RETRY_BUDGET`, 120); 0 means no retry waits at all.
+pub const RETRY_BUDGET_SECS_RANGE: RangeInclusive<u64> = 0..=3_600;
 
 /// Which kind of model to talk to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
@@ -50,6 +56,10 @@ pub struct FileSettings {
     pub openai_base_url: Option<String>,
     /// How many times one model call is attempted before its error is shown (default 5).
     pub max_attempts: Option<u32>,
+    /// Seconds one model call may take in all, every attempt and wait included (default 600).
+    pub call_deadline_secs: Option<u64>,
+    /// Seconds one model call may spend waiting between attempts, in all (default 120).
+    pub retry_budget_secs: Option<u64>,
     /// The model's context window in tokens (unknown by default; learned from the first
     /// overflow error). Summary requests are sized to fit it.
     pub context_window_tokens: Option<u64>,
@@ -87,6 +97,13 @@ pub enum SettingsError {
         MAX_ATTEMPTS_RANGE.end()
     )]
     MaxAttempts { origin: String, value: String },
+    #[error("{origin} is {value:?}: must be a whole number of seconds from {min} to {max}")]
+    Seconds {
+        origin: String,
+        value: String,
+        min: u64,
+        max: u64,
+    },
     #[error("CTXLAB_CONTEXT_WINDOW_TOKENS is {0:?}: must be a whole number of tokens (0: unknown)")]
     ContextWindow(String),
     #[error("--provider {0:?} needs {1} (flag, environment, .env or config.toml)")]
@@ -104,6 +121,8 @@ pub struct ResolvedProvider {
     pub notice: Option<String>,
     /// Attempts per model call for retryable failures (429, 529, 5xx, network, cut streams).
     pub max_attempts: u32,
+    /// The whole call's deadline and the time it may spend waiting to retry.
+    pub call_limits: CallLimits,
     /// `CTXLAB_CONTEXT_WINDOW_TOKENS` or `context_window_tokens`; `None` when unknown.
     pub context_window_tokens: Option<u64>,
 }
@@ -239,6 +258,70 @@ fn max_attempts(lookup: &Lookup<'_>, file: &FileSettings) -> Result<u32, Setting
         .ok_or(SettingsError::MaxAttempts { origin, value })
 }
 
+/// A number of seconds: `env_name` (environment or `.env`), else `file_key` in config.toml,
+/// else `default`; outside `range` it is an error naming where it came from.
+fn seconds(
+    lookup: &Lookup<'_>,
+    file: &FileSettings,
+    (env_name, file_key, file_value): (&str, &str, Option<u64>),
+    range: RangeInclusive<u64>,
+    default: std::time::Duration,
+) -> Result<std::time::Duration, SettingsError> {
+    let (origin, value) = match (lookup.get(env_name), file_value) {
+        (Some(text), _) => (env_name.to_string(), text),
+        (None, Some(n)) => {
+            let origin = match &file.path {
+                Some(p) => format!("{file_key} in {}", p.display()),
+                None => format!("{file_key} in config.toml"),
+            };
+            (origin, n.to_string())
+        }
+        (None, None) => return Ok(default),
+    };
+    value
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| range.contains(n))
+        .map(std::time::Duration::from_secs)
+        .ok_or(SettingsError::Seconds {
+            origin,
+            value,
+            min: *range.start(),
+            max: *range.end(),
+        })
+}
+
+/// `CTXLAB_CALL_DEADLINE_SECS` / `call_deadline_secs` and `CTXLAB_RETRY_BUDGET_SECS` /
+/// `retry_budget_secs`, each with the provider's default.
+fn call_limits(lookup: &Lookup<'_>, file: &FileSettings) -> Result<CallLimits, SettingsError> {
+    let defaults = CallLimits::default();
+    Ok(CallLimits {
+        deadline: seconds(
+            lookup,
+            file,
+            (
+                "CTXLAB_CALL_DEADLINE_SECS",
+                "call_deadline_secs",
+                file.call_deadline_secs,
+            ),
+            CALL_DEADLINE_SECS_RANGE,
+            defaults.deadline,
+        )?,
+        retry_budget: seconds(
+            lookup,
+            file,
+            (
+                "CTXLAB_RETRY_BUDGET_SECS",
+                "retry_budget_secs",
+                file.retry_budget_secs,
+            ),
+            RETRY_BUDGET_SECS_RANGE,
+            defaults.retry_budget,
+        )?,
+    })
+}
+
 /// `CTXLAB_CONTEXT_WINDOW_TOKENS` (environment or `.env`) over `context_window_tokens` in
 /// `config.toml`; 0 or nothing means unknown, anything else that is not a number is an error.
 fn context_window_tokens(
@@ -277,6 +360,7 @@ pub fn resolve(
         .or_else(|| lookup.get("MODEL_ID"))
         .or_else(|| file.model.clone());
     let max_attempts = max_attempts(lookup, file)?;
+    let call_limits = call_limits(lookup, file)?;
     let context_window_tokens = context_window_tokens(lookup, file)?;
     let kind = flags.provider.or(file.provider).unwrap_or_else(|| {
         if anthropic_key.is_some() {
@@ -301,6 +385,7 @@ pub fn resolve(
                 api_key: Some(ApiKey::new(key)),
                 notice: None,
                 max_attempts,
+                call_limits,
                 context_window_tokens,
             }
         }
@@ -311,6 +396,7 @@ pub fn resolve(
             api_key: openai_key.map(ApiKey::new),
             notice: None,
             max_attempts,
+            call_limits,
             context_window_tokens,
         },
         ProviderKind::Scripted => ResolvedProvider {
@@ -322,6 +408,7 @@ pub fn resolve(
                 "No API key found: running the embedded scripted model. Set ANTHROPIC_API_KEY (or OPENAI_BASE_URL for a local server) to use a real one.".to_string()
             }),
             max_attempts,
+            call_limits,
             context_window_tokens,
         },
     };

@@ -28,7 +28,8 @@ pub(super) fn error_kind(e: &ProviderError) -> ErrorKind {
         ProviderError::BadRequest { .. } => ErrorKind::BadRequest,
         ProviderError::Network { .. } => ErrorKind::Network,
         ProviderError::Timeout => ErrorKind::Timeout,
-        ProviderError::StreamCut => ErrorKind::StreamCut,
+        ProviderError::StreamCut | ProviderError::InvalidStream { .. } => ErrorKind::StreamCut,
+        ProviderError::Deadline { .. } => ErrorKind::Timeout,
     }
 }
 

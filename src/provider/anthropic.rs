@@ -14,8 +14,8 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::classify::{ErrorBody, classify};
 use super::http::{self, ClientBuildError};
 use super::{
-    ApiKey, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy, StreamEvent, Usage,
-    emit, parse_tool_input,
+    ApiKey, CallLimits, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy,
+    StreamEvent, StreamLimits, Usage, emit, parse_tool_input,
 };
 use crate::message::block;
 
@@ -52,6 +52,18 @@ impl AnthropicModel {
 
     pub fn with_retry(mut self, retry: RetryPolicy) -> AnthropicModel {
         self.endpoint.retry = retry;
+        self
+    }
+
+    /// The call's overall deadline and retry budget.
+    pub fn with_call_limits(mut self, limits: CallLimits) -> AnthropicModel {
+        self.endpoint.limits = limits;
+        self
+    }
+
+    /// The most one streamed event and one whole answer may hold.
+    pub fn with_stream_limits(mut self, limits: StreamLimits) -> AnthropicModel {
+        self.endpoint.stream_limits = limits;
         self
     }
 
@@ -166,7 +178,7 @@ fn usage_of(v: Option<&Value>) -> Option<Usage> {
 impl http::StreamAssembler for MessageAssembler {
     fn on_sse(
         &mut self,
-        event: &eventsource_stream::Event,
+        event: &crate::provider::sse::SseEvent,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<(), ProviderError> {
         self.on_event(&event.event, &event.data, events)

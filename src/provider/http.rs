@@ -7,18 +7,19 @@
 
 use std::time::Duration;
 
-use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::classify::{ErrorBody, classify, retry_after};
-use super::retry::{AttemptFailure, RetryPolicy, with_retries};
+use super::retry::{AttemptFailure, CallLimits, RetryPolicy, with_retries};
+use super::sse::{SseDecoder, SseError, SseEvent, StreamLimits};
 use super::{ModelResponse, ProviderError, StreamEvent};
 
-/// How long to wait for a connection, and for the next bytes of a streaming body. There is
-/// no total timeout: a long answer may legitimately stream for minutes.
+/// How long to wait for a connection, and for the next bytes of a streaming body. The whole
+/// call (attempts and waits together) is bounded by `CallLimits::deadline` instead: a long
+/// answer may legitimately stream for minutes, but not forever.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -32,12 +33,15 @@ const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 pub struct ClientBuildError(String);
 
 /// Where and how an HTTP provider sends: its client, the server root (without `/v1`) and
-/// the retry policy. One request is one `stream` call; the wire format is the caller's.
+/// the retry policy, the call's deadline and retry budget, and the stream's size limits.
+/// One request is one `stream` call; the wire format is the caller's.
 #[derive(Debug, Clone)]
 pub(crate) struct Endpoint {
     pub client: reqwest::Client,
     pub base_url: String,
     pub retry: RetryPolicy,
+    pub limits: CallLimits,
+    pub stream_limits: StreamLimits,
 }
 
 impl Endpoint {
@@ -47,6 +51,8 @@ impl Endpoint {
             client: default_client()?,
             base_url: base_url.to_string(),
             retry: RetryPolicy::default(),
+            limits: CallLimits::default(),
+            stream_limits: StreamLimits::default(),
         })
     }
 
@@ -62,10 +68,10 @@ impl Endpoint {
     ) -> Result<ModelResponse, ProviderError> {
         let url = format!("{}{path}", self.base_url);
         let (url, authorize) = (&url, &authorize);
-        with_retries(&self.retry, events, || async move {
+        with_retries(&self.retry, &self.limits, events, || async move {
             let request = authorize(self.client.post(url));
             let response = post_json(request, url, body).await?;
-            read_stream(response, A::default(), events).await
+            read_stream(response, A::default(), events, self.stream_limits).await
         })
         .await
     }
@@ -211,7 +217,7 @@ pub(crate) async fn post_json(
 pub(crate) trait StreamAssembler {
     fn on_sse(
         &mut self,
-        event: &Event,
+        event: &SseEvent,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<(), ProviderError>;
     /// The stream said it is done; anything after is not read.
@@ -224,8 +230,9 @@ pub(crate) async fn read_stream<A: StreamAssembler>(
     response: reqwest::Response,
     mut assembler: A,
     events: &UnboundedSender<StreamEvent>,
+    limits: StreamLimits,
 ) -> Result<ModelResponse, AttemptFailure> {
-    let mut stream = std::pin::pin!(sse_events(response.bytes_stream()));
+    let mut stream = std::pin::pin!(sse_events(response.bytes_stream(), limits));
     while let Some(event) = stream.next().await {
         assembler.on_sse(&event?, events)?;
         if assembler.is_complete() {
@@ -235,43 +242,82 @@ pub(crate) async fn read_stream<A: StreamAssembler>(
     Ok(assembler.into_response()?)
 }
 
-/// The body as SSE events. A broken connection mid-body is a cut stream (retryable); a
-/// stalled one is a timeout.
+/// The body as SSE events, decoded by `SseDecoder` (linear in the body, within `limits`).
+/// A broken connection mid-body is a cut stream (retryable); a stalled one is a timeout; a
+/// body past the limits or with invalid UTF-8 in an event is `InvalidStream` (not retried).
 ///
 /// A body that ends cleanly dispatches its last event even without the blank line that
 /// should close it, as the official SDKs do: real recorded Anthropic streams end with
 /// `data: {"type":"message_stop"}` and nothing after. A stream that really stops
 /// mid-message still fails: a half line is not valid JSON (the assemblers call that a cut),
 /// and a whole line that is not the end leaves the message incomplete.
-pub(crate) fn sse_events<S, B, E>(bytes: S) -> impl Stream<Item = Result<Event, ProviderError>>
+pub(crate) fn sse_events<S, B, E>(
+    bytes: S,
+    limits: StreamLimits,
+) -> impl Stream<Item = Result<SseEvent, ProviderError>>
 where
     S: Stream<Item = Result<B, E>>,
     B: AsRef<[u8]>,
     E: TransportError,
 {
-    // `None` marks the end of the body: it becomes the closing blank line, unless the
-    // transport failed before (then the stream just ends, and a half event stays unsent).
-    let body = bytes
-        .map(|chunk| Some(chunk.map(|b| b.as_ref().to_vec())))
-        .chain(futures::stream::once(async { None }))
-        .scan(false, |failed, item| {
-            let out = match item {
-                Some(Ok(bytes)) => Some(Ok(bytes)),
+    struct State<S> {
+        bytes: std::pin::Pin<Box<S>>,
+        decoder: SseDecoder,
+        ready: std::collections::VecDeque<SseEvent>,
+        /// Handed out once the events decoded before it are.
+        failure: Option<ProviderError>,
+        /// The body ended or failed: nothing more is read.
+        over: bool,
+    }
+    let state = State {
+        bytes: Box::pin(bytes),
+        decoder: SseDecoder::new(limits),
+        ready: std::collections::VecDeque::new(),
+        failure: None,
+        over: false,
+    };
+    futures::stream::unfold(state, |mut state| async move {
+        let mut out = Vec::new();
+        loop {
+            if let Some(event) = state.ready.pop_front() {
+                return Some((Ok(event), state));
+            }
+            if let Some(failure) = state.failure.take() {
+                return Some((Err(failure), state));
+            }
+            if state.over {
+                return None;
+            }
+            let step = match state.bytes.next().await {
+                Some(Ok(chunk)) => state.decoder.feed(chunk.as_ref(), &mut out),
                 Some(Err(e)) => {
-                    *failed = true;
-                    Some(Err(e))
+                    // A half event stays unsent: the transport failed before its end.
+                    state.over = true;
+                    state.failure = Some(if e.is_timeout() {
+                        ProviderError::Timeout
+                    } else {
+                        ProviderError::StreamCut
+                    });
+                    continue;
                 }
-                None if *failed => None,
-                None => Some(Ok(b"\n\n".to_vec())),
+                None => {
+                    state.over = true;
+                    state.decoder.finish(&mut out)
+                }
             };
-            futures::future::ready(out)
-        });
-    body.eventsource().map(|item| {
-        item.map_err(|e| match e {
-            EventStreamError::Transport(t) if t.is_timeout() => ProviderError::Timeout,
-            _ => ProviderError::StreamCut,
-        })
+            state.ready.extend(out.drain(..));
+            if let Err(e) = step {
+                state.over = true;
+                state.failure = Some(invalid_stream(&e));
+            }
+        }
     })
+}
+
+fn invalid_stream(err: &SseError) -> ProviderError {
+    ProviderError::InvalidStream {
+        message: err.to_string(),
+    }
 }
 
 /// What `sse_events` needs to know of a transport error.
@@ -319,7 +365,7 @@ mod tests {
     fn events_of(chunks: Vec<Result<&'static str, Broken>>) -> Vec<Result<String, ProviderError>> {
         let stream = futures::stream::iter(chunks);
         futures::executor::block_on(
-            sse_events(stream)
+            sse_events(stream, StreamLimits::default())
                 .map(|r| r.map(|e| format!("{}|{}", e.event, e.data)))
                 .collect::<Vec<_>>(),
         )

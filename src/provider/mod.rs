@@ -25,12 +25,14 @@ mod http;
 pub mod openai;
 pub mod retry;
 pub mod scripted;
+mod sse;
 
 pub use anthropic::AnthropicModel;
 pub use http::ClientBuildError;
 pub use openai::OpenAiModel;
-pub use retry::RetryPolicy;
+pub use retry::{CallLimits, RetryPolicy};
 pub use scripted::{Scenario, ScenarioError, ScriptedModel};
+pub use sse::{DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_EVENT_BYTES, StreamLimits};
 
 /// What the agent asks a model for.
 #[derive(Debug, Clone, Default)]
@@ -124,6 +126,13 @@ pub enum ProviderError {
     Timeout,
     #[error("the response stream ended before the message was complete")]
     StreamCut,
+    /// The answer cannot be read as sent (an event or the answer past its size limit,
+    /// invalid UTF-8 in an event): sending the same request again would not help.
+    #[error("the server's answer cannot be read: {message}")]
+    InvalidStream { message: String },
+    /// The whole call (every attempt and every wait) ran past `CallLimits::deadline`.
+    #[error("the model call did not finish within its deadline of {} s", limit.as_secs())]
+    Deadline { limit: Duration },
 }
 
 impl ProviderError {
@@ -135,6 +144,8 @@ impl ProviderError {
             ProviderError::ContextTooLong { .. }
                 | ProviderError::Auth { .. }
                 | ProviderError::BadRequest { .. }
+                | ProviderError::InvalidStream { .. }
+                | ProviderError::Deadline { .. }
         )
     }
 }
@@ -251,6 +262,18 @@ mod tests {
         assert!(
             !ProviderError::BadRequest {
                 message: String::new()
+            }
+            .is_retryable()
+        );
+        assert!(
+            !ProviderError::InvalidStream {
+                message: String::new()
+            }
+            .is_retryable()
+        );
+        assert!(
+            !ProviderError::Deadline {
+                limit: Duration::from_secs(1)
             }
             .is_retryable()
         );

@@ -294,3 +294,49 @@ fn a_missing_dotenv_is_no_settings_and_an_unreadable_one_an_error() {
     let e = load_dotenv(&not_utf8).unwrap_err().to_string();
     assert!(e.starts_with(&format!("{}: ", not_utf8.display())), "{e}");
 }
+
+#[test]
+fn call_deadline_and_retry_budget_come_from_the_environment_or_the_file() {
+    use std::time::Duration;
+    let dotenv = HashMap::new();
+    let none = env_of(&[]);
+    let lookup = Lookup {
+        env: &none,
+        dotenv: &dotenv,
+    };
+    let r = resolve(&FlagSettings::default(), &lookup, &FileSettings::default()).unwrap();
+    assert_eq!(r.call_limits, CallLimits::default());
+    assert_eq!(r.call_limits.deadline, Duration::from_secs(600));
+    assert_eq!(r.call_limits.retry_budget, Duration::from_secs(120));
+    let file: FileSettings =
+        toml::from_str("call_deadline_secs = 90\nretry_budget_secs = 0\n").unwrap();
+    let r = resolve(&FlagSettings::default(), &lookup, &file).unwrap();
+    assert_eq!(r.call_limits.deadline, Duration::from_secs(90));
+    assert_eq!(r.call_limits.retry_budget, Duration::ZERO);
+    let env = env_of(&[("CTXLAB_CALL_DEADLINE_SECS", "30")]);
+    let lookup = Lookup {
+        env: &env,
+        dotenv: &dotenv,
+    };
+    let r = resolve(&FlagSettings::default(), &lookup, &file).unwrap();
+    assert_eq!(r.call_limits.deadline, Duration::from_secs(30));
+    for (name, bad, range) in [
+        ("CTXLAB_CALL_DEADLINE_SECS", "5", "10 to 86400"),
+        ("CTXLAB_CALL_DEADLINE_SECS", "soon", "10 to 86400"),
+        ("CTXLAB_RETRY_BUDGET_SECS", "3601", "0 to 3600"),
+    ] {
+        let pairs = [(name, bad)];
+        let env = env_of(&pairs);
+        let lookup = Lookup {
+            env: &env,
+            dotenv: &dotenv,
+        };
+        let e = resolve(&FlagSettings::default(), &lookup, &FileSettings::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!("{name} is {bad:?}: must be a whole number of seconds from {range}")
+        );
+    }
+}

@@ -28,6 +28,7 @@ mod provider_openai;
 mod provider_reactive;
 mod provider_real_shapes;
 mod provider_scripted;
+mod provider_streams;
 mod sessions_cli;
 mod store_safety;
 mod timeline;

@@ -16,8 +16,8 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::classify::{ErrorBody, classify};
 use super::http::{self, ClientBuildError};
 use super::{
-    ApiKey, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy, StreamEvent, Usage,
-    emit, parse_tool_input,
+    ApiKey, CallLimits, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy,
+    StreamEvent, StreamLimits, Usage, emit, parse_tool_input,
 };
 use crate::message::block;
 
@@ -59,6 +59,18 @@ impl OpenAiModel {
 
     pub fn with_retry(mut self, retry: RetryPolicy) -> OpenAiModel {
         self.endpoint.retry = retry;
+        self
+    }
+
+    /// The call's overall deadline and retry budget.
+    pub fn with_call_limits(mut self, limits: CallLimits) -> OpenAiModel {
+        self.endpoint.limits = limits;
+        self
+    }
+
+    /// The most one streamed event and one whole answer may hold.
+    pub fn with_stream_limits(mut self, limits: StreamLimits) -> OpenAiModel {
+        self.endpoint.stream_limits = limits;
         self
     }
 
@@ -164,7 +176,7 @@ pub(crate) struct ChunkAssembler {
 impl http::StreamAssembler for ChunkAssembler {
     fn on_sse(
         &mut self,
-        event: &eventsource_stream::Event,
+        event: &crate::provider::sse::SseEvent,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<(), ProviderError> {
         // llama.cpp names its in-stream errors with `event: error` (data `{"error": ...}`
