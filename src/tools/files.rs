@@ -14,7 +14,7 @@ use std::path::Path;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::output::{CappedText, LossyDecoder, push_line};
+use super::output::{CappedText, LossyDecoder, TRUNCATION_NOTE_PREFIX, push_line};
 use super::{ToolError, ToolLimits, Workspace, optional_count, required_str};
 use crate::safe_fs::{EntryKind, is_stale_temp_name, open_regular_path, path_kind, temp_name};
 
@@ -45,8 +45,11 @@ fn io_err<'a>(op: &'static str, path: &'a str) -> impl FnOnce(io::Error) -> Tool
 /// `read_file {path, limit?}`: the file's text (invalid UTF-8 shown as U+FFFD), at most
 /// `output_cap_chars` chars then `\n[output truncated: N chars cut]`. With `limit`, only the
 /// first `limit` lines, then `[M more lines not shown]` on its own line when the file has
-/// more (`line` when M is 1). An empty
-/// file reads as `(empty file)`.
+/// more (`line` when M is 1). When what follows the returned text is over
+/// [`COUNT_REST_MAX_BYTES`], it is not read and the note gives the file's size instead:
+/// `[more lines not shown; the file is B bytes]`, or
+/// `\n[output truncated: the file is B bytes; the rest was not read]`. An empty file reads as
+/// `(empty file)`.
 pub(super) async fn read_file(
     ws: &Workspace,
     input: &Value,
@@ -76,6 +79,12 @@ fn open_regular(path: &Path, rel: &str, dir_hint: &str) -> Result<File, ToolErro
     }
 }
 
+/// Once `read_file` has what it returns (its `limit` lines, or `output_cap_chars` chars), the
+/// rest of the file is read only to say exactly how much was left out, and only when that
+/// rest is at most this long. Past it the note gives the bytes not read instead: a 20 GiB
+/// file read with `limit: 1` costs one line, not 20 GiB.
+const COUNT_REST_MAX_BYTES: u64 = 1024 * 1024;
+
 fn read_capped_lines(
     path: &Path,
     rel: &str,
@@ -84,6 +93,8 @@ fn read_capped_lines(
     cancel: &CancellationToken,
 ) -> Result<String, ToolError> {
     let mut file = open_regular(path, rel, "use glob to list files")?;
+    // The size when opened: a file growing meanwhile is read no further than the budget.
+    let size = file.metadata().map_err(io_err("Cannot read", rel))?.len();
     let mut text = CappedText::new(cap);
     let mut decoder = LossyDecoder::default();
     let mut buf = vec![0u8; READ_CHUNK_BYTES];
@@ -93,14 +104,30 @@ fn read_capped_lines(
     let mut rest_newlines = 0usize;
     let mut rest_open_line = false;
     let mut any_byte = false;
+    let mut read_bytes = 0u64;
+    // Bytes read after the returned part was complete, only to count it.
+    let mut counted_bytes = 0u64;
+    // Set when the rest was too long to count.
+    let mut stopped = false;
     loop {
-        // A huge file is read to its end to count what was cut; a cancel stops that.
         if cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
+        }
+        let complete = limit.is_some_and(|limit| lines_taken >= limit) || text.total_chars() >= cap;
+        if complete {
+            let left = size.saturating_sub(read_bytes);
+            if left > COUNT_REST_MAX_BYTES || counted_bytes > COUNT_REST_MAX_BYTES {
+                stopped = true;
+                break;
+            }
         }
         let n = file.read(&mut buf).map_err(io_err("Cannot read", rel))?;
         if n == 0 {
             break;
+        }
+        read_bytes += n as u64;
+        if complete {
+            counted_bytes += n as u64;
         }
         any_byte = true;
         let mut chunk = &buf[..n];
@@ -128,10 +155,13 @@ fn read_capped_lines(
             rest_open_line = chunk.last() != Some(&b'\n');
         }
     }
-    decoder.finish(&mut |s| text.push_str(s));
+    if stopped {
+        return Ok(stopped_early(text, limit, lines_taken, size));
+    }
     if !any_byte {
         return Ok("(empty file)".to_string());
     }
+    decoder.finish(&mut |s| text.push_str(s));
     let more_lines = rest_newlines + usize::from(rest_open_line);
     let mut out = text.into_text_with_note();
     if more_lines > 0 {
@@ -139,6 +169,25 @@ fn read_capped_lines(
         push_line(&mut out, &format!("[{more_lines} more {noun} not shown]"));
     }
     Ok(out)
+}
+
+/// The answer when the rest of the file was too long to count: the kept text, then the
+/// file's size instead of a count of what was left out (a size needs no reading).
+fn stopped_early(text: CappedText, limit: Option<usize>, lines_taken: usize, size: u64) -> String {
+    let lines_done = limit.is_some_and(|limit| lines_taken >= limit);
+    let mut out = text.text().to_string();
+    if lines_done && text.cut_chars() == 0 {
+        push_line(
+            &mut out,
+            &format!("[more lines not shown; the file is {size} bytes]"),
+        );
+    } else {
+        // The cap cut the text: the note starts as every truncation note does.
+        out.push_str(&format!(
+            "\n{TRUNCATION_NOTE_PREFIX}the file is {size} bytes; the rest was not read]"
+        ));
+    }
+    out
 }
 
 /// `write_file {path, content}`: creates missing parent directories, writes atomically and

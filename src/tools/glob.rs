@@ -1,9 +1,14 @@
 //! The `glob` tool: lists workspace files whose root-relative path matches a pattern.
 //!
 //! It owns a small matcher (`*` and `?` within one segment, `**` for any number of
-//! segments) and the walk. The walk never follows symlinked directories (that could leave the
-//! workspace or loop), never enters the directories in [`GLOB_SKIPPED_DIRS`] at any depth,
-//! and only descends where the pattern could still match. It must not read file contents.
+//! segments) and the walk. The matcher never backtracks over segments: it keeps the set of
+//! pattern positions a path can have reached (an NFA run), so one path costs at most
+//! segments x pattern length, whatever the `**`s (docs/architecture.md, "Bounds on what
+//! servers and tools can cost"). The walk carries that set down, never follows symlinked
+//! directories (that could leave the workspace or loop), never enters the directories in
+//! [`GLOB_SKIPPED_DIRS`] at any depth, only descends where the pattern could still match,
+//! stops after `ToolLimits::glob_max_entries` entries, and stops at the next entry when
+//! cancelled. It must not read file contents.
 
 use std::fs;
 use std::path::Path;
@@ -32,26 +37,45 @@ pub(super) async fn run(
     let root = ws.root().to_path_buf();
     let shown = raw.to_string();
     let cap = limits.glob_cap;
+    let max_entries = limits.glob_max_entries;
     let cancel = cancel.clone();
+    let mut walk = Walk {
+        pattern,
+        found: Vec::new(),
+        entries_left: limits.glob_max_entries,
+        cancel,
+    };
     tokio::task::spawn_blocking(move || {
-        let mut found = Vec::new();
-        walk(&root, &mut Vec::new(), &pattern, &mut found, &cancel);
-        found.sort();
-        if found.is_empty() {
-            return format!("No files match {shown}");
+        let start = walk.pattern.start();
+        let complete = walk.dir(&root, &mut Vec::new(), &start);
+        if walk.cancel.is_cancelled() {
+            return Err(ToolError::Cancelled);
         }
-        let more = found.len().saturating_sub(cap);
-        found.truncate(cap);
-        let mut text = found.join("\n");
-        if more > 0 {
+        let mut found = walk.found;
+        found.sort();
+        let mut text = if found.is_empty() {
+            format!("No files match {shown}")
+        } else {
+            let more = found.len().saturating_sub(cap);
+            found.truncate(cap);
+            let mut text = found.join("\n");
+            if more > 0 {
+                text.push_str(&format!(
+                    "\n[{more} more matches not shown; narrow the pattern]"
+                ));
+            }
+            text
+        };
+        if !complete {
             text.push_str(&format!(
-                "\n[{more} more matches not shown; narrow the pattern]"
+                "\n[search stopped after {} entries; narrow the pattern]",
+                max_entries
             ));
         }
-        text
+        Ok(text)
     })
     .await
-    .map_err(|e| ToolError::Internal(format!("glob task failed: {e}")))
+    .map_err(|e| ToolError::Internal(format!("glob task failed: {e}")))?
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,35 +134,83 @@ impl Pattern {
         Some(Pattern { segments })
     }
 
+    /// The positions reached before any segment: the start, and past every leading `**`.
+    fn start(&self) -> States {
+        let mut at = vec![false; self.segments.len() + 1];
+        at[0] = true;
+        self.close(&mut at);
+        States(at)
+    }
+
+    /// A `**` may match no segment: whoever stands before it stands after it too. Edges only
+    /// go forward, so one pass in order reaches everything.
+    fn close(&self, at: &mut [bool]) {
+        for (i, segment) in self.segments.iter().enumerate() {
+            if at[i] && *segment == Segment::AnyDepth {
+                at[i + 1] = true;
+            }
+        }
+    }
+
+    /// The positions reached after one more path segment `name`.
+    fn step(&self, from: &States, name: &str) -> States {
+        let mut at = vec![false; self.segments.len() + 1];
+        for (i, segment) in self.segments.iter().enumerate() {
+            if !from.0[i] {
+                continue;
+            }
+            match segment {
+                Segment::AnyDepth => at[i] = true,
+                Segment::Wild(wild) => {
+                    if wildcard_match(wild, name) {
+                        at[i + 1] = true;
+                    }
+                }
+            }
+        }
+        self.close(&mut at);
+        States(at)
+    }
+
+    #[cfg(test)]
+    fn run<'a>(&self, path: impl IntoIterator<Item = &'a str>) -> States {
+        path.into_iter()
+            .fold(self.start(), |at, name| self.step(&at, name))
+    }
+
     /// Whether the path given as segments matches the whole pattern.
+    #[cfg(test)]
     pub(crate) fn matches(&self, path: &[&str]) -> bool {
-        match_segments(&self.segments, path, false)
+        self.run(path.iter().copied()).accepts()
     }
 
     /// Whether some path below the directory given as segments could match.
+    #[cfg(test)]
     fn may_match_below(&self, dir: &[&str]) -> bool {
-        match_segments(&self.segments, dir, true)
+        self.run(dir.iter().copied()).alive_below()
     }
 }
 
-/// Matches path segments against pattern segments. With `prefix`, the path is a directory
-/// and the question is whether the pattern can still match something inside it.
-fn match_segments(pattern: &[Segment], path: &[&str], prefix: bool) -> bool {
-    match (pattern.split_first(), path.split_first()) {
-        (None, None) => !prefix,
-        (None, Some(_)) => false,
-        (Some(_), None) => prefix || pattern.iter().all(|s| *s == Segment::AnyDepth),
-        (Some((Segment::AnyDepth, rest)), Some((_, path_rest))) => {
-            match_segments(rest, path, prefix) || match_segments(pattern, path_rest, prefix)
-        }
-        (Some((Segment::Wild(wild), rest)), Some((name, path_rest))) => {
-            wildcard_match(wild, name) && match_segments(rest, path_rest, prefix)
-        }
+/// Where in the pattern a path can stand after its segments so far: `0[i]` is true when the
+/// first `i` pattern segments can have matched them all.
+#[derive(Debug, Clone)]
+struct States(Vec<bool>);
+
+impl States {
+    /// The whole pattern matched.
+    fn accepts(&self) -> bool {
+        self.0.last().copied().unwrap_or(false)
+    }
+
+    /// Some pattern segment is still to match, so a deeper path could match.
+    fn alive_below(&self) -> bool {
+        self.0[..self.0.len() - 1].iter().any(|b| *b)
     }
 }
 
 /// `*` (any run of chars) and `?` (one char) against one path segment. Greedy with a single
-/// backtrack point, the classic linear-time approach for patterns without classes.
+/// backtrack point, the classic approach for patterns without classes: at most pattern x
+/// name steps for one segment.
 fn wildcard_match(pattern: &[char], name: &str) -> bool {
     let name: Vec<char> = name.chars().collect();
     let (mut p, mut n) = (0usize, 0usize);
@@ -167,41 +239,55 @@ fn wildcard_match(pattern: &[char], name: &str) -> bool {
     pattern[p..].iter().all(|c| *c == '*')
 }
 
-/// Depth-first walk collecting matches. Unreadable directories are skipped silently: a
-/// listing with what could be read is more useful than an error.
-fn walk(
-    dir: &Path,
-    rel: &mut Vec<String>,
-    pattern: &Pattern,
-    found: &mut Vec<String>,
-    cancel: &CancellationToken,
-) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        // The caller already answered "cancelled"; stop the walk too.
-        if cancel.is_cancelled() {
-            return;
-        }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        // `file_type` does not follow symlinks, so a symlinked directory is a leaf here.
-        let Ok(kind) = entry.file_type() else {
-            continue;
+/// One search: the pattern, what it found, how many more entries it may look at.
+struct Walk {
+    pattern: Pattern,
+    found: Vec<String>,
+    entries_left: usize,
+    cancel: CancellationToken,
+}
+
+impl Walk {
+    /// Depth-first walk of `dir` (at `rel` under the root, where the pattern stands at
+    /// `at`), collecting matches. False when the entry limit or a cancel stopped it.
+    /// Unreadable directories are skipped silently: a listing with what could be read is
+    /// more useful than an error.
+    fn dir(&mut self, dir: &Path, rel: &mut Vec<String>, at: &States) -> bool {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return true;
         };
-        rel.push(name);
-        let segments: Vec<&str> = rel.iter().map(String::as_str).collect();
-        if kind.is_dir() {
-            let skipped = rel
-                .last()
-                .is_some_and(|n| GLOB_SKIPPED_DIRS.contains(&n.as_str()));
-            if !skipped && pattern.may_match_below(&segments) {
-                walk(&entry.path(), rel, pattern, found, cancel);
+        for entry in entries.flatten() {
+            // The caller already answered "cancelled"; stop the walk too.
+            if self.cancel.is_cancelled() || self.entries_left == 0 {
+                return false;
             }
-        } else if pattern.matches(&segments) {
-            found.push(segments.join("/"));
+            self.entries_left -= 1;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // `file_type` does not follow symlinks, so a symlinked directory is a leaf here.
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let next = self.pattern.step(at, &name);
+            if kind.is_dir() {
+                let skipped = GLOB_SKIPPED_DIRS.contains(&name.as_str());
+                if !skipped && next.alive_below() {
+                    rel.push(name);
+                    let complete = self.dir(&entry.path(), rel, &next);
+                    rel.pop();
+                    if !complete {
+                        return false;
+                    }
+                }
+            } else if next.accepts() {
+                let mut path = rel.join("/");
+                if !path.is_empty() {
+                    path.push('/');
+                }
+                path.push_str(&name);
+                self.found.push(path);
+            }
         }
-        rel.pop();
+        true
     }
 }
 
@@ -252,6 +338,23 @@ mod tests {
         assert!(!p.may_match_below(&["docs"]));
         let p = Pattern::from_relative("*.log").unwrap();
         assert!(!p.may_match_below(&["logs"]));
+    }
+
+    /// Sixteen `**/a` against forty `a`s: a backtracking matcher tries every way to share
+    /// the `a`s among the `**`s and does not finish; the position sets answer at once.
+    #[test]
+    fn many_double_stars_match_without_backtracking() {
+        let pattern = format!("{}/**/b", vec!["**/a"; 16].join("/"));
+        let p = Pattern::from_relative(&pattern).unwrap();
+        let mut path = vec!["a"; 40];
+        assert!(p.may_match_below(&path));
+        path.push("c");
+        assert!(!p.matches(&path));
+        path.pop();
+        path.push("b");
+        assert!(p.matches(&path));
+        assert!(!p.matches(&["a"; 15].iter().copied().chain(["b"]).collect::<Vec<_>>()));
+        assert!(p.matches(&["a"; 16].iter().copied().chain(["b"]).collect::<Vec<_>>()));
     }
 
     #[test]

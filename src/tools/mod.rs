@@ -43,6 +43,15 @@ pub const OUTPUT_CAP_CHARS: usize = 50_000;
 /// Default cap on the number of paths `glob` lists.
 pub const GLOB_CAP_PATHS: usize = 1000;
 
+/// Default cap on the directory entries one `glob` looks at: a large repository outside
+/// the skipped folders is tens of thousands.
+pub const GLOB_MAX_ENTRIES: usize = 200_000;
+
+/// Default wall-clock limit of one `read_file`, `write_file`, `edit_file` or `glob` call. A
+/// local file tool finishes in milliseconds; a slow or hung file system must not hold the
+/// turn.
+pub const FILE_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// What a tool call produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolOutcome {
@@ -77,6 +86,10 @@ pub struct ToolLimits {
     pub output_cap_chars: usize,
     /// Cap on the number of paths `glob` returns (default 1000).
     pub glob_cap: usize,
+    /// Cap on the directory entries one `glob` looks at (default 200,000).
+    pub glob_max_entries: usize,
+    /// Wall-clock limit of one file tool call, `glob` included (default 30 s).
+    pub file_timeout: Duration,
     /// The environment variables `bash` does not pass on (default: provider keys and names
     /// ending in `_API_KEY`, `_TOKEN`, `_SECRET`).
     pub child_env: EnvPolicy,
@@ -90,6 +103,8 @@ impl Default for ToolLimits {
             bash_timeout: BASH_TIMEOUT,
             output_cap_chars: OUTPUT_CAP_CHARS,
             glob_cap: GLOB_CAP_PATHS,
+            glob_max_entries: GLOB_MAX_ENTRIES,
+            file_timeout: FILE_TOOL_TIMEOUT,
             child_env: EnvPolicy::default(),
             redactions: Redactions::default(),
         }
@@ -128,6 +143,8 @@ pub enum ToolError {
     Spawn(io::Error),
     #[error("Command timed out after {} and was killed (with its whole process group)", fmt_duration(*.0))]
     Timeout(Duration),
+    #[error("{tool} took longer than {} and was stopped", fmt_duration(*.limit))]
+    FileTimeout { tool: &'static str, limit: Duration },
     #[error("Cancelled by user")]
     Cancelled,
     #[error("The {0} tool needs a Unix system (Linux or macOS)")]
@@ -286,7 +303,9 @@ fn string_property(description: &str) -> Value {
 /// Cancellation: `bash` kills its process group and returns at once; `read_file` and `glob`
 /// return at once and their file work stops at its next step; `edit_file` honours a
 /// cancellation until the moment it writes, `write_file` one that arrived before it started,
-/// so a reported cancel never hides a write that happened. No tool opens anything but a
+/// so a reported cancel never hides a write that happened. The file tools and `glob` have a
+/// time limit as `bash` has (`limits.file_timeout`), with the same rules: a read stops at
+/// once, a write is asked to stop and its own answer kept. No tool opens anything but a
 /// regular file, so none can block on a FIFO or a device. Every output has the secret
 /// values of `limits.redactions` replaced.
 pub async fn run_tool(
@@ -325,10 +344,55 @@ async fn dispatch(
                 Err(err) => ToolOutcome::error(&err),
             };
         }
-        "read_file" => cancellable(cancel, files::read_file(ws, input, limits, cancel)).await,
-        "write_file" => files::write_file(ws, input).await,
-        "edit_file" => files::edit_file(ws, input, cancel).await,
-        "glob" => cancellable(cancel, glob::run(ws, input, limits, cancel)).await,
+        "read_file" | "glob" => {
+            // Read-only: on a timeout or a cancel the answer is at once, and the work stops
+            // at its next step (`work` sees the child token).
+            let work = cancel.child_token();
+            let _stop = work.clone().drop_guard();
+            let run = async {
+                if name == "glob" {
+                    glob::run(ws, input, limits, &work).await
+                } else {
+                    files::read_file(ws, input, limits, &work).await
+                }
+            };
+            let tool = if name == "glob" { "glob" } else { "read_file" };
+            cancellable(cancel, time_limited(tool, limits.file_timeout, run)).await
+        }
+        "write_file" | "edit_file" => {
+            // A write is never reported as stopped while it went ahead: past the limit the
+            // work is asked to stop, then its own answer is awaited (edit_file stops before
+            // writing, or reports the write it made).
+            let work = cancel.child_token();
+            let run = async {
+                if name == "write_file" {
+                    files::write_file(ws, input).await
+                } else {
+                    files::edit_file(ws, input, &work).await
+                }
+            };
+            tokio::pin!(run);
+            let tool = if name == "write_file" {
+                "write_file"
+            } else {
+                "edit_file"
+            };
+            match tokio::time::timeout(limits.file_timeout, &mut run).await {
+                Ok(result) => result,
+                Err(_) => {
+                    work.cancel();
+                    match run.await {
+                        Err(ToolError::Cancelled) if !cancel.is_cancelled() => {
+                            Err(ToolError::FileTimeout {
+                                tool,
+                                limit: limits.file_timeout,
+                            })
+                        }
+                        other => other,
+                    }
+                }
+            }
+        }
         "compact" => {
             return match compact_focus(input) {
                 Ok(focus) => ToolOutcome::CompactRequested { focus },
@@ -352,6 +416,16 @@ where
         _ = cancel.cancelled() => Err(ToolError::Cancelled),
         result = work => result,
     }
+}
+
+/// `work` within `limit`; past it, a `FileTimeout` naming `tool`.
+async fn time_limited<F>(tool: &'static str, limit: Duration, work: F) -> Result<String, ToolError>
+where
+    F: Future<Output = Result<String, ToolError>>,
+{
+    tokio::time::timeout(limit, work)
+        .await
+        .unwrap_or(Err(ToolError::FileTimeout { tool, limit }))
 }
 
 /// A blank focus means "no particular focus", so it is reported as `None`.
@@ -457,6 +531,19 @@ mod tests {
         assert!(optional_count(&v, "d").is_err());
         assert_eq!(optional_count(&v, "e").unwrap(), None);
         assert_eq!(optional_count(&v, "missing").unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_file_tool_past_its_time_limit_is_stopped_with_a_message() {
+        let limit = Duration::from_millis(20);
+        let never = std::future::pending::<Result<String, ToolError>>();
+        let err = time_limited("glob", limit, never).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "glob took longer than 20 ms and was stopped"
+        );
+        let quick = async { Ok("done".to_string()) };
+        assert_eq!(time_limited("glob", limit, quick).await.unwrap(), "done");
     }
 
     #[test]

@@ -131,3 +131,52 @@ async fn edit_file_once_missing_and_multiple() {
     assert!(content.contains("occurs 2 times"), "{content}");
     assert_eq!(fs::read_to_string(&path).unwrap(), "gamma beta beta\n");
 }
+
+/// A 20 GiB sparse file (no disk space used): `limit: 1` took 42 s reading it all to count
+/// its lines. Now only what is returned is read, and the note gives the size.
+#[tokio::test]
+async fn read_file_reads_only_what_it_returns_from_a_huge_file() {
+    let f = fixture();
+    let size = 20u64 << 30;
+    let path = f.root().join("huge.bin");
+    let file = fs::File::create(&path).unwrap();
+    file.set_len(size).unwrap();
+    fs::write(f.root().join("lines.txt"), "first\nsecond\n").unwrap();
+    let mut big = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut big, b"one\ntwo\n").unwrap();
+    drop(big);
+
+    let limits = ToolLimits {
+        output_cap_chars: 100,
+        ..ToolLimits::default()
+    };
+    let (fixture, limits) = (&f, &limits);
+    let read = |input: Value| async move {
+        let call = fixture.call_with("read_file", input, limits);
+        tokio::time::timeout(Duration::from_secs(60), call)
+            .await
+            .expect("read_file answers without reading 20 GiB")
+    };
+    assert_eq!(
+        read(json!({"path": "huge.bin", "limit": 1})).await,
+        (
+            format!("one\n[more lines not shown; the file is {size} bytes]"),
+            false
+        )
+    );
+    // Without a limit the cap ends the reading: 100 chars, then the note.
+    let (content, is_error) = read(json!({"path": "huge.bin"})).await;
+    assert!(!is_error);
+    let expected_text = format!("one\ntwo\n{}", "\0".repeat(92));
+    assert_eq!(
+        content,
+        format!(
+            "{expected_text}\n[output truncated: the file is {size} bytes; the rest was not read]"
+        )
+    );
+    // A small file is still counted exactly.
+    assert_eq!(
+        read(json!({"path": "lines.txt", "limit": 1})).await,
+        ("first\n[1 more line not shown]".to_string(), false)
+    );
+}
