@@ -14,7 +14,8 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::model::{
-    Compaction, LoadWarning, MessageInfo, MessageKind, ModelCall, Session, SessionFormat, Usage,
+    Compaction, LoadWarning, MessageKind, MessageOrigin, RecordedCall, RecordedUsage, Session,
+    SessionFormat,
 };
 use crate::message::{Message, block_tool_id, block_type};
 
@@ -35,7 +36,7 @@ struct OpenCall {
     tool_ids: Vec<String>,
     results: Vec<Value>,
     results_origin: Option<Origin>,
-    usage: Option<(Usage, usize, Option<String>)>,
+    usage: Option<(RecordedUsage, usize, Option<String>)>,
     model: Option<String>,
 }
 
@@ -124,7 +125,7 @@ impl Builder {
 
     /// The usage the open call reported (the last report of a request wins: later lines
     /// of one response carry the final output count).
-    pub fn call_usage(&mut self, usage: Usage, line: usize, timestamp: Option<String>) {
+    pub fn call_usage(&mut self, usage: RecordedUsage, line: usize, timestamp: Option<String>) {
         if let Some(call) = &mut self.open {
             call.usage = Some((usage, line, timestamp));
         }
@@ -175,7 +176,7 @@ impl Builder {
         let index = self.session.messages.len();
         self.index_uuid(&origin.uuid, index);
         self.session.messages.push(message);
-        self.session.info.push(MessageInfo {
+        self.session.info.push(MessageOrigin {
             line: origin.line,
             timestamp: origin.timestamp,
             uuid: origin.uuid,
@@ -185,7 +186,7 @@ impl Builder {
     }
 
     /// Records a model call on the open call's message (or the last assistant message).
-    pub fn record_call(&mut self, mut call: ModelCall) {
+    pub fn record_call(&mut self, mut call: RecordedCall) {
         call.message = self.current_assistant();
         self.session.calls.push(call);
     }
@@ -197,7 +198,7 @@ impl Builder {
         };
         let index = self.session.messages.len();
         if let Some((usage, line, timestamp)) = call.usage {
-            self.session.calls.push(ModelCall {
+            self.session.calls.push(RecordedCall {
                 message: Some(index),
                 line,
                 timestamp,
@@ -209,7 +210,7 @@ impl Builder {
         self.session
             .messages
             .push(Message::assistant_blocks(call.blocks));
-        self.session.info.push(MessageInfo {
+        self.session.info.push(MessageOrigin {
             line: call.origin.line,
             timestamp: call.origin.timestamp,
             uuid: call.origin.uuid,
@@ -219,7 +220,7 @@ impl Builder {
             self.session
                 .messages
                 .push(Message::user_blocks(call.results));
-            self.session.info.push(MessageInfo {
+            self.session.info.push(MessageOrigin {
                 line: origin.line,
                 timestamp: origin.timestamp,
                 uuid: origin.uuid,
@@ -344,7 +345,7 @@ mod tests {
     #[test]
     fn usage_counts_once_per_request_and_the_last_report_wins() {
         let mut b = Builder::new(SessionFormat::ClaudeCode);
-        let u = |out| Usage {
+        let u = |out| RecordedUsage {
             input_tokens: 10,
             cache_read_tokens: 100,
             cache_creation_tokens: 5,

@@ -15,8 +15,8 @@ use super::assemble::{Builder, Origin, str_field, u64_field};
 use super::codex_items::{Item, convert_item};
 use super::lines::ParsedLine;
 use super::model::{
-    Compaction, CompactionKind, KeptMessage, MessageKind, ModelCall, Session, SessionFormat,
-    Summary, Trigger, Usage,
+    Compaction, CompactionKind, KeptMessage, MessageKind, RecordedCall, RecordedUsage, Session,
+    SessionFormat, Summary, Trigger,
 };
 use crate::message::Message;
 
@@ -199,12 +199,12 @@ impl CodexReader {
                 // OpenAI counts cached tokens inside input_tokens; the model keeps them apart.
                 let input = u64_field(last, "input_tokens").unwrap_or(0);
                 let cached = u64_field(last, "cached_input_tokens").unwrap_or(0);
-                self.b.record_call(ModelCall {
+                self.b.record_call(RecordedCall {
                     message: None,
                     line: number,
                     timestamp: origin.timestamp,
                     model: self.model.clone(),
-                    usage: Usage {
+                    usage: RecordedUsage {
                         input_tokens: input.saturating_sub(cached),
                         cache_read_tokens: cached.min(input),
                         cache_creation_tokens: 0,
