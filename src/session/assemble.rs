@@ -40,11 +40,23 @@ struct OpenCall {
     model: Option<String>,
 }
 
+/// A piece held until the open call's results are in.
+#[derive(Debug)]
+enum Held {
+    Message(Message, Origin, MessageKind),
+    /// Assistant blocks of a later request (Codex's reasoning item written before the
+    /// output of the call before it).
+    Assistant(String, Vec<Value>, Origin),
+}
+
 /// Builds one `Session` from pieces in file order.
 #[derive(Debug)]
 pub(crate) struct Builder {
     pub session: Session,
     open: Option<OpenCall>,
+    /// Messages that came between the open call's tool uses and their results, placed
+    /// after the results when the call closes (`push_between`).
+    between: Vec<Held>,
     /// Claude Code's line uuids -> index of the message that holds the line.
     pub uuid_index: HashMap<String, usize>,
 }
@@ -54,6 +66,7 @@ impl Builder {
         Builder {
             session: Session::empty(format),
             open: None,
+            between: Vec::new(),
             uuid_index: HashMap::new(),
         }
     }
@@ -64,11 +77,20 @@ impl Builder {
             None => 0,
             Some(c) => 1 + usize::from(!c.results.is_empty()),
         };
+        let held_messages = self
+            .between
+            .iter()
+            .filter(|h| matches!(h, Held::Message(..)))
+            .count();
+        let open = open + held_messages + usize::from(self.holds_assistant());
         self.session.messages.len() + open
     }
 
     /// Index the open call's assistant message will get, or the last assistant message.
     pub fn current_assistant(&self) -> Option<usize> {
+        if self.holds_assistant() {
+            return self.len_with_open().checked_sub(1);
+        }
         if self.open.is_some() {
             return Some(self.session.messages.len());
         }
@@ -98,7 +120,8 @@ impl Builder {
     /// Assistant blocks of the request `key`: merged into the open call when it has the
     /// same key, otherwise they open a new one.
     pub fn assistant(&mut self, key: &str, blocks: Vec<Value>, origin: Origin) {
-        if self.open.as_ref().is_some_and(|c| c.key != key) {
+        // Closing a call may open the held one after it: close until the key matches.
+        while self.open.as_ref().is_some_and(|c| c.key != key) {
             self.flush();
         }
         let index = self.session.messages.len();
@@ -141,12 +164,20 @@ impl Builder {
     /// A user message made of blocks, some of them tool results. Results answering the open
     /// call join its results message; anything else becomes its own message.
     pub fn results(&mut self, blocks: Vec<Value>, origin: Origin) {
-        let answers_open = self.open.as_ref().is_some_and(|c| {
-            blocks.iter().any(|b| {
-                block_type(b) == Some("tool_result")
-                    && block_tool_id(b).is_some_and(|id| c.tool_ids.iter().any(|t| t == id))
+        let answers = |open: &Option<OpenCall>| {
+            open.as_ref().is_some_and(|c| {
+                blocks.iter().any(|b| {
+                    block_type(b) == Some("tool_result")
+                        && block_tool_id(b).is_some_and(|id| c.tool_ids.iter().any(|t| t == id))
+                })
             })
-        });
+        };
+        let mut answers_open = answers(&self.open);
+        if !answers_open && self.holds_assistant() {
+            // It may answer the held call: close the open one, which opens the held one.
+            self.flush();
+            answers_open = answers(&self.open);
+        }
         if !answers_open {
             let line = origin.line;
             self.push(
@@ -168,11 +199,15 @@ impl Builder {
             }
             call.results.extend(blocks);
         }
+        if !self.waiting_for_results() && self.holds_assistant() {
+            // Every result is in: the held call is the open one from now on.
+            self.flush();
+        }
     }
 
     /// A whole message (user text, injected context, a summary): closes the open call first.
     pub fn push(&mut self, message: Message, origin: Origin, kind: MessageKind) -> usize {
-        self.flush();
+        self.close_all();
         let index = self.session.messages.len();
         self.index_uuid(&origin.uuid, index);
         self.session.messages.push(message);
@@ -183,6 +218,49 @@ impl Builder {
             kind,
         });
         index
+    }
+
+    /// Whether the open call has a tool use no result has answered yet.
+    pub fn waiting_for_results(&self) -> bool {
+        self.open.as_ref().is_some_and(|c| {
+            c.tool_ids.iter().any(|id| {
+                !c.results
+                    .iter()
+                    .any(|r| block_type(r) == Some("tool_result") && block_tool_id(r) == Some(id))
+            })
+        })
+    }
+
+    /// Whether assistant blocks of a later request are held for after the open call.
+    pub fn holds_assistant(&self) -> bool {
+        self.between
+            .iter()
+            .any(|h| matches!(h, Held::Assistant(..)))
+    }
+
+    /// A whole message that may have come between a call's tool uses and their results
+    /// (Codex writes developer and user messages there): while the open call still waits
+    /// for a result, it is held and placed right after the results message, so each result
+    /// stays in the message after its call (docs/pipeline.md, "Reading sessions").
+    pub fn push_between(&mut self, message: Message, origin: Origin, kind: MessageKind) {
+        if self.waiting_for_results() {
+            self.between.push(Held::Message(message, origin, kind));
+        } else {
+            self.push(message, origin, kind);
+        }
+    }
+
+    /// Assistant blocks that may have come between a call's tool uses and their results:
+    /// blocks of the open call's own request merge into it; a later request's blocks wait
+    /// until the results are in and then open that request's call.
+    pub fn assistant_between(&mut self, key: &str, blocks: Vec<Value>, origin: Origin) {
+        let other_key = self.open.as_ref().is_some_and(|c| c.key != key);
+        if (other_key && self.waiting_for_results()) || self.holds_assistant() {
+            self.between
+                .push(Held::Assistant(key.to_string(), blocks, origin));
+        } else {
+            self.assistant(key, blocks, origin);
+        }
     }
 
     /// Records a model call on the open call's message (or the last assistant message).
@@ -227,11 +305,27 @@ impl Builder {
                 kind: MessageKind::Conversation,
             });
         }
+        for held in std::mem::take(&mut self.between) {
+            match held {
+                Held::Message(message, origin, kind) => {
+                    self.push(message, origin, kind);
+                }
+                Held::Assistant(key, blocks, origin) => self.assistant(&key, blocks, origin),
+            }
+        }
+    }
+
+    /// Closes the open call and the held call after it, if any.
+    pub fn close_all(&mut self) {
+        // Holds exist only beside an open call, and each flush drains them.
+        while self.open.is_some() {
+            self.flush();
+        }
     }
 
     /// Starts a compaction at the current end of the message list.
     pub fn compaction(&mut self, mut c: Compaction) -> usize {
-        self.flush();
+        self.close_all();
         c.at = self.session.messages.len();
         self.session.compactions.push(c);
         self.session.compactions.len() - 1
@@ -240,7 +334,7 @@ impl Builder {
     /// Fills the token counts the file did not record from the calls around each
     /// compaction, and returns the session.
     pub fn finish(mut self) -> Session {
-        self.flush();
+        self.close_all();
         fill_tokens_from_calls(&mut self.session);
         self.session
     }

@@ -146,15 +146,20 @@ impl CodexReader {
                 } else {
                     MessageKind::Conversation
                 };
-                self.b.push(message, origin, kind);
+                self.b.push_between(message, origin, kind);
             }
             Item::Assistant(blocks) => {
                 let key = self.request.to_string();
-                self.b.assistant(&key, blocks, origin);
+                self.b.assistant_between(&key, blocks, origin);
             }
             Item::ToolResult(block) => {
+                // A later request already began (its blocks are held until this result is
+                // in): the result does not start another one.
+                let later_began = self.b.holds_assistant();
                 self.b.results(vec![block], origin);
-                self.request += 1;
+                if !later_began {
+                    self.request += 1;
+                }
             }
             Item::EncryptedSummary => {
                 let len = self.b.len_with_open();
@@ -246,7 +251,7 @@ impl CodexReader {
                 .is_some_and(|c| c.at == len && c.kept.is_none());
         self.pending_event = false;
         let k = if reuse {
-            self.b.flush();
+            self.b.close_all();
             self.b.session.compactions.len() - 1
         } else {
             let mut c = Compaction::new(CompactionKind::Full, 0, number);
