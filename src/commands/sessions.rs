@@ -7,14 +7,14 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::session::discover::{QuickStats, SessionEntry, discover, quick_stats};
+use crate::session::discover::{QuickStats, SessionFile, discover, quick_stats};
 use crate::util::group_digits;
 
 /// One listed session with its counts (or why they could not be computed).
 #[derive(Debug, Clone, Serialize)]
 pub struct ListedSession {
     #[serde(flatten)]
-    pub entry: SessionEntry,
+    pub entry: SessionFile,
     #[serde(flatten)]
     pub stats: Option<QuickStats>,
     pub error: Option<String>,

@@ -14,7 +14,8 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::model::{
-    Compaction, LoadWarning, MessageInfo, MessageKind, ModelCall, Session, SessionFormat, Usage,
+    Compaction, LoadWarning, MessageKind, MessageOrigin, RecordedCall, RecordedUsage, Session,
+    SessionFormat,
 };
 use crate::message::{Message, block_tool_id, block_type};
 
@@ -35,8 +36,17 @@ struct OpenCall {
     tool_ids: Vec<String>,
     results: Vec<Value>,
     results_origin: Option<Origin>,
-    usage: Option<(Usage, usize, Option<String>)>,
+    usage: Option<(RecordedUsage, usize, Option<String>)>,
     model: Option<String>,
+}
+
+/// A piece held until the open call's results are in.
+#[derive(Debug)]
+enum Held {
+    Message(Message, Origin, MessageKind),
+    /// Assistant blocks of a later request (Codex's reasoning item written before the
+    /// output of the call before it).
+    Assistant(String, Vec<Value>, Origin),
 }
 
 /// Builds one `Session` from pieces in file order.
@@ -44,6 +54,9 @@ struct OpenCall {
 pub(crate) struct Builder {
     pub session: Session,
     open: Option<OpenCall>,
+    /// Messages that came between the open call's tool uses and their results, placed
+    /// after the results when the call closes (`push_between`).
+    between: Vec<Held>,
     /// Claude Code's line uuids -> index of the message that holds the line.
     pub uuid_index: HashMap<String, usize>,
 }
@@ -53,6 +66,7 @@ impl Builder {
         Builder {
             session: Session::empty(format),
             open: None,
+            between: Vec::new(),
             uuid_index: HashMap::new(),
         }
     }
@@ -63,11 +77,20 @@ impl Builder {
             None => 0,
             Some(c) => 1 + usize::from(!c.results.is_empty()),
         };
+        let held_messages = self
+            .between
+            .iter()
+            .filter(|h| matches!(h, Held::Message(..)))
+            .count();
+        let open = open + held_messages + usize::from(self.holds_assistant());
         self.session.messages.len() + open
     }
 
     /// Index the open call's assistant message will get, or the last assistant message.
     pub fn current_assistant(&self) -> Option<usize> {
+        if self.holds_assistant() {
+            return self.len_with_open().checked_sub(1);
+        }
         if self.open.is_some() {
             return Some(self.session.messages.len());
         }
@@ -97,7 +120,8 @@ impl Builder {
     /// Assistant blocks of the request `key`: merged into the open call when it has the
     /// same key, otherwise they open a new one.
     pub fn assistant(&mut self, key: &str, blocks: Vec<Value>, origin: Origin) {
-        if self.open.as_ref().is_some_and(|c| c.key != key) {
+        // Closing a call may open the held one after it: close until the key matches.
+        while self.open.as_ref().is_some_and(|c| c.key != key) {
             self.flush();
         }
         let index = self.session.messages.len();
@@ -124,7 +148,7 @@ impl Builder {
 
     /// The usage the open call reported (the last report of a request wins: later lines
     /// of one response carry the final output count).
-    pub fn call_usage(&mut self, usage: Usage, line: usize, timestamp: Option<String>) {
+    pub fn call_usage(&mut self, usage: RecordedUsage, line: usize, timestamp: Option<String>) {
         if let Some(call) = &mut self.open {
             call.usage = Some((usage, line, timestamp));
         }
@@ -140,12 +164,20 @@ impl Builder {
     /// A user message made of blocks, some of them tool results. Results answering the open
     /// call join its results message; anything else becomes its own message.
     pub fn results(&mut self, blocks: Vec<Value>, origin: Origin) {
-        let answers_open = self.open.as_ref().is_some_and(|c| {
-            blocks.iter().any(|b| {
-                block_type(b) == Some("tool_result")
-                    && block_tool_id(b).is_some_and(|id| c.tool_ids.iter().any(|t| t == id))
+        let answers = |open: &Option<OpenCall>| {
+            open.as_ref().is_some_and(|c| {
+                blocks.iter().any(|b| {
+                    block_type(b) == Some("tool_result")
+                        && block_tool_id(b).is_some_and(|id| c.tool_ids.iter().any(|t| t == id))
+                })
             })
-        });
+        };
+        let mut answers_open = answers(&self.open);
+        if !answers_open && self.holds_assistant() {
+            // It may answer the held call: close the open one, which opens the held one.
+            self.flush();
+            answers_open = answers(&self.open);
+        }
         if !answers_open {
             let line = origin.line;
             self.push(
@@ -167,15 +199,19 @@ impl Builder {
             }
             call.results.extend(blocks);
         }
+        if !self.waiting_for_results() && self.holds_assistant() {
+            // Every result is in: the held call is the open one from now on.
+            self.flush();
+        }
     }
 
     /// A whole message (user text, injected context, a summary): closes the open call first.
     pub fn push(&mut self, message: Message, origin: Origin, kind: MessageKind) -> usize {
-        self.flush();
+        self.close_all();
         let index = self.session.messages.len();
         self.index_uuid(&origin.uuid, index);
         self.session.messages.push(message);
-        self.session.info.push(MessageInfo {
+        self.session.info.push(MessageOrigin {
             line: origin.line,
             timestamp: origin.timestamp,
             uuid: origin.uuid,
@@ -184,8 +220,51 @@ impl Builder {
         index
     }
 
+    /// Whether the open call has a tool use no result has answered yet.
+    pub fn waiting_for_results(&self) -> bool {
+        self.open.as_ref().is_some_and(|c| {
+            c.tool_ids.iter().any(|id| {
+                !c.results
+                    .iter()
+                    .any(|r| block_type(r) == Some("tool_result") && block_tool_id(r) == Some(id))
+            })
+        })
+    }
+
+    /// Whether assistant blocks of a later request are held for after the open call.
+    pub fn holds_assistant(&self) -> bool {
+        self.between
+            .iter()
+            .any(|h| matches!(h, Held::Assistant(..)))
+    }
+
+    /// A whole message that may have come between a call's tool uses and their results
+    /// (Codex writes developer and user messages there): while the open call still waits
+    /// for a result, it is held and placed right after the results message, so each result
+    /// stays in the message after its call (docs/pipeline.md, "Reading sessions").
+    pub fn push_between(&mut self, message: Message, origin: Origin, kind: MessageKind) {
+        if self.waiting_for_results() {
+            self.between.push(Held::Message(message, origin, kind));
+        } else {
+            self.push(message, origin, kind);
+        }
+    }
+
+    /// Assistant blocks that may have come between a call's tool uses and their results:
+    /// blocks of the open call's own request merge into it; a later request's blocks wait
+    /// until the results are in and then open that request's call.
+    pub fn assistant_between(&mut self, key: &str, blocks: Vec<Value>, origin: Origin) {
+        let other_key = self.open.as_ref().is_some_and(|c| c.key != key);
+        if (other_key && self.waiting_for_results()) || self.holds_assistant() {
+            self.between
+                .push(Held::Assistant(key.to_string(), blocks, origin));
+        } else {
+            self.assistant(key, blocks, origin);
+        }
+    }
+
     /// Records a model call on the open call's message (or the last assistant message).
-    pub fn record_call(&mut self, mut call: ModelCall) {
+    pub fn record_call(&mut self, mut call: RecordedCall) {
         call.message = self.current_assistant();
         self.session.calls.push(call);
     }
@@ -197,7 +276,7 @@ impl Builder {
         };
         let index = self.session.messages.len();
         if let Some((usage, line, timestamp)) = call.usage {
-            self.session.calls.push(ModelCall {
+            self.session.calls.push(RecordedCall {
                 message: Some(index),
                 line,
                 timestamp,
@@ -209,7 +288,7 @@ impl Builder {
         self.session
             .messages
             .push(Message::assistant_blocks(call.blocks));
-        self.session.info.push(MessageInfo {
+        self.session.info.push(MessageOrigin {
             line: call.origin.line,
             timestamp: call.origin.timestamp,
             uuid: call.origin.uuid,
@@ -219,18 +298,34 @@ impl Builder {
             self.session
                 .messages
                 .push(Message::user_blocks(call.results));
-            self.session.info.push(MessageInfo {
+            self.session.info.push(MessageOrigin {
                 line: origin.line,
                 timestamp: origin.timestamp,
                 uuid: origin.uuid,
                 kind: MessageKind::Conversation,
             });
         }
+        for held in std::mem::take(&mut self.between) {
+            match held {
+                Held::Message(message, origin, kind) => {
+                    self.push(message, origin, kind);
+                }
+                Held::Assistant(key, blocks, origin) => self.assistant(&key, blocks, origin),
+            }
+        }
+    }
+
+    /// Closes the open call and the held call after it, if any.
+    pub fn close_all(&mut self) {
+        // Holds exist only beside an open call, and each flush drains them.
+        while self.open.is_some() {
+            self.flush();
+        }
     }
 
     /// Starts a compaction at the current end of the message list.
     pub fn compaction(&mut self, mut c: Compaction) -> usize {
-        self.flush();
+        self.close_all();
         c.at = self.session.messages.len();
         self.session.compactions.push(c);
         self.session.compactions.len() - 1
@@ -239,7 +334,7 @@ impl Builder {
     /// Fills the token counts the file did not record from the calls around each
     /// compaction, and returns the session.
     pub fn finish(mut self) -> Session {
-        self.flush();
+        self.close_all();
         fill_tokens_from_calls(&mut self.session);
         self.session
     }
@@ -344,7 +439,7 @@ mod tests {
     #[test]
     fn usage_counts_once_per_request_and_the_last_report_wins() {
         let mut b = Builder::new(SessionFormat::ClaudeCode);
-        let u = |out| Usage {
+        let u = |out| RecordedUsage {
             input_tokens: 10,
             cache_read_tokens: 100,
             cache_creation_tokens: 5,

@@ -18,8 +18,8 @@ use serde_json::{Map, Value};
 use super::assemble::{Builder, Origin, str_field, u64_field};
 use super::lines::ParsedLine;
 use super::model::{
-    Compaction, CompactionKind, KeptMessage, MessageKind, Session, SessionFormat, Summary,
-    TokenCount, TokenSource, Trigger, Usage,
+    Compaction, CompactionKind, KeptMessage, MessageKind, RecordedUsage, Session, SessionFormat,
+    Summary, TokenCount, TokenSource, Trigger,
 };
 use crate::message::{Message, block_type};
 
@@ -364,7 +364,7 @@ fn assistant_line(b: &mut Builder, number: usize, o: &mut Map<String, Value>) {
         b.call_model(m);
     }
     if let Some(Value::Object(u)) = message.get("usage") {
-        let usage = Usage {
+        let usage = RecordedUsage {
             input_tokens: u64_field(u, "input_tokens").unwrap_or(0),
             cache_read_tokens: u64_field(u, "cache_read_input_tokens").unwrap_or(0),
             cache_creation_tokens: u64_field(u, "cache_creation_input_tokens").unwrap_or(0),

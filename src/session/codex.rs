@@ -15,8 +15,8 @@ use super::assemble::{Builder, Origin, str_field, u64_field};
 use super::codex_items::{Item, convert_item};
 use super::lines::ParsedLine;
 use super::model::{
-    Compaction, CompactionKind, KeptMessage, MessageKind, ModelCall, Session, SessionFormat,
-    Summary, Trigger, Usage,
+    Compaction, CompactionKind, KeptMessage, MessageKind, RecordedCall, RecordedUsage, Session,
+    SessionFormat, Summary, Trigger,
 };
 use crate::message::Message;
 
@@ -146,15 +146,20 @@ impl CodexReader {
                 } else {
                     MessageKind::Conversation
                 };
-                self.b.push(message, origin, kind);
+                self.b.push_between(message, origin, kind);
             }
             Item::Assistant(blocks) => {
                 let key = self.request.to_string();
-                self.b.assistant(&key, blocks, origin);
+                self.b.assistant_between(&key, blocks, origin);
             }
             Item::ToolResult(block) => {
+                // A later request already began (its blocks are held until this result is
+                // in): the result does not start another one.
+                let later_began = self.b.holds_assistant();
                 self.b.results(vec![block], origin);
-                self.request += 1;
+                if !later_began {
+                    self.request += 1;
+                }
             }
             Item::EncryptedSummary => {
                 let len = self.b.len_with_open();
@@ -199,12 +204,12 @@ impl CodexReader {
                 // OpenAI counts cached tokens inside input_tokens; the model keeps them apart.
                 let input = u64_field(last, "input_tokens").unwrap_or(0);
                 let cached = u64_field(last, "cached_input_tokens").unwrap_or(0);
-                self.b.record_call(ModelCall {
+                self.b.record_call(RecordedCall {
                     message: None,
                     line: number,
                     timestamp: origin.timestamp,
                     model: self.model.clone(),
-                    usage: Usage {
+                    usage: RecordedUsage {
                         input_tokens: input.saturating_sub(cached),
                         cache_read_tokens: cached.min(input),
                         cache_creation_tokens: 0,
@@ -246,7 +251,7 @@ impl CodexReader {
                 .is_some_and(|c| c.at == len && c.kept.is_none());
         self.pending_event = false;
         let k = if reuse {
-            self.b.flush();
+            self.b.close_all();
             self.b.session.compactions.len() - 1
         } else {
             let mut c = Compaction::new(CompactionKind::Full, 0, number);

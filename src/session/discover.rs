@@ -64,7 +64,7 @@ pub fn roots_from(
 
 /// One session file found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionEntry {
+pub struct SessionFile {
     pub path: PathBuf,
     pub tool: Tool,
     pub format: SessionFormat,
@@ -79,7 +79,7 @@ pub struct SessionEntry {
 
 /// Session files under `paths` (files or folders); the default roots when none is given.
 /// Sorted by project, then start, then path. Unreadable folders are passed over.
-pub fn discover(paths: &[PathBuf]) -> Vec<SessionEntry> {
+pub fn discover(paths: &[PathBuf]) -> Vec<SessionFile> {
     discover_reporting(paths).0
 }
 
@@ -92,7 +92,7 @@ pub struct DiscoverError {
 
 /// `discover`, with the folders and named files that could not be read (a default root that
 /// does not exist is not an error: the tool is just not installed).
-pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionEntry>, Vec<DiscoverError>) {
+pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionFile>, Vec<DiscoverError>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     if paths.is_empty() {
@@ -115,7 +115,7 @@ pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionEntry>, Vec<Discover
     }
     files.sort();
     files.dedup();
-    let mut entries: Vec<SessionEntry> = files.iter().filter_map(|f| entry_for(f)).collect();
+    let mut entries: Vec<SessionFile> = files.iter().filter_map(|f| entry_for(f)).collect();
     entries
         .sort_by(|a, b| (&a.project, &a.started, &a.path).cmp(&(&b.project, &b.started, &b.path)));
     (entries, errors)
@@ -178,7 +178,7 @@ fn peek(path: &Path) -> Option<String> {
 }
 
 /// A listing entry for one file: None when it is not a session ctxlab reads.
-pub fn entry_for(path: &Path) -> Option<SessionEntry> {
+pub fn entry_for(path: &Path) -> Option<SessionFile> {
     let meta = std::fs::metadata(path).ok()?;
     let head = peek(path)?;
     let mut format = None;
@@ -221,7 +221,7 @@ pub fn entry_for(path: &Path) -> Option<SessionEntry> {
             .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned());
     }
-    Some(SessionEntry {
+    Some(SessionFile {
         path: path.to_path_buf(),
         tool: format.tool(),
         format,

@@ -13,7 +13,6 @@ mod assemble;
 mod claude;
 mod codex;
 mod codex_items;
-mod ctxlab;
 pub mod discover;
 mod fast_json;
 pub mod history_input;
@@ -21,15 +20,16 @@ mod lines;
 pub mod model;
 mod stream;
 pub mod summary;
+mod transcript;
 
 use std::path::Path;
 
 use serde_json::Value;
 
 pub use model::{
-    CLEARED_RESULT_TEXT, Compaction, CompactionKind, KeptMessage, LoadWarning, MessageInfo,
-    MessageKind, ModelCall, Session, SessionFormat, SessionMeta, Summary, TokenCount, TokenSource,
-    Tool, Trigger, Usage,
+    CLEARED_RESULT_TEXT, Compaction, CompactionKind, KeptMessage, LoadWarning, MessageKind,
+    MessageOrigin, RecordedCall, RecordedUsage, Session, SessionFormat, SessionMeta, Summary,
+    TokenCount, TokenSource, Tool, Trigger,
 };
 
 use crate::compact::request::latest_request;
@@ -108,7 +108,7 @@ pub(crate) fn format_of_line(v: &Value) -> Option<SessionFormat> {
     if kind.is_some_and(|k| CODEX_ITEM_TYPES.contains(&k)) {
         return Some(SessionFormat::CodexLegacy);
     }
-    if ctxlab::is_message_line(v) {
+    if transcript::is_message_line(v) {
         return Some(SessionFormat::CtxlabTranscript);
     }
     None
@@ -137,7 +137,7 @@ fn read_lines(format: SessionFormat, lines: Vec<ParsedLine>) -> Result<Session, 
         SessionFormat::ClaudeCode => Ok(claude::read_claude(lines)),
         SessionFormat::Codex | SessionFormat::CodexLegacy => Ok(codex::read_codex(lines, format)),
         SessionFormat::CtxlabTranscript | SessionFormat::MessageArray => {
-            ctxlab::read_transcript(lines)
+            transcript::read_transcript(lines)
         }
     }
 }
@@ -149,7 +149,7 @@ fn parse_text(text: &str) -> Result<(Session, Option<String>), SessionError> {
         return Err(SessionError::Empty);
     }
     if text.trim_start().starts_with('[') {
-        return ctxlab::read_array(text);
+        return transcript::read_array(text);
     }
     // One JSON document: `ctxlab pipeline`'s input object, or a one-line session.
     let whole = serde_json::from_str::<Value>(text);
@@ -161,7 +161,7 @@ fn parse_text(text: &str) -> Result<(Session, Option<String>), SessionError> {
             Err(e) => return Err(SessionError::Array(InputError::Json(e))),
         };
         let given = Some(input.active_request.clone());
-        return Ok(ctxlab::from_input(input, given));
+        return Ok(transcript::from_input(input, given));
     }
     match detect_text(text) {
         Some(SessionFormat::ClaudeCode) => {
@@ -188,12 +188,6 @@ fn parse_text(text: &str) -> Result<(Session, Option<String>), SessionError> {
 /// Reads a session from text (the format is detected).
 pub fn parse_session_text(text: &str) -> Result<Session, SessionError> {
     parse_text(text).map(|(s, _)| s)
-}
-
-/// Reads a session: the conversation as `ctxlab replay` takes it (see
-/// `Session::replay_messages`).
-pub fn parse_session(text: &str) -> Result<Vec<Message>, SessionError> {
-    parse_session_text(text).map(Session::into_replay_messages)
 }
 
 fn read_file_text(path: &Path) -> Result<(String, Option<LoadWarning>), SessionError> {

@@ -121,7 +121,7 @@ pub enum MessageKind {
 
 /// Where one message came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MessageInfo {
+pub struct MessageOrigin {
     /// 1-based number of the first line of the file that holds it.
     pub line: usize,
     pub timestamp: Option<String>,
@@ -266,14 +266,14 @@ impl Compaction {
 /// Token usage of one model call, in the Anthropic sense: `input_tokens` excludes the
 /// cached parts, which are counted apart.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Usage {
+pub struct RecordedUsage {
     pub input_tokens: u64,
     pub cache_read_tokens: u64,
     pub cache_creation_tokens: u64,
     pub output_tokens: u64,
 }
 
-impl Usage {
+impl RecordedUsage {
     /// The size of the prompt the call sent: its context.
     pub fn context_tokens(&self) -> u64 {
         self.input_tokens + self.cache_read_tokens + self.cache_creation_tokens
@@ -282,13 +282,13 @@ impl Usage {
 
 /// One model call as the file records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ModelCall {
+pub struct RecordedCall {
     /// Index of the assistant message it produced, when there is one.
     pub message: Option<usize>,
     pub line: usize,
     pub timestamp: Option<String>,
     pub model: Option<String>,
-    pub usage: Usage,
+    pub usage: RecordedUsage,
     /// The model's context window, when the file records it (Codex does).
     pub context_window: Option<u64>,
 }
@@ -309,9 +309,9 @@ pub struct Session {
     /// The full session in order, including what came before each compaction.
     pub messages: Vec<Message>,
     /// One entry per message.
-    pub info: Vec<MessageInfo>,
+    pub info: Vec<MessageOrigin>,
     pub compactions: Vec<Compaction>,
-    pub calls: Vec<ModelCall>,
+    pub calls: Vec<RecordedCall>,
     /// Subagent conversations, each its own session.
     pub sidechains: Vec<Session>,
     pub warnings: Vec<LoadWarning>,

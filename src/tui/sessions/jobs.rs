@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::scratch;
 use super::{BrowserRow, OpenedSession, Progress, SessionDone, SessionItem, SessionReplay};
 use super::{SessionWork, build_view};
-use crate::session::discover::{SessionEntry, discover_reporting, quick_stats};
+use crate::session::discover::{SessionFile, discover_reporting, quick_stats};
 use crate::session::{load_session_text, parse_session_text};
 use crate::store::Store;
 use crate::tui::replay::replay_into;
@@ -120,18 +120,18 @@ pub(super) fn run(work: SessionWork) -> SessionDone {
 
 /// Entries grouped by project (the project with the newest session first), each group's
 /// sessions newest first, under a heading row.
-fn group(entries: Vec<SessionEntry>) -> Vec<BrowserRow> {
-    let mut by_project: BTreeMap<String, Vec<SessionEntry>> = BTreeMap::new();
+fn group(entries: Vec<SessionFile>) -> Vec<BrowserRow> {
+    let mut by_project: BTreeMap<String, Vec<SessionFile>> = BTreeMap::new();
     for e in entries {
         let name = e.project.clone().unwrap_or_else(|| "(no project)".into());
         by_project.entry(name).or_default().push(e);
     }
-    let mut groups: Vec<(String, Vec<SessionEntry>)> = by_project.into_iter().collect();
+    let mut groups: Vec<(String, Vec<SessionFile>)> = by_project.into_iter().collect();
     for (_, list) in &mut groups {
         list.sort_by(|a, b| b.started.cmp(&a.started).then(a.path.cmp(&b.path)));
     }
     groups.sort_by(|a, b| {
-        let newest = |g: &[SessionEntry]| g.first().and_then(|e| e.started.clone());
+        let newest = |g: &[SessionFile]| g.first().and_then(|e| e.started.clone());
         newest(&b.1).cmp(&newest(&a.1)).then(a.0.cmp(&b.0))
     });
     let mut rows = Vec::new();

@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::compact::{PipelineConfig, Strategy};
 use crate::message::Message;
-use crate::session::discover::{QuickStats, SessionEntry};
-use crate::session::{Compaction, ModelCall, SessionFormat, SessionMeta};
+use crate::session::discover::{QuickStats, SessionFile};
+use crate::session::{Compaction, RecordedCall, SessionFormat, SessionMeta};
 use crate::tui::app::ListState;
 use crate::tui::replay::Replay;
 use crate::tui::rows::MessageInfo;
@@ -69,7 +69,7 @@ pub enum BrowserRow {
 /// A listed session, and its counts once a background job has scanned it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionItem {
-    pub entry: SessionEntry,
+    pub entry: SessionFile,
     /// None until counted; the error text when the scan failed.
     pub stats: Option<Result<QuickStats, String>>,
 }
@@ -128,7 +128,7 @@ pub struct OpenedSession {
     /// Whether each message is injected context or a compaction's summary (not typed).
     pub tags: Vec<Option<&'static str>>,
     pub compactions: Vec<Compaction>,
-    pub calls: Vec<ModelCall>,
+    pub calls: Vec<RecordedCall>,
     /// For each row, the last recorded call at or before it.
     pub call_at_row: Vec<Option<usize>>,
     /// The conversation as the pipeline replays it (`Session::replay_messages`), shared

@@ -11,7 +11,8 @@ use serde_json::Value;
 use super::SessionError;
 use super::lines::{ParsedLine, parse_json_array};
 use super::model::{
-    Compaction, CompactionKind, MessageInfo, MessageKind, Session, SessionFormat, Summary, Trigger,
+    Compaction, CompactionKind, MessageKind, MessageOrigin, Session, SessionFormat, Summary,
+    Trigger,
 };
 use crate::message::Message;
 use crate::session::history_input::{HistoryInput, parse_history_input};
@@ -48,7 +49,7 @@ fn session_of(format: SessionFormat, messages: Vec<Message>, lines: Vec<usize>) 
     s.lines = lines.len();
     s.info = lines
         .into_iter()
-        .map(|line| MessageInfo {
+        .map(|line| MessageOrigin {
             line,
             timestamp: None,
             uuid: None,
