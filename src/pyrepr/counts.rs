@@ -8,7 +8,7 @@
 //! blocks the compiler turns into vector code gives it. The writers in `str_repr` and `json`
 //! remain the definition; tests check that these lengths are the length of what they write.
 
-use super::str_repr::is_printable;
+use super::printable::is_printable;
 
 /// How many bytes of each class a string holds.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -7,6 +7,7 @@
 
 mod counts;
 pub mod json;
+mod printable;
 pub(crate) mod printable_table;
 pub mod str_repr;
 
@@ -14,7 +15,7 @@ pub use json::{
     lesson_json, lesson_json_map, lesson_json_maps_prefix, py_strip, summary_literal, unicode_json,
     unicode_json_map, unicode_json_map_len, unicode_json_maps, write_lesson_json_map,
 };
+pub use printable::is_printable;
 pub use str_repr::{
-    is_printable, py_float_repr, py_list_len, py_number, py_repr, py_str_len, py_str_list,
-    py_value_len,
+    py_float_repr, py_list_len, py_number, py_repr, py_str_len, py_str_list, py_value_len,
 };
