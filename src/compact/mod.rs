@@ -31,7 +31,7 @@ pub use config::{ConfigError, PipelineConfig};
 pub use micro::micro_compact;
 pub use pipeline::{Pipeline, PreCall, TranscriptIds};
 pub use reactive_compact::{begin_reactive_compact, reactive_tail_start};
-pub use report::{Change, CompactTrigger, Stage, StageReport};
+pub use report::{Change, CompactTrigger, Stage, StageDelta, StageReport};
 pub use snip::snip_compact;
 pub use strategy::{SizeUnit, Strategy, UnknownStrategy};
 pub use summarize::{PendingCompaction, SummaryRequest, is_summary_request};

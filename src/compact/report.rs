@@ -191,8 +191,28 @@ impl StageReport {
         report
     }
 
-    /// One line saying what happened, for logs, `ctxlab run` and the events pane.
+    /// What the stage changed, in the strategy's unit, as data: the sizes and message
+    /// counts before and after, and the changes in words. Front ends show these numbers
+    /// themselves rather than cut them out of `summary()`.
+    pub fn delta(&self) -> StageDelta {
+        StageDelta {
+            unit: self.unit,
+            size_before: self.size_before,
+            size_after: self.size_after,
+            messages_before: self.messages_before,
+            messages_after: self.messages_after,
+            what: self.what_changed(),
+        }
+    }
+
+    /// One line saying what happened, for logs, `ctxlab run` and the events pane:
+    /// `micro_compact 9 -> 9 messages, 896 -> 861 tokens: 1 result -> placeholder`.
     pub fn summary(&self) -> String {
+        format!("{} {}", self.stage.name(), self.delta())
+    }
+
+    /// The changes in words, `snipped 3 messages; 1 result -> placeholder`, or `no change`.
+    fn what_changed(&self) -> String {
         let what: Vec<String> = self
             .changes
             .iter()
@@ -268,15 +288,45 @@ impl StageReport {
         if parts.is_empty() {
             parts.push("no change".into());
         }
+        parts.join("; ")
+    }
+}
+
+/// What one stage changed, in its strategy's unit (`StageReport::delta`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StageDelta {
+    /// The unit of both sizes: the strategy's (tokens under s06).
+    pub unit: SizeUnit,
+    pub size_before: usize,
+    pub size_after: usize,
+    pub messages_before: usize,
+    pub messages_after: usize,
+    /// The changes in words: `snipped 3 messages; 1 result -> placeholder`, or `no change`.
+    pub what: String,
+}
+
+impl StageDelta {
+    /// `2,301 -> 2,236 tokens`: both sizes with their unit.
+    pub fn sizes(&self) -> String {
         format!(
-            "{} {} -> {} messages, {} -> {} {}: {}",
-            self.stage.name(),
-            self.messages_before,
-            self.messages_after,
+            "{} -> {} {}",
             group_digits(self.size_before),
             group_digits(self.size_after),
-            self.unit.label(),
-            parts.join("; ")
+            self.unit.label()
+        )
+    }
+}
+
+impl std::fmt::Display for StageDelta {
+    /// `9 -> 9 messages, 896 -> 861 tokens: 1 result -> placeholder`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} -> {} messages, {}: {}",
+            self.messages_before,
+            self.messages_after,
+            self.sizes(),
+            self.what
         )
     }
 }
@@ -285,4 +335,36 @@ impl StageReport {
 pub fn limit_reason(size: usize, limit: usize) -> String {
     let op = if size > limit { ">" } else { "<=" };
     format!("{} {op} {}", group_digits(size), group_digits(limit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_delta_carries_the_strategy_s_unit_and_the_words_apart() {
+        let mut r = StageReport::unchanged(Stage::MicroCompact, 2_301, 23);
+        r.unit = SizeUnit::Tokens;
+        r.size_after = 2_236;
+        r.changed = true;
+        r.changes.push(Change::Placeholder {
+            message: 2,
+            block: 0,
+            tool_use_id: Some("t1".into()),
+            chars: 300,
+        });
+        let d = r.delta();
+        assert_eq!(d.unit, SizeUnit::Tokens);
+        assert_eq!((d.size_before, d.size_after), (2_301, 2_236));
+        assert_eq!((d.messages_before, d.messages_after), (23, 23));
+        assert_eq!(d.what, "1 result -> placeholder");
+        assert_eq!(d.sizes(), "2,301 -> 2,236 tokens");
+        assert_eq!(
+            r.summary(),
+            "micro_compact 23 -> 23 messages, 2,301 -> 2,236 tokens: 1 result -> placeholder"
+        );
+        let none = StageReport::unchanged(Stage::SnipCompact, 10, 1);
+        assert_eq!(none.delta().what, "no change");
+        assert_eq!(none.delta().sizes(), "10 -> 10 chars");
+    }
 }

@@ -90,16 +90,12 @@ pub fn card(next: &NextStep, limit: usize) -> (String, Vec<String>) {
     };
     match next {
         NextStep::Stage { stage, preview } => {
-            let what = crate::tui::panes::events::what_changed(&preview.summary()).to_string();
+            let delta = preview.delta();
             (
                 format!("before {}", stage.name()),
                 vec![
                     format!("why: {}", preview.reason),
-                    with_rows(format!(
-                        "will do: {what}; {} -> {} chars",
-                        group_digits(preview.size_before),
-                        group_digits(preview.size_after)
-                    )),
+                    with_rows(format!("will do: {}; {}", delta.what, delta.sizes())),
                 ],
             )
         }

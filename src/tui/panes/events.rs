@@ -17,14 +17,6 @@ use crate::tui::app::{App, EventKind, EventRow, Pane};
 use crate::tui::theme::Theme;
 use crate::util::{display_width, group_digits};
 
-/// The part of `StageReport::summary()` after the sizes: what changed.
-pub fn what_changed(summary: &str) -> &str {
-    summary
-        .split_once(" chars: ")
-        .map(|(_, w)| w)
-        .unwrap_or(summary)
-}
-
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let focused = app.focus == Pane::Events;
     let visible = app.visible_events();
@@ -84,7 +76,6 @@ pub fn short_name(stage: Stage) -> &'static str {
 /// A stage row's text: `snip: 53 messages > 50 (head 3, kept 47) · 17,500->17,163 snipped
 /// 3 messages`; the reason first, so a narrow pane still shows why.
 pub fn stage_text(report: &StageReport) -> String {
-    let summary = report.summary();
     let sizes = format!(
         "{}->{}",
         group_digits(report.size_before),
@@ -99,7 +90,7 @@ pub fn stage_text(report: &StageReport) -> String {
         format!(
             "{}: {reason} · {sizes} {}",
             short_name(report.stage),
-            what_changed(&summary)
+            report.delta().what
         )
     } else {
         format!("{}: {reason} · no change", short_name(report.stage))
@@ -158,15 +149,14 @@ pub fn detail(kind: &EventKind) -> (String, String) {
     match kind {
         EventKind::Stage { report, .. } => {
             let mut text = format!(
-                "{}\nwhy: {}\nsize: {} -> {} chars\nmessages: {} -> {}\n{}",
+                "{}\nwhy: {}\nsize: {}\nmessages: {} -> {}\n{}",
                 report.stage.name(),
                 if report.reason.is_empty() {
                     "(no reason recorded)"
                 } else {
                     &report.reason
                 },
-                group_digits(report.size_before),
-                group_digits(report.size_after),
+                report.delta().sizes(),
                 report.messages_before,
                 report.messages_after,
                 report.summary()

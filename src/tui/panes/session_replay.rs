@@ -127,7 +127,7 @@ pub fn render(f: &mut Frame, area: Rect, open: &OpenedSession, r: &SessionReplay
             " {} -> {} · {}",
             size_text(s.size_before, unit),
             size_text(s.size_after, unit),
-            clip(super::events::what_changed(&s.summary()), 60)
+            clip(&s.delta().what, 60)
         );
         events.push((
             *n,

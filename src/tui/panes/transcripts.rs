@@ -9,7 +9,6 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::events::what_changed;
 use super::msglist::{MsgList, RowRef};
 use super::{fit, human_age, human_bytes, pane_block, title_hint};
 use crate::compact::StageReport;
@@ -235,7 +234,6 @@ fn render_replay(f: &mut Frame, area: Rect, r: &Replay, from_turn: usize, theme:
 
 /// One replayed stage: `turn  4 micro_compact      2,883->2,225 1 result -> placeholder`.
 fn stage_line<'a>(label: &str, report: &StageReport, width: usize, theme: &Theme) -> Line<'a> {
-    let summary = report.summary();
     Line::from(vec![
         Span::styled(label.to_string(), theme.dim()),
         Span::styled(fit(report.stage.name(), 18), theme.stage(report.stage)),
@@ -244,7 +242,7 @@ fn stage_line<'a>(label: &str, report: &StageReport, width: usize, theme: &Theme
                 " {}->{} {}",
                 group_digits(report.size_before),
                 group_digits(report.size_after),
-                what_changed(&summary)
+                report.delta().what
             ),
             width.saturating_sub(27),
         )),

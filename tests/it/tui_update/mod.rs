@@ -12,6 +12,7 @@ use ctxlab::tui::work::Work;
 use ctxlab::tui::{App, Effect, Msg};
 
 mod slow_work;
+mod stage_units;
 
 fn appended(a: &mut App, text: &str) {
     a.update(Msg::Agent(AgentEvent::MessageAppended {
