@@ -11,14 +11,11 @@ use crate::util::group_digits;
 fn tokens(t: &Option<TokenCount>) -> String {
     match t {
         None => "?".to_string(),
-        Some(t) => {
-            let n = group_digits(t.tokens as usize);
-            match t.source {
-                TokenSource::Recorded => n,
-                TokenSource::LastCallBefore => format!("~{n} (last call before)"),
-                TokenSource::FirstCallAfter => format!("~{n} (first call after)"),
-            }
-        }
+        Some(t) => match t.source {
+            TokenSource::Recorded => t.text(),
+            TokenSource::LastCallBefore => format!("{} (last call before)", t.text()),
+            TokenSource::FirstCallAfter => format!("{} (first call after)", t.text()),
+        },
     }
 }
 
@@ -81,14 +78,22 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
     if let Some(t) = &s.title {
         writeln!(out, "title: {t}")?;
     }
-    if let Some(p) = &s.project {
-        writeln!(out, "project: {p}")?;
-    }
+    let mark = s.project_source.map(|p| p.mark()).unwrap_or("");
+    writeln!(
+        out,
+        "project: {}{mark}",
+        s.project.as_deref().unwrap_or("not recorded")
+    )?;
     if !s.models.is_empty() {
         writeln!(out, "models: {}", s.models.join(", "))?;
     }
-    if let (Some(a), Some(b)) = (&s.started, &s.ended) {
-        writeln!(out, "time: {a} -> {b}")?;
+    if s.started.is_some() || s.ended.is_some() {
+        writeln!(
+            out,
+            "time: {} -> {}",
+            s.started.as_deref().unwrap_or("start not recorded"),
+            s.ended.as_deref().unwrap_or("end not recorded")
+        )?;
     }
     writeln!(
         out,

@@ -1,41 +1,74 @@
 //! `ctxlab sessions [PATH...]`: the sessions discovery finds (the tools' default folders, or
 //! the files and folders named), one line each by project and date with size, model calls,
-//! compactions and peak context; `--json` prints one array.
+//! compactions and peak context; `--json` prints one array. The numbers are
+//! `session::numbers`', the same `ctxlab inspect` prints.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::session::discover::{QuickStats, SessionFile, discover, quick_stats};
+use crate::session::discover::{SessionFile, discover};
+use crate::session::numbers::{SessionNumbers, numbers_of_file};
 use crate::util::group_digits;
 
-/// One listed session with its counts (or why they could not be computed).
+/// One listed session with its numbers (or why they could not be computed).
 #[derive(Debug, Clone, Serialize)]
 pub struct ListedSession {
     #[serde(flatten)]
     pub entry: SessionFile,
+    /// Only what the entry does not say already: its project and start are the numbers'.
     #[serde(flatten)]
-    pub stats: Option<QuickStats>,
+    pub numbers: Option<ListedNumbers>,
     pub error: Option<String>,
+}
+
+/// The numbers of a listed session besides its project and start.
+#[derive(Debug, Clone, Serialize)]
+pub struct ListedNumbers {
+    pub ended: Option<String>,
+    pub calls: usize,
+    pub compactions: usize,
+    pub peak_context_tokens: Option<u64>,
 }
 
 /// Discovers sessions under `paths` (the default roots when empty) and counts each.
 pub fn list_sessions(paths: &[PathBuf]) -> Vec<ListedSession> {
-    discover(paths)
+    let mut listed: Vec<ListedSession> = discover(paths)
         .into_iter()
-        .map(|entry| {
-            let (stats, error) = match quick_stats(&entry.path) {
-                Ok(s) => (Some(s), None),
+        .map(|mut entry| {
+            let (numbers, error) = match numbers_of_file(&entry.path) {
+                Ok(n) => (Some(listed_numbers(&mut entry, n)), None),
                 Err(e) => (None, Some(e.to_string())),
             };
             ListedSession {
                 entry,
-                stats,
+                numbers,
                 error,
             }
         })
-        .collect()
+        .collect();
+    listed.sort_by(|a, b| {
+        (&a.entry.project, &a.entry.started, &a.entry.path).cmp(&(
+            &b.entry.project,
+            &b.entry.started,
+            &b.entry.path,
+        ))
+    });
+    listed
+}
+
+/// The whole file's numbers: its project and start replace the ones its first lines gave.
+fn listed_numbers(entry: &mut SessionFile, n: SessionNumbers) -> ListedNumbers {
+    entry.project = n.project;
+    entry.project_source = n.project_source;
+    entry.started = n.started;
+    ListedNumbers {
+        ended: n.ended,
+        calls: n.calls,
+        compactions: n.compactions,
+        peak_context_tokens: n.peak_context_tokens,
+    }
 }
 
 fn size(bytes: u64) -> String {
@@ -68,10 +101,14 @@ pub fn write_listing(
     let mut project: Option<&Option<String>> = None;
     for s in sessions {
         if project != Some(&s.entry.project) {
+            let mark = s.entry.project_source.map(|p| p.mark()).unwrap_or("");
             writeln!(
                 out,
-                "{}",
-                s.entry.project.as_deref().unwrap_or("(project unknown)")
+                "{}{mark}",
+                s.entry
+                    .project
+                    .as_deref()
+                    .unwrap_or("(project not recorded)")
             )?;
             project = Some(&s.entry.project);
         }
@@ -81,7 +118,7 @@ pub fn write_listing(
             .as_deref()
             .map(|t| t.chars().take(16).collect::<String>().replace('T', " "))
             .unwrap_or_else(|| "?".into());
-        let counts = match (&s.stats, &s.error) {
+        let counts = match (&s.numbers, &s.error) {
             (Some(st), _) => format!(
                 "{:>6} calls {:>3} compactions  peak {:>9}",
                 group_digits(st.calls),

@@ -16,7 +16,7 @@ use super::codex_items::{Item, convert_item};
 use super::lines::ParsedLine;
 use super::model::{
     Compaction, CompactionKind, KeptMessage, MessageKind, RecordedCall, RecordedUsage, Session,
-    SessionFormat, Summary, Trigger,
+    SessionFormat, Summary, Trigger, looks_like_time,
 };
 use crate::message::Message;
 
@@ -59,7 +59,11 @@ fn cwd_from_environment(text: &str) -> Option<String> {
 
 impl CodexReader {
     fn line(&mut self, number: usize, mut o: Map<String, Value>) {
-        if let Some(ts) = str_field(&o, "timestamp") {
+        // The 2025 layout's header line says when the session began (`session_meta`).
+        let legacy_header = !o.contains_key("type") && !o.contains_key("payload");
+        if let Some(ts) = str_field(&o, "timestamp")
+            && !legacy_header
+        {
             self.b.session.meta.saw_timestamp(ts);
         }
         let origin = Origin {
@@ -116,10 +120,12 @@ impl CodexReader {
         if let Some(cwd) = str_field(p, "cwd") {
             meta.cwd = Some(cwd.to_string());
         }
-        if let Some(ts) = str_field(p, "timestamp")
+        // When the session began, not a line's time: the 2025 layout's items carry no
+        // time of their own, so its end stays not recorded.
+        if let Some(ts) = str_field(p, "timestamp").filter(|ts| looks_like_time(ts))
             && meta.started.is_none()
         {
-            meta.saw_timestamp(ts);
+            meta.started = Some(ts.to_string());
         }
         if let Some(Value::Object(git)) = p.get("git") {
             meta.git_branch = str_field(git, "branch").map(str::to_string);

@@ -1,9 +1,9 @@
 //! Finding session files: the tools' default folders (Claude Code's `projects/` under
 //! `$CLAUDE_CONFIG_DIR` or `~/.claude`, Codex's `sessions/` under `$CODEX_HOME` or
 //! `~/.codex`) and any file or folder a person names. A listing entry costs one `stat` and
-//! a peek at the file's first lines; the counts a browser shows beside it (calls,
-//! compactions, peak context) come from `quick_stats`, a light scan that skips the content,
-//! so a browser can fill them in lazily. Files are only ever read.
+//! a peek at the file's first lines, read by the session readers themselves, so its project
+//! and start are the ones `ctxlab inspect` gives; the counts a listing shows beside it come
+//! from `numbers::numbers_of_file`, filled in lazily. Files are only ever read.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -12,8 +12,9 @@ use std::time::SystemTime;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::format_of_line;
 use super::model::{SessionFormat, Tool};
-use super::{SessionError, format_of_line};
+use super::numbers::{ProjectSource, SessionNumbers, note_project_folder};
 
 /// How deep a folder walk goes (Codex nests sessions as YYYY/MM/DD).
 const MAX_DEPTH: usize = 8;
@@ -68,8 +69,9 @@ pub struct SessionFile {
     pub path: PathBuf,
     pub tool: Tool,
     pub format: SessionFormat,
-    /// The project folder the session worked in (its cwd), or what the path says.
+    /// The project folder the session worked in (`numbers::SessionNumbers::project`).
     pub project: Option<String>,
+    pub project_source: Option<ProjectSource>,
     /// ISO 8601 time of the first timestamped line, when the first lines have one.
     pub started: Option<String>,
     pub size_bytes: u64,
@@ -182,51 +184,31 @@ pub fn entry_for(path: &Path) -> Option<SessionFile> {
     let meta = std::fs::metadata(path).ok()?;
     let head = peek(path)?;
     let mut format = None;
-    let mut project = None;
-    let mut started = None;
     if head.trim_start().starts_with('[') {
         format = Some(SessionFormat::MessageArray);
     }
-    for line in head.lines().filter(|l| !l.trim().is_empty()) {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        if format.is_none() {
-            format = format_of_line(&v);
-        }
-        let payload = v.get("payload").unwrap_or(&v);
-        if started.is_none() {
-            started = v
-                .get("timestamp")
-                .or_else(|| payload.get("timestamp"))
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
-        if project.is_none() {
-            project = v
-                .get("cwd")
-                .or_else(|| payload.get("cwd"))
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
-        if format.is_some() && started.is_some() && project.is_some() {
-            break;
-        }
+    if format.is_none() {
+        format = head
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find_map(|v| format_of_line(&v));
     }
     let format = format?;
-    if project.is_none() && format == SessionFormat::ClaudeCode {
-        // The project folder's name is the cwd with `/` written as `-`: a hint, not a path.
-        project = path
-            .parent()
-            .and_then(|p| p.file_name())
-            .map(|n| n.to_string_lossy().into_owned());
-    }
+    // The first lines read as a session: the same project and start as the whole file.
+    let numbers = super::parse_session_text(&head)
+        .map(|mut s| {
+            note_project_folder(&mut s, path);
+            SessionNumbers::of(&s)
+        })
+        .unwrap_or_default();
     Some(SessionFile {
         path: path.to_path_buf(),
         tool: format.tool(),
         format,
-        project,
-        started,
+        project: numbers.project,
+        project_source: numbers.project_source,
+        started: numbers.started,
         size_bytes: meta.len(),
         modified: meta.modified().ok(),
     })
@@ -284,39 +266,6 @@ fn first_session_id(path: &Path) -> Option<String> {
                 .and_then(Value::as_str)
                 .map(str::to_string)
         })
-}
-
-/// The counts a listing shows beside an entry.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct QuickStats {
-    /// Model calls of the main conversation.
-    pub calls: usize,
-    pub compactions: usize,
-    pub peak_context_tokens: Option<u64>,
-}
-
-/// Counts calls, compactions and the peak context without building the messages: a scan
-/// that reads only the few fields it needs from each line.
-pub fn quick_stats(path: &Path) -> Result<QuickStats, SessionError> {
-    let text = std::fs::read(path).map_err(SessionError::Read)?;
-    let text = String::from_utf8_lossy(&text);
-    let entry_format = entry_for(path).map(|e| e.format);
-    Ok(match entry_format {
-        Some(SessionFormat::ClaudeCode) => super::summary::quick_claude(&text),
-        Some(SessionFormat::Codex) => super::summary::quick_codex(&text),
-        _ => {
-            let s = super::parse_session_text(&text)?;
-            QuickStats {
-                calls: s
-                    .messages
-                    .iter()
-                    .filter(|m| m.role() == "assistant")
-                    .count(),
-                compactions: s.compactions.len(),
-                peak_context_tokens: s.peak_context_tokens(),
-            }
-        }
-    })
 }
 
 #[cfg(test)]

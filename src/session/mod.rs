@@ -18,6 +18,7 @@ mod fast_json;
 pub mod history_input;
 mod lines;
 pub mod model;
+pub mod numbers;
 mod stream;
 pub mod summary;
 mod transcript;
@@ -216,6 +217,7 @@ pub fn load_session(path: &Path) -> Result<Session, SessionError> {
 pub fn load_session_text(path: &Path, text: String) -> Result<Session, SessionError> {
     let mut session = parse_session_text(&text)?;
     drop(text);
+    numbers::note_project_folder(&mut session, path);
     if session.format == SessionFormat::ClaudeCode {
         for file in discover::claude_subagent_files(path, session.meta.session_id.as_deref()) {
             match read_file_text(&file).and_then(|(t, _)| parse_session_text(&t)) {

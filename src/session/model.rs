@@ -88,10 +88,16 @@ pub struct SessionMeta {
     pub git_branch: Option<String>,
     /// For a sidechain: the subagent's id.
     pub agent_id: Option<String>,
+    /// A Claude Code session without `cwd`: its project folder's name, decoded (`numbers`).
+    pub project_folder: Option<String>,
 }
 
 impl SessionMeta {
     pub(crate) fn saw_timestamp(&mut self, ts: &str) {
+        // A value that is not a time (a redaction's `[trimmed]`) is no start or end.
+        if !looks_like_time(ts) {
+            return;
+        }
         if self.started.is_none() {
             self.started = Some(ts.to_string());
         }
@@ -104,6 +110,21 @@ impl SessionMeta {
             self.models.push(model.to_string());
         }
     }
+}
+
+/// Whether a recorded timestamp is an ISO 8601 time (`2025-09-10T18:58:38.331Z`): a date
+/// with a time after it.
+pub(crate) fn looks_like_time(ts: &str) -> bool {
+    let b = ts.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    digits(0..4)
+        && b.get(4) == Some(&b'-')
+        && digits(5..7)
+        && b.get(7) == Some(&b'-')
+        && digits(8..10)
+        && matches!(b.get(10), Some(b'T' | b' '))
+        && digits(11..13)
 }
 
 /// Why a message is in the list.
@@ -206,6 +227,23 @@ pub enum TokenSource {
 pub struct TokenCount {
     pub tokens: u64,
     pub source: TokenSource,
+}
+
+impl TokenCount {
+    /// Whether the count stands in for one the file did not record.
+    pub fn is_estimate(&self) -> bool {
+        self.source != TokenSource::Recorded
+    }
+
+    /// `12,000`, or `~12,000` for an estimate: every view writes a count this way.
+    pub fn text(&self) -> String {
+        let n = crate::util::group_digits(usize::try_from(self.tokens).unwrap_or(usize::MAX));
+        if self.is_estimate() {
+            format!("~{n}")
+        } else {
+            n
+        }
+    }
 }
 
 /// A message a compaction kept for the model, and where it sat in the full session when it

@@ -1,15 +1,13 @@
-//! A session in numbers: what `ctxlab inspect` prints and what a browser lists beside each
-//! file. `SessionSummary` is computed from a loaded session; the `quick_*` scans compute the
-//! listing's counts straight from the text, reading only the fields they need from each
-//! line (serde skips the rest without building it), so a listing can afford them.
+//! A session in numbers: what `ctxlab inspect` prints. `SessionSummary` is computed from a
+//! loaded session; the numbers a listing shows too (calls, compactions, start, end, peak,
+//! project) come from `numbers::SessionNumbers`, the one place that answers them.
 
-use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::discover::QuickStats;
 use super::model::{Compaction, LoadWarning, MessageKind, Session, Summary, TokenCount};
+use super::numbers::{ProjectSource, SessionNumbers};
 
 /// One compaction, summarized.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -73,6 +71,8 @@ pub struct SessionSummary {
     pub session_id: Option<String>,
     pub version: Option<String>,
     pub project: Option<String>,
+    /// `recorded`, or `folder_name` when decoded from Claude Code's folder name.
+    pub project_source: Option<ProjectSource>,
     pub models: Vec<String>,
     pub started: Option<String>,
     pub ended: Option<String>,
@@ -117,23 +117,25 @@ fn assistant_count(s: &Session) -> usize {
 
 impl SessionSummary {
     pub fn of(s: &Session) -> SessionSummary {
+        let n = SessionNumbers::of(s);
         SessionSummary {
             format: s.format.name(),
             tool: s.tool().name(),
             session_id: s.meta.session_id.clone(),
             version: s.meta.version.clone(),
-            project: s.meta.cwd.clone(),
+            project: n.project,
+            project_source: n.project_source,
             models: s.meta.models.clone(),
-            started: s.meta.started.clone(),
-            ended: s.meta.ended.clone(),
+            started: n.started,
+            ended: n.ended,
             title: s.meta.title.clone(),
             lines: s.lines,
             messages: s.messages.len(),
-            calls: assistant_count(s),
+            calls: n.calls,
             calls_with_usage: s.calls.len(),
             tool_pairs: s.tool_pairs(),
             compactions: s.compactions.iter().map(CompactionLine::of).collect(),
-            peak_context_tokens: s.peak_context_tokens(),
+            peak_context_tokens: n.peak_context_tokens,
             context_window: s.context_window(),
             output_tokens: s.calls.iter().map(|c| c.usage.output_tokens).sum(),
             conversation_chars: conversation_chars(s),
@@ -168,167 +170,10 @@ mod tests {
             conversation_chars(&s),
             crate::message::estimate_size(&s.replay_messages())
         );
-        let q = quick_claude(include_str!(
-            "../../tests/fixtures/sessions/claude_code.jsonl"
-        ));
+        let n = SessionNumbers::of(&s);
         assert_eq!(
-            (q.calls, q.compactions, q.peak_context_tokens),
+            (n.calls, n.compactions, n.peak_context_tokens),
             (5, 3, Some(2120))
         );
     }
-}
-
-#[derive(Deserialize)]
-struct ClaudeUsageLite {
-    #[serde(default)]
-    input_tokens: u64,
-    #[serde(default)]
-    cache_read_input_tokens: u64,
-    #[serde(default)]
-    cache_creation_input_tokens: u64,
-}
-
-#[derive(Deserialize)]
-struct ClaudeMessageLite<'a> {
-    #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    model: Option<Cow<'a, str>>,
-    #[serde(default)]
-    usage: Option<ClaudeUsageLite>,
-}
-
-#[derive(Deserialize)]
-struct ClaudeLineLite<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    subtype: Option<Cow<'a, str>>,
-    #[serde(rename = "isSidechain", default)]
-    is_sidechain: Option<bool>,
-    #[serde(rename = "isCompactSummary", default)]
-    is_compact_summary: Option<bool>,
-    #[serde(borrow, default)]
-    message: Option<ClaudeMessageLite<'a>>,
-}
-
-/// Claude Code: calls are distinct message ids, compactions are boundaries (or a summary
-/// line with no boundary before it), the peak is the largest prompt a call reported.
-pub(crate) fn quick_claude(text: &str) -> QuickStats {
-    let mut ids: HashSet<String> = HashSet::new();
-    let mut stats = QuickStats::default();
-    let mut boundary_open = false;
-    let mut anonymous_calls = 0;
-    for line in text.lines() {
-        let Ok(l) = serde_json::from_str::<ClaudeLineLite>(line) else {
-            continue;
-        };
-        if l.is_sidechain == Some(true) {
-            continue;
-        }
-        match (l.kind.as_deref(), l.subtype.as_deref()) {
-            (Some("system"), Some("compact_boundary")) => {
-                stats.compactions += 1;
-                boundary_open = true;
-            }
-            (Some("system"), Some("microcompact_boundary")) => stats.compactions += 1,
-            (Some("user"), _) => {
-                if l.is_compact_summary == Some(true) && !boundary_open {
-                    stats.compactions += 1;
-                }
-                boundary_open = false;
-            }
-            (Some("assistant"), _) => {
-                boundary_open = false;
-                let Some(m) = l.message else { continue };
-                if m.model.as_deref() == Some("<synthetic>") {
-                    continue;
-                }
-                match m.id {
-                    Some(id) => {
-                        ids.insert(id.into_owned());
-                    }
-                    None => anonymous_calls += 1,
-                }
-                if let Some(u) = m.usage {
-                    let ctx =
-                        u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
-                    stats.peak_context_tokens = stats.peak_context_tokens.max(Some(ctx));
-                }
-            }
-            _ => {}
-        }
-    }
-    stats.calls = ids.len() + anonymous_calls;
-    stats
-}
-
-#[derive(Deserialize, Clone, Copy)]
-struct CodexUsageLite {
-    #[serde(default)]
-    input_tokens: u64,
-    #[serde(default)]
-    output_tokens: u64,
-    #[serde(default)]
-    total_tokens: u64,
-}
-
-#[derive(Deserialize)]
-struct CodexInfoLite {
-    #[serde(default)]
-    total_token_usage: Option<CodexUsageLite>,
-    #[serde(default)]
-    last_token_usage: Option<CodexUsageLite>,
-}
-
-#[derive(Deserialize)]
-struct CodexPayloadLite<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(default)]
-    info: Option<CodexInfoLite>,
-}
-
-#[derive(Deserialize)]
-struct CodexLineLite<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    payload: Option<CodexPayloadLite<'a>>,
-}
-
-/// Codex: calls are token_count events (repeats skipped), compactions are `compacted`
-/// lines (or `context_compacted` events when no line follows), the peak is the largest
-/// prompt a call reported.
-pub(crate) fn quick_codex(text: &str) -> QuickStats {
-    let mut stats = QuickStats::default();
-    let mut last_total: Option<(u64, u64, u64)> = None;
-    let mut events = 0;
-    for line in text.lines() {
-        let Ok(l) = serde_json::from_str::<CodexLineLite>(line) else {
-            continue;
-        };
-        let Some(p) = l.payload else { continue };
-        match (l.kind.as_deref(), p.kind.as_deref()) {
-            (Some("compacted"), _) => stats.compactions += 1,
-            (Some("event_msg"), Some("context_compacted")) => events += 1,
-            (Some("event_msg"), Some("token_count")) => {
-                let Some(info) = p.info else { continue };
-                let total = info
-                    .total_token_usage
-                    .map(|t| (t.input_tokens, t.output_tokens, t.total_tokens));
-                if total.is_some() && total == last_total {
-                    continue;
-                }
-                last_total = total;
-                if let Some(u) = info.last_token_usage {
-                    stats.calls += 1;
-                    stats.peak_context_tokens = stats.peak_context_tokens.max(Some(u.input_tokens));
-                }
-            }
-            _ => {}
-        }
-    }
-    stats.compactions = stats.compactions.max(events);
-    stats
 }

@@ -169,8 +169,7 @@ fn message_line<'a>(
 }
 
 fn tokens(t: Option<TokenCount>) -> String {
-    t.map(|t| group_digits(t.tokens as usize))
-        .unwrap_or_else(|| "?".into())
+    t.map(|t| t.text()).unwrap_or_else(|| "?".into())
 }
 
 /// `compaction 2 · full · auto · 152,949 -> 12,000 tok · 30.0 s`.

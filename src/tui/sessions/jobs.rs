@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use super::scratch;
 use super::{BrowserRow, OpenedSession, Progress, SessionDone, SessionItem, SessionReplay};
 use super::{SessionWork, build_view};
-use crate::session::discover::{SessionFile, discover_reporting, quick_stats};
+use crate::session::discover::{SessionFile, discover_reporting};
+use crate::session::numbers::numbers_of_file;
 use crate::session::{load_session_text, parse_session_text};
 use crate::store::Store;
 use crate::tui::replay::replay_into;
@@ -43,7 +44,7 @@ pub(super) fn run(work: SessionWork) -> SessionDone {
             let mut rest = files.into_iter();
             for path in rest.by_ref() {
                 bytes += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-                let stats = quick_stats(&path).map_err(|e| e.to_string());
+                let stats = numbers_of_file(&path).map_err(|e| e.to_string());
                 results.push((path, stats));
                 if bytes >= STATS_BYTES_PER_JOB {
                     break;

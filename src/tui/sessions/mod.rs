@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::compact::{PipelineConfig, Strategy};
 use crate::message::Message;
-use crate::session::discover::{QuickStats, SessionFile};
+use crate::session::discover::SessionFile;
+use crate::session::numbers::SessionNumbers;
 use crate::session::{Compaction, RecordedCall, SessionFormat, SessionMeta};
 use crate::tui::app::ListState;
 use crate::tui::replay::Replay;
@@ -71,7 +72,7 @@ pub enum BrowserRow {
 pub struct SessionItem {
     pub entry: SessionFile,
     /// None until counted; the error text when the scan failed.
-    pub stats: Option<Result<QuickStats, String>>,
+    pub stats: Option<Result<SessionNumbers, String>>,
 }
 
 /// The browser's and the opened session's state, held by `App`.
@@ -200,7 +201,7 @@ pub enum SessionDone {
         rows: Vec<BrowserRow>,
     },
     Stats {
-        results: Vec<(PathBuf, Result<QuickStats, String>)>,
+        results: Vec<(PathBuf, Result<SessionNumbers, String>)>,
         rest: Vec<PathBuf>,
     },
     Opened {

@@ -1,0 +1,120 @@
+//! A session's numbers, answered once: its project, start, end, model calls, compactions
+//! and peak context. `ctxlab inspect`, `ctxlab sessions`, the browser's listing and the
+//! opened session all take them from `SessionNumbers::of`, so a session shows the same
+//! numbers everywhere (docs/pipeline.md, "Reading sessions"); a listing computes them
+//! lazily per file with `numbers_of_file`.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::SessionError;
+use super::model::{Session, SessionFormat};
+
+/// Where a session's project comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProjectSource {
+    /// The file records the folder the agent worked in (`cwd`, Codex's `<cwd>`).
+    Recorded,
+    /// Claude Code's project folder name decoded (`-Users-me-app` is `/Users/me/app`): a
+    /// guess, since a `-` in the name may have been a `-` in the path.
+    FolderName,
+}
+
+impl ProjectSource {
+    /// How a listing marks the project (nothing when the file records it).
+    pub fn mark(self) -> &'static str {
+        match self {
+            ProjectSource::Recorded => "",
+            ProjectSource::FolderName => " (decoded from the folder name)",
+        }
+    }
+}
+
+/// The numbers every view of a session shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SessionNumbers {
+    pub project: Option<String>,
+    pub project_source: Option<ProjectSource>,
+    /// ISO 8601 times of the first and last timestamped lines; None: not recorded.
+    pub started: Option<String>,
+    pub ended: Option<String>,
+    /// Model calls: the assistant messages of the main conversation (a call the file
+    /// records no usage for still counts).
+    pub calls: usize,
+    /// Compactions the recording tool performed in the main conversation.
+    pub compactions: usize,
+    /// The largest prompt a recorded call sent, in tokens.
+    pub peak_context_tokens: Option<u64>,
+}
+
+impl SessionNumbers {
+    pub fn of(s: &Session) -> SessionNumbers {
+        let (project, project_source) = match (&s.meta.cwd, &s.meta.project_folder) {
+            (Some(cwd), _) => (Some(cwd.clone()), Some(ProjectSource::Recorded)),
+            (None, Some(folder)) => (Some(folder.clone()), Some(ProjectSource::FolderName)),
+            (None, None) => (None, None),
+        };
+        SessionNumbers {
+            project,
+            project_source,
+            started: s.meta.started.clone(),
+            ended: s.meta.ended.clone(),
+            calls: s
+                .messages
+                .iter()
+                .filter(|m| m.role() == "assistant")
+                .count(),
+            compactions: s.compactions.len(),
+            peak_context_tokens: s.peak_context_tokens(),
+        }
+    }
+}
+
+/// The numbers of one session file, for a listing: its main conversation only (subagent
+/// files are not read).
+pub fn numbers_of_file(path: &Path) -> Result<SessionNumbers, SessionError> {
+    let (text, _) = super::read_file_text(path)?;
+    let mut session = super::parse_session_text(&text)?;
+    drop(text);
+    note_project_folder(&mut session, path);
+    Ok(SessionNumbers::of(&session))
+}
+
+/// A Claude Code session that records no `cwd`: its project folder's name, decoded.
+pub(crate) fn note_project_folder(session: &mut Session, path: &Path) {
+    if session.format != SessionFormat::ClaudeCode || session.meta.cwd.is_some() {
+        return;
+    }
+    session.meta.project_folder = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .and_then(decode_folder_name);
+}
+
+/// Claude Code names a project's folder after its path with every `/` (and `.`) written as
+/// `-`: `-Users-me-app`. Only a name of that shape is decoded.
+fn decode_folder_name(name: &str) -> Option<String> {
+    let rest = name.strip_prefix('-')?;
+    if rest.is_empty() {
+        return None;
+    }
+    Some(format!("/{}", rest.replace('-', "/")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claude_project_folder_name_decodes_to_a_path() {
+        assert_eq!(
+            decode_folder_name("-Users-user-project").as_deref(),
+            Some("/Users/user/project")
+        );
+        assert_eq!(decode_folder_name("claude_project"), None);
+        assert_eq!(decode_folder_name("-"), None);
+    }
+}
