@@ -18,6 +18,7 @@ use std::sync::Arc;
 use super::events::{AgentEvent, ErrorKind};
 use super::model_call::error_kind;
 use super::turn::{Agent, Stop};
+use crate::compact::summary_refit::{begin_no_model, next_no_model_tail};
 use crate::compact::{Strategy, reactive_tail_start};
 use crate::message::Message;
 use crate::provider::ProviderError;
@@ -84,6 +85,16 @@ impl Agent {
                 // Earlier compactions of this turn ran and the request still does not fit.
                 return Err(Stop::Failed(error_kind(error), error.to_string()));
             }
+            let request = Message::user_text(self.active_request.clone());
+            let earlier_turns = self.history.len() > 1 && self.history.last() == Some(&request);
+            if earlier_turns && self.no_model_tail.is_none() {
+                // The new request was refused at once, and what is large comes from earlier
+                // turns, in the tail the stage keeps: a shorter tail than the stage's,
+                // reduced without a model, lets the session go on (the history is in the
+                // transcript). Work of this turn is left for `/compact` instead.
+                self.no_model_tail = Some(self.pipeline.config.reactive_keep_tail);
+                return self.reduce_without_model(error);
+            }
             let messages = self.history.len();
             let withdrawn = self.withdraw_unsendable_request();
             return Err(Stop::Failed(
@@ -99,6 +110,39 @@ impl Agent {
 }
 
 impl Agent {
+    /// The request was refused again after a reduction without a model in this turn: the
+    /// next reduction keeps a shorter tail (5, 2, 0); past the last, the error goes to the
+    /// user with what is large.
+    pub(super) fn reduce_again_without_model(&mut self, error: &ProviderError) -> Result<(), Stop> {
+        if let ProviderError::ContextTooLong { message, .. } = error {
+            self.prompt_too_long(message);
+        }
+        self.reduce_without_model(error)
+    }
+
+    /// The next reduction without a model after `error`, or the error when the tail is
+    /// already 0.
+    fn reduce_without_model(&mut self, error: &ProviderError) -> Result<(), Stop> {
+        if next_no_model_tail(self.no_model_tail).is_none() {
+            let messages = self.history.len();
+            let withdrawn = self.withdraw_unsendable_request();
+            return Err(Stop::Failed(
+                ErrorKind::ContextTooLong,
+                request_exceeds_window(error, messages, withdrawn),
+            ));
+        }
+        let pending = begin_no_model(
+            &self.history,
+            &self.store,
+            (self.setup.clock)(),
+            self.pipeline.unit(),
+        )?;
+        self.no_model_fallback(
+            pending,
+            "the request was refused again after a reduction without a model",
+        )
+    }
+
     /// Takes the turn's request back out of the history when it is the last message (the
     /// first call of the turn failed on it), restoring the active request before it.
     /// Returns whether it did.

@@ -30,6 +30,7 @@ mod provider_real_shapes;
 mod provider_scripted;
 mod sessions_cli;
 mod store_safety;
+mod summary_refusals;
 mod timeline;
 mod tools;
 mod tui_help;
