@@ -13,9 +13,15 @@ use tokio::sync::mpsc::unbounded_channel;
 
 use super::events::{AgentEvent, ErrorKind, NextStep};
 use super::turn::{Agent, Stop};
+use crate::compact::summary_refit::{Refusal, next_no_model_tail};
 use crate::compact::{PendingCompaction, estimate_size};
 use crate::message::{Message, block_type};
 use crate::provider::{ModelRequest, ModelResponse, ProviderError, StreamEvent};
+use crate::util::group_digits;
+
+/// Summary attempts for one compaction before it is reduced without a model; each is
+/// smaller than the one before, so the floor is usually reached first.
+const MAX_SUMMARY_ATTEMPTS: usize = 8;
 
 /// The kind of failure a front end shows for a provider error.
 pub(super) fn error_kind(e: &ProviderError) -> ErrorKind {
@@ -101,6 +107,42 @@ impl Agent {
             .or(self.setup.context_window_tokens)
     }
 
+    /// Ends a compaction whose summary could not be had (refused down to the floor, or no
+    /// room in the window at all): the history before a short tail is replaced by a marker
+    /// naming the transcript. Each such reduction in a turn keeps a shorter tail (5, 2, 0).
+    pub(super) fn no_model_fallback(
+        &mut self,
+        pending: PendingCompaction,
+        why: &str,
+    ) -> Result<(), Stop> {
+        let Some(keep) = next_no_model_tail(self.no_model_tail) else {
+            return Err(Stop::Failed(
+                ErrorKind::ContextTooLong,
+                format!(
+                    "{why}, and the history was already reduced without a model to the request \
+                     alone; the transcript was saved to {}",
+                    pending.transcript().path
+                ),
+            ));
+        };
+        self.no_model_tail = Some(keep);
+        let active = self.active_request.clone();
+        let config = self.pipeline.config;
+        let (history, report) =
+            pending.finish_without_summary(&self.history, keep, &config, &active, why);
+        self.history = history;
+        let snapshot = Arc::new(self.history.clone());
+        self.emit(AgentEvent::StageRan {
+            report,
+            history: Some(Arc::clone(&snapshot)),
+        });
+        self.emit(AgentEvent::HistoryReplaced {
+            history: snapshot,
+            messages: self.history.len(),
+        });
+        Ok(())
+    }
+
     /// Sizes a pending summary request to the known window; returns the window used.
     fn fit_summary(&self, pending: &mut PendingCompaction) -> Result<Option<u64>, Stop> {
         let Some(window) = self.window_tokens() else {
@@ -120,11 +162,18 @@ impl Agent {
     }
 
     /// Step 2 of a compaction: ask the model for the summary and install the new history.
-    /// When the summary request itself overflows and the server names its window, the
-    /// request is sized to that window and sent once more. In step mode it pauses before the
-    /// summary call.
+    /// When the server refuses the summary request as too long, the next attempt is sized
+    /// from its count of this request (`compact::summary_refit`), smaller each time; below
+    /// the floor the history is reduced without a model (`no_model_fallback`). One attempt
+    /// at a time, one transcript (written by `begin_*`). In step mode it pauses before the
+    /// first summary call.
     pub(super) async fn summarize(&mut self, mut pending: PendingCompaction) -> Result<(), Stop> {
-        let mut fitted_to = self.fit_summary(&mut pending)?;
+        let mut fitted_to = match self.fit_summary(&mut pending) {
+            Ok(window) => window,
+            // No window the request could fit: reduce without a model instead of failing.
+            Err(Stop::Failed(_, why)) => return self.no_model_fallback(pending, &why),
+            Err(stop) => return Err(stop),
+        };
         let mut attempts = 0;
         let response = loop {
             attempts += 1;
@@ -154,11 +203,41 @@ impl Agent {
             });
             match self.call_model(request, false).await? {
                 Ok(response) => break response,
-                Err(ProviderError::ContextTooLong { .. })
-                    if attempts == 1
-                        && self.window_tokens().is_some_and(|w| Some(w) != fitted_to) =>
-                {
-                    fitted_to = self.fit_summary(&mut pending)?;
+                Err(ProviderError::ContextTooLong {
+                    message,
+                    prompt_tokens,
+                    window_tokens,
+                }) => {
+                    // The refused attempt is a refusal in the events, like a turn's.
+                    self.prompt_too_long(&message);
+                    let refusal = Refusal {
+                        prompt_tokens,
+                        window_tokens,
+                    };
+                    let mut refit = if attempts >= MAX_SUMMARY_ATTEMPTS {
+                        None
+                    } else {
+                        pending
+                            .refit_after_refusal(refusal, self.window_tokens())
+                            .ok()
+                    };
+                    if refit.is_some() && self.window_tokens() != fitted_to {
+                        // A window learned from this refusal: the request also fits it at
+                        // the usual estimate, whichever cut is shorter.
+                        match self.fit_summary(&mut pending) {
+                            Ok(window) => fitted_to = window,
+                            Err(_) => refit = None,
+                        }
+                    }
+                    if refit.is_none() {
+                        let why = format!(
+                            "the summary request was refused as too long {attempts} time{} \
+                             (the last at {} chars of history)",
+                            if attempts == 1 { "" } else { "s" },
+                            group_digits(pending.input_chars())
+                        );
+                        return self.no_model_fallback(pending, &why);
+                    }
                 }
                 Err(e) => {
                     return Err(Stop::Failed(

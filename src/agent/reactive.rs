@@ -18,6 +18,7 @@ use std::sync::Arc;
 use super::events::{AgentEvent, ErrorKind};
 use super::model_call::error_kind;
 use super::turn::{Agent, Stop};
+use crate::compact::summary_refit::{begin_no_model, next_no_model_tail};
 use crate::compact::{Strategy, reactive_tail_start};
 use crate::message::Message;
 use crate::provider::ProviderError;
@@ -84,11 +85,21 @@ impl Agent {
                 // Earlier compactions of this turn ran and the request still does not fit.
                 return Err(Stop::Failed(error_kind(error), error.to_string()));
             }
-            let messages = self.history.len();
+            let request = Message::user_text(self.active_request.clone());
+            let earlier_turns = self.history.len() > 1 && self.history.last() == Some(&request);
+            if earlier_turns && self.no_model_tail.is_none() {
+                // The new request was refused at once, and what is large comes from earlier
+                // turns, in the tail the stage keeps: a shorter tail than the stage's,
+                // reduced without a model, lets the session go on (the history is in the
+                // transcript). Work of this turn is left for `/compact` instead.
+                self.no_model_tail = Some(self.pipeline.config.reactive_keep_tail);
+                return self.reduce_without_model(error);
+            }
+            let history = self.history.clone();
             let withdrawn = self.withdraw_unsendable_request();
             return Err(Stop::Failed(
                 ErrorKind::ContextTooLong,
-                request_exceeds_window(error, messages, withdrawn),
+                request_exceeds_window(error, &history, withdrawn),
             ));
         };
         if let Some(numbers) = server_numbers(error) {
@@ -99,6 +110,39 @@ impl Agent {
 }
 
 impl Agent {
+    /// The request was refused again after a reduction without a model in this turn: the
+    /// next reduction keeps a shorter tail (5, 2, 0); past the last, the error goes to the
+    /// user with what is large.
+    pub(super) fn reduce_again_without_model(&mut self, error: &ProviderError) -> Result<(), Stop> {
+        if let ProviderError::ContextTooLong { message, .. } = error {
+            self.prompt_too_long(message);
+        }
+        self.reduce_without_model(error)
+    }
+
+    /// The next reduction without a model after `error`, or the error when the tail is
+    /// already 0.
+    fn reduce_without_model(&mut self, error: &ProviderError) -> Result<(), Stop> {
+        if next_no_model_tail(self.no_model_tail).is_none() {
+            let history = self.history.clone();
+            let withdrawn = self.withdraw_unsendable_request();
+            return Err(Stop::Failed(
+                ErrorKind::ContextTooLong,
+                request_exceeds_window(error, &history, withdrawn),
+            ));
+        }
+        let pending = begin_no_model(
+            &self.history,
+            &self.store,
+            (self.setup.clock)(),
+            self.pipeline.unit(),
+        )?;
+        self.no_model_fallback(
+            pending,
+            "the request was refused again after a reduction without a model",
+        )
+    }
+
     /// Takes the turn's request back out of the history when it is the last message (the
     /// first call of the turn failed on it), restoring the active request before it.
     /// Returns whether it did.
@@ -133,11 +177,12 @@ fn server_numbers(error: &ProviderError) -> Option<String> {
     }
 }
 
-/// The error a user sees when the request alone is over the window: how much over (the
-/// server's numbers when it gave them), and what became of it.
+/// The error a user sees when a request does not fit and no compaction can shrink it: how
+/// much over (the server's numbers when it gave them), what is large in `history` (the
+/// history as it was sent), what became of the request, and what the user can do.
 pub(super) fn request_exceeds_window(
     error: &ProviderError,
-    messages: usize,
+    history: &[Message],
     withdrawn: bool,
 ) -> String {
     let (message, prompt, window) = match error {
@@ -154,24 +199,71 @@ pub(super) fn request_exceeds_window(
         (Some(p), None) => format!("{} tokens (the server's count)", tokens(p)),
         (None, None) => format!("the server said: {message}"),
     };
+    let messages = history.len();
     let plural = if messages == 1 { "" } else { "s" };
-    let after = if withdrawn {
-        "the history is as it was before it (the request was not kept). Send a shorter request \
-         or use a model with a larger window."
+    // The request is to blame only when it is the largest message sent.
+    let largest = largest_messages(history, 3);
+    let request_is_largest = largest.first().is_some_and(|&(i, _)| i + 1 == messages);
+    let head = if request_is_largest || messages <= 1 {
+        "the request exceeds the model's context window on its own".to_string()
     } else {
-        "the history is unchanged. /compact can summarize it, or use a model with a larger \
-         window."
+        format!(
+            "the request with the {} message{} before it exceeds the model's context window",
+            messages - 1,
+            if messages == 2 { "" } else { "s" }
+        )
+    };
+    let what = if messages <= 1 {
+        String::new()
+    } else {
+        let list: Vec<String> = largest
+            .iter()
+            .map(|&(i, chars)| {
+                let who = if i + 1 == messages {
+                    " (the request)"
+                } else {
+                    ""
+                };
+                format!(
+                    "#{} {}{who}, {} chars",
+                    i + 1,
+                    history[i].role(),
+                    group_digits(chars)
+                )
+            })
+            .collect();
+        format!(" Largest messages: {}.", list.join("; "))
+    };
+    let after = if withdrawn {
+        "the history is as it was before it (the request was not kept)."
+    } else {
+        "the history is unchanged."
     };
     format!(
-        "the request exceeds the model's context window on its own: {numbers}. Nothing precedes \
-         the last {messages} message{plural}, so a reactive compaction cannot shrink it: none \
-         was run, no summary was requested, and {after}"
+        "{head}: {numbers}. Nothing precedes the last {messages} message{plural}, so a reactive \
+         compaction cannot shrink it: none was run, no summary was requested, and {after}{what} \
+         /compact summarizes the history, a smaller summary_input_chars (--set \
+         summary_input_chars=N) keeps summary requests inside a small window, or use a model \
+         with a larger window."
     )
+}
+
+/// The indices and sizes (chars) of the `n` largest messages, largest first.
+fn largest_messages(history: &[Message], n: usize) -> Vec<(usize, usize)> {
+    let mut sized: Vec<(usize, usize)> = history
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (i, m.joined_text().chars().count()))
+        .collect();
+    sized.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    sized.truncate(n);
+    sized
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::block;
 
     fn too_long(p: Option<u64>, w: Option<u64>) -> ProviderError {
         ProviderError::ContextTooLong {
@@ -183,17 +275,53 @@ mod tests {
 
     #[test]
     fn the_message_gives_the_servers_numbers() {
-        let m = request_exceeds_window(&too_long(Some(1_831), Some(512)), 1, true);
+        let one = [Message::user_text("long ".repeat(400))];
+        let three = [
+            Message::user_text("list the files"),
+            Message::assistant_blocks(vec![block::text("src/a.rs\n".repeat(230))]),
+            Message::user_text("hi"),
+        ];
+        let m = request_exceeds_window(&too_long(Some(1_831), Some(512)), &one, true);
         assert!(m.contains("1,831 tokens > 512 (the server's count)"), "{m}");
         assert!(m.contains("the last 1 message,"), "{m}");
         assert!(m.contains("the request was not kept"), "{m}");
-        let m = request_exceeds_window(&too_long(None, Some(512)), 3, false);
+        let m = request_exceeds_window(&too_long(None, Some(512)), &three, false);
         assert!(m.contains("more than 512 tokens"), "{m}");
         assert!(m.contains("the last 3 messages,"), "{m}");
         assert!(m.contains("the history is unchanged"), "{m}");
-        let m = request_exceeds_window(&too_long(None, None), 2, false);
+        let m = request_exceeds_window(&too_long(None, None), &three[1..], false);
         assert!(m.contains("the server said: request (831 tokens)"), "{m}");
-        let m = request_exceeds_window(&too_long(Some(u64::MAX), Some(u64::MAX)), 1, true);
+        let m = request_exceeds_window(&too_long(Some(u64::MAX), Some(u64::MAX)), &one, true);
         assert!(m.contains("tokens >"), "{m}");
+    }
+
+    #[test]
+    fn the_message_names_what_is_large_instead_of_blaming_a_short_request() {
+        let history = [
+            Message::user_text("list the files"),
+            Message::assistant_blocks(vec![block::text("src/a.rs\n".repeat(230))]),
+            Message::user_text("what next"),
+            Message::user_text("hi"),
+        ];
+        let m = request_exceeds_window(&too_long(Some(2_060), Some(2_048)), &history, true);
+        assert!(!m.contains("on its own"), "{m}");
+        assert!(!m.contains("Send a shorter request"), "{m}");
+        assert!(
+            m.starts_with("the request with the 3 messages before it exceeds"),
+            "{m}"
+        );
+        assert!(
+            m.contains("Largest messages: #2 assistant, 2,070 chars; #1 user, 14 chars"),
+            "{m}"
+        );
+        assert!(m.contains("/compact summarizes the history"), "{m}");
+        assert!(m.contains("summary_input_chars"), "{m}");
+        // A long request alone is still the request's fault.
+        let alone = [Message::user_text("x".repeat(3_000))];
+        let m = request_exceeds_window(&too_long(Some(2_060), Some(2_048)), &alone, true);
+        assert!(
+            m.starts_with("the request exceeds the model's context window on its own"),
+            "{m}"
+        );
     }
 }

@@ -102,6 +102,9 @@ pub struct Agent {
     pub(super) answers: u64,
     /// The window the server named in its last overflow error (`n_ctx`, `M maximum`).
     pub(super) learned_window_tokens: Option<u64>,
+    /// The tail kept by the last reduction without a model in the running turn (or
+    /// `/compact`): the next one keeps a shorter one (`compact::summary_refit`).
+    pub(super) no_model_tail: Option<usize>,
     /// Step mode's "run to": pauses this target does not stop at go by (until the turn
     /// ends).
     pub(super) run_to: Option<StepTarget>,
@@ -146,6 +149,7 @@ impl Agent {
             queued: VecDeque::new(),
             answers: 0,
             learned_window_tokens: None,
+            no_model_tail: None,
             run_to: None,
         }
     }
@@ -255,6 +259,7 @@ impl Agent {
     }
 
     async fn manual_compact(&mut self, focus: Option<String>) -> Result<(), Stop> {
+        self.no_model_tail = None;
         let result = if self.history.is_empty() {
             Err(Stop::Failed(
                 ErrorKind::Internal,
@@ -335,6 +340,7 @@ impl Agent {
     }
 
     async fn turn(&mut self, text: String) -> Result<(), Stop> {
+        self.no_model_tail = None;
         self.request_before_turn = std::mem::replace(&mut self.active_request, text.clone());
         self.emit(AgentEvent::TurnStarted {
             request: text.clone(),
@@ -375,6 +381,12 @@ impl Agent {
                 // past that, or when a compaction cannot shrink the request, the error goes
                 // to the user with the history intact (src/agent/reactive.rs).
                 Err(e @ ProviderError::ContextTooLong { .. }) => {
+                    if self.no_model_tail.is_some() {
+                        // The history was reduced without a model in this turn and is
+                        // still refused: a shorter tail, still without a model.
+                        self.reduce_again_without_model(&e)?;
+                        continue;
+                    }
                     self.reactive_compact(&e, reactive_attempts).await?;
                     reactive_attempts += 1;
                     continue;

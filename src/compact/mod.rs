@@ -24,6 +24,7 @@ pub mod s08_latest;
 pub mod snip;
 pub mod strategy;
 pub mod summarize;
+pub mod summary_refit;
 
 pub use budget::tool_result_budget;
 pub use compact_history::{begin_compact_history, compact_reason};

@@ -239,7 +239,13 @@ impl SummaryStyle {
         }
     }
 
-    fn message_text(self, label: &str, request: &str, summary: &str, transcript: &str) -> String {
+    pub(super) fn message_text(
+        self,
+        label: &str,
+        request: &str,
+        summary: &str,
+        transcript: &str,
+    ) -> String {
         match self {
             SummaryStyle::Lesson => summary_message_text(label, request, summary),
             SummaryStyle::Guarded => format!(

@@ -32,6 +32,7 @@ mod provider_streams;
 mod sessions_cli;
 mod sessions_pairing;
 mod store_safety;
+mod summary_refusals;
 mod timeline;
 mod tools;
 mod tui_help;
