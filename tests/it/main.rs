@@ -29,6 +29,7 @@ mod provider_reactive;
 mod provider_real_shapes;
 mod provider_scripted;
 mod sessions_cli;
+mod sessions_numbers;
 mod sessions_pairing;
 mod store_safety;
 mod timeline;
