@@ -209,13 +209,9 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         OpenedHistory::Streamed(stream) => ReplaySource::Streamed(stream),
         OpenedHistory::Loaded(loaded) => {
             print_warnings(&args.file, &loaded.warnings);
-            if loaded.messages.is_empty() {
-                return Err(UsageError(format!(
-                    "{}: no messages to replay (the file is empty)",
-                    args.file.display()
-                ))
-                .into());
-            }
+            let loaded = loaded
+                .require_conversation()
+                .map_err(|e| session_error(&args.file, e))?;
             ReplaySource::Whole(loaded.messages)
         }
     };
@@ -256,7 +252,10 @@ enum ReplaySource {
 fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
     let config = config_from(args.strategy, &args.thresholds)?;
     // The session loader: the one `ctxlab replay` uses.
-    let session = load_input(&args.session)?.messages;
+    let session = load_input(&args.session)?
+        .require_conversation()
+        .map_err(|e| session_error(&args.session, e))?
+        .messages;
     let name = args
         .session
         .file_name()
@@ -339,7 +338,8 @@ fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
 }
 
 fn cmd_sessions(args: SessionsArgs) -> anyhow::Result<()> {
-    let listing = ctxlab::commands::sessions::list_sessions(&args.paths);
+    let listing = ctxlab::commands::sessions::list_sessions(&args.paths)
+        .map_err(|(path, e)| session_error(&path, e))?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     ctxlab::commands::sessions::write_listing(&mut out, &listing, args.json)
         .context("cannot write to stdout")

@@ -113,6 +113,9 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
         .map(|w| format!("{} tokens", group_digits(w as usize)))
         .unwrap_or_else(|| "not recorded".into());
     writeln!(out, "peak context: {peak}; context window: {window}")?;
+    if let Some(holds) = &s.without_conversation {
+        writeln!(out, "holds: {holds}")?;
+    }
     writeln!(
         out,
         "conversation: {} chars in the lesson's unit",

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::session::SessionError;
 use crate::session::discover::{SessionFile, discover};
 use crate::session::numbers::{SessionNumbers, numbers_of_file};
 use crate::util::group_digits;
@@ -32,9 +33,19 @@ pub struct ListedNumbers {
     pub peak_context_tokens: Option<u64>,
 }
 
-/// Discovers sessions under `paths` (the default roots when empty) and counts each.
-pub fn list_sessions(paths: &[PathBuf]) -> Vec<ListedSession> {
-    let mut listed: Vec<ListedSession> = discover(paths)
+/// Discovers sessions under `paths` (the default roots when empty) and counts each. A
+/// file named in `paths` that is not listed (empty, or no session ctxlab reads) is the
+/// error `inspect` would give for it.
+pub fn list_sessions(paths: &[PathBuf]) -> Result<Vec<ListedSession>, (PathBuf, SessionError)> {
+    let found = discover(paths);
+    for p in paths.iter().filter(|p| p.is_file()) {
+        if !found.iter().any(|f| &f.path == p)
+            && let Err(e) = numbers_of_file(p)
+        {
+            return Err((p.clone(), e));
+        }
+    }
+    let mut listed: Vec<ListedSession> = found
         .into_iter()
         .map(|mut entry| {
             let (numbers, error) = match numbers_of_file(&entry.path) {
@@ -55,7 +66,7 @@ pub fn list_sessions(paths: &[PathBuf]) -> Vec<ListedSession> {
             &b.entry.path,
         ))
     });
-    listed
+    Ok(listed)
 }
 
 /// The whole file's numbers: its project and start replace the ones its first lines gave.

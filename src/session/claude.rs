@@ -224,6 +224,7 @@ fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>) {
         "assistant" => assistant_line(b, number, &mut o),
         "system" => system_line(t, number, &o),
         "summary" => {
+            b.session.meta.summary_lines += 1;
             if let Some(title) = str_field(&o, "summary") {
                 b.session.meta.title = Some(title.to_string());
             }

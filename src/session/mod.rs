@@ -16,6 +16,7 @@ mod codex_items;
 pub mod discover;
 mod fast_json;
 pub mod history_input;
+pub mod holds;
 mod lines;
 pub mod model;
 pub mod numbers;
@@ -50,6 +51,9 @@ pub enum SessionError {
     /// Nothing but white space: not a broken file, an empty one.
     #[error("no messages (the file is empty)")]
     Empty,
+    /// A file that holds something, but no conversation to replay (`holds`).
+    #[error("nothing to replay: the file holds {0}")]
+    NoConversation(String),
 }
 
 /// Claude Code's line types, for recognising its files.
@@ -256,6 +260,18 @@ pub struct LoadedHistory {
     pub active_request: String,
     pub warnings: Vec<LoadWarning>,
     pub skipped: usize,
+    /// What the file holds when it holds no conversation (`holds::without_conversation`).
+    pub without_conversation: Option<String>,
+}
+
+impl LoadedHistory {
+    /// The history, or why there is nothing to replay: what `replay` and `export` ask.
+    pub fn require_conversation(self) -> Result<LoadedHistory, SessionError> {
+        match self.without_conversation {
+            Some(holds) => Err(SessionError::NoConversation(holds)),
+            None => Ok(self),
+        }
+    }
 }
 
 /// The one loader behind `ctxlab replay` and `ctxlab pipeline`: any format ctxlab reads,
@@ -268,6 +284,7 @@ pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
     let mut warnings = session.warnings.clone();
     warnings.extend(warning);
     let skipped = session.skipped.values().sum();
+    let without_conversation = holds::without_conversation(&session);
     let messages = session.into_replay_messages();
     // The pipeline asks every message's size before the first call: compute them now, on
     // every core (arrays already did while parsing).
@@ -281,6 +298,7 @@ pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
         active_request,
         warnings,
         skipped,
+        without_conversation,
     })
 }
 

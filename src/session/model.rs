@@ -90,6 +90,8 @@ pub struct SessionMeta {
     pub agent_id: Option<String>,
     /// A Claude Code session without `cwd`: its project folder's name, decoded (`numbers`).
     pub project_folder: Option<String>,
+    /// Claude Code's `summary` lines (titles, not compactions).
+    pub summary_lines: usize,
 }
 
 impl SessionMeta {

@@ -77,6 +77,8 @@ pub struct SessionSummary {
     pub started: Option<String>,
     pub ended: Option<String>,
     pub title: Option<String>,
+    /// What the file holds when it holds no conversation (`holds`).
+    pub without_conversation: Option<String>,
     pub lines: usize,
     pub messages: usize,
     /// Model calls: assistant messages of the main conversation.
@@ -129,6 +131,7 @@ impl SessionSummary {
             started: n.started,
             ended: n.ended,
             title: s.meta.title.clone(),
+            without_conversation: super::holds::without_conversation(s),
             lines: s.lines,
             messages: s.messages.len(),
             calls: n.calls,

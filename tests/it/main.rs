@@ -30,6 +30,7 @@ mod provider_real_shapes;
 mod provider_scripted;
 mod provider_streams;
 mod sessions_cli;
+mod sessions_numbers;
 mod sessions_pairing;
 mod store_safety;
 mod summary_refusals;
