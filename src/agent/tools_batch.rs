@@ -20,7 +20,7 @@ use crate::tools::{ToolOutcome, run_tool};
 
 /// The result text of a `compact` tool call under s08 (docs/pipeline.md "The loop and the
 /// compact tool"); each strategy has its own (`Strategy::compact_tool_result`).
-pub const COMPACT_TOOL_RESULT: &str = crate::compact::strategy::COMPACT_TOOL_RESULT;
+pub const COMPACT_TOOL_RESULT: &str = crate::compact::s08::COMPACT_TOOL_RESULT;
 /// The result of a tool call that was never run because the user cancelled: the same words
 /// a tool that was cancelled while running reports.
 pub const CANCELLED_RESULT: &str = crate::tools::CANCELLED_MESSAGE;

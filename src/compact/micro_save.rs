@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::config::PipelineConfig;
 use super::report::{Change, Stage, StageReport};
 use super::results::{ToolCall, first_unseen, result_id, saved_copy, tool_calls};
-use super::strategy::SizeUnit;
+use super::unit::SizeUnit;
 use crate::message::{Message, ResultContent, tool_results};
 use crate::store::{Store, StoreError};
 use crate::util::{group_digits, plural};
@@ -288,7 +288,7 @@ mod tests {
         let store = Store::new(dir.path());
         let full = "w".repeat(5_000);
         let f = store.persist_tool_result(Some("old"), &full).unwrap();
-        let marker = crate::compact::budget::persisted_marker(&f.path, &full, 200);
+        let marker = crate::compact::s08::budget::persisted_marker(&f.path, &full, 200);
         let mut h = history(&[&marker, "a", "b", "c"], &[]);
         let how = MicroSave {
             unit: SizeUnit::Chars,

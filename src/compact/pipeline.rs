@@ -1,21 +1,17 @@
 //! `Pipeline`: the one interface the agent, the replay and `ctxlab pipeline` run every
-//! strategy through (docs/strategies.md). It picks the stages of `config.strategy`, runs
-//! them one at a time or all before a call, and starts the summarizing stages, whose
-//! second step (`PendingCompaction::finish`) takes the summary the caller obtained.
+//! strategy through (docs/strategies.md). It asks the design of `config.strategy`
+//! (`Strategy::design`) for its stages, runs them one at a time or all before a call, and
+//! starts the summarizing stages, whose second step (`PendingCompaction::finish`) takes the
+//! summary the caller obtained. What every strategy shares is checked here once.
 //!
 //! Every report it returns is in the strategy's unit. It never calls a model.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use super::config::PipelineConfig;
-use super::report::{CompactTrigger, Stage, StageReport, limit_reason};
-use super::strategy::{SizeUnit, Strategy};
+use super::design::{Design, DesignContext, StageRun, TranscriptIds};
+use super::report::{CompactTrigger, Stage, StageReport};
+use super::strategy::Strategy;
 use super::summarize::PendingCompaction;
-use super::{
-    begin_compact_history, begin_reactive_compact, guarded, micro_compact, s06, s08_latest,
-    snip_compact, tool_result_budget,
-};
+use super::unit::SizeUnit;
 use crate::message::Message;
 use crate::store::{Store, StoreError};
 
@@ -28,54 +24,12 @@ pub struct PreCall {
     pub pending: Option<PendingCompaction>,
 }
 
-/// How s08-latest names its transcripts (the others use the clock): a random UUID's 32 hex
-/// digits as the lesson does, or a counter 1, 2, 3, ... for reproducible runs.
-#[derive(Debug, Clone, Default)]
-pub enum TranscriptIds {
-    #[default]
-    Random,
-    Counter(Arc<AtomicU64>),
-}
-
-impl TranscriptIds {
-    /// A counter starting at 1.
-    pub fn counter() -> TranscriptIds {
-        TranscriptIds::Counter(Arc::new(AtomicU64::new(0)))
-    }
-
-    fn next(&self) -> String {
-        match self {
-            TranscriptIds::Random => {
-                // Version 4, variant 10, as uuid.uuid4() would have.
-                let v = fastrand::u128(..);
-                let v = (v & !(0xf << 76)) | (0x4 << 76);
-                let v = (v & !(0x3 << 62)) | (0x2 << 62);
-                format!("{v:032x}")
-            }
-            TranscriptIds::Counter(n) => format!("{:032x}", n.fetch_add(1, Ordering::SeqCst) + 1),
-        }
-    }
-}
-
 /// A strategy with its numbers: the stages to run before each model call.
 #[derive(Debug, Clone, Default)]
 pub struct Pipeline {
     pub config: PipelineConfig,
     ids: TranscriptIds,
 }
-
-const S08_STAGES: [Stage; 3] = [
-    Stage::ToolResultBudget,
-    Stage::SnipCompact,
-    Stage::MicroCompact,
-];
-const LATEST_STAGES: [Stage; 4] = [
-    Stage::ToolResultBudget,
-    Stage::SnipCompact,
-    Stage::MicroCompact,
-    Stage::FitToolResults,
-];
-const S06_STAGES: [Stage; 1] = [Stage::MicroCompact];
 
 impl Pipeline {
     pub fn new(config: PipelineConfig) -> Pipeline {
@@ -96,6 +50,17 @@ impl Pipeline {
         self.config.strategy
     }
 
+    fn design(&self) -> &'static dyn Design {
+        self.strategy().design()
+    }
+
+    fn context(&self) -> DesignContext<'_> {
+        DesignContext {
+            config: &self.config,
+            ids: &self.ids,
+        }
+    }
+
     /// The unit of every size this pipeline reports and compares with `context_limit`.
     pub fn unit(&self) -> SizeUnit {
         self.strategy().unit()
@@ -109,19 +74,12 @@ impl Pipeline {
     /// The stages that run before every call (some only over the limit), in order; the
     /// summarizing stage comes after them when `over_limit`.
     pub fn stages(&self) -> &'static [Stage] {
-        match self.strategy() {
-            Strategy::S08 | Strategy::Guarded => &S08_STAGES,
-            Strategy::S08Latest => &LATEST_STAGES,
-            Strategy::S06 => &S06_STAGES,
-        }
+        self.design().stages()
     }
 
     /// The stage that summarizes when over the limit or asked to.
     pub fn summarizing_stage(&self) -> Stage {
-        match self.strategy() {
-            Strategy::S06 => Stage::AutoCompact,
-            _ => Stage::CompactHistory,
-        }
+        self.design().summarizing_stage()
     }
 
     /// Whether the history is over the limit (the summarizing stage runs).
@@ -137,46 +95,27 @@ impl Pipeline {
         messages: &mut Vec<Message>,
         store: &Store,
     ) -> Result<StageReport, StoreError> {
-        let cfg = &self.config;
         let unit = self.unit();
         let size_before = self.size(messages);
         let n = messages.len();
-        let skip = |reason: String| Ok(StageReport::not_run(stage, size_before, n, reason, unit));
-        let mut report = match (self.strategy(), stage) {
-            (Strategy::S08 | Strategy::S08Latest | Strategy::Guarded, Stage::ToolResultBudget) => {
-                tool_result_budget(messages, store, cfg)?
+        if stage.summarizes() {
+            let mut r = StageReport::unchanged(stage, size_before, n);
+            r.unit = unit;
+            r.reason = format!("{} runs in two steps: begin, then finish", stage.name());
+            return Ok(r);
+        }
+        if !self.stages().contains(&stage) {
+            let reason = format!("not a stage of {}", self.strategy());
+            return Ok(StageReport::not_run(stage, size_before, n, reason, unit));
+        }
+        let mut report = match self
+            .design()
+            .run_stage(stage, messages, store, self.context())?
+        {
+            StageRun::Ran(report) => report,
+            StageRun::NotRun(reason) => {
+                return Ok(StageReport::not_run(stage, size_before, n, reason, unit));
             }
-            (Strategy::S08, Stage::SnipCompact) => snip_compact(messages, cfg),
-            (Strategy::S08, Stage::MicroCompact) => micro_compact(messages, cfg),
-            (Strategy::S08Latest, Stage::SnipCompact) => {
-                s08_latest::snip_archive(messages, store, cfg, || self.ids.next())?
-            }
-            (Strategy::S08Latest, Stage::MicroCompact | Stage::FitToolResults) => {
-                if size_before <= cfg.context_limit {
-                    return skip(format!(
-                        "{}: runs only over the limit",
-                        limit_reason(size_before, cfg.context_limit)
-                    ));
-                }
-                let target = s08_latest::target(cfg);
-                if stage == Stage::MicroCompact {
-                    s08_latest::micro(messages, store, cfg, Some(target))?
-                } else {
-                    s08_latest::fit_tool_results(messages, store, target)?
-                }
-            }
-            (Strategy::S06, Stage::MicroCompact) => s06::micro_previous(messages, cfg),
-            (Strategy::Guarded, Stage::SnipCompact) => {
-                guarded::snip_to_archive(messages, store, cfg)?
-            }
-            (Strategy::Guarded, Stage::MicroCompact) => guarded::micro(messages, store, cfg)?,
-            (_, s) if s.summarizes() => {
-                let mut r = StageReport::unchanged(stage, size_before, n);
-                r.unit = unit;
-                r.reason = format!("{} runs in two steps: begin, then finish", s.name());
-                return Ok(r);
-            }
-            (strategy, _) => return skip(format!("not a stage of {strategy}")),
         };
         // Shared stages measure in s08's unit; every report is in the strategy's.
         report.unit = unit;
@@ -241,26 +180,8 @@ impl Pipeline {
         trigger: CompactTrigger,
         now_secs: u64,
     ) -> Result<Option<PendingCompaction>, StoreError> {
-        let cfg = &self.config;
-        Ok(match self.strategy() {
-            Strategy::S08 => Some(begin_compact_history(
-                messages, store, cfg, focus, trigger, now_secs,
-            )?),
-            Strategy::S08Latest => Some(s08_latest::begin_compact_history(
-                messages,
-                store,
-                cfg,
-                focus,
-                trigger,
-                &self.ids.next(),
-            )?),
-            Strategy::S06 => Some(s06::begin_auto_compact(
-                messages, store, cfg, focus, trigger, now_secs,
-            )?),
-            Strategy::Guarded => {
-                guarded::begin_compact_history(messages, store, cfg, focus, trigger, now_secs)?
-            }
-        })
+        self.design()
+            .begin_compact(messages, store, self.context(), focus, trigger, now_secs)
     }
 
     /// Step 1 of reactive compaction after the `attempt`-th "prompt too long" in a row
@@ -274,28 +195,11 @@ impl Pipeline {
         attempt: usize,
         error: Option<&str>,
     ) -> Result<Option<PendingCompaction>, StoreError> {
-        let cfg = &self.config;
         if attempt >= self.strategy().reactive_attempts() {
             return Ok(None);
         }
-        Ok(match self.strategy() {
-            Strategy::S06 => None,
-            Strategy::S08 => Some(begin_reactive_compact(messages, store, cfg, now_secs)?),
-            Strategy::S08Latest => Some(s08_latest::begin_reactive(
-                messages,
-                store,
-                cfg,
-                &self.ids.next(),
-            )?),
-            Strategy::Guarded => guarded::begin_reactive(
-                messages,
-                store,
-                cfg,
-                now_secs,
-                attempt,
-                error.and_then(guarded::context_window),
-            )?,
-        })
+        self.design()
+            .begin_reactive(messages, store, self.context(), now_secs, attempt, error)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::strategy::SizeUnit;
+use super::unit::SizeUnit;
 use crate::store::FileWritten;
 use crate::util::group_digits;
 

@@ -10,13 +10,14 @@
 //! a short tail is replaced by a marker pointing at the transcript, which needs no model.
 
 use super::config::PipelineConfig;
-use super::reactive_compact::reactive_tail_start;
+use super::s08::reactive_tail_start;
 use super::report::{Change, CompactTrigger, Stage, StageReport};
-use super::strategy::SizeUnit;
+use super::s08::SUMMARY_SHAPE;
 use super::summarize::{
-    LessonLines, PendingCompaction, SUMMARY_OVERHEAD_TOKENS, SummaryRequest, SummaryStyle,
+    LessonLines, PendingCompaction, SUMMARY_OVERHEAD_TOKENS, Summarizing, SummaryRequest,
 };
-use crate::message::{Message, estimate_size};
+use super::unit::SizeUnit;
+use crate::message::Message;
 use crate::store::{Store, StoreError};
 use crate::util::group_digits;
 
@@ -152,7 +153,7 @@ impl PendingCompaction {
             "(no summary: {why}; the {tail_start} earlier messages are in the transcript {path})"
         );
         let mut out = Vec::with_capacity(1 + history.len() - tail_start);
-        out.push(Message::user_text(self.style.message_text(
+        out.push(Message::user_text((self.shape.message)(
             label,
             active_request,
             &summary,
@@ -202,26 +203,26 @@ pub fn begin_no_model(
 ) -> Result<PendingCompaction, StoreError> {
     let lines = LessonLines::of(messages);
     let transcript = store.write_transcript(now_secs, lines.transcript())?;
-    Ok(PendingCompaction {
+    let what = Summarizing {
         stage: Stage::ReactiveCompact,
-        style: SummaryStyle::Lesson,
+        shape: SUMMARY_SHAPE,
         unit,
-        reason: "the API said the prompt is too long again after a compaction without a summary"
-            .to_string(),
         trigger: CompactTrigger::PromptTooLong,
         focus: None,
-        request: SummaryRequest {
-            system: String::new(),
-            user_text: String::new(),
-            max_tokens: 0,
-        },
-        transcript,
-        replaced: 0,
-        tail: Vec::new(),
-        size_before: estimate_size(messages),
-        messages_before: messages.len(),
-        summary_cut_at: None,
-    })
+    };
+    let request = SummaryRequest {
+        system: String::new(),
+        user_text: String::new(),
+        max_tokens: 0,
+    };
+    let reason = "the API said the prompt is too long again after a compaction without a summary"
+        .to_string();
+    // Nothing is replaced by a summary here: `finish_without_summary` cuts the history it
+    // is given, so the pending compaction keeps no tail of its own.
+    let mut pending =
+        PendingCompaction::new(what, messages, messages.len(), request, transcript, reason);
+    pending.replaced = 0;
+    Ok(pending)
 }
 
 #[cfg(test)]
@@ -232,7 +233,7 @@ mod tests {
     fn pending(input_chars: usize, max_tokens: usize) -> PendingCompaction {
         PendingCompaction {
             stage: Stage::CompactHistory,
-            style: SummaryStyle::Lesson,
+            shape: SUMMARY_SHAPE,
             unit: SizeUnit::Chars,
             reason: "3,282 > 3,000".into(),
             trigger: CompactTrigger::OverLimit,

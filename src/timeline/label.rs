@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::compact::micro::MICRO_PLACEHOLDER;
+use crate::compact::s08::micro::MICRO_PLACEHOLDER;
 use crate::message::{Content, Message, ResultContent, block_tool_id, block_type};
 
 /// Chars of each kept result's preview in a label naming several results.

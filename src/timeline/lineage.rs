@@ -187,7 +187,7 @@ pub fn removal_effect(report: &StageReport, marker: Option<&str>) -> RowEffect {
                 return RowEffect::Snipped {
                     marker: marker
                         .map(str::to_string)
-                        .unwrap_or_else(|| crate::compact::snip::snip_marker(*removed)),
+                        .unwrap_or_else(|| crate::compact::s08::snip::snip_marker(*removed)),
                 };
             }
             // The marker names the archive; the rows are in that file.

@@ -210,7 +210,7 @@ fn expand_tab(c: char) -> char {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compact::micro::MICRO_PLACEHOLDER;
+    use crate::compact::s08::micro::MICRO_PLACEHOLDER;
     use crate::message::block;
     use serde_json::json;
 

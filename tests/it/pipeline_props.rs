@@ -249,7 +249,7 @@ fn check_budget(
             .iter()
             .enumerate()
             .filter(|(_, b)| b["type"] == "tool_result")
-            .map(|(i, b)| (i, ctxlab::compact::budget::result_content_chars(b)))
+            .map(|(i, b)| (i, ctxlab::compact::s08::budget::result_content_chars(b)))
             .collect();
         let total: usize = sizes.iter().map(|(_, s)| s).sum();
         let any_left = sizes

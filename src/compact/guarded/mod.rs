@@ -21,10 +21,15 @@ pub use summary::{
 };
 
 use super::config::PipelineConfig;
+use super::design::{Design, DesignContext, StageRun};
 use super::micro_save::{MicroSave, micro_save};
-use super::report::StageReport;
+use super::report::{CompactTrigger, Stage, StageReport};
 use super::results::{GUARDED_PREFIX, GUARDED_SUFFIX, ToolCall};
-use super::strategy::SizeUnit;
+use super::s08::{STAGES, tool_result_budget};
+use super::summarize::{
+    PendingCompaction, SUMMARY_SYSTEM, SummaryShape, summary_from_texts, summary_message_text,
+};
+use super::unit::SizeUnit;
 use crate::message::Message;
 use crate::pyrepr::unicode_json;
 use crate::store::{Store, StoreError};
@@ -63,6 +68,89 @@ pub fn micro(
             shrink_only: true,
         },
     )
+}
+
+fn summary(texts: &[&str]) -> String {
+    summary_from_texts(texts)
+}
+
+fn message(label: &str, request: &str, summary: &str, transcript: &str) -> String {
+    format!(
+        "{}\n\nFull transcript: {transcript}",
+        summary_message_text(label, request, summary)
+    )
+}
+
+/// s08's summary message, then `Full transcript: {path}`.
+pub const SUMMARY_SHAPE: SummaryShape = SummaryShape { summary, message };
+
+/// ctxlab's own strategy.
+#[derive(Debug, Clone, Copy)]
+pub struct GuardedDesign;
+
+impl Design for GuardedDesign {
+    fn stages(&self) -> &'static [Stage] {
+        &STAGES
+    }
+
+    fn run_stage(
+        &self,
+        stage: Stage,
+        messages: &mut Vec<Message>,
+        store: &Store,
+        cx: DesignContext<'_>,
+    ) -> Result<StageRun, StoreError> {
+        let cfg = cx.config;
+        Ok(match stage {
+            Stage::ToolResultBudget => StageRun::Ran(tool_result_budget(messages, store, cfg)?),
+            Stage::SnipCompact => StageRun::Ran(snip_to_archive(messages, store, cfg)?),
+            Stage::MicroCompact => StageRun::Ran(micro(messages, store, cfg)?),
+            _ => StageRun::NotRun("not a stage of guarded".into()),
+        })
+    }
+
+    fn begin_compact(
+        &self,
+        messages: &[Message],
+        store: &Store,
+        cx: DesignContext<'_>,
+        focus: Option<&str>,
+        trigger: CompactTrigger,
+        now_secs: u64,
+    ) -> Result<Option<PendingCompaction>, StoreError> {
+        begin_compact_history(messages, store, cx.config, focus, trigger, now_secs)
+    }
+
+    fn begin_reactive(
+        &self,
+        messages: &[Message],
+        store: &Store,
+        cx: DesignContext<'_>,
+        now_secs: u64,
+        attempt: usize,
+        error: Option<&str>,
+    ) -> Result<Option<PendingCompaction>, StoreError> {
+        begin_reactive(
+            messages,
+            store,
+            cx.config,
+            now_secs,
+            attempt,
+            error.and_then(context_window),
+        )
+    }
+
+    fn system_note(&self) -> Option<&'static str> {
+        Some(super::s08::SYSTEM_NOTE)
+    }
+
+    fn compact_tool_result(&self) -> &'static str {
+        super::s08::COMPACT_TOOL_RESULT
+    }
+
+    fn is_summary_request(&self, system: &str, _first_user_text: &str) -> bool {
+        system.starts_with(SUMMARY_SYSTEM)
+    }
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 
 use crate::compact::config::PipelineConfig;
 use crate::compact::report::{Change, Stage, StageReport};
-use crate::compact::snip::{cut, no_cut_reason};
-use crate::compact::strategy::SizeUnit;
+use crate::compact::s08::snip::{cut, no_cut_reason};
+use crate::compact::unit::SizeUnit;
 use crate::message::{Message, block_tool_id};
 use crate::pyrepr::lesson_json_map;
 use crate::store::{ARCHIVE_PATH, Store, StoreError};

@@ -11,14 +11,14 @@
 
 use super::pair_safe_bounds;
 use crate::compact::config::PipelineConfig;
-use crate::compact::report::{CompactTrigger, Stage, limit_reason};
+use crate::compact::report::{CompactTrigger, Stage};
 use crate::compact::request::authoritative_request;
 use crate::compact::results::first_unseen;
-use crate::compact::strategy::SizeUnit;
+use crate::compact::s08::compact_reason;
 use crate::compact::summarize::{
-    PendingCompaction, SUMMARY_SYSTEM, SummaryRequest, SummaryStyle, focus_sentence,
-    transcript_text,
+    PendingCompaction, SUMMARY_SYSTEM, Summarizing, SummaryRequest, focus_sentence, transcript_text,
 };
+use crate::compact::unit::SizeUnit;
 use crate::message::{Message, lesson_json_message};
 use crate::store::{Store, StoreError};
 
@@ -98,32 +98,24 @@ pub fn begin_compact_history(
     }
     let transcript = store.write_transcript(now_secs, &transcript_text(messages))?;
     let size_before = SizeUnit::Chars.measure(messages);
-    let mut reason = match (&trigger, focus) {
-        (CompactTrigger::OverLimit, _) => limit_reason(size_before, cfg.context_limit),
-        (_, Some(focus)) => format!("requested, focus: {focus}"),
-        (_, None) => "requested".to_string(),
-    };
+    let mut reason = compact_reason(&trigger, focus, size_before, cfg.context_limit);
     let kept = messages.len() - tail_start;
     if kept > 0 {
         reason.push_str(&format!(
             "; the last {kept} messages hold unseen results and stay"
         ));
     }
-    Ok(Some(PendingCompaction {
+    let what = Summarizing {
         stage: Stage::CompactHistory,
-        style: SummaryStyle::Guarded,
+        shape: super::SUMMARY_SHAPE,
         unit: SizeUnit::Chars,
-        reason,
         trigger,
-        focus: focus.map(str::to_string),
-        request: request(&messages[..tail_start], cfg, focus, cfg.summary_input_chars),
-        transcript,
-        replaced: tail_start,
-        tail: messages[tail_start..].to_vec(),
-        size_before,
-        messages_before: messages.len(),
-        summary_cut_at: None,
-    }))
+        focus,
+    };
+    let request = request(&messages[..tail_start], cfg, focus, cfg.summary_input_chars);
+    Ok(Some(PendingCompaction::new(
+        what, messages, tail_start, request, transcript, reason,
+    )))
 }
 
 /// The tails reactive tries, one per overflow: `reactive_keep_tail`, then halved, and a
@@ -216,21 +208,17 @@ pub fn begin_reactive(
             "; summary input sized to the window: {input_chars} chars"
         ));
     }
-    Ok(Some(PendingCompaction {
+    let what = Summarizing {
         stage: Stage::ReactiveCompact,
-        style: SummaryStyle::Guarded,
+        shape: super::SUMMARY_SHAPE,
         unit: SizeUnit::Chars,
-        reason,
         trigger: CompactTrigger::PromptTooLong,
         focus: None,
-        request: request(&messages[..tail_start], cfg, None, input_chars),
-        transcript,
-        replaced: tail_start,
-        tail: messages[tail_start..].to_vec(),
-        size_before: SizeUnit::Chars.measure(messages),
-        messages_before: len,
-        summary_cut_at: None,
-    }))
+    };
+    let request = request(&messages[..tail_start], cfg, None, input_chars);
+    Ok(Some(PendingCompaction::new(
+        what, messages, tail_start, request, transcript, reason,
+    )))
 }
 
 #[cfg(test)]

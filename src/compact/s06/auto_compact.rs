@@ -7,10 +7,10 @@
 use super::SUMMARY_PROMPT;
 use crate::compact::config::PipelineConfig;
 use crate::compact::report::{CompactTrigger, Stage, limit_reason};
-use crate::compact::strategy::SizeUnit;
 use crate::compact::summarize::{
-    PendingCompaction, SummaryRequest, SummaryStyle, focus_sentence, transcript_text,
+    PendingCompaction, Summarizing, SummaryRequest, focus_sentence, transcript_text,
 };
+use crate::compact::unit::SizeUnit;
 use crate::message::{Message, lesson_json_history};
 use crate::store::{Store, StoreError};
 
@@ -40,25 +40,26 @@ pub fn begin_auto_compact(
         (_, Some(focus)) => format!("requested, focus: {focus}"),
         (_, None) => "requested".to_string(),
     };
-    Ok(PendingCompaction {
+    let what = Summarizing {
         stage: Stage::AutoCompact,
-        style: SummaryStyle::S06,
+        shape: super::SUMMARY_SHAPE,
         unit: SizeUnit::Tokens,
-        reason,
         trigger,
-        focus: focus.map(str::to_string),
-        request: SummaryRequest {
-            system: String::new(),
-            user_text: summary_user_text(messages, cfg, focus),
-            max_tokens: cfg.summary_max_tokens,
-        },
+        focus,
+    };
+    let request = SummaryRequest {
+        system: String::new(),
+        user_text: summary_user_text(messages, cfg, focus),
+        max_tokens: cfg.summary_max_tokens,
+    };
+    Ok(PendingCompaction::new(
+        what,
+        messages,
+        messages.len(),
+        request,
         transcript,
-        replaced: messages.len(),
-        tail: Vec::new(),
-        size_before,
-        messages_before: messages.len(),
-        summary_cut_at: None,
-    })
+        reason,
+    ))
 }
 
 #[cfg(test)]

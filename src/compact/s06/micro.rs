@@ -9,7 +9,7 @@ use super::PRESERVED_TOOL;
 use crate::compact::config::PipelineConfig;
 use crate::compact::report::{Change, Stage, StageReport};
 use crate::compact::results::{result_id, tool_calls};
-use crate::compact::strategy::SizeUnit;
+use crate::compact::unit::SizeUnit;
 use crate::message::{Message, tool_results};
 use crate::util::plural;
 

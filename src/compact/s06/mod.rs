@@ -11,6 +11,14 @@ pub mod micro;
 pub use auto_compact::begin_auto_compact;
 pub use micro::micro_previous;
 
+use serde_json::json;
+
+use super::design::{Design, DesignContext, StageRun};
+use super::report::{CompactTrigger, Stage};
+use super::summarize::{PendingCompaction, SummaryShape};
+use crate::message::{Message, ToolSpec};
+use crate::store::{Store, StoreError};
+
 /// The summarizer's one user message starts with this; s06 sends no system prompt.
 pub const SUMMARY_PROMPT: &str = "Summarize this conversation for continuity. Include: 1) What was accomplished, 2) Current state, 3) Key decisions made. Be concise but preserve critical details.";
 
@@ -26,3 +34,98 @@ pub const FOCUS_DESCRIPTION: &str = "What to preserve in the summary";
 
 /// Results of this tool are reference material and never replaced.
 pub const PRESERVED_TOOL: &str = "read_file";
+
+/// s06 runs only its micro before each call.
+pub const STAGES: [Stage; 1] = [Stage::MicroCompact];
+
+/// The summary text: the first block as the model wrote it.
+fn summary(texts: &[&str]) -> String {
+    match texts.first() {
+        Some(t) if !t.is_empty() => t.to_string(),
+        _ => NO_SUMMARY.to_string(),
+    }
+}
+
+fn message(_label: &str, _request: &str, summary: &str, transcript: &str) -> String {
+    format!("[Conversation compressed. Transcript: {transcript}]\n\n{summary}")
+}
+
+/// `[Conversation compressed. Transcript: {path}]` and the summary as written.
+pub const SUMMARY_SHAPE: SummaryShape = SummaryShape { summary, message };
+
+/// The lesson's s06.
+#[derive(Debug, Clone, Copy)]
+pub struct S06Design;
+
+impl Design for S06Design {
+    fn stages(&self) -> &'static [Stage] {
+        &STAGES
+    }
+
+    fn summarizing_stage(&self) -> Stage {
+        Stage::AutoCompact
+    }
+
+    fn run_stage(
+        &self,
+        stage: Stage,
+        messages: &mut Vec<Message>,
+        _store: &Store,
+        cx: DesignContext<'_>,
+    ) -> Result<StageRun, StoreError> {
+        Ok(match stage {
+            Stage::MicroCompact => StageRun::Ran(micro_previous(messages, cx.config)),
+            _ => StageRun::NotRun("not a stage of s06".into()),
+        })
+    }
+
+    fn begin_compact(
+        &self,
+        messages: &[Message],
+        store: &Store,
+        cx: DesignContext<'_>,
+        focus: Option<&str>,
+        trigger: CompactTrigger,
+        now_secs: u64,
+    ) -> Result<Option<PendingCompaction>, StoreError> {
+        begin_auto_compact(messages, store, cx.config, focus, trigger, now_secs).map(Some)
+    }
+
+    /// s06 has no reactive stage: the error goes to the user.
+    fn begin_reactive(
+        &self,
+        _messages: &[Message],
+        _store: &Store,
+        _cx: DesignContext<'_>,
+        _now_secs: u64,
+        _attempt: usize,
+        _error: Option<&str>,
+    ) -> Result<Option<PendingCompaction>, StoreError> {
+        Ok(None)
+    }
+
+    fn system_note(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn compact_tool_result(&self) -> &'static str {
+        COMPACT_TOOL_RESULT
+    }
+
+    fn compact_tool_override(&self) -> Option<ToolSpec> {
+        Some(ToolSpec {
+            name: "compact".into(),
+            description: COMPACT_TOOL_DESCRIPTION.into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "focus": {"type": "string", "description": FOCUS_DESCRIPTION}
+                }
+            }),
+        })
+    }
+
+    fn is_summary_request(&self, system: &str, first_user_text: &str) -> bool {
+        system.is_empty() && first_user_text.starts_with(SUMMARY_PROMPT)
+    }
+}

@@ -16,10 +16,13 @@ pub use snip::snip_archive;
 pub use summary::{SUMMARY_SYSTEM, begin_compact_history, begin_reactive, summary_message_text};
 
 use super::config::PipelineConfig;
+use super::design::{Design, DesignContext, StageRun};
 use super::micro_save::{MicroSave, micro_save};
-use super::report::StageReport;
+use super::report::{CompactTrigger, Stage, StageReport, limit_reason};
 use super::results::ToolCall;
-use super::strategy::SizeUnit;
+use super::s08::tool_result_budget;
+use super::summarize::{PendingCompaction, SummaryShape, summary_from_texts};
+use super::unit::SizeUnit;
 use crate::message::{Message, unicode_json_message};
 use crate::store::{Store, StoreError};
 
@@ -69,6 +72,102 @@ pub fn transcript_text(messages: &[Message]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Budget, snip, then micro and fit (only over the limit), in order.
+pub const STAGES: [Stage; 4] = [
+    Stage::ToolResultBudget,
+    Stage::SnipCompact,
+    Stage::MicroCompact,
+    Stage::FitToolResults,
+];
+
+fn summary(texts: &[&str]) -> String {
+    summary_from_texts(texts)
+}
+
+/// `[Compacted]`, the current user request, the summary, the transcript's path.
+pub const SUMMARY_SHAPE: SummaryShape = SummaryShape {
+    summary,
+    message: summary_message_text,
+};
+
+/// The lesson's newest s08.
+#[derive(Debug, Clone, Copy)]
+pub struct LatestDesign;
+
+impl Design for LatestDesign {
+    fn stages(&self) -> &'static [Stage] {
+        &STAGES
+    }
+
+    fn run_stage(
+        &self,
+        stage: Stage,
+        messages: &mut Vec<Message>,
+        store: &Store,
+        cx: DesignContext<'_>,
+    ) -> Result<StageRun, StoreError> {
+        let cfg = cx.config;
+        Ok(match stage {
+            Stage::ToolResultBudget => StageRun::Ran(tool_result_budget(messages, store, cfg)?),
+            Stage::SnipCompact => {
+                StageRun::Ran(snip_archive(messages, store, cfg, || cx.ids.next())?)
+            }
+            Stage::MicroCompact | Stage::FitToolResults => {
+                let size = SizeUnit::JsonChars.measure(messages);
+                if size <= cfg.context_limit {
+                    return Ok(StageRun::NotRun(format!(
+                        "{}: runs only over the limit",
+                        limit_reason(size, cfg.context_limit)
+                    )));
+                }
+                let target = target(cfg);
+                StageRun::Ran(if stage == Stage::MicroCompact {
+                    micro(messages, store, cfg, Some(target))?
+                } else {
+                    fit_tool_results(messages, store, target)?
+                })
+            }
+            _ => StageRun::NotRun("not a stage of s08-latest".into()),
+        })
+    }
+
+    fn begin_compact(
+        &self,
+        messages: &[Message],
+        store: &Store,
+        cx: DesignContext<'_>,
+        focus: Option<&str>,
+        trigger: CompactTrigger,
+        _now_secs: u64,
+    ) -> Result<Option<PendingCompaction>, StoreError> {
+        begin_compact_history(messages, store, cx.config, focus, trigger, &cx.ids.next()).map(Some)
+    }
+
+    fn begin_reactive(
+        &self,
+        messages: &[Message],
+        store: &Store,
+        cx: DesignContext<'_>,
+        _now_secs: u64,
+        _attempt: usize,
+        _error: Option<&str>,
+    ) -> Result<Option<PendingCompaction>, StoreError> {
+        begin_reactive(messages, store, cx.config, &cx.ids.next()).map(Some)
+    }
+
+    fn system_note(&self) -> Option<&'static str> {
+        Some(SYSTEM_NOTE)
+    }
+
+    fn compact_tool_result(&self) -> &'static str {
+        COMPACT_TOOL_RESULT
+    }
+
+    fn is_summary_request(&self, system: &str, _first_user_text: &str) -> bool {
+        system.starts_with(SUMMARY_SYSTEM)
+    }
 }
 
 #[cfg(test)]

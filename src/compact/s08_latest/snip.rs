@@ -6,8 +6,8 @@
 use super::transcript_text;
 use crate::compact::config::PipelineConfig;
 use crate::compact::report::{Change, Stage, StageReport};
-use crate::compact::snip::{cut, lesson_bounds, no_cut_reason};
-use crate::compact::strategy::SizeUnit;
+use crate::compact::s08::snip::{cut, lesson_bounds, no_cut_reason};
+use crate::compact::unit::SizeUnit;
 use crate::message::Message;
 use crate::store::{Store, StoreError};
 

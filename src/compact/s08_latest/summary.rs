@@ -5,9 +5,10 @@
 
 use super::transcript_text;
 use crate::compact::config::PipelineConfig;
-use crate::compact::report::{CompactTrigger, Stage, limit_reason};
-use crate::compact::strategy::SizeUnit;
-use crate::compact::summarize::{PendingCompaction, SummaryRequest, SummaryStyle, focus_sentence};
+use crate::compact::report::{CompactTrigger, Stage};
+use crate::compact::s08::compact_reason;
+use crate::compact::summarize::{PendingCompaction, Summarizing, SummaryRequest, focus_sentence};
+use crate::compact::unit::SizeUnit;
 use crate::message::{Message, unicode_json_history};
 use crate::pyrepr::summary_literal;
 use crate::store::{Store, StoreError};
@@ -58,26 +59,23 @@ pub fn begin_compact_history(
 ) -> Result<PendingCompaction, StoreError> {
     let transcript = store.write_transcript_named(stem, &transcript_text(messages))?;
     let size_before = SizeUnit::JsonChars.measure(messages);
-    let reason = match (&trigger, focus) {
-        (CompactTrigger::OverLimit, _) => limit_reason(size_before, cfg.context_limit),
-        (_, Some(focus)) => format!("requested, focus: {focus}"),
-        (_, None) => "requested".to_string(),
-    };
-    Ok(PendingCompaction {
+    let reason = compact_reason(&trigger, focus, size_before, cfg.context_limit);
+    let what = Summarizing {
         stage: Stage::CompactHistory,
-        style: SummaryStyle::Latest,
+        shape: super::SUMMARY_SHAPE,
         unit: SizeUnit::JsonChars,
-        reason,
         trigger,
-        focus: focus.map(str::to_string),
-        request: request(messages, cfg, focus),
+        focus,
+    };
+    let request = request(messages, cfg, focus);
+    Ok(PendingCompaction::new(
+        what,
+        messages,
+        messages.len(),
+        request,
         transcript,
-        replaced: messages.len(),
-        tail: Vec::new(),
-        size_before,
-        messages_before: messages.len(),
-        summary_cut_at: None,
-    })
+        reason,
+    ))
 }
 
 /// Step 1 of reactive_compact: the last `reactive_keep_tail` messages stay (one more when
@@ -90,32 +88,30 @@ pub fn begin_reactive(
     stem: &str,
 ) -> Result<PendingCompaction, StoreError> {
     let transcript = store.write_transcript_named(stem, &transcript_text(messages))?;
-    let tail_start = crate::compact::reactive_tail_start(messages, cfg);
-    let (summarized, tail) = if tail_start == 0 {
-        (messages, Vec::new())
+    let tail_start = crate::compact::s08::reactive_tail_start(messages, cfg);
+    // With nothing before the tail, the whole history is summarized and nothing kept.
+    let summarized = if tail_start == 0 {
+        messages
     } else {
-        (&messages[..tail_start], messages[tail_start..].to_vec())
+        &messages[..tail_start]
     };
     let reason = format!(
         "the API said the prompt is too long; {} messages to summarize, {} kept",
         summarized.len(),
-        tail.len()
+        messages.len() - summarized.len()
     );
-    Ok(PendingCompaction {
+    let what = Summarizing {
         stage: Stage::ReactiveCompact,
-        style: SummaryStyle::Latest,
+        shape: super::SUMMARY_SHAPE,
         unit: SizeUnit::JsonChars,
-        reason,
         trigger: CompactTrigger::PromptTooLong,
         focus: None,
-        request: request(summarized, cfg, None),
-        transcript,
-        replaced: summarized.len(),
-        tail,
-        size_before: SizeUnit::JsonChars.measure(messages),
-        messages_before: messages.len(),
-        summary_cut_at: None,
-    })
+    };
+    let replaced = summarized.len();
+    let request = request(summarized, cfg, None);
+    Ok(PendingCompaction::new(
+        what, messages, replaced, request, transcript, reason,
+    ))
 }
 
 #[cfg(test)]

@@ -10,8 +10,7 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ctxlab::agent::events::{AgentEvent, ErrorKind, NextStep};
 use ctxlab::compact::{
-    CHEAP_STAGES, CompactTrigger, Pipeline, PipelineConfig, StageReport, begin_compact_history,
-    estimate_size,
+    CompactTrigger, Pipeline, PipelineConfig, StageReport, begin_compact_history, estimate_size,
 };
 use ctxlab::message::{Message, block};
 use ctxlab::provider::ModelRequest;
@@ -110,7 +109,7 @@ impl Driver {
 
     /// The cheap stages, then the request, as the agent does before a model call.
     pub fn pre_call(&mut self) {
-        for stage in CHEAP_STAGES {
+        for &stage in self.pipeline.stages() {
             let report = self
                 .pipeline
                 .run_stage(stage, &mut self.history, &self.store)

@@ -2,12 +2,12 @@
 //! summarize all but the last few messages and retry once (docs/pipeline.md,
 //! "reactive_compact").
 
-use super::config::PipelineConfig;
-use super::report::CompactTrigger;
-use super::report::Stage;
-use super::strategy::SizeUnit;
-use super::summarize::{LessonLines, PendingCompaction, SummaryRequest, SummaryStyle};
-use crate::message::{Message, estimate_size};
+use crate::compact::config::PipelineConfig;
+use crate::compact::report::CompactTrigger;
+use crate::compact::report::Stage;
+use crate::compact::summarize::{LessonLines, PendingCompaction, Summarizing, SummaryRequest};
+use crate::compact::unit::SizeUnit;
+use crate::message::Message;
 use crate::store::{Store, StoreError};
 
 /// Where `reactive_compact` cuts: the tail it keeps starts here.
@@ -38,19 +38,15 @@ pub fn begin_reactive_compact(
         "the API said the prompt is too long; {tail_start} messages before the last {} to summarize",
         messages.len() - tail_start
     );
-    Ok(PendingCompaction {
+    let what = Summarizing {
         stage: Stage::ReactiveCompact,
-        style: SummaryStyle::Lesson,
+        shape: super::SUMMARY_SHAPE,
         unit: SizeUnit::Chars,
-        reason,
         trigger: CompactTrigger::PromptTooLong,
         focus: None,
-        request: SummaryRequest::from_lines(&lines, tail_start, cfg, None),
-        transcript,
-        replaced: tail_start,
-        tail: messages[tail_start..].to_vec(),
-        size_before: estimate_size(messages),
-        messages_before: messages.len(),
-        summary_cut_at: None,
-    })
+    };
+    let request = SummaryRequest::from_lines(&lines, tail_start, cfg, None);
+    Ok(PendingCompaction::new(
+        what, messages, tail_start, request, transcript, reason,
+    ))
 }

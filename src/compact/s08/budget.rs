@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::config::PipelineConfig;
-use super::report::{Change, Stage, StageReport};
+use crate::compact::config::PipelineConfig;
+use crate::compact::report::{Change, Stage, StageReport};
 use crate::message::Message;
 use crate::message::estimate_size;
 use crate::pyrepr::{py_list_len, py_str_list};

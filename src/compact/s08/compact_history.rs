@@ -2,12 +2,12 @@
 //! the model or the user asked), save the transcript and replace the whole history with one
 //! `[Compacted]` summary message (docs/pipeline.md, "compact_history").
 
-use super::config::PipelineConfig;
-use super::report::Stage;
-use super::report::{CompactTrigger, limit_reason};
-use super::strategy::SizeUnit;
-use super::summarize::{LessonLines, PendingCompaction, SummaryRequest, SummaryStyle};
-use crate::message::{Message, estimate_size};
+use crate::compact::config::PipelineConfig;
+use crate::compact::report::Stage;
+use crate::compact::report::{CompactTrigger, limit_reason};
+use crate::compact::summarize::{LessonLines, PendingCompaction, Summarizing, SummaryRequest};
+use crate::compact::unit::SizeUnit;
+use crate::message::Message;
 use crate::store::{Store, StoreError};
 
 /// Why compact_history runs, as its report will say: `96,266 > 50,000` over the limit,
@@ -36,20 +36,26 @@ pub fn begin_compact_history(
 ) -> Result<PendingCompaction, StoreError> {
     let lines = LessonLines::of(messages);
     let transcript = store.write_transcript(now_secs, lines.transcript())?;
-    let size_before = estimate_size(messages);
-    Ok(PendingCompaction {
+    let reason = compact_reason(
+        &trigger,
+        focus,
+        SizeUnit::Chars.measure(messages),
+        cfg.context_limit,
+    );
+    let what = Summarizing {
         stage: Stage::CompactHistory,
-        style: SummaryStyle::Lesson,
+        shape: super::SUMMARY_SHAPE,
         unit: SizeUnit::Chars,
-        reason: compact_reason(&trigger, focus, size_before, cfg.context_limit),
         trigger,
-        focus: focus.map(str::to_string),
-        request: SummaryRequest::from_lines(&lines, messages.len(), cfg, focus),
+        focus,
+    };
+    let request = SummaryRequest::from_lines(&lines, messages.len(), cfg, focus);
+    Ok(PendingCompaction::new(
+        what,
+        messages,
+        messages.len(),
+        request,
         transcript,
-        replaced: messages.len(),
-        tail: Vec::new(),
-        size_before,
-        messages_before: messages.len(),
-        summary_cut_at: None,
-    })
+        reason,
+    ))
 }

@@ -4,8 +4,8 @@
 //! with s08-latest's snip, which archives first (`s08_latest/snip.rs`); guarded finds its
 //! own bounds by ids (`guarded/snip.rs`).
 
-use super::config::PipelineConfig;
-use super::report::{Change, Stage, StageReport};
+use crate::compact::config::PipelineConfig;
+use crate::compact::report::{Change, Stage, StageReport};
 use crate::message::Message;
 use crate::message::estimate_size;
 
