@@ -90,7 +90,7 @@ pub fn card(next: &NextStep, limit: usize) -> (String, Vec<String>) {
     };
     match next {
         NextStep::Stage { stage, preview } => {
-            let what = crate::tui::panes::events::what_changed(&preview.summary()).to_string();
+            let what = crate::tui::event_rows::what_changed(&preview.summary()).to_string();
             (
                 format!("before {}", stage.name()),
                 vec![

@@ -8,10 +8,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::session_view::{compaction_headline, kept_words};
 use super::{clip, fit, pane_block};
 use crate::compact::SizeUnit;
 use crate::session::{Compaction, CompactionKind};
+use crate::tui::sessions::text::{compaction_headline, kept_words};
 use crate::tui::sessions::{OpenedSession, SessionReplay};
 use crate::tui::theme::Theme;
 use crate::util::group_digits;
@@ -127,7 +127,7 @@ pub fn render(f: &mut Frame, area: Rect, open: &OpenedSession, r: &SessionReplay
             " {} -> {} · {}",
             size_text(s.size_before, unit),
             size_text(s.size_after, unit),
-            clip(super::events::what_changed(&s.summary()), 60)
+            clip(crate::tui::event_rows::what_changed(&s.summary()), 60)
         );
         events.push((
             *n,

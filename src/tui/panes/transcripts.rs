@@ -9,12 +9,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::events::what_changed;
 use super::msglist::{MsgList, RowRef};
 use super::{fit, human_age, human_bytes, pane_block, title_hint};
 use crate::compact::StageReport;
 use crate::store::TRANSCRIPTS_DIR;
 use crate::tui::app::{App, LoadKind, Pane, TranscriptView, layout_transcript};
+use crate::tui::event_rows::what_changed;
 use crate::tui::replay::Replay;
 use crate::tui::theme::Theme;
 use crate::util::group_digits;
