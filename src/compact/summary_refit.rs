@@ -10,9 +10,9 @@
 //! a short tail is replaced by a marker pointing at the transcript, which needs no model.
 
 use super::config::PipelineConfig;
-use super::s08::reactive_tail_start;
 use super::report::{Change, CompactTrigger, Stage, StageReport};
 use super::s08::SUMMARY_SHAPE;
+use super::s08::reactive_tail_start;
 use super::summarize::{
     LessonLines, PendingCompaction, SUMMARY_OVERHEAD_TOKENS, Summarizing, SummaryRequest,
 };

@@ -36,6 +36,7 @@ pub use model::{
 
 use crate::compact::request::latest_request;
 use crate::message::{Message, json_kind};
+pub use transcript::load_transcript;
 use history_input::{InputError, history_input_from_value};
 use lines::{ParsedLine, parse_json_lines};
 pub use stream::HistoryStream;

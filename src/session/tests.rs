@@ -351,8 +351,16 @@ fn ctxlab_transcripts_and_arrays_still_read_and_list_the_lessons_compactions() {
     let a = parse_session_text("[{\"role\": \"user\", \"content\": \"hi\"}]").unwrap();
     assert_eq!(a.format, SessionFormat::MessageArray);
     assert_eq!(a.messages.len(), 1);
-    match parse_session_text("{\"role\": \"user\", \"content\": \"go\"}\nnot json\n") {
-        Err(SessionError::Line { line: 2, .. }) => {}
+    // A line that is not a message is skipped and reported with its number (the rule of
+    // every format, and of the workbench's transcript view).
+    let bad = parse_session_text("{\"role\": \"user\", \"content\": \"go\"}\nnot json\n").unwrap();
+    assert_eq!(bad.messages.len(), 1);
+    assert_eq!(bad.warnings.len(), 1);
+    assert_eq!(bad.warnings[0].line, 2);
+    assert_eq!(bad.skipped.values().sum::<usize>(), 1);
+    // A file without one message line is not a transcript: its first line is the error.
+    match parse_session_text("not json\n{\"role\": \"user\"}\n") {
+        Err(SessionError::Line { line: 1, .. }) => {}
         other => panic!("{other:?}"),
     }
 }

@@ -1,8 +1,8 @@
 //! ctxlab's own files into the session model: transcripts (one message per line, as the
 //! pipeline writes them) and JSON arrays of messages (or `ctxlab pipeline`'s input object).
 //!
-//! ctxlab writes these files itself, atomically, so a line that is not a message means the
-//! wrong file: unlike the other tools' formats, it is an error naming the line. The lesson's
+//! A line that is not a message is skipped and reported with its number, as in the other
+//! tools' formats (the workbench and `ctxlab replay` read transcripts the same way). The lesson's
 //! own summary messages (`[Compacted]`, `[Reactive compact]`) are listed as compactions but
 //! stay in the conversation: they carry the authoritative request a replay needs.
 
@@ -11,8 +11,8 @@ use serde_json::Value;
 use super::SessionError;
 use super::lines::{ParsedLine, parse_json_array};
 use super::model::{
-    Compaction, CompactionKind, MessageKind, MessageOrigin, Session, SessionFormat, Summary,
-    Trigger,
+    Compaction, CompactionKind, LoadWarning, MessageKind, MessageOrigin, Session, SessionFormat,
+    Summary, Trigger,
 };
 use crate::message::Message;
 use crate::session::history_input::{HistoryInput, parse_history_input};
@@ -61,27 +61,62 @@ fn session_of(format: SessionFormat, messages: Vec<Message>, lines: Vec<usize>) 
     s
 }
 
-/// A transcript: every line must be a message.
+/// Bad lines of a transcript kept as warnings, each with its number; the rest are counted.
+const BAD_LINES_KEPT: usize = 20;
+
+/// What `Session::skipped` calls a transcript line that is not a message.
+pub const NOT_A_MESSAGE: &str = "line that is not a message";
+
+/// A transcript: one message per line. A line that is not a message is skipped, counted in
+/// `skipped` and reported with its number (the first `BAD_LINES_KEPT`), as in the other
+/// formats; a file where no line is a message is not a transcript, and its first line's
+/// problem is the error.
 pub(crate) fn read_transcript(lines: Vec<ParsedLine>) -> Result<Session, SessionError> {
     let mut messages = Vec::with_capacity(lines.len());
     let mut numbers = Vec::with_capacity(lines.len());
+    let mut bad = Vec::new();
+    let mut bad_count = 0;
     for ParsedLine { number, value } in lines {
-        let value = value.map_err(|message| SessionError::Line {
-            line: number,
-            message,
-        })?;
-        let m = Message::from_value(value).map_err(|e| SessionError::Line {
-            line: number,
-            message: e.to_string(),
-        })?;
-        messages.push(m);
-        numbers.push(number);
+        match value.and_then(|v| Message::from_value(v).map_err(|e| e.to_string())) {
+            Ok(m) => {
+                messages.push(m);
+                numbers.push(number);
+            }
+            Err(message) => {
+                bad_count += 1;
+                if bad.len() < BAD_LINES_KEPT {
+                    bad.push(LoadWarning {
+                        line: number,
+                        message,
+                    });
+                }
+            }
+        }
     }
-    Ok(session_of(
-        SessionFormat::CtxlabTranscript,
-        messages,
-        numbers,
-    ))
+    if messages.is_empty()
+        && let Some(first) = bad.first().cloned()
+    {
+        return Err(SessionError::Line {
+            line: first.line,
+            message: first.message,
+        });
+    }
+    let mut s = session_of(SessionFormat::CtxlabTranscript, messages, numbers);
+    s.lines += bad_count;
+    if bad_count > 0 {
+        s.skipped.insert(NOT_A_MESSAGE.into(), bad_count);
+    }
+    s.warnings.extend(bad);
+    Ok(s)
+}
+
+/// A transcript file as the workbench opens it: its messages, and how many lines were
+/// skipped because they are not messages (`read_transcript`'s rule).
+pub fn load_transcript(path: &std::path::Path) -> Result<(Vec<Message>, usize), SessionError> {
+    let (text, _) = super::read_file_text(path)?;
+    let session = read_transcript(super::lines::parse_json_lines(&text))?;
+    let bad = session.skipped.get(NOT_A_MESSAGE).copied().unwrap_or(0);
+    Ok((session.messages, bad))
 }
 
 /// A JSON array of messages, its elements parsed in parallel. Any problem sends the text

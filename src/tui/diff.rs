@@ -45,7 +45,7 @@ fn cell(index: usize, info: &Arc<MessageInfo>) -> Option<DiffCell> {
 /// The short name of what made a line.
 fn tag_of(touches: &[Touch]) -> &'static str {
     match touches.last() {
-        Some(Touch { stage: Some(s), .. }) => crate::tui::panes::events::short_name(*s),
+        Some(Touch { stage: Some(s), .. }) => crate::tui::event_rows::short_name(*s),
         Some(Touch {
             effect: RowEffect::Appended,
             ..

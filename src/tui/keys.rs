@@ -246,6 +246,44 @@ pub const HELP: &[(&str, &str)] = &[
     ("j k, Enter, Enter", "select, edit, apply (Esc cancels)"),
 ];
 
+/// One screen row of the help.
+pub enum HelpRow {
+    Heading(&'static str),
+    /// The keys' column (blank on a description's later rows) and a row of the description.
+    Key(String, String),
+}
+
+/// The help's rows at `width` columns: a description too long for the room beside the keys
+/// wraps between words onto rows of its own. Scrolling counts these rows.
+pub fn help_rows(width: usize) -> Vec<HelpRow> {
+    let key_w = HELP
+        .iter()
+        .map(|(k, _)| crate::util::display_width(k))
+        .max()
+        .unwrap_or(0)
+        + 4;
+    let text_w = width.saturating_sub(key_w).max(10);
+    let mut out = Vec::new();
+    for (k, what) in HELP {
+        if k.is_empty() {
+            out.push(HelpRow::Heading(what));
+            continue;
+        }
+        for (i, piece) in crate::tui::pause::wrap_words(what, text_w)
+            .into_iter()
+            .enumerate()
+        {
+            let keys = if i == 0 {
+                crate::util::fit_width(&format!("  {k}"), key_w)
+            } else {
+                " ".repeat(key_w)
+            };
+            out.push(HelpRow::Key(keys, piece));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -139,3 +139,18 @@ pub fn centered(area: Rect, pct_w: u16, pct_h: u16) -> Rect {
 pub fn contains(r: Rect, x: u16, y: u16) -> bool {
     x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height
 }
+
+/// Lines an opened session's usage panel takes in a pane `inner` lines high.
+pub fn usage_height(inner: usize) -> usize {
+    match inner {
+        h if h >= 30 => 10,
+        h if h >= 16 => 7,
+        h if h >= 8 => 4,
+        _ => 1,
+    }
+}
+
+/// Rows the list shows in a pane `inner` lines high (scrolling keeps to it).
+pub fn session_list_rows(inner: usize, _replay: bool) -> usize {
+    inner.saturating_sub(usage_height(inner)).max(1)
+}

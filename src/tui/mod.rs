@@ -1,16 +1,23 @@
 //! The full-screen terminal front end (ratatui + crossterm).
 //!
 //! A consumer of the agent's `AgentEvent` stream that sends `UserCommand`s back; it never
-//! calls the agent, the provider or the pipeline's writers directly (a transcript replay
-//! runs the pipeline on a dry-run store). `app` holds state and its mutator, `panes` draws
-//! it (pure), `run` is the loop, `work` is the slow file and replay work the loop runs off
-//! the UI task, `terminal` restores the screen on every exit path, and `logging` keeps logs
-//! off the screen.
+//! calls the agent or the provider directly. It runs the pipeline itself only in jobs off
+//! the UI task, and never on the workspace's own store: a transcript's replay and the
+//! compare view use dry-run stores, an opened session's replay a scratch store under the
+//! data folder (`sessions::scratch`); the files it writes of its own are the legend's
+//! "seen" marker and `/export`'s page. `app` holds state and its mutator, `panes` draws it
+//! (pure), `run` is the loop, `work` is the slow file and replay work the loop runs off the
+//! UI task, `terminal` restores the screen on every exit path, and `logging` keeps logs off
+//! the screen.
 
 pub mod app;
 pub mod diff;
+pub mod event_rows;
+pub mod job_id;
 pub mod keys;
 pub mod layout;
+pub mod legend;
+pub mod list;
 pub mod logging;
 pub mod panes;
 pub mod pause;

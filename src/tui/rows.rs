@@ -36,7 +36,8 @@ pub struct MessageInfo {
     pub persisted_paths: Vec<String>,
     /// Each tool result it holds, with its id and fate.
     pub results: Vec<ResultInfo>,
-    /// The tokenizer's estimate; set once by `App::update` when the encoder is ready.
+    /// The tokenizer's count, set once by `App::update` when a counting job's result
+    /// arrives (the job itself only reads the row).
     tokens: OnceLock<usize>,
 }
 
@@ -64,12 +65,15 @@ impl MessageInfo {
         self.tokens.get().copied()
     }
 
-    /// Counts tokens once; later calls are free.
-    pub fn count_tokens(&self, count: impl FnOnce(&str) -> usize) -> usize {
-        *self.tokens.get_or_init(|| {
-            let text = serde_json::to_string(&self.message).unwrap_or_default();
-            count(&text)
-        })
+    /// The text the tokenizer counts for this message (its JSON).
+    pub fn token_text(&self) -> String {
+        serde_json::to_string(&self.message).unwrap_or_default()
+    }
+
+    /// Keeps the count a `Work::CountTokens` job sent back (`App::update` calls it); the
+    /// first count stays.
+    pub fn set_tokens(&self, n: usize) {
+        let _ = self.tokens.set(n);
     }
 
     /// The full text an expanded row shows, block by block; each tool result is headed

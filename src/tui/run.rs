@@ -19,7 +19,7 @@ use tiktoken_rs::CoreBPE;
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use super::app::{App, Effect, Msg, TICK};
+use super::app::{App, Effect, Msg, StartSessions, Startup, TICK};
 use super::panes::render;
 use super::terminal;
 use super::work::Done;
@@ -145,27 +145,21 @@ pub async fn run(
     );
     let size = term.size()?;
     app.update(Msg::Resize(size.width, size.height));
-    app.add_notices(opts.notices);
-    app.sessions.scratch_root = crate::tui::sessions::scratch::scratch_root();
-    match opts.sessions {
-        None => {}
-        Some(OpenSessions::Browse(paths)) => {
-            // Listed when the loop starts (`App::start_effects`).
-            let _ = app.open_sessions(paths);
-        }
-        Some(OpenSessions::File(path)) => {
-            let _ = app.open_sessions(vec![path.clone()]);
+    let sessions = opts.sessions.map(|o| match o {
+        OpenSessions::Browse(paths) => StartSessions::Browse(paths),
+        OpenSessions::File(path) => {
             let bytes = std::fs::metadata(&path).ok().map(|m| m.len());
-            app.sessions.open_on_start = Some((path, bytes));
+            StartSessions::File { path, bytes }
         }
-    }
+    });
     // One look at the disk before the loop starts; remembering is `Work` (on dismiss).
-    if let Some(marker) = opts.legend_marker
-        && !marker.exists()
-    {
-        app.legend_marker = Some(marker);
-        app.show_legend();
-    }
+    let unseen_legend = opts.legend_marker.filter(|marker| !marker.exists());
+    app.update(Msg::Start(Box::new(Startup {
+        notices: opts.notices,
+        scratch_root: crate::tui::sessions::scratch::scratch_root(),
+        sessions,
+        unseen_legend,
+    })));
     let draw = |app: &App| term.draw(|f| render(app, f)).map(|_| ());
     // A signal drops the loop between two of its steps (never mid-frame); the guard then
     // restores the terminal as on any other exit.
@@ -214,7 +208,7 @@ where
     let (done_tx, mut done_rx) = unbounded_channel::<Done>();
     let (fresh_tx, mut fresh_rx) = unbounded_channel::<Result<FreshAgent, String>>();
     perform(app.refresh_files(), &done_tx, &commands, true);
-    for effect in app.start_effects() {
+    for effect in app.update(Msg::LoopStarted) {
         perform(effect, &done_tx, &commands, true);
     }
     let mut tokenizer = tokio::task::spawn_blocking(build_tokenizer);

@@ -15,7 +15,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -31,9 +31,7 @@ use crate::message::Message;
 use crate::store::{Store, StoredFile};
 use crate::timeline::{Timeline, html};
 
-/// Identifies one request for a job the screen waits for; a result whose id is no longer
-/// awaited (the user moved on) is dropped.
-pub type JobId = u64;
+pub use super::job_id::JobId;
 
 /// An open transcript's rows, shared with the jobs that read them (no copy of the text).
 pub type Rows = Arc<Vec<Arc<MessageInfo>>>;
@@ -99,7 +97,8 @@ pub enum Work {
         rows: Rows,
     },
     /// Count the tokens of rows from index `from`, about `TOKEN_CHARS_PER_JOB` chars' worth
-    /// (each row caches its count).
+    /// (a row is counted whole, however long). Reads the rows only: the counts come back in
+    /// `Done::TokensCounted`.
     CountTokens {
         rows: Rows,
         from: usize,
@@ -196,10 +195,12 @@ pub enum Done {
         id: JobId,
         replay: Replay,
     },
-    /// Rows before `next` are counted.
+    /// The token counts of `rows[from..from + counts.len()]`, in order; `update` keeps them
+    /// on the rows.
     TokensCounted {
         rows: Rows,
-        next: usize,
+        from: usize,
+        counts: Vec<usize>,
     },
     OutputRead {
         id: JobId,
@@ -264,16 +265,18 @@ impl Work {
                 from,
                 tokenizer,
             } => {
-                let mut next = from;
+                let mut counts = Vec::new();
                 let mut budget = TOKEN_CHARS_PER_JOB;
                 while budget > 0
-                    && let Some(r) = rows.get(next)
+                    && let Some(r) = rows.get(from + counts.len())
                 {
-                    r.count_tokens(|text| tokenizer.0.encode_ordinary(text).len());
+                    counts.push(match r.tokens() {
+                        Some(n) => n,
+                        None => tokenizer.0.encode_ordinary(&r.token_text()).len(),
+                    });
                     budget = budget.saturating_sub(r.chars.max(1));
-                    next += 1;
                 }
-                Done::TokensCounted { rows, next }
+                Done::TokensCounted { rows, from, counts }
             }
             Work::ReadOutput { id, root, relative } => Done::OutputRead {
                 result: read_lines(&root.join(&relative))
@@ -412,29 +415,14 @@ pub fn count_messages(path: &Path) -> io::Result<(u64, usize)> {
     Ok((bytes, lines + usize::from(in_line)))
 }
 
-/// One message per non-blank line; a line that is not a message is counted, not fatal.
-pub fn load_transcript(path: &Path) -> io::Result<LoadedTranscript> {
-    let mut reader = BufReader::with_capacity(READ_CHUNK_BYTES, File::open(path)?);
-    let mut out = LoadedTranscript::default();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
-            break;
-        }
-        let text = String::from_utf8_lossy(&line);
-        if text.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .and_then(|v| Message::from_value(v).ok())
-        {
-            Some(m) => out.rows.push(MessageInfo::new(m)),
-            None => out.bad_lines += 1,
-        }
-    }
-    Ok(out)
+/// A transcript as rows, read by `session::load_transcript` (one reader, one rule: a line
+/// that is not a message is skipped and counted).
+pub fn load_transcript(path: &Path) -> Result<LoadedTranscript, crate::session::SessionError> {
+    let (messages, bad_lines) = crate::session::load_transcript(path)?;
+    Ok(LoadedTranscript {
+        rows: messages.into_iter().map(MessageInfo::new).collect(),
+        bad_lines,
+    })
 }
 
 /// Creates the empty file `path` (and its folder); an existing one is left as it is.

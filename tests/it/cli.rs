@@ -212,8 +212,15 @@ fn replay_reads_transcripts_line_by_line() {
     assert_eq!(last["final_messages"], 2);
     std::fs::write(&t, "{\"role\": \"user\", \"content\": \"go\"}\nnot json\n").unwrap();
     let out = replay(&t, dir.path()).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    // A line that is not a message is skipped and named, as in every format ctxlab reads
+    // (one rule for transcripts: `session::load_transcript`, the workbench's view too).
+    assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
+    // A file with no message line at all is not a transcript.
+    std::fs::write(&t, "not json\n").unwrap();
+    let out = replay(&t, dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 1"));
 }
 
 /// A message array is replayed as it is read: a broken element stops the replay there

@@ -323,9 +323,21 @@ fn start_clears_stale_scratch_lists_and_opens_the_file_given() {
     let stale = dir.path().join("data/scratch/4294967290-1");
     std::fs::create_dir_all(&stale).unwrap();
     let file = fixture("codex_rollout.jsonl");
-    let _ = d.app.open_sessions(vec![file.clone()]);
-    d.app.sessions.open_on_start = Some((file.clone(), Some(7)));
-    let fx = d.app.start_effects();
+    // `ctxlab open FILE`: the loop's caller says so in `Msg::Start`; the jobs follow
+    // `Msg::LoopStarted`.
+    let scratch_root = d.app.sessions.scratch_root.clone();
+    let fx = d.app.update(ctxlab::tui::Msg::Start(Box::new(
+        ctxlab::tui::app::Startup {
+            scratch_root,
+            sessions: Some(ctxlab::tui::app::StartSessions::File {
+                path: file.clone(),
+                bytes: Some(7),
+            }),
+            ..Default::default()
+        },
+    )));
+    assert!(fx.is_empty(), "no job before the loop runs");
+    let fx = d.app.update(ctxlab::tui::Msg::LoopStarted);
     let kinds: Vec<&str> = fx
         .iter()
         .map(|e| match e {

@@ -98,7 +98,7 @@ fn diff_view() {
         .app
         .visible_events()
         .iter()
-        .position(|&i| match &d.app.events[i].kind {
+        .position(|&i| match &d.app.events()[i].kind {
             ctxlab::tui::app::EventKind::Stage { report, .. } => {
                 report.stage == ctxlab::compact::Stage::SnipCompact
             }

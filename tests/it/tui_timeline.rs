@@ -35,7 +35,8 @@ fn tour_app() -> App {
     }
     // Count tokens and let notices expire, so snapshots are stable.
     for _ in 0..80 {
-        a.update(Msg::Tick);
+        let fx = a.update(Msg::Tick);
+        crate::support::settle(&mut a, fx);
     }
     a.update(key(KeyCode::Esc));
     a
@@ -263,7 +264,7 @@ fn every_snip_diff_agrees_with_its_title() {
         .visible_events()
         .iter()
         .enumerate()
-        .filter_map(|(pos, &k)| match &a.events[k].kind {
+        .filter_map(|(pos, &k)| match &a.events()[k].kind {
             ctxlab::tui::app::EventKind::Stage { report, .. } => match report.changes.first() {
                 Some(Change::Snipped { removed, .. }) => Some((pos, *removed)),
                 _ => None,
@@ -299,16 +300,11 @@ fn each_result_of_the_big_batch_names_its_own_fate() {
         .iter()
         .position(|s| s.report.stage == Stage::ToolResultBudget && s.report.changed)
         .unwrap();
-    let seq = a
-        .event_steps
-        .iter()
-        .find(|(_, s)| **s == step)
-        .map(|(seq, _)| *seq)
-        .unwrap();
+    let seq = a.event_for_step(step).unwrap();
     let pos = a
         .visible_events()
         .iter()
-        .position(|&k| a.events[k].seq == seq)
+        .position(|&k| a.events()[k].seq == seq)
         .unwrap();
     a.update(key(KeyCode::Char('2')));
     a.update(key(KeyCode::Char('g')));
@@ -437,7 +433,7 @@ fn search_finds_hits_in_the_conversation_the_full_session_and_the_events() {
             }
             Hit::Event(e) => {
                 assert_eq!(a.focus, Pane::Events);
-                assert_eq!(a.visible_events()[a.events_list.selected], *e);
+                assert_eq!(a.visible_events()[a.events_state().list().selected], *e);
             }
         }
     }
@@ -452,8 +448,8 @@ fn search_finds_hits_in_the_conversation_the_full_session_and_the_events() {
     while a.focus != Pane::Events {
         a.update(key(KeyCode::Char('n')));
     }
-    let k = a.visible_events()[a.events_list.selected];
-    assert!(ctxlab::tui::app::search_event_text(&a.events[k]).contains("toolu_tour_035"));
+    let k = a.visible_events()[a.events_state().list().selected];
+    assert!(ctxlab::tui::app::search_event_text(&a.events()[k]).contains("toolu_tour_035"));
 }
 
 #[test]
@@ -583,4 +579,24 @@ fn snapshot_wrapped_viewer() {
     type_text(&mut a, "toolu_tour_035");
     a.update(key(KeyCode::Enter));
     snap_all("wrapped_viewer", &mut a);
+}
+
+#[test]
+fn every_stage_event_names_the_timeline_step_it_became() {
+    // The events pane and the timeline are tied by the step each stage event records when
+    // the timeline adds it, not by assuming the newest step is its own.
+    let a = tour_app();
+    let mut stages = 0;
+    for e in a.events() {
+        if let ctxlab::tui::app::EventKind::Stage { report, step, .. } = &e.kind {
+            let step = step.expect("every stage became a step");
+            let s = &a.timeline.steps[step];
+            assert_eq!(s.report.stage, report.stage);
+            assert_eq!(s.report.size_before, report.size_before);
+            assert_eq!(s.report.size_after, report.size_after);
+            assert_eq!(a.event_for_step(step), Some(e.seq));
+            stages += 1;
+        }
+    }
+    assert_eq!(stages, a.timeline.steps.len(), "one event per step");
 }

@@ -10,7 +10,10 @@ use crate::agent::events::{AgentEvent, StopReason};
 impl App {
     pub(super) fn on_agent(&mut self, ev: AgentEvent) -> Vec<Effect> {
         let mut effects = Vec::new();
+        let steps_before = self.timeline.steps.len();
         self.timeline.on_event(&ev);
+        // The step this event added to the timeline, if it added one.
+        let new_step = (self.timeline.steps.len() > steps_before).then_some(steps_before);
         match ev {
             AgentEvent::Ready {
                 provider,
@@ -44,10 +47,11 @@ impl App {
                 if !report.files_written.is_empty() {
                     effects.push(self.refresh_files());
                 }
-                self.push_event(EventKind::Stage { report, diff });
-                // The timeline took this stage as its newest step.
-                let step = self.timeline.steps.len().saturating_sub(1);
-                self.event_steps.insert(self.event_seq, step);
+                self.push_event(EventKind::Stage {
+                    report,
+                    diff,
+                    step: new_step,
+                });
             }
             AgentEvent::HistoryReplaced { history, .. } => {
                 if !self.mirror_equals(&history) {
@@ -106,15 +110,7 @@ impl App {
                 ..
             } if self.summary_in_flight => {
                 self.summary_input_tokens = Some(tokens);
-                if let Some(EventKind::SummaryCall { input_tokens, .. }) = self
-                    .events
-                    .iter_mut()
-                    .rev()
-                    .map(|e| &mut e.kind)
-                    .find(|k| matches!(k, EventKind::SummaryCall { .. }))
-                {
-                    *input_tokens = Some(tokens);
-                }
+                self.events.summary_tokens(tokens);
             }
             AgentEvent::Usage {
                 input_tokens: Some(tokens),

@@ -5,14 +5,12 @@
 
 use std::sync::Arc;
 
-use super::{App, ConvView, EventKind, EventRow, HistRow, SessionRow, StageDiff};
+use super::{App, ConvView, Effect, EventKind, HistRow, SessionRow, StageDiff};
 use crate::compact::{Change, StageReport};
 use crate::message::Message;
 use crate::timeline::lineage::{RowFrom, row_map};
 use crate::tui::rows::MessageInfo;
-
-/// How many chars the tokenizer may chew per tick, so counting never stalls the UI.
-const TOKEN_CHARS_PER_TICK: usize = 300_000;
+use crate::tui::work::{Tokenizer, Work};
 
 impl App {
     /// A row for `m`, queued for the tokenizer.
@@ -141,7 +139,7 @@ impl App {
                 s.live = true;
             }
         }
-        self.diffs.push(StageDiff {
+        let diff = self.events.push_diff(StageDiff {
             title,
             before: old.iter().map(|r| r.info.clone()).collect(),
             after: rows.iter().map(|r| r.info.clone()).collect(),
@@ -152,7 +150,7 @@ impl App {
         }
         self.recompute_totals();
         self.fix_scroll();
-        self.diffs.len() - 1
+        diff
     }
 
     pub(super) fn recompute_totals(&mut self) {
@@ -171,44 +169,37 @@ impl App {
         self.tokens_pending = pending;
     }
 
-    /// Counts queued rows' tokens, at most `TOKEN_CHARS_PER_TICK` chars per call. The live
-    /// history grows a message at a time, so this stays small; a whole transcript is
-    /// counted off the UI task instead (`Work::CountTokens`).
-    pub(super) fn count_some_tokens(&mut self) {
+    /// Hands the queued rows to a counting job (`Work::CountTokens`) when none is running:
+    /// the tokenizer never runs on the UI task, however long a message is. The counts come
+    /// back as `Done::TokensCounted` (`jobs.rs`).
+    pub(super) fn count_tokens(&mut self) -> Vec<Effect> {
         let Some(bpe) = self.tokenizer else {
-            return;
+            return Vec::new();
         };
-        let mut budget = TOKEN_CHARS_PER_TICK;
-        let mut counted = false;
-        while budget > 0 {
-            let Some(info) = self.token_queue.pop_front() else {
-                break;
-            };
-            // A row dropped from every list needs no count.
-            if Arc::strong_count(&info) == 1 {
-                continue;
-            }
-            info.count_tokens(|text| bpe.encode_ordinary(text).len());
-            budget = budget.saturating_sub(info.chars);
-            counted = true;
+        if self.live_count.is_some() || self.token_queue.is_empty() {
+            return Vec::new();
         }
-        if counted {
+        // A row dropped from every list needs no count, nor one counted already.
+        let rows: Vec<Arc<MessageInfo>> = self
+            .token_queue
+            .drain(..)
+            .filter(|info| Arc::strong_count(info) > 1 && info.tokens().is_none())
+            .collect();
+        if rows.is_empty() {
             self.recompute_totals();
+            return Vec::new();
         }
+        let rows = Arc::new(rows);
+        self.live_count = Some(rows.clone());
+        vec![Effect::Work(Work::CountTokens {
+            rows,
+            from: 0,
+            tokenizer: Tokenizer(bpe),
+        })]
     }
 
     pub(super) fn push_event(&mut self, kind: EventKind) {
-        let visible_before = self.visible_events().len();
-        let follow = self.events_list.selected + 1 >= visible_before;
-        self.event_seq += 1;
-        self.events.push(EventRow {
-            seq: self.event_seq,
-            tick: self.tick,
-            kind,
-        });
-        if follow {
-            self.events_list.selected = self.visible_events().len().saturating_sub(1);
-        }
+        self.events.push(kind, self.tick);
         self.fix_scroll();
     }
 

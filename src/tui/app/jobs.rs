@@ -20,7 +20,7 @@ impl App {
 
     /// Sets the browsers' lists directly (tests and snapshots use fixed ages).
     pub fn set_files(&mut self, outputs: Vec<OutputFile>, transcripts: Vec<TranscriptFile>) {
-        self.outputs = outputs;
+        self.outputs.set(outputs);
         self.transcripts = transcripts;
         self.fix_scroll();
     }
@@ -98,18 +98,33 @@ impl App {
                     self.fix_scroll();
                 }
             }
-            Done::TokensCounted { rows, next } => {
-                // Go on while the transcript is still open (the rows are its rows).
-                let open = self
-                    .transcript
+            Done::TokensCounted { rows, from, counts } => {
+                for (r, n) in rows.iter().skip(from).zip(&counts) {
+                    r.set_tokens(*n);
+                }
+                let next = from + counts.len();
+                let live = self
+                    .live_count
                     .as_ref()
-                    .is_some_and(|t| Arc::ptr_eq(&t.rows, &rows));
+                    .is_some_and(|l| Arc::ptr_eq(l, &rows));
+                // Go on while the rows are still wanted: the live batch, or the open
+                // transcript's rows.
+                let open = live
+                    || self
+                        .transcript
+                        .as_ref()
+                        .is_some_and(|t| Arc::ptr_eq(&t.rows, &rows));
                 if let (true, Some(bpe)) = (open && next < rows.len(), self.tokenizer) {
                     return vec![Effect::Work(Work::CountTokens {
                         rows,
                         from: next,
                         tokenizer: Tokenizer(bpe),
                     })];
+                }
+                if live {
+                    self.live_count = None;
+                    self.recompute_totals();
+                    return self.count_tokens();
                 }
             }
             Done::Exported { result } => match result {

@@ -10,8 +10,12 @@
 //! off the UI task (see `tui::work`); a restart is the loop's. It never reads the clock
 //! (times come in messages or from the tick counter) and never draws.
 //!
+//! Panes own their state where it has been split out: `events` (`EventsState`: rows, filter,
+//! selection, diffs) and `outputs` (`OutputsState`), private fields behind methods; the
+//! rest is still `App`'s own fields.
+//!
 //! One concern per file: `state` (the data types), `list` (selection and scrolling),
-//! `history` (the mirror), `agent_events`, `navigation` (keys outside the input), `panes`
+//! `history` (the mirror), `agent_events`, `navigation` (keys outside the input), `pane_actions`
 //! (conversation, events, outputs actions), `transcripts`, `sessions` (the sessions
 //! browser and an opened session), `jobs` (asking for work and
 //! taking its results), `overlays`, `input` (input box and slash commands), `mouse`,
@@ -21,14 +25,16 @@
 mod agent_events;
 mod compare;
 mod diff_view;
+mod events;
 mod history;
 mod input;
 mod jobs;
 mod list;
 mod mouse;
 mod navigation;
+mod outputs;
 mod overlays;
-mod panes;
+mod pane_actions;
 mod search;
 mod sessions;
 mod state;
@@ -37,7 +43,7 @@ mod timeline;
 mod transcripts;
 mod viewer;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,10 +63,12 @@ use crate::timeline::{Source, Timeline};
 
 pub use super::work::{OutputFile, TranscriptFile};
 pub use compare::{CompareView, default_strategies, parse_strategies};
+pub use events::EventsState;
 pub use input::SlashCommand;
 pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
+pub use outputs::OutputsState;
 pub use search::{Hit, Search, event_text as search_event_text};
 pub use state::ConvRow;
 pub use state::{
@@ -99,6 +107,34 @@ pub enum Msg {
     },
     /// `/restart` could not start a fresh agent.
     RestartFailed(String),
+    /// What the caller knows before the loop starts (start-up notices, where scratch
+    /// stores go, sessions to open, a legend not seen yet). Its jobs are asked for by
+    /// `LoopStarted`, once the loop can run them.
+    Start(Box<Startup>),
+    /// The loop is running: the jobs to do first (clear old scratch stores, list the
+    /// sessions, open the session `ctxlab open` named).
+    LoopStarted,
+}
+
+/// The start-up facts `Msg::Start` carries (the loop's caller read them; `App` reads no disk).
+#[derive(Debug, Clone, Default)]
+pub struct Startup {
+    pub notices: Vec<String>,
+    /// Where scratch stores go (`tui::sessions::scratch::scratch_root`).
+    pub scratch_root: Option<PathBuf>,
+    pub sessions: Option<StartSessions>,
+    /// The file that says the first-run legend was seen, when it does not exist yet: the
+    /// legend shows, and closing it asks for the file.
+    pub unseen_legend: Option<PathBuf>,
+}
+
+/// Sessions to show at start.
+#[derive(Debug, Clone)]
+pub enum StartSessions {
+    /// The browser over these files and folders (the default places when empty).
+    Browse(Vec<PathBuf>),
+    /// One session file, opened at once (`bytes`: its size when known).
+    File { path: PathBuf, bytes: Option<u64> },
 }
 
 /// What the loop must do after an update.
@@ -142,24 +178,20 @@ pub struct App {
     /// Request size (chars) at each non-summary `RequestSent`.
     pub request_sizes: Vec<u64>,
 
-    pub events: Vec<EventRow>,
-    pub show_unchanged: bool,
-    pub events_list: ListState,
-    pub diffs: Vec<StageDiff>,
+    /// The events pane: its rows, filter, selection and the diffs behind them.
+    events: EventsState,
     /// Every model call, the stages before it and where each message went, built from the
     /// same events as the mirror (`crate::timeline`).
     pub timeline: Timeline,
     /// The timeline pane, when open; the conversation then shows its selected call.
     pub timeline_view: Option<TimelineView>,
-    /// `EventRow::seq` of each stage event -> its index in `timeline.steps`.
-    pub event_steps: HashMap<usize, usize>,
     /// The last search across the conversation, the full session and the events.
     pub search: Option<Search>,
     /// The compare view (`C`, `/compare`), when open: it covers the panes.
     pub compare: Option<CompareView>,
 
-    pub outputs: Vec<OutputFile>,
-    pub outputs_list: ListState,
+    /// The outputs pane: persisted outputs and the selection.
+    outputs: OutputsState,
     pub transcripts: Vec<TranscriptFile>,
     pub transcripts_list: ListState,
     pub transcript: Option<TranscriptView>,
@@ -200,8 +232,10 @@ pub struct App {
     pub legend_marker: Option<PathBuf>,
 
     tokenizer: Option<&'static CoreBPE>,
+    /// Rows of the mirror waiting for a token count.
     token_queue: VecDeque<Arc<MessageInfo>>,
-    event_seq: usize,
+    /// The mirror's rows a `CountTokens` job is counting (one batch at a time).
+    live_count: Option<super::work::Rows>,
     /// The last job id handed out.
     job_seq: JobId,
     /// Transcripts whose messages are being counted (asked for once).
@@ -237,17 +271,12 @@ impl App {
             api_input_tokens: None,
             api_cached_tokens: None,
             request_sizes: Vec::new(),
-            events: Vec::new(),
-            show_unchanged: false,
-            events_list: ListState::default(),
-            diffs: Vec::new(),
+            events: EventsState::default(),
             timeline: Timeline::new(Source::Live, config.context_limit),
             timeline_view: None,
-            event_steps: HashMap::new(),
             search: None,
             compare: None,
-            outputs: Vec::new(),
-            outputs_list: ListState::default(),
+            outputs: OutputsState::default(),
             transcripts: Vec::new(),
             transcripts_list: ListState::default(),
             transcript: None,
@@ -274,7 +303,7 @@ impl App {
             legend_marker: None,
             tokenizer: None,
             token_queue: VecDeque::new(),
-            event_seq: 0,
+            live_count: None,
             job_seq: 0,
             counting: HashSet::new(),
         };
@@ -292,17 +321,42 @@ impl App {
         )
     }
 
-    /// Indices into `events` that the events pane shows.
+    /// The `EventRow::seq` of the stage event that became timeline step `step`.
+    pub fn event_for_step(&self, step: usize) -> Option<usize> {
+        self.events.rows().iter().find_map(|e| match e.kind {
+            EventKind::Stage { step: Some(s), .. } if s == step => Some(e.seq),
+            _ => None,
+        })
+    }
+
+    /// The outputs pane's state.
+    pub fn outputs(&self) -> &OutputsState {
+        &self.outputs
+    }
+
+    /// The events pane's state.
+    pub fn events_state(&self) -> &EventsState {
+        &self.events
+    }
+
+    /// The events pane's rows, oldest first.
+    pub fn events(&self) -> &[EventRow] {
+        self.events.rows()
+    }
+
+    /// The before/after lists behind the events' `Δ` (`EventKind::diff` indexes them).
+    pub fn diffs(&self) -> &[StageDiff] {
+        self.events.diffs()
+    }
+
+    /// Whether the events pane shows stages that changed nothing (`u`).
+    pub fn show_unchanged(&self) -> bool {
+        self.events.show_unchanged()
+    }
+
+    /// Indices into `events()` that the events pane shows.
     pub fn visible_events(&self) -> Vec<usize> {
-        self.events
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| match &e.kind {
-                EventKind::Stage { report, .. } => report.changed || self.show_unchanged,
-                _ => true,
-            })
-            .map(|(i, _)| i)
-            .collect()
+        self.events.visible()
     }
 
     /// How many rows the conversation pane's current view has (the selected call's
@@ -361,6 +415,18 @@ impl App {
             .map(|(s, _)| s.as_str())
     }
 
+    /// The start-up notices, in full (the legend lists them).
+    pub fn notices(&self) -> Vec<&str> {
+        self.events
+            .rows()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Notice { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn input_text(&self) -> String {
         self.input.lines().join("\n")
     }
@@ -376,6 +442,7 @@ impl App {
             || !self.notices_queued.is_empty()
             || self.loading.is_some()
             || self.compare.as_ref().is_some_and(|c| c.job.is_some())
+            || self.live_count.is_some()
             || (self.tokenizer.is_some() && !self.token_queue.is_empty())
     }
 
@@ -424,14 +491,12 @@ impl App {
                         self.notify(next);
                     }
                 }
-                self.count_some_tokens();
-                Vec::new()
+                self.count_tokens()
             }
             Msg::Done(done) => self.on_done(done),
             Msg::Tokenizer(bpe) => {
                 self.tokenizer = Some(bpe);
-                self.count_some_tokens();
-                Vec::new()
+                self.count_tokens()
             }
             Msg::AgentGone => {
                 self.agent_gone = true;
@@ -444,6 +509,11 @@ impl App {
                 self.notify(format!("restart failed: {why}"));
                 Vec::new()
             }
+            Msg::Start(start) => {
+                self.start(*start);
+                Vec::new()
+            }
+            Msg::LoopStarted => self.start_effects(),
         }
     }
 }

@@ -15,13 +15,16 @@ impl App {
     pub(super) fn overlay_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let page = self.overlay_viewport().max(1);
         let legend_len = match self.overlay {
-            Some(Overlay::Legend { .. }) => crate::tui::panes::legend::lines(self).len(),
+            Some(Overlay::Legend { .. }) => {
+                crate::tui::legend::lines(&self.theme, &self.config, &self.notices(), self.size)
+                    .len()
+            }
             _ => 0,
         };
         // Help rows wrap at the overlay's width: scrolling counts the rows drawn.
         let help_len = match self.overlay {
             Some(Overlay::Help { .. }) => {
-                crate::tui::panes::help::rows(self.overlay_inner().width as usize).len()
+                crate::tui::keys::help_rows(self.overlay_inner().width as usize).len()
             }
             _ => 0,
         };

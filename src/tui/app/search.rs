@@ -65,7 +65,7 @@ pub fn event_text(e: &EventRow) -> String {
         | EventKind::SummaryCall { .. }
         | EventKind::Cancelled
         | EventKind::Notice { .. }) => {
-            let (title, text) = crate::tui::panes::events::detail(k);
+            let (title, text) = crate::tui::event_rows::detail(k);
             format!("{title} {text}")
         }
     }
@@ -126,6 +126,7 @@ impl App {
         );
         hits.extend(
             self.events
+                .rows()
                 .iter()
                 .enumerate()
                 .filter(|(_, e)| has(&event_text(e)))
@@ -177,13 +178,7 @@ impl App {
             }
             Hit::Event(k) => {
                 self.close_timeline();
-                let shown = |app: &App| app.visible_events().iter().position(|&v| v == k);
-                if shown(self).is_none() {
-                    self.show_unchanged = true;
-                }
-                if let Some(pos) = shown(self) {
-                    self.events_list.selected = pos;
-                }
+                self.events.select_row(k);
                 self.focus_pane_noeffect(Pane::Events);
             }
         }

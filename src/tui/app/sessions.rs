@@ -30,9 +30,30 @@ impl App {
         vec![self.discover_sessions()]
     }
 
+    /// Takes what `Msg::Start` carries; the jobs it needs wait for `Msg::LoopStarted`.
+    pub(super) fn start(&mut self, start: super::Startup) {
+        self.add_notices(start.notices);
+        self.sessions.scratch_root = start.scratch_root;
+        match start.sessions {
+            None => {}
+            // Listed by `start_effects`, so the listing is asked for once.
+            Some(super::StartSessions::Browse(paths)) => {
+                let _ = self.open_sessions(paths);
+            }
+            Some(super::StartSessions::File { path, bytes }) => {
+                let _ = self.open_sessions(vec![path.clone()]);
+                self.sessions.open_on_start = Some((path, bytes));
+            }
+        }
+        if let Some(marker) = start.unseen_legend {
+            self.legend_marker = Some(marker);
+            self.show_legend();
+        }
+    }
+
     /// What the loop does first: clear scratch stores earlier runs left, list the sessions
     /// when the browser starts open, open the file `ctxlab open` named.
-    pub fn start_effects(&mut self) -> Vec<Effect> {
+    pub(super) fn start_effects(&mut self) -> Vec<Effect> {
         let mut effects = Vec::new();
         if let Some(root) = &self.sessions.scratch_root {
             effects.push(Effect::Work(Work::Session(SessionWork::CleanScratch {
@@ -323,7 +344,7 @@ impl App {
             browser_rows,
         );
         if let Some(open) = &mut self.sessions.open {
-            let rows = crate::tui::panes::session_view::list_rows(h, open.replay.is_some());
+            let rows = crate::tui::layout::session_list_rows(h, open.replay.is_some());
             keep_visible(&mut open.list, open.rows.len(), rows);
         }
     }
@@ -349,7 +370,7 @@ fn row_text(open: &OpenedSession) -> Option<(String, String)> {
         }
         ViewRow::Compaction(k) => {
             let c = open.compactions.get(*k)?;
-            let mut text = crate::tui::panes::session_view::compaction_headline(c, *k);
+            let mut text = crate::tui::sessions::text::compaction_headline(c, *k);
             text.push_str("\n\n");
             match &c.summary {
                 Summary::Text(t) => text.push_str(t),
@@ -359,7 +380,7 @@ fn row_text(open: &OpenedSession) -> Option<(String, String)> {
                 Summary::NotRecorded => text.push_str("The file holds no summary for it."),
                 Summary::None => {}
             }
-            let kept = crate::tui::panes::session_view::kept_text(c);
+            let kept = crate::tui::sessions::text::kept_text(c);
             if !kept.is_empty() {
                 text.push_str("\n\nKept:\n");
                 text.push_str(&kept);

@@ -3,13 +3,12 @@
 //! and what the screen is waiting for. Plain data with no behaviour beyond small lookups.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::list::ListState;
-use crate::agent::events::ErrorKind;
-use crate::compact::{Stage, StageReport};
+use crate::compact::Stage;
 use crate::timeline::{DiffOp, Fold, fold_by};
 use crate::tui::diff::DiffLine;
+pub use crate::tui::event_rows::{EventKind, EventRow};
 use crate::tui::replay::Replay;
 use crate::tui::rows::MessageInfo;
 use crate::tui::work::{JobId, Rows};
@@ -78,70 +77,6 @@ pub struct ConvRow<'a> {
 pub struct SessionRow {
     pub info: Arc<MessageInfo>,
     pub live: bool,
-}
-
-/// One row of the events pane.
-#[derive(Debug, Clone)]
-pub struct EventRow {
-    pub seq: usize,
-    /// `App::tick` when the event arrived.
-    pub tick: u64,
-    pub kind: EventKind,
-}
-
-#[derive(Debug, Clone)]
-pub enum EventKind {
-    Stage {
-        report: StageReport,
-        /// Index into `App::diffs` when the stage changed the history.
-        diff: Option<usize>,
-    },
-    /// The history was replaced outside a stage (e.g. cancel repair).
-    Replaced {
-        size_before: usize,
-        size_after: usize,
-        messages: usize,
-        diff: usize,
-    },
-    Retry {
-        attempt: u32,
-        reason: String,
-        wait: Duration,
-    },
-    Error {
-        kind: ErrorKind,
-        message: String,
-    },
-    CompactRequested {
-        focus: Option<String>,
-    },
-    /// The API refused a request as too long, in its words: reactive_compact follows.
-    PromptTooLong {
-        message: String,
-    },
-    /// A summary request went to the model; `input_tokens` is what the API reported for it
-    /// (kept apart from the main calls' figure).
-    SummaryCall {
-        chars: usize,
-        input_tokens: Option<u64>,
-    },
-    /// The user cancelled the turn.
-    Cancelled,
-    /// A start-up notice (why the scripted model runs, where the demo workspace is), kept
-    /// in full: Enter opens it.
-    Notice {
-        text: String,
-    },
-}
-
-impl EventKind {
-    pub fn diff(&self) -> Option<usize> {
-        match self {
-            EventKind::Stage { diff, .. } => *diff,
-            EventKind::Replaced { diff, .. } => Some(*diff),
-            _ => None,
-        }
-    }
 }
 
 /// The message list before and after one change.

@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
 use super::compare_parts::{
-    detail_lines, kept_name, piece_label, reach_bar, reach_name, reach_style, waiting,
+    WIDE_FROM, detail_lines, kept_name, piece_label, reach_bar, reach_name, reach_style, waiting,
 };
 use super::plot::compact_number;
 use super::{fit, pane_block};
@@ -27,8 +27,6 @@ use crate::util::group_digits;
 const BARS: [&str; 8] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"];
 /// Columns of the strategy name at the start of each row.
 const NAME_W: usize = 11;
-/// From this inner width on, numbers are written in full and cells say more.
-pub(super) const WIDE_FROM: usize = 100;
 
 /// Where the view goes: between the status bar and the hint line.
 pub fn area(app: &App, full: Rect) -> Option<Rect> {

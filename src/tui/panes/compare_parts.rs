@@ -13,8 +13,8 @@ use crate::tui::pause::wrap_words;
 use crate::tui::theme::{Level, Theme};
 use crate::util::group_digits;
 
-/// From this inner width on, the sentence says more (as `compare::WIDE_FROM`).
-const WIDE_FROM: usize = super::compare::WIDE_FROM;
+/// From this inner width on, the compare view says more (its sentences and columns).
+pub(super) const WIDE_FROM: usize = 100;
 
 /// The four classes as one bar `width` cells long, each in proportion to its chars (a
 /// class with any chars gets at least one cell).

@@ -12,15 +12,17 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{fit, fmt_ticks, pane_block};
-use crate::compact::{Stage, StageReport};
+use crate::compact::Stage;
 use crate::tui::app::{App, EventKind, EventRow, Pane};
+use crate::tui::event_rows::{row_text, short_name};
 use crate::tui::theme::Theme;
-use crate::util::{display_width, group_digits};
+use crate::util::display_width;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let focused = app.focus == Pane::Events;
-    let visible = app.visible_events();
-    let filter = if app.show_unchanged {
+    let state = app.events_state();
+    let visible = state.visible();
+    let filter = if state.show_unchanged() {
         "all stages"
     } else {
         "changes only"
@@ -38,14 +40,14 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     for (pos, &i) in visible
         .iter()
         .enumerate()
-        .skip(app.events_list.top)
+        .skip(state.list().top)
         .take(inner.height as usize)
     {
-        let Some(row) = app.events.get(i) else {
+        let Some(row) = state.rows().get(i) else {
             break;
         };
         let mut line = event_line(row, &app.theme, width);
-        if pos == app.events_list.selected {
+        if pos == state.list().selected {
             line = super::selected_line(line, &app.theme);
         }
         lines.push(line);
@@ -57,118 +59,6 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         )));
     }
     f.render_widget(Paragraph::new(lines), inner);
-}
-
-/// Short stage names for event rows (compact_history keeps its name: "compact" alone would
-/// read as the compact tool).
-pub fn short_name(stage: Stage) -> &'static str {
-    match stage {
-        Stage::ToolResultBudget => "budget",
-        Stage::SnipCompact => "snip",
-        Stage::MicroCompact => "micro",
-        Stage::FitToolResults => "fit",
-        Stage::CompactHistory => "compact_history",
-        Stage::ReactiveCompact => "reactive",
-        Stage::AutoCompact => "auto",
-    }
-}
-
-/// A stage row's text: `snip: 53 messages > 50 (head 3, kept 47) · 17,500->17,163 snipped
-/// 3 messages`; the reason first, so a narrow pane still shows why.
-pub fn stage_text(report: &StageReport) -> String {
-    let sizes = format!(
-        "{}->{}",
-        group_digits(report.size_before),
-        group_digits(report.size_after)
-    );
-    let reason = if report.reason.is_empty() {
-        "ran".to_string()
-    } else {
-        report.reason.clone()
-    };
-    if report.changed {
-        format!(
-            "{}: {reason} · {sizes} {}",
-            short_name(report.stage),
-            report.delta().what
-        )
-    } else {
-        format!("{}: {reason} · no change", short_name(report.stage))
-    }
-}
-
-/// One line for any event row (without the time), as the pane shows it.
-pub fn row_text(kind: &EventKind) -> String {
-    match kind {
-        EventKind::Stage { report, .. } => stage_text(report),
-        EventKind::Replaced {
-            size_before,
-            size_after,
-            messages,
-            ..
-        } => format!(
-            "history replaced {}->{} ({})",
-            group_digits(*size_before),
-            group_digits(*size_after),
-            super::plural(*messages, "message")
-        ),
-        EventKind::Retry {
-            attempt,
-            reason,
-            wait,
-        } => format!("retry #{attempt} in {:.1}s: {reason}", wait.as_secs_f64()),
-        EventKind::Error { kind, message } => format!(
-            "error {}: {message}",
-            serde_json::to_string(kind)
-                .unwrap_or_default()
-                .trim_matches('"')
-        ),
-        EventKind::CompactRequested { focus } => match focus {
-            Some(f) => format!("compact tool: focus {f}"),
-            None => "compact tool: no focus".to_string(),
-        },
-        EventKind::PromptTooLong { message } => format!("API refused: {message}"),
-        EventKind::SummaryCall {
-            chars,
-            input_tokens,
-        } => {
-            let mut s = format!("summary call: {} chars", group_digits(*chars));
-            if let Some(t) = input_tokens {
-                s.push_str(&format!(" · API {} tokens in", group_digits(*t as usize)));
-            }
-            s
-        }
-        EventKind::Cancelled => "turn cancelled by the user".to_string(),
-        EventKind::Notice { text } => format!("notice: {text}"),
-    }
-}
-
-/// The full text of a row for the viewer (Enter on a row without a diff): every number
-/// of a stage report, the whole message of an error or a notice.
-pub fn detail(kind: &EventKind) -> (String, String) {
-    match kind {
-        EventKind::Stage { report, .. } => {
-            let mut text = format!(
-                "{}\nwhy: {}\nsize: {}\nmessages: {} -> {}\n{}",
-                report.stage.name(),
-                if report.reason.is_empty() {
-                    "(no reason recorded)"
-                } else {
-                    &report.reason
-                },
-                report.delta().sizes(),
-                report.messages_before,
-                report.messages_after,
-                report.summary()
-            );
-            for f in &report.files_written {
-                text.push_str(&format!("\nwrote {}", f.path));
-            }
-            (format!("{} · {}", report.stage.name(), report.reason), text)
-        }
-        EventKind::Notice { text } => ("notice".to_string(), text.clone()),
-        other => ("event".to_string(), row_text(other)),
-    }
 }
 
 fn event_line<'a>(row: &EventRow, theme: &Theme, width: usize) -> Line<'a> {

@@ -6,11 +6,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::{fit, pane_block};
+use super::pane_block;
 use crate::tui::app::App;
-use crate::tui::keys::HELP;
+use crate::tui::keys::{HelpRow, help_rows as rows};
 use crate::tui::layout::centered;
-use crate::tui::pause::wrap_words;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
     let r = centered(area, 90, 85);
@@ -41,39 +40,4 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
         })
         .collect();
     f.render_widget(Paragraph::new(lines), inner);
-}
-
-/// One screen row of the help.
-pub enum HelpRow {
-    Heading(&'static str),
-    /// The keys' column (blank on a description's later rows) and a row of the description.
-    Key(String, String),
-}
-
-/// The help's rows at `width` columns: a description too long for the room beside the keys
-/// wraps between words onto rows of its own. Scrolling counts these rows.
-pub fn rows(width: usize) -> Vec<HelpRow> {
-    let key_w = HELP
-        .iter()
-        .map(|(k, _)| crate::util::display_width(k))
-        .max()
-        .unwrap_or(0)
-        + 4;
-    let text_w = width.saturating_sub(key_w).max(10);
-    let mut out = Vec::new();
-    for (k, what) in HELP {
-        if k.is_empty() {
-            out.push(HelpRow::Heading(what));
-            continue;
-        }
-        for (i, piece) in wrap_words(what, text_w).into_iter().enumerate() {
-            let keys = if i == 0 {
-                fit(&format!("  {k}"), key_w)
-            } else {
-                " ".repeat(key_w)
-            };
-            out.push(HelpRow::Key(keys, piece));
-        }
-    }
-    out
 }

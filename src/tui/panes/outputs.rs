@@ -17,7 +17,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         Span::styled(" 3 Outputs ", app.theme.title()),
         Span::raw(format!(
             "· {TOOL_RESULTS_DIR}/ · {} ",
-            super::plural(app.outputs.len(), "file")
+            super::plural(app.outputs().files().len(), "file")
         )),
         title_hint(app, "(Enter view, m jump, R refresh) ", |w| {
             matches!(w, LoadKind::Output { .. })
@@ -31,18 +31,19 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         fit(&format!("{:>10}  {:>5}  file", "size", "age"), width),
         app.theme.title(),
     ))];
-    if app.outputs.is_empty() {
+    if app.outputs().files().is_empty() {
         lines.push(Line::from(Span::styled(
             "no persisted outputs yet (a tool result over the budget goes here)",
             app.theme.dim(),
         )));
     }
     let rows = (inner.height as usize).saturating_sub(1);
-    for (i, file) in app
-        .outputs
+    let state = app.outputs();
+    for (i, file) in state
+        .files()
         .iter()
         .enumerate()
-        .skip(app.outputs_list.top)
+        .skip(state.list().top)
         .take(rows)
     {
         let name = file
@@ -56,7 +57,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             human_age(file.age_secs)
         );
         let mut line = Line::from(fit(&text, width));
-        if i == app.outputs_list.selected {
+        if i == state.list().selected {
             line = super::selected_line(line, &app.theme);
         }
         lines.push(line);

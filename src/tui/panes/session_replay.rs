@@ -8,10 +8,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::session_view::{compaction_headline, kept_words};
 use super::{clip, fit, pane_block};
 use crate::compact::SizeUnit;
 use crate::session::{Compaction, CompactionKind};
+use crate::tui::sessions::text::{compaction_headline, kept_words};
 use crate::tui::sessions::{OpenedSession, SessionReplay};
 use crate::tui::theme::Theme;
 use crate::util::group_digits;

@@ -11,10 +11,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::plot;
-use super::{clip, fit, pane_block, title_hint};
-use crate::session::{Compaction, CompactionKind, Summary, TokenCount};
+use super::{fit, pane_block, title_hint};
+use crate::session::{Compaction, Summary};
 use crate::tui::app::{App, LoadKind, Pane};
-use crate::tui::layout::split_top;
+use crate::tui::layout::{session_list_rows, split_top};
+use crate::tui::sessions::text::{kept_text, kept_words, tokens};
 use crate::tui::sessions::{OpenedSession, ViewRow};
 use crate::tui::theme::Theme;
 use crate::util::group_digits;
@@ -24,20 +25,6 @@ fn ours(what: &LoadKind) -> bool {
 }
 
 /// Lines of the usage panel under the list, for a pane `inner` lines high.
-fn usage_height(inner: usize) -> usize {
-    match inner {
-        h if h >= 30 => 10,
-        h if h >= 16 => 7,
-        h if h >= 8 => 4,
-        _ => 1,
-    }
-}
-
-/// Rows the list shows in a pane `inner` lines high (scrolling keeps to it).
-pub fn list_rows(inner: usize, _replay: bool) -> usize {
-    inner.saturating_sub(usage_height(inner)).max(1)
-}
-
 pub fn render(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
     let (left, right) = match &open.replay {
         // Too narrow for two columns: the recording above, the replay below.
@@ -88,7 +75,7 @@ fn render_recorded(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     let height = inner.height as usize;
-    let (list_area, usage_area) = split_top(inner, list_rows(height, false) as u16);
+    let (list_area, usage_area) = split_top(inner, session_list_rows(height, false) as u16);
     let width = list_area.width as usize;
     let index_w = open.infos.len().saturating_sub(1).to_string().len().max(2);
     let rows = list_area.height as usize;
@@ -168,30 +155,6 @@ fn message_line<'a>(
     ])
 }
 
-fn tokens(t: Option<TokenCount>) -> String {
-    t.map(|t| t.text()).unwrap_or_else(|| "?".into())
-}
-
-/// `compaction 2 · full · auto · 152,949 -> 12,000 tok · 30.0 s`.
-pub fn compaction_headline(c: &Compaction, k: usize) -> String {
-    let kind = c.kind.name();
-    let trigger = c
-        .trigger
-        .as_ref()
-        .map(|t| t.name())
-        .unwrap_or("trigger not recorded");
-    let mut text = format!(
-        "compaction {} · {kind} · {trigger} · {} -> {} tok",
-        k + 1,
-        tokens(c.tokens_before),
-        tokens(c.tokens_after)
-    );
-    if let Some(ms) = c.duration_ms {
-        text.push_str(&format!(" · {:.1} s", ms as f64 / 1000.0));
-    }
-    text
-}
-
 /// What the summary is, in a few words.
 fn summary_words(c: &Compaction) -> String {
     match &c.summary {
@@ -203,15 +166,6 @@ fn summary_words(c: &Compaction) -> String {
         Summary::Encrypted => "summary: encrypted by the provider".into(),
         Summary::NotRecorded => "summary: not recorded".into(),
         Summary::None => format!("{} tool results cleared", c.cleared_tool_ids.len()),
-    }
-}
-
-/// What the compaction kept, in a few words.
-pub(super) fn kept_words(c: &Compaction) -> String {
-    match (&c.kept, c.kind) {
-        (Some(kept), _) => format!("kept {}", super::plural(kept.len(), "msg")),
-        (None, CompactionKind::Micro) => "rest kept".into(),
-        (None, CompactionKind::Full) => "kept: not recorded".into(),
     }
 }
 
@@ -235,30 +189,6 @@ fn compaction_row(c: &Compaction, k: usize) -> String {
         kept_words(c),
         summary_words(c)
     )
-}
-
-/// The messages a compaction kept, one line each (for the viewer).
-pub fn kept_text(c: &Compaction) -> String {
-    match &c.kept {
-        None if c.kind == CompactionKind::Micro => format!(
-            "everything but {} cleared tool results: {}",
-            c.cleared_tool_ids.len(),
-            c.cleared_tool_ids.join(", ")
-        ),
-        None => "not recorded by the file".into(),
-        Some(kept) => kept
-            .iter()
-            .map(|m| {
-                let from = m
-                    .from
-                    .map(|i| format!(" (message {i})"))
-                    .unwrap_or_default();
-                let text = crate::timeline::label::label(&m.message, |s| clip(s, 200)).label;
-                format!("- {}{from}: {}", m.message.role(), clip(&text, 200))
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
 }
 
 fn render_usage(f: &mut Frame, area: Rect, open: &OpenedSession, theme: &Theme) {

@@ -9,6 +9,7 @@
 
 mod jobs;
 pub mod scratch;
+pub mod text;
 mod view;
 
 use std::path::PathBuf;
@@ -20,10 +21,10 @@ use crate::message::Message;
 use crate::session::discover::SessionFile;
 use crate::session::numbers::SessionNumbers;
 use crate::session::{Compaction, RecordedCall, SessionFormat, SessionMeta};
-use crate::tui::app::ListState;
+use crate::tui::job_id::JobId;
+use crate::tui::list::ListState;
 use crate::tui::replay::Replay;
 use crate::tui::rows::MessageInfo;
-use crate::tui::work::JobId;
 
 pub use jobs::{HEAD_BYTES, STATS_BYTES_PER_JOB, open_full, open_head, uncounted};
 pub use view::build_view;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{OpenedSession, ViewRow};
 use crate::session::{CompactionKind, MessageKind, Session};
-use crate::tui::app::ListState;
+use crate::tui::list::ListState;
 use crate::tui::rows::MessageInfo;
 
 /// The view of `session`, read from `path` (`bytes` long; `complete` false when only its

@@ -98,7 +98,8 @@ impl Driver {
 
     pub fn ticks(&mut self, n: usize) {
         for _ in 0..n {
-            self.app.update(Msg::Tick);
+            let fx = self.app.update(Msg::Tick);
+            settle(&mut self.app, fx);
         }
     }
 

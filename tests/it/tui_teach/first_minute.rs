@@ -9,7 +9,7 @@ use ctxlab::agent::events::AgentEvent;
 use ctxlab::compact::summarize::transcript_text;
 use ctxlab::compact::{PipelineConfig, Stage, Strategy};
 use ctxlab::message::{Message, block};
-use ctxlab::tui::app::{EventKind, Overlay, Pane, TranscriptFile};
+use ctxlab::tui::app::{EventKind, Overlay, Pane, Startup, TranscriptFile};
 use ctxlab::tui::theme::FADING_COLORS;
 use ctxlab::tui::work::Work;
 use ctxlab::tui::{App, Effect, Msg};
@@ -32,8 +32,11 @@ fn the_first_minute() {
 
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ctxlab/legend-seen");
-    a.legend_marker = Some(marker.clone());
-    a.show_legend();
+    // What `run` knows before the loop (here: a legend not seen yet) comes as a message.
+    a.update(Msg::Start(Box::new(Startup {
+        unseen_legend: Some(marker.clone()),
+        ..Startup::default()
+    })));
     let text = screen(&mut a, 80, 24);
     for needle in [
         "Legend",
@@ -112,7 +115,7 @@ fn start_up_notices_are_read_in_full_one_after_the_other() {
     assert!(shown.contains("/home/teacher/.local/share/ctxlab/workspaces/tour-1796006552"));
     // Both are events rows, and the legend lists them in full.
     let notices = a
-        .events
+        .events()
         .iter()
         .filter(|e| matches!(e.kind, EventKind::Notice { .. }))
         .count();

@@ -349,7 +349,7 @@ fn refusals_summary_calls_and_cancels_are_rows_and_the_api_figure_is_the_main_ca
     a.update(Msg::Agent(AgentEvent::TurnDone {
         stop_reason: StopReason::Cancelled,
     }));
-    let kinds: Vec<&EventKind> = a.events.iter().map(|e| &e.kind).collect();
+    let kinds: Vec<&EventKind> = a.events().iter().map(|e| &e.kind).collect();
     assert!(matches!(kinds[0], EventKind::PromptTooLong { message } if message.contains("210000")));
     assert!(matches!(
         kinds[1],
@@ -446,7 +446,7 @@ fn pace_and_restart_are_commands() {
     assert_eq!(a.provider, "scripted tour");
     assert!(a.inputs.contains(&"/restart".to_string()));
     assert!(matches!(
-        &a.events[..],
+        a.events(),
         [e] if matches!(&e.kind, EventKind::Notice { text } if text.contains("/tmp/tour-2"))
     ));
     a.update(Msg::RestartFailed("not available here".into()));
@@ -470,6 +470,7 @@ fn the_restart_view_keeps_step_mode_and_the_tokenizer() {
     a.update(Msg::Agent(AgentEvent::MessageAppended {
         message: Message::user_text("hello world"),
     }));
-    a.update(Msg::Tick);
+    let fx = a.update(Msg::Tick);
+    crate::support::settle(&mut a, fx);
     assert!(a.history_tokens > 0, "the tokenizer survived the restart");
 }

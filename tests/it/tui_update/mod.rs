@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::support::{app, key, key_mod, screen, session, type_text};
+use crate::support::{app, key, key_mod, screen, session, settle, type_text};
 use crossterm::event::{KeyCode, KeyModifiers, MouseEvent, MouseEventKind};
 use ctxlab::agent::events::{AgentEvent, NextStep, UserCommand};
 use ctxlab::compact::{PipelineConfig, Stage};
@@ -56,19 +56,19 @@ fn a_replaced_history_dims_what_went_away_and_keeps_a_diff() {
     assert_eq!(a.history.len(), 3);
     let live: Vec<bool> = a.session.iter().map(|s| s.live).collect();
     assert_eq!(live, vec![true, false, false, true]);
-    assert_eq!(a.diffs.len(), 1);
-    assert_eq!(a.diffs[0].before.len(), 4);
-    assert_eq!(a.diffs[0].after.len(), 3);
+    assert_eq!(a.diffs().len(), 1);
+    assert_eq!(a.diffs()[0].before.len(), 4);
+    assert_eq!(a.diffs()[0].after.len(), 3);
     // The surviving rows are the same rows (shared info), not copies.
-    assert_eq!(a.diffs[0].before[0].uid, a.diffs[0].after[0].uid);
-    assert!(matches!(a.events[0].kind, EventKind::Replaced { .. }));
+    assert_eq!(a.diffs()[0].before[0].uid, a.diffs()[0].after[0].uid);
+    assert!(matches!(a.events()[0].kind, EventKind::Replaced { .. }));
     // Replacing with an equal history adds nothing.
     let same: Vec<Message> = a.history.iter().map(|r| r.info.message.clone()).collect();
     a.update(Msg::Agent(AgentEvent::HistoryReplaced {
         messages: 3,
         history: Arc::new(same),
     }));
-    assert_eq!(a.events.len(), 1);
+    assert_eq!(a.events().len(), 1);
 }
 
 #[test]
@@ -77,7 +77,7 @@ fn the_fake_session_yields_stage_rows_marks_and_diffs() {
     let d = session(dir.path(), false);
     let a = &d.app;
     let stages: Vec<Stage> = a
-        .events
+        .events()
         .iter()
         .filter_map(|e| match &e.kind {
             EventKind::Stage { report, .. } if report.changed => Some(report.stage),
@@ -93,8 +93,12 @@ fn the_fake_session_yields_stage_rows_marks_and_diffs() {
         assert!(stages.contains(&s), "{s:?} missing from {stages:?}");
     }
     // Every changed stage kept its before/after lists.
-    let with_diff = a.events.iter().filter(|e| e.kind.diff().is_some()).count();
-    assert_eq!(with_diff, a.diffs.len());
+    let with_diff = a
+        .events()
+        .iter()
+        .filter(|e| e.kind.diff().is_some())
+        .count();
+    assert_eq!(with_diff, a.diffs().len());
     // The mirror equals the agent's history.
     let mirror: Vec<Message> = a.history.iter().map(|r| r.info.message.clone()).collect();
     assert_eq!(mirror, d.history);
@@ -107,7 +111,7 @@ fn the_fake_session_yields_stage_rows_marks_and_diffs() {
     );
     // Unchanged stages are hidden until `u`.
     let shown = a.visible_events().len();
-    assert!(shown < a.events.len());
+    assert!(shown < a.events().len());
     assert_eq!(a.request_sizes.len(), 9, "one per non-summary request");
     assert_eq!(a.api_input_tokens, Some(2_345));
 }
@@ -121,7 +125,7 @@ fn unchanged_filter_and_diff_overlay() {
     assert_eq!(a.focus, Pane::Events);
     let before = a.visible_events().len();
     a.update(key(KeyCode::Char('u')));
-    assert!(a.show_unchanged);
+    assert!(a.show_unchanged());
     assert!(a.visible_events().len() > before);
     a.update(key(KeyCode::Char('u')));
     // Select the first changed stage and open its diff.
@@ -129,7 +133,7 @@ fn unchanged_filter_and_diff_overlay() {
     let first_diff = a
         .visible_events()
         .iter()
-        .position(|&i| a.events[i].kind.diff().is_some())
+        .position(|&i| a.events()[i].kind.diff().is_some())
         .unwrap();
     for _ in 0..first_diff {
         a.update(key(KeyCode::Char('j')));
@@ -401,7 +405,10 @@ fn tokens_are_counted_off_the_start_up_path() {
     appended(&mut a, "hello world");
     assert!(a.tokens_pending);
     let bpe: &'static _ = Box::leak(Box::new(tiktoken_rs::cl100k_base().unwrap()));
-    a.update(Msg::Tokenizer(bpe));
+    let fx = a.update(Msg::Tokenizer(bpe));
+    // The count is a job: the UI task only asks for it.
+    assert!(a.tokens_pending);
+    settle(&mut a, fx);
     assert!(!a.tokens_pending);
     assert!(a.history_tokens > 0);
     assert!(a.history[0].info.tokens().is_some());

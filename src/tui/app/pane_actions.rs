@@ -4,7 +4,7 @@
 //! only asks for it (`Work::ReadOutput`); `jobs.rs` opens the viewer when the text arrives.
 //! Where a message went (`fate_note`) is read from the timeline's lineage.
 
-use super::{App, ConvView, DiffView, Effect, LoadKind, Pane};
+use super::{App, ConvView, DiffView, Effect, EventKind, LoadKind, Pane};
 use crate::timeline::Touch;
 use crate::timeline::lineage::RowEffect;
 use crate::tui::diff::diff_rows;
@@ -22,7 +22,7 @@ fn touch_words(t: &Touch) -> String {
     };
     let stage = t
         .stage
-        .map(crate::tui::panes::events::short_name)
+        .map(crate::tui::event_rows::short_name)
         .unwrap_or("replaced");
     format!("call {} {stage} → {what}", t.call)
 }
@@ -127,31 +127,26 @@ impl App {
     pub(super) fn events_action(&mut self, action: Action) {
         let visible = self.visible_events();
         let page = self.events_viewport().max(1) as isize;
-        if self.events_list.apply(action, visible.len(), page) {
+        if self.events.list_mut().apply(action, visible.len(), page) {
             self.fix_scroll();
             return;
         }
         match action {
             Action::ToggleUnchanged => {
-                // Keep the same event selected across the filter change.
-                let current = visible.get(self.events_list.selected).copied();
-                self.show_unchanged = !self.show_unchanged;
-                let now = self.visible_events();
-                self.events_list.selected = current
-                    .and_then(|c| now.iter().position(|&i| i >= c))
-                    .unwrap_or(now.len().saturating_sub(1));
+                self.events.toggle_unchanged();
                 self.fix_scroll();
             }
             Action::Enter => {
-                let event = visible
-                    .get(self.events_list.selected)
-                    .and_then(|&i| self.events.get(i));
-                let step = event.and_then(|e| self.event_steps.get(&e.seq)).copied();
+                let event = self.events.selected_row();
+                let step = event.and_then(|e| match e.kind {
+                    EventKind::Stage { step, .. } => step,
+                    _ => None,
+                });
                 let diff = event.and_then(|e| e.kind.diff());
                 if step.is_some_and(|s| self.open_step_diff(s)) {
                     return;
                 }
-                match diff.and_then(|d| self.diffs.get(d)) {
+                match diff.and_then(|d| self.events.diffs().get(d)) {
                     Some(d) => {
                         let view =
                             DiffView::new(d.title.clone(), None, diff_rows(&d.before, &d.after));
@@ -159,13 +154,10 @@ impl App {
                     }
                     None => {
                         // No diff: the row itself, in full (reasons and notices are long).
-                        let kind = visible
-                            .get(self.events_list.selected)
-                            .and_then(|&i| self.events.get(i))
-                            .map(|e| e.kind.clone());
+                        let kind = self.events.selected_row().map(|e| e.kind.clone());
                         match kind {
                             Some(k) => {
-                                let (title, text) = crate::tui::panes::events::detail(&k);
+                                let (title, text) = crate::tui::event_rows::detail(&k);
                                 let width = self.detail_width();
                                 let lines: Vec<String> = text
                                     .lines()
@@ -184,11 +176,12 @@ impl App {
 
     pub(super) fn outputs_action(&mut self, action: Action) -> Vec<Effect> {
         let page = self.page();
-        if self.outputs_list.apply(action, self.outputs.len(), page) {
+        let len = self.outputs.files().len();
+        if self.outputs.list_mut().apply(action, len, page) {
             self.fix_scroll();
             return Vec::new();
         }
-        let Some(file) = self.outputs.get(self.outputs_list.selected).cloned() else {
+        let Some(file) = self.outputs.selected().cloned() else {
             return Vec::new();
         };
         match action {
@@ -264,21 +257,16 @@ impl App {
             .steps
             .iter()
             .position(|s| s.report.files_written.iter().any(|f| f.path == relative));
-        let event = step.and_then(|step| {
-            self.event_steps
-                .iter()
-                .find(|(_, s)| **s == step)
-                .map(|(seq, _)| *seq)
-        });
+        let event = step.and_then(|step| self.event_for_step(step));
         let row = event.and_then(|seq| {
             self.visible_events()
                 .iter()
-                .position(|&k| self.events.get(k).is_some_and(|e| e.seq == seq))
+                .position(|&k| self.events.rows().get(k).is_some_and(|e| e.seq == seq))
         });
         match row {
             Some(r) => {
                 self.close_timeline();
-                self.events_list.selected = r;
+                self.events.list_mut().selected = r;
                 self.focus_pane_noeffect(Pane::Events);
                 self.fix_scroll();
                 self.notify(format!(

@@ -1,0 +1,116 @@
+//! The events pane's state, owned here: its rows (stage reports, retries, errors, notices,
+//! ...), the "all stages" filter, the selection, and the before/after lists behind each
+//! row's `Δ`. Other parts of `App` change it through these methods only; `panes::events`
+//! draws it.
+
+use super::{EventKind, EventRow, ListState, StageDiff};
+
+#[derive(Debug, Clone, Default)]
+pub struct EventsState {
+    rows: Vec<EventRow>,
+    /// Rows of stages that changed nothing are shown too (`u`).
+    show_unchanged: bool,
+    /// Selection among the visible rows.
+    list: ListState,
+    /// The message lists before and after each change; `EventKind::diff` indexes it.
+    diffs: Vec<StageDiff>,
+    /// The last `EventRow::seq` handed out.
+    seq: usize,
+}
+
+impl EventsState {
+    pub fn rows(&self) -> &[EventRow] {
+        &self.rows
+    }
+
+    pub fn diffs(&self) -> &[StageDiff] {
+        &self.diffs
+    }
+
+    pub fn show_unchanged(&self) -> bool {
+        self.show_unchanged
+    }
+
+    pub fn list(&self) -> &ListState {
+        &self.list
+    }
+
+    pub(super) fn list_mut(&mut self) -> &mut ListState {
+        &mut self.list
+    }
+
+    /// Indices into `rows` that the pane shows.
+    pub fn visible(&self) -> Vec<usize> {
+        self.rows
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| match &e.kind {
+                EventKind::Stage { report, .. } => report.changed || self.show_unchanged,
+                _ => true,
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// The visible row the selection is on.
+    pub fn selected_row(&self) -> Option<&EventRow> {
+        let visible = self.visible();
+        visible
+            .get(self.list.selected)
+            .and_then(|&i| self.rows.get(i))
+    }
+
+    /// Adds a row at `tick`; the selection follows when it was on the last row.
+    pub(super) fn push(&mut self, kind: EventKind, tick: u64) {
+        let follow = self.list.selected + 1 >= self.visible().len();
+        self.seq += 1;
+        self.rows.push(EventRow {
+            seq: self.seq,
+            tick,
+            kind,
+        });
+        if follow {
+            self.list.selected = self.visible().len().saturating_sub(1);
+        }
+    }
+
+    /// Keeps a change's before/after lists; returns the index a row refers to it by.
+    pub(super) fn push_diff(&mut self, diff: StageDiff) -> usize {
+        self.diffs.push(diff);
+        self.diffs.len() - 1
+    }
+
+    /// The API's input tokens for the newest summary call's row.
+    pub(super) fn summary_tokens(&mut self, tokens: u64) {
+        if let Some(EventKind::SummaryCall { input_tokens, .. }) = self
+            .rows
+            .iter_mut()
+            .rev()
+            .map(|e| &mut e.kind)
+            .find(|k| matches!(k, EventKind::SummaryCall { .. }))
+        {
+            *input_tokens = Some(tokens);
+        }
+    }
+
+    /// Turns the "all stages" filter on or off, keeping the same row selected (or the next
+    /// one shown).
+    pub(super) fn toggle_unchanged(&mut self) {
+        let current = self.visible().get(self.list.selected).copied();
+        self.show_unchanged = !self.show_unchanged;
+        let now = self.visible();
+        self.list.selected = current
+            .and_then(|c| now.iter().position(|&i| i >= c))
+            .unwrap_or(now.len().saturating_sub(1));
+    }
+
+    /// Selects row `k` (an index into `rows`), showing every stage when it is hidden.
+    pub(super) fn select_row(&mut self, k: usize) {
+        if !self.visible().contains(&k) {
+            self.show_unchanged = true;
+        }
+        if let Some(pos) = self.visible().iter().position(|&v| v == k) {
+            self.list.selected = pos;
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! One row of the events pane as data (`EventRow`, `EventKind`) and as text (its line, its
+//! full text for the viewer, short stage names). A leaf: the state (`app`), the drawing
+//! (`panes`), the pause card and the diff headers all use it, and it uses none of them.
+
+use std::time::Duration;
+
+use crate::agent::events::ErrorKind;
+use crate::compact::{Stage, StageReport};
+use crate::util::{group_digits, plural};
+
+/// One row of the events pane.
+#[derive(Debug, Clone)]
+pub struct EventRow {
+    pub seq: usize,
+    /// `App::tick` when the event arrived.
+    pub tick: u64,
+    pub kind: EventKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum EventKind {
+    Stage {
+        report: StageReport,
+        /// Index into `App::diffs` when the stage changed the history.
+        diff: Option<usize>,
+        /// The timeline step this stage became: its index in `Timeline::steps` (which only
+        /// grows), taken when the timeline added it, so no event relies on being the newest.
+        step: Option<usize>,
+    },
+    /// The history was replaced outside a stage (e.g. cancel repair).
+    Replaced {
+        size_before: usize,
+        size_after: usize,
+        messages: usize,
+        diff: usize,
+    },
+    Retry {
+        attempt: u32,
+        reason: String,
+        wait: Duration,
+    },
+    Error {
+        kind: ErrorKind,
+        message: String,
+    },
+    CompactRequested {
+        focus: Option<String>,
+    },
+    /// The API refused a request as too long, in its words: reactive_compact follows.
+    PromptTooLong {
+        message: String,
+    },
+    /// A summary request went to the model; `input_tokens` is what the API reported for it
+    /// (kept apart from the main calls' figure).
+    SummaryCall {
+        chars: usize,
+        input_tokens: Option<u64>,
+    },
+    /// The user cancelled the turn.
+    Cancelled,
+    /// A start-up notice (why the scripted model runs, where the demo workspace is), kept
+    /// in full: Enter opens it.
+    Notice {
+        text: String,
+    },
+}
+
+impl EventKind {
+    pub fn diff(&self) -> Option<usize> {
+        match self {
+            EventKind::Stage { diff, .. } => *diff,
+            EventKind::Replaced { diff, .. } => Some(*diff),
+            _ => None,
+        }
+    }
+}
+
+/// Short stage names for event rows (compact_history keeps its name: "compact" alone would
+/// read as the compact tool).
+pub fn short_name(stage: Stage) -> &'static str {
+    match stage {
+        Stage::ToolResultBudget => "budget",
+        Stage::SnipCompact => "snip",
+        Stage::MicroCompact => "micro",
+        Stage::FitToolResults => "fit",
+        Stage::CompactHistory => "compact_history",
+        Stage::ReactiveCompact => "reactive",
+        Stage::AutoCompact => "auto",
+    }
+}
+
+/// A stage row's text: `snip: 53 messages > 50 (head 3, kept 47) · 17,500->17,163 snipped
+/// 3 messages`; the reason first, so a narrow pane still shows why.
+pub fn stage_text(report: &StageReport) -> String {
+    let sizes = format!(
+        "{}->{}",
+        group_digits(report.size_before),
+        group_digits(report.size_after)
+    );
+    let reason = if report.reason.is_empty() {
+        "ran".to_string()
+    } else {
+        report.reason.clone()
+    };
+    if report.changed {
+        format!(
+            "{}: {reason} · {sizes} {}",
+            short_name(report.stage),
+            report.delta().what
+        )
+    } else {
+        format!("{}: {reason} · no change", short_name(report.stage))
+    }
+}
+
+/// One line for any event row (without the time), as the pane shows it.
+pub fn row_text(kind: &EventKind) -> String {
+    match kind {
+        EventKind::Stage { report, .. } => stage_text(report),
+        EventKind::Replaced {
+            size_before,
+            size_after,
+            messages,
+            ..
+        } => format!(
+            "history replaced {}->{} ({})",
+            group_digits(*size_before),
+            group_digits(*size_after),
+            plural(*messages, "message")
+        ),
+        EventKind::Retry {
+            attempt,
+            reason,
+            wait,
+        } => format!("retry #{attempt} in {:.1}s: {reason}", wait.as_secs_f64()),
+        EventKind::Error { kind, message } => format!(
+            "error {}: {message}",
+            serde_json::to_string(kind)
+                .unwrap_or_default()
+                .trim_matches('"')
+        ),
+        EventKind::CompactRequested { focus } => match focus {
+            Some(f) => format!("compact tool: focus {f}"),
+            None => "compact tool: no focus".to_string(),
+        },
+        EventKind::PromptTooLong { message } => format!("API refused: {message}"),
+        EventKind::SummaryCall {
+            chars,
+            input_tokens,
+        } => {
+            let mut s = format!("summary call: {} chars", group_digits(*chars));
+            if let Some(t) = input_tokens {
+                s.push_str(&format!(" · API {} tokens in", group_digits(*t as usize)));
+            }
+            s
+        }
+        EventKind::Cancelled => "turn cancelled by the user".to_string(),
+        EventKind::Notice { text } => format!("notice: {text}"),
+    }
+}
+
+/// The full text of a row for the viewer (Enter on a row without a diff): every number
+/// of a stage report, the whole message of an error or a notice.
+pub fn detail(kind: &EventKind) -> (String, String) {
+    match kind {
+        EventKind::Stage { report, .. } => {
+            let mut text = format!(
+                "{}\nwhy: {}\nsize: {}\nmessages: {} -> {}\n{}",
+                report.stage.name(),
+                if report.reason.is_empty() {
+                    "(no reason recorded)"
+                } else {
+                    &report.reason
+                },
+                report.delta().sizes(),
+                report.messages_before,
+                report.messages_after,
+                report.summary()
+            );
+            for f in &report.files_written {
+                text.push_str(&format!("\nwrote {}", f.path));
+            }
+            (format!("{} · {}", report.stage.name(), report.reason), text)
+        }
+        EventKind::Notice { text } => ("notice".to_string(), text.clone()),
+        other => ("event".to_string(), row_text(other)),
+    }
+}

@@ -1,0 +1,70 @@
+//! Text for a recorded session's compactions that both the sessions state (the viewer's
+//! text of a row) and the drawing (its rows and headlines) use: a leaf, so neither reaches
+//! into the other.
+
+use crate::session::{Compaction, CompactionKind, TokenCount};
+use crate::util::plural;
+
+/// A token count as shown, `?` when the file does not record it.
+pub fn tokens(t: Option<TokenCount>) -> String {
+    t.map(|t| t.text()).unwrap_or_else(|| "?".into())
+}
+
+/// `compaction 2 · full · auto · 152,949 -> 12,000 tok · 30.0 s`.
+pub fn compaction_headline(c: &Compaction, k: usize) -> String {
+    let kind = c.kind.name();
+    let trigger = c
+        .trigger
+        .as_ref()
+        .map(|t| t.name())
+        .unwrap_or("trigger not recorded");
+    let mut text = format!(
+        "compaction {} · {kind} · {trigger} · {} -> {} tok",
+        k + 1,
+        tokens(c.tokens_before),
+        tokens(c.tokens_after)
+    );
+    if let Some(ms) = c.duration_ms {
+        text.push_str(&format!(" · {:.1} s", ms as f64 / 1000.0));
+    }
+    text
+}
+
+/// What the compaction kept, in a few words.
+pub fn kept_words(c: &Compaction) -> String {
+    match (&c.kept, c.kind) {
+        (Some(kept), _) => format!("kept {}", plural(kept.len(), "msg")),
+        (None, CompactionKind::Micro) => "rest kept".into(),
+        (None, CompactionKind::Full) => "kept: not recorded".into(),
+    }
+}
+
+/// The messages a compaction kept, one line each (for the viewer).
+pub fn kept_text(c: &Compaction) -> String {
+    match &c.kept {
+        None if c.kind == CompactionKind::Micro => format!(
+            "everything but {} cleared tool results: {}",
+            c.cleared_tool_ids.len(),
+            c.cleared_tool_ids.join(", ")
+        ),
+        None => "not recorded by the file".into(),
+        Some(kept) => kept
+            .iter()
+            .map(|m| {
+                let from = m
+                    .from
+                    .map(|i| format!(" (message {i})"))
+                    .unwrap_or_default();
+                let text =
+                    crate::timeline::label::label(&m.message, |s| crate::util::clip_width(s, 200))
+                        .label;
+                format!(
+                    "- {}{from}: {}",
+                    m.message.role(),
+                    crate::util::clip_width(&text, 200)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
