@@ -9,7 +9,8 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// None when the session has a conversation to replay; else what the file holds instead.
+/// None when the session has a conversation to replay; else what the file holds instead
+/// ("no messages" when it holds nothing ctxlab reads).
 pub fn without_conversation(s: &Session) -> Option<String> {
     if s.info.iter().any(|i| i.kind == MessageKind::Conversation) {
         return None;
@@ -26,7 +27,8 @@ pub fn without_conversation(s: &Session) -> Option<String> {
         parts.push(count(other, "injected message", "injected messages"));
     }
     if parts.is_empty() {
-        parts.push(count(s.lines, "line", "lines"));
+        // An empty array, or lines ctxlab skips: nothing at all.
+        return Some("no messages".to_string());
     }
     Some(format!("{} and no conversation messages", parts.join(", ")))
 }
