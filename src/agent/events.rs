@@ -271,10 +271,25 @@ pub enum AgentEvent {
         kind: ErrorKind,
         message: String,
     },
+    /// The model's answer stopped at its output limit (`finish_reason: "length"`,
+    /// `stop_reason: "max_tokens"`): the message at `index` in the history may be cut short.
+    AnswerCut {
+        max_tokens: u32,
+        index: usize,
+    },
     /// The turn ended: the model's reason, or `cancelled` / `error`.
     TurnDone {
         stop_reason: StopReason,
     },
+}
+
+/// What every front end says about an answer cut at its output limit (`AnswerCut`).
+pub fn answer_cut_text(max_tokens: u32, index: usize) -> String {
+    format!(
+        "answer cut at max_tokens: {} (message #{}: it may be incomplete)",
+        group_digits(usize::try_from(max_tokens).unwrap_or(usize::MAX)),
+        index + 1
+    )
 }
 
 /// Why a turn ended: the model's own reason, or the agent's (`Cancelled`, `Error`,

@@ -16,7 +16,9 @@ mod supervise;
 mod tools_batch;
 pub mod turn;
 
-pub use events::{AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, UserCommand};
+pub use events::{
+    AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, UserCommand, answer_cut_text,
+};
 pub use supervise::{in_agent_task, supervise};
 pub use tools_batch::{CANCELLED_RESULT, COMPACT_TOOL_RESULT, INCOMPLETE_RESULT};
 pub use turn::{Agent, AgentSetup, spawn};

@@ -405,6 +405,12 @@ impl Agent {
             // history never holds a tool_use its tool_result cannot name.
             let calls = prepare_tool_calls(&mut content, self.answers);
             self.append(Message::assistant_blocks(content));
+            if stop_reason == StopReason::MaxTokens {
+                self.emit(AgentEvent::AnswerCut {
+                    max_tokens: self.setup.max_tokens,
+                    index: self.history.len() - 1,
+                });
+            }
             if calls.is_empty() {
                 self.emit(AgentEvent::TurnDone { stop_reason });
                 return Ok(());

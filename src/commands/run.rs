@@ -202,6 +202,12 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
         ),
         AgentEvent::Paused { next } => format!("[paused] {}", next.describe()),
         AgentEvent::Error { kind, message } => format!("[error] {kind:?}: {message}"),
+        AgentEvent::AnswerCut { max_tokens, index } => {
+            format!(
+                "[cut] {}",
+                crate::agent::answer_cut_text(*max_tokens, *index)
+            )
+        }
         AgentEvent::TurnDone { stop_reason } => format!("[done] {stop_reason}"),
         _ => return None,
     })

@@ -5,6 +5,7 @@
 //! stage writes ask for a file listing. Never sends commands back: events only inform.
 
 use super::{App, Effect, EventKind, RunState};
+use crate::agent::answer_cut_text;
 use crate::agent::events::{AgentEvent, StopReason};
 
 impl App {
@@ -153,6 +154,11 @@ impl App {
             AgentEvent::Error { kind, message } => {
                 self.notify(format!("error: {message}"));
                 self.push_event(EventKind::Error { kind, message });
+            }
+            AgentEvent::AnswerCut { max_tokens, index } => {
+                let text = answer_cut_text(max_tokens, index);
+                self.notify(text.clone());
+                self.push_event(EventKind::Notice { text });
             }
             AgentEvent::TurnDone { stop_reason } => {
                 self.run_state = RunState::Idle;

@@ -193,7 +193,12 @@ impl App {
         fresh.legend_marker = self.legend_marker.take();
         *self = fresh;
         self.add_notices(notices);
-        self.notify_queued("restarted: the scenario plays again from the start");
+        // Only the scripted model plays a scenario; a real model starts a fresh session.
+        self.notify_queued(if self.provider.starts_with("scripted") {
+            "restarted: the scenario plays again from the start"
+        } else {
+            "restarted: a fresh agent with an empty history, on the same model"
+        });
         self.fix_scroll();
         Vec::new()
     }

@@ -368,3 +368,82 @@ async fn the_cached_share_reaches_the_usage_event_and_the_gauge() {
     assert!(text.contains("API 81"), "{text}");
     assert!(!text.contains("cached"), "{text}");
 }
+
+/// An answer stopped at its output limit (`finish_reason: "length"`, `stop_reason:
+/// "max_tokens"`) is not a normal row: an `AnswerCut` event names the limit and the
+/// message, and the workbench's events pane and hint line say it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncated_answer_is_marked_in_the_events_and_the_workbench() {
+    for (wire, sse) in [
+        (
+            Wire::OpenAi,
+            [
+                json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "1. a\n2. b\n3."}, "finish_reason": null}]}),
+                json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}),
+            ]
+            .iter()
+            .map(|c| format!("data: {c}\n\n"))
+            .collect::<String>()
+                + "data: [DONE]\n\n",
+        ),
+        (
+            Wire::Anthropic,
+            format!(
+                "event: message_start\ndata: {}\n\nevent: content_block_start\ndata: {}\n\nevent: content_block_delta\ndata: {}\n\nevent: message_delta\ndata: {}\n\nevent: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n",
+                json!({"type": "message_start", "message": {"usage": {"input_tokens": 5, "output_tokens": 0}}}),
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "1. a\n2. b\n3."}}),
+                json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 512}}),
+            ),
+        ),
+    ] {
+        let server = MockServer::start().await;
+        Mock::given(wiremock::matchers::method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
+            .mount(&server)
+            .await;
+        let model: Arc<dyn ctxlab::provider::Model> = match wire {
+            Wire::OpenAi => Arc::new(
+                OpenAiModel::new("m")
+                    .unwrap()
+                    .with_base_url(server.uri())
+                    .with_retry(RetryPolicy::no_retries()),
+            ),
+            Wire::Anthropic => Arc::new(
+                ctxlab::provider::AnthropicModel::new(ctxlab::provider::ApiKey::new("k"), "m")
+                    .unwrap()
+                    .with_base_url(server.uri())
+                    .with_retry(RetryPolicy::no_retries()),
+            ),
+        };
+        let ws = tempfile::tempdir().unwrap();
+        let mut setup = AgentSetup::new(
+            model,
+            Workspace::new(ws.path()).unwrap(),
+            PipelineConfig::default(),
+        );
+        setup.max_tokens = 512;
+        let (commands, mut events, _handle) = spawn(setup);
+        commands
+            .send(UserCommand::Submit("list everything".into()))
+            .unwrap();
+        let done = until_done(&mut events, STEP).await;
+        assert_eq!(stop_reason(&done), Some("max_tokens"));
+        let cut: Vec<_> = done
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::AnswerCut { max_tokens, index } => Some((*max_tokens, *index)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(cut, vec![(512, 1)]);
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = Driver::new(dir.path(), true);
+        for ev in done {
+            d.send(ev);
+        }
+        let text = screen(&mut d.app, 120, 40);
+        assert!(text.contains("answer cut at max_tokens: 512"), "{text}");
+    }
+}

@@ -413,3 +413,26 @@ fn tokens_are_counted_off_the_start_up_path() {
     assert!(a.history_tokens > 0);
     assert!(a.history[0].info.tokens().is_some());
 }
+
+/// `/restart` with a real provider does not promise a scenario (issue 25): only the
+/// scripted model plays one.
+#[test]
+fn restart_says_what_it_restarted() {
+    for (provider, says, not) in [
+        (
+            "openai smollm2",
+            "a fresh agent with an empty history",
+            "scenario",
+        ),
+        ("scripted tour", "the scenario plays again", "fresh agent"),
+    ] {
+        let mut a = app();
+        a.update(Msg::Restarted {
+            provider: provider.into(),
+            notices: Vec::new(),
+        });
+        let text = screen(&mut a, 120, 40);
+        assert!(text.contains(says), "{provider}: {text}");
+        assert!(!text.contains(not), "{provider}: {text}");
+    }
+}
