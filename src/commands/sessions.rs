@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::session::discover::{QuickStats, SessionEntry, discover, quick_stats};
+use crate::session::discover::{
+    DiscoverError, QuickStats, SessionEntry, discover_reporting, quick_stats,
+};
 use crate::util::group_digits;
 
 /// One listed session with its counts (or why they could not be computed).
@@ -22,7 +24,13 @@ pub struct ListedSession {
 
 /// Discovers sessions under `paths` (the default roots when empty) and counts each.
 pub fn list_sessions(paths: &[PathBuf]) -> Vec<ListedSession> {
-    discover(paths)
+    list_sessions_reporting(paths).0
+}
+
+/// `list_sessions`, with what was skipped and why (a FIFO, an unreadable folder).
+pub fn list_sessions_reporting(paths: &[PathBuf]) -> (Vec<ListedSession>, Vec<DiscoverError>) {
+    let (entries, skipped) = discover_reporting(paths);
+    let listed = entries
         .into_iter()
         .map(|entry| {
             let (stats, error) = match quick_stats(&entry.path) {
@@ -35,7 +43,8 @@ pub fn list_sessions(paths: &[PathBuf]) -> Vec<ListedSession> {
                 error,
             }
         })
-        .collect()
+        .collect();
+    (listed, skipped)
 }
 
 fn size(bytes: u64) -> String {
