@@ -9,7 +9,21 @@ use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::commands::export::ExportError;
+use crate::store::StoreError;
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("the replay failed: {0}")]
+    Replay(#[from] StoreError),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {why}; nothing was written")]
+    Refused { path: String, why: String },
+}
 
 /// How the target was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,26 +6,12 @@
 
 use std::path::Path;
 
-pub use crate::export_file::{Target, write_export};
+pub use crate::export_file::{ExportError, Target, write_export};
 
 use crate::message::Message;
 use crate::replay::{ReplayOptions, ReplayTotals};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 use crate::timeline::{Timeline, html};
-
-/// Why an export failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ExportError {
-    #[error("the replay failed: {0}")]
-    Replay(#[from] StoreError),
-    #[error("cannot write {path}: {source}")]
-    Write {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("{path}: {why}; nothing was written")]
-    Refused { path: String, why: String },
-}
 
 /// The page for `session` (named `name` in its title), replayed with `options`; file
 /// names are decided as in a workspace at `root`, which is never written.

@@ -352,7 +352,7 @@ pub fn export(
         }
         match write_export(&path, page.as_bytes(), &inputs, Target::Fresh) {
             Ok(p) => return Ok(p),
-            Err(crate::commands::export::ExportError::Refused { .. }) => continue,
+            Err(crate::export_file::ExportError::Refused { .. }) => continue,
             Err(e) => return Err(e.to_string()),
         }
     }
