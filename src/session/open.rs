@@ -235,4 +235,25 @@ mod tests {
         std::fs::write(&path, b"small").unwrap();
         assert_eq!(read_file(&path).unwrap(), b"small");
     }
+
+    #[test]
+    fn a_file_is_read_up_to_the_length_it_had_when_opened() {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.jsonl");
+        let text = b"{}\n".repeat(2 << 20);
+        std::fs::write(&path, &text).unwrap();
+        // The file grows after every chunk read, as a live session (or /dev/zero-like
+        // writer) would: the read still ends at the length it had.
+        let grow = || {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap();
+            f.write_all(&[b'x'; 1 << 20]).unwrap();
+        };
+        let bytes = read_session_bytes(&path, &|_| grow(), &|| false).unwrap();
+        assert_eq!(bytes.len(), text.len());
+        assert!(std::fs::metadata(&path).unwrap().len() > text.len() as u64);
+    }
 }
