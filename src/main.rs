@@ -32,6 +32,24 @@ use ctxlab::tui::TuiExit;
 mod cli;
 use cli::*;
 
+/// A line on stderr, through the sanitizer: it may quote file names, file content and
+/// server text.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        eprintln!("{}", ctxlab::sanitize::sanitize(&format!($($arg)*)))
+    };
+}
+
+/// Stdout for a command's output: exact for JSON, through the sanitizer for people.
+fn stdout_for(json: bool) -> std::io::BufWriter<Box<dyn Write>> {
+    let lock = std::io::stdout().lock();
+    if json {
+        std::io::BufWriter::new(Box::new(lock))
+    } else {
+        std::io::BufWriter::new(Box::new(ctxlab::sanitize::SanitizingWriter::new(lock)))
+    }
+}
+
 /// A failure the user caused (bad file, bad flag): exit 2 with one line. Failures of the
 /// system (a folder that cannot be made, a copy that fails) exit 1.
 #[derive(Debug)]
@@ -47,7 +65,7 @@ impl std::error::Error for UsageError {}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    let result = session_cap().and_then(|()| match cli.command {
         Some(Command::Run(args)) => cmd_run(args),
         Some(Command::Pipeline(args)) => cmd_pipeline(args),
         Some(Command::Replay(args)) => cmd_replay(args),
@@ -56,7 +74,7 @@ fn main() -> ExitCode {
         Some(Command::Sessions(args)) => cmd_sessions(args).map(|()| ExitCode::SUCCESS),
         Some(Command::Open(args)) => cmd_open(args),
         None => cmd_workbench(cli.agent, cli.step, None),
-    };
+    });
     match result {
         Ok(code) => code,
         Err(e) => {
@@ -69,14 +87,35 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             if let Some(usage) = e.downcast_ref::<UsageError>() {
-                eprintln!("ctxlab: {usage}");
+                say!("ctxlab: {usage}");
                 ExitCode::from(2)
             } else {
-                eprintln!("ctxlab: {}", error_text(&e));
+                say!("ctxlab: {}", error_text(&e));
                 ExitCode::FAILURE
             }
         }
     }
+}
+
+/// The cap on one session file: `CTXLAB_MAX_SESSION_BYTES`, else `max_session_bytes` in
+/// config.toml (a config file that does not load is reported by the commands that need
+/// it, not here), else the default.
+fn session_cap() -> anyhow::Result<()> {
+    let bytes = match std::env::var("CTXLAB_MAX_SESSION_BYTES") {
+        Ok(v) => Some(v.trim().parse::<u64>().map_err(|_| {
+            UsageError(format!(
+                "CTXLAB_MAX_SESSION_BYTES={v}: expected a number of bytes"
+            ))
+        })?),
+        Err(_) => ctxlab::user_config::config_file_path()
+            .filter(|p| p.is_file())
+            .and_then(|p| ctxlab::user_config::load_file_settings(&p).ok())
+            .and_then(|s| s.max_session_bytes),
+    };
+    if let Some(bytes) = bytes {
+        ctxlab::session::open::set_max_file_bytes(bytes);
+    }
+    Ok(())
 }
 
 /// The error and its causes on one line, each said once: an error that already quotes its
@@ -122,6 +161,8 @@ fn session_error(path: &Path, e: SessionError) -> anyhow::Error {
         SessionError::Read(io) if io.kind() != std::io::ErrorKind::NotFound => {
             anyhow::Error::new(io).context(format!("{}: cannot read", path.display()))
         }
+        // It exists but is not a file to read (a folder, a FIFO, a device): exit 1.
+        e @ SessionError::NotRegular(_) => anyhow::anyhow!("{}: {e}", path.display()),
         e => UsageError(format!("{}: {e}", path.display())).into(),
     }
 }
@@ -138,10 +179,10 @@ fn load_input(path: &Path) -> anyhow::Result<LoadedHistory> {
 /// A loaded session's warnings on stderr: the first five, then how many more.
 fn print_warnings(path: &Path, warnings: &[LoadWarning]) {
     for w in warnings.iter().take(5) {
-        eprintln!("ctxlab: {}: line {}: {}", path.display(), w.line, w.message);
+        say!("ctxlab: {}: line {}: {}", path.display(), w.line, w.message);
     }
     if warnings.len() > 5 {
-        eprintln!(
+        say!(
             "ctxlab: {}: {} more warnings (ctxlab inspect lists them)",
             path.display(),
             warnings.len() - 5
@@ -175,7 +216,7 @@ fn cmd_pipeline(args: PipelineArgs) -> anyhow::Result<ExitCode> {
     let warnings = check_history(&loaded.messages)
         .map_err(|e| UsageError(format!("{}: {e}", args.input.display())))?;
     for warning in warnings {
-        eprintln!("ctxlab: warning: {}: {warning}", args.input.display());
+        say!("ctxlab: warning: {}: {warning}", args.input.display());
     }
     let input = HistoryInput {
         messages: loaded.messages,
@@ -219,13 +260,14 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         .workspace
         .ok_or_else(|| UsageError("replay needs --workspace DIR".into()))?;
     prepare_workspace(&workspace)?;
-    let store = ctxlab::store::Store::new(&workspace);
+    // The source still exists: no sync per file, one at the end (docs/pipeline.md).
+    let store = ctxlab::store::Store::new(&workspace).without_sync();
     let options = ReplayOptions {
         config,
         summary_text: args.summary_text,
         now_secs: now_secs(args.now),
     };
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = stdout_for(args.json);
     let replayed = match session {
         ReplaySource::Whole(messages) => {
             run_replay(messages, &store, &options, args.json, &mut out).map(|_| ())
@@ -235,6 +277,9 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
                 .map(|(_, warnings)| print_warnings(&args.file, &warnings))
         }
     };
+    store
+        .sync_to_disk()
+        .with_context(|| format!("cannot sync {}", workspace.display()))?;
     match replayed {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(ReplayCommandError::Output(e)) => Err(e).context("cannot write to stdout"),
@@ -272,8 +317,8 @@ fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
         now_secs: now_secs(args.now),
     };
     let (page, totals) = export_page(&name, session, root, &options)?;
-    write_page(&args.out, &page)?;
-    eprintln!(
+    write_page(&args.out, &page, &[&args.session])?;
+    say!(
         "wrote {} ({} model calls, {} bytes)",
         args.out.display(),
         totals.calls,
@@ -309,7 +354,7 @@ fn cmd_compare(args: ReplayArgs) -> anyhow::Result<()> {
             .into());
         }
         prepare_workspace(&dir)?;
-        runs.push((config, ctxlab::store::Store::new(&dir)));
+        runs.push((config, ctxlab::store::Store::new(&dir).without_sync()));
     }
     let session = load_input(&args.file)?.messages;
     let options = ctxlab::compare::RunOptions {
@@ -317,8 +362,15 @@ fn cmd_compare(args: ReplayArgs) -> anyhow::Result<()> {
         now_secs: now_secs(args.now),
         detail: false,
     };
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    match ctxlab::commands::compare::run_compare(&session, &runs, &options, args.json, &mut out) {
+    let mut out = stdout_for(args.json);
+    let compared =
+        ctxlab::commands::compare::run_compare(&session, &runs, &options, args.json, &mut out);
+    for (_, store) in &runs {
+        store
+            .sync_to_disk()
+            .with_context(|| format!("cannot sync {}", store.root().display()))?;
+    }
+    match compared {
         Ok(_) => Ok(()),
         Err(ctxlab::commands::compare::CompareError::Output(e)) => {
             Err(e).context("cannot write to stdout")
@@ -332,15 +384,18 @@ fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
         ctxlab::session::load_session(&args.file).map_err(|e| session_error(&args.file, e))?;
     let summary = ctxlab::session::summary::SessionSummary::of(&session);
     drop(session);
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = stdout_for(args.json);
     ctxlab::commands::inspect::write_inspect(&mut out, &summary, args.json)
         .context("cannot write to stdout")
 }
 
 fn cmd_sessions(args: SessionsArgs) -> anyhow::Result<()> {
-    let listing = ctxlab::commands::sessions::list_sessions(&args.paths)
+    let (listing, skipped) = ctxlab::commands::sessions::list_sessions_reporting(&args.paths)
         .map_err(|(path, e)| session_error(&path, e))?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for s in &skipped {
+        say!("ctxlab: {}: {}", s.path.display(), s.message);
+    }
+    let mut out = stdout_for(args.json);
     ctxlab::commands::sessions::write_listing(&mut out, &listing, args.json)
         .context("cannot write to stdout")
 }
@@ -370,7 +425,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .map(|p| ctxlab::commands::run::HeadlessStep::parse(p))
         .collect();
     for notice in &launch.notices {
-        eprintln!("{notice}");
+        say!("{notice}");
     }
     let rt = runtime()?;
     let end = rt.block_on(async move {
@@ -382,7 +437,11 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<ExitCode> {
             handle,
         };
         let closed = output_closed(libc::STDOUT_FILENO);
-        let mut stdout = std::io::stdout();
+        let mut stdout: Box<dyn Write> = if args.json {
+            Box::new(std::io::stdout())
+        } else {
+            Box::new(ctxlab::sanitize::SanitizingWriter::new(std::io::stdout()))
+        };
         let end = run_session(
             steps,
             agent,
@@ -448,6 +507,12 @@ fn cmd_open(args: cli::OpenArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("cannot open {}", path.display()))?;
             if meta.is_dir() {
                 ctxlab::tui::run::OpenSessions::Browse(vec![path])
+            } else if let Some(what) = ctxlab::session::open::not_regular(meta.file_type()) {
+                // Said before the screen is taken: a device or a FIFO is never read.
+                anyhow::bail!(
+                    "{}: not a session file: it is {what}; only regular files are read",
+                    path.display()
+                );
             } else {
                 ctxlab::tui::run::OpenSessions::File(path)
             }

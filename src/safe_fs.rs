@@ -291,6 +291,12 @@ impl Dir {
     /// file at `name` or the whole of it, plus at most a temp file [`remove_stale_temps`]
     /// recognises.
     pub fn write_new(&self, name: &str, bytes: &[u8]) -> io::Result<bool> {
+        self.write_new_synced(name, bytes, true)
+    }
+
+    /// `write_new`, flushing the temp file to disk first only when `sync` (a writer whose
+    /// source can be replayed syncs once at the end instead).
+    pub fn write_new_synced(&self, name: &str, bytes: &[u8], sync: bool) -> io::Result<bool> {
         let target = c_name(OsStr::new(name))?;
         let temp_name = temp_name("");
         let temp = c_name(OsStr::new(&temp_name))?;
@@ -308,7 +314,9 @@ impl Dir {
         let mut file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
         let result = (|| {
             file.write_all(bytes)?;
-            file.sync_all()?;
+            if sync {
+                file.sync_all()?;
+            }
             // SAFETY: both names are valid and relative to the same open directory.
             let linked = unsafe { libc::linkat(dirfd, temp.as_ptr(), dirfd, target.as_ptr(), 0) };
             match cvt(linked) {

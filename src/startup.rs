@@ -109,15 +109,38 @@ fn fresh_demo_workspace(scenario: &str) -> Result<PathBuf, LaunchError> {
     let base = directories::ProjectDirs::from("", "", "ctxlab")
         .map(|d| d.data_dir().join("workspaces"))
         .unwrap_or_else(|| std::env::temp_dir().join("ctxlab-workspaces"));
-    let now = crate::util::unix_now();
-    let mut path = base.join(format!("{scenario}-{now}"));
-    let mut n = 2;
-    while path.exists() {
-        path = base.join(format!("{scenario}-{now}-{n}"));
-        n += 1;
+    fresh_demo_workspace_in(&base, scenario, crate::util::unix_now())
+}
+
+/// `fresh_demo_workspace` under `base`, named for `now`.
+fn fresh_demo_workspace_in(base: &Path, scenario: &str, now: u64) -> Result<PathBuf, LaunchError> {
+    let io_error = |path: &Path, e: std::io::Error| LaunchError::Workspace {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(base).map_err(|e| io_error(base, e))?;
+    // Created exclusively: two runs started in the same second never share a folder.
+    for n in 1..10_000u32 {
+        let path = match n {
+            1 => base.join(format!("{scenario}-{now}")),
+            n => base.join(format!("{scenario}-{now}-{n}")),
+        };
+        match std::fs::create_dir(&path) {
+            Ok(()) => {
+                copy_demo_into(&path)?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_error(&path, e)),
+        }
     }
-    copy_demo_into(&path)?;
-    Ok(path)
+    Err(io_error(
+        base,
+        std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("every {scenario}-{now}-N name is taken"),
+        ),
+    ))
 }
 
 /// Writes the demo project (compiled into the binary) into `path`; the scenario's commands
@@ -339,4 +362,36 @@ pub fn prepare_with(
         notices,
         scenario_request,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 19 §7: runs started together never share a demo workspace.
+    #[test]
+    fn runs_started_together_get_their_own_demo_workspace() {
+        let base = tempfile::tempdir().unwrap();
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(6));
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                let base = base.path().to_path_buf();
+                let barrier = barrier.clone();
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    fresh_demo_workspace_in(&base, "tour", 1_700_000_000).unwrap()
+                })
+            })
+            .collect();
+        let mut paths: Vec<PathBuf> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        paths.sort();
+        paths.dedup();
+        assert_eq!(paths.len(), 6, "{paths:?}");
+        // A folder someone else made at the first name is never reused.
+        let taken = base.path().join("tour-1700000001");
+        std::fs::create_dir(&taken).unwrap();
+        let p = fresh_demo_workspace_in(base.path(), "tour", 1_700_000_001).unwrap();
+        assert_ne!(p, taken);
+        assert_eq!(std::fs::read_dir(&taken).unwrap().count(), 0);
+    }
 }

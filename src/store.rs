@@ -92,6 +92,10 @@ pub struct Store {
     /// Per name stem, the first transcript suffix not known to be taken: compactions within
     /// one second would otherwise probe every earlier name again.
     transcript_hint: Mutex<HashMap<String, usize>>,
+    /// Whether each write is flushed to disk before it counts (a live session: the only
+    /// copy). A replay's source still exists, so it writes without syncing and syncs once
+    /// at the end (`without_sync`, `sync_to_disk`; docs/pipeline.md).
+    sync_each: bool,
 }
 
 impl Clone for Store {
@@ -103,6 +107,7 @@ impl Clone for Store {
                 .as_ref()
                 .map(|r| Mutex::new(r.lock().map(|g| g.clone()).unwrap_or_default())),
             transcript_hint: Mutex::new(HashMap::new()),
+            sync_each: self.sync_each,
         }
     }
 }
@@ -139,7 +144,42 @@ impl Store {
             root: workspace.into(),
             reserved: None,
             transcript_hint: Mutex::new(HashMap::new()),
+            sync_each: true,
         }
+    }
+
+    /// This store, writing without a sync per file (a replay, whose source still exists):
+    /// `sync_to_disk` at the end makes it durable in one call.
+    pub fn without_sync(mut self) -> Store {
+        self.sync_each = false;
+        self
+    }
+
+    pub fn syncs_each_write(&self) -> bool {
+        self.sync_each
+    }
+
+    /// Flushes everything written to the workspace's file system to disk, once (syncfs on
+    /// Linux; elsewhere a sync of the whole system).
+    pub fn sync_to_disk(&self) -> std::io::Result<()> {
+        if self.is_dry_run() {
+            return Ok(());
+        }
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let dir = std::fs::File::open(&self.root)?;
+            // SAFETY: a valid open fd; syncfs only flushes its file system.
+            if unsafe { libc::syncfs(dir.as_raw_fd()) } == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        // SAFETY: sync takes no arguments and cannot fail.
+        unsafe {
+            libc::sync();
+        }
+        Ok(())
     }
 
     /// A store that decides names exactly as this one would but writes nothing.
@@ -148,6 +188,7 @@ impl Store {
             root: self.root.clone(),
             reserved: Some(Mutex::new(HashMap::new())),
             transcript_hint: Mutex::new(HashMap::new()),
+            sync_each: self.sync_each,
         }
     }
 
@@ -364,7 +405,7 @@ impl Store {
         })?;
         // A hard link never replaces an existing entry, so two writers racing for one name
         // cannot clobber each other; the loser moves on to the next name.
-        dir.write_new(name, text.as_bytes())
+        dir.write_new_synced(name, text.as_bytes(), self.sync_each)
             .map_err(|source| StoreError::Write {
                 path: dir.path().join(name),
                 source,

@@ -76,6 +76,9 @@ pub struct FileSettings {
     /// The compaction strategy (`s08`, `lesson`, `s08-latest`, `s06`, `guarded`); the
     /// `--strategy` flag wins over it.
     pub strategy: Option<crate::compact::Strategy>,
+    /// The cap on one session file read (bytes; default 2 GiB); `CTXLAB_MAX_SESSION_BYTES`
+    /// wins over it.
+    pub max_session_bytes: Option<u64>,
     /// Where these settings were read from, for error messages (not a key in the file).
     #[serde(skip)]
     pub path: Option<PathBuf>,

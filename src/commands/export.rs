@@ -1,26 +1,17 @@
 //! `ctxlab export SESSION --out FILE.html`: a recorded session replayed through the
 //! pipeline into a timeline, written as one self-contained HTML page
 //! (`timeline::html::page`, the same page the workbench's `/export` writes). The replay
-//! runs on a dry-run store: nothing is written but the page.
+//! runs on a dry-run store: nothing is written but the page, through `write_export`
+//! (`export_file`), the one writer of both exports.
 
 use std::path::Path;
 
+pub use crate::export_file::{ExportError, Target, write_export};
+
 use crate::message::Message;
 use crate::replay::{ReplayOptions, ReplayTotals};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 use crate::timeline::{Timeline, html};
-
-/// Why an export failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ExportError {
-    #[error("the replay failed: {0}")]
-    Replay(#[from] StoreError),
-    #[error("cannot write {path}: {source}")]
-    Write {
-        path: String,
-        source: std::io::Error,
-    },
-}
 
 /// The page for `session` (named `name` in its title), replayed with `options`; file
 /// names are decided as in a workspace at `root`, which is never written.
@@ -35,10 +26,8 @@ pub fn export_page(
     Ok((html::page(&timeline), totals))
 }
 
-/// Writes `page` to `out`, replacing a file that is there.
-pub fn write_page(out: &Path, page: &str) -> Result<(), ExportError> {
-    std::fs::write(out, page).map_err(|source| ExportError::Write {
-        path: out.display().to_string(),
-        source,
-    })
+/// Writes `page` to `out` (`ctxlab export --out`): `write_export`, replacing a file that
+/// is there, never one of `inputs`.
+pub fn write_page(out: &Path, page: &str, inputs: &[&Path]) -> Result<(), ExportError> {
+    write_export(out, page.as_bytes(), inputs, Target::Named).map(|_| ())
 }

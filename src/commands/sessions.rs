@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::session::SessionError;
-use crate::session::discover::{SessionFile, discover};
+use crate::session::discover::{DiscoverError, SessionFile, discover_reporting};
 use crate::session::numbers::{SessionNumbers, numbers_of_file};
 use crate::util::group_digits;
 
@@ -37,7 +37,14 @@ pub struct ListedNumbers {
 /// file named in `paths` that is not listed (empty, or no session ctxlab reads) is the
 /// error `inspect` would give for it.
 pub fn list_sessions(paths: &[PathBuf]) -> Result<Vec<ListedSession>, (PathBuf, SessionError)> {
-    let found = discover(paths);
+    list_sessions_reporting(paths).map(|(listed, _)| listed)
+}
+
+/// `list_sessions`, with what was skipped and why (a FIFO, an unreadable folder).
+pub fn list_sessions_reporting(
+    paths: &[PathBuf],
+) -> Result<(Vec<ListedSession>, Vec<DiscoverError>), (PathBuf, SessionError)> {
+    let (found, skipped) = discover_reporting(paths);
     for p in paths.iter().filter(|p| p.is_file()) {
         if !found.iter().any(|f| &f.path == p)
             && let Err(e) = numbers_of_file(p)
@@ -66,7 +73,7 @@ pub fn list_sessions(paths: &[PathBuf]) -> Result<Vec<ListedSession>, (PathBuf, 
             &b.entry.path,
         ))
     });
-    Ok(listed)
+    Ok((listed, skipped))
 }
 
 /// The whole file's numbers: its project and start replace the ones its first lines gave.

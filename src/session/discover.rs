@@ -107,6 +107,13 @@ pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionFile>, Vec<DiscoverE
         for p in paths {
             match std::fs::metadata(p) {
                 Ok(m) if m.is_dir() => walk(p, 0, &mut files, &mut errors),
+                Ok(m) if !m.is_file() => errors.push(DiscoverError {
+                    path: p.clone(),
+                    message: format!(
+                        "skipped: {}, not a regular file",
+                        super::open::not_regular(m.file_type()).unwrap_or("not a regular file")
+                    ),
+                }),
                 Ok(_) => files.push(p.clone()),
                 Err(e) => errors.push(DiscoverError {
                     path: p.clone(),
@@ -159,17 +166,35 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, errors: &mut Vec<Disco
             }
             walk(&path, depth + 1, out, errors);
         } else if path.extension().is_some_and(|e| e == "jsonl") && !is_subagent_file(&path) {
-            out.push(path);
+            // Never opened unless regular (a FIFO would block the listing): a symlink is
+            // judged by what it leads to.
+            let target = if kind.is_symlink() {
+                std::fs::metadata(&path).map(|m| m.file_type())
+            } else {
+                Ok(kind)
+            };
+            match target.map(super::open::not_regular) {
+                Ok(None) => out.push(path),
+                Ok(Some(what)) => errors.push(DiscoverError {
+                    path,
+                    message: format!("skipped: {what}, not a regular file"),
+                }),
+                Err(e) => errors.push(DiscoverError {
+                    path,
+                    message: format!("skipped: {e}"),
+                }),
+            }
         }
     }
 }
 
 /// The first bytes of a file, cut at the last whole line.
 fn peek(path: &Path) -> Option<String> {
-    let mut file = std::fs::File::open(path).ok()?;
+    let opened = super::open::open_regular(path).ok()?;
     let mut buf = Vec::with_capacity(16 * 1024);
-    file.by_ref()
-        .take(PEEK_BYTES as u64)
+    opened
+        .file
+        .take(PEEK_BYTES.min(opened.len as usize) as u64)
         .read_to_end(&mut buf)
         .ok()?;
     if buf.len() == PEEK_BYTES {

@@ -9,47 +9,6 @@ use serde_json::Value;
 /// Below this many bytes one thread is quicker than starting others.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
-/// A file's bytes. A large file is read in parts on every core: copying tens of megabytes
-/// out of the page cache is a good share of opening a session. Bytes appended while it is
-/// read (a live session) are read too.
-pub(crate) fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    #[cfg(unix)]
-    {
-        use std::io::Read;
-        use std::os::unix::fs::FileExt;
-        let mut file = std::fs::File::open(path)?;
-        let len = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
-        let threads = threads_for(len);
-        if threads > 1 && len < usize::MAX / 2 {
-            let mut buf = vec![0u8; len];
-            let part = len.div_ceil(threads);
-            let file_ref = &file;
-            let results: Vec<std::io::Result<()>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = buf
-                    .chunks_mut(part)
-                    .enumerate()
-                    .map(|(k, chunk)| {
-                        scope.spawn(move || file_ref.read_exact_at(chunk, (k * part) as u64))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                    .collect()
-            });
-            for r in results {
-                r?;
-            }
-            let mut rest = Vec::new();
-            std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len as u64))?;
-            file.read_to_end(&mut rest)?;
-            buf.extend(rest);
-            return Ok(buf);
-        }
-    }
-    std::fs::read(path)
-}
-
 /// One non-empty line of a JSON-lines file.
 #[derive(Debug)]
 pub(crate) struct ParsedLine {
@@ -379,17 +338,6 @@ mod tests {
         assert_eq!(bounds.first(), Some(&0));
         assert_eq!(bounds.last(), Some(&1000));
         assert!(bounds.len() <= 4);
-    }
-
-    #[test]
-    fn a_large_file_read_in_parts_is_the_whole_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("big.jsonl");
-        let text: Vec<u8> = (0..3_000_001u32).map(|i| (i % 251) as u8).collect();
-        std::fs::write(&path, &text).unwrap();
-        assert_eq!(read_file(&path).unwrap(), text);
-        std::fs::write(&path, b"small").unwrap();
-        assert_eq!(read_file(&path).unwrap(), b"small");
     }
 
     #[test]

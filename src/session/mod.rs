@@ -20,6 +20,7 @@ pub mod holds;
 mod lines;
 pub mod model;
 pub mod numbers;
+pub mod open;
 mod stream;
 pub mod summary;
 mod transcript;
@@ -36,10 +37,10 @@ pub use model::{
 
 use crate::compact::request::latest_request;
 use crate::message::{Message, json_kind};
-pub use transcript::load_transcript;
 use history_input::{InputError, history_input_from_value};
 use lines::{ParsedLine, parse_json_lines};
 pub use stream::HistoryStream;
+pub use transcript::load_transcript;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -55,6 +56,23 @@ pub enum SessionError {
     /// A file that holds something, but no conversation to replay (`holds`).
     #[error("nothing to replay: the file holds {0}")]
     NoConversation(String),
+    #[error("not a session file: it is {0}; only regular files are read")]
+    NotRegular(&'static str),
+    #[error(
+        "the file is {bytes} bytes, over the cap of {max} bytes on one session \
+         (the max_session_bytes setting or CTXLAB_MAX_SESSION_BYTES raises it)"
+    )]
+    TooLarge { bytes: u64, max: u64 },
+    #[error("line {line} is {bytes} bytes, over the cap of {max} bytes on one line")]
+    LineTooLong {
+        line: usize,
+        bytes: usize,
+        max: usize,
+    },
+    #[error("not enough memory for {0} bytes")]
+    OutOfMemory(u64),
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// Claude Code's line types, for recognising its files.
@@ -197,7 +215,11 @@ pub fn parse_session_text(text: &str) -> Result<Session, SessionError> {
 }
 
 fn read_file_text(path: &Path) -> Result<(String, Option<LoadWarning>), SessionError> {
-    let bytes = lines::read_file(path).map_err(SessionError::Read)?;
+    text_of_bytes(open::read_file(path)?)
+}
+
+/// A file's bytes as text; invalid UTF-8 is replaced, with a warning that says so.
+pub fn text_of_bytes(bytes: Vec<u8>) -> Result<(String, Option<LoadWarning>), SessionError> {
     match String::from_utf8(bytes) {
         Ok(text) => Ok((text, None)),
         Err(e) => {

@@ -63,8 +63,9 @@ impl HistoryStream {
 
     /// `open` reading `chunk` bytes at a time.
     fn open_chunked(path: &Path, chunk: usize) -> Result<Option<HistoryStream>, SessionError> {
-        let file = File::open(path).map_err(SessionError::Read)?;
-        let mut reader = ChunkReader::new(file, chunk.max(1));
+        // Up to the length it had when opened: a file that grows is read as it was.
+        let opened = super::open::open_regular(path)?;
+        let mut reader = ChunkReader::new(opened.file.take(opened.len), chunk.max(1));
         let is_array = reader.next_byte().map_err(SessionError::Read)? == Some(b'[') && {
             reader.pos += 1;
             !matches!(
@@ -143,7 +144,7 @@ impl Iterator for HistoryStream {
 /// A file's text, read a chunk at a time into one buffer: `text[pos..]` is what is not
 /// consumed yet.
 struct ChunkReader {
-    file: File,
+    file: std::io::Take<File>,
     chunk: usize,
     text: String,
     pos: usize,
@@ -156,7 +157,7 @@ struct ChunkReader {
 }
 
 impl ChunkReader {
-    fn new(file: File, chunk: usize) -> ChunkReader {
+    fn new(file: std::io::Take<File>, chunk: usize) -> ChunkReader {
         ChunkReader {
             file,
             chunk,

@@ -65,7 +65,9 @@ impl Store {
         let mut all = fix;
         all.push_str(text);
         file.write_all(all.as_bytes()).map_err(write_err)?;
-        file.sync_all().map_err(write_err)?;
+        if self.syncs_each_write() {
+            file.sync_all().map_err(write_err)?;
+        }
         Ok(written(
             ARCHIVE_PATH.to_string(),
             WriteStatus::Appended,

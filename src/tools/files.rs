@@ -209,13 +209,59 @@ pub(super) async fn write_file(ws: &Workspace, input: &Value) -> Result<String, 
                 )));
             }
         }
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(io_err("Cannot create directories for", &rel))?;
+        let made = match path.parent() {
+            Some(parent) => create_parents(parent)
+                .map_err(io_err("Cannot create directories for", &rel))?,
+            None => Vec::new(),
+        };
+        if let Err(e) = write_atomic(&path, content.as_bytes()) {
+            // A failed write (no space) leaves no trace: not even the folders made for it.
+            for dir in made.iter().rev() {
+                if fs::remove_dir(dir).is_err() {
+                    break;
+                }
+            }
+            return Err(io_err("Cannot write", &rel)(e));
         }
-        write_atomic(&path, content.as_bytes()).map_err(io_err("Cannot write", &rel))?;
         Ok(format!("Wrote {} bytes to {shown}", content.len()))
     })
     .await
+}
+
+/// `create_dir_all` that returns the folders it created, outermost first, so that a
+/// failed write can remove them again.
+fn create_parents(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut missing = Vec::new();
+    let mut at = Some(dir);
+    while let Some(d) = at {
+        if fs::symlink_metadata(d).is_ok() {
+            break;
+        }
+        missing.push(d.to_path_buf());
+        at = d.parent();
+    }
+    missing.reverse();
+    let mut made = Vec::new();
+    for d in missing {
+        match fs::create_dir(&d) {
+            Ok(()) => made.push(d),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                for m in made.iter().rev() {
+                    let _ = fs::remove_dir(m);
+                }
+                return Err(e);
+            }
+        }
+    }
+    // What exists must be a folder (create_dir_all's own check).
+    if !fs::metadata(dir)?.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "not a folder",
+        ));
+    }
+    Ok(made)
 }
 
 /// `edit_file {path, old, new}`: replaces the single occurrence of `old`; refuses when `old`

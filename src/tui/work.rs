@@ -116,6 +116,8 @@ pub enum Work {
     Export {
         timeline: SharedTimeline,
         out: Option<PathBuf>,
+        /// Session files the workbench read: never written.
+        inputs: Vec<PathBuf>,
     },
     /// Remember that the legend was seen: create the (empty) file `path` and its folder.
     RememberLegend { path: PathBuf },
@@ -284,8 +286,12 @@ impl Work {
                 id,
                 relative,
             },
-            Work::Export { timeline, out } => Done::Exported {
-                result: export(&timeline.0, out.as_deref())
+            Work::Export {
+                timeline,
+                out,
+                inputs,
+            } => Done::Exported {
+                result: export(&timeline.0, out.as_deref(), &inputs)
                     .map(|path| (path, timeline.0.calls.len())),
             },
             Work::RememberLegend { path } => Done::LegendRemembered {
@@ -322,15 +328,20 @@ pub fn compare_run(session: &[Message], config: PipelineConfig) -> Result<Strate
 /// Name of the page `/export` writes when no file is given.
 pub const EXPORT_NAME: &str = "ctxlab-timeline";
 
-/// Writes the page; returns where. A named file is replaced; the default name never is.
-pub fn export(timeline: &Timeline, out: Option<&Path>) -> Result<PathBuf, String> {
+/// Writes the page through the one export writer (`export_file`); returns where. A named
+/// file is replaced (never a session this workbench opened); the default name never is.
+pub fn export(
+    timeline: &Timeline,
+    out: Option<&Path>,
+    inputs: &[PathBuf],
+) -> Result<PathBuf, String> {
+    use crate::export_file::{Target, write_export};
     let page = html::page(timeline);
     let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     if let Some(out) = out {
-        let path = cwd.join(out);
-        std::fs::write(&path, &page)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        return Ok(path);
+        return write_export(&cwd.join(out), page.as_bytes(), &inputs, Target::Named)
+            .map_err(|e| e.to_string());
     }
     for n in 1..10_000 {
         let name = if n == 1 {
@@ -339,18 +350,13 @@ pub fn export(timeline: &Timeline, out: Option<&Path>) -> Result<PathBuf, String
             format!("{EXPORT_NAME}-{n}.html")
         };
         let path = cwd.join(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                return io::Write::write_all(&mut f, page.as_bytes())
-                    .map(|_| path.clone())
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()));
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(format!("cannot write {}: {e}", path.display())),
+        if std::fs::symlink_metadata(&path).is_ok() {
+            continue;
+        }
+        match write_export(&path, page.as_bytes(), &inputs, Target::Fresh) {
+            Ok(p) => return Ok(p),
+            Err(crate::export_file::ExportError::Refused { .. }) => continue,
+            Err(e) => return Err(e.to_string()),
         }
     }
     Err(format!("every {EXPORT_NAME}-N.html name is taken"))

@@ -108,6 +108,10 @@ impl App {
     /// Esc while something loads: stop waiting for it (its result will be dropped).
     pub(super) fn stop_waiting(&mut self) {
         if let Some(l) = self.loading.take() {
+            if let super::LoadKind::Session { progress, .. } = &l.what {
+                // The read itself stops too: a huge file is not read on for nothing.
+                progress.cancel();
+            }
             self.notify(format!("stopped waiting for {}", l.what.relative()));
         }
     }

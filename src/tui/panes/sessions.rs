@@ -3,6 +3,7 @@
 //! compactions and peak context (`…` until a background job has counted the file), and a
 //! row for each folder that could not be read. Draws `App` state only.
 
+use crate::sanitize::sanitize_line;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -76,14 +77,21 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         let mut line = match row {
             BrowserRow::Project { name, sessions } => Line::from(Span::styled(
                 fit(
-                    &format!("▾ {name} ({})", super::plural(*sessions, "session")),
+                    &format!(
+                        "▾ {} ({})",
+                        sanitize_line(name),
+                        super::plural(*sessions, "session")
+                    ),
                     width,
                 ),
                 app.theme.title(),
             )),
             BrowserRow::Session(item) => Line::from(fit(&session_text(item, width), width)),
             BrowserRow::Error { path, message } => Line::from(Span::styled(
-                fit(&format!("  ! {}: {message}", path.display()), width),
+                fit(
+                    &sanitize_line(&format!("  ! {}: {message}", path.display())),
+                    width,
+                ),
                 app.theme.error(),
             )),
         };
@@ -108,7 +116,13 @@ fn session_text(item: &SessionItem, width: usize) -> String {
     let started = e
         .started
         .as_deref()
-        .map(|t| t.chars().take(16).collect::<String>().replace('T', " "))
+        .map(|t| {
+            sanitize_line(t)
+                .chars()
+                .take(16)
+                .collect::<String>()
+                .replace('T', " ")
+        })
         .unwrap_or_else(|| "?".into());
     let (calls, comp, peak) = match &item.stats {
         None => ("…".to_string(), "…".to_string(), "…".to_string()),
@@ -121,10 +135,12 @@ fn session_text(item: &SessionItem, width: usize) -> String {
                 .unwrap_or_else(|| "-".into()),
         ),
     };
+    // Sanitized before it is measured: a control character in a file name would
+    // otherwise count as a column the terminal never shows.
     let name = e
         .path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+        .map(|n| sanitize_line(&n.to_string_lossy()).into_owned())
         .unwrap_or_default();
     let room = name_width(width);
     let with_format = format!("{name} · {}", e.format.name());

@@ -4,8 +4,7 @@
 //! session files only; writes only under the scratch folder it is given.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{self, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::scratch;
@@ -13,7 +12,8 @@ use super::{BrowserRow, OpenedSession, Progress, SessionDone, SessionItem, Sessi
 use super::{SessionWork, build_view};
 use crate::session::discover::{SessionFile, discover_reporting};
 use crate::session::numbers::numbers_of_file;
-use crate::session::{load_session_text, parse_session_text};
+use crate::session::open::{open_regular, read_session_bytes};
+use crate::session::{load_session_text, parse_session_text, text_of_bytes};
 use crate::store::Store;
 use crate::tui::replay::replay_into;
 
@@ -21,8 +21,6 @@ use crate::tui::replay::replay_into;
 pub const HEAD_BYTES: usize = 1024 * 1024;
 /// Bytes of session files one `Stats` job scans before it hands back the rest.
 pub const STATS_BYTES_PER_JOB: u64 = 16 * 1024 * 1024;
-/// The whole file is read in chunks this big, the progress counter moving after each.
-const READ_CHUNK: usize = 4 * 1024 * 1024;
 
 pub(super) fn run(work: SessionWork) -> SessionDone {
     match work {
@@ -78,7 +76,8 @@ pub(super) fn run(work: SessionWork) -> SessionDone {
             config,
             scratch,
         } => {
-            let store = Store::new(&scratch);
+            // A scratch folder removed on close: never worth a sync.
+            let store = Store::new(&scratch).without_sync();
             let replay = match std::fs::create_dir_all(&scratch) {
                 Ok(()) => replay_into(messages.as_ref().clone(), config, &store),
                 Err(e) => crate::tui::replay::Replay {
@@ -149,14 +148,16 @@ fn group(entries: Vec<SessionFile>) -> Vec<BrowserRow> {
     rows
 }
 
-/// The first `HEAD_BYTES` of a session, cut at the last whole line, as a view.
+/// The first `HEAD_BYTES` of a session, cut at the last whole line, as a view. Only a
+/// regular file is read, opened without blocking (`session::open`).
 pub fn open_head(path: &Path) -> Result<OpenedSession, String> {
-    let bytes = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-        .len();
+    let opened = open_regular(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = opened.len;
     let mut buf = Vec::with_capacity(HEAD_BYTES.min(bytes as usize));
-    File::open(path)
-        .and_then(|f| f.take(HEAD_BYTES as u64).read_to_end(&mut buf))
+    opened
+        .file
+        .take((HEAD_BYTES as u64).min(bytes))
+        .read_to_end(&mut buf)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let complete = (buf.len() as u64) >= bytes;
     if !complete {
@@ -168,36 +169,15 @@ pub fn open_head(path: &Path) -> Result<OpenedSession, String> {
     Ok(build_view(path, bytes, complete, session))
 }
 
-/// The whole session (with its subagents' files), `progress` counting the bytes read.
+/// The whole session (with its subagents' files), `progress` counting the bytes read; a
+/// cancel through `progress` ends the read at its next chunk.
 pub fn open_full(path: &Path, progress: &Progress) -> Result<OpenedSession, String> {
-    let (text, bytes) = read_counting(path, progress)
+    let bytes = read_session_bytes(path, &|n| progress.set(n), &|| progress.is_cancelled())
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let len = bytes.len() as u64;
+    let (text, _) = text_of_bytes(bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let session = load_session_text(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(build_view(path, bytes, true, session))
-}
-
-/// A file's text, read in chunks; invalid UTF-8 is replaced.
-fn read_counting(path: &Path, progress: &Progress) -> io::Result<(String, u64)> {
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
-    let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    let mut chunk = vec![0u8; READ_CHUNK];
-    loop {
-        let n = match file.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        buf.extend_from_slice(&chunk[..n]);
-        progress.set(buf.len() as u64);
-    }
-    let bytes = buf.len() as u64;
-    let text = match String::from_utf8(buf) {
-        Ok(t) => t,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    };
-    Ok((text, bytes))
+    Ok(build_view(path, len, true, session))
 }
 
 /// Paths of the sessions listed in `rows` that have no counts yet.

@@ -29,24 +29,37 @@ use crate::tui::rows::MessageInfo;
 pub use jobs::{HEAD_BYTES, STATS_BYTES_PER_JOB, open_full, open_head, uncounted};
 pub use view::build_view;
 
-/// How many bytes of a file a job has read, shared with the screen's loading line.
+/// How many bytes of a file a job has read, shared with the screen's loading line, and
+/// whether the screen stopped waiting (Esc), which ends the read at its next chunk.
 /// Compared by address: effects are compared in tests, a counter never is.
 #[derive(Debug, Clone, Default)]
-pub struct Progress(pub Arc<AtomicU64>);
+pub struct Progress {
+    bytes: Arc<AtomicU64>,
+    cancelled: Arc<std::sync::atomic::AtomicBool>,
+}
 
 impl Progress {
     pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+        self.bytes.load(Ordering::Relaxed)
     }
 
     pub fn set(&self, bytes: u64) {
-        self.0.store(bytes, Ordering::Relaxed);
+        self.bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Asks the job reading the file to stop.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
     }
 }
 
 impl PartialEq for Progress {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.bytes, &other.bytes)
     }
 }
 

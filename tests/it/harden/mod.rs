@@ -3,13 +3,17 @@
 //! `crate::common` (`scratch`, `models`, `stub_server`, `pty`).
 
 mod agent_panic;
+mod browser_rows;
 mod closed_stdout;
 mod embedded_demo;
 mod exit_codes;
 mod pipeline_stream;
 mod secrets;
+mod session_files;
+mod session_fuzz;
 mod settings;
 mod signals;
 mod special_files;
 mod stale_temps;
 mod store_links;
+mod terminal_escapes;
