@@ -266,12 +266,6 @@ impl Timeline {
         number.checked_sub(1).and_then(|i| self.calls.get(i))
     }
 
-    /// The stages that ran since the last request (e.g. a compaction after the turn).
-    pub fn pending_steps(&self) -> Range<usize> {
-        let start = self.calls.last().map_or(0, |c| c.steps.end);
-        start..self.steps.len()
-    }
-
     /// The call the next fact belongs to.
     fn next_call(&self) -> usize {
         self.calls.len() + 1
