@@ -15,6 +15,7 @@
 pub mod diff;
 mod events;
 pub mod html;
+mod html_escape;
 pub mod label;
 pub mod lineage;
 mod svg;
