@@ -19,8 +19,8 @@ use crate::pyrepr::{py_str_len, py_str_list, unicode_json_map_len};
 mod json;
 
 pub use json::{
-    json_size, lesson_json_history, lesson_json_history_prefix, lesson_json_message,
-    unicode_json_history, unicode_json_message, write_lesson_json_message,
+    ascii_json_history, ascii_json_history_prefix, ascii_json_message, json_size,
+    unicode_json_history, unicode_json_message, write_ascii_json_message,
 };
 
 /// Why a JSON value is not a message ctxlab can work with.
@@ -426,18 +426,6 @@ pub fn tool_pairing_error(messages: &[Message]) -> Option<String> {
         }
     }
     None
-}
-
-/// Parses a history: a JSON array of messages. The error names the offending message.
-pub fn parse_history(value: Value) -> Result<Vec<Message>, (usize, MessageError)> {
-    let Value::Array(items) = value else {
-        return Err((0, MessageError::NotAnObject(json_kind(&value))));
-    };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| Message::from_value(v).map_err(|e| (i, e)))
-        .collect()
 }
 
 impl Serialize for Message {

@@ -13,7 +13,7 @@ use crate::agent::turn::AgentSetup;
 use crate::compact::{ConfigError, PipelineConfig, Strategy};
 use crate::provider::anthropic::AnthropicModel;
 use crate::provider::openai::OpenAiModel;
-use crate::provider::scripted::{Scenario, ScenarioError, ScriptedModel};
+use crate::provider::scripted::{self, Scenario, ScenarioError, ScriptedModel};
 use crate::provider::{ClientBuildError, Model, RetryPolicy};
 use crate::store::Store;
 use crate::tools::{EnvPolicy, PROVIDER_KEY_VARS, Redactions, ToolError, Workspace};
@@ -291,7 +291,10 @@ pub fn prepare_with(
             )
         }
         ProviderKind::Scripted => {
-            let name = options.scenario.clone().unwrap_or_else(|| "tour".into());
+            let name = options
+                .scenario
+                .clone()
+                .unwrap_or_else(|| scripted::DEFAULT_SCENARIO.into());
             // The embedded scenarios only: nothing at run time reads the build tree.
             let mut scenario = Scenario::load(&name, None).map_err(|e| match e {
                 ScenarioError::NotFound { name, .. } => LaunchError::UnknownScenario {
@@ -333,7 +336,12 @@ pub fn prepare_with(
             p.clone()
         }
         (None, ProviderKind::Scripted) => {
-            let p = fresh_demo_workspace(options.scenario.as_deref().unwrap_or("tour"))?;
+            let p = fresh_demo_workspace(
+                options
+                    .scenario
+                    .as_deref()
+                    .unwrap_or(scripted::DEFAULT_SCENARIO),
+            )?;
             notices.push(format!("Demo workspace: {}", p.display()));
             p
         }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::config::PipelineConfig;
 use super::report::{Change, CompactTrigger, Stage, StageReport};
 use super::unit::SizeUnit;
-use crate::message::{Message, estimate_size, write_lesson_json_message};
+use crate::message::{Message, estimate_size, write_ascii_json_message};
 use crate::pyrepr::{py_strip, summary_literal};
 use crate::store::FileWritten;
 use crate::util::group_digits;
@@ -56,13 +56,13 @@ pub struct WindowTooSmall {
 pub struct SummaryRequest {
     /// The summarizer's instructions; empty for s06, which sends none.
     pub system: String,
-    /// The one user message's text: the history as lesson JSON, cut.
+    /// The one user message's text: the history as ASCII JSON, cut.
     pub user_text: String,
     pub max_tokens: usize,
 }
 
 impl SummaryRequest {
-    /// The request for the first `count` messages of a history whose lesson JSON lines are
+    /// The request for the first `count` messages of a history whose ASCII JSON lines are
     /// `lines` (the transcript just written): the summarizer's input is cut from the same
     /// text, not written a second time.
     pub(crate) fn from_lines(
@@ -93,7 +93,7 @@ pub(crate) fn focus_sentence(focus: Option<&str>) -> String {
 /// is busy reading the file (docs/architecture.md, "Replay of a long session").
 const PARALLEL_JSON_CHARS: usize = 1024 * 1024;
 
-/// A history's lesson JSON, one line per message, and where each line ends: the
+/// A history's ASCII JSON, one line per message, and where each line ends: the
 /// transcript as written, from which the summarizer's input is also cut.
 #[derive(Debug)]
 pub(crate) struct LessonLines {
@@ -132,7 +132,7 @@ impl LessonLines {
         let mut text = String::with_capacity(size + size / 8);
         let mut ends = Vec::with_capacity(messages.len());
         for m in messages {
-            write_lesson_json_message(m, &mut text);
+            write_ascii_json_message(m, &mut text);
             ends.push(text.len());
             text.push('\n');
         }
@@ -143,8 +143,8 @@ impl LessonLines {
         &self.text
     }
 
-    /// The first `max_chars` chars of the lesson JSON array of the first `count` messages
-    /// (`[m0, m1, ...]`). Lesson JSON is pure ASCII, so chars are bytes and the cut is a
+    /// The first `max_chars` chars of the ASCII JSON array of the first `count` messages
+    /// (`[m0, m1, ...]`). ASCII JSON is pure ASCII, so chars are bytes and the cut is a
     /// byte cut.
     pub(crate) fn array_prefix(&self, count: usize, max_chars: usize) -> String {
         let mut out = String::with_capacity(max_chars.min(self.text.len() + 2));
@@ -404,7 +404,7 @@ impl PendingCompaction {
 #[cfg(test)]
 mod lines_tests {
     use super::*;
-    use crate::message::{block, lesson_json_history_prefix};
+    use crate::message::{ascii_json_history_prefix, block};
 
     #[test]
     fn the_summarizer_input_cut_from_the_transcript_equals_writing_it_anew() {
@@ -425,12 +425,12 @@ mod lines_tests {
         assert_eq!(two.text, one.text);
         assert_eq!(two.ends, one.ends);
         assert_eq!(lines.transcript().lines().count(), 3);
-        let whole = lesson_json_history_prefix(&h, usize::MAX).len();
+        let whole = ascii_json_history_prefix(&h, usize::MAX).len();
         for count in 0..=3 {
             for cut in [0, 1, 2, 7, 40, 80, whole - 1, whole, whole + 5] {
                 assert_eq!(
                     lines.array_prefix(count, cut),
-                    lesson_json_history_prefix(&h[..count], cut),
+                    ascii_json_history_prefix(&h[..count], cut),
                     "count {count}, cut {cut}"
                 );
             }

@@ -4,8 +4,8 @@
 
 use super::Message;
 use crate::pyrepr::{
-    lesson_json_map, lesson_json_maps_prefix, unicode_json_map, unicode_json_maps,
-    write_lesson_json_map,
+    ascii_json_map, ascii_json_maps_prefix, unicode_json_map, unicode_json_maps,
+    write_ascii_json_map,
 };
 
 /// The size of a history in the s08-latest unit: the length of
@@ -25,24 +25,24 @@ pub fn unicode_json_history(messages: &[Message]) -> String {
     unicode_json_maps(messages.iter().map(|m| &m.raw))
 }
 
-/// Lesson JSON of one message: a transcript line without its newline.
-pub fn lesson_json_message(m: &Message) -> String {
-    lesson_json_map(&m.raw)
+/// ASCII JSON of one message: a transcript line without its newline.
+pub fn ascii_json_message(m: &Message) -> String {
+    ascii_json_map(&m.raw)
 }
 
-/// `lesson_json_message` appended to `out`.
-pub fn write_lesson_json_message(m: &Message, out: &mut String) {
-    write_lesson_json_map(&m.raw, out);
+/// `ascii_json_message` appended to `out`.
+pub fn write_ascii_json_message(m: &Message, out: &mut String) {
+    write_ascii_json_map(&m.raw, out);
 }
 
-/// Lesson JSON of a whole history as one array: the summarizer's input before the cut.
-pub fn lesson_json_history(messages: &[Message]) -> String {
-    lesson_json_history_prefix(messages, usize::MAX)
+/// ASCII JSON of a whole history as one array: the summarizer's input before the cut.
+pub fn ascii_json_history(messages: &[Message]) -> String {
+    ascii_json_history_prefix(messages, usize::MAX)
 }
 
-/// The first `max_chars` chars of `lesson_json_history`, without writing the rest.
-pub fn lesson_json_history_prefix(messages: &[Message], max_chars: usize) -> String {
-    lesson_json_maps_prefix(messages.iter().map(|m| &m.raw), max_chars)
+/// The first `max_chars` chars of `ascii_json_history`, without writing the rest.
+pub fn ascii_json_history_prefix(messages: &[Message], max_chars: usize) -> String {
+    ascii_json_maps_prefix(messages.iter().map(|m| &m.raw), max_chars)
 }
 
 #[cfg(test)]
@@ -69,12 +69,12 @@ mod tests {
             Message::user_text("héllo \"x\""),
             Message::user_text("second"),
         ];
-        let whole = lesson_json_history(&h);
+        let whole = ascii_json_history(&h);
         assert!(whole.is_ascii());
         for cut in [0, 1, 5, 20, whole.len() - 1, whole.len(), whole.len() + 10] {
             let want = &whole[..cut.min(whole.len())];
-            assert_eq!(lesson_json_history_prefix(&h, cut), want, "cut {cut}");
+            assert_eq!(ascii_json_history_prefix(&h, cut), want, "cut {cut}");
         }
-        assert_eq!(lesson_json_history(&[]), "[]");
+        assert_eq!(ascii_json_history(&[]), "[]");
     }
 }

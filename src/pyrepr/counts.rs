@@ -176,8 +176,8 @@ mod tests {
     use crate::pyrepr::{py_repr, summary_literal};
     use serde_json::Value;
 
-    fn lesson_json_str(s: &str) -> String {
-        crate::pyrepr::lesson_json(&Value::String(s.to_string()))
+    fn ascii_json_str(s: &str) -> String {
+        crate::pyrepr::ascii_json(&Value::String(s.to_string()))
     }
 
     /// Strings mixing every byte class the counts tell apart, with long plain runs so the
@@ -245,7 +245,7 @@ mod tests {
         for s in strings() {
             assert_eq!(
                 json_str_len(&s, true),
-                lesson_json_str(&s).chars().count(),
+                ascii_json_str(&s).chars().count(),
                 "{s:?}"
             );
             assert_eq!(

@@ -1,7 +1,7 @@
 //! The two JSON writers (docs/pipeline.md, "The two JSON writers"), byte for byte as Python's
 //! `json.dumps` writes them.
 //!
-//! Transcripts and the summarizer input use `ensure_ascii=True` ("lesson JSON"); the summary
+//! Transcripts and the summarizer input use `ensure_ascii=True` ("ASCII JSON"); the summary
 //! inside a `[Compacted]` message uses `ensure_ascii=False` ("summary literal"), and so does
 //! the s08-latest strategy for its size unit, transcripts and summarizer input ("unicode
 //! JSON"). All keep key order and Python's default separators. serde_json's own writer
@@ -128,29 +128,29 @@ fn write_json_map<S: Sink>(map: &Map<String, Value>, ascii_only: bool, out: &mut
     out.push_char('}');
 }
 
-/// Lesson JSON (`json.dumps(v)`) of any value.
-pub fn lesson_json(v: &Value) -> String {
+/// ASCII JSON, Python's `json.dumps(v)` with its default `ensure_ascii=True`, of any value.
+pub fn ascii_json(v: &Value) -> String {
     let mut out = String::new();
     write_json_value(v, true, &mut out);
     out
 }
 
-/// Lesson JSON of one object: a transcript line without its newline.
-pub fn lesson_json_map(map: &Map<String, Value>) -> String {
+/// ASCII JSON of one object: a transcript line without its newline.
+pub fn ascii_json_map(map: &Map<String, Value>) -> String {
     let mut out = String::new();
     write_json_map(map, true, &mut out);
     out
 }
 
-/// `lesson_json_map` appended to `out`.
-pub fn write_lesson_json_map(map: &Map<String, Value>, out: &mut String) {
+/// `ascii_json_map` appended to `out`.
+pub fn write_ascii_json_map(map: &Map<String, Value>, out: &mut String) {
     write_json_map(map, true, out);
 }
 
-/// The first `max_chars` chars of the lesson JSON of a list of objects, without writing
-/// the rest. Lesson JSON is pure ASCII, so bytes and chars coincide and the cut is a byte
+/// The first `max_chars` chars of the ASCII JSON of a list of objects, without writing
+/// the rest. ASCII JSON is pure ASCII, so bytes and chars coincide and the cut is a byte
 /// cut.
-pub fn lesson_json_maps_prefix<'a>(
+pub fn ascii_json_maps_prefix<'a>(
     maps: impl IntoIterator<Item = &'a Map<String, Value>>,
     max_chars: usize,
 ) -> String {
@@ -224,10 +224,10 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn lesson_json_escapes_everything_outside_printable_ascii() {
+    fn ascii_json_escapes_everything_outside_printable_ascii() {
         let v = json!({"a/b": "q\"\\\n\r\t\u{8}\u{c}\u{1}\u{7f}é解😀"});
         assert_eq!(
-            lesson_json(&v),
+            ascii_json(&v),
             r#"{"a/b": "q\"\\\n\r\t\b\f\u0001\u007f\u00e9\u89e3\ud83d\ude00"}"#
         );
     }
@@ -243,11 +243,11 @@ mod tests {
     #[test]
     fn separators_are_pythons() {
         assert_eq!(
-            lesson_json(&json!([1, {"k": [true, null]}])),
+            ascii_json(&json!([1, {"k": [true, null]}])),
             r#"[1, {"k": [true, null]}]"#
         );
         let f: Value = serde_json::from_str("[1e-5, 2.0]").unwrap();
-        assert_eq!(lesson_json(&f), "[1e-05, 2.0]");
+        assert_eq!(ascii_json(&f), "[1e-05, 2.0]");
     }
 
     #[test]

@@ -12,8 +12,8 @@ pub(crate) mod printable_table;
 pub mod str_repr;
 
 pub use json::{
-    lesson_json, lesson_json_map, lesson_json_maps_prefix, py_strip, summary_literal, unicode_json,
-    unicode_json_map, unicode_json_map_len, unicode_json_maps, write_lesson_json_map,
+    ascii_json, ascii_json_map, ascii_json_maps_prefix, py_strip, summary_literal, unicode_json,
+    unicode_json_map, unicode_json_map_len, unicode_json_maps, write_ascii_json_map,
 };
 pub use printable::is_printable;
 pub use str_repr::{

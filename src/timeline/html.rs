@@ -7,6 +7,7 @@
 use std::fmt::Write;
 
 use super::diff::{DiffOp, DiffRow, Fold, counts, fold};
+pub use super::html_escape::escape;
 use super::label::{full_text, label};
 use super::lineage::RowEffect;
 use super::{CallOutcome, Source, StageStep, Timeline};
@@ -35,22 +36,6 @@ svg .grid{stroke:#e3e3e3}svg .axis{fill:#555;font-size:11px}\
 .legend span{display:inline-block;margin-right:1.5em}.sw{display:inline-block;width:.9em;height:.9em;vertical-align:middle;margin-right:.3em}\
 @media (prefers-color-scheme: dark){body{background:#161616;color:#e6e6e6}pre{background:#222}th,td{border-color:#333}\
 .removed{background:#3a1f1f}.added{background:#1f3a22}.changed{background:#3a331c}svg.plot{background:#1d1d1d}.reason{color:#bbb}}";
-
-/// `&`, `<`, `>`, `"` and `'` as entities, so any text is safe in content and attributes.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 fn role(m: &Message) -> &'static str {
     if m.role() == "assistant" {

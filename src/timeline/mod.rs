@@ -15,6 +15,7 @@
 pub mod diff;
 mod events;
 pub mod html;
+mod html_escape;
 pub mod label;
 pub mod lineage;
 mod svg;
@@ -264,12 +265,6 @@ impl Timeline {
     /// The call numbered `number` (1-based).
     pub fn call(&self, number: usize) -> Option<&ModelCall> {
         number.checked_sub(1).and_then(|i| self.calls.get(i))
-    }
-
-    /// The stages that ran since the last request (e.g. a compaction after the turn).
-    pub fn pending_steps(&self) -> Range<usize> {
-        let start = self.calls.last().map_or(0, |c| c.steps.end);
-        start..self.steps.len()
     }
 
     /// The call the next fact belongs to.

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::html::escape;
+use super::html_escape::escape;
 use super::{CallOutcome, Timeline};
 use crate::util::group_digits;
 

@@ -36,7 +36,6 @@ pub fn replay(transcript: Vec<Message>, config: PipelineConfig, store: &Store) -
 /// `replay`, writing what the pipeline persists into `store` as it would (the opened
 /// session's replay hands it a scratch store under the data dir, never a workspace).
 pub fn replay_into(transcript: Vec<Message>, config: PipelineConfig, store: &Store) -> Replay {
-    let dry = store;
     let options = ReplayOptions {
         config,
         summary_text: None,
@@ -46,7 +45,7 @@ pub fn replay_into(transcript: Vec<Message>, config: PipelineConfig, store: &Sto
         context_limit: config.context_limit,
         ..Replay::default()
     };
-    let result = replay_session(transcript, dry, &options, |record| {
+    let result = replay_session(transcript, store, &options, |record| {
         out.turns = record.call;
         for r in &record.reports {
             out.stages.push((record.call, r.clone()));

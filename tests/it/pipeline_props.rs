@@ -8,7 +8,7 @@ use crate::common::history::*;
 use ctxlab::compact::{
     Change, Pipeline, PipelineConfig, Stage, StageReport, begin_reactive_compact, estimate_size,
 };
-use ctxlab::message::lesson_json_history;
+use ctxlab::message::ascii_json_history;
 use ctxlab::message::{Message, block, tool_results};
 use ctxlab::store::Store;
 use proptest::prelude::*;
@@ -359,7 +359,7 @@ fn check_history(turns: &[Turn]) -> Result<(), TestCaseError> {
     prop_assert_eq!(estimate_size(&whole), size);
     prop_assert_eq!(pre.pending.is_some(), size > cfg.context_limit);
     if let Some(pending) = pre.pending {
-        let json = lesson_json_history(&whole);
+        let json = ascii_json_history(&whole);
         let want: String = json.chars().take(cfg.summary_input_chars).collect();
         prop_assert!(
             pending.request().user_text == want,
@@ -387,7 +387,7 @@ fn check_history(turns: &[Turn]) -> Result<(), TestCaseError> {
         {
             tail_start -= 1;
         }
-        let json = lesson_json_history(&base[..tail_start]);
+        let json = ascii_json_history(&base[..tail_start]);
         let want: String = json.chars().take(cfg.summary_input_chars).collect();
         prop_assert!(pending.request().user_text == want);
         let (after, report) = pending.finish(&[" summary "], "Fix it");

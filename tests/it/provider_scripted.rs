@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::common::files::copy_dir;
 use crate::common::provider::{drain, request};
 use ctxlab::compact::estimate_size;
-use ctxlab::message::lesson_json_history;
+use ctxlab::message::ascii_json_history;
 use ctxlab::message::{Message, block, block_type};
 use ctxlab::provider::scripted::SUMMARY_SYSTEM_PREFIX;
 use ctxlab::provider::{
@@ -399,7 +399,7 @@ async fn summarize(
     focus: Option<&str>,
     summary_override: Option<&str>,
 ) -> String {
-    let input: String = lesson_json_history(part).chars().take(80_000).collect();
+    let input: String = ascii_json_history(part).chars().take(80_000).collect();
     let mut system = SUMMARY_SYSTEM.to_string();
     if let Some(f) = focus {
         system.push_str(&format!(

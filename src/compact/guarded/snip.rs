@@ -18,7 +18,7 @@ use crate::compact::report::{Change, Stage, StageReport};
 use crate::compact::s08::snip::{cut, no_cut_reason};
 use crate::compact::unit::SizeUnit;
 use crate::message::{Message, block_tool_id};
-use crate::pyrepr::lesson_json_map;
+use crate::pyrepr::ascii_json_map;
 use crate::store::{ARCHIVE_PATH, Store, StoreError};
 
 /// The marker of archived messages `first..=last` (original indices).
@@ -116,7 +116,7 @@ fn archive_lines(messages: &[Message], ranges: &[(usize, usize)], cut: (usize, u
             "message".into(),
             Value::Object(messages[i].as_map().clone()),
         );
-        out.push_str(&lesson_json_map(&line));
+        out.push_str(&ascii_json_map(&line));
         out.push('\n');
     }
     out

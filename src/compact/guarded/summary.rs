@@ -19,13 +19,13 @@ use crate::compact::summarize::{
     PendingCompaction, SUMMARY_SYSTEM, Summarizing, SummaryRequest, focus_sentence, transcript_text,
 };
 use crate::compact::unit::SizeUnit;
-use crate::message::{Message, lesson_json_message};
+use crate::message::{Message, ascii_json_message};
 use crate::store::{Store, StoreError};
 
-/// The summarizer input: the newest messages whole (lesson JSON), oldest dropped first, in
+/// The summarizer input: the newest messages whole (ASCII JSON), oldest dropped first, in
 /// at most `limit` chars. A newest message that alone is too long keeps its end.
 pub fn recent_past_input(history: &[Message], limit: usize) -> String {
-    let parts: Vec<String> = history.iter().map(lesson_json_message).collect();
+    let parts: Vec<String> = history.iter().map(ascii_json_message).collect();
     let array_len = |items: &[String]| -> usize {
         2 + items.iter().map(String::len).sum::<usize>() + 2 * items.len().saturating_sub(1)
     };
@@ -46,7 +46,7 @@ pub fn recent_past_input(history: &[Message], limit: usize) -> String {
     let lead = note(parts.len().saturating_sub(1));
     let newest = parts.last().map(String::as_str).unwrap_or("");
     let room = limit.saturating_sub(lead.len());
-    // Lesson JSON is ASCII, so a byte cut is a char cut.
+    // ASCII JSON is ASCII, so a byte cut is a char cut.
     format!("{lead}{}", &newest[newest.len().saturating_sub(room)..])
 }
 
@@ -224,7 +224,7 @@ pub fn begin_reactive(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{block, lesson_json_history};
+    use crate::message::{ascii_json_history, block};
     use serde_json::json;
 
     fn texts(n: usize) -> Vec<Message> {
@@ -236,13 +236,13 @@ mod tests {
     #[test]
     fn the_summary_input_keeps_the_newest_messages_whole() {
         let h = texts(10);
-        let whole = lesson_json_history(&h);
+        let whole = ascii_json_history(&h);
         assert_eq!(recent_past_input(&h, whole.len()), whole);
         let cut = recent_past_input(&h, 200);
         assert!(cut.len() <= 200, "{}", cut.len());
         assert!(cut.ends_with("\"message 9\"}]"), "{cut}");
         let dropped: usize = cut[1..].split(' ').next().unwrap().parse().unwrap();
-        let kept = lesson_json_history(&h[dropped..]);
+        let kept = ascii_json_history(&h[dropped..]);
         assert!(cut.ends_with(&kept), "{cut}");
         // One message longer than the limit: its end.
         let big = vec![Message::user_text("x".repeat(500) + "END")];

@@ -11,13 +11,13 @@ use crate::compact::summarize::{
     PendingCompaction, Summarizing, SummaryRequest, focus_sentence, transcript_text,
 };
 use crate::compact::unit::SizeUnit;
-use crate::message::{Message, lesson_json_history};
+use crate::message::{Message, ascii_json_history};
 use crate::store::{Store, StoreError};
 
 /// The summarizer's user message: instruction, focus, and the end of the history's JSON.
 pub fn summary_user_text(history: &[Message], cfg: &PipelineConfig, focus: Option<&str>) -> String {
-    let json = lesson_json_history(history);
-    // Lesson JSON is ASCII, so a byte cut is a char cut.
+    let json = ascii_json_history(history);
+    // ASCII JSON is ASCII, so a byte cut is a char cut.
     let tail = &json[json.len().saturating_sub(cfg.summary_input_chars)..];
     format!("{SUMMARY_PROMPT}{}\n\n{tail}", focus_sentence(focus))
 }

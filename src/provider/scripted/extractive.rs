@@ -175,7 +175,7 @@ pub fn messages_in_prefix(text: &str) -> Vec<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{block, lesson_json_history};
+    use crate::message::{ascii_json_history, block};
     use serde_json::json;
 
     fn session() -> Vec<Message> {
@@ -212,7 +212,7 @@ mod tests {
 
     #[test]
     fn a_cut_request_still_yields_the_complete_messages() {
-        let json = lesson_json_history(&session());
+        let json = ascii_json_history(&session());
         let cut: String = json.chars().take(json.chars().count() - 30).collect();
         assert_eq!(messages_in_prefix(&cut).len(), 4);
         assert_eq!(messages_in_prefix(&json).len(), 5);
@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn messages_are_found_after_an_instruction_and_around_a_cut_middle() {
-        let json = lesson_json_history(&session());
+        let json = ascii_json_history(&session());
         // s06: an instruction, then the end of the JSON (the first message cut away).
         let tail = &json[40..];
         assert_eq!(

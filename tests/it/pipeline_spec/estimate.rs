@@ -202,7 +202,7 @@ sys.stdout.write(json.dumps(out))
         .enumerate()
     {
         assert_eq!(
-            ctxlab::pyrepr::lesson_json(v),
+            ctxlab::pyrepr::ascii_json(v),
             want.as_str().unwrap(),
             "json.dumps of value {i}"
         );

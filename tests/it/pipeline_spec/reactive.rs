@@ -60,7 +60,7 @@ fn reactive_tail_steps_back_over_a_tool_pair() {
     let p = begin_reactive_compact(&h, &store_in(&ws), &cfg, NOW).unwrap();
     let head: Vec<String> = h[..4]
         .iter()
-        .map(ctxlab::message::lesson_json_message)
+        .map(ctxlab::message::ascii_json_message)
         .collect();
     assert_eq!(p.request().user_text, format!("[{}]", head.join(", ")));
     let (after, _) = p.finish(&["S"], "req");
