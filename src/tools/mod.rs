@@ -130,8 +130,6 @@ pub enum ToolError {
     Timeout(Duration),
     #[error("Cancelled by user")]
     Cancelled,
-    #[error("The {0} tool needs a Unix system (Linux or macOS)")]
-    Unsupported(&'static str),
     #[error("Internal error: {0}")]
     Internal(String),
 }

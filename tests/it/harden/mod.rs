@@ -5,6 +5,10 @@
 mod agent_panic;
 mod closed_stdout;
 mod embedded_demo;
+#[cfg(target_os = "linux")]
+mod environ;
+#[cfg(target_os = "linux")]
+mod escapees;
 mod exit_codes;
 mod pipeline_stream;
 mod secrets;
