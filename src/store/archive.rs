@@ -142,7 +142,7 @@ mod tests {
         fs::create_dir_all(dir.path().join(TRANSCRIPTS_DIR)).unwrap();
         rustix::fs::mkfifoat(
             rustix::fs::CWD,
-            &dir.path().join(ARCHIVE_PATH),
+            dir.path().join(ARCHIVE_PATH),
             rustix::fs::Mode::from_raw_mode(0o600),
         )
         .unwrap();

@@ -86,7 +86,8 @@ mod imp {
                     && !spared.contains(&p.pid)
                     && !spared_session(p.session)
                     && my_session.is_none_or(|s| s.as_raw_nonzero().get() != p.session);
-                if !(in_sessions(p.session) && !spared.contains(&p.pid)) && !orphan_of_a_call {
+                let of_a_session = in_sessions(p.session) && !spared.contains(&p.pid);
+                if !of_a_session && !orphan_of_a_call {
                     continue;
                 }
                 if p.state != 'Z' && killed.insert(p.pid) {
