@@ -124,7 +124,7 @@ pub fn write_export(
         .write(true)
         .create_new(true)
         .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
         .open(&temp)
         .and_then(|mut f| {
             f.write_all(bytes)?;

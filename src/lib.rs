@@ -3,6 +3,11 @@
 //! picks a front end. docs/architecture.md describes the modules and what may import what.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+// The tools' process groups, the openat-style file handles and the signals are POSIX, and
+// only Linux and macOS are built and tested: say so at build time instead of half working.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+compile_error!("ctxlab supports Linux and macOS only");
+
 pub mod agent;
 pub mod commands;
 pub mod compact;

@@ -65,6 +65,10 @@ impl std::error::Error for UsageError {}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // ctxlab starts no children but the tools', so every orphan it adopts is one to end.
+    ctxlab::process::adopt_orphans();
+    // The provider keys are in our environment: a tool's shell must not read it from /proc.
+    ctxlab::process::keep_environment_private();
     let result = session_cap().and_then(|()| match cli.command {
         Some(Command::Run(args)) => cmd_run(args),
         Some(Command::Pipeline(args)) => cmd_pipeline(args),
@@ -436,7 +440,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<ExitCode> {
             events,
             handle,
         };
-        let closed = output_closed(libc::STDOUT_FILENO);
+        let closed = output_closed(std::io::stdout());
         let mut stdout: Box<dyn Write> = if args.json {
             Box::new(std::io::stdout())
         } else {

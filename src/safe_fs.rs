@@ -9,13 +9,17 @@
 //! never follows a symlink below the directory it was opened at, and never removes anything
 //! but a regular file whose name says it is a temp file of a process that is gone.
 
-use std::ffi::{CString, OsStr};
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::process::process_alive;
 
 /// The part of every temp file name that marks it as ctxlab's: `.ctxlab-tmp-<pid>-<n>`.
 pub const TEMP_MARK: &str = ".ctxlab-tmp-";
@@ -61,7 +65,8 @@ pub struct Dir {
     path: PathBuf,
 }
 
-fn c_name(name: &OsStr) -> io::Result<CString> {
+/// `name` if it names one entry of a folder: not empty, no `/`, not `.` or `..`, no NUL.
+fn plain_name(name: &str) -> io::Result<&OsStr> {
     let bytes = name.as_bytes();
     if bytes.is_empty() || bytes.contains(&b'/') || bytes == b"." || bytes == b".." {
         return Err(io::Error::new(
@@ -69,38 +74,26 @@ fn c_name(name: &OsStr) -> io::Result<CString> {
             "not a plain file name",
         ));
     }
-    CString::new(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a name"))
+    if bytes.contains(&0) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "NUL in a name"));
+    }
+    Ok(OsStr::new(name))
 }
 
-fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret == -1 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
+/// The kind a file type names.
+fn kind_of(file_type: FileType) -> EntryKind {
+    match file_type {
+        FileType::RegularFile => EntryKind::File,
+        FileType::Directory => EntryKind::Dir,
+        FileType::Symlink => EntryKind::Symlink,
+        _ => EntryKind::Special,
     }
 }
 
-/// The kind a `st_mode` names. The casts are no-ops on Linux; `mode_t` is narrower on
-/// some other Unixes.
-#[allow(clippy::unnecessary_cast)]
-fn kind_of(mode: u32) -> EntryKind {
-    let fmt = mode & libc::S_IFMT as u32;
-    if fmt == libc::S_IFREG as u32 {
-        EntryKind::File
-    } else if fmt == libc::S_IFDIR as u32 {
-        EntryKind::Dir
-    } else if fmt == libc::S_IFLNK as u32 {
-        EntryKind::Symlink
-    } else {
-        EntryKind::Special
-    }
-}
-
-fn fstat(fd: &OwnedFd) -> io::Result<libc::stat> {
-    // SAFETY: `stat` is plain old data; fstat fills it in or fails, and the fd is open.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    cvt(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
-    Ok(st)
+/// What the open handle `fd` is.
+fn kind_of_fd(fd: &OwnedFd) -> io::Result<EntryKind> {
+    let st = rustix::fs::fstat(fd)?;
+    Ok(kind_of(FileType::from_raw_mode(st.st_mode)))
 }
 
 impl Dir {
@@ -110,25 +103,20 @@ impl Dir {
             path: path.to_path_buf(),
             source,
         };
-        let c = CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| io_err(io::Error::from(io::ErrorKind::InvalidInput)))?;
-        // SAFETY: `c` is a valid NUL-terminated string; the returned fd is owned below.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        };
-        match cvt(fd) {
-            // SAFETY: `fd` was just opened and is owned by nothing else.
+        let opened = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        );
+        match opened {
             Ok(fd) => Ok(Dir {
-                fd: unsafe { OwnedFd::from_raw_fd(fd) },
+                fd,
                 path: path.to_path_buf(),
             }),
-            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Err(DirError::NotADirectory {
+            Err(Errno::NOTDIR) => Err(DirError::NotADirectory {
                 path: path.to_path_buf(),
             }),
-            Err(e) => Err(io_err(e)),
+            Err(e) => Err(io_err(e.into())),
         }
     }
 
@@ -139,22 +127,11 @@ impl Dir {
 
     /// What is at `name` (None: nothing), without following a symlink.
     pub fn entry_kind(&self, name: &str) -> io::Result<Option<EntryKind>> {
-        let c = c_name(OsStr::new(name))?;
-        // SAFETY: plain old data filled in by fstatat on an open directory fd.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        let ret = unsafe {
-            libc::fstatat(
-                self.fd.as_raw_fd(),
-                c.as_ptr(),
-                &mut st,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        };
-        match cvt(ret) {
-            #[allow(clippy::unnecessary_cast)]
-            Ok(_) => Ok(Some(kind_of(st.st_mode as u32))),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
+        let name = plain_name(name)?;
+        match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(kind_of(FileType::from_raw_mode(st.st_mode)))),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -166,37 +143,28 @@ impl Dir {
             path: path.clone(),
             source,
         };
-        let c = c_name(OsStr::new(name)).map_err(io_err)?;
+        let c = plain_name(name).map_err(io_err)?;
         for _ in 0..2 {
-            // SAFETY: valid fd and NUL-terminated name; the result is owned below.
-            let fd = unsafe {
-                libc::openat(
-                    self.fd.as_raw_fd(),
-                    c.as_ptr(),
-                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                )
-            };
-            match cvt(fd) {
-                Ok(fd) => {
-                    return Ok(Some(Dir {
-                        // SAFETY: just opened, owned by nothing else.
-                        fd: unsafe { OwnedFd::from_raw_fd(fd) },
-                        path,
-                    }));
-                }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let opened = rustix::fs::openat(
+                &self.fd,
+                c,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            );
+            match opened {
+                Ok(fd) => return Ok(Some(Dir { fd, path })),
+                Err(Errno::NOENT) => {
                     if !create {
                         return Ok(None);
                     }
-                    // SAFETY: valid fd and name. A racing creator makes EEXIST: fine.
-                    let made = unsafe { libc::mkdirat(self.fd.as_raw_fd(), c.as_ptr(), 0o777) };
-                    if let Err(e) = cvt(made)
-                        && e.kind() != io::ErrorKind::AlreadyExists
-                    {
-                        return Err(io_err(e));
+                    // A racing creator makes EEXIST: fine.
+                    match rustix::fs::mkdirat(&self.fd, c, Mode::from_raw_mode(0o777)) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(e) => return Err(io_err(e.into())),
                     }
                 }
                 Err(e) => {
+                    let e = io::Error::from(e);
                     return Err(match self.entry_kind(name) {
                         Ok(Some(EntryKind::Symlink)) => DirError::Symlink {
                             target: std::fs::read_link(&path).ok(),
@@ -218,25 +186,19 @@ impl Dir {
     /// `Ok(None)`: nothing there; `Err` of kind `InvalidData`: something that is not a
     /// regular file (a directory, a FIFO, a device, a symlink).
     pub fn open_regular(&self, name: &str) -> io::Result<Option<File>> {
-        let c = c_name(OsStr::new(name))?;
-        // SAFETY: valid fd and name; the result is owned below.
-        let fd = unsafe {
-            libc::openat(
-                self.fd.as_raw_fd(),
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
-            )
+        let opened = rustix::fs::openat(
+            &self.fd,
+            plain_name(name)?,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        );
+        let fd = match opened {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(Errno::LOOP) => return Err(not_regular(name)),
+            Err(e) => return Err(e.into()),
         };
-        let fd = match cvt(fd) {
-            // SAFETY: just opened, owned by nothing else.
-            Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(not_regular(name)),
-            Err(e) => return Err(e),
-        };
-        #[allow(clippy::unnecessary_cast)]
-        let mode = fstat(&fd)?.st_mode as u32;
-        if kind_of(mode) != EntryKind::File {
+        if kind_of_fd(&fd)? != EntryKind::File {
             return Err(not_regular(name));
         }
         Ok(Some(File::from(fd)))
@@ -246,30 +208,23 @@ impl Dir {
     /// regular file: never through a symlink, non-blocking so a FIFO cannot block the open,
     /// and checked on the open handle. Not a regular file: `Err` of kind `InvalidData`.
     pub fn open_append(&self, name: &str) -> io::Result<File> {
-        let c = c_name(OsStr::new(name))?;
-        // SAFETY: valid fd and name; the result is owned below.
-        let fd = unsafe {
-            libc::openat(
-                self.fd.as_raw_fd(),
-                c.as_ptr(),
-                libc::O_RDWR
-                    | libc::O_APPEND
-                    | libc::O_CREAT
-                    | libc::O_NOFOLLOW
-                    | libc::O_NONBLOCK
-                    | libc::O_CLOEXEC,
-                0o644 as libc::c_uint,
-            )
+        let opened = rustix::fs::openat(
+            &self.fd,
+            plain_name(name)?,
+            OFlags::RDWR
+                | OFlags::APPEND
+                | OFlags::CREATE
+                | OFlags::NOFOLLOW
+                | OFlags::NONBLOCK
+                | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        );
+        let fd = match opened {
+            Ok(fd) => fd,
+            Err(Errno::LOOP) => return Err(not_regular(name)),
+            Err(e) => return Err(e.into()),
         };
-        let fd = match cvt(fd) {
-            // SAFETY: just opened, owned by nothing else.
-            Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(not_regular(name)),
-            Err(e) => return Err(e),
-        };
-        #[allow(clippy::unnecessary_cast)]
-        let mode = fstat(&fd)?.st_mode as u32;
-        if kind_of(mode) != EntryKind::File {
+        if kind_of_fd(&fd)? != EntryKind::File {
             return Err(not_regular(name));
         }
         Ok(File::from(fd))
@@ -297,38 +252,30 @@ impl Dir {
     /// `write_new`, flushing the temp file to disk first only when `sync` (a writer whose
     /// source can be replayed syncs once at the end instead).
     pub fn write_new_synced(&self, name: &str, bytes: &[u8], sync: bool) -> io::Result<bool> {
-        let target = c_name(OsStr::new(name))?;
+        let target = plain_name(name)?;
         let temp_name = temp_name("");
-        let temp = c_name(OsStr::new(&temp_name))?;
-        let dirfd = self.fd.as_raw_fd();
-        // SAFETY: valid fd and name; O_EXCL|O_NOFOLLOW never opens an existing entry.
-        let fd = cvt(unsafe {
-            libc::openat(
-                dirfd,
-                temp.as_ptr(),
-                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                0o600 as libc::c_uint,
-            )
-        })?;
-        // SAFETY: just created, owned by nothing else.
-        let mut file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        let temp = plain_name(&temp_name)?;
+        // O_EXCL|O_NOFOLLOW never opens an existing entry.
+        let fd = rustix::fs::openat(
+            &self.fd,
+            temp,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )?;
+        let mut file = File::from(fd);
         let result = (|| {
             file.write_all(bytes)?;
             if sync {
                 file.sync_all()?;
             }
-            // SAFETY: both names are valid and relative to the same open directory.
-            let linked = unsafe { libc::linkat(dirfd, temp.as_ptr(), dirfd, target.as_ptr(), 0) };
-            match cvt(linked) {
-                Ok(_) => Ok(true),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-                Err(e) => Err(e),
+            match rustix::fs::linkat(&self.fd, temp, &self.fd, target, AtFlags::empty()) {
+                Ok(()) => Ok(true),
+                Err(Errno::EXIST) => Ok(false),
+                Err(e) => Err(io::Error::from(e)),
             }
         })();
-        // SAFETY: removes the temp name only; the linked name (if any) keeps the data.
-        unsafe {
-            libc::unlinkat(dirfd, temp.as_ptr(), 0);
-        }
+        // Removes the temp name only; the linked name (if any) keeps the data.
+        let _ = rustix::fs::unlinkat(&self.fd, temp, AtFlags::empty());
         result
     }
 
@@ -359,11 +306,11 @@ impl Dir {
             if !stale {
                 continue;
             }
-            let Ok(c) = c_name(OsStr::new(name)) else {
+            let Ok(c) = plain_name(name) else {
                 continue;
             };
-            // SAFETY: valid fd and name; unlinkat without AT_REMOVEDIR only removes files.
-            if unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), 0) } == 0 {
+            // Without AT_REMOVEDIR, unlinkat only removes files.
+            if rustix::fs::unlinkat(&self.fd, c, AtFlags::empty()).is_ok() {
                 removed += 1;
             }
         }
@@ -378,16 +325,18 @@ pub fn open_regular_path(path: &Path) -> io::Result<Result<File, EntryKind>> {
     use std::os::unix::fs::OpenOptionsExt;
     let opened = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .custom_flags((OFlags::NONBLOCK | OFlags::NOFOLLOW).bits() as i32)
         .open(path);
     let file = match opened {
         Ok(file) => file,
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(Err(EntryKind::Symlink)),
+        Err(e) if e.raw_os_error() == Some(Errno::LOOP.raw_os_error()) => {
+            return Ok(Err(EntryKind::Symlink));
+        }
         Err(e) => return Err(e),
     };
     let kind = {
         use std::os::unix::fs::MetadataExt;
-        kind_of(file.metadata()?.mode())
+        kind_of(FileType::from_raw_mode(file.metadata()?.mode() as _))
     };
     Ok(if kind == EntryKind::File {
         Ok(file)
@@ -400,7 +349,7 @@ pub fn open_regular_path(path: &Path) -> io::Result<Result<File, EntryKind>> {
 pub fn path_kind(path: &Path) -> io::Result<Option<EntryKind>> {
     use std::os::unix::fs::MetadataExt;
     match std::fs::symlink_metadata(path) {
-        Ok(m) => Ok(Some(kind_of(m.mode()))),
+        Ok(m) => Ok(Some(kind_of(FileType::from_raw_mode(m.mode() as _)))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
@@ -445,19 +394,6 @@ pub fn temp_name_pid(name: &str) -> Option<u32> {
 pub fn is_legacy_temp_name(name: &str) -> bool {
     name.strip_prefix(".tmp-")
         .is_some_and(|rest| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
-}
-
-/// Whether a process with this id runs on this machine (as far as we may ask).
-pub fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        return true;
-    }
-    // SAFETY: signal 0 only checks for existence and permission; nothing is sent.
-    let ret = unsafe { libc::kill(pid, 0) };
-    ret == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// A ctxlab temp name whose process is gone: safe to remove. Temp files of this process

@@ -167,18 +167,11 @@ impl Store {
         }
         #[cfg(target_os = "linux")]
         {
-            use std::os::fd::AsRawFd;
             let dir = std::fs::File::open(&self.root)?;
-            // SAFETY: a valid open fd; syncfs only flushes its file system.
-            if unsafe { libc::syncfs(dir.as_raw_fd()) } == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
+            rustix::fs::syncfs(&dir)?;
         }
         #[cfg(not(target_os = "linux"))]
-        // SAFETY: sync takes no arguments and cannot fail.
-        unsafe {
-            libc::sync();
-        }
+        rustix::fs::sync();
         Ok(())
     }
 

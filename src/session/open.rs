@@ -78,7 +78,7 @@ fn open_capped(path: &Path, max: u64) -> Result<OpenedFile, SessionError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
     }
     let file = options.open(path).map_err(SessionError::Read)?;
     let meta = file.metadata().map_err(SessionError::Read)?;
@@ -183,9 +183,12 @@ mod tests {
         );
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("live.jsonl");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid C string; mkfifo only creates the node.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+        )
+        .unwrap();
         let e = read_file(&fifo).unwrap_err();
         assert!(e.to_string().contains("a FIFO"), "{e}");
         let e = read_file(dir.path()).unwrap_err();

@@ -5,14 +5,16 @@
 //! whole life: the child starts in a new session (so it has no controlling terminal and
 //! cannot fight the TUI for it) and therefore leads its own process group; on timeout,
 //! cancellation, a dropped future, and also right after the shell exits, that whole group
-//! gets SIGKILL, so no background job or pipeline member outlives the call. That needs Unix
-//! (setsid, killpg); elsewhere the tool answers that it is unsupported. Running groups are
+//! gets SIGKILL, so no background job or pipeline member outlives the call; on Linux the
+//! processes that left the group (`setpgid`, `setsid`) are found and killed too
+//! (`bash/descendants.rs`). Running groups are
 //! registered so a front end exiting on a signal can kill them all
 //! ([`kill_running_process_groups`]); the child gets no provider keys (`ToolLimits::child_env`).
 //!
 //! **This is not a sandbox.** The command runs with the user's rights and can read and write
 //! anything the user can, anywhere; the deny-list only stops a few obviously destructive
-//! commands typed plainly, and a process that calls `setsid` itself escapes the group kill.
+//! commands typed plainly, and on macOS a process that calls `setpgid` or `setsid` itself
+//! escapes the group kill.
 //! Confinement to the workspace applies to the file tools, not to `bash`.
 
 use std::time::Duration;
@@ -22,17 +24,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ToolError, ToolLimits, ToolOutcome, Workspace, required_str};
 
-/// Spawning and killing the command's process group: Unix only (setsid, killpg).
-#[cfg(unix)]
+/// Ending the processes that left the command's group.
+mod descendants;
+/// Spawning and killing the command's process group and its descendants.
 mod process_group;
-#[cfg(unix)]
 pub use process_group::kill_running_process_groups;
-
-/// Without Unix process groups no `bash` call runs, so there is nothing to kill.
-#[cfg(not(unix))]
-pub fn kill_running_process_groups() -> usize {
-    0
-}
 
 /// Default wall-clock limit of one command.
 pub const BASH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -71,13 +67,7 @@ pub(super) async fn run(
         ));
     }
     check_deny_list(command)?;
-    #[cfg(unix)]
-    return process_group::run(ws.root(), command, limits, cancel).await;
-    #[cfg(not(unix))]
-    {
-        let _ = (ws, limits, cancel);
-        Err(ToolError::Unsupported("bash"))
-    }
+    process_group::run(ws.root(), command, limits, cancel).await
 }
 
 /// Refuses a few plainly destructive commands before anything runs. It is a tripwire for

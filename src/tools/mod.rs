@@ -147,8 +147,6 @@ pub enum ToolError {
     FileTimeout { tool: &'static str, limit: Duration },
     #[error("Cancelled by user")]
     Cancelled,
-    #[error("The {0} tool needs a Unix system (Linux or macOS)")]
-    Unsupported(&'static str),
     #[error("Internal error: {0}")]
     Internal(String),
 }

@@ -7,6 +7,8 @@
 //! SIGTERM, SIGHUP or SIGINT can kill them all before it exits
 //! ([`kill_running_process_groups`]). The child's environment lacks the variables
 //! `ToolLimits::child_env` removes (provider keys, `*_API_KEY`, `*_TOKEN`, `*_SECRET`).
+//! Every kill of a group is followed by a sweep for the processes that left it
+//! (`descendants.rs`).
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -14,18 +16,20 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use rustix::process::{Pid, Signal};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::EXIT_CODE_PREFIX;
+use super::descendants;
 use crate::tools::output::{CappedText, LossyDecoder, push_line, truncation_note};
 use crate::tools::{ToolError, ToolLimits, ToolOutcome};
 
 /// How long to keep reading the pipes after the shell exited and its group was killed. Only a
-/// process that left the group (it called `setsid`) can still hold them open; past this we
-/// stop reading rather than wait for it.
+/// process the sweep could not reach (on macOS, one that left the group) can still hold them
+/// open; past this we stop reading rather than wait for it.
 const PIPE_DRAIN_GRACE: Duration = Duration::from_secs(1);
 
 /// Bytes read from a pipe at a time.
@@ -53,21 +57,23 @@ pub(super) async fn run(
     for name in limits.child_env.removed_from_current_env() {
         cmd.env_remove(name);
     }
-    // SAFETY: `setsid` is async-signal-safe and touches no memory of the parent; it is the
-    // only thing run between fork and exec. It gives the child a new session without a
-    // controlling terminal and makes it the leader of a new process group whose id is its pid.
+    // SAFETY: `pre_exec` is unsafe because the closure runs between fork and exec; `setsid`
+    // is async-signal-safe, allocates nothing and touches no memory of the parent. It gives
+    // the child a new session without a controlling terminal and makes it the leader of a
+    // new process group whose id is its pid. (std's `process_group(0)` would keep the
+    // terminal, which the workbench owns.)
     unsafe {
         cmd.pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
+            rustix::process::setsid()
+                .map(drop)
+                .map_err(std::io::Error::from)
         });
     }
     let mut child = cmd.spawn().map_err(ToolError::Spawn)?;
     let pgid = child
         .id()
-        .and_then(|pid| libc::pid_t::try_from(pid).ok())
+        .and_then(|pid| i32::try_from(pid).ok())
+        .and_then(Pid::from_raw)
         .ok_or_else(|| ToolError::Internal("the shell has no process id".into()))?;
     let mut group = GroupGuard::new(pgid);
 
@@ -125,33 +131,37 @@ async fn stop(group: &mut GroupGuard, child: &mut tokio::process::Child, readers
 }
 
 /// The process groups of the `bash` calls running now (see [`kill_running_process_groups`]).
-static RUNNING_GROUPS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+static RUNNING_GROUPS: Mutex<Vec<Pid>> = Mutex::new(Vec::new());
 
-/// Sends SIGKILL to the process group of every `bash` call still running; returns how many
-/// groups were signalled. For a front end that is about to exit on a signal: the groups
-/// live in their own sessions, so nothing else would stop them from outliving ctxlab.
-pub fn kill_running_process_groups() -> usize {
-    let groups = match RUNNING_GROUPS.lock() {
+fn running_groups() -> Vec<Pid> {
+    match RUNNING_GROUPS.lock() {
         Ok(g) => g.clone(),
         Err(poisoned) => poisoned.into_inner().clone(),
-    };
-    for pgid in &groups {
-        // SAFETY: killpg only sends a signal; a group that is already gone gives ESRCH.
-        unsafe {
-            libc::killpg(*pgid, libc::SIGKILL);
-        }
     }
+}
+
+/// Sends SIGKILL to the process group of every `bash` call still running, and to what left
+/// those groups (see `descendants.rs`); returns how many groups were signalled. For a front
+/// end that is about to exit on a signal: the groups live in their own sessions, so nothing
+/// else would stop them from outliving ctxlab.
+pub fn kill_running_process_groups() -> usize {
+    let groups = running_groups();
+    for pgid in &groups {
+        // A group that is already gone gives ESRCH: nothing to do.
+        let _ = rustix::process::kill_process_group(*pgid, Signal::KILL);
+    }
+    descendants::sweep(&groups, &[]);
     groups.len()
 }
 
 /// Kills the child's process group when told to, and when dropped while armed: if the
 /// caller drops the `run_tool` future mid-command, the whole group still dies.
 struct GroupGuard {
-    pgid: Option<libc::pid_t>,
+    pgid: Option<Pid>,
 }
 
 impl GroupGuard {
-    fn new(pgid: libc::pid_t) -> GroupGuard {
+    fn new(pgid: Pid) -> GroupGuard {
         if let Ok(mut running) = RUNNING_GROUPS.lock() {
             running.push(pgid);
         }
@@ -160,11 +170,13 @@ impl GroupGuard {
 
     fn kill(&mut self) {
         if let Some(pgid) = self.pgid {
-            // SAFETY: killpg only sends a signal; a group that is already gone gives ESRCH,
-            // which is the outcome we want anyway.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
+            // A group that is already gone gives ESRCH, the outcome we want anyway.
+            let _ = rustix::process::kill_process_group(pgid, Signal::KILL);
+            let others: Vec<Pid> = running_groups()
+                .into_iter()
+                .filter(|g| *g != pgid)
+                .collect();
+            descendants::sweep(&[pgid], &others);
         }
     }
 

@@ -32,8 +32,8 @@ pub fn remove(dir: &Path) {
     }
 }
 
-/// Removes the scratch folders of processes that are gone (every folder but this
-/// process's where processes cannot be looked up).
+/// Removes the scratch folders of processes that are gone (`process_alive`, the same check
+/// on Linux and macOS).
 pub fn clean_stale(root: &Path) {
     let Ok(read) = std::fs::read_dir(root) else {
         return;
@@ -44,7 +44,7 @@ pub fn clean_stale(root: &Path) {
         let pid = name.split('-').next().and_then(|p| p.parse::<u32>().ok());
         let alive = match pid {
             Some(p) if p == me => true,
-            Some(p) => Path::new("/proc").is_dir() && Path::new(&format!("/proc/{p}")).exists(),
+            Some(p) => crate::process::process_alive(p),
             None => false,
         };
         if !alive {
@@ -77,5 +77,23 @@ mod tests {
         std::fs::create_dir_all(&elsewhere).unwrap();
         remove(&elsewhere);
         assert!(elsewhere.is_dir());
+    }
+
+    #[test]
+    fn another_running_instance_keeps_its_folder_until_it_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("scratch");
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let theirs = root.join(format!("{}-1", other.id()));
+        std::fs::create_dir_all(&theirs).unwrap();
+        clean_stale(&root);
+        assert!(theirs.is_dir(), "a running process's scratch folder stays");
+        other.kill().unwrap();
+        other.wait().unwrap();
+        clean_stale(&root);
+        assert!(!theirs.exists(), "and goes once it has ended");
     }
 }

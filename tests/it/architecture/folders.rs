@@ -398,13 +398,14 @@ fn folder_graphs() -> BTreeMap<Vec<String>, Edges> {
                 .filter(|s| *s != "self")
                 .cloned()
                 .collect();
-            if let (true, Some(child), Some(name)) = (w.reexport, segs.first(), segs.last()) {
-                if segs.len() > 1 && kids.contains(child) {
-                    reexports
-                        .entry(s.module.clone())
-                        .or_default()
-                        .insert(name.clone(), child.clone());
-                }
+            if let (true, Some(child), Some(name)) = (w.reexport, segs.first(), segs.last())
+                && segs.len() > 1
+                && kids.contains(child)
+            {
+                reexports
+                    .entry(s.module.clone())
+                    .or_default()
+                    .insert(name.clone(), child.clone());
             }
         }
     }

@@ -6,6 +6,10 @@ mod agent_panic;
 mod browser_rows;
 mod closed_stdout;
 mod embedded_demo;
+#[cfg(target_os = "linux")]
+mod environ;
+#[cfg(target_os = "linux")]
+mod escapees;
 mod exit_codes;
 mod pipeline_stream;
 mod secrets;

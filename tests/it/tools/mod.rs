@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 mod bash_deny_list;
+#[cfg(target_os = "linux")]
+mod bash_escapees;
 mod bash_output;
 mod bash_processes;
 mod confinement;
