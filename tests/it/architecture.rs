@@ -9,6 +9,7 @@
 mod doc_paths;
 mod folders;
 mod rules;
+mod rust_text;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 
-use super::folders::code_only;
+use super::rust_text::{code_only, without_test_modules};
 use super::{ARCHITECTURE, files, read, relative};
 
 /// One thing a module's code must not contain: a description and the words that show it.
@@ -146,7 +146,7 @@ fn module_code(module: &str) -> Vec<(String, String)> {
         .map(|p| relative(&p))
         .filter(|rel| !rel.ends_with("/tests.rs"))
         .map(|rel| {
-            let code = super::folders::without_test_modules(&code_only(&read(&rel)));
+            let code = without_test_modules(&code_only(&read(&rel)));
             (rel, code)
         })
         .collect()
