@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use super::events::{AgentEvent, NextStep, UserCommand};
-use super::turn::{Agent, Stop};
+use super::state::{Agent, Stop};
 use crate::compact::{Stage, estimate_size};
 
 impl Agent {

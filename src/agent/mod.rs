@@ -2,7 +2,7 @@
 //! model and the tools, and reports everything as `AgentEvent`s. It never touches a
 //! terminal; front ends talk to it only through `UserCommand`s and events.
 //!
-//! `events` is the protocol; `turn` is the loop and owns `Agent`; `model_call` streams one
+//! `events` is the protocol; `state` holds `AgentSetup` and `Agent`; `turn` is the loop; `model_call` streams one
 //! call and the summary request; `reactive` decides what an overflow error leads to;
 //! `tools_batch` answers every tool_use of an answer; `control` reads commands while work
 //! runs and holds step mode's pauses; `supervise` turns a panic of the agent task into
@@ -12,6 +12,7 @@ mod control;
 pub mod events;
 mod model_call;
 mod reactive;
+mod state;
 mod supervise;
 mod tools_batch;
 pub mod turn;
@@ -19,6 +20,7 @@ pub mod turn;
 pub use events::{
     AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, UserCommand, answer_cut_text,
 };
+pub use state::{Agent, AgentSetup};
 pub use supervise::{in_agent_task, supervise};
 pub use tools_batch::{CANCELLED_RESULT, COMPACT_TOOL_RESULT, INCOMPLETE_RESULT};
-pub use turn::{Agent, AgentSetup, spawn};
+pub use turn::spawn;

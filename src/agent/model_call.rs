@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::unbounded_channel;
 
 use super::events::{AgentEvent, ErrorKind, NextStep};
-use super::turn::{Agent, Stop};
+use super::state::{Agent, Stop};
 use crate::compact::summary_refit::{Refusal, next_no_model_tail};
 use crate::compact::{PendingCompaction, estimate_size};
 use crate::message::{Message, block_type};

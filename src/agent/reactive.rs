@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use super::events::{AgentEvent, ErrorKind};
 use super::model_call::error_kind;
-use super::turn::{Agent, Stop};
+use super::state::{Agent, Stop};
 use crate::compact::summary_refit::{begin_no_model, next_no_model_tail};
 use crate::compact::{Strategy, reactive_tail_start};
 use crate::message::Message;

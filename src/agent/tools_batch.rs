@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::events::AgentEvent;
-use super::turn::{Agent, Stop};
+use super::state::{Agent, Stop};
 use crate::message::{block, block_type};
 use crate::tools::{ToolOutcome, run_tool};
 

@@ -14,101 +14,18 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use super::events::{AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, UserCommand};
+use super::events::{AgentEvent, ErrorKind, NextStep, StopReason, UserCommand};
 use super::model_call::error_kind;
 use super::supervise::supervise;
 use super::tools_batch::{ToolBatch, prepare_tool_calls};
 use crate::compact::report::limit_reason;
-use crate::compact::{
-    CompactTrigger, Pipeline, PipelineConfig, StageReport, compact_reason, estimate_size,
-};
-use crate::message::{Message, ToolSpec, block};
-use crate::provider::{Model, ModelRequest, ProviderError};
-use crate::store::{Store, StoreError};
-use crate::tools::{ToolLimits, Workspace};
+use crate::compact::{CompactTrigger, Pipeline, StageReport, compact_reason, estimate_size};
+use crate::message::{Message, block};
+use crate::provider::{ModelRequest, ProviderError};
+use crate::store::Store;
 
-const DEFAULT_MAX_TOKENS: u32 = 8_000;
-
-/// The agent's base instructions; the compaction note is always appended.
-pub const BASE_SYSTEM_PROMPT: &str = "You are a coding agent working in a local workspace. Use the tools to inspect and change files and to run commands; keep answers short and factual.";
-
-/// Everything the agent needs that is not a channel.
-pub struct AgentSetup {
-    pub model: Arc<dyn Model>,
-    pub workspace: Workspace,
-    pub config: PipelineConfig,
-    pub tools: Vec<ToolSpec>,
-    pub tool_limits: ToolLimits,
-    pub system_prompt: String,
-    pub max_tokens: u32,
-    pub step_mode: bool,
-    /// The model's context window in tokens, when configured (`context_window_tokens`).
-    /// Summary requests are sized to fit it; a window the server names in an overflow
-    /// error takes over from it.
-    pub context_window_tokens: Option<u64>,
-    /// Unix seconds for transcript names; a parameter so tests can pin it.
-    pub clock: fn() -> u64,
-}
-
-impl AgentSetup {
-    /// A setup with the defaults: every tool, the base system prompt, step mode off.
-    pub fn new(model: Arc<dyn Model>, workspace: Workspace, config: PipelineConfig) -> Self {
-        AgentSetup {
-            model,
-            workspace,
-            config,
-            tools: crate::tools::tool_specs(),
-            tool_limits: ToolLimits::default(),
-            system_prompt: BASE_SYSTEM_PROMPT.to_string(),
-            max_tokens: DEFAULT_MAX_TOKENS,
-            step_mode: false,
-            context_window_tokens: None,
-            clock: crate::util::unix_now,
-        }
-    }
-}
-
-/// Why a turn stopped before its natural end.
-#[derive(Debug)]
-pub(super) enum Stop {
-    Cancelled,
-    Quit,
-    Failed(ErrorKind, String),
-}
-
-impl From<StoreError> for Stop {
-    fn from(e: StoreError) -> Self {
-        Stop::Failed(ErrorKind::Store, e.to_string())
-    }
-}
-
-/// The running agent. Its parts live in the sibling modules of `agent`, hence the
-/// `pub(super)` fields.
-pub struct Agent {
-    pub(super) setup: AgentSetup,
-    pub(super) workspace: Arc<Workspace>,
-    pub(super) store: Store,
-    pub(super) pipeline: Pipeline,
-    pub(super) history: Vec<Message>,
-    pub(super) active_request: String,
-    /// The active request before the running turn's: restored if the turn's request is
-    /// refused as too long on its own (`reactive`).
-    pub(super) request_before_turn: String,
-    pub(super) events: UnboundedSender<AgentEvent>,
-    pub(super) commands: UnboundedReceiver<UserCommand>,
-    /// Submits and compacts that arrived while a turn was running.
-    pub(super) queued: VecDeque<UserCommand>,
-    /// Model answers received so far (summaries excluded); numbers synthetic tool ids.
-    pub(super) answers: u64,
-    /// The window the server named in its last overflow error (`n_ctx`, `M maximum`).
-    pub(super) learned_window_tokens: Option<u64>,
-    /// The tail kept by the last reduction without a model in the running turn (or
-    /// `/compact`): the next one keeps a shorter one (`compact::summary_refit`).
-    pub(super) no_model_tail: Option<usize>,
-    /// Step mode's "run to": pauses this target does not stop at go by (until the turn
-    /// ends).
-    pub(super) run_to: Option<StepTarget>,
-}
+use super::state::Stop;
+pub use super::state::{Agent, AgentSetup, BASE_SYSTEM_PROMPT};
 
 /// Starts the agent on the current tokio runtime; returns its command sender and events.
 /// The agent runs [`supervise`]d: if it panics, the events end with an `Error` and a

@@ -411,39 +411,16 @@ pub(super) fn found_circles() -> Vec<(String, String)> {
     out
 }
 
-/// The circles the other branches remove: the lead empties this list when merging them.
-/// Nothing else may be added here.
-pub(super) const CIRCLES_LEFT_FOR_OTHER_BRANCHES: &[&str] = &[
-    "src/agent: model_call, tools_batch, turn",
-    "src/compact: budget, config, micro_save, reactive_compact, report, s06, s08_latest, snip, strategy, summarize",
-    "src/session: discover, summary",
-    "src/timeline: html, svg",
-    "src/tui: app, diff, panes, pause, sessions, work",
-    "src/tui/panes: compare, compare_parts",
-    "src/tui/panes: session_replay, session_view",
-];
-
 #[test]
 fn no_folder_has_an_import_circle() {
-    let found = found_circles();
-    let new: Vec<String> = found
+    let found: Vec<String> = found_circles()
         .iter()
-        .filter(|(key, _)| !CIRCLES_LEFT_FOR_OTHER_BRANCHES.contains(&key.as_str()))
         .map(|(key, edges)| format!("{key}\n    {edges}"))
         .collect();
-    let keys: BTreeSet<&str> = found.iter().map(|(k, _)| k.as_str()).collect();
-    let gone: Vec<&&str> = CIRCLES_LEFT_FOR_OTHER_BRANCHES
-        .iter()
-        .filter(|k| !keys.contains(**k))
-        .collect();
     assert!(
-        new.is_empty(),
+        found.is_empty(),
         "import circles inside folders:\n{}",
-        new.join("\n")
-    );
-    assert!(
-        gone.is_empty(),
-        "circles removed: take them out of CIRCLES_LEFT_FOR_OTHER_BRANCHES: {gone:?}"
+        found.join("\n")
     );
 }
 
