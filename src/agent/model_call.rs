@@ -14,7 +14,7 @@ use tokio::sync::mpsc::unbounded_channel;
 use super::events::{AgentEvent, ErrorKind, NextStep};
 use super::state::{Agent, Stop};
 use crate::compact::summary_refit::{Refusal, next_no_model_tail};
-use crate::compact::{PendingCompaction, estimate_size};
+use crate::compact::{PendingCompaction, StageReport, estimate_size};
 use crate::message::{Message, block_type};
 use crate::provider::{ModelRequest, ModelResponse, ProviderError, StreamEvent};
 use crate::util::group_digits;
@@ -130,16 +130,7 @@ impl Agent {
         let config = self.pipeline.config;
         let (history, report) =
             pending.finish_without_summary(&self.history, keep, &config, &active, why);
-        self.history = history;
-        let snapshot = Arc::new(self.history.clone());
-        self.emit(AgentEvent::StageRan {
-            report,
-            history: Some(Arc::clone(&snapshot)),
-        });
-        self.emit(AgentEvent::HistoryReplaced {
-            history: snapshot,
-            messages: self.history.len(),
-        });
+        self.install_compacted(history, report);
         Ok(())
     }
 
@@ -261,6 +252,13 @@ impl Agent {
             .collect();
         let active = self.active_request.clone();
         let (history, report) = pending.finish(&texts, &active);
+        self.install_compacted(history, report);
+        Ok(())
+    }
+
+    /// Puts a compaction's history in place and reports it: the stage's report with the
+    /// new history, then the replacement itself.
+    fn install_compacted(&mut self, history: Vec<Message>, report: StageReport) {
         self.history = history;
         let snapshot = Arc::new(self.history.clone());
         self.emit(AgentEvent::StageRan {
@@ -271,6 +269,5 @@ impl Agent {
             history: snapshot,
             messages: self.history.len(),
         });
-        Ok(())
     }
 }
