@@ -4,29 +4,9 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
-
+use crate::common::cli::{homeless as ctxlab, json_out};
 use crate::common::files::{copy_dir, session_fixture as fixture, snapshot};
 use serde_json::Value;
-
-fn ctxlab() -> Command {
-    let mut cmd = Command::cargo_bin("ctxlab").unwrap();
-    // Discovery must never wander into the real home of whoever runs the tests.
-    cmd.env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CODEX_HOME")
-        .env("HOME", "/nonexistent-ctxlab-home");
-    cmd
-}
-
-fn json_out(cmd: &mut Command) -> Value {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 #[test]
 fn inspect_reports_a_claude_session_with_its_compactions() {

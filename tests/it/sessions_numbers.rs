@@ -5,28 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
+use crate::common::cli::{homeless as ctxlab, json_out};
 use crate::common::files::session_fixture as fixture;
-
-fn ctxlab() -> Command {
-    let mut cmd = Command::cargo_bin("ctxlab").unwrap();
-    cmd.env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CODEX_HOME")
-        .env("HOME", "/nonexistent-ctxlab-home");
-    cmd
-}
-
-fn json_out(cmd: &mut Command) -> Value {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 /// Every session file among the fixtures: subagent files are read with their session.
 fn session_files(dir: &Path, out: &mut Vec<PathBuf>) {

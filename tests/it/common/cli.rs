@@ -39,6 +39,28 @@ pub fn ctxlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ctxlab"))
 }
 
+/// The binary for the session readers (`sessions`, `inspect`): discovery never wanders
+/// into the real home of whoever runs the tests.
+pub fn homeless() -> Command {
+    let mut cmd = ctxlab();
+    cmd.env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env("HOME", "/nonexistent-ctxlab-home");
+    cmd
+}
+
+/// Runs `cmd`, asserts it succeeded (its stderr as the message) and parses its stdout as
+/// one JSON value.
+pub fn json_out(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// `ctxlab pipeline --input INPUT --workspace WS` (add flags).
 pub fn pipeline(input: impl AsRef<OsStr>, ws: impl AsRef<OsStr>) -> Command {
     let mut cmd = ctxlab();
