@@ -47,28 +47,42 @@ mod imp {
             .flatten()
             .filter_map(|e| {
                 let raw: i32 = e.file_name().to_str()?.parse().ok()?;
-                let pid = Pid::from_raw(raw).filter(|_| raw > 0)?;
+                let pid = Pid::from_raw(raw.max(0))?;
                 let text = std::fs::read_to_string(e.path().join("stat")).ok()?;
-                // The command name is in parentheses and may itself hold ')'.
-                let rest = text.rsplit_once(')')?.1;
-                let mut fields = rest.split_whitespace();
-                let state = fields.next()?.chars().next()?;
-                let ppid = fields.next()?.parse().ok()?;
-                let _pgrp = fields.next()?;
-                let session = fields.next()?.parse().ok()?;
-                Some(Stat {
-                    pid,
-                    state,
-                    ppid,
-                    session,
-                })
+                parse_stat(pid, &text)
             })
             .collect()
     }
 
+    /// The fields after the command name of a /proc/<pid>/stat line.
+    fn parse_stat(pid: Pid, text: &str) -> Option<Stat> {
+        // The command name is in parentheses and may itself hold ')'.
+        let rest = text.rsplit_once(')')?.1;
+        let mut fields = rest.split_whitespace();
+        let state = fields.next()?.chars().next()?;
+        let ppid = fields.next()?.parse().ok()?;
+        let _pgrp = fields.next()?;
+        let session = fields.next()?.parse().ok()?;
+        Some(Stat {
+            pid,
+            state,
+            ppid,
+            session,
+        })
+    }
+
+    /// ctxlab's own session id as /proc gives it. Read from /proc rather than asked with
+    /// getsid because in a PID namespace (a container, CI) the session leader can be outside
+    /// it and the id is 0, which is no valid `Pid`; 0 still compares right with the other
+    /// processes of that session, which /proc shows with 0 too.
+    fn my_session(me: Pid) -> Option<i32> {
+        let text = std::fs::read_to_string("/proc/self/stat").ok()?;
+        parse_stat(me, &text).map(|s| s.session)
+    }
+
     pub(super) fn sweep(sessions: &[Pid], spared: &[Pid]) -> usize {
         let me = rustix::process::getpid();
-        let my_session = rustix::process::getsid(None).ok();
+        let my_session = my_session(me);
         let adopting = rustix::process::child_subreaper().ok().flatten().is_some();
         let in_sessions = |sid: i32| sessions.iter().any(|s| s.as_raw_nonzero().get() == sid);
         let spared_session = |sid: i32| spared.iter().any(|s| s.as_raw_nonzero().get() == sid);
@@ -85,7 +99,7 @@ mod imp {
                     && ours
                     && !spared.contains(&p.pid)
                     && !spared_session(p.session)
-                    && my_session.is_none_or(|s| s.as_raw_nonzero().get() != p.session);
+                    && my_session.is_none_or(|s| s != p.session);
                 let of_a_session = in_sessions(p.session) && !spared.contains(&p.pid);
                 if !of_a_session && !orphan_of_a_call {
                     continue;
@@ -109,6 +123,17 @@ mod imp {
         killed.len()
     }
 
+    #[cfg(test)]
+    pub(super) fn parse_stat_for_test(pid: i32, text: &str) -> Option<(char, i32, i32)> {
+        let s = parse_stat(Pid::from_raw(pid)?, text)?;
+        Some((s.state, s.ppid, s.session))
+    }
+
+    #[cfg(test)]
+    pub(super) fn own_session_for_test() -> Option<i32> {
+        my_session(rustix::process::getpid())
+    }
+
     /// Reaps the adopted children just killed (SIGKILL ends them within moments).
     fn reap_killed(killed: &HashSet<Pid>) {
         for _ in 0..50 {
@@ -125,6 +150,30 @@ mod imp {
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::imp::parse_stat_for_test as parse;
+
+    #[test]
+    fn a_session_outside_the_pid_namespace_reads_as_zero() {
+        // What /proc shows for a process whose session leader is outside its PID namespace.
+        let stat = parse(7, "7 (sh) S 1 0 0 0 -1 4194560 0 0").map(|s| (s.1, s.2));
+        assert_eq!(stat, Some((1, 0)));
+    }
+
+    #[test]
+    fn a_command_name_holding_a_parenthesis_is_skipped_whole() {
+        let stat = parse(9, "9 (a) b) R 3 9 9 0").map(|s| (s.0, s.1, s.2));
+        assert_eq!(stat, Some(('R', 3, 9)));
+    }
+
+    #[test]
+    fn own_session_is_read_without_panicking() {
+        // getsid on a PID-namespaced CI runner gave 0 and rustix's Pid asserted on it.
+        assert!(super::imp::own_session_for_test().is_some());
     }
 }
 
