@@ -156,7 +156,7 @@ fn bench_opening(c: &mut Criterion) {
 /// shows against the Python lesson on a 45 MB session.
 fn bench_replay(c: &mut Criterion) {
     use ctxlab::commands::replay::{run_replay, run_replay_stream};
-    use ctxlab::replay::ReplayOptions;
+    use ctxlab::pipeline_replay::ReplayOptions;
     use ctxlab::session::{OpenedHistory, load_history, open_history};
 
     let mut rng = fastrand::Rng::with_seed(7);

@@ -17,8 +17,8 @@ use ctxlab::commands::pipeline::{HistoryInput, check_history, write_pipeline_rep
 use ctxlab::commands::replay::{ReplayCommandError, run_replay, run_replay_stream};
 use ctxlab::commands::run::{RunningAgent, SessionEnd, run_session};
 use ctxlab::compact::{PipelineConfig, Strategy};
+use ctxlab::pipeline_replay::ReplayOptions;
 use ctxlab::process::{TerminationSignals, output_closed, signal_exit_code};
-use ctxlab::replay::ReplayOptions;
 use ctxlab::session::{
     HistoryStream, LoadWarning, LoadedHistory, OpenedHistory, SessionError, load_history,
     open_history,

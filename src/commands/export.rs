@@ -9,7 +9,7 @@ use std::path::Path;
 pub use crate::export_file::{ExportError, Target, write_export};
 
 use crate::message::Message;
-use crate::replay::{ReplayOptions, ReplayTotals};
+use crate::pipeline_replay::{ReplayOptions, ReplayTotals};
 use crate::store::Store;
 use crate::timeline::{Timeline, html};
 

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::message::Message;
-use crate::replay::{CallRecord, ReplayOptions, ReplayTotals, replay};
+use crate::pipeline_replay::{CallRecord, ReplayOptions, ReplayTotals, replay};
 use crate::session::{HistoryStream, LoadWarning, SessionError};
 use crate::store::{Store, StoreError};
 use crate::util::group_digits;

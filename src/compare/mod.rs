@@ -3,7 +3,7 @@
 //! `files`) and the runner that replays a session under one strategy and collects, call by
 //! call, sizes, stages, summary calls, broken tool pairs and reachability (`run`).
 //!
-//! It observes the library's one replay loop (`crate::replay::replay_events`) and reads the
+//! It observes the library's one replay loop (`crate::pipeline_replay::replay_events`) and reads the
 //! files the replay's store wrote, through the store (so a dry-run store works too). It
 //! never runs a stage itself, never calls a model and never prints: `ctxlab replay
 //! --compare` and the workbench's compare view draw what it returns.

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::reachability::{Accountant, Amount, Piece, PieceState, Reach, ReachTotals};
 use crate::compact::{PipelineConfig, Stage, Strategy};
 use crate::message::{Message, estimate_size, tool_pairing_error};
-use crate::replay::{ReplayEvent, ReplayOptions, replay_events};
+use crate::pipeline_replay::{ReplayEvent, ReplayOptions, replay_events};
 use crate::store::{Store, StoreError};
 
 /// How to run.

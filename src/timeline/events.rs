@@ -5,7 +5,7 @@
 use super::{Source, Timeline};
 use crate::agent::events::AgentEvent;
 use crate::message::Message;
-use crate::replay::{ReplayOptions, ReplayStep, ReplayTotals, replay_steps};
+use crate::pipeline_replay::{ReplayOptions, ReplayStep, ReplayTotals, replay_steps};
 use crate::store::{Store, StoreError};
 
 impl Timeline {

@@ -1,11 +1,11 @@
 //! What the transcripts pane shows for a replayed transcript: the rows of the library's one
-//! replay loop (`crate::replay`), collected for drawing. A transcript's runs on a dry-run
+//! replay loop (`crate::pipeline_replay`), collected for drawing. A transcript's runs on a dry-run
 //! store, so nothing is written; an opened session's (`replay_into`) on a scratch store
 //! under the data dir. The clock is at 0, so transcript names never matter.
 
 use crate::compact::{PipelineConfig, StageReport};
 use crate::message::Message;
-use crate::replay::{ReplayOptions, replay as replay_session};
+use crate::pipeline_replay::{ReplayOptions, replay as replay_session};
 use crate::store::Store;
 
 /// What a replay found.

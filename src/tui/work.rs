@@ -9,7 +9,7 @@
 //!
 //! Nothing here touches `App` or the terminal. A job reads only under the workspace root it
 //! is given and writes nothing there: a replay runs on a dry-run store, through the
-//! library's one replay loop (`crate::replay`, via `tui::replay`). The writes are an export
+//! library's one replay loop (`crate::pipeline_replay`, via `tui::replay`). The writes are an export
 //! the user asked for and the empty file in the platform data dir that says the first-run
 //! legend was seen.
 

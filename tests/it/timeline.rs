@@ -9,7 +9,7 @@ use crate::common::tour::tour;
 use ctxlab::agent::AgentEvent;
 use ctxlab::compact::{Change, PipelineConfig, Stage};
 use ctxlab::message::Message;
-use ctxlab::replay::{ReplayOptions, replay};
+use ctxlab::pipeline_replay::{ReplayOptions, replay};
 use ctxlab::store::Store;
 use ctxlab::timeline::lineage::RowEffect;
 use ctxlab::timeline::{CallOutcome, DiffOp, Timeline};
