@@ -16,7 +16,7 @@ fn pipeline_on_the_example_fires_every_stage_and_writes_the_files() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["strategy"], "lesson");
+    assert_eq!(v["strategy"], "s08");
     for stage in ["budget", "snip", "micro"] {
         assert_eq!(v["stages"][stage]["changed"], true, "{stage}");
     }

@@ -218,5 +218,5 @@ fn the_s08_shape_is_unchanged_by_the_other_strategies() {
         ],
         "{id}"
     );
-    assert_eq!(out["strategy"], "lesson");
+    assert_eq!(out["strategy"], "s08");
 }

@@ -1,5 +1,5 @@
 //! The JSON `ctxlab pipeline` prints, in each strategy's shape: s08 as docs/pipeline.md
-//! "`ctxlab pipeline`" describes (`"strategy": "lesson"`), s08-latest and s06 as their recorded cases
+//! "`ctxlab pipeline`" describes (`"strategy": "s08"`), s08-latest and s06 as their recorded cases
 //! (`expected_by_strategy`), guarded as s08's plus each stage's `reason`
 //! (docs/strategies.md, "ctxlab pipeline").
 //!
@@ -97,13 +97,9 @@ impl<'w> Shape<'w> {
         input_size: usize,
         out: &'w mut dyn Write,
     ) -> Result<Shape<'w>, PipelineError> {
-        let name = match strategy {
-            Strategy::S08 => "lesson",
-            other => other.name(),
-        };
         out.write_all(b"{")?;
         key(out, false, "strategy")?;
-        value(out, &name)?;
+        value(out, &strategy.name())?;
         key(out, true, &format!("{}_input", size_key(strategy.unit())))?;
         value(out, &input_size)?;
         key(out, true, "stages")?;

@@ -101,7 +101,7 @@ fn pipeline_input_warns_about_tool_results_that_answer_nothing() {
         "a paired result is no warning: {stderr}"
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["strategy"], "lesson");
+    assert_eq!(v["strategy"], "s08");
 }
 
 #[test]
