@@ -16,7 +16,7 @@ use super::state::{Agent, Stop};
 use crate::compact::summary_refit::{Refusal, next_no_model_tail};
 use crate::compact::{PendingCompaction, StageReport, estimate_size};
 use crate::message::{Message, block_type};
-use crate::provider::{ModelRequest, ModelResponse, ProviderError, StreamEvent};
+use crate::provider::{ModelRequest, ModelResponse, ProviderError, RequestKind, StreamEvent};
 use crate::util::group_digits;
 
 /// Summary attempts for one compaction before it is reduced without a model; each is
@@ -173,6 +173,7 @@ impl Agent {
                 messages: vec![Message::user_text(pending.request().user_text.clone())],
                 tools: Vec::new(),
                 max_tokens: u32::try_from(pending.request().max_tokens).unwrap_or(u32::MAX),
+                kind: RequestKind::Summary,
             });
             let chars = estimate_size(&request.messages);
             if attempts == 1 {
@@ -198,6 +199,7 @@ impl Agent {
                     message,
                     prompt_tokens,
                     window_tokens,
+                    ..
                 }) => {
                     // The refused attempt is a refusal in the events, like a turn's.
                     self.prompt_too_long(&message);

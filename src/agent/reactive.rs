@@ -1,12 +1,12 @@
 //! What an overflow error leads to: the reactive compaction of docs/pipeline.md
 //! "reactive_compact", run only when it can shrink the request.
 //!
-//! The lesson's stage summarizes what precedes the last `reactive_keep_tail` messages. When
-//! nothing precedes them, a summary could only add a message in front of a request that
-//! already does not fit: the retry must fail and the history grows. Then the agent writes
-//! no transcript, sends no summary request and leaves the history as it was; the user is
-//! told that the request alone exceeds the window, with the server's own numbers. The
-//! stage itself (`compact::begin_reactive_compact`) stays as the lesson has it.
+//! The strategy says whether its reactive stage could shrink the request
+//! (`Pipeline::reactive_can_shrink`: s08's cannot when nothing precedes the tail it keeps)
+//! and gets the window the server named as a number (`ContextWindow`), never its words.
+//! When the stage cannot help, the agent writes no transcript, sends no summary request and
+//! leaves the history as it was; the user is told that the request alone exceeds the
+//! window, with the server's own numbers.
 //!
 //! "As it was" means as before the request: when the user's new text is itself what does
 //! not fit (it is the last message, nothing answered it yet), it is taken back out, since
@@ -18,8 +18,8 @@ use std::sync::Arc;
 use super::events::{AgentEvent, ErrorKind};
 use super::model_call::error_kind;
 use super::state::{Agent, Stop};
+use crate::compact::ContextWindow;
 use crate::compact::summary_refit::{begin_no_model, next_no_model_tail};
-use crate::compact::{Strategy, reactive_tail_start};
 use crate::message::Message;
 use crate::provider::ProviderError;
 use crate::util::group_digits;
@@ -46,11 +46,9 @@ impl Agent {
             // No (further) retry in this strategy: the user sees the error.
             return Err(Stop::Failed(error_kind(error), error.to_string()));
         }
-        // The lesson's stage (s08) keeps the tail and summarizes what precedes it; with
-        // nothing before the tail it would only add a summary in front of the same request.
-        // Checked before the stage runs, so no transcript is written either.
-        let cannot_shrink = strategy == Strategy::S08
-            && reactive_tail_start(&self.history, &self.pipeline.config) == 0;
+        // Asked before the stage runs, so no transcript is written when it cannot help.
+        let cannot_shrink = !self.pipeline.reactive_can_shrink(&self.history);
+        let window = refused_window(error);
         if self.setup.step_mode && !cannot_shrink {
             // What it will do, worked out on a dry-run store: nothing is written before
             // the step.
@@ -59,7 +57,7 @@ impl Agent {
                 &self.store.dry_run(),
                 (self.setup.clock)(),
                 attempt,
-                message,
+                window,
             )?;
             if let Some(p) = preview {
                 let api_message = message.unwrap_or_default().to_string();
@@ -75,7 +73,7 @@ impl Agent {
                 &self.store,
                 (self.setup.clock)(),
                 attempt,
-                message,
+                window,
             )?
         };
         // A strategy with a retry left that finds nothing it could summarize (s08 with
@@ -161,6 +159,23 @@ impl Agent {
     }
 }
 
+/// The window a "prompt too long" refusal named, as the provider typed it: the server's
+/// tokens, or the scripted model's simulated chars.
+fn refused_window(error: &ProviderError) -> Option<ContextWindow> {
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    match error {
+        ProviderError::ContextTooLong {
+            window_tokens: Some(w),
+            ..
+        } => Some(ContextWindow::Tokens(size(*w))),
+        ProviderError::ContextTooLong {
+            window_chars: Some(c),
+            ..
+        } => Some(ContextWindow::Chars(size(*c))),
+        _ => None,
+    }
+}
+
 fn tokens(n: u64) -> String {
     group_digits(usize::try_from(n).unwrap_or(usize::MAX))
 }
@@ -190,6 +205,7 @@ pub(super) fn request_exceeds_window(
             message,
             prompt_tokens,
             window_tokens,
+            ..
         } => (message.as_str(), *prompt_tokens, *window_tokens),
         other => return other.to_string(),
     };
@@ -270,7 +286,36 @@ mod tests {
             message: "request (831 tokens) exceeds the available context size (512 tokens)".into(),
             prompt_tokens: p,
             window_tokens: w,
+            window_chars: None,
         }
+    }
+
+    #[test]
+    fn the_window_comes_from_the_typed_error_not_its_words() {
+        // The words name no window the old parser could read; the numbers are typed.
+        let openai = too_long(Some(130_512), Some(128_000));
+        assert_eq!(
+            refused_window(&openai),
+            Some(ContextWindow::Tokens(128_000))
+        );
+        let scripted = ProviderError::ContextTooLong {
+            message: "prompt is too long".into(),
+            prompt_tokens: None,
+            window_tokens: None,
+            window_chars: Some(42_500),
+        };
+        assert_eq!(
+            refused_window(&scripted),
+            Some(ContextWindow::Chars(42_500))
+        );
+        let words_only = ProviderError::ContextTooLong {
+            message: "prompt is too long: 215000 tokens > 200000 maximum".into(),
+            prompt_tokens: None,
+            window_tokens: None,
+            window_chars: None,
+        };
+        assert_eq!(refused_window(&words_only), None);
+        assert_eq!(refused_window(&ProviderError::Overloaded), None);
     }
 
     #[test]

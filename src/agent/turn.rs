@@ -21,7 +21,7 @@ use super::tools_batch::{ToolBatch, prepare_tool_calls};
 use crate::compact::report::limit_reason;
 use crate::compact::{CompactTrigger, Pipeline, StageReport, compact_reason, estimate_size};
 use crate::message::{Message, block};
-use crate::provider::{ModelRequest, ProviderError};
+use crate::provider::{ModelRequest, ProviderError, RequestKind};
 use crate::store::Store;
 
 use super::state::Stop;
@@ -284,6 +284,7 @@ impl Agent {
                 messages: self.history.clone(),
                 tools: self.pipeline.strategy().tools(&self.setup.tools),
                 max_tokens: self.setup.max_tokens,
+                kind: RequestKind::Turn,
             });
             self.emit(AgentEvent::RequestSent {
                 estimate_chars: size,

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::config::PipelineConfig;
 use super::report::{CompactTrigger, Stage, StageReport};
 use super::summarize::PendingCompaction;
+use super::window::ContextWindow;
 use crate::message::{Message, ToolSpec};
 use crate::store::{Store, StoreError};
 
@@ -93,7 +94,8 @@ pub trait Design: Sync {
     ) -> Result<Option<PendingCompaction>, StoreError>;
 
     /// Step 1 of reactive compaction after the `attempt`-th "prompt too long" in a row;
-    /// `error` is the provider's message. None when the design has no (further) retry.
+    /// `window` is the one the server's refusal named, as a number. None when the design
+    /// has no (further) retry.
     fn begin_reactive(
         &self,
         messages: &[Message],
@@ -101,8 +103,16 @@ pub trait Design: Sync {
         cx: DesignContext<'_>,
         now_secs: u64,
         attempt: usize,
-        error: Option<&str>,
+        window: Option<ContextWindow>,
     ) -> Result<Option<PendingCompaction>, StoreError>;
+
+    /// Whether a reactive compaction of `messages` could make the next request smaller.
+    /// The agent asks before it runs one, so a design that answers false gets no
+    /// transcript written and no summary request sent; `ctxlab pipeline`'s probe runs the
+    /// stage as it is whatever this says.
+    fn reactive_can_shrink(&self, _messages: &[Message], _cx: DesignContext<'_>) -> bool {
+        true
+    }
 
     /// The sentence the agent's system prompt ends with, telling the model how to read a
     /// summary message; None when the summary carries no request field (s06).
@@ -116,8 +126,4 @@ pub trait Design: Sync {
     fn compact_tool_override(&self) -> Option<ToolSpec> {
         None
     }
-
-    /// Whether a model request is this strategy's summary request (its system text, or
-    /// for s06, which sends none, its one user message).
-    fn is_summary_request(&self, system: &str, first_user_text: &str) -> bool;
 }

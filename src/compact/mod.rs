@@ -9,8 +9,8 @@
 //! tokio: the summarizing stages hand back a `SummaryRequest` and take the summary text in
 //! a second step, so the caller decides how the call is made.
 //!
-//! Imports inside the folder go one way: `unit`, `strategy`, `config`, `report`,
-//! `results`, `request` are leaves; `summarize`, `micro_save` and `design` build on them;
+//! Imports inside the folder go one way: `unit`, `window`, `strategy`, `config`, `report`,
+//! `summary_label`, `results`, `request` are leaves; `summarize`, `micro_save` and `design` build on them;
 //! the strategy folders on those (s08-latest and guarded also on `s08/`); `registry`
 //! and `pipeline` on everything.
 
@@ -28,13 +28,14 @@ pub mod s08;
 pub mod s08_latest;
 pub mod strategy;
 pub mod summarize;
+pub mod summary_label;
 pub mod summary_refit;
 pub mod unit;
+pub mod window;
 
 pub use config::{ConfigError, PipelineConfig};
 pub use design::{Design, TranscriptIds};
 pub use pipeline::{Pipeline, PreCall};
-pub use registry::is_summary_request;
 pub use report::{Change, CompactTrigger, Stage, StageDelta, StageReport};
 pub use s08::{
     begin_compact_history, begin_reactive_compact, compact_reason, micro_compact,
@@ -42,6 +43,8 @@ pub use s08::{
 };
 pub use strategy::{Strategy, UnknownStrategy};
 pub use summarize::{PendingCompaction, SummaryRequest};
+pub use summary_label::SummaryLabel;
 pub use unit::SizeUnit;
+pub use window::ContextWindow;
 
 pub use crate::message::estimate_size;

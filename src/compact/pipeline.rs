@@ -12,6 +12,7 @@ use super::report::{CompactTrigger, Stage, StageReport};
 use super::strategy::Strategy;
 use super::summarize::PendingCompaction;
 use super::unit::SizeUnit;
+use super::window::ContextWindow;
 use crate::message::Message;
 use crate::store::{Store, StoreError};
 
@@ -185,7 +186,7 @@ impl Pipeline {
     }
 
     /// Step 1 of reactive compaction after the `attempt`-th "prompt too long" in a row
-    /// (0 for the first). `error` is the provider's message, which may name the window.
+    /// (0 for the first). `window` is the one the server's refusal named, if it did.
     /// None when the strategy has no (further) retry: the error goes to the user.
     pub fn begin_reactive(
         &self,
@@ -193,13 +194,19 @@ impl Pipeline {
         store: &Store,
         now_secs: u64,
         attempt: usize,
-        error: Option<&str>,
+        window: Option<ContextWindow>,
     ) -> Result<Option<PendingCompaction>, StoreError> {
         if attempt >= self.strategy().reactive_attempts() {
             return Ok(None);
         }
         self.design()
-            .begin_reactive(messages, store, self.context(), now_secs, attempt, error)
+            .begin_reactive(messages, store, self.context(), now_secs, attempt, window)
+    }
+
+    /// Whether the strategy's reactive compaction could shrink a request of `messages`
+    /// (s08's cannot when nothing precedes the tail it keeps).
+    pub fn reactive_can_shrink(&self, messages: &[Message]) -> bool {
+        self.design().reactive_can_shrink(messages, self.context())
     }
 }
 
@@ -259,6 +266,26 @@ mod tests {
         assert!(!p.over_limit(&at(limit_chars + 3 - 33)));
         assert_eq!(p.size(&at(limit_chars + 4 - 33)), 50_001);
         assert!(p.over_limit(&at(limit_chars + 4 - 33)));
+    }
+
+    #[test]
+    fn only_s08_says_its_reactive_stage_cannot_shrink_a_lone_tail() {
+        let h = |n: usize| -> Vec<Message> {
+            (0..n)
+                .map(|i| Message::user_text(format!("m{i}")))
+                .collect()
+        };
+        let can = |s: Strategy, n: usize| {
+            Pipeline::new(PipelineConfig::for_strategy(s)).reactive_can_shrink(&h(n))
+        };
+        // s08 keeps the last 5: with 5 or fewer nothing precedes its tail.
+        assert!(!can(Strategy::S08, 1));
+        assert!(!can(Strategy::S08, 5));
+        assert!(can(Strategy::S08, 6));
+        // The others decide inside their stage (guarded) or have none to shrink (s06).
+        for s in [Strategy::S08Latest, Strategy::S06, Strategy::Guarded] {
+            assert!(can(s, 1), "{s}");
+        }
     }
 
     #[test]

@@ -60,15 +60,6 @@ impl Strategy {
     }
 }
 
-/// Whether a model request is some strategy's summary request (its system text, or for
-/// s06, which sends none, its one user message): the scripted model answers those with a
-/// summary instead of its next turn.
-pub fn is_summary_request(system: &str, first_user_text: &str) -> bool {
-    Strategy::ALL
-        .iter()
-        .any(|s| s.design().is_summary_request(system, first_user_text))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,21 +105,5 @@ mod tests {
             Strategy::S08Latest.compact_tool_result(),
             "Compaction requested after this tool batch."
         );
-    }
-
-    #[test]
-    fn each_strategy_s_summary_request_is_recognised() {
-        use crate::compact::summarize::SUMMARY_SYSTEM;
-        assert!(is_summary_request(SUMMARY_SYSTEM, ""));
-        assert!(is_summary_request(
-            crate::compact::s08_latest::SUMMARY_SYSTEM,
-            ""
-        ));
-        assert!(is_summary_request("", crate::compact::s06::SUMMARY_PROMPT));
-        assert!(!is_summary_request("You are a coding agent.", "hi"));
-        assert!(!is_summary_request(
-            "x",
-            crate::compact::s06::SUMMARY_PROMPT
-        ));
     }
 }

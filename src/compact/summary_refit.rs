@@ -16,6 +16,7 @@ use super::s08::reactive_tail_start;
 use super::summarize::{
     LessonLines, PendingCompaction, SUMMARY_OVERHEAD_TOKENS, Summarizing, SummaryRequest,
 };
+use super::summary_label::SummaryLabel;
 use super::unit::SizeUnit;
 use crate::message::Message;
 use crate::store::{Store, StoreError};
@@ -144,10 +145,7 @@ impl PendingCompaction {
         let mut tail_cfg = *cfg;
         tail_cfg.reactive_keep_tail = keep_tail;
         let tail_start = reactive_tail_start(history, &tail_cfg);
-        let label = match self.trigger {
-            CompactTrigger::PromptTooLong => "[Reactive compact]",
-            _ => "[Compacted]",
-        };
+        let label = SummaryLabel::for_trigger(&self.trigger).text();
         let path = self.transcript.path.clone();
         let summary = format!(
             "(no summary: {why}; the {tail_start} earlier messages are in the transcript {path})"

@@ -222,6 +222,7 @@ pub(crate) fn classify(
             message,
             prompt_tokens: n.prompt_tokens,
             window_tokens: n.window_tokens,
+            window_chars: None,
         };
     }
     if body.is("overloaded_error") {
@@ -262,6 +263,7 @@ mod tests {
             message: message.into(),
             prompt_tokens: p,
             window_tokens: w,
+            window_chars: None,
         }
     }
 

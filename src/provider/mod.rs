@@ -41,6 +41,20 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
     pub max_tokens: u32,
+    /// What the request is for, set by whoever builds it; never sent to a server.
+    pub kind: RequestKind,
+}
+
+/// What a request is for. The agent knows it when it builds the request, so nothing
+/// downstream has to guess it from the prompt's words (the scripted model answers a summary
+/// request with a summary instead of its next turn, whatever the strategy's wording).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RequestKind {
+    /// A call of the conversation: the history, the tools, the model's next turn.
+    #[default]
+    Turn,
+    /// A summarizing stage's summary request (`compact::SummaryRequest`).
+    Summary,
 }
 
 /// Token counts, when the server reports them.
@@ -104,11 +118,13 @@ pub enum ProviderError {
     /// The prompt does not fit the model's window. The numbers are the server's own, when
     /// its error gives them (llama.cpp's `n_prompt_tokens` / `n_ctx`, Anthropic's `N tokens
     /// > M maximum`), so the agent can say by how much and size a summary request to fit.
+    /// `window_chars` is a window counted in chars, the scripted model's simulated one.
     #[error("prompt is too long for the model's context window: {message}")]
     ContextTooLong {
         message: String,
         prompt_tokens: Option<u64>,
         window_tokens: Option<u64>,
+        window_chars: Option<u64>,
     },
     #[error("rate limited{}", match retry_after { Some(d) => format!(" (retry after {:.1}s)", d.as_secs_f64()), None => String::new() })]
     RateLimited { retry_after: Option<Duration> },
@@ -250,6 +266,7 @@ mod tests {
                 message: String::new(),
                 prompt_tokens: None,
                 window_tokens: None,
+                window_chars: None,
             }
             .is_retryable()
         );

@@ -237,6 +237,7 @@ mod tests {
             message: "x".into(),
             prompt_tokens: None,
             window_tokens: None,
+            window_chars: None,
         };
         let result = with_retries(&fast(5), &CallLimits::default(), &tx, || {
             calls.set(calls.get() + 1);

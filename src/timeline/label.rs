@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use crate::compact::SummaryLabel;
 use crate::compact::s08::micro::MICRO_PLACEHOLDER;
 use crate::message::{Content, Message, ResultContent, block_tool_id, block_type};
 
@@ -130,12 +131,7 @@ pub fn label(m: &Message, clip: impl Fn(&str) -> String) -> MessageLabel {
     };
     match m.content() {
         Content::Text(s) if role == "user" => {
-            if s.starts_with("[Compacted]") || s.starts_with("[Reactive compact]") {
-                let head = if s.starts_with("[Compacted]") {
-                    "[Compacted]"
-                } else {
-                    "[Reactive compact]"
-                };
+            if let Some(head) = SummaryLabel::of(s).map(SummaryLabel::text) {
                 let request = crate::compact::request::authoritative_request(s)
                     .map(first_line)
                     .unwrap_or("");

@@ -12,7 +12,8 @@ use ctxlab::agent::{AgentEvent, UserCommand, spawn};
 use ctxlab::compact::{PipelineConfig, SizeUnit, Stage, StageReport, Strategy};
 use ctxlab::message::{Message, block, tool_pairing_error};
 use ctxlab::provider::{
-    Model, ModelRequest, ModelResponse, ProviderError, Scenario, ScriptedModel, StreamEvent,
+    Model, ModelRequest, ModelResponse, ProviderError, RequestKind, Scenario, ScriptedModel,
+    StreamEvent,
 };
 use ctxlab::startup::{LaunchOptions, prepare_with};
 use ctxlab::tools::Workspace;
@@ -175,6 +176,16 @@ fn check_common(run: &TourRun, strategy: Strategy) {
     }
     for r in reports(&run.events) {
         assert_eq!(r.unit, strategy.unit(), "{strategy}: {}", r.stage.name());
+    }
+    // Each request says what it is: the summarizer's carry no tools, the model's do.
+    assert!(run.requests.iter().any(|r| r.kind == RequestKind::Summary));
+    for r in &run.requests {
+        assert_eq!(
+            r.kind == RequestKind::Summary,
+            r.tools.is_empty(),
+            "{strategy}: {:?}",
+            r.kind
+        );
     }
     assert_eq!(
         compact_result(run).as_deref(),

@@ -66,6 +66,7 @@ async fn streams_text_and_a_tool_use_split_across_many_deltas() {
             input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
         }],
         max_tokens: 1024,
+        kind: ctxlab::provider::RequestKind::Turn,
     };
     let (tx, mut rx) = unbounded_channel();
     let m = model(&server, 3);
@@ -303,6 +304,7 @@ async fn prompt_too_long_is_context_too_long_and_sent_once() {
             message: "prompt is too long: 208310 tokens > 200000 maximum".into(),
             prompt_tokens: Some(208_310),
             window_tokens: Some(200_000),
+            window_chars: None,
         }
     );
     assert_eq!(server.received_requests().await.unwrap().len(), 1);

@@ -68,6 +68,7 @@ async fn maps_the_history_and_assembles_tool_calls_split_by_index() {
             input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
         }],
         max_tokens: 777,
+        kind: ctxlab::provider::RequestKind::Turn,
     };
     let (tx, mut rx) = unbounded_channel();
     let m = model(&server, 3);
@@ -273,6 +274,7 @@ async fn statuses_map_to_typed_errors_and_only_transient_ones_retry() {
                 message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.".into(),
                 prompt_tokens: Some(9000),
                 window_tokens: Some(8192),
+                window_chars: None,
             },
             1,
         ),
@@ -284,6 +286,7 @@ async fn statuses_map_to_typed_errors_and_only_transient_ones_retry() {
                 message: "the request exceeds the available context size, try increasing it".into(),
                 prompt_tokens: Some(5000),
                 window_tokens: Some(4096),
+                window_chars: None,
             },
             1,
         ),

@@ -46,6 +46,7 @@ fn req() -> ModelRequest {
         messages: vec![Message::user_text("Say hello.")],
         tools: vec![],
         max_tokens: 64,
+        kind: ctxlab::provider::RequestKind::Turn,
     }
 }
 

@@ -6,14 +6,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::common::agent::SUMMARY_PREFIX;
 use crate::common::files::copy_dir;
 use crate::common::provider::{drain, request};
 use ctxlab::compact::estimate_size;
 use ctxlab::message::ascii_json_history;
 use ctxlab::message::{Message, block, block_type};
-use ctxlab::provider::scripted::SUMMARY_SYSTEM_PREFIX;
 use ctxlab::provider::{
-    Model, ModelRequest, ProviderError, Scenario, ScenarioError, ScriptedModel, StreamEvent,
+    Model, ModelRequest, ProviderError, RequestKind, Scenario, ScenarioError, ScriptedModel,
+    StreamEvent,
 };
 use serde_json::{Value, json};
 use tokio::sync::mpsc::unbounded_channel;
@@ -116,8 +117,9 @@ async fn summary_requests_get_a_summary_and_do_not_consume_a_turn() {
         messages: vec![Message::user_text(history.clone())],
         tools: vec![],
         max_tokens: 2000,
+        kind: RequestKind::Summary,
     };
-    assert!(req.system.starts_with(SUMMARY_SYSTEM_PREFIX));
+    assert!(req.system.starts_with(SUMMARY_PREFIX));
     let r = model.stream(&req, &tx).await.unwrap();
     assert_eq!(r.stop_reason.as_deref(), Some("end_turn"));
     let expected =
@@ -411,6 +413,7 @@ async fn summarize(
         messages: vec![Message::user_text(input)],
         tools: vec![],
         max_tokens: 2000,
+        kind: RequestKind::Summary,
     };
     let (tx, _rx) = unbounded_channel();
     let r = model.stream(&req, &tx).await.unwrap();
@@ -462,6 +465,7 @@ async fn simulate_tour(system_chars: usize, summary_override: Option<&str>) -> T
                 messages: history.clone(),
                 tools: vec![],
                 max_tokens: 8000,
+                kind: RequestKind::Turn,
             };
             log.calls += 1;
             log.request_sizes

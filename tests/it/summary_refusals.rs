@@ -102,6 +102,7 @@ impl Model for DenseModel {
                 ),
                 prompt_tokens: numbers.then_some(tokens.max(self.window + 1)),
                 window_tokens: numbers.then_some(self.window),
+                window_chars: None,
             });
         }
         let text = if summary {

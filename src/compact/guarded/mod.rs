@@ -15,10 +15,7 @@ pub mod snip;
 pub mod summary;
 
 pub use snip::{archive_marker, pair_safe_bounds, snip_to_archive};
-pub use summary::{
-    ContextWindow, begin_compact_history, begin_reactive, context_window, reactive_tails,
-    recent_past_input,
-};
+pub use summary::{begin_compact_history, begin_reactive, reactive_tails, recent_past_input};
 
 use super::config::PipelineConfig;
 use super::design::{Design, DesignContext, StageRun};
@@ -26,10 +23,9 @@ use super::micro_save::{MicroSave, micro_save};
 use super::report::{CompactTrigger, Stage, StageReport};
 use super::results::{GUARDED_PREFIX, GUARDED_SUFFIX, ToolCall};
 use super::s08::{STAGES, tool_result_budget};
-use super::summarize::{
-    PendingCompaction, SUMMARY_SYSTEM, SummaryShape, summary_from_texts, summary_message_text,
-};
+use super::summarize::{PendingCompaction, SummaryShape, summary_from_texts, summary_message_text};
 use super::unit::SizeUnit;
+use super::window::ContextWindow;
 use crate::message::Message;
 use crate::pyrepr::unicode_json;
 use crate::store::{Store, StoreError};
@@ -128,16 +124,9 @@ impl Design for GuardedDesign {
         cx: DesignContext<'_>,
         now_secs: u64,
         attempt: usize,
-        error: Option<&str>,
+        window: Option<ContextWindow>,
     ) -> Result<Option<PendingCompaction>, StoreError> {
-        begin_reactive(
-            messages,
-            store,
-            cx.config,
-            now_secs,
-            attempt,
-            error.and_then(context_window),
-        )
+        begin_reactive(messages, store, cx.config, now_secs, attempt, window)
     }
 
     fn system_note(&self) -> Option<&'static str> {
@@ -146,10 +135,6 @@ impl Design for GuardedDesign {
 
     fn compact_tool_result(&self) -> &'static str {
         super::s08::COMPACT_TOOL_RESULT
-    }
-
-    fn is_summary_request(&self, system: &str, _first_user_text: &str) -> bool {
-        system.starts_with(SUMMARY_SYSTEM)
     }
 }
 

@@ -19,6 +19,7 @@ use crate::compact::summarize::{
     PendingCompaction, SUMMARY_SYSTEM, Summarizing, SummaryRequest, focus_sentence, transcript_text,
 };
 use crate::compact::unit::SizeUnit;
+use crate::compact::window::ContextWindow;
 use crate::message::{Message, ascii_json_message};
 use crate::store::{Store, StoreError};
 
@@ -130,43 +131,6 @@ pub fn reactive_tails(keep: usize) -> Vec<usize> {
     out
 }
 
-/// A context window named by a provider's error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ContextWindow {
-    Tokens(usize),
-    Chars(usize),
-}
-
-/// Chars per token assumed when sizing text for a window given in tokens: low on purpose,
-/// so the text fits whatever the tokenizer.
-const CHARS_PER_TOKEN: usize = 3;
-
-impl ContextWindow {
-    /// The chars a summary request's user text may take: the window less the system text
-    /// and, for a window in tokens (which counts the answer too), the summary's tokens.
-    fn input_chars(self, system_chars: usize, max_tokens: usize) -> usize {
-        match self {
-            ContextWindow::Tokens(t) => {
-                (t.saturating_sub(max_tokens) * CHARS_PER_TOKEN).saturating_sub(system_chars)
-            }
-            ContextWindow::Chars(c) => c.saturating_sub(system_chars),
-        }
-    }
-}
-
-/// The window in a "prompt is too long: N tokens > M maximum" message (or `chars`).
-pub fn context_window(message: &str) -> Option<ContextWindow> {
-    let before = message.split(" maximum").next()?;
-    let (left, max) = before.rsplit_once("> ")?;
-    let max: usize = max.trim().parse().ok()?;
-    let unit = left.trim_end().rsplit(' ').next()?;
-    match unit {
-        "tokens" => Some(ContextWindow::Tokens(max)),
-        "chars" => Some(ContextWindow::Chars(max)),
-        _ => None,
-    }
-}
-
 /// Step 1 of reactive_compact for the `attempt`-th overflow in a row; None when no tail
 /// is left that something other than an earlier summary precedes (the error then goes to
 /// the user).
@@ -255,24 +219,6 @@ mod tests {
         assert_eq!(reactive_tails(5), vec![5, 2, 0]);
         assert_eq!(reactive_tails(10), vec![10, 5, 2, 0]);
         assert_eq!(reactive_tails(0), vec![0]);
-    }
-
-    #[test]
-    fn windows_are_read_from_the_provider_error() {
-        assert_eq!(
-            context_window("prompt is too long: 215000 tokens > 200000 maximum"),
-            Some(ContextWindow::Tokens(200_000))
-        );
-        assert_eq!(
-            context_window("prompt is too long: 50100 chars > 42500 maximum (scripted window)"),
-            Some(ContextWindow::Chars(42_500))
-        );
-        assert_eq!(context_window("context_length_exceeded"), None);
-        assert_eq!(
-            ContextWindow::Tokens(10_000).input_chars(100, 2_000),
-            23_900
-        );
-        assert_eq!(ContextWindow::Chars(42_500).input_chars(500, 2_000), 42_000);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use serde_json::json;
 use super::design::{Design, DesignContext, StageRun};
 use super::report::{CompactTrigger, Stage};
 use super::summarize::{PendingCompaction, SummaryShape};
+use super::window::ContextWindow;
 use crate::message::{Message, ToolSpec};
 use crate::store::{Store, StoreError};
 
@@ -99,7 +100,7 @@ impl Design for S06Design {
         _cx: DesignContext<'_>,
         _now_secs: u64,
         _attempt: usize,
-        _error: Option<&str>,
+        _window: Option<ContextWindow>,
     ) -> Result<Option<PendingCompaction>, StoreError> {
         Ok(None)
     }
@@ -123,9 +124,5 @@ impl Design for S06Design {
                 }
             }),
         })
-    }
-
-    fn is_summary_request(&self, system: &str, first_user_text: &str) -> bool {
-        system.is_empty() && first_user_text.starts_with(SUMMARY_PROMPT)
     }
 }

@@ -20,9 +20,8 @@ pub use snip::snip_compact;
 
 use super::design::{Design, DesignContext, StageRun};
 use super::report::{CompactTrigger, Stage};
-use super::summarize::{
-    PendingCompaction, SUMMARY_SYSTEM, SummaryShape, summary_from_texts, summary_message_text,
-};
+use super::summarize::{PendingCompaction, SummaryShape, summary_from_texts, summary_message_text};
+use super::window::ContextWindow;
 use crate::message::Message;
 use crate::store::{Store, StoreError};
 
@@ -95,9 +94,17 @@ impl Design for S08Design {
         cx: DesignContext<'_>,
         now_secs: u64,
         _attempt: usize,
-        _error: Option<&str>,
+        _window: Option<ContextWindow>,
     ) -> Result<Option<PendingCompaction>, StoreError> {
         begin_reactive_compact(messages, store, cx.config, now_secs).map(Some)
+    }
+
+    /// The lesson's stage keeps the tail and summarizes what precedes it; with nothing
+    /// before the tail it would only add a summary in front of the same request, so the
+    /// agent runs none (docs/pipeline.md, "reactive_compact"). The stage itself stays as
+    /// the lesson has it, for `ctxlab pipeline`'s probe.
+    fn reactive_can_shrink(&self, messages: &[Message], cx: DesignContext<'_>) -> bool {
+        reactive_tail_start(messages, cx.config) > 0
     }
 
     fn system_note(&self) -> Option<&'static str> {
@@ -106,10 +113,6 @@ impl Design for S08Design {
 
     fn compact_tool_result(&self) -> &'static str {
         COMPACT_TOOL_RESULT
-    }
-
-    fn is_summary_request(&self, system: &str, _first_user_text: &str) -> bool {
-        system.starts_with(SUMMARY_SYSTEM)
     }
 }
 

@@ -23,6 +23,7 @@ use super::results::ToolCall;
 use super::s08::tool_result_budget;
 use super::summarize::{PendingCompaction, SummaryShape, summary_from_texts};
 use super::unit::SizeUnit;
+use super::window::ContextWindow;
 use crate::message::{Message, unicode_json_message};
 use crate::store::{Store, StoreError};
 
@@ -152,7 +153,7 @@ impl Design for LatestDesign {
         cx: DesignContext<'_>,
         _now_secs: u64,
         _attempt: usize,
-        _error: Option<&str>,
+        _window: Option<ContextWindow>,
     ) -> Result<Option<PendingCompaction>, StoreError> {
         begin_reactive(messages, store, cx.config, &cx.ids.next()).map(Some)
     }
@@ -163,10 +164,6 @@ impl Design for LatestDesign {
 
     fn compact_tool_result(&self) -> &'static str {
         COMPACT_TOOL_RESULT
-    }
-
-    fn is_summary_request(&self, system: &str, _first_user_text: &str) -> bool {
-        system.starts_with(SUMMARY_SYSTEM)
     }
 }
 

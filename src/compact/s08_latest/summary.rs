@@ -8,6 +8,7 @@ use crate::compact::config::PipelineConfig;
 use crate::compact::report::{CompactTrigger, Stage};
 use crate::compact::s08::compact_reason;
 use crate::compact::summarize::{PendingCompaction, Summarizing, SummaryRequest, focus_sentence};
+use crate::compact::summary_label::{CONVERSATION_SUMMARY, CURRENT_REQUEST};
 use crate::compact::unit::SizeUnit;
 use crate::message::{Message, unicode_json_history};
 use crate::pyrepr::summary_literal;
@@ -21,7 +22,7 @@ const OMITTED: &str = "\n...[middle omitted; full transcript is on disk]...\n";
 /// The summary message: request, summary as a JSON literal, transcript path.
 pub fn summary_message_text(label: &str, request: &str, summary: &str, transcript: &str) -> String {
     format!(
-        "{label}\n\nCurrent user request:\n{request}\n\nConversation summary (reference only):\n{}\n\nFull transcript: {transcript}",
+        "{label}{CURRENT_REQUEST}{request}{CONVERSATION_SUMMARY}{}\n\nFull transcript: {transcript}",
         summary_literal(summary)
     )
 }

@@ -4,7 +4,8 @@
 //! name (from an assets folder, else from the copies embedded in the binary) and playing it
 //! the way a real API would answer: the next turn for each call, a typed `ContextTooLong`
 //! (without advancing) when the request is over the scenario's simulated window, and a
-//! deterministic extractive summary for summarizer requests. It must not look at what the
+//! deterministic extractive summary for a request of kind `RequestKind::Summary` (the agent
+//! says what it sends; the scripted model never guesses it from the prompt's words). It must not look at what the
 //! tools returned or adapt to the conversation: a scenario is a fixed script.
 
 pub mod extractive;
@@ -18,15 +19,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::{Model, ModelRequest, ModelResponse, ProviderError, StreamEvent, Usage, emit};
-use crate::compact::{estimate_size, is_summary_request};
-use crate::message::Message;
+use super::{
+    Model, ModelRequest, ModelResponse, ProviderError, RequestKind, StreamEvent, Usage, emit,
+};
+use crate::compact::estimate_size;
 use crate::message::{block, block_type};
 use extractive::extractive_summary_from_request;
-
-/// How the summarizer's system text starts (docs/pipeline.md, "compact_history"); such a
-/// request is answered with a summary instead of the next turn.
-pub const SUMMARY_SYSTEM_PREFIX: &str = "Create a compact factual state summary";
 
 /// The scenario played when none is chosen.
 pub const DEFAULT_SCENARIO: &str = "tour";
@@ -319,14 +317,7 @@ impl Model for ScriptedModel {
         let input_chars = estimate_size(&req.messages) + req.system.chars().count();
         // The summarizer's input is cut at 80,000 chars, more than a small simulated window:
         // a real summarizer call would go to a model with room for it, so no window here.
-        let first_text = req
-            .messages
-            .first()
-            .map(Message::joined_text)
-            .unwrap_or_default();
-        if req.system.starts_with(SUMMARY_SYSTEM_PREFIX)
-            || is_summary_request(&req.system, &first_text)
-        {
+        if req.kind == RequestKind::Summary {
             let input: Vec<String> = req.messages.iter().map(|m| m.joined_text()).collect();
             let summary = extractive_summary_from_request(&input.join("\n"));
             let content = vec![block::text(summary)];
@@ -343,6 +334,7 @@ impl Model for ScriptedModel {
                 ),
                 prompt_tokens: None,
                 window_tokens: None,
+                window_chars: Some(u64::try_from(window).unwrap_or(u64::MAX)),
             });
         }
         // The turn is read now but only consumed once the answer is complete, so a call the

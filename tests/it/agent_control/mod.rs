@@ -290,6 +290,7 @@ fn too_long() -> Answer {
         message: "prompt is too long: 300000 tokens > 200000 maximum".into(),
         prompt_tokens: Some(300_000),
         window_tokens: Some(200_000),
+        window_chars: None,
     })
 }
 

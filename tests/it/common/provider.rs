@@ -23,6 +23,7 @@ pub fn request(messages: Vec<Message>) -> ModelRequest {
         messages,
         tools: vec![],
         max_tokens: 512,
+        kind: ctxlab::provider::RequestKind::Turn,
     }
 }
 

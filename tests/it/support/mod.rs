@@ -132,6 +132,7 @@ impl Driver {
             messages: self.history.clone(),
             tools: Vec::new(),
             max_tokens: 1_000,
+            kind: ctxlab::provider::RequestKind::Turn,
         };
         self.send(AgentEvent::RequestSent {
             estimate_chars: estimate_size(&self.history),
