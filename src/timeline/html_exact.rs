@@ -99,7 +99,7 @@ pub(super) fn section(s: &mut String, t: &Timeline) {
             n = c.number
         );
         if let Some(text) = exact.pretty() {
-            let _ = write!(s, "<pre>{}</pre>\n", escape(&text));
+            let _ = writeln!(s, "<pre>{}</pre>", escape(&text));
         }
         s.push_str("</details>\n");
     }
