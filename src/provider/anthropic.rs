@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::classify::{ErrorBody, classify};
@@ -85,6 +85,34 @@ impl AnthropicModel {
             model: Arc::from(self.model.as_str()),
         }
     }
+}
+
+/// The Messages API body for `req` (`wire::WireFormat::AnthropicMessages`).
+pub(crate) fn body(model: &str, req: &ModelRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), Value::String(model.to_string()));
+    body.insert("max_tokens".into(), json!(req.max_tokens));
+    if !req.system.is_empty() {
+        body.insert("system".into(), Value::String(req.system.clone()));
+    }
+    let messages = req.messages.iter().map(|m| m.to_value()).collect();
+    body.insert("messages".into(), Value::Array(messages));
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": t.input_schema,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert("stream".into(), Value::Bool(true));
+    Value::Object(body)
 }
 
 #[async_trait]
@@ -323,7 +351,6 @@ impl MessageAssembler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn run(events: &[(&str, &str)]) -> Result<ModelResponse, ProviderError> {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();

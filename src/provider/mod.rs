@@ -221,6 +221,16 @@ impl fmt::Display for ApiKey {
     }
 }
 
+/// The body of a wire format, by its provider's encoder (`wire` dispatches here, so that
+/// it imports no provider and each provider may import it).
+pub(crate) fn wire_body(format: &WireFormat, req: &ModelRequest) -> Value {
+    match format {
+        WireFormat::AnthropicMessages { model } => anthropic::body(model, req),
+        WireFormat::OpenAiChat { model } => openai::body(model, req),
+        WireFormat::Record => format.body(req),
+    }
+}
+
 /// Sends an event if anyone still listens; a UI that went away must not fail the call.
 pub(crate) fn emit(events: &UnboundedSender<StreamEvent>, event: StreamEvent) {
     let _ = events.send(event);

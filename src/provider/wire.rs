@@ -1,5 +1,5 @@
 //! The request body a model received, serialized once: the bytes an HTTP provider puts on
-//! the wire, and the record the timeline keeps of them (docs/pipeline.md, "The exact
+//! the wire, and the record the timeline keeps of them (docs/architecture.md, "The exact
 //! request").
 //!
 //! Owns `WireFormat` (which shape a body has, and the one encoder of each shape) and
@@ -13,11 +13,10 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::ModelRequest;
-use super::openai::{max_tokens_field, to_chat_messages};
 
 /// The shape of a request body, with what the encoder needs besides the request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,8 +35,10 @@ impl WireFormat {
     /// The body for `req`, as JSON.
     pub fn body(&self, req: &ModelRequest) -> Value {
         match self {
-            WireFormat::AnthropicMessages { model } => anthropic_body(model, req),
-            WireFormat::OpenAiChat { model } => openai_body(model, req),
+            // Each wire's encoder lives with its provider (`super::wire_body` dispatches).
+            WireFormat::AnthropicMessages { .. } | WireFormat::OpenAiChat { .. } => {
+                super::wire_body(self, req)
+            }
             WireFormat::Record => record_body(req),
         }
     }
@@ -178,63 +179,6 @@ pub fn pretty(body: &[u8]) -> String {
     }
 }
 
-fn anthropic_body(model: &str, req: &ModelRequest) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), Value::String(model.to_string()));
-    body.insert("max_tokens".into(), json!(req.max_tokens));
-    if !req.system.is_empty() {
-        body.insert("system".into(), Value::String(req.system.clone()));
-    }
-    let messages = req.messages.iter().map(|m| m.to_value()).collect();
-    body.insert("messages".into(), Value::Array(messages));
-    if !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "name": t.name,
-                    "description": t.description,
-                    "input_schema": t.input_schema,
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    body.insert("stream".into(), Value::Bool(true));
-    Value::Object(body)
-}
-
-fn openai_body(model: &str, req: &ModelRequest) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), Value::String(model.to_string()));
-    body.insert(
-        "messages".into(),
-        Value::Array(to_chat_messages(&req.system, &req.messages)),
-    );
-    if !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.input_schema,
-                    }
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    body.insert(max_tokens_field(model).into(), json!(req.max_tokens));
-    body.insert("stream".into(), Value::Bool(true));
-    body.insert("stream_options".into(), json!({"include_usage": true}));
-    Value::Object(body)
-}
-
 /// ctxlab's own request shape: what an in-process model reads.
 fn record_body(req: &ModelRequest) -> Value {
     let mut out = Map::new();
@@ -259,6 +203,7 @@ fn record_body(req: &ModelRequest) -> Value {
 mod tests {
     use super::*;
     use crate::message::{Message, ToolSpec};
+    use serde_json::json;
 
     fn req() -> ModelRequest {
         ModelRequest {

@@ -5,7 +5,7 @@
 //! square of a session's length. The newest bodies are kept, within `KEPT_BODIES_BYTES`
 //! together and `KEPT_BODY_BYTES` each; an older or larger one keeps only its length and
 //! SHA-256, and is encoded again from the call's own rows (shared with the other calls)
-//! when asked for, then checked against them (docs/pipeline.md, "The exact request").
+//! when asked for, then checked against them (docs/architecture.md, "The exact request").
 
 use std::sync::Arc;
 

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::classify::{ErrorBody, classify};
@@ -92,6 +92,37 @@ impl OpenAiModel {
             model: Arc::from(self.model.as_str()),
         }
     }
+}
+
+/// The chat-completions body for `req` (`wire::WireFormat::OpenAiChat`).
+pub(crate) fn body(model: &str, req: &ModelRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), Value::String(model.to_string()));
+    body.insert(
+        "messages".into(),
+        Value::Array(to_chat_messages(&req.system, &req.messages)),
+    );
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.input_schema,
+                    }
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert(max_tokens_field(model).into(), json!(req.max_tokens));
+    body.insert("stream".into(), Value::Bool(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    Value::Object(body)
 }
 
 #[async_trait]
@@ -318,7 +349,6 @@ impl ChunkAssembler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn assemble(chunks: &[&str]) -> Result<ModelResponse, ProviderError> {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
