@@ -81,7 +81,9 @@ impl ModelCall {
     /// replay). The JSON of `request_json` is ctxlab's record, not necessarily this.
     pub fn exact_request(&self) -> Option<ExactRequest> {
         let sent = self.body.as_ref()?;
-        let rebuilt = sent.bytes().is_none();
+        // A record of an in-process model is not bytes that were sent: encoding it again
+        // is all there is to it, so it does not count as rebuilt.
+        let rebuilt = sent.bytes().is_none() && sent.format().is_wire();
         let body = sent.body_or_rebuild(|| ModelRequest {
             system: self.system.as_deref().unwrap_or("").to_string(),
             messages: self.messages().cloned().collect(),
@@ -105,15 +107,17 @@ impl Timeline {
         self
     }
 
-    /// The last call's request went out as `body`. It is kept as sent while the budget
-    /// allows; the oldest kept bodies give up their bytes to make room.
+    /// The last call's request went out as `body`. A wire body is kept as sent while the
+    /// budget allows; the oldest kept bodies give up their bytes to make room.
     pub fn body_sent(&mut self, body: Arc<SentRequest>) {
         let Some(call) = self.calls.last_mut() else {
             return;
         };
         let len = body.bytes().map_or(0, Bytes::len);
         let (each, total) = self.body_budget;
-        if len > each {
+        // An in-process model's record is ctxlab's own shape of the call's messages, which
+        // the call holds anyway: only its length and digest are kept.
+        if len > each || !body.format().is_wire() {
             call.body = Some(Arc::new(body.without_bytes()));
             return;
         }

@@ -240,6 +240,10 @@ fn the_scripted_models_record_is_said_to_be_its_own_shape_not_wire_bytes() {
     let exact = call.exact_request().unwrap();
     assert_eq!(exact.format, WireFormat::Record);
     assert!(!exact.format.is_wire());
+    // Only wire bodies are held as bytes: a record is the call's messages again.
+    assert!(call.body.as_ref().unwrap().bytes().is_none());
+    assert_eq!(timeline.kept_body_bytes(), 0);
+    assert!(exact.short().starts_with("request record, no bytes sent"));
     // The record is ctxlab's request as the in-process model read it.
     let body: Value = serde_json::from_slice(exact.body.as_deref().unwrap()).unwrap();
     let messages: Vec<Value> = call.messages().map(Message::to_value).collect();
