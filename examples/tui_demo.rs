@@ -52,6 +52,7 @@ async fn fake_agent(tx: UnboundedSender<AgentEvent>, mut rx: UnboundedReceiver<U
                     messages: history.len(),
                     summary: false,
                     request: None,
+                    body: None,
                 });
                 let reply = format!("You said: {text}. This is a streamed demo reply.");
                 for word in reply.split_inclusive(' ') {

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::compact::{PipelineConfig, Stage, StageReport};
 use crate::message::Message;
-use crate::provider::ModelRequest;
+use crate::provider::{ModelRequest, SentRequest};
 use crate::util::{group_digits, plural};
 
 /// What a front end asks of the agent.
@@ -210,13 +210,16 @@ pub enum AgentEvent {
         next: NextStep,
     },
     /// A request went to the model (`summary` for a summarizer call). `request` is the
-    /// exact request, shared (no copy): the timeline shows what the model received.
+    /// request, shared (no copy); `body` is it as the model received it, encoded once by
+    /// the provider (the wire bytes of an HTTP provider): the timeline shows that.
     RequestSent {
         estimate_chars: usize,
         messages: usize,
         summary: bool,
         #[serde(skip)]
         request: Option<Arc<ModelRequest>>,
+        #[serde(skip)]
+        body: Option<Arc<SentRequest>>,
     },
     TextDelta {
         text: String,

@@ -16,7 +16,9 @@ use super::state::{Agent, Stop};
 use crate::compact::summary_refit::{Refusal, next_no_model_tail};
 use crate::compact::{PendingCompaction, StageReport, estimate_size};
 use crate::message::{Message, block_type};
-use crate::provider::{ModelRequest, ModelResponse, ProviderError, RequestKind, StreamEvent};
+use crate::provider::{
+    ModelRequest, ModelResponse, ProviderError, RequestKind, SentRequest, StreamEvent,
+};
 use crate::util::group_digits;
 
 /// Summary attempts for one compaction before it is reduced without a model; each is
@@ -41,15 +43,17 @@ pub(super) fn error_kind(e: &ProviderError) -> ErrorKind {
 
 impl Agent {
     /// One model call, streaming deltas out as events (text only when `forward_text`: a
-    /// summary is not the assistant talking); Cancel drops the stream.
+    /// summary is not the assistant talking); Cancel drops the stream. `body` is `request`
+    /// as the model's `encode` made it: those bytes are sent.
     pub(super) async fn call_model(
         &mut self,
         request: Arc<ModelRequest>,
+        body: Arc<SentRequest>,
         forward_text: bool,
     ) -> Result<Result<ModelResponse, ProviderError>, Stop> {
         let model = Arc::clone(&self.setup.model);
         let (tx, mut rx) = unbounded_channel();
-        let call = async move { model.stream(&request, &tx).await };
+        let call = async move { model.send(&request, &body, &tx).await };
         tokio::pin!(call);
         loop {
             tokio::select! {
@@ -187,13 +191,15 @@ impl Agent {
                 })
                 .await?;
             }
+            let body = Arc::new(self.setup.model.encode(&request));
             self.emit(AgentEvent::RequestSent {
                 estimate_chars: chars,
                 messages: 1,
                 summary: true,
                 request: Some(Arc::clone(&request)),
+                body: Some(Arc::clone(&body)),
             });
-            match self.call_model(request, false).await? {
+            match self.call_model(request, body, false).await? {
                 Ok(response) => break response,
                 Err(ProviderError::ContextTooLong {
                     message,

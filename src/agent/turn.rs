@@ -286,13 +286,15 @@ impl Agent {
                 max_tokens: self.setup.max_tokens,
                 kind: RequestKind::Turn,
             });
+            let body = Arc::new(self.setup.model.encode(&request));
             self.emit(AgentEvent::RequestSent {
                 estimate_chars: size,
                 messages: self.history.len(),
                 summary: false,
                 request: Some(Arc::clone(&request)),
+                body: Some(Arc::clone(&body)),
             });
-            let response = match self.call_model(request, true).await? {
+            let response = match self.call_model(request, body, true).await? {
                 Ok(r) => r,
                 // The strategy decides how many reactive compactions may follow each other
                 // (s08: one; s06: none; guarded: up to three, each with a shorter tail);

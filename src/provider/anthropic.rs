@@ -1,11 +1,13 @@
 //! The Anthropic Messages API (`POST /v1/messages`, streamed).
 //!
-//! Owns the request body (messages sent exactly as stored: the history is already in this
-//! API's wire shape) and the assembly of the SSE stream into a `ModelResponse`. It must not
+//! Owns the endpoint and the assembly of the SSE stream into a `ModelResponse`; the body
+//! (messages sent exactly as stored: the history is already in this API's wire shape) is
+//! encoded once by `wire` and those bytes are sent. It must not
 //! alter messages, and it must not return a partial answer: a stream that ends without
 //! `message_stop` is `StreamCut`, and the retry loop drops whatever was assembled.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
@@ -13,6 +15,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::classify::{ErrorBody, classify};
 use super::http::{self, ClientBuildError};
+use super::wire::{SentRequest, WireFormat};
 use super::{
     ApiKey, CallLimits, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy,
     StreamEvent, StreamLimits, Usage, emit, parse_tool_input,
@@ -74,31 +77,42 @@ impl AnthropicModel {
 
     /// The JSON body sent for `req`.
     pub fn request_body(&self, req: &ModelRequest) -> Value {
-        let mut body = Map::new();
-        body.insert("model".into(), Value::String(self.model.clone()));
-        body.insert("max_tokens".into(), json!(req.max_tokens));
-        if !req.system.is_empty() {
-            body.insert("system".into(), Value::String(req.system.clone()));
-        }
-        let messages = req.messages.iter().map(|m| m.to_value()).collect();
-        body.insert("messages".into(), Value::Array(messages));
-        if !req.tools.is_empty() {
-            let tools = req
-                .tools
-                .iter()
-                .map(|t| {
-                    json!({
-                        "name": t.name,
-                        "description": t.description,
-                        "input_schema": t.input_schema,
-                    })
-                })
-                .collect();
-            body.insert("tools".into(), Value::Array(tools));
-        }
-        body.insert("stream".into(), Value::Bool(true));
-        Value::Object(body)
+        self.wire_format().body(req)
     }
+
+    fn wire_format(&self) -> WireFormat {
+        WireFormat::AnthropicMessages {
+            model: Arc::from(self.model.as_str()),
+        }
+    }
+}
+
+/// The Messages API body for `req` (`wire::WireFormat::AnthropicMessages`).
+pub(crate) fn body(model: &str, req: &ModelRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), Value::String(model.to_string()));
+    body.insert("max_tokens".into(), json!(req.max_tokens));
+    if !req.system.is_empty() {
+        body.insert("system".into(), Value::String(req.system.clone()));
+    }
+    let messages = req.messages.iter().map(|m| m.to_value()).collect();
+    body.insert("messages".into(), Value::Array(messages));
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": t.input_schema,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert("stream".into(), Value::Bool(true));
+    Value::Object(body)
 }
 
 #[async_trait]
@@ -107,14 +121,27 @@ impl Model for AnthropicModel {
         format!("anthropic {}", self.model)
     }
 
+    fn encode(&self, req: &ModelRequest) -> SentRequest {
+        SentRequest::encode(self.wire_format(), req)
+    }
+
     async fn stream(
         &self,
         req: &ModelRequest,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, ProviderError> {
-        let body = self.request_body(req);
+        self.send(req, &self.encode(req), events).await
+    }
+
+    async fn send(
+        &self,
+        _req: &ModelRequest,
+        sent: &SentRequest,
+        events: &UnboundedSender<StreamEvent>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let body = http::body_of(sent, &self.wire_format())?;
         self.endpoint
-            .stream::<MessageAssembler>("/v1/messages", &body, events, |request| {
+            .stream::<MessageAssembler>("/v1/messages", body, events, |request| {
                 request
                     .header("x-api-key", self.api_key.expose())
                     .header("anthropic-version", ANTHROPIC_VERSION)

@@ -7,14 +7,15 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::{Stream, StreamExt};
-use serde_json::Value;
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::classify::{ErrorBody, classify, retry_after};
 use super::retry::{AttemptFailure, CallLimits, RetryPolicy, with_retries};
 use super::sse::{SseDecoder, SseError, SseEvent, StreamLimits};
+use super::wire::{SentRequest, WireFormat};
 use super::{ModelResponse, ProviderError, StreamEvent};
 
 /// How long to wait for a connection, and for the next bytes of a streaming body. The whole
@@ -62,18 +63,31 @@ impl Endpoint {
     pub(crate) async fn stream<A: StreamAssembler + Default>(
         &self,
         path: &str,
-        body: &Value,
+        body: Bytes,
         events: &UnboundedSender<StreamEvent>,
         authorize: impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
     ) -> Result<ModelResponse, ProviderError> {
         let url = format!("{}{path}", self.base_url);
-        let (url, authorize) = (&url, &authorize);
+        let (url, authorize, body) = (&url, &authorize, &body);
         with_retries(&self.retry, &self.limits, events, || async move {
             let request = authorize(self.client.post(url));
-            let response = post_json(request, url, body).await?;
+            // Each attempt sends the one encoded body (a shared buffer, not a copy).
+            let response = post_json(request, url, body.clone()).await?;
             read_stream(response, A::default(), events, self.stream_limits).await
         })
         .await
+    }
+}
+
+/// The bytes to send for `sent`, which must be a body this provider (`format`) encoded and
+/// still holds: what goes out is what the record says went out.
+pub(crate) fn body_of(sent: &SentRequest, format: &WireFormat) -> Result<Bytes, ProviderError> {
+    match sent.bytes() {
+        Some(bytes) if sent.format() == format => Ok(bytes.clone()),
+        _ => Err(ProviderError::BadRequest {
+            message: "the request was not encoded for this provider (or its body was dropped)"
+                .into(),
+        }),
     }
 }
 
@@ -183,12 +197,12 @@ async fn error_body_text(response: reqwest::Response) -> String {
 pub(crate) async fn post_json(
     request: reqwest::RequestBuilder,
     url: &str,
-    body: &Value,
+    body: Bytes,
 ) -> Result<reqwest::Response, AttemptFailure> {
     let response = request
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .header(reqwest::header::ACCEPT, "text/event-stream")
-        .json(body)
+        .body(body)
         .send()
         .await
         .map_err(|e| AttemptFailure::from(transport_error(&e)))?;

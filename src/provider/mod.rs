@@ -26,6 +26,7 @@ pub mod openai;
 pub mod retry;
 pub mod scripted;
 mod sse;
+pub mod wire;
 
 pub use anthropic::AnthropicModel;
 pub use http::ClientBuildError;
@@ -33,6 +34,7 @@ pub use openai::OpenAiModel;
 pub use retry::{CallLimits, RetryPolicy};
 pub use scripted::{Scenario, ScenarioError, ScriptedModel};
 pub use sse::{DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_EVENT_BYTES, StreamLimits};
+pub use wire::{SentRequest, WireFormat};
 
 /// What the agent asks a model for.
 #[derive(Debug, Clone, Default)]
@@ -181,6 +183,24 @@ pub trait Model: Send + Sync {
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, ProviderError>;
 
+    /// `req` as this model receives it, serialized once: an HTTP provider's wire body. A
+    /// model inside the process reads the `ModelRequest` itself, so by default the record
+    /// is ctxlab's own request shape (`WireFormat::Record`), which says no bytes were sent.
+    fn encode(&self, req: &ModelRequest) -> SentRequest {
+        SentRequest::encode(WireFormat::Record, req)
+    }
+
+    /// `stream` for a request already encoded by `encode`: an HTTP provider sends exactly
+    /// `sent`'s bytes, so the record of them is what the server received.
+    async fn send(
+        &self,
+        req: &ModelRequest,
+        _sent: &SentRequest,
+        events: &UnboundedSender<StreamEvent>,
+    ) -> Result<ModelResponse, ProviderError> {
+        self.stream(req, events).await
+    }
+
     /// Sets the pause between streamed pieces, for a model that plays at a pace (the
     /// scripted one, `/pace` in the workbench); applies from the next piece. Returns false
     /// when the model has no pace (a real API streams at its own speed).
@@ -214,6 +234,16 @@ impl fmt::Debug for ApiKey {
 impl fmt::Display for ApiKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ApiKey(***)")
+    }
+}
+
+/// The body of a wire format, by its provider's encoder (`wire` dispatches here, so that
+/// it imports no provider and each provider may import it).
+pub(crate) fn wire_body(format: &WireFormat, req: &ModelRequest) -> Value {
+    match format {
+        WireFormat::AnthropicMessages { model } => anthropic::body(model, req),
+        WireFormat::OpenAiChat { model } => openai::body(model, req),
+        WireFormat::Record => format.body(req),
     }
 }
 

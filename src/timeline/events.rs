@@ -22,8 +22,16 @@ impl Timeline {
             }
             AgentEvent::HistoryReplaced { history, .. } => self.history_replaced(history),
             AgentEvent::RequestSent {
-                summary, request, ..
-            } => self.request_sent(request.as_deref(), *summary),
+                summary,
+                request,
+                body,
+                ..
+            } => {
+                self.request_sent(request.as_deref(), *summary);
+                if let (false, Some(body)) = (*summary, body) {
+                    self.body_sent(std::sync::Arc::clone(body));
+                }
+            }
             AgentEvent::Usage { input_tokens, .. } => self.usage(*input_tokens),
             _ => {}
         }

@@ -1,5 +1,6 @@
 //! A timeline as one self-contained HTML page: the plot (inline SVG), the model calls,
-//! every stage event with its reason and its diff, the summaries and the final history.
+//! every stage event with its reason and its diff, the summaries, the final history and
+//! the exact request bodies (`html_exact`).
 //! Inline CSS, no script, no network, no external asset; every piece of text is escaped.
 //! `ctxlab export` and the workbench's `/export` both call `page`, so the same model gives
 //! the same page. It returns a string; the caller writes the file.
@@ -91,6 +92,7 @@ pub fn page(t: &Timeline) -> String {
     stage_events(&mut s, t);
     summaries(&mut s, t);
     final_history(&mut s, t);
+    super::html_exact::section(&mut s, t);
     s.push_str("</body>\n</html>\n");
     s
 }
@@ -106,12 +108,7 @@ fn header(s: &mut String, t: &Timeline) {
         }
     }
     let fired: Vec<String> = fired.iter().map(|(n, c)| format!("{n} {c}")).collect();
-    let note = match &t.source {
-        Source::Live => "The requests are exactly what the model received.",
-        Source::Replay { .. } => {
-            "A replay: the pipeline ran again on the recorded messages; the system prompt and the tools were not recorded."
-        }
-    };
+    let note = super::html_exact::note(t);
     let _ = write!(
         s,
         "<p>{} model calls · {} stage events that changed the history ({}) · limit {} · \
@@ -121,7 +118,7 @@ fn header(s: &mut String, t: &Timeline) {
         escape(&fired.join(", ")),
         escape(&t.limit_text()),
         t.session.len(),
-        escape(note)
+        escape(&note)
     );
 }
 

@@ -14,8 +14,10 @@
 
 pub mod diff;
 mod events;
+pub mod exact;
 pub mod html;
 mod html_escape;
+mod html_exact;
 pub mod label;
 pub mod lineage;
 mod svg;
@@ -25,15 +27,16 @@ use std::sync::Arc;
 
 use crate::compact::{SizeUnit, Stage, StageReport};
 use crate::message::{Message, ToolSpec};
-use crate::provider::ModelRequest;
+use crate::provider::{ModelRequest, SentRequest};
 use lineage::{RowEffect, RowFrom};
 
 pub use diff::{DiffOp, DiffRow, DiffSide, Fold, fold, fold_by};
+pub use exact::ExactRequest;
 
 /// Where a timeline's facts came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
-    /// A live agent: the requests are exactly what the model was sent.
+    /// A live agent: each call holds the body the model received (`ModelCall::body`).
     Live,
     /// A replay of a recorded session: the pipeline ran again on its messages; the system
     /// prompt and the tools were not recorded.
@@ -107,6 +110,9 @@ pub struct ModelCall {
     /// The API's count of input tokens, when it reported one.
     pub input_tokens: Option<u64>,
     pub outcome: CallOutcome,
+    /// The body as the provider encoded and sent it (`exact_request` reads it); None when
+    /// the source did not record it (a replay).
+    pub body: Option<Arc<SentRequest>>,
 }
 
 impl ModelCall {
@@ -114,8 +120,9 @@ impl ModelCall {
         self.rows.iter().map(|r| r.message.as_ref())
     }
 
-    /// The request as the Anthropic Messages API receives it (`system`, `tools`,
-    /// `max_tokens`, `messages`); fields the source did not record are left out.
+    /// ctxlab's record of the request (`system`, `tools`, `max_tokens`, `messages`, the
+    /// Anthropic-like shape the history is kept in); fields the source did not record are
+    /// left out. What the model received is `exact_request`.
     pub fn request_json(&self) -> serde_json::Value {
         let mut out = serde_json::Map::new();
         if let Some(system) = &self.system {
@@ -216,6 +223,12 @@ pub struct Timeline {
     in_summary: bool,
     system: Option<Arc<str>>,
     tools: Arc<[ToolSpec]>,
+    /// Bytes of the bodies kept as sent, and the first call that may still keep its own
+    /// (`exact`).
+    kept_body_bytes: usize,
+    oldest_kept_body: usize,
+    /// Most bytes of one kept body, and of all together (`exact::KEPT_BODY_BYTES`, ...).
+    body_budget: (usize, usize),
 }
 
 impl Timeline {
@@ -233,6 +246,9 @@ impl Timeline {
             in_summary: false,
             system: None,
             tools: Arc::from(Vec::new()),
+            kept_body_bytes: 0,
+            oldest_kept_body: 0,
+            body_budget: (exact::KEPT_BODY_BYTES, exact::KEPT_BODIES_BYTES),
         }
     }
 
@@ -394,6 +410,7 @@ impl Timeline {
             gone: std::mem::take(&mut self.gone),
             input_tokens: None,
             outcome: CallOutcome::Pending,
+            body: None,
         });
     }
 

@@ -31,6 +31,7 @@ fn s06_events() -> Vec<AgentEvent> {
             messages: 1,
             summary: false,
             request: None,
+            body: None,
         },
         AgentEvent::MessageAppended {
             message: Message::assistant_blocks(vec![ctxlab::message::block::text("done")]),

@@ -17,6 +17,7 @@ mod compare_cli;
 mod compare_view;
 mod conformance;
 mod conformance_strategies;
+mod exact_request;
 mod export;
 mod guarded_props;
 mod guarded_reach;

@@ -2,12 +2,14 @@
 //! vLLM, llama.cpp's server, Ollama and friends.
 //!
 //! Owns the translation between ctxlab's Anthropic-shaped history and the chat format, both
-//! ways: the history is mapped into a request body (`chat`; it is never modified in place), and the
+//! ways: the history is mapped into a request body (`chat`, encoded once by `wire`, whose
+//! bytes are sent; it is never modified in place), and the
 //! streamed chunks are assembled back into Anthropic blocks. It must not return a partial
 //! answer (a stream that ends before `[DONE]` or a finish reason is `StreamCut`) and must
 //! never crash on a model's malformed tool arguments (they come back under `_raw`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
@@ -15,6 +17,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::classify::{ErrorBody, classify};
 use super::http::{self, ClientBuildError};
+use super::wire::{SentRequest, WireFormat};
 use super::{
     ApiKey, CallLimits, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy,
     StreamEvent, StreamLimits, Usage, emit, parse_tool_input,
@@ -81,34 +84,45 @@ impl OpenAiModel {
 
     /// The JSON body sent for `req`.
     pub fn request_body(&self, req: &ModelRequest) -> Value {
-        let mut body = Map::new();
-        body.insert("model".into(), Value::String(self.model.clone()));
-        body.insert(
-            "messages".into(),
-            Value::Array(to_chat_messages(&req.system, &req.messages)),
-        );
-        if !req.tools.is_empty() {
-            let tools = req
-                .tools
-                .iter()
-                .map(|t| {
-                    json!({
-                        "type": "function",
-                        "function": {
-                            "name": t.name,
-                            "description": t.description,
-                            "parameters": t.input_schema,
-                        }
-                    })
-                })
-                .collect();
-            body.insert("tools".into(), Value::Array(tools));
-        }
-        body.insert(max_tokens_field(&self.model).into(), json!(req.max_tokens));
-        body.insert("stream".into(), Value::Bool(true));
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-        Value::Object(body)
+        self.wire_format().body(req)
     }
+
+    fn wire_format(&self) -> WireFormat {
+        WireFormat::OpenAiChat {
+            model: Arc::from(self.model.as_str()),
+        }
+    }
+}
+
+/// The chat-completions body for `req` (`wire::WireFormat::OpenAiChat`).
+pub(crate) fn body(model: &str, req: &ModelRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), Value::String(model.to_string()));
+    body.insert(
+        "messages".into(),
+        Value::Array(to_chat_messages(&req.system, &req.messages)),
+    );
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.input_schema,
+                    }
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert(max_tokens_field(model).into(), json!(req.max_tokens));
+    body.insert("stream".into(), Value::Bool(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    Value::Object(body)
 }
 
 #[async_trait]
@@ -117,14 +131,27 @@ impl Model for OpenAiModel {
         format!("openai {}", self.model)
     }
 
+    fn encode(&self, req: &ModelRequest) -> SentRequest {
+        SentRequest::encode(self.wire_format(), req)
+    }
+
     async fn stream(
         &self,
         req: &ModelRequest,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, ProviderError> {
-        let body = self.request_body(req);
+        self.send(req, &self.encode(req), events).await
+    }
+
+    async fn send(
+        &self,
+        _req: &ModelRequest,
+        sent: &SentRequest,
+        events: &UnboundedSender<StreamEvent>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let body = http::body_of(sent, &self.wire_format())?;
         self.endpoint
-            .stream::<ChunkAssembler>("/v1/chat/completions", &body, events, |request| match &self
+            .stream::<ChunkAssembler>("/v1/chat/completions", body, events, |request| match &self
                 .api_key
             {
                 Some(key) => request.bearer_auth(key.expose()),

@@ -198,11 +198,20 @@ impl App {
             self.notify("no model call yet");
             return;
         };
-        let json = serde_json::to_string_pretty(&call.request_json()).unwrap_or_default();
-        let what = if call.system.is_some() {
-            "exact request"
-        } else {
-            "request (system prompt and tools not recorded)"
+        // The body the provider encoded and sent, when recorded; a replay has only the
+        // messages, shown in ctxlab's own record shape.
+        let (what, json) = match call.exact_request() {
+            Some(exact) => {
+                let text = match exact.pretty() {
+                    Some(json) => json,
+                    None => exact.describe(),
+                };
+                (exact.short(), text)
+            }
+            None => (
+                "request (replayed: system prompt and tools not recorded)".to_string(),
+                serde_json::to_string_pretty(&call.request_json()).unwrap_or_default(),
+            ),
         };
         let title = format!(
             "call {}: {what}, {} messages, {} chars",

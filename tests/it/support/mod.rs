@@ -139,6 +139,7 @@ impl Driver {
             messages: self.history.len(),
             summary: false,
             request: Some(Arc::new(request)),
+            body: None,
         });
     }
 
@@ -157,6 +158,7 @@ impl Driver {
             messages: 1,
             summary: true,
             request: None,
+            body: None,
         });
         let summary = extractive_summary_from_request(&pending.request().user_text);
         let (history, report) = pending.finish(&[summary], REQUEST);

@@ -316,6 +316,7 @@ fn refusals_summary_calls_and_cancels_are_rows_and_the_api_figure_is_the_main_ca
         messages: 20,
         summary: false,
         request: None,
+        body: None,
     }));
     a.update(Msg::Agent(AgentEvent::Usage {
         input_tokens: Some(10_000),
@@ -333,6 +334,7 @@ fn refusals_summary_calls_and_cancels_are_rows_and_the_api_figure_is_the_main_ca
         messages: 1,
         summary: true,
         request: None,
+        body: None,
     }));
     assert!(matches!(a.run_state, RunState::Summarizing { .. }));
     a.update(Msg::Agent(AgentEvent::Usage {
@@ -384,6 +386,7 @@ fn after_compact_the_status_bar_returns_to_idle() {
         messages: 1,
         summary: true,
         request: None,
+        body: None,
     }));
     assert!(
         screen(&mut a, 120, 40)
