@@ -50,21 +50,20 @@ use std::time::Duration;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::layout::Rect;
-use ratatui_textarea::TextArea;
 use tiktoken_rs::CoreBPE;
 
 use super::layout::{self, Areas};
 use super::rows::MessageInfo;
 use super::theme::Theme;
 use super::work::{Done, JobId, Work};
-use crate::agent::events::{AgentEvent, NextStep, StepTarget, UserCommand};
+use crate::agent::events::{AgentEvent, UserCommand};
 use crate::compact::PipelineConfig;
 use crate::timeline::{Source, Timeline};
 
 pub use super::work::{OutputFile, TranscriptFile};
 pub use compare::{CompareView, default_strategies, parse_strategies};
 pub use events::EventsState;
-pub use input::SlashCommand;
+pub use input::{InputState, SlashCommand};
 pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
@@ -75,6 +74,7 @@ pub use state::{
     ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, HistRow, LoadKind, Loading,
     Overlay, Pane, RunState, SessionRow, StageDiff, TextMatch, TranscriptView, Viewer,
 };
+pub use step::StepState;
 pub use timeline::TimelineView;
 
 /// How often the loop sends `Msg::Tick`.
@@ -200,25 +200,15 @@ pub struct App {
     /// The sessions browser (a mode of the transcripts pane) and the opened session.
     pub sessions: crate::tui::sessions::SessionsState,
 
-    pub input: TextArea<'static>,
-    pub inputs: Vec<String>,
-    recall: Option<usize>,
-    draft: String,
+    /// The input box: its text and the inputs sent before.
+    input: InputState,
 
     pub overlay: Option<Overlay>,
     /// Overlays under the open one (a diff under the viewer it opened).
     overlay_stack: Vec<Overlay>,
     pub run_state: RunState,
-    /// `NextStep::describe()` of the pending pause.
-    pub paused: Option<String>,
-    /// The pending pause itself: what the card says and which rows it highlights.
-    pub next_step: Option<NextStep>,
-    /// A "run to" sent and not reached yet (the status bar says so).
-    pub run_to: Option<StepTarget>,
-    /// The conversation's selection was moved to the pause's rows and goes back to the
-    /// newest row once the pause ends.
-    pause_moved_selection: bool,
-    pub step_mode: bool,
+    /// Step mode: on or off, the pending pause, a "run to" not reached yet.
+    step: StepState,
     pub agent_gone: bool,
     last_ctrl_c: Option<u64>,
     pub notice: Option<(String, u64)>,
@@ -282,18 +272,11 @@ impl App {
             transcript: None,
             loading: None,
             sessions: Default::default(),
-            input: TextArea::default(),
-            inputs: Vec::new(),
-            recall: None,
-            draft: String::new(),
+            input: InputState::default(),
             overlay: None,
             overlay_stack: Vec::new(),
             run_state: RunState::Idle,
-            paused: None,
-            next_step: None,
-            run_to: None,
-            pause_moved_selection: false,
-            step_mode: false,
+            step: StepState::default(),
             agent_gone: false,
             last_ctrl_c: None,
             notice: None,
@@ -428,11 +411,7 @@ impl App {
     }
 
     pub fn input_text(&self) -> String {
-        self.input.lines().join("\n")
-    }
-
-    fn input_is_empty(&self) -> bool {
-        self.input.lines().iter().all(|l| l.is_empty())
+        self.input.text()
     }
 
     /// Whether a tick changes what is drawn (spinner, elapsed time, notice expiry).
@@ -473,7 +452,7 @@ impl App {
             }
             Msg::Paste(text) => {
                 if self.focus == Pane::Input && self.overlay.is_none() {
-                    self.input.insert_str(text.replace('\r', ""));
+                    self.input.insert_str(&text.replace('\r', ""));
                 }
                 Vec::new()
             }

@@ -40,7 +40,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     // While paused, the rows the next stage will change (the model's view only: indices
     // are the history's).
     let rows = app.rows_to_change();
-    let upcoming = match (&app.next_step, app.conv_view) {
+    let upcoming = match (app.step_state().next_step(), app.conv_view) {
         (Some(next), ConvView::Model) => Some((crate::tui::pause::stage_of(next), &rows[..])),
         _ => None,
     };

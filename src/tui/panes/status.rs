@@ -72,12 +72,12 @@ pub fn loading_text(app: &App) -> Option<String> {
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let width = area.width as usize;
-    if let Some(next) = &app.paused {
+    if let Some(next) = app.step_state().paused() {
         // The pause is what matters now: it gets the whole line.
         let spans = vec![
             Span::styled(" PAUSED ", theme.paused()),
             Span::raw(" "),
-            Span::styled(next.clone(), theme.warn()),
+            Span::styled(next.to_string(), theme.warn()),
             Span::raw("  "),
             Span::styled("Space step · s stage · c call", theme.key()),
             Span::raw(format!("  │ {}", app.provider)),
@@ -93,10 +93,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     ];
     {
         spans.push(Span::raw(state_text(app)));
-        if app.step_mode {
+        if app.step_state().mode() {
             spans.push(Span::raw(" │ "));
             spans.push(Span::styled(
-                match app.run_to {
+                match app.step_state().run_to() {
                     Some(StepTarget::Stage) => "step mode: running to the next stage",
                     Some(StepTarget::ModelCall) => "step mode: running to the next model call",
                     None => "step mode",
@@ -197,11 +197,11 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     let mut items: Vec<(&str, &str)> = Vec::new();
     // The compare view takes every key: only its own are offered.
     let comparing = app.compare.is_some();
-    if app.step_mode && app.focus != Pane::Input && !comparing {
+    if app.step_state().mode() && app.focus != Pane::Input && !comparing {
         items.extend([("Space", "step"), ("s", "stage"), ("c", "call")]);
     }
     items.extend(pane.iter().copied());
-    if !app.step_mode && app.focus != Pane::Input && !comparing {
+    if !app.step_state().mode() && app.focus != Pane::Input && !comparing {
         items.push(("i", "type"));
     }
     // Dropped first when the line is short.
