@@ -366,13 +366,13 @@ fn c_compares_the_opened_session_under_the_strategies() {
     let (label, messages) = d.app.opened_messages().expect("an opened session");
     let (label, messages) = (label.to_string(), messages.len());
     press(&mut d.app, KeyCode::Char('C'));
-    let view = d.app.compare.as_ref().expect("the compare view is open");
-    assert_eq!(view.label, label, "the opened session, not the live one");
-    assert_eq!(view.session.len(), messages);
+    let view = d.app.compare().expect("the compare view is open");
+    assert_eq!(view.label(), label, "the opened session, not the live one");
+    assert_eq!(view.session().len(), messages);
     assert!(
-        view.runs.len() >= 2,
+        view.runs().len() >= 2,
         "every strategy replayed: {}",
-        view.runs.len()
+        view.runs().len()
     );
 }
 

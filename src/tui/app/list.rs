@@ -68,18 +68,7 @@ impl App {
         let calls = self.timeline.calls.len();
         let call_rows = self.areas().map(layout::timeline_list_rows).unwrap_or(1);
         if let Some(v) = &mut self.timeline_view {
-            let rows = &v.rows;
-            v.list
-                .fit_rows(rows.len(), |i| rows.get(i).map(|r| &**r), w, h);
-            let mut calls_list = ListState {
-                selected: v.selected,
-                top: v.top,
-                ..ListState::default()
-            };
-            calls_list.clamp(calls);
-            calls_list.ensure_visible(calls, call_rows, |_| 1);
-            v.selected = calls_list.selected;
-            v.top = calls_list.top;
+            v.fit(calls, call_rows, w, h);
         }
         let ev_len = self.visible_events().len();
         let ev_h = self.events_viewport();

@@ -182,13 +182,13 @@ pub struct App {
     events: EventsState,
     /// Every model call, the stages before it and where each message went, built from the
     /// same events as the mirror (`crate::timeline`).
-    pub timeline: Timeline,
+    timeline: Timeline,
     /// The timeline pane, when open; the conversation then shows its selected call.
-    pub timeline_view: Option<TimelineView>,
+    timeline_view: Option<TimelineView>,
     /// The last search across the conversation, the full session and the events.
     pub search: Option<Search>,
     /// The compare view (`C`, `/compare`), when open: it covers the panes.
-    pub compare: Option<CompareView>,
+    compare: Option<CompareView>,
 
     /// The outputs pane: persisted outputs and the selection.
     outputs: OutputsState,
@@ -346,7 +346,7 @@ impl App {
     /// request while the timeline is open).
     pub fn conv_len(&self) -> usize {
         if let Some(v) = &self.timeline_view {
-            return v.rows.len();
+            return v.rows().len();
         }
         match self.conv_view {
             ConvView::Model => self.history.len(),
@@ -358,9 +358,9 @@ impl App {
     /// dimmed (gone from the context) and, in the full session, where it went.
     pub fn conv_row(&self, i: usize) -> Option<ConvRow<'_>> {
         if let Some(v) = &self.timeline_view {
-            return v.rows.get(i).map(|info| ConvRow {
+            return v.rows().get(i).map(|info| ConvRow {
                 info,
-                mark: v.marks.get(i).copied().flatten(),
+                mark: v.mark(i),
                 dimmed: false,
                 note: None,
             });
@@ -383,7 +383,7 @@ impl App {
 
     pub fn conv_list(&self) -> &ListState {
         if let Some(v) = &self.timeline_view {
-            return &v.list;
+            return v.list();
         }
         match self.conv_view {
             ConvView::Model => &self.conv,
@@ -420,7 +420,7 @@ impl App {
             || self.notice.is_some()
             || !self.notices_queued.is_empty()
             || self.loading.is_some()
-            || self.compare.as_ref().is_some_and(|c| c.job.is_some())
+            || self.compare.as_ref().is_some_and(|c| c.job().is_some())
             || self.live_count.is_some()
             || (self.tokenizer.is_some() && !self.token_queue.is_empty())
     }

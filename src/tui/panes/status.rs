@@ -159,7 +159,7 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
         ("Esc/q", "close"),
     ];
     let pane: &[(&str, &str)] = match app.focus {
-        _ if app.compare.is_some() => compare,
+        _ if app.compare().is_some() => compare,
         Pane::Input => &[("Enter", "send"), ("Alt-Enter", "newline")],
         Pane::Conversation => &[
             ("j/k", "move"),
@@ -196,7 +196,7 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     // In step mode the step keys come first: they are what a class is waiting for.
     let mut items: Vec<(&str, &str)> = Vec::new();
     // The compare view takes every key: only its own are offered.
-    let comparing = app.compare.is_some();
+    let comparing = app.compare().is_some();
     if app.step_state().mode() && app.focus != Pane::Input && !comparing {
         items.extend([("Space", "step"), ("s", "stage"), ("c", "call")]);
     }
@@ -242,7 +242,7 @@ fn hint_tail<'a>(app: &App, theme: &Theme) -> Vec<Span<'a>> {
         spans.push(Span::raw(" leave, then "));
     }
     spans.push(Span::styled("?", theme.key()));
-    if app.compare.is_some() {
+    if app.compare().is_some() {
         // In the compare view `q` closes the view (its own hint says so).
         spans.push(Span::raw(" help"));
         return spans;
