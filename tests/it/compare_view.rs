@@ -450,7 +450,7 @@ fn compare_takes_the_transcript_open_in_the_transcripts_pane() {
     settle(&mut a, fx);
     let fx = a.update(key(KeyCode::Enter));
     settle(&mut a, fx);
-    assert!(a.transcript.is_some(), "the transcript opened");
+    assert!(a.transcripts().open().is_some(), "the transcript opened");
     let fx = a.update(key(KeyCode::Char('C')));
     settle(&mut a, fx);
     let v = view(&a);

@@ -62,7 +62,7 @@ fn diff(a: &App) -> &DiffView {
 
 fn viewer_text(a: &App) -> String {
     match &a.overlay {
-        Some(Overlay::Viewer(v)) => v.lines.join("\n"),
+        Some(Overlay::Viewer(v)) => v.lines().join("\n"),
         _ => panic!("no viewer open"),
     }
 }
@@ -499,9 +499,9 @@ fn the_viewer_wraps_and_brings_a_far_match_into_view() {
     let Some(Overlay::Viewer(v)) = &a.overlay else {
         panic!("no viewer");
     };
-    assert_eq!(v.matches.len(), 1);
-    assert_eq!(v.top, 1);
-    assert!(v.top_row > 0, "the match is on a later wrapped row");
+    assert_eq!(v.matches().len(), 1);
+    assert_eq!(v.top(), 1);
+    assert!(v.top_row() > 0, "the match is on a later wrapped row");
     assert!(text.contains("needle"), "the match is on screen:\n{text}");
     // Without wrapping, the view scrolls sideways to the match.
     a.update(key(KeyCode::Char('w')));
@@ -510,13 +510,13 @@ fn the_viewer_wraps_and_brings_a_far_match_into_view() {
     let Some(Overlay::Viewer(v)) = &a.overlay else {
         panic!("no viewer");
     };
-    assert!(v.no_wrap && v.left > 600, "left {}", v.left);
+    assert!(v.no_wrap() && v.left() > 600, "left {}", v.left());
     assert!(text.contains("needle"), "the match is on screen:\n{text}");
     a.update(key(KeyCode::Char('h')));
     let Some(Overlay::Viewer(v2)) = &a.overlay else {
         panic!("no viewer");
     };
-    assert!(v2.left < 700);
+    assert!(v2.left() < 700);
 }
 
 // ----- snapshots -----

@@ -286,10 +286,10 @@ impl App {
             return Some((messages, label.to_string()));
         }
         if self.main == Pane::Transcripts
-            && let Some(t) = &self.transcript
+            && let Some(t) = self.transcripts.open()
         {
-            let messages = t.rows.iter().map(|r| r.message.clone()).collect();
-            return Some((Arc::new(messages), t.relative.clone()));
+            let messages = t.rows().iter().map(|r| r.message.clone()).collect();
+            return Some((Arc::new(messages), t.relative().to_string()));
         }
         if self.session.is_empty() {
             return None;

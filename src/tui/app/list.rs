@@ -24,7 +24,10 @@ impl App {
         let Some(a) = self.areas() else {
             return (1, 1);
         };
-        let has_replay = self.transcript.as_ref().is_some_and(|t| t.replay.is_some());
+        let has_replay = self
+            .transcripts
+            .open()
+            .is_some_and(|t| t.replay().is_some());
         let (list, _) = layout_transcript(a.main, has_replay);
         let inner = layout::inner(list);
         (inner.width as usize, inner.height as usize)
@@ -78,14 +81,7 @@ impl App {
         let outputs = self.outputs.files().len();
         self.outputs.list_mut().clamp(outputs);
         self.outputs.list_mut().ensure_visible(outputs, lh, |_| 1);
-        self.transcripts_list.clamp(self.transcripts.len());
-        self.transcripts_list
-            .ensure_visible(self.transcripts.len(), lh, |_| 1);
         let (tw, th) = self.transcript_viewport();
-        if let Some(t) = &mut self.transcript {
-            let rows = &t.rows;
-            t.list
-                .fit_rows(rows.len(), |i| rows.get(i).map(|r| &**r), tw, th);
-        }
+        self.transcripts.fit(lh, tw, th);
     }
 }

@@ -43,7 +43,7 @@ mod timeline;
 mod transcripts;
 mod viewer;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,10 +72,12 @@ pub use search::{Hit, Search, event_text as search_event_text};
 pub use state::ConvRow;
 pub use state::{
     ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, HistRow, LoadKind, Loading,
-    Overlay, Pane, RunState, SessionRow, StageDiff, TextMatch, TranscriptView, Viewer,
+    Overlay, Pane, RunState, SessionRow, StageDiff,
 };
 pub use step::StepState;
 pub use timeline::TimelineView;
+pub use transcripts::{TranscriptView, TranscriptsState};
+pub use viewer::{TextMatch, Viewer, ViewerKey};
 
 /// How often the loop sends `Msg::Tick`.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -192,9 +194,8 @@ pub struct App {
 
     /// The outputs pane: persisted outputs and the selection.
     outputs: OutputsState,
-    pub transcripts: Vec<TranscriptFile>,
-    pub transcripts_list: ListState,
-    pub transcript: Option<TranscriptView>,
+    /// The transcripts pane: the listing, its selection, the open transcript.
+    transcripts: TranscriptsState,
     /// The job the screen is waiting for (a transcript, a replay, an output), if any.
     pub loading: Option<Loading>,
     /// The sessions browser (a mode of the transcripts pane) and the opened session.
@@ -228,8 +229,6 @@ pub struct App {
     live_count: Option<super::work::Rows>,
     /// The last job id handed out.
     job_seq: JobId,
-    /// Transcripts whose messages are being counted (asked for once).
-    counting: HashSet<String>,
 }
 
 impl App {
@@ -267,9 +266,7 @@ impl App {
             search: None,
             compare: None,
             outputs: OutputsState::default(),
-            transcripts: Vec::new(),
-            transcripts_list: ListState::default(),
-            transcript: None,
+            transcripts: TranscriptsState::default(),
             loading: None,
             sessions: Default::default(),
             input: InputState::default(),
@@ -288,7 +285,6 @@ impl App {
             token_queue: VecDeque::new(),
             live_count: None,
             job_seq: 0,
-            counting: HashSet::new(),
         };
         app.style_input();
         app

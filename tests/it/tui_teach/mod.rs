@@ -302,7 +302,10 @@ fn reasons_are_on_every_stage_row_and_u_shows_compact_history_that_did_not_run()
     d.app.update(key(KeyCode::Enter));
     match &d.app.overlay {
         Some(Overlay::Viewer(v)) => {
-            assert!(v.lines.iter().any(|l| l == "why: 2,247 <= 12,000"), "{v:?}")
+            assert!(
+                v.lines().iter().any(|l| l == "why: 2,247 <= 12,000"),
+                "{v:?}"
+            )
         }
         other => panic!("expected the viewer, got {other:?}"),
     }
