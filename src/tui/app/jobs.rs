@@ -183,7 +183,12 @@ impl App {
         Effect::Work(Work::Export {
             timeline: SharedTimeline(Arc::new(self.timeline.clone())),
             out: file.map(std::path::PathBuf::from),
-            inputs: self.sessions.open.iter().map(|o| o.path.clone()).collect(),
+            inputs: self
+                .sessions
+                .open()
+                .iter()
+                .map(|o| o.path.clone())
+                .collect(),
         })
     }
 

@@ -69,6 +69,7 @@ pub use list::{
 };
 pub use outputs::OutputsState;
 pub use search::{Hit, Search, event_text as search_event_text};
+pub use sessions::SessionsState;
 pub use state::ConvRow;
 pub use state::{
     ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, HistRow, LoadKind, Loading,
@@ -199,7 +200,7 @@ pub struct App {
     /// The job the screen is waiting for (a transcript, a replay, an output), if any.
     pub loading: Option<Loading>,
     /// The sessions browser (a mode of the transcripts pane) and the opened session.
-    pub sessions: crate::tui::sessions::SessionsState,
+    sessions: SessionsState,
 
     /// The input box: its text and the inputs sent before.
     input: InputState,

@@ -173,7 +173,7 @@ impl App {
     }
 
     pub(super) fn transcripts_action(&mut self, action: Action) -> Vec<Effect> {
-        if self.sessions.active {
+        if self.sessions.active() {
             return self.sessions_action(action);
         }
         let page = self.page();

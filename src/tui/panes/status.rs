@@ -169,14 +169,14 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
         ],
         Pane::Events => &[("j/k", "move"), ("Enter", "open"), ("u", "unchanged")],
         Pane::Outputs => &[("Enter", "view"), ("m", "jump"), ("R", "refresh")],
-        Pane::Transcripts if app.sessions.open.is_some() => &[
+        Pane::Transcripts if app.sessions().open().is_some() => &[
             ("j/k", "move"),
             ("o", "text"),
             ("r", "replay"),
             ("C", "compare"),
             ("Esc", "close"),
         ],
-        Pane::Transcripts if app.sessions.active => {
+        Pane::Transcripts if app.sessions().active() => {
             &[("Enter", "open"), ("R", "refresh"), ("b", "transcripts")]
         }
         Pane::Transcripts => &[

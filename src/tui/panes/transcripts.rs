@@ -24,7 +24,7 @@ fn ours(what: &LoadKind) -> bool {
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    if app.sessions.active {
+    if app.sessions().active() {
         super::sessions::render(app, f, area);
         return;
     }
