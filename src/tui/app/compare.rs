@@ -404,10 +404,9 @@ impl App {
             KeyCode::PageDown => v.move_piece(page),
             KeyCode::Home | KeyCode::Char('g') => v.set_call(0),
             KeyCode::End | KeyCode::Char('G') => v.set_call(usize::MAX),
-            KeyCode::Char('n') => {
-                if !v.goto_next_unseen() {
-                    self.notify("no strategy replaced a result the model had not seen");
-                }
+            // The guard moves the selection when there is a next point; only a miss lands here.
+            KeyCode::Char('n') if !v.goto_next_unseen() => {
+                self.notify("no strategy replaced a result the model had not seen");
             }
             _ => {}
         }

@@ -10,9 +10,12 @@
 //! off the UI task (see `tui::work`); a restart is the loop's. It never reads the clock
 //! (times come in messages or from the tick counter) and never draws.
 //!
-//! Panes own their state where it has been split out: `events` (`EventsState`: rows, filter,
-//! selection, diffs) and `outputs` (`OutputsState`), private fields behind methods; the
-//! rest is still `App`'s own fields.
+//! Panes own their state, private fields behind methods, and `App` routes messages to
+//! them: `events` (`EventsState`: rows, filter, selection, diffs), `outputs`
+//! (`OutputsState`), `transcripts` (`TranscriptsState`), `sessions` (`SessionsState`),
+//! `timeline` (`TimelineView`, over the `Timeline` fold `App` keeps), `compare`
+//! (`CompareView`), `viewer` (`Viewer`), `input` (`InputState`) and `step` (`StepState`).
+//! The conversation's state (mirror, selections, token totals) is still `App`'s own fields.
 //!
 //! One concern per file: `state` (the data types), `list` (selection and scrolling),
 //! `history` (the mirror), `agent_events`, `navigation` (keys outside the input), `pane_actions`

@@ -1,6 +1,7 @@
-//! The data `App` is made of, apart from lists (`list.rs`): panes, the history mirror's
-//! rows, event rows and diffs, an open transcript, the overlays, what the agent is doing
-//! and what the screen is waiting for. Plain data with no behaviour beyond small lookups.
+//! The data `App` is made of that no pane owns (apart from lists, `list.rs`): the panes'
+//! names, the history mirror's rows, diffs, the overlays, what the agent is doing and what
+//! the screen is waiting for. Plain data with no behaviour beyond small lookups; each
+//! pane's own state lives in its file (`transcripts.rs`, `timeline.rs`, `viewer.rs`, ...).
 
 use std::sync::Arc;
 

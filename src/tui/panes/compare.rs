@@ -226,7 +226,7 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
                 if i == v.piece() { "▸" } else { " " },
                 i + 1,
                 p.message + 1,
-                fit(&piece_label(&v.session(), p, 16), 16),
+                fit(&piece_label(v.session(), p, 16), 16),
                 fit(&format!("{:>7}", group_digits(p.chars)), 7)
             )
         } else {
@@ -234,7 +234,7 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
                 "{}{:>2} {} {:>5}",
                 if i == v.piece() { "▸" } else { " " },
                 i + 1,
-                fit(&piece_label(&v.session(), p, 11), 11),
+                fit(&piece_label(v.session(), p, 11), 11),
                 compact_number(p.chars)
             )
         };

@@ -133,11 +133,11 @@ pub(super) fn detail_lines(v: &CompareView, width: usize) -> Vec<String> {
         return Vec::new();
     }
     let what = match (&p.kind, p.tool_use_id.as_deref()) {
-        (PieceKind::ToolResult, Some(id)) => match tool_call(&v.session(), p.message, id) {
+        (PieceKind::ToolResult, Some(id)) => match tool_call(v.session(), p.message, id) {
             Some((name, input)) => format!("{name} {}", crate::util::clip_chars(&input, 40)),
             None => format!("result {id}"),
         },
-        _ => piece_label(&v.session(), p, 20).trim_end().to_string(),
+        _ => piece_label(v.session(), p, 20).trim_end().to_string(),
     };
     let mut parts = Vec::new();
     for (run, config) in v.configs().iter().enumerate() {

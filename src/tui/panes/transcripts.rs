@@ -123,7 +123,7 @@ fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
     MsgList {
         len: t.rows().len(),
         row: &row,
-        list: &t.list(),
+        list: t.list(),
         focused,
         theme: &app.theme,
         trailer: Vec::new(),

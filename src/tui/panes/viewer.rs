@@ -22,7 +22,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, v: &Viewer) {
     let theme = &app.theme;
     let title = Line::from(vec![
         Span::styled(" View ", theme.title()),
-        Span::raw(clip(&v.title(), (r.width as usize).saturating_sub(12))),
+        Span::raw(clip(v.title(), (r.width as usize).saturating_sub(12))),
         Span::raw(" "),
     ]);
     let block = pane_block(title, true, theme);
