@@ -247,7 +247,7 @@ where
             Some(done) = done_rx.recv() => msgs.push(Msg::Done(done)),
             Some(fresh) = fresh_rx.recv() => match fresh {
                 Ok(fresh) => {
-                    let (new_events, new_commands) = start_fresh(fresh, &commands, &mut msgs, app.step_mode);
+                    let (new_events, new_commands) = start_fresh(fresh, &commands, &mut msgs, app.step_state().mode());
                     events = new_events;
                     commands = new_commands;
                     agent_open = true;

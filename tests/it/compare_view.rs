@@ -160,7 +160,7 @@ fn flat(screen: &str) -> String {
 }
 
 fn view(a: &App) -> &CompareView {
-    a.compare.as_ref().expect("the compare view is open")
+    a.compare().expect("the compare view is open")
 }
 
 fn piece_of(v: &CompareView, tool_use_id: &str) -> usize {
@@ -191,7 +191,7 @@ fn compare_replays_each_strategy_as_a_job_in_turn() {
     let text = screen(&mut a, 120, 40);
     assert!(text.contains("replaying s08 (1 of 2)"), "{text}");
     let next = a.update(Msg::Done(first.clone().run()));
-    assert_eq!(view(&a).runs.len(), 1);
+    assert_eq!(view(&a).runs().len(), 1);
     let [Effect::Work(second)] = next.as_slice() else {
         panic!("the second job: {next:?}");
     };
@@ -199,12 +199,12 @@ fn compare_replays_each_strategy_as_a_job_in_turn() {
     assert!(text.contains("replaying guarded (2 of 2)"), "{text}");
     assert!(a.update(Msg::Done(second.clone().run())).is_empty());
     assert!(view(&a).complete());
-    assert!(view(&a).job.is_none());
+    assert!(view(&a).job().is_none());
     // A late result of a closed view changes nothing.
     a.update(key(KeyCode::Esc));
-    assert!(a.compare.is_none());
+    assert!(a.compare().is_none());
     assert!(a.update(Msg::Done(first.clone().run())).is_empty());
-    assert!(a.compare.is_none());
+    assert!(a.compare().is_none());
 }
 
 #[test]
@@ -213,7 +213,7 @@ fn compare_opens_on_the_teaching_point_s08_replaced_unseen_guarded_did_not() {
     let v = view(&a);
     assert_eq!(v.calls(), 4);
     // Call 2 is the first to send the batch; s08's micro replaced `a` before that.
-    assert_eq!((v.call, v.piece), (1, piece_of(v, "a")));
+    assert_eq!((v.call(), v.piece()), (1, piece_of(v, "a")));
     let a_piece = piece_of(v, "a");
     let s = v.kept(0, 1, a_piece).unwrap();
     assert_eq!((s.kept, s.reach), (Kept::Placeholder, Reach::Lost));
@@ -228,50 +228,50 @@ fn compare_opens_on_the_teaching_point_s08_replaced_unseen_guarded_did_not() {
 fn compare_selection_moves_across_calls_and_pieces() {
     let mut a = compare_app(None);
     a.update(key(KeyCode::Char('g')));
-    assert_eq!(view(&a).call, 0);
+    assert_eq!(view(&a).call(), 0);
     // Before call 1 only the user's text has entered: the piece is clamped to it.
     assert_eq!(view(&a).pieces_at(0), 1);
-    assert_eq!(view(&a).piece, 0);
+    assert_eq!(view(&a).piece(), 0);
     a.update(key(KeyCode::Char('j')));
-    assert_eq!(view(&a).piece, 0, "no second piece before call 1");
+    assert_eq!(view(&a).piece(), 0, "no second piece before call 1");
     assert!(view(&a).kept(0, 0, 1).is_none(), "not entered yet");
     a.update(key(KeyCode::Right));
     a.update(key(KeyCode::Char('l')));
-    assert_eq!(view(&a).call, 2);
+    assert_eq!(view(&a).call(), 2);
     for _ in 0..3 {
         a.update(key(KeyCode::Down));
     }
-    assert_eq!(view(&a).piece, 3);
+    assert_eq!(view(&a).piece(), 3);
     a.update(key(KeyCode::Char('k')));
-    assert_eq!(view(&a).piece, 2);
+    assert_eq!(view(&a).piece(), 2);
     a.update(key(KeyCode::Char('G')));
-    assert_eq!(view(&a).call, 3);
+    assert_eq!(view(&a).call(), 3);
     a.update(key(KeyCode::Right));
-    assert_eq!(view(&a).call, 3, "clamped at the last call");
+    assert_eq!(view(&a).call(), 3, "clamped at the last call");
     a.update(key(KeyCode::PageDown));
     a.update(key(KeyCode::PageDown));
     let last = view(&a).pieces_at(3) - 1;
-    assert_eq!(view(&a).piece, last);
+    assert_eq!(view(&a).piece(), last);
     // Back to call 1: the piece follows the pieces that existed then.
     a.update(key(KeyCode::Home));
-    assert_eq!((view(&a).call, view(&a).piece), (0, 0));
+    assert_eq!((view(&a).call(), view(&a).piece()), (0, 0));
     // `n` walks the unseen replacements, wrapping around.
     a.update(key(KeyCode::Char('n')));
     let v = view(&a);
-    assert_eq!((v.call, v.piece), (1, piece_of(v, "a")));
+    assert_eq!((v.call(), v.piece()), (1, piece_of(v, "a")));
     a.update(key(KeyCode::Char('n')));
     let v = view(&a);
-    assert_eq!((v.call, v.piece), (1, piece_of(v, "b")));
+    assert_eq!((v.call(), v.piece()), (1, piece_of(v, "b")));
     a.update(key(KeyCode::Char('n')));
     let v = view(&a);
-    assert_eq!((v.call, v.piece), (1, piece_of(v, "a")));
+    assert_eq!((v.call(), v.piece()), (1, piece_of(v, "a")));
     // `?` opens the help over the view; Esc closes the help, then the view.
     a.update(key(KeyCode::Char('?')));
     assert!(matches!(a.overlay, Some(Overlay::Help { .. })));
     a.update(key(KeyCode::Esc));
-    assert!(a.overlay.is_none() && a.compare.is_some());
+    assert!(a.overlay.is_none() && a.compare().is_some());
     a.update(key(KeyCode::Char('q')));
-    assert!(a.compare.is_none(), "q closes the view, it does not quit");
+    assert!(a.compare().is_none(), "q closes the view, it does not quit");
 }
 
 #[test]
@@ -305,9 +305,9 @@ fn compare_slash_command_names_the_strategies() {
         v.strategies(),
         vec![Strategy::S06, Strategy::S08Latest, Strategy::Guarded]
     );
-    assert_eq!(v.label, "live session");
+    assert_eq!(v.label(), "live session");
     assert!(v.complete());
-    assert_eq!(v.session.len(), teaching_session().len());
+    assert_eq!(v.session().len(), teaching_session().len());
     // `C` opens it with the default pair; with no message there is nothing to compare.
     a.update(key(KeyCode::Esc));
     let fx = a.update(key(KeyCode::Char('C')));
@@ -324,7 +324,7 @@ fn compare_slash_command_names_the_strategies() {
     );
     empty.update(key(KeyCode::Esc));
     assert!(empty.update(key(KeyCode::Char('C'))).is_empty());
-    assert!(empty.compare.is_none());
+    assert!(empty.compare().is_none());
 }
 
 #[test]
@@ -362,12 +362,12 @@ fn compare_view_snapshots() {
 fn compare_view_renders_while_rendering_is_pure() {
     // Drawing twice gives the same screen and changes nothing in the view.
     let mut a = compare_app(None);
-    let before = (view(&a).call, view(&a).piece);
+    let before = (view(&a).call(), view(&a).piece());
     let one = screen(&mut a, 120, 40);
     let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
     t.draw(|f| render(&a, f)).unwrap();
     assert_eq!(one, crate::support::buffer_text(t.backend().buffer()));
-    assert_eq!(before, (view(&a).call, view(&a).piece));
+    assert_eq!(before, (view(&a).call(), view(&a).piece()));
 }
 
 /// The workbench under `strategy` after one exchange, at 120x40.
@@ -451,12 +451,12 @@ fn compare_takes_the_transcript_open_in_the_transcripts_pane() {
     settle(&mut a, fx);
     let fx = a.update(key(KeyCode::Enter));
     settle(&mut a, fx);
-    assert!(a.transcript.is_some(), "the transcript opened");
+    assert!(a.transcripts().open().is_some(), "the transcript opened");
     let fx = a.update(key(KeyCode::Char('C')));
     settle(&mut a, fx);
     let v = view(&a);
-    assert_eq!(v.label, ".transcripts/transcript_1.jsonl");
-    assert_eq!(*v.session, teaching_session());
+    assert_eq!(v.label(), ".transcripts/transcript_1.jsonl");
+    assert_eq!(**v.session(), teaching_session());
     assert!(v.complete());
     assert_eq!(v.unseen_points().len(), 2, "s08 replaced a and b unseen");
     // Closed, and back in the conversation: the live session.
@@ -464,6 +464,6 @@ fn compare_takes_the_transcript_open_in_the_transcripts_pane() {
     a.update(key(KeyCode::Char('1')));
     let fx = a.update(key(KeyCode::Char('C')));
     settle(&mut a, fx);
-    assert_eq!(view(&a).label, "live session");
-    assert_eq!(view(&a).session.len(), 1);
+    assert_eq!(view(&a).label(), "live session");
+    assert_eq!(view(&a).session().len(), 1);
 }

@@ -120,10 +120,10 @@ async fn a_50_mb_transcript_loads_while_keys_are_answered() {
             }
         }
         seen_tx.send_replace(Seen {
-            listed: app.transcripts.len(),
+            listed: app.transcripts().files().len(),
             loading,
             help,
-            rows: app.transcript.as_ref().map_or(0, |t| t.rows.len()),
+            rows: app.transcripts().open().map_or(0, |t| t.rows().len()),
         });
         Ok(())
     };
@@ -154,8 +154,8 @@ async fn a_50_mb_transcript_loads_while_keys_are_answered() {
     );
     assert!(screen.contains("(50.0 MB)"), "{screen}");
     assert_eq!(loaded.rows, messages);
-    let t = app.transcript.as_ref().expect("the transcript is open");
-    assert_eq!(t.rows.len(), messages);
-    assert_eq!(t.bad_lines, 0);
+    let t = app.transcripts().open().expect("the transcript is open");
+    assert_eq!(t.rows().len(), messages);
+    assert_eq!(t.bad_lines(), 0);
     assert!(app.loading.is_none());
 }

@@ -11,8 +11,9 @@ use std::time::SystemTime;
 use crate::common::files::{copy_dir, session_fixture as fixture};
 use crate::support::{Driver, press, screen, settle};
 use crossterm::event::KeyCode;
-use ctxlab::tui::Effect;
+use ctxlab::tui::app::Startup;
 use ctxlab::tui::sessions::{BrowserRow, ViewRow};
+use ctxlab::tui::{Effect, Msg};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
 
@@ -51,7 +52,10 @@ fn driver(dir: &Path) -> Driver {
     let ws = dir.join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let mut d = Driver::new(&ws, false);
-    d.app.sessions.scratch_root = Some(dir.join("data/scratch"));
+    d.app.update(Msg::Start(Box::new(Startup {
+        scratch_root: Some(dir.join("data/scratch")),
+        ..Startup::default()
+    })));
     d
 }
 
@@ -70,13 +74,17 @@ fn open(d: &mut Driver, path: PathBuf) {
 }
 
 fn select_compaction(d: &mut Driver, k: usize) {
-    let open = d.app.sessions.open.as_ref().unwrap();
+    let open = d.app.sessions().open().unwrap();
     let row = open
         .rows
         .iter()
         .position(|r| *r == ViewRow::Compaction(k))
         .expect("a compaction row");
-    d.app.sessions.open.as_mut().unwrap().list.selected = row;
+    press(&mut d.app, KeyCode::Char('g'));
+    for _ in 0..row {
+        press(&mut d.app, KeyCode::Char('j'));
+    }
+    assert_eq!(d.app.sessions().open().unwrap().list.selected, row);
 }
 
 #[test]
@@ -85,7 +93,7 @@ fn the_browser_lists_sessions_by_project_with_counts_and_an_error_row() {
     let (claude, codex) = roots(dir.path());
     let mut d = driver(dir.path());
     browse(&mut d, vec![claude, codex, dir.path().join("gone")]);
-    let rows = &d.app.sessions.rows;
+    let rows = d.app.sessions().rows();
     assert!(matches!(&rows[0], BrowserRow::Error { path, .. } if path.ends_with("gone")));
     let projects: Vec<&str> = rows
         .iter()
@@ -154,7 +162,7 @@ fn an_opened_claude_session_shows_its_compaction_usage_and_curve() {
     let mut d = driver(dir.path());
     browse(&mut d, vec![fixture("claude_code.jsonl")]);
     open(&mut d, fixture("claude_code.jsonl"));
-    let open_view = d.app.sessions.open.as_ref().unwrap();
+    let open_view = d.app.sessions().open().unwrap();
     assert!(open_view.complete);
     assert!(!open_view.compactions.is_empty());
     assert!(
@@ -183,7 +191,7 @@ fn an_opened_codex_session_says_its_summary_is_encrypted() {
     let mut d = driver(dir.path());
     browse(&mut d, vec![fixture("codex_rollout.jsonl")]);
     open(&mut d, fixture("codex_rollout.jsonl"));
-    let n = d.app.sessions.open.as_ref().unwrap().compactions.len();
+    let n = d.app.sessions().open().unwrap().compactions.len();
     assert_eq!(n, 2);
     select_compaction(&mut d, 1);
     let text = screen(&mut d.app, 120, 40);
@@ -226,7 +234,7 @@ fn a_replay_writes_only_into_its_scratch_store_and_closing_removes_it() {
     browse(&mut d, vec![source.clone()]);
     open(&mut d, file);
     press(&mut d.app, KeyCode::Char('r'));
-    let open_view = d.app.sessions.open.as_ref().unwrap();
+    let open_view = d.app.sessions().open().unwrap();
     let replay = open_view.replay.as_ref().expect("replayed");
     assert!(replay.replay.error.is_none(), "{:?}", replay.replay.error);
     let scratch = open_view.scratch.clone().unwrap();
@@ -252,7 +260,7 @@ fn a_replay_writes_only_into_its_scratch_store_and_closing_removes_it() {
     snap_all("session_replay", &mut d, dir.path());
     // Esc closes the session and its scratch store goes.
     press(&mut d.app, KeyCode::Esc);
-    assert!(d.app.sessions.open.is_none());
+    assert!(d.app.sessions().open().is_none());
     assert!(!scratch.exists(), "scratch removed on close");
 }
 
@@ -299,7 +307,7 @@ fn b_opens_the_browser_on_the_default_roots_and_b_again_goes_back() {
             paths: Vec::new()
         }))]
     );
-    assert!(d.app.sessions.active);
+    assert!(d.app.sessions().active());
     let text = screen(&mut d.app, 120, 40);
     assert!(text.contains("4 Sessions"), "{text}");
     assert!(text.contains("looking for sessions"), "{text}");
@@ -308,7 +316,7 @@ fn b_opens_the_browser_on_the_default_roots_and_b_again_goes_back() {
         "the hint line says how back: {text}"
     );
     d.app.update(crate::support::key(KeyCode::Char('b')));
-    assert!(!d.app.sessions.active);
+    assert!(!d.app.sessions().active());
     let text = screen(&mut d.app, 120, 40);
     assert!(text.contains("4 Transcripts"), "{text}");
     assert!(text.contains("b sessions"), "{text}");
@@ -325,7 +333,7 @@ fn start_clears_stale_scratch_lists_and_opens_the_file_given() {
     let file = fixture("codex_rollout.jsonl");
     // `ctxlab open FILE`: the loop's caller says so in `Msg::Start`; the jobs follow
     // `Msg::LoopStarted`.
-    let scratch_root = d.app.sessions.scratch_root.clone();
+    let scratch_root = d.app.sessions().scratch_root().cloned();
     let fx = d.app.update(ctxlab::tui::Msg::Start(Box::new(
         ctxlab::tui::app::Startup {
             scratch_root,
@@ -352,7 +360,7 @@ fn start_clears_stale_scratch_lists_and_opens_the_file_given() {
     settle(&mut d.app, fx);
     assert!(!stale.exists(), "a dead process's scratch store is removed");
     assert_eq!(
-        d.app.sessions.open.as_ref().map(|o| o.label.as_str()),
+        d.app.sessions().open().map(|o| o.label.as_str()),
         Some("codex_rollout.jsonl")
     );
 }
@@ -366,13 +374,13 @@ fn c_compares_the_opened_session_under_the_strategies() {
     let (label, messages) = d.app.opened_messages().expect("an opened session");
     let (label, messages) = (label.to_string(), messages.len());
     press(&mut d.app, KeyCode::Char('C'));
-    let view = d.app.compare.as_ref().expect("the compare view is open");
-    assert_eq!(view.label, label, "the opened session, not the live one");
-    assert_eq!(view.session.len(), messages);
+    let view = d.app.compare().expect("the compare view is open");
+    assert_eq!(view.label(), label, "the opened session, not the live one");
+    assert_eq!(view.session().len(), messages);
     assert!(
-        view.runs.len() >= 2,
+        view.runs().len() >= 2,
         "every strategy replayed: {}",
-        view.runs.len()
+        view.runs().len()
     );
 }
 
@@ -393,15 +401,10 @@ fn a_session_that_fails_after_its_first_lines_says_so_and_r_explains() {
         panic!("two jobs: the head and the whole file");
     };
     settle(&mut d.app, vec![Effect::Work(head)]);
-    assert!(!d.app.sessions.open.as_ref().unwrap().complete, "the head");
+    assert!(!d.app.sessions().open().unwrap().complete, "the head");
     std::fs::remove_file(&path).unwrap();
     settle(&mut d.app, vec![Effect::Work(whole)]);
-    let open = d
-        .app
-        .sessions
-        .open
-        .as_ref()
-        .expect("the head stays on screen");
+    let open = d.app.sessions().open().expect("the head stays on screen");
     assert!(open.load_error.is_some());
     assert!(d.app.loading.is_none());
     let text = screen(&mut d.app, 120, 40);

@@ -215,7 +215,7 @@ fn transcripts_browser_and_replay() {
     d.ticks(1);
     snap_all("transcript_open", &mut d, dir.path());
     press(&mut d.app, KeyCode::Char('r'));
-    let replay = d.app.transcript.as_ref().unwrap().replay.as_ref().unwrap();
+    let replay = d.app.transcripts().open().unwrap().replay().unwrap();
     assert!(!replay.stages.is_empty());
     assert!(
         !dir.path().join(".task_outputs").exists(),

@@ -62,7 +62,7 @@ fn diff(a: &App) -> &DiffView {
 
 fn viewer_text(a: &App) -> String {
     match &a.overlay {
-        Some(Overlay::Viewer(v)) => v.lines.join("\n"),
+        Some(Overlay::Viewer(v)) => v.lines().join("\n"),
         _ => panic!("no viewer open"),
     }
 }
@@ -76,7 +76,7 @@ fn select_call(a: &mut App, number: usize) {
 }
 
 fn call_of(a: &App, stage: Stage) -> usize {
-    a.timeline
+    a.timeline()
         .steps
         .iter()
         .find(|s| s.report.stage == stage && s.report.changed)
@@ -90,15 +90,15 @@ fn t_opens_the_timeline_and_the_conversation_rewinds_to_the_selected_call() {
     let live: Vec<Message> = a.history.iter().map(|r| r.info.message.clone()).collect();
     a.update(key(KeyCode::Char('t')));
     assert_eq!(a.focus, Pane::Timeline);
-    let v = a.timeline_view.as_ref().unwrap();
+    let v = a.timeline_view().unwrap();
     assert_eq!(
-        v.selected + 1,
-        a.timeline.calls.len(),
+        v.selected() + 1,
+        a.timeline().calls.len(),
         "opens on the newest call"
     );
     // Call 5's request, row for row.
     select_call(&mut a, 5);
-    let call = a.timeline.call(5).unwrap();
+    let call = a.timeline().call(5).unwrap();
     let shown: Vec<&Message> = (0..a.conv_len())
         .map(|i| &a.conv_row(i).unwrap().info.message)
         .collect();
@@ -110,7 +110,7 @@ fn t_opens_the_timeline_and_the_conversation_rewinds_to_the_selected_call() {
     assert!((0..a.conv_len()).any(|i| a.conv_row(i).unwrap().mark == Some(Stage::MicroCompact)));
     // Esc leaves the timeline: the conversation is live again.
     a.update(key(KeyCode::Esc));
-    assert!(a.timeline_view.is_none());
+    assert!(a.timeline_view().is_none());
     assert_eq!(a.focus, Pane::Conversation);
     let now: Vec<&Message> = (0..a.conv_len())
         .map(|i| &a.conv_row(i).unwrap().info.message)
@@ -120,7 +120,7 @@ fn t_opens_the_timeline_and_the_conversation_rewinds_to_the_selected_call() {
     a.update(key(KeyCode::Char('6')));
     assert_eq!(a.focus, Pane::Timeline);
     a.update(key(KeyCode::Char('t')));
-    assert!(a.timeline_view.is_none());
+    assert!(a.timeline_view().is_none());
 }
 
 #[test]
@@ -137,7 +137,7 @@ fn enter_on_a_call_diffs_its_request_against_the_previous_one_by_stage() {
         "{}",
         d.title
     );
-    let expected = a.timeline.call_diff(snip_call);
+    let expected = a.timeline().call_diff(snip_call);
     let ops: Vec<DiffOp> = d.lines.iter().map(|l| l.op).collect();
     assert_eq!(ops, expected.iter().map(|r| r.op).collect::<Vec<_>>());
     // Removed rows say snip; the rows the agent appended say so.
@@ -186,7 +186,7 @@ fn the_diff_folds_jumps_between_changes_and_opens_before_and_after() {
     let mut a = tour_app();
     a.update(key(KeyCode::Char('t')));
     let micro_call = a
-        .timeline
+        .timeline()
         .steps
         .iter()
         .filter(|s| s.report.stage == Stage::MicroCompact && s.report.changed)
@@ -295,7 +295,7 @@ fn each_result_of_the_big_batch_names_its_own_fate() {
     // persisted result was toolu_tour_035.
     let mut a = tour_app();
     let step = a
-        .timeline
+        .timeline()
         .steps
         .iter()
         .position(|s| s.report.stage == Stage::ToolResultBudget && s.report.changed)
@@ -337,7 +337,7 @@ fn the_full_session_says_where_each_message_went_and_d_opens_that_diff() {
     a.update(key(KeyCode::Char('v')));
     assert_eq!(a.conv_view, ConvView::Session);
     let snipped = a
-        .timeline
+        .timeline()
         .session
         .iter()
         .position(|e| {
@@ -348,7 +348,7 @@ fn the_full_session_says_where_each_message_went_and_d_opens_that_diff() {
     let row = a.conv_row(snipped).unwrap();
     assert!(row.dimmed);
     let note = row.note.unwrap();
-    let call = a.timeline.session[snipped].removal().unwrap().call;
+    let call = a.timeline().session[snipped].removal().unwrap().call;
     assert!(
         note.starts_with(&format!("✗ call {call} snip → [snipped ")),
         "{note}"
@@ -390,7 +390,7 @@ fn m_finds_a_persisted_file_after_compaction_removed_its_message() {
     a.jump_to_marker(PERSISTED);
     assert_eq!(a.conv_view, ConvView::Session);
     assert_eq!(a.focus, Pane::Conversation);
-    let entry = &a.timeline.session[a.sess.selected];
+    let entry = &a.timeline().session[a.sess.selected];
     assert_eq!(entry.message.tool_results().count(), 5, "the batch's row");
     let notice = a.notice_text().unwrap();
     assert!(notice.contains("no longer in the context"), "{notice}");
@@ -476,7 +476,7 @@ fn slash_export_writes_the_page_with_every_stage_event_of_the_tour() {
         }
     }
     // The same model gives the same page.
-    assert_eq!(html, ctxlab::timeline::html::page(&a.timeline));
+    assert_eq!(html, ctxlab::timeline::html::page(a.timeline()));
     assert!(a.notice_text().unwrap().contains("tour.html"));
 }
 
@@ -499,9 +499,9 @@ fn the_viewer_wraps_and_brings_a_far_match_into_view() {
     let Some(Overlay::Viewer(v)) = &a.overlay else {
         panic!("no viewer");
     };
-    assert_eq!(v.matches.len(), 1);
-    assert_eq!(v.top, 1);
-    assert!(v.top_row > 0, "the match is on a later wrapped row");
+    assert_eq!(v.matches().len(), 1);
+    assert_eq!(v.top(), 1);
+    assert!(v.top_row() > 0, "the match is on a later wrapped row");
     assert!(text.contains("needle"), "the match is on screen:\n{text}");
     // Without wrapping, the view scrolls sideways to the match.
     a.update(key(KeyCode::Char('w')));
@@ -510,13 +510,13 @@ fn the_viewer_wraps_and_brings_a_far_match_into_view() {
     let Some(Overlay::Viewer(v)) = &a.overlay else {
         panic!("no viewer");
     };
-    assert!(v.no_wrap && v.left > 600, "left {}", v.left);
+    assert!(v.no_wrap() && v.left() > 600, "left {}", v.left());
     assert!(text.contains("needle"), "the match is on screen:\n{text}");
     a.update(key(KeyCode::Char('h')));
     let Some(Overlay::Viewer(v2)) = &a.overlay else {
         panic!("no viewer");
     };
-    assert!(v2.left < 700);
+    assert!(v2.left() < 700);
 }
 
 // ----- snapshots -----
@@ -590,7 +590,7 @@ fn every_stage_event_names_the_timeline_step_it_became() {
     for e in a.events() {
         if let ctxlab::tui::app::EventKind::Stage { report, step, .. } = &e.kind {
             let step = step.expect("every stage became a step");
-            let s = &a.timeline.steps[step];
+            let s = &a.timeline().steps[step];
             assert_eq!(s.report.stage, report.stage);
             assert_eq!(s.report.size_before, report.size_before);
             assert_eq!(s.report.size_after, report.size_after);
@@ -598,5 +598,5 @@ fn every_stage_event_names_the_timeline_step_it_became() {
             stages += 1;
         }
     }
-    assert_eq!(stages, a.timeline.steps.len(), "one event per step");
+    assert_eq!(stages, a.timeline().steps.len(), "one event per step");
 }

@@ -28,11 +28,7 @@ fn prose(words: usize) -> String {
 }
 
 fn open(app: &mut App, lines: Vec<String>) {
-    app.overlay = Some(Overlay::Viewer(Viewer {
-        title: "long text".into(),
-        lines,
-        ..Viewer::default()
-    }));
+    app.overlay = Some(Overlay::Viewer(Viewer::new("long text".into(), lines)));
 }
 
 fn viewer(app: &App) -> &Viewer {
@@ -174,7 +170,7 @@ fn scrolling_walks_the_rows_the_renderer_draws() {
     let mut all = Vec::new();
     {
         let mut tall = session(dir.path(), true);
-        open(&mut tall.app, viewer(&d.app).lines.clone());
+        open(&mut tall.app, viewer(&d.app).lines().to_vec());
         let rows = body_rows(&screen(&mut tall.app, 80, 200));
         all.extend(rows);
     }
@@ -208,7 +204,7 @@ fn a_search_match_is_brought_to_the_top_on_its_wrapped_row() {
         "the match's row is drawn first, its word whole: {rows:?}"
     );
     assert!(
-        viewer(&d.app).top_row > 0,
+        viewer(&d.app).top_row() > 0,
         "the match is on a later wrapped row"
     );
 }

@@ -144,13 +144,7 @@ impl App {
                 "this model streams at its own pace (/pace is for the scripted model)".into()
             }),
             AgentEvent::ConfigChanged { config } => self.config = config,
-            AgentEvent::StepModeChanged { on } => {
-                self.step_mode = on;
-                if !on {
-                    self.run_to = None;
-                    self.clear_pause();
-                }
-            }
+            AgentEvent::StepModeChanged { on } => self.step_mode_changed(on),
             AgentEvent::Error { kind, message } => {
                 self.notify(format!("error: {message}"));
                 self.push_event(EventKind::Error { kind, message });
@@ -162,9 +156,8 @@ impl App {
             }
             AgentEvent::TurnDone { stop_reason } => {
                 self.run_state = RunState::Idle;
-                self.run_to = None;
                 self.summary_in_flight = false;
-                self.clear_pause();
+                self.turn_ended();
                 self.streaming.clear();
                 if stop_reason == StopReason::Cancelled {
                     self.push_event(EventKind::Cancelled);

@@ -15,23 +15,24 @@ use crate::compare::{Piece, PieceState, Reach, StrategyRun};
 use crate::message::Message;
 use crate::tui::work::{JobId, SharedSession, Work};
 
-/// The compare view: what is compared, what came back, what is selected.
+/// The compare view's state, owned here: what is compared, what came back, what is
+/// selected. `App` routes the view's keys and its jobs' results to it.
 #[derive(Debug, Clone)]
 pub struct CompareView {
     /// What the session is (`live session`, a transcript's name).
-    pub label: String,
-    pub session: Arc<Vec<Message>>,
+    label: String,
+    session: Arc<Vec<Message>>,
     /// One per strategy, in the order the rows are drawn.
-    pub configs: Vec<PipelineConfig>,
+    configs: Vec<PipelineConfig>,
     /// The runs done so far, in `configs` order.
-    pub runs: Vec<StrategyRun>,
+    runs: Vec<StrategyRun>,
     /// The replay in flight (of `configs[runs.len()]`) and the tick it started at.
-    pub job: Option<(JobId, u64)>,
-    pub error: Option<String>,
+    job: Option<(JobId, u64)>,
+    error: Option<String>,
     /// The selected call, 0-based, the same for every row.
-    pub call: usize,
+    call: usize,
     /// The selected piece (index into `pieces()`), among those entered before the call.
-    pub piece: usize,
+    piece: usize,
 }
 
 impl CompareView {
@@ -45,6 +46,85 @@ impl CompareView {
             error: None,
             call: 0,
             piece: 0,
+        }
+    }
+
+    /// What the session is (`live session`, a transcript's name).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The messages replayed.
+    pub fn session(&self) -> &Arc<Vec<Message>> {
+        &self.session
+    }
+
+    /// One per strategy, in the order the rows are drawn.
+    pub fn configs(&self) -> &[PipelineConfig] {
+        &self.configs
+    }
+
+    /// The runs done so far, in `configs` order.
+    pub fn runs(&self) -> &[StrategyRun] {
+        &self.runs
+    }
+
+    /// The replay in flight and the tick it started at.
+    pub fn job(&self) -> Option<(JobId, u64)> {
+        self.job
+    }
+
+    /// Why the last replay failed.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// The selected call, 0-based.
+    pub fn call(&self) -> usize {
+        self.call
+    }
+
+    /// The selected piece, an index into `pieces()`.
+    pub fn piece(&self) -> usize {
+        self.piece
+    }
+
+    /// The replay to ask for next: its job id and config (None when every strategy is
+    /// done: the teaching point is then selected).
+    fn next_job(&mut self, id: JobId, tick: u64) -> Option<PipelineConfig> {
+        let Some(config) = self.configs.get(self.runs.len()).copied() else {
+            self.job = None;
+            self.select_first_point();
+            return None;
+        };
+        self.job = Some((id, tick));
+        Some(config)
+    }
+
+    /// A replay came back; false when it is not the one waited for.
+    fn take_result(&mut self, id: JobId, result: Result<Box<StrategyRun>, String>) -> bool {
+        if self.job.map(|(j, _)| j) != Some(id) {
+            return false;
+        }
+        match result {
+            Ok(run) => self.runs.push(*run),
+            Err(e) => {
+                self.job = None;
+                self.error = Some(e);
+            }
+        }
+        true
+    }
+
+    /// `n`: the next point where a result was replaced unseen; false when there is none.
+    fn goto_next_unseen(&mut self) -> bool {
+        match self.next_unseen() {
+            Some((call, piece)) => {
+                self.call = call;
+                self.piece = piece;
+                true
+            }
+            None => false,
         }
     }
 
@@ -206,10 +286,10 @@ impl App {
             return Some((messages, label.to_string()));
         }
         if self.main == Pane::Transcripts
-            && let Some(t) = &self.transcript
+            && let Some(t) = self.transcripts.open()
         {
-            let messages = t.rows.iter().map(|r| r.message.clone()).collect();
-            return Some((Arc::new(messages), t.relative.clone()));
+            let messages = t.rows().iter().map(|r| r.message.clone()).collect();
+            return Some((Arc::new(messages), t.relative().to_string()));
         }
         if self.session.is_empty() {
             return None;
@@ -265,6 +345,11 @@ impl App {
         self.compare = None;
     }
 
+    /// The compare view's state, when open.
+    pub fn compare(&self) -> Option<&CompareView> {
+        self.compare.as_ref()
+    }
+
     /// The job replaying the next strategy, if one is left.
     fn next_compare_job(&mut self) -> Vec<Effect> {
         self.job_seq += 1;
@@ -273,12 +358,9 @@ impl App {
         let Some(v) = &mut self.compare else {
             return Vec::new();
         };
-        let Some(config) = v.configs.get(v.runs.len()).copied() else {
-            v.job = None;
-            v.select_first_point();
+        let Some(config) = v.next_job(id, tick) else {
             return Vec::new();
         };
-        v.job = Some((id, tick));
         vec![Effect::Work(Work::Compare {
             id,
             session: SharedSession(Arc::clone(&v.session)),
@@ -295,20 +377,11 @@ impl App {
         let Some(v) = &mut self.compare else {
             return Vec::new();
         };
-        if v.job.map(|(j, _)| j) != Some(id) {
-            return Vec::new();
+        let ok = result.is_ok();
+        if v.take_result(id, result) && ok {
+            return self.next_compare_job();
         }
-        match result {
-            Ok(run) => {
-                v.runs.push(*run);
-                self.next_compare_job()
-            }
-            Err(e) => {
-                v.job = None;
-                v.error = Some(e);
-                Vec::new()
-            }
-        }
+        Vec::new()
     }
 
     /// Keys while the compare view is open (after Ctrl-C and the overlays).
@@ -331,13 +404,10 @@ impl App {
             KeyCode::PageDown => v.move_piece(page),
             KeyCode::Home | KeyCode::Char('g') => v.set_call(0),
             KeyCode::End | KeyCode::Char('G') => v.set_call(usize::MAX),
-            KeyCode::Char('n') => match v.next_unseen() {
-                Some((call, piece)) => {
-                    v.call = call;
-                    v.piece = piece;
-                }
-                None => self.notify("no strategy replaced a result the model had not seen"),
-            },
+            // The guard moves the selection when there is a next point; only a miss lands here.
+            KeyCode::Char('n') if !v.goto_next_unseen() => {
+                self.notify("no strategy replaced a result the model had not seen");
+            }
             _ => {}
         }
         Vec::new()

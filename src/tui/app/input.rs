@@ -68,78 +68,167 @@ impl SlashCommand {
     }
 }
 
-impl App {
-    pub(super) fn input_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Esc => self.focus_pane_noeffect(self.main),
-            KeyCode::Tab => return self.cycle_pane(1),
-            KeyCode::BackTab => return self.cycle_pane(-1),
-            KeyCode::Enter if alt || shift => self.input.insert_newline(),
-            // Terminals that cannot tell Shift-Enter apart send Ctrl-J for a new line.
-            KeyCode::Char('j') if ctrl => self.input.insert_newline(),
-            KeyCode::Enter => return self.submit(),
-            KeyCode::Up if self.input.cursor().0 == 0 => self.recall(-1),
-            KeyCode::Down if self.input.cursor().0 + 1 >= self.input.lines().len() => {
-                self.recall(1)
-            }
-            // In step mode an empty line's Space is the step key, never a typed space (a
-            // space typed while the agent was busy used to block every later step).
-            KeyCode::Char(' ')
-                if self.input_is_empty() && (self.paused.is_some() || self.step_mode) =>
-            {
-                return self.step();
-            }
-            _ => {
-                self.input.input(key);
-            }
-        }
-        Vec::new()
+/// The input box's state, owned here: the text being typed, the inputs sent before (for
+/// Up / Down) and where the recall is, with the draft it left. `App` routes keys and
+/// pastes to it while the box has focus; `panes::input` draws `area()`.
+#[derive(Debug, Clone, Default)]
+pub struct InputState {
+    area: TextArea<'static>,
+    /// Every input submitted, oldest first (the same text twice in a row is kept once).
+    history: Vec<String>,
+    /// The earlier input shown, while walking them.
+    recall: Option<usize>,
+    /// What was typed before the walk began.
+    draft: String,
+}
+
+impl InputState {
+    /// The text area as drawn.
+    pub fn area(&self) -> &TextArea<'static> {
+        &self.area
     }
 
-    fn set_input(&mut self, text: &str) {
-        self.input = TextArea::new(text.split('\n').map(str::to_string).collect());
-        self.input.move_cursor(CursorMove::Bottom);
-        self.input.move_cursor(CursorMove::End);
-        self.style_input();
+    pub fn text(&self) -> String {
+        self.area.lines().join("\n")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.area.lines().iter().all(|l| l.is_empty())
+    }
+
+    /// Lines the text takes.
+    pub fn line_count(&self) -> usize {
+        self.area.lines().len()
+    }
+
+    /// The inputs submitted so far, oldest first.
+    pub fn history(&self) -> &[String] {
+        &self.history
+    }
+
+    /// Takes over the inputs `old` sent (a fresh box after `/restart`).
+    pub(super) fn take_history(&mut self, old: &mut InputState) {
+        self.history = std::mem::take(&mut old.history);
+    }
+
+    pub(super) fn insert_str(&mut self, text: &str) {
+        self.area.insert_str(text);
+    }
+
+    pub(super) fn insert_char(&mut self, c: char) {
+        self.area.insert_char(c);
+    }
+
+    /// A key that edits the text (not one of the box's own keys).
+    fn edit(&mut self, key: KeyEvent) {
+        self.area.input(key);
+    }
+
+    /// Replaces the text (a fresh area: the caller styles it again).
+    fn set_text(&mut self, text: &str) {
+        self.area = TextArea::new(text.split('\n').map(str::to_string).collect());
+        self.area.move_cursor(CursorMove::Bottom);
+        self.area.move_cursor(CursorMove::End);
     }
 
     /// Walks the earlier inputs: -1 older, +1 newer (past the newest: the draft).
     fn recall(&mut self, dir: isize) {
-        if self.inputs.is_empty() {
+        if self.history.is_empty() {
             return;
         }
         let next = match (self.recall, dir < 0) {
             (None, true) => {
-                self.draft = self.input_text();
-                Some(self.inputs.len() - 1)
+                self.draft = self.text();
+                Some(self.history.len() - 1)
             }
             (None, false) => return,
             (Some(i), true) => Some(i.saturating_sub(1)),
-            (Some(i), false) if i + 1 < self.inputs.len() => Some(i + 1),
+            (Some(i), false) if i + 1 < self.history.len() => Some(i + 1),
             (Some(_), false) => None,
         };
         self.recall = next;
         let text = match next {
-            Some(i) => self.inputs[i].clone(),
+            Some(i) => self.history[i].clone(),
             None => std::mem::take(&mut self.draft),
         };
-        self.set_input(&text);
+        self.set_text(&text);
     }
 
-    fn submit(&mut self) -> Vec<Effect> {
-        let text = self.input_text();
+    /// Takes the text to submit (None when blank), remembers it and empties the box.
+    fn take(&mut self) -> Option<String> {
+        let text = self.text();
         if text.trim().is_empty() {
-            return Vec::new();
+            return None;
         }
-        if self.inputs.last().map(String::as_str) != Some(text.as_str()) {
-            self.inputs.push(text.clone());
+        if self.history.last().map(String::as_str) != Some(text.as_str()) {
+            self.history.push(text.clone());
         }
         self.recall = None;
         self.draft.clear();
-        self.set_input("");
+        self.set_text("");
+        Some(text)
+    }
+
+    /// The box shows its cursor only while focused.
+    fn style(&mut self, focused: bool, placeholder: Style) {
+        self.area.set_cursor_line_style(Style::default());
+        self.area.set_cursor_style(if focused {
+            Style::default().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::default()
+        });
+        self.area.set_placeholder_text(PLACEHOLDER);
+        self.area.set_placeholder_style(placeholder);
+    }
+}
+
+const PLACEHOLDER: &str =
+    "type a request; Enter sends; /compact /config /step /pace /restart /export";
+
+impl App {
+    /// The input box's state.
+    pub fn input(&self) -> &InputState {
+        &self.input
+    }
+
+    pub(super) fn input_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let row = self.input.area.cursor().0;
+        match key.code {
+            KeyCode::Esc => self.focus_pane_noeffect(self.main),
+            KeyCode::Tab => return self.cycle_pane(1),
+            KeyCode::BackTab => return self.cycle_pane(-1),
+            KeyCode::Enter if alt || shift => self.input.area.insert_newline(),
+            // Terminals that cannot tell Shift-Enter apart send Ctrl-J for a new line.
+            KeyCode::Char('j') if ctrl => self.input.area.insert_newline(),
+            KeyCode::Enter => return self.submit(),
+            KeyCode::Up if row == 0 => {
+                self.input.recall(-1);
+                self.style_input();
+            }
+            KeyCode::Down if row + 1 >= self.input.line_count() => {
+                self.input.recall(1);
+                self.style_input();
+            }
+            // In step mode an empty line's Space is the step key, never a typed space (a
+            // space typed while the agent was busy used to block every later step).
+            KeyCode::Char(' ')
+                if self.input.is_empty() && (self.step.paused().is_some() || self.step.mode()) =>
+            {
+                return self.step();
+            }
+            _ => self.input.edit(key),
+        }
+        Vec::new()
+    }
+
+    fn submit(&mut self) -> Vec<Effect> {
+        let Some(text) = self.input.take() else {
+            return Vec::new();
+        };
+        self.style_input();
         match SlashCommand::parse(&text) {
             Some(cmd) => {
                 if !matches!(cmd, SlashCommand::Unknown(_)) {
@@ -148,7 +237,7 @@ impl App {
                 self.run_slash(cmd)
             }
             None => {
-                if self.step_mode {
+                if self.step.mode() {
                     self.focus_pane_noeffect(self.main);
                 }
                 vec![Effect::Send(UserCommand::Submit(text))]
@@ -163,10 +252,7 @@ impl App {
                 self.overlay = Some(Overlay::Config(ConfigPanel::default()));
                 Vec::new()
             }
-            SlashCommand::Step => {
-                self.step_mode = !self.step_mode;
-                vec![Effect::Send(UserCommand::StepMode(self.step_mode))]
-            }
+            SlashCommand::Step => self.toggle_step_mode(),
             SlashCommand::Pace(Some(ms)) => {
                 vec![Effect::Send(UserCommand::SetPace(Duration::from_millis(
                     ms,
@@ -208,17 +294,8 @@ impl App {
 
     /// The input box shows its cursor only while focused.
     pub(super) fn style_input(&mut self) {
-        self.input.set_cursor_line_style(Style::default());
-        if self.focus == Pane::Input {
-            self.input
-                .set_cursor_style(Style::default().add_modifier(Modifier::REVERSED));
-        } else {
-            self.input.set_cursor_style(Style::default());
-        }
-        self.input.set_placeholder_text(
-            "type a request; Enter sends; /compact /config /step /pace /restart /export",
-        );
-        self.input.set_placeholder_style(self.theme.dim());
+        let placeholder = self.theme.dim();
+        self.input.style(self.focus == Pane::Input, placeholder);
     }
 }
 

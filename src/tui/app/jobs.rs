@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::{App, Effect, ListState, LoadKind, Loading, OutputFile, TranscriptFile};
+use super::{App, Effect, LoadKind, Loading, OutputFile, TranscriptFile};
 use super::{Overlay, TranscriptView, Viewer};
 use crate::tui::work::{Done, JobId, LoadedTranscript, SharedTimeline, Tokenizer, Work};
 
@@ -21,7 +21,7 @@ impl App {
     /// Sets the browsers' lists directly (tests and snapshots use fixed ages).
     pub fn set_files(&mut self, outputs: Vec<OutputFile>, transcripts: Vec<TranscriptFile>) {
         self.outputs.set(outputs);
-        self.transcripts = transcripts;
+        self.transcripts.replace_files(transcripts);
         self.fix_scroll();
     }
 
@@ -60,20 +60,8 @@ impl App {
                 counts,
                 asked,
             } => {
-                for name in &asked {
-                    self.counting.remove(name);
-                }
-                if root == self.workspace {
-                    for (relative, bytes, n) in counts {
-                        if let Some(f) = self
-                            .transcripts
-                            .iter_mut()
-                            .find(|f| f.relative == relative && f.bytes == bytes)
-                        {
-                            f.messages = Some(n);
-                        }
-                    }
-                }
+                let counts = (root == self.workspace).then_some(counts);
+                self.transcripts.counted(&asked, counts);
             }
             Done::TranscriptLoaded {
                 id,
@@ -91,10 +79,7 @@ impl App {
                 }
             }
             Done::Replayed { id, replay } => {
-                if self.finish_job(id).is_some()
-                    && let Some(t) = &mut self.transcript
-                {
-                    t.replay = Some(replay);
+                if self.finish_job(id).is_some() && self.transcripts.set_replay(replay) {
                     self.fix_scroll();
                 }
             }
@@ -109,11 +94,7 @@ impl App {
                     .is_some_and(|l| Arc::ptr_eq(l, &rows));
                 // Go on while the rows are still wanted: the live batch, or the open
                 // transcript's rows.
-                let open = live
-                    || self
-                        .transcript
-                        .as_ref()
-                        .is_some_and(|t| Arc::ptr_eq(&t.rows, &rows));
+                let open = live || self.transcripts.shows(&rows);
                 if let (true, Some(bpe)) = (open && next < rows.len(), self.tokenizer) {
                     return vec![Effect::Work(Work::CountTokens {
                         rows,
@@ -157,26 +138,14 @@ impl App {
     fn files_listed(
         &mut self,
         outputs: Vec<OutputFile>,
-        mut transcripts: Vec<TranscriptFile>,
+        transcripts: Vec<TranscriptFile>,
     ) -> Vec<Effect> {
-        // Transcripts are written once, so a count stays true while name and size match.
-        for f in &mut transcripts {
-            f.messages = self
-                .transcripts
-                .iter()
-                .find(|o| o.relative == f.relative && o.bytes == f.bytes)
-                .and_then(|o| o.messages);
-        }
-        let missing: Vec<String> = transcripts
-            .iter()
-            .filter(|f| f.messages.is_none() && !self.counting.contains(&f.relative))
-            .map(|f| f.relative.clone())
-            .collect();
-        self.set_files(outputs, transcripts);
+        let missing = self.transcripts.set_files(transcripts);
+        self.outputs.set(outputs);
+        self.fix_scroll();
         if missing.is_empty() {
             return Vec::new();
         }
-        self.counting.extend(missing.iter().cloned());
         vec![Effect::Work(Work::CountMessages {
             root: self.workspace.clone(),
             files: missing,
@@ -200,13 +169,8 @@ impl App {
             })),
             None => self.token_queue.extend(rows.iter().cloned()),
         }
-        self.transcript = Some(TranscriptView {
-            relative,
-            rows,
-            list: ListState::default(),
-            replay: None,
-            bad_lines: loaded.bad_lines,
-        });
+        self.transcripts
+            .set_open(Some(TranscriptView::new(relative, rows, loaded.bad_lines)));
         self.fix_scroll();
         if then_replay {
             effects.extend(self.replay_open_transcript());
@@ -219,7 +183,12 @@ impl App {
         Effect::Work(Work::Export {
             timeline: SharedTimeline(Arc::new(self.timeline.clone())),
             out: file.map(std::path::PathBuf::from),
-            inputs: self.sessions.open.iter().map(|o| o.path.clone()).collect(),
+            inputs: self
+                .sessions
+                .open()
+                .iter()
+                .map(|o| o.path.clone())
+                .collect(),
         })
     }
 
@@ -229,10 +198,6 @@ impl App {
     }
 
     fn open_viewer_lines(&mut self, title: String, lines: Vec<String>) {
-        self.overlay = Some(Overlay::Viewer(Viewer {
-            title,
-            lines,
-            ..Viewer::default()
-        }));
+        self.overlay = Some(Overlay::Viewer(Viewer::new(title, lines)));
     }
 }

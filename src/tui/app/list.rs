@@ -24,7 +24,10 @@ impl App {
         let Some(a) = self.areas() else {
             return (1, 1);
         };
-        let has_replay = self.transcript.as_ref().is_some_and(|t| t.replay.is_some());
+        let has_replay = self
+            .transcripts
+            .open()
+            .is_some_and(|t| t.replay().is_some());
         let (list, _) = layout_transcript(a.main, has_replay);
         let inner = layout::inner(list);
         (inner.width as usize, inner.height as usize)
@@ -68,18 +71,7 @@ impl App {
         let calls = self.timeline.calls.len();
         let call_rows = self.areas().map(layout::timeline_list_rows).unwrap_or(1);
         if let Some(v) = &mut self.timeline_view {
-            let rows = &v.rows;
-            v.list
-                .fit_rows(rows.len(), |i| rows.get(i).map(|r| &**r), w, h);
-            let mut calls_list = ListState {
-                selected: v.selected,
-                top: v.top,
-                ..ListState::default()
-            };
-            calls_list.clamp(calls);
-            calls_list.ensure_visible(calls, call_rows, |_| 1);
-            v.selected = calls_list.selected;
-            v.top = calls_list.top;
+            v.fit(calls, call_rows, w, h);
         }
         let ev_len = self.visible_events().len();
         let ev_h = self.events_viewport();
@@ -89,14 +81,7 @@ impl App {
         let outputs = self.outputs.files().len();
         self.outputs.list_mut().clamp(outputs);
         self.outputs.list_mut().ensure_visible(outputs, lh, |_| 1);
-        self.transcripts_list.clamp(self.transcripts.len());
-        self.transcripts_list
-            .ensure_visible(self.transcripts.len(), lh, |_| 1);
         let (tw, th) = self.transcript_viewport();
-        if let Some(t) = &mut self.transcript {
-            let rows = &t.rows;
-            t.list
-                .fit_rows(rows.len(), |i| rows.get(i).map(|r| &**r), tw, th);
-        }
+        self.transcripts.fit(lh, tw, th);
     }
 }

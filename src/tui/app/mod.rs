@@ -10,9 +10,12 @@
 //! off the UI task (see `tui::work`); a restart is the loop's. It never reads the clock
 //! (times come in messages or from the tick counter) and never draws.
 //!
-//! Panes own their state where it has been split out: `events` (`EventsState`: rows, filter,
-//! selection, diffs) and `outputs` (`OutputsState`), private fields behind methods; the
-//! rest is still `App`'s own fields.
+//! Panes own their state, private fields behind methods, and `App` routes messages to
+//! them: `events` (`EventsState`: rows, filter, selection, diffs), `outputs`
+//! (`OutputsState`), `transcripts` (`TranscriptsState`), `sessions` (`SessionsState`),
+//! `timeline` (`TimelineView`, over the `Timeline` fold `App` keeps), `compare`
+//! (`CompareView`), `viewer` (`Viewer`), `input` (`InputState`) and `step` (`StepState`).
+//! The conversation's state (mirror, selections, token totals) is still `App`'s own fields.
 //!
 //! One concern per file: `state` (the data types), `list` (selection and scrolling),
 //! `history` (the mirror), `agent_events`, `navigation` (keys outside the input), `pane_actions`
@@ -43,39 +46,42 @@ mod timeline;
 mod transcripts;
 mod viewer;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::layout::Rect;
-use ratatui_textarea::TextArea;
 use tiktoken_rs::CoreBPE;
 
 use super::layout::{self, Areas};
 use super::rows::MessageInfo;
 use super::theme::Theme;
 use super::work::{Done, JobId, Work};
-use crate::agent::events::{AgentEvent, NextStep, StepTarget, UserCommand};
+use crate::agent::events::{AgentEvent, UserCommand};
 use crate::compact::PipelineConfig;
 use crate::timeline::{Source, Timeline};
 
 pub use super::work::{OutputFile, TranscriptFile};
 pub use compare::{CompareView, default_strategies, parse_strategies};
 pub use events::EventsState;
-pub use input::SlashCommand;
+pub use input::{InputState, SlashCommand};
 pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
 pub use outputs::OutputsState;
 pub use search::{Hit, Search, event_text as search_event_text};
+pub use sessions::SessionsState;
 pub use state::ConvRow;
 pub use state::{
     ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, HistRow, LoadKind, Loading,
-    Overlay, Pane, RunState, SessionRow, StageDiff, TextMatch, TranscriptView, Viewer,
+    Overlay, Pane, RunState, SessionRow, StageDiff,
 };
+pub use step::StepState;
 pub use timeline::TimelineView;
+pub use transcripts::{TranscriptView, TranscriptsState};
+pub use viewer::{TextMatch, Viewer, ViewerKey};
 
 /// How often the loop sends `Msg::Tick`.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -182,43 +188,32 @@ pub struct App {
     events: EventsState,
     /// Every model call, the stages before it and where each message went, built from the
     /// same events as the mirror (`crate::timeline`).
-    pub timeline: Timeline,
+    timeline: Timeline,
     /// The timeline pane, when open; the conversation then shows its selected call.
-    pub timeline_view: Option<TimelineView>,
+    timeline_view: Option<TimelineView>,
     /// The last search across the conversation, the full session and the events.
     pub search: Option<Search>,
     /// The compare view (`C`, `/compare`), when open: it covers the panes.
-    pub compare: Option<CompareView>,
+    compare: Option<CompareView>,
 
     /// The outputs pane: persisted outputs and the selection.
     outputs: OutputsState,
-    pub transcripts: Vec<TranscriptFile>,
-    pub transcripts_list: ListState,
-    pub transcript: Option<TranscriptView>,
+    /// The transcripts pane: the listing, its selection, the open transcript.
+    transcripts: TranscriptsState,
     /// The job the screen is waiting for (a transcript, a replay, an output), if any.
     pub loading: Option<Loading>,
     /// The sessions browser (a mode of the transcripts pane) and the opened session.
-    pub sessions: crate::tui::sessions::SessionsState,
+    sessions: SessionsState,
 
-    pub input: TextArea<'static>,
-    pub inputs: Vec<String>,
-    recall: Option<usize>,
-    draft: String,
+    /// The input box: its text and the inputs sent before.
+    input: InputState,
 
     pub overlay: Option<Overlay>,
     /// Overlays under the open one (a diff under the viewer it opened).
     overlay_stack: Vec<Overlay>,
     pub run_state: RunState,
-    /// `NextStep::describe()` of the pending pause.
-    pub paused: Option<String>,
-    /// The pending pause itself: what the card says and which rows it highlights.
-    pub next_step: Option<NextStep>,
-    /// A "run to" sent and not reached yet (the status bar says so).
-    pub run_to: Option<StepTarget>,
-    /// The conversation's selection was moved to the pause's rows and goes back to the
-    /// newest row once the pause ends.
-    pause_moved_selection: bool,
-    pub step_mode: bool,
+    /// Step mode: on or off, the pending pause, a "run to" not reached yet.
+    step: StepState,
     pub agent_gone: bool,
     last_ctrl_c: Option<u64>,
     pub notice: Option<(String, u64)>,
@@ -238,8 +233,6 @@ pub struct App {
     live_count: Option<super::work::Rows>,
     /// The last job id handed out.
     job_seq: JobId,
-    /// Transcripts whose messages are being counted (asked for once).
-    counting: HashSet<String>,
 }
 
 impl App {
@@ -277,23 +270,14 @@ impl App {
             search: None,
             compare: None,
             outputs: OutputsState::default(),
-            transcripts: Vec::new(),
-            transcripts_list: ListState::default(),
-            transcript: None,
+            transcripts: TranscriptsState::default(),
             loading: None,
             sessions: Default::default(),
-            input: TextArea::default(),
-            inputs: Vec::new(),
-            recall: None,
-            draft: String::new(),
+            input: InputState::default(),
             overlay: None,
             overlay_stack: Vec::new(),
             run_state: RunState::Idle,
-            paused: None,
-            next_step: None,
-            run_to: None,
-            pause_moved_selection: false,
-            step_mode: false,
+            step: StepState::default(),
             agent_gone: false,
             last_ctrl_c: None,
             notice: None,
@@ -305,7 +289,6 @@ impl App {
             token_queue: VecDeque::new(),
             live_count: None,
             job_seq: 0,
-            counting: HashSet::new(),
         };
         app.style_input();
         app
@@ -363,7 +346,7 @@ impl App {
     /// request while the timeline is open).
     pub fn conv_len(&self) -> usize {
         if let Some(v) = &self.timeline_view {
-            return v.rows.len();
+            return v.rows().len();
         }
         match self.conv_view {
             ConvView::Model => self.history.len(),
@@ -375,9 +358,9 @@ impl App {
     /// dimmed (gone from the context) and, in the full session, where it went.
     pub fn conv_row(&self, i: usize) -> Option<ConvRow<'_>> {
         if let Some(v) = &self.timeline_view {
-            return v.rows.get(i).map(|info| ConvRow {
+            return v.rows().get(i).map(|info| ConvRow {
                 info,
-                mark: v.marks.get(i).copied().flatten(),
+                mark: v.mark(i),
                 dimmed: false,
                 note: None,
             });
@@ -400,7 +383,7 @@ impl App {
 
     pub fn conv_list(&self) -> &ListState {
         if let Some(v) = &self.timeline_view {
-            return &v.list;
+            return v.list();
         }
         match self.conv_view {
             ConvView::Model => &self.conv,
@@ -428,11 +411,7 @@ impl App {
     }
 
     pub fn input_text(&self) -> String {
-        self.input.lines().join("\n")
-    }
-
-    fn input_is_empty(&self) -> bool {
-        self.input.lines().iter().all(|l| l.is_empty())
+        self.input.text()
     }
 
     /// Whether a tick changes what is drawn (spinner, elapsed time, notice expiry).
@@ -441,7 +420,7 @@ impl App {
             || self.notice.is_some()
             || !self.notices_queued.is_empty()
             || self.loading.is_some()
-            || self.compare.as_ref().is_some_and(|c| c.job.is_some())
+            || self.compare.as_ref().is_some_and(|c| c.job().is_some())
             || self.live_count.is_some()
             || (self.tokenizer.is_some() && !self.token_queue.is_empty())
     }
@@ -473,7 +452,7 @@ impl App {
             }
             Msg::Paste(text) => {
                 if self.focus == Pane::Input && self.overlay.is_none() {
-                    self.input.insert_str(text.replace('\r', ""));
+                    self.input.insert_str(&text.replace('\r', ""));
                 }
                 Vec::new()
             }

@@ -76,7 +76,7 @@ impl App {
             Action::Compare => return self.open_compare_default(None),
             Action::Type => self.focus_pane_noeffect(Pane::Input),
             Action::Sessions => return self.toggle_sessions(),
-            Action::Refresh if !(self.sessions.active && self.focus == Pane::Transcripts) => {
+            Action::Refresh if !(self.sessions.active() && self.focus == Pane::Transcripts) => {
                 return vec![self.refresh_files()];
             }
             _ => match self.focus {

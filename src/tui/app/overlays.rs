@@ -6,7 +6,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::{App, Effect, Overlay};
+use super::{App, Effect, Overlay, Viewer, ViewerKey};
 use crate::agent::events::UserCommand;
 use crate::compact::PipelineConfig;
 use crate::tui::keys::{self, Action};
@@ -150,5 +150,27 @@ impl App {
             self.overlay_stack.push(o);
         }
         self.open_viewer(title, text);
+    }
+}
+
+impl App {
+    /// Columns the viewer's text gets (the overlay minus the line numbers).
+    pub(super) fn viewer_width(&self, v: &Viewer) -> usize {
+        let num_w = v.lines().len().to_string().len().max(3);
+        (self.overlay_inner().width as usize).saturating_sub(num_w + 1)
+    }
+
+    pub(super) fn viewer_key(&mut self, key: KeyEvent) {
+        let page = self.overlay_viewport().max(1) as isize;
+        let Some(Overlay::Viewer(v)) = &self.overlay else {
+            return;
+        };
+        let width = self.viewer_width(v).max(1);
+        let Some(Overlay::Viewer(v)) = &mut self.overlay else {
+            return;
+        };
+        if v.key(key, width, page) == ViewerKey::Close {
+            self.close_overlay();
+        }
     }
 }

@@ -33,7 +33,7 @@ impl App {
         let len = self.conv_len();
         let view = self.conv_view;
         let list = match (&mut self.timeline_view, view) {
-            (Some(v), _) => &mut v.list,
+            (Some(v), _) => v.list_mut(),
             (None, ConvView::Model) => &mut self.conv,
             (None, ConvView::Session) => &mut self.sess,
         };
@@ -46,7 +46,7 @@ impl App {
                 let uid = self.conv_row(self.conv_list().selected).map(|r| r.info.uid);
                 if let Some(uid) = uid {
                     match (&mut self.timeline_view, view) {
-                        (Some(v), _) => v.list.toggle(uid),
+                        (Some(v), _) => v.list_mut().toggle(uid),
                         (None, ConvView::Model) => self.conv.toggle(uid),
                         (None, ConvView::Session) => self.sess.toggle(uid),
                     }

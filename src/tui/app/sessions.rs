@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{App, Effect, LoadKind, Pane};
+use super::{App, Effect, ListState, LoadKind, Pane};
 use crate::message::Message;
 use crate::session::Summary;
 use crate::tui::keys::Action;
@@ -17,7 +17,71 @@ use crate::tui::sessions::{
 };
 use crate::tui::work::Work;
 
+/// The sessions browser's and the opened session's state, owned here: whether the
+/// transcripts pane shows the browser, what it lists and the selection, the session opened
+/// from it, and where replays go. `App` routes the browser's keys and its jobs' results
+/// here; `panes::sessions` draws it through the methods below.
+#[derive(Debug, Default)]
+pub struct SessionsState {
+    /// The transcripts pane shows the sessions browser instead of `.transcripts/`.
+    active: bool,
+    /// What the browser lists: these files and folders, or the default roots when empty.
+    paths: Vec<PathBuf>,
+    /// The listing arrived (before that the browser says it is looking).
+    listed: bool,
+    rows: Vec<BrowserRow>,
+    list: ListState,
+    open: Option<OpenedSession>,
+    /// Where replays write (`<data dir>/ctxlab/scratch`); None: replays are not offered.
+    scratch_root: Option<PathBuf>,
+    /// A file given to `ctxlab open` (and its size, for the loading line): opened as soon
+    /// as the loop starts.
+    open_on_start: Option<(PathBuf, Option<u64>)>,
+    /// Scratch folders handed out by this run.
+    scratch_seq: u64,
+}
+
+impl SessionsState {
+    /// The transcripts pane shows the browser.
+    pub fn active(&self) -> bool {
+        self.active
+    }
+
+    /// What the browser lists (the default roots when empty).
+    pub fn paths(&self) -> &[PathBuf] {
+        &self.paths
+    }
+
+    /// The listing arrived.
+    pub fn listed(&self) -> bool {
+        self.listed
+    }
+
+    pub fn rows(&self) -> &[BrowserRow] {
+        &self.rows
+    }
+
+    pub fn list(&self) -> &ListState {
+        &self.list
+    }
+
+    /// The session opened from the browser.
+    pub fn open(&self) -> Option<&OpenedSession> {
+        self.open.as_ref()
+    }
+
+    /// Where replays write; None: replays are not offered.
+    pub fn scratch_root(&self) -> Option<&PathBuf> {
+        self.scratch_root.as_ref()
+    }
+}
+
 impl App {
+    /// The sessions browser's and the opened session's state.
+    pub fn sessions(&self) -> &SessionsState {
+        &self.sessions
+    }
+
     /// Shows the sessions browser listing `paths` (the default roots when empty) and asks
     /// for the listing.
     pub fn open_sessions(&mut self, paths: Vec<PathBuf>) -> Vec<Effect> {

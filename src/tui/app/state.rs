@@ -1,17 +1,17 @@
-//! The data `App` is made of, apart from lists (`list.rs`): panes, the history mirror's
-//! rows, event rows and diffs, an open transcript, the overlays, what the agent is doing
-//! and what the screen is waiting for. Plain data with no behaviour beyond small lookups.
+//! The data `App` is made of that no pane owns (apart from lists, `list.rs`): the panes'
+//! names, the history mirror's rows, diffs, the overlays, what the agent is doing and what
+//! the screen is waiting for. Plain data with no behaviour beyond small lookups; each
+//! pane's own state lives in its file (`transcripts.rs`, `timeline.rs`, `viewer.rs`, ...).
 
 use std::sync::Arc;
 
-use super::list::ListState;
+use super::viewer::Viewer;
 use crate::compact::Stage;
 use crate::timeline::{DiffOp, Fold, fold_by};
 use crate::tui::diff::DiffLine;
 pub use crate::tui::event_rows::{EventKind, EventRow};
-use crate::tui::replay::Replay;
 use crate::tui::rows::MessageInfo;
-use crate::tui::work::{JobId, Rows};
+use crate::tui::work::JobId;
 
 /// The focusable panes, numbered as the keys 1-6 select them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,46 +85,6 @@ pub struct StageDiff {
     pub title: String,
     pub before: Vec<Arc<MessageInfo>>,
     pub after: Vec<Arc<MessageInfo>>,
-}
-
-/// An open transcript: its messages as a list, and a replay once asked for.
-#[derive(Debug, Clone)]
-pub struct TranscriptView {
-    pub relative: String,
-    /// Shared with the replay and token-count jobs, which read them off the UI task.
-    pub rows: Rows,
-    pub list: ListState,
-    pub replay: Option<Replay>,
-    /// Lines that were not messages.
-    pub bad_lines: usize,
-}
-
-/// The scrollable text viewer with search. Long lines wrap (`w` turns wrapping off, then
-/// `h` / `l` scroll sideways); a search match is scrolled into view and highlighted.
-#[derive(Debug, Clone, Default)]
-pub struct Viewer {
-    pub title: String,
-    pub lines: Vec<String>,
-    /// The first line drawn, and (wrapping) its first wrapped row drawn.
-    pub top: usize,
-    pub top_row: usize,
-    /// Lines are cut at the edge instead of wrapped; `left` is the first column shown.
-    pub no_wrap: bool,
-    pub left: usize,
-    pub query: String,
-    /// The search prompt is open.
-    pub typing: bool,
-    /// Every occurrence of the query.
-    pub matches: Vec<TextMatch>,
-    pub current: usize,
-}
-
-/// One occurrence of the search query: its line and its place in chars.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TextMatch {
-    pub line: usize,
-    pub start: usize,
-    pub len: usize,
 }
 
 /// A diff overlay: a stage's before/after or one call's request against the previous

@@ -19,14 +19,96 @@ use crate::tui::work::Work;
 /// Lines the pause card may take inside its box (the box replaces the input box).
 const CARD_MAX_LINES: usize = 5;
 
+/// Step mode's state, owned here: whether it is on, the pending pause (the step itself and
+/// its sentence), a "run to" not reached yet, and whether the pause moved the
+/// conversation's selection. `App` routes the step keys and agent events to it; the status
+/// line, the input box and the conversation read it through these methods.
+#[derive(Debug, Clone, Default)]
+pub struct StepState {
+    on: bool,
+    /// The pending pause and its `NextStep::describe()`, set and cleared together.
+    next: Option<(NextStep, String)>,
+    run_to: Option<StepTarget>,
+    /// The conversation's selection was moved to the pause's rows and goes back to the
+    /// newest row once the pause ends.
+    moved_selection: bool,
+}
+
+impl StepState {
+    /// Step mode is on.
+    pub fn mode(&self) -> bool {
+        self.on
+    }
+
+    /// What the pending pause says comes next.
+    pub fn paused(&self) -> Option<&str> {
+        self.next.as_ref().map(|(_, text)| text.as_str())
+    }
+
+    /// The step the agent paused before.
+    pub fn next_step(&self) -> Option<&NextStep> {
+        self.next.as_ref().map(|(next, _)| next)
+    }
+
+    /// A "run to" sent and not reached yet (the status bar says so).
+    pub fn run_to(&self) -> Option<StepTarget> {
+        self.run_to
+    }
+
+    /// The agent says step mode is `on`; off ends any "run to" (the pause is the caller's).
+    fn set_mode(&mut self, on: bool) {
+        self.on = on;
+        if !on {
+            self.run_to = None;
+        }
+    }
+
+    fn pause(&mut self, next: NextStep) {
+        let text = next.describe();
+        self.next = Some((next, text));
+        self.run_to = None;
+    }
+
+    /// Ends the pause; true when the selection had been moved for it.
+    fn clear(&mut self) -> bool {
+        self.next = None;
+        std::mem::take(&mut self.moved_selection)
+    }
+}
+
 impl App {
+    /// Step mode's state.
+    pub fn step_state(&self) -> &StepState {
+        &self.step
+    }
+
+    /// The agent turned step mode on or off; off ends the pause.
+    pub(super) fn step_mode_changed(&mut self, on: bool) {
+        self.step.set_mode(on);
+        if !on {
+            self.clear_pause();
+        }
+    }
+
+    /// `/step`: asks the agent to turn step mode the other way.
+    pub(super) fn toggle_step_mode(&mut self) -> Vec<Effect> {
+        self.step.on = !self.step.on;
+        vec![Effect::Send(UserCommand::StepMode(self.step.on))]
+    }
+
+    /// The turn is over: no "run to" is pending any more.
+    pub(super) fn turn_ended(&mut self) {
+        self.step.run_to = None;
+        self.clear_pause();
+    }
+
     /// Space: past the pause. Outside a pause it only says why nothing happens.
     pub(super) fn step(&mut self) -> Vec<Effect> {
-        if self.paused.is_some() {
+        if self.step.paused().is_some() {
             self.clear_pause();
             return vec![Effect::Send(UserCommand::Step)];
         }
-        let why = if !self.step_mode {
+        let why = if !self.step.mode() {
             "Space steps in step mode: type /step (i to type), or start with --step"
         } else if self.run_state == RunState::Idle {
             "step mode: send a request (i to type); the agent pauses before each step"
@@ -40,25 +122,23 @@ impl App {
     /// `s` / `c`: go on until the next pause `target` stops at. Sent while the agent works,
     /// it applies to the pauses to come.
     pub(super) fn run_to(&mut self, target: StepTarget) -> Vec<Effect> {
-        if !self.step_mode {
+        if !self.step.mode() {
             self.notify("s and c run to the next stage / model call in step mode (/step)");
             return Vec::new();
         }
-        if self.paused.is_none() && self.run_state == RunState::Idle {
+        if self.step.paused().is_none() && self.run_state == RunState::Idle {
             self.notify("nothing runs: send a request first (i to type)");
             return Vec::new();
         }
         self.clear_pause();
-        self.run_to = Some(target);
+        self.step.run_to = Some(target);
         vec![Effect::Send(UserCommand::RunTo(target))]
     }
 
     /// The agent paused before `next`.
     pub(super) fn set_pause(&mut self, next: NextStep) {
-        self.paused = Some(next.describe());
-        self.run_to = None;
         let rows = pause::rows_to_change(&next);
-        self.next_step = Some(next);
+        self.step.pause(next);
         // The card takes the input box's place: scroll for that layout, then look.
         self.fix_scroll();
         self.show_rows(&rows);
@@ -67,7 +147,7 @@ impl App {
 
     /// After a resize: the rows to change may have left the screen.
     pub(super) fn reshow_pause_rows(&mut self) {
-        if self.pause_moved_selection {
+        if self.step.moved_selection {
             return;
         }
         let rows = self.rows_to_change();
@@ -79,12 +159,10 @@ impl App {
 
     /// The pause is over (the step happened, or step mode was turned off).
     pub(super) fn clear_pause(&mut self) {
-        if self.paused.is_none() && self.next_step.is_none() {
+        if self.step.next.is_none() {
             return;
         }
-        self.paused = None;
-        self.next_step = None;
-        if std::mem::take(&mut self.pause_moved_selection) {
+        if self.step.clear() {
             // Back to following the newest row, as before the pause.
             self.conv.selected = self.history.len().saturating_sub(1);
         }
@@ -110,20 +188,20 @@ impl App {
             return;
         }
         self.conv.selected = first;
-        self.pause_moved_selection = true;
+        self.step.moved_selection = true;
     }
 
     /// The rows of the model's view the pending step will change.
     pub fn rows_to_change(&self) -> Vec<Range<usize>> {
-        self.next_step
-            .as_ref()
+        self.step
+            .next_step()
             .map(pause::rows_to_change)
             .unwrap_or_default()
     }
 
     /// Whether the pause card takes the input box's place: paused, and not typing.
     pub fn pause_card_shown(&self) -> bool {
-        self.next_step.is_some() && self.focus != Pane::Input
+        self.step.next_step().is_some() && self.focus != Pane::Input
     }
 
     /// The pause card's title and lines at the screen's width (the keys line last).
@@ -131,7 +209,7 @@ impl App {
         if !self.pause_card_shown() {
             return None;
         }
-        let next = self.next_step.as_ref()?;
+        let next = self.step.next_step()?;
         let (title, text) = pause::card(next, self.config.context_limit);
         // The card's text has one column of margin inside the box.
         let width = (layout::inner(layout::full(self.size)).width as usize).saturating_sub(1);
@@ -148,7 +226,7 @@ impl App {
     pub fn input_rows(&self) -> usize {
         match self.pause_card() {
             Some((_, lines)) => lines.len(),
-            None => self.input.lines().len(),
+            None => self.input.line_count(),
         }
     }
 
@@ -187,9 +265,9 @@ impl App {
         // The clock starts again with the scenario (event times count from the restart).
         fresh.size = self.size;
         fresh.tokenizer = self.tokenizer;
-        fresh.inputs = std::mem::take(&mut self.inputs);
+        fresh.input.take_history(&mut self.input);
         fresh.job_seq = self.job_seq;
-        fresh.step_mode = self.step_mode;
+        fresh.step.on = self.step.on;
         fresh.legend_marker = self.legend_marker.take();
         *self = fresh;
         self.add_notices(notices);

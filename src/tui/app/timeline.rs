@@ -9,32 +9,94 @@ use std::sync::Arc;
 use super::{App, DiffView, ListState, Pane};
 use crate::compact::Stage;
 use crate::message::Message;
+use crate::timeline::Timeline;
 use crate::tui::diff::from_timeline;
 use crate::tui::keys::Action;
 use crate::tui::rows::MessageInfo;
 use crate::util::group_digits;
 
-/// The timeline pane, and the request it rewinds the conversation to.
+/// The timeline pane's state, owned here: the selected call, the request it rewinds the
+/// conversation to, and that view's selection. `App` keeps the fold of the agent's stream
+/// (`crate::timeline::Timeline`) it reads from; `panes::timeline` draws both.
 #[derive(Debug, Clone, Default)]
 pub struct TimelineView {
-    /// Index into `App::timeline.calls`.
-    pub selected: usize,
+    /// Index into `App::timeline().calls`.
+    selected: usize,
     /// The first call row drawn.
-    pub top: usize,
+    top: usize,
     /// The newest call stays selected as calls arrive.
-    pub follow: bool,
+    follow: bool,
     /// The selected call's request as rows, and the stage that touched each since the call
     /// before.
-    pub rows: Vec<Arc<MessageInfo>>,
-    pub marks: Vec<Option<Stage>>,
+    rows: Vec<Arc<MessageInfo>>,
+    marks: Vec<Option<Stage>>,
     /// The rewound conversation's selection and expansion.
-    pub list: ListState,
+    list: ListState,
     /// The call `rows` were built for, and the messages they show (to reuse rows).
     built_for: Option<usize>,
     sources: Vec<Arc<Message>>,
 }
 
+impl TimelineView {
+    /// The selected call, an index into `Timeline::calls`.
+    pub fn selected(&self) -> usize {
+        self.selected
+    }
+
+    /// The first call row drawn.
+    pub fn top(&self) -> usize {
+        self.top
+    }
+
+    /// The selected call's request, one row per message.
+    pub fn rows(&self) -> &[Arc<MessageInfo>] {
+        &self.rows
+    }
+
+    /// The stage that touched row `i` since the call before, if any.
+    pub fn mark(&self, i: usize) -> Option<Stage> {
+        self.marks.get(i).copied().flatten()
+    }
+
+    /// The rewound conversation's selection.
+    pub fn list(&self) -> &ListState {
+        &self.list
+    }
+
+    pub(super) fn list_mut(&mut self) -> &mut ListState {
+        &mut self.list
+    }
+
+    /// Keeps the rewound rows (`w` x `h`) and the call list (`call_rows` high, `calls`
+    /// long) scrolled onto their selections.
+    pub(super) fn fit(&mut self, calls: usize, call_rows: usize, w: usize, h: usize) {
+        let rows = &self.rows;
+        self.list
+            .fit_rows(rows.len(), |i| rows.get(i).map(|r| &**r), w, h);
+        let mut calls_list = ListState {
+            selected: self.selected,
+            top: self.top,
+            ..ListState::default()
+        };
+        calls_list.clamp(calls);
+        calls_list.ensure_visible(calls, call_rows, |_| 1);
+        self.selected = calls_list.selected;
+        self.top = calls_list.top;
+    }
+}
+
 impl App {
+    /// Every model call so far and the stage steps before each (the fold of the agent's
+    /// events).
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
+    /// The timeline pane's state, when open.
+    pub fn timeline_view(&self) -> Option<&TimelineView> {
+        self.timeline_view.as_ref()
+    }
+
     /// Opens the timeline on the newest call (focus moves to it).
     pub fn open_timeline(&mut self) {
         let last = self.timeline.calls.len().saturating_sub(1);

@@ -3,17 +3,181 @@
 //! replays through the pipeline and Esc goes back. Opening and replaying only ask for the
 //! work (`Work::LoadTranscript`, `Work::Replay`); `jobs.rs` takes the results.
 
-use super::{App, Effect, LoadKind};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::{App, Effect, ListState, LoadKind, TranscriptFile};
 use crate::tui::keys::Action;
-use crate::tui::work::Work;
+use crate::tui::replay::Replay;
+use crate::tui::work::{Rows, Work};
+
+/// The transcripts pane's state, owned here: the `.transcripts/` listing as the last job
+/// saw it, its selection, the transcript open in the pane, and the files whose messages a
+/// job is counting. `App` routes the pane's keys and its jobs' results to it;
+/// `panes::transcripts` draws it.
+#[derive(Debug, Clone, Default)]
+pub struct TranscriptsState {
+    files: Vec<TranscriptFile>,
+    list: ListState,
+    open: Option<TranscriptView>,
+    /// Transcripts whose messages are being counted (asked for once).
+    counting: HashSet<String>,
+}
+
+/// An open transcript: its messages as a list, and a replay once asked for.
+#[derive(Debug, Clone)]
+pub struct TranscriptView {
+    relative: String,
+    /// Shared with the replay and token-count jobs, which read them off the UI task.
+    rows: Rows,
+    list: ListState,
+    replay: Option<Replay>,
+    /// Lines that were not messages.
+    bad_lines: usize,
+}
+
+impl TranscriptView {
+    pub(super) fn new(relative: String, rows: Rows, bad_lines: usize) -> TranscriptView {
+        TranscriptView {
+            relative,
+            rows,
+            list: ListState::default(),
+            replay: None,
+            bad_lines,
+        }
+    }
+
+    /// The transcript's path inside the workspace.
+    pub fn relative(&self) -> &str {
+        &self.relative
+    }
+
+    /// Its messages, one row each.
+    pub fn rows(&self) -> &Rows {
+        &self.rows
+    }
+
+    pub fn list(&self) -> &ListState {
+        &self.list
+    }
+
+    /// Its replay through the pipeline, once one came back.
+    pub fn replay(&self) -> Option<&Replay> {
+        self.replay.as_ref()
+    }
+
+    /// Lines that were not messages.
+    pub fn bad_lines(&self) -> usize {
+        self.bad_lines
+    }
+}
+
+impl TranscriptsState {
+    /// The listing, newest first as the job gave it.
+    pub fn files(&self) -> &[TranscriptFile] {
+        &self.files
+    }
+
+    pub fn list(&self) -> &ListState {
+        &self.list
+    }
+
+    /// The transcript open in the pane.
+    pub fn open(&self) -> Option<&TranscriptView> {
+        self.open.as_ref()
+    }
+
+    /// Takes a fresh listing, keeping the message counts of files unchanged since (a
+    /// transcript is written once, so a count stays true while name and size match);
+    /// returns the files to count, each asked for once.
+    pub(super) fn set_files(&mut self, mut files: Vec<TranscriptFile>) -> Vec<String> {
+        for f in &mut files {
+            f.messages = self
+                .files
+                .iter()
+                .find(|o| o.relative == f.relative && o.bytes == f.bytes)
+                .and_then(|o| o.messages);
+        }
+        let missing: Vec<String> = files
+            .iter()
+            .filter(|f| f.messages.is_none() && !self.counting.contains(&f.relative))
+            .map(|f| f.relative.clone())
+            .collect();
+        self.counting.extend(missing.iter().cloned());
+        self.files = files;
+        missing
+    }
+
+    /// Replaces the listing as it is (tests and snapshots use fixed ages).
+    pub(super) fn replace_files(&mut self, files: Vec<TranscriptFile>) {
+        self.files = files;
+    }
+
+    /// A count job finished: `asked` are no longer being counted; `counts` (when still
+    /// about this workspace) fill in the files whose name and size match.
+    pub(super) fn counted(&mut self, asked: &[String], counts: Option<Vec<(String, u64, usize)>>) {
+        for name in asked {
+            self.counting.remove(name);
+        }
+        for (relative, bytes, n) in counts.unwrap_or_default() {
+            if let Some(f) = self
+                .files
+                .iter_mut()
+                .find(|f| f.relative == relative && f.bytes == bytes)
+            {
+                f.messages = Some(n);
+            }
+        }
+    }
+
+    pub(super) fn set_open(&mut self, view: Option<TranscriptView>) {
+        self.open = view;
+    }
+
+    /// A replay came back for the open transcript; false when none is open.
+    pub(super) fn set_replay(&mut self, replay: Replay) -> bool {
+        match &mut self.open {
+            Some(t) => {
+                t.replay = Some(replay);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether `rows` are the open transcript's (a count job goes on for them only).
+    pub(super) fn shows(&self, rows: &Rows) -> bool {
+        self.open
+            .as_ref()
+            .is_some_and(|t| Arc::ptr_eq(&t.rows, rows))
+    }
+
+    /// Keeps the listing's selection (`list_h` rows) and the open transcript's (`w` x
+    /// `h`) in range and on screen.
+    pub(super) fn fit(&mut self, list_h: usize, w: usize, h: usize) {
+        let n = self.files.len();
+        self.list.clamp(n);
+        self.list.ensure_visible(n, list_h, |_| 1);
+        if let Some(t) = &mut self.open {
+            let rows = &t.rows;
+            t.list
+                .fit_rows(rows.len(), |i| rows.get(i).map(|r| &**r), w, h);
+        }
+    }
+}
 
 impl App {
+    /// The transcripts pane's state.
+    pub fn transcripts(&self) -> &TranscriptsState {
+        &self.transcripts
+    }
+
     pub(super) fn transcripts_action(&mut self, action: Action) -> Vec<Effect> {
-        if self.sessions.active {
+        if self.sessions.active() {
             return self.sessions_action(action);
         }
         let page = self.page();
-        if let Some(t) = &mut self.transcript {
+        if let Some(t) = &mut self.transcripts.open {
             let len = t.rows.len();
             if t.list.apply(action, len, page) {
                 self.fix_scroll();
@@ -21,7 +185,7 @@ impl App {
             }
             match action {
                 Action::Back => {
-                    self.transcript = None;
+                    self.transcripts.open = None;
                     self.stop_waiting();
                 }
                 Action::Enter => {
@@ -42,10 +206,8 @@ impl App {
             }
             return Vec::new();
         }
-        if self
-            .transcripts_list
-            .apply(action, self.transcripts.len(), page)
-        {
+        let len = self.transcripts.files.len();
+        if self.transcripts.list.apply(action, len, page) {
             self.fix_scroll();
             return Vec::new();
         }
@@ -55,7 +217,8 @@ impl App {
         }
         let Some(file) = self
             .transcripts
-            .get(self.transcripts_list.selected)
+            .files
+            .get(self.transcripts.list.selected)
             .cloned()
         else {
             return Vec::new();
@@ -89,7 +252,7 @@ impl App {
 
     /// Asks for a replay of the open transcript with the current thresholds.
     pub(super) fn replay_open_transcript(&mut self) -> Vec<Effect> {
-        let Some(t) = &self.transcript else {
+        let Some(t) = &self.transcripts.open else {
             return Vec::new();
         };
         let (relative, rows) = (t.relative.clone(), t.rows.clone());

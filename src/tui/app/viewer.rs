@@ -1,11 +1,11 @@
-//! Keys of the text viewer: scrolling by screen rows (long lines wrap), `w` to turn
-//! wrapping off and `h` / `l` to scroll sideways, and search: `/` asks for a query, every
-//! occurrence is found (case-insensitive), and the current one is brought into view, down
-//! to its wrapped row or across to its column.
+//! The text viewer's state and keys (`Viewer::key`; `overlays.rs` routes to it): scrolling
+//! by screen rows (long lines wrap), `w` to turn wrapping off and `h` / `l` to scroll
+//! sideways, and search: `/` asks for a query, every occurrence is found
+//! (case-insensitive), and the current one is brought into view, down to its wrapped row
+//! or across to its column.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::{App, TextMatch, Viewer};
 use crate::tui::keys::{self, Action};
 use crate::tui::rows::wrap_words_at;
 use crate::util::display_width;
@@ -44,7 +44,102 @@ pub fn find_all(lines: &[String], query: &str) -> Vec<TextMatch> {
     out
 }
 
+/// The scrollable text viewer's state, owned here (an overlay). Long lines wrap (`w` turns
+/// wrapping off, then `h` / `l` scroll sideways); a search match is scrolled into view and
+/// highlighted. `Viewer::key` is its update, `panes::viewer` its drawing.
+#[derive(Debug, Clone, Default)]
+pub struct Viewer {
+    title: String,
+    lines: Vec<String>,
+    /// The first line drawn, and (wrapping) its first wrapped row drawn.
+    top: usize,
+    top_row: usize,
+    /// Lines are cut at the edge instead of wrapped; `left` is the first column shown.
+    no_wrap: bool,
+    left: usize,
+    query: String,
+    /// The search prompt is open.
+    typing: bool,
+    /// Every occurrence of the query.
+    matches: Vec<TextMatch>,
+    current: usize,
+}
+
+/// One occurrence of the search query: its line and its place in chars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextMatch {
+    pub line: usize,
+    pub start: usize,
+    pub len: usize,
+}
+
+/// What a key did to the viewer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViewerKey {
+    /// Handled (or ignored) inside the viewer.
+    Stay,
+    /// Esc or `q`: the viewer closes.
+    Close,
+}
+
 impl Viewer {
+    /// The viewer on `lines`, at the top, wrapping.
+    pub fn new(title: String, lines: Vec<String>) -> Viewer {
+        Viewer {
+            title,
+            lines,
+            ..Viewer::default()
+        }
+    }
+
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    pub fn lines(&self) -> &[String] {
+        &self.lines
+    }
+
+    /// The first line drawn.
+    pub fn top(&self) -> usize {
+        self.top
+    }
+
+    /// The first wrapped row of `top()` drawn.
+    pub fn top_row(&self) -> usize {
+        self.top_row
+    }
+
+    /// Lines are cut at the edge instead of wrapped.
+    pub fn no_wrap(&self) -> bool {
+        self.no_wrap
+    }
+
+    /// The first column shown when not wrapping.
+    pub fn left(&self) -> usize {
+        self.left
+    }
+
+    /// The search query (typed or last run).
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
+    /// The search prompt is open.
+    pub fn typing(&self) -> bool {
+        self.typing
+    }
+
+    /// Every occurrence of the query.
+    pub fn matches(&self) -> &[TextMatch] {
+        &self.matches
+    }
+
+    /// The match shown, an index into `matches()`.
+    pub fn current(&self) -> usize {
+        self.current
+    }
+
     /// The wrapped rows of line `i` at `width` columns, with each row's first char: the
     /// rows the renderer draws.
     pub fn rows_of(&self, i: usize, width: usize) -> Vec<(usize, String)> {
@@ -142,78 +237,66 @@ impl Viewer {
     }
 }
 
-impl App {
-    /// Columns the viewer's text gets (the overlay minus the line numbers).
-    pub(super) fn viewer_width(&self, v: &Viewer) -> usize {
-        let num_w = v.lines.len().to_string().len().max(3);
-        (self.overlay_inner().width as usize).saturating_sub(num_w + 1)
-    }
-
-    pub(super) fn viewer_key(&mut self, key: KeyEvent) {
-        let page = self.overlay_viewport().max(1) as isize;
-        let Some(super::Overlay::Viewer(v)) = &self.overlay else {
-            return;
-        };
-        let width = self.viewer_width(v).max(1);
-        let Some(super::Overlay::Viewer(v)) = &mut self.overlay else {
-            return;
-        };
-        if v.typing {
+impl Viewer {
+    /// The viewer's update: one key, with the text's width and a page's rows.
+    pub fn key(&mut self, key: KeyEvent, width: usize, page: isize) -> ViewerKey {
+        if self.typing {
             match key.code {
-                KeyCode::Esc => v.typing = false,
+                KeyCode::Esc => self.typing = false,
                 KeyCode::Enter => {
-                    v.typing = false;
-                    v.search(width);
+                    self.typing = false;
+                    self.search(width);
                 }
                 KeyCode::Backspace => {
-                    v.query.pop();
+                    self.query.pop();
                 }
-                KeyCode::Char(c) => v.query.push(c),
+                KeyCode::Char(c) => self.query.push(c),
                 _ => {}
             }
-            return;
+            return ViewerKey::Stay;
         }
         match key.code {
             KeyCode::Char('w') => {
-                v.no_wrap = !v.no_wrap;
-                v.top_row = 0;
-                v.left = 0;
-                return;
+                self.no_wrap = !self.no_wrap;
+                self.top_row = 0;
+                self.left = 0;
+                return ViewerKey::Stay;
             }
-            KeyCode::Char('h') | KeyCode::Left if v.no_wrap => {
-                v.left = v.left.saturating_sub(SIDE_STEP);
-                return;
+            KeyCode::Char('h') | KeyCode::Left if self.no_wrap => {
+                self.left = self.left.saturating_sub(SIDE_STEP);
+                return ViewerKey::Stay;
             }
-            KeyCode::Char('l') | KeyCode::Right if v.no_wrap => {
-                v.left += SIDE_STEP;
-                return;
+            KeyCode::Char('l') | KeyCode::Right if self.no_wrap => {
+                self.left += SIDE_STEP;
+                return ViewerKey::Stay;
             }
             _ => {}
         }
         match keys::action(&key) {
-            Some(Action::Back | Action::Quit) => self.close_overlay(),
+            Some(Action::Back | Action::Quit) => return ViewerKey::Close,
             Some(Action::Search) => {
-                v.typing = true;
-                v.query.clear();
+                self.typing = true;
+                self.query.clear();
             }
-            Some(Action::SearchNext) => v.next_match(true, width),
-            Some(Action::SearchPrev) => v.next_match(false, width),
-            Some(Action::Up) => v.scroll(-1, width),
-            Some(Action::Down) => v.scroll(1, width),
-            Some(Action::PageUp) => v.scroll(-page, width),
-            Some(Action::PageDown) => v.scroll(page, width),
+            Some(Action::SearchNext) => self.next_match(true, width),
+            Some(Action::SearchPrev) => self.next_match(false, width),
+            Some(Action::Up) => self.scroll(-1, width),
+            Some(Action::Down) => self.scroll(1, width),
+            Some(Action::PageUp) => self.scroll(-page, width),
+            Some(Action::PageDown) => self.scroll(page, width),
             Some(Action::Top) => {
-                v.top = 0;
-                v.top_row = 0;
+                self.top = 0;
+                self.top_row = 0;
             }
             Some(Action::Bottom) => {
                 // The last wrapped row at the bottom of the page, not the last line's first.
-                v.top = v.lines.len().saturating_sub(1);
-                v.top_row = v.row_count(v.top, width).saturating_sub(1);
-                v.scroll(-(page - 1), width);
+                self.top = self.lines.len().saturating_sub(1);
+                self.top_row = self.row_count(self.top, width).saturating_sub(1);
+                self.scroll(-(page - 1), width);
             }
             _ => {}
         }
+        ViewerKey::Stay
     }
 }
 

@@ -41,18 +41,18 @@ pub fn area(app: &App, full: Rect) -> Option<Rect> {
 }
 
 pub fn render(app: &App, f: &mut Frame, full: Rect) {
-    let (Some(v), Some(r)) = (&app.compare, area(app, full)) else {
+    let (Some(v), Some(r)) = (app.compare(), area(app, full)) else {
         return;
     };
     let theme = &app.theme;
     f.render_widget(Clear, r);
-    let names: Vec<&str> = v.configs.iter().map(|c| c.strategy.name()).collect();
+    let names: Vec<&str> = v.configs().iter().map(|c| c.strategy.name()).collect();
     let mut title = vec![
         Span::styled(" Compare ", theme.title()),
-        Span::raw(format!("· {} · {} ", v.label, names.join(" vs "))),
+        Span::raw(format!("· {} · {} ", v.label(), names.join(" vs "))),
     ];
-    if let Some((_, since)) = v.job {
-        let k = v.runs.len();
+    if let Some((_, since)) = v.job() {
+        let k = v.runs().len();
         title.push(Span::styled(
             format!(
                 "{} replaying {} ({} of {}) ",
@@ -81,7 +81,7 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
     let mut out = Vec::new();
     let wide = width >= WIDE_FROM;
     let calls = v.calls();
-    if let Some(e) = &v.error {
+    if let Some(e) = &v.error() {
         out.push(Line::from(Span::styled(fit(e, width), theme.error())));
     }
     if calls == 0 && v.complete() {
@@ -96,47 +96,47 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
         format!(
             "Calls · size sent, in str() chars for every strategy · letter: stage fired · \
              ! a result replaced unseen · call {} of {calls}",
-            v.call + 1
+            v.call() + 1
         )
     } else {
         format!(
             "Calls · size sent (str() chars) · letter: stage · ! unseen · call {} of {calls}",
-            v.call + 1
+            v.call() + 1
         )
     };
     out.push(Line::from(Span::styled(fit(&head, width), theme.title())));
     let tail_w = if wide { 22 } else { 14 };
     let cols = width.saturating_sub(NAME_W + tail_w + 1).max(1);
-    let start = window(calls, cols, v.call);
+    let start = window(calls, cols, v.call());
     let max = v
-        .runs
+        .runs()
         .iter()
         .flat_map(|r| r.calls.iter().map(|c| c.size))
         .max()
         .unwrap_or(1)
         .max(1);
-    for (k, config) in v.configs.iter().enumerate() {
+    for (k, config) in v.configs().iter().enumerate() {
         let mut spans = vec![Span::styled(
             fit(config.strategy.name(), NAME_W),
             theme.title(),
         )];
-        match v.runs.get(k) {
+        match v.runs().get(k) {
             Some(run) => {
-                spans.extend(timeline_cells(run, start, cols, v.call, max, theme));
+                spans.extend(timeline_cells(run, start, cols, v.call(), max, theme));
                 let pad = cols.saturating_sub(run.calls.len().saturating_sub(start).min(cols));
                 spans.push(Span::raw(" ".repeat(pad + 1)));
-                spans.push(Span::raw(call_tail(run, v.call, wide)));
+                spans.push(Span::raw(call_tail(run, v.call(), wide)));
             }
             None => spans.push(Span::styled(waiting(v, k), theme.dim())),
         }
         out.push(Line::from(spans));
     }
-    let col = v.call.saturating_sub(start);
-    let mark = format!("▲ call {}", v.call + 1);
+    let col = v.call().saturating_sub(start);
+    let mark = format!("▲ call {}", v.call() + 1);
     let axis = if col + mark.chars().count() <= cols + tail_w {
         format!("{}{mark}", " ".repeat(NAME_W + col))
     } else {
-        let text = format!("call {} ▲", v.call + 1);
+        let text = format!("call {} ▲", v.call() + 1);
         format!(
             "{}{text}",
             " ".repeat((NAME_W + col + 1).saturating_sub(text.chars().count()))
@@ -146,7 +146,7 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
     // Reachability.
     out.push(Line::from(vec![
         Span::styled(
-            format!("Reachability at call {} ", v.call + 1),
+            format!("Reachability at call {} ", v.call() + 1),
             theme.title(),
         ),
         Span::styled("█", reach_style(Reach::InContext, theme)),
@@ -159,11 +159,11 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
         Span::raw(" lost"),
     ]));
     // One bar width for every row, so the classes line up.
-    let tails: Vec<Option<String>> = (0..v.configs.len())
+    let tails: Vec<Option<String>> = (0..v.configs().len())
         .map(|k| {
-            let run = v.runs.get(k)?;
-            let c = run.calls.get(v.call)?;
-            Some(reach_tail(run, v.call, &c.reach, wide))
+            let run = v.runs().get(k)?;
+            let c = run.calls.get(v.call())?;
+            Some(reach_tail(run, v.call(), &c.reach, wide))
         })
         .collect();
     let tail_max = tails
@@ -173,15 +173,15 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
         .max()
         .unwrap_or(0);
     let bar_w = width.saturating_sub(NAME_W + tail_max + 1).clamp(4, 40);
-    for (k, config) in v.configs.iter().enumerate() {
+    for (k, config) in v.configs().iter().enumerate() {
         let mut spans = vec![Span::styled(
             fit(config.strategy.name(), NAME_W),
             theme.title(),
         )];
-        match (v.runs.get(k), &tails[k]) {
+        match (v.runs().get(k), &tails[k]) {
             (Some(run), Some(tail)) => {
-                spans.extend(reach_bar(&run.calls[v.call].reach, bar_w, theme));
-                let style = if unseen_so_far(run, v.call) > 0 {
+                spans.extend(reach_bar(&run.calls[v.call()].reach, bar_w, theme));
+                let style = if unseen_so_far(run, v.call()) > 0 {
                     theme.error()
                 } else {
                     Style::new()
@@ -193,28 +193,28 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
         out.push(Line::from(spans));
     }
     // Pieces.
-    let n = v.configs.len();
+    let n = v.configs().len();
     let left_w = if wide { 37 } else { 22 };
     let cell_w = (width.saturating_sub(left_w) / n.max(1)).max(6);
     let mut head = fit(
         &if wide {
-            let what = format!("piece at call {}", v.call + 1);
+            let what = format!("piece at call {}", v.call() + 1);
             format!(" {:>3} {:>4}  {what:<16} {:>7}", "#", "msg", "chars")
         } else {
-            let what = format!("at call {}", v.call + 1);
+            let what = format!("at call {}", v.call() + 1);
             format!(" {:>2} {what:<11} {:>5}", "#", "chars")
         },
         left_w,
     );
-    for name in v.configs.iter().map(|c| c.strategy.name()) {
+    for name in v.configs().iter().map(|c| c.strategy.name()) {
         head.push_str(&fit(&format!(" {name} kept"), cell_w));
     }
     out.push(Line::from(Span::styled(fit(&head, width), theme.title())));
     let detail = detail_lines(v, width);
     let rows = height.saturating_sub(out.len() + detail.len()).max(1);
-    let total = v.pieces_at(v.call);
+    let total = v.pieces_at(v.call());
     let top = v
-        .piece
+        .piece()
         .saturating_sub(rows / 2)
         .min(total.saturating_sub(rows));
     let pieces = v.pieces();
@@ -223,24 +223,24 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
         let left = if wide {
             format!(
                 "{}{:>3} {:>4}  {} {}",
-                if i == v.piece { "▸" } else { " " },
+                if i == v.piece() { "▸" } else { " " },
                 i + 1,
                 p.message + 1,
-                fit(&piece_label(&v.session, p, 16), 16),
+                fit(&piece_label(v.session(), p, 16), 16),
                 fit(&format!("{:>7}", group_digits(p.chars)), 7)
             )
         } else {
             format!(
                 "{}{:>2} {} {:>5}",
-                if i == v.piece { "▸" } else { " " },
+                if i == v.piece() { "▸" } else { " " },
                 i + 1,
-                fit(&piece_label(&v.session, p, 11), 11),
+                fit(&piece_label(v.session(), p, 11), 11),
                 compact_number(p.chars)
             )
         };
         let mut spans = vec![Span::raw(fit(&left, left_w))];
         for run in 0..n {
-            let (text, style) = match v.kept(run, v.call, i) {
+            let (text, style) = match v.kept(run, v.call(), i) {
                 Some(s) => {
                     let unseen = v.unseen_by(run, i);
                     let long = cell_w >= 20;
@@ -266,7 +266,7 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
             spans.push(Span::styled(fit(&text, cell_w), style));
         }
         let mut line = Line::from(spans);
-        if i == v.piece {
+        if i == v.piece() {
             line = super::selected_line(line, theme);
         }
         out.push(line);

@@ -79,9 +79,9 @@ pub(super) fn kept_name(k: Kept, long: bool) -> &'static str {
 }
 
 pub(super) fn waiting(v: &CompareView, k: usize) -> String {
-    if v.error.is_some() {
+    if v.error().is_some() {
         " not replayed".into()
-    } else if k == v.runs.len() {
+    } else if k == v.runs().len() {
         " replaying…".into()
     } else {
         " waiting".into()
@@ -126,22 +126,22 @@ pub(super) fn tool_of(session: &[Message], before: usize, id: &str) -> Option<St
 
 /// The sentence under the table: the selected piece, and what each strategy did with it.
 pub(super) fn detail_lines(v: &CompareView, width: usize) -> Vec<String> {
-    let Some(p) = v.pieces().get(v.piece) else {
+    let Some(p) = v.pieces().get(v.piece()) else {
         return Vec::new();
     };
-    if v.piece >= v.pieces_at(v.call) {
+    if v.piece() >= v.pieces_at(v.call()) {
         return Vec::new();
     }
     let what = match (&p.kind, p.tool_use_id.as_deref()) {
-        (PieceKind::ToolResult, Some(id)) => match tool_call(&v.session, p.message, id) {
+        (PieceKind::ToolResult, Some(id)) => match tool_call(v.session(), p.message, id) {
             Some((name, input)) => format!("{name} {}", crate::util::clip_chars(&input, 40)),
             None => format!("result {id}"),
         },
-        _ => piece_label(&v.session, p, 20).trim_end().to_string(),
+        _ => piece_label(v.session(), p, 20).trim_end().to_string(),
     };
     let mut parts = Vec::new();
-    for (run, config) in v.configs.iter().enumerate() {
-        let Some(s) = v.kept(run, v.call, v.piece) else {
+    for (run, config) in v.configs().iter().enumerate() {
+        let Some(s) = v.kept(run, v.call(), v.piece()) else {
             continue;
         };
         let mut text = format!(
@@ -150,8 +150,8 @@ pub(super) fn detail_lines(v: &CompareView, width: usize) -> Vec<String> {
             s.kept.name(),
             s.reach.name()
         );
-        if let Some((at, _)) = v.unseen_at(run, v.piece)
-            && at <= v.call
+        if let Some((at, _)) = v.unseen_at(run, v.piece())
+            && at <= v.call()
         {
             text.push_str(&if width >= WIDE_FROM {
                 format!(", replaced at call {} before the model ever saw it", at + 1)

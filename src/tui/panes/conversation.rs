@@ -14,12 +14,12 @@ const STREAM_TAIL_LINES: usize = 3;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let focused = app.focus == Pane::Conversation;
-    let view = match (&app.timeline_view, app.conv_view) {
-        (Some(v), _) => format!("request of call {}", v.selected + 1),
+    let view = match (app.timeline_view(), app.conv_view) {
+        (Some(v), _) => format!("request of call {}", v.selected() + 1),
         (None, ConvView::Model) => "what the model sees".to_string(),
         (None, ConvView::Session) => "full session".to_string(),
     };
-    let keys = match (&app.timeline_view, app.conv_view) {
+    let keys = match (app.timeline_view(), app.conv_view) {
         (Some(_), _) => "(rewound; Esc in 6: live) ",
         (None, ConvView::Model) => "(v toggles) ",
         (None, ConvView::Session) => "(v toggles, d diff) ",
@@ -40,12 +40,14 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     // While paused, the rows the next stage will change (the model's view only: indices
     // are the history's).
     let rows = app.rows_to_change();
-    let upcoming = match (&app.next_step, app.conv_view) {
+    let upcoming = match (app.step_state().next_step(), app.conv_view) {
         (Some(next), ConvView::Model) => Some((crate::tui::pause::stage_of(next), &rows[..])),
         _ => None,
     };
     let mut trailer = Vec::new();
-    if app.conv_view == ConvView::Model && app.timeline_view.is_none() && !app.streaming.is_empty()
+    if app.conv_view == ConvView::Model
+        && app.timeline_view().is_none()
+        && !app.streaming.is_empty()
     {
         let spinner = super::status::spinner(app.tick);
         trailer.push(Line::from(vec![

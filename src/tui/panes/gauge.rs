@@ -132,7 +132,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     super::plot::render(
         f,
         spark,
-        &super::plot::calls_of(&app.timeline),
+        &super::plot::calls_of(app.timeline()),
         limit_chars,
         None,
         &app.theme,

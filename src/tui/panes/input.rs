@@ -18,7 +18,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     }
     let focused = app.focus == Pane::Input;
     let mut spans = vec![Span::styled(" 5 Input ", app.theme.title())];
-    if app.step_mode {
+    if app.step_state().mode() {
         spans.push(Span::styled(" STEP MODE ", app.theme.paused()));
         spans.push(Span::raw(" "));
     }
@@ -28,7 +28,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let block = pane_block(Line::from(spans), focused, &app.theme);
     let inner = block.inner(area);
     f.render_widget(block, area);
-    f.render_widget(&app.input, inner);
+    f.render_widget(app.input().area(), inner);
 }
 
 /// The pause card: the next step's title in the border, its lines, the keys last.

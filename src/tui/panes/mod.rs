@@ -38,7 +38,7 @@ use super::theme::Theme;
 /// Draws the whole screen.
 pub fn render(app: &App, f: &mut Frame) {
     let area = f.area();
-    let Some(a) = layout::areas_for(area, app.input_rows(), app.timeline_view.is_some()) else {
+    let Some(a) = layout::areas_for(area, app.input_rows(), app.timeline_view().is_some()) else {
         too_small(app, f, area);
         return;
     };
@@ -48,14 +48,14 @@ pub fn render(app: &App, f: &mut Frame) {
         Pane::Transcripts => transcripts::render(app, f, a.main),
         _ => conversation::render(app, f, a.main),
     }
-    if app.timeline_view.is_some() {
+    if app.timeline_view().is_some() {
         timeline::render(app, f, layout::timeline_area(&a));
     } else {
         gauge::render(app, f, a.gauge);
         events::render(app, f, a.events);
     }
     input::render(app, f, a.input);
-    if app.compare.is_some() {
+    if app.compare().is_some() {
         compare::render(app, f, area);
     }
     status::render_hints(app, f, a.hints);

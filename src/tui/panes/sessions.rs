@@ -19,23 +19,23 @@ fn ours(what: &LoadKind) -> bool {
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    if let Some(open) = &app.sessions.open {
+    if let Some(open) = app.sessions().open() {
         super::session_view::render(app, f, area, open);
         return;
     }
-    let s = &app.sessions;
+    let s = app.sessions();
     let focused = app.focus == Pane::Transcripts;
-    let where_ = if s.paths.is_empty() {
+    let where_ = if s.paths().is_empty() {
         "Claude Code and Codex folders".to_string()
     } else {
-        s.paths
+        s.paths()
             .iter()
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()
             .join(", ")
     };
     let count = s
-        .rows
+        .rows()
         .iter()
         .filter(|r| matches!(r, BrowserRow::Session(_)))
         .count();
@@ -59,13 +59,13 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         ),
         app.theme.title(),
     ))];
-    if !s.listed {
+    if !s.listed() {
         lines.push(Line::from(Span::styled(
             "looking for sessions…",
             app.theme.dim(),
         )));
-    } else if s.rows.is_empty() {
-        let text = if s.paths.is_empty() {
+    } else if s.rows().is_empty() {
+        let text = if s.paths().is_empty() {
             "no sessions found under ~/.claude/projects or ~/.codex/sessions"
         } else {
             "no sessions found there"
@@ -73,7 +73,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         lines.push(Line::from(Span::styled(text, app.theme.dim())));
     }
     let rows = (inner.height as usize).saturating_sub(1);
-    for (i, row) in s.rows.iter().enumerate().skip(s.list.top).take(rows) {
+    for (i, row) in s.rows().iter().enumerate().skip(s.list().top).take(rows) {
         let mut line = match row {
             BrowserRow::Project { name, sessions } => Line::from(Span::styled(
                 fit(
@@ -95,7 +95,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                 app.theme.error(),
             )),
         };
-        if i == s.list.selected {
+        if i == s.list().selected {
             line = super::selected_line(line, &app.theme);
         }
         lines.push(line);

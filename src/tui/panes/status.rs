@@ -72,12 +72,12 @@ pub fn loading_text(app: &App) -> Option<String> {
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let width = area.width as usize;
-    if let Some(next) = &app.paused {
+    if let Some(next) = app.step_state().paused() {
         // The pause is what matters now: it gets the whole line.
         let spans = vec![
             Span::styled(" PAUSED ", theme.paused()),
             Span::raw(" "),
-            Span::styled(next.clone(), theme.warn()),
+            Span::styled(next.to_string(), theme.warn()),
             Span::raw("  "),
             Span::styled("Space step · s stage · c call", theme.key()),
             Span::raw(format!("  │ {}", app.provider)),
@@ -93,10 +93,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     ];
     {
         spans.push(Span::raw(state_text(app)));
-        if app.step_mode {
+        if app.step_state().mode() {
             spans.push(Span::raw(" │ "));
             spans.push(Span::styled(
-                match app.run_to {
+                match app.step_state().run_to() {
                     Some(StepTarget::Stage) => "step mode: running to the next stage",
                     Some(StepTarget::ModelCall) => "step mode: running to the next model call",
                     None => "step mode",
@@ -159,7 +159,7 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
         ("Esc/q", "close"),
     ];
     let pane: &[(&str, &str)] = match app.focus {
-        _ if app.compare.is_some() => compare,
+        _ if app.compare().is_some() => compare,
         Pane::Input => &[("Enter", "send"), ("Alt-Enter", "newline")],
         Pane::Conversation => &[
             ("j/k", "move"),
@@ -169,14 +169,14 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
         ],
         Pane::Events => &[("j/k", "move"), ("Enter", "open"), ("u", "unchanged")],
         Pane::Outputs => &[("Enter", "view"), ("m", "jump"), ("R", "refresh")],
-        Pane::Transcripts if app.sessions.open.is_some() => &[
+        Pane::Transcripts if app.sessions().open().is_some() => &[
             ("j/k", "move"),
             ("o", "text"),
             ("r", "replay"),
             ("C", "compare"),
             ("Esc", "close"),
         ],
-        Pane::Transcripts if app.sessions.active => {
+        Pane::Transcripts if app.sessions().active() => {
             &[("Enter", "open"), ("R", "refresh"), ("b", "transcripts")]
         }
         Pane::Transcripts => &[
@@ -196,12 +196,12 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     // In step mode the step keys come first: they are what a class is waiting for.
     let mut items: Vec<(&str, &str)> = Vec::new();
     // The compare view takes every key: only its own are offered.
-    let comparing = app.compare.is_some();
-    if app.step_mode && app.focus != Pane::Input && !comparing {
+    let comparing = app.compare().is_some();
+    if app.step_state().mode() && app.focus != Pane::Input && !comparing {
         items.extend([("Space", "step"), ("s", "stage"), ("c", "call")]);
     }
     items.extend(pane.iter().copied());
-    if !app.step_mode && app.focus != Pane::Input && !comparing {
+    if !app.step_state().mode() && app.focus != Pane::Input && !comparing {
         items.push(("i", "type"));
     }
     // Dropped first when the line is short.
@@ -242,7 +242,7 @@ fn hint_tail<'a>(app: &App, theme: &Theme) -> Vec<Span<'a>> {
         spans.push(Span::raw(" leave, then "));
     }
     spans.push(Span::styled("?", theme.key()));
-    if app.compare.is_some() {
+    if app.compare().is_some() {
         // In the compare view `q` closes the view (its own hint says so).
         spans.push(Span::raw(" help"));
         return spans;

@@ -16,16 +16,16 @@ use crate::tui::layout;
 use crate::util::group_digits;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let Some(v) = &app.timeline_view else {
+    let Some(v) = app.timeline_view() else {
         return;
     };
     let theme = &app.theme;
-    let calls = &app.timeline.calls;
+    let calls = &app.timeline().calls;
     let focused = app.focus == Pane::Timeline;
     let which = if calls.is_empty() {
         "no call yet".to_string()
     } else {
-        format!("call {} of {}", v.selected + 1, calls.len())
+        format!("call {} of {}", v.selected() + 1, calls.len())
     };
     let title = Line::from(vec![
         Span::styled(" 6 Timeline ", theme.title()),
@@ -39,10 +39,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     plot::render(
         f,
         plot_area,
-        &plot::calls_of(&app.timeline),
+        &plot::calls_of(app.timeline()),
         // In chars, like the calls (s06's limit is in tokens).
-        app.timeline.limit_chars(),
-        (!calls.is_empty()).then_some(v.selected),
+        app.timeline().limit_chars(),
+        (!calls.is_empty()).then_some(v.selected()),
         theme,
     );
     let width = list_area.width as usize;
@@ -60,10 +60,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     for (k, c) in calls
         .iter()
         .enumerate()
-        .skip(v.top)
+        .skip(v.top())
         .take((list_area.height as usize).saturating_sub(1))
     {
-        let letters = c.letters(&app.timeline.steps);
+        let letters = c.letters(&app.timeline().steps);
         let refused = if c.outcome == CallOutcome::PromptTooLong {
             " ✗ refused"
         } else {
@@ -98,7 +98,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             ratatui::style::Style::new()
         };
         let mut line = Line::from(Span::styled(fit(&text, width), style));
-        if k == v.selected {
+        if k == v.selected() {
             line = line.patch_style(theme.selected());
         }
         lines.push(line);

@@ -24,11 +24,11 @@ fn ours(what: &LoadKind) -> bool {
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    if app.sessions.active {
+    if app.sessions().active() {
         super::sessions::render(app, f, area);
         return;
     }
-    match &app.transcript {
+    match app.transcripts().open() {
         Some(t) => render_open(app, f, area, t),
         None => render_list(app, f, area),
     }
@@ -40,7 +40,7 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
         Span::styled(" 4 Transcripts ", app.theme.title()),
         Span::raw(format!(
             "· {TRANSCRIPTS_DIR}/ · {} ",
-            super::plural(app.transcripts.len(), "file")
+            super::plural(app.transcripts().files().len(), "file")
         )),
         title_hint(app, "(Enter open, r replay) ", ours),
     ]);
@@ -55,7 +55,7 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
         ),
         app.theme.title(),
     ))];
-    if app.transcripts.is_empty() {
+    if app.transcripts().files().is_empty() {
         lines.push(Line::from(Span::styled(
             "no transcripts yet (written before every summary)",
             app.theme.dim(),
@@ -63,10 +63,11 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
     }
     let rows = (inner.height as usize).saturating_sub(1);
     for (i, file) in app
-        .transcripts
+        .transcripts()
+        .files()
         .iter()
         .enumerate()
-        .skip(app.transcripts_list.top)
+        .skip(app.transcripts().list().top)
         .take(rows)
     {
         let name = file
@@ -83,7 +84,7 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
             human_bytes(file.bytes)
         );
         let mut line = Line::from(fit(&text, width));
-        if i == app.transcripts_list.selected {
+        if i == app.transcripts().list().selected {
             line = super::selected_line(line, &app.theme);
         }
         lines.push(line);
@@ -93,22 +94,26 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
 
 fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
     let focused = app.focus == Pane::Transcripts;
-    let (list_area, replay_area) = layout_transcript(area, t.replay.is_some());
-    let bad = if t.bad_lines > 0 {
-        format!(" · {} unreadable lines", t.bad_lines)
+    let (list_area, replay_area) = layout_transcript(area, t.replay().is_some());
+    let bad = if t.bad_lines() > 0 {
+        format!(" · {} unreadable lines", t.bad_lines())
     } else {
         String::new()
     };
     let title = Line::from(vec![
         Span::styled(" 4 Transcript ", app.theme.title()),
-        Span::raw(format!("{} · {} messages{bad} ", t.relative, t.rows.len())),
+        Span::raw(format!(
+            "{} · {} messages{bad} ",
+            t.relative(),
+            t.rows().len()
+        )),
         title_hint(app, "(r replay, Esc back) ", ours),
     ]);
     let block = pane_block(title, focused, &app.theme);
     let inner = block.inner(list_area);
     f.render_widget(block, list_area);
     let row = |i: usize| -> Option<RowRef<'_>> {
-        t.rows.get(i).map(|info| RowRef {
+        t.rows().get(i).map(|info| RowRef {
             info,
             mark: None,
             dimmed: false,
@@ -116,19 +121,19 @@ fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
         })
     };
     MsgList {
-        len: t.rows.len(),
+        len: t.rows().len(),
         row: &row,
-        list: &t.list,
+        list: t.list(),
         focused,
         theme: &app.theme,
         trailer: Vec::new(),
         upcoming: None,
     }
     .render(f, inner);
-    if let (Some(r), Some(a)) = (&t.replay, replay_area) {
+    if let (Some(r), Some(a)) = (&t.replay(), replay_area) {
         // The stage rows follow the list: they start at the selected message's turn.
-        let end = (t.list.selected + 1).min(t.rows.len());
-        let turn = t.rows[..end]
+        let end = (t.list().selected + 1).min(t.rows().len());
+        let turn = t.rows()[..end]
             .iter()
             .filter(|m| m.role() == "assistant")
             .count()

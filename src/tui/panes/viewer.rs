@@ -22,34 +22,34 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, v: &Viewer) {
     let theme = &app.theme;
     let title = Line::from(vec![
         Span::styled(" View ", theme.title()),
-        Span::raw(clip(&v.title, (r.width as usize).saturating_sub(12))),
+        Span::raw(clip(v.title(), (r.width as usize).saturating_sub(12))),
         Span::raw(" "),
     ]);
     let block = pane_block(title, true, theme);
     let inner = block.inner(r);
     f.render_widget(block, r);
     let body_h = (inner.height as usize).saturating_sub(1);
-    let num_w = v.lines.len().to_string().len().max(3);
+    let num_w = v.lines().len().to_string().len().max(3);
     let width = (inner.width as usize).saturating_sub(num_w + 1).max(1);
     let mut lines: Vec<Line> = Vec::with_capacity(inner.height as usize);
-    let mut i = v.top;
-    while lines.len() < body_h && i < v.lines.len() {
-        let text = &v.lines[i];
+    let mut i = v.top();
+    while lines.len() < body_h && i < v.lines().len() {
+        let text = &v.lines()[i];
         let here: Vec<(TextMatch, bool)> = v
-            .matches
+            .matches()
             .iter()
             .enumerate()
             .filter(|(_, m)| m.line == i)
-            .map(|(k, m)| (*m, k == v.current))
+            .map(|(k, m)| (*m, k == v.current()))
             .collect();
-        let pieces: Vec<(usize, String)> = if v.no_wrap {
-            vec![window(text, v.left, width)]
+        let pieces: Vec<(usize, String)> = if v.no_wrap() {
+            vec![window(text, v.left(), width)]
         } else {
             // The same rows the viewer's scrolling counts (`Viewer::rows_of`).
-            wrap_words_at(text, width, body_h + v.top_row + 1).0
+            wrap_words_at(text, width, body_h + v.top_row() + 1).0
         };
-        let skip = if i == v.top && !v.no_wrap {
-            v.top_row
+        let skip = if i == v.top() && !v.no_wrap() {
+            v.top_row()
         } else {
             0
         };
@@ -141,34 +141,34 @@ fn highlight<'a>(
 /// The status and key line, in the first of its forms that fits `width` (at 80 columns a
 /// match's status leaves no room for the long one, and a cut line would lose `Esc`).
 fn footer<'a>(v: &Viewer, theme: &Theme, width: usize) -> Line<'a> {
-    if v.typing {
+    if v.typing() {
         return Line::from(vec![
             Span::styled("/", theme.key()),
-            Span::raw(format!("{}▏", v.query)),
+            Span::raw(format!("{}▏", v.query())),
             Span::styled("  Enter search · Esc cancel", theme.dim()),
         ]);
     }
-    let m = if v.matches.is_empty() {
-        if v.query.is_empty() {
+    let m = if v.matches().is_empty() {
+        if v.query().is_empty() {
             String::new()
         } else {
-            format!("no match for \"{}\" · ", v.query)
+            format!("no match for \"{}\" · ", v.query())
         }
     } else {
         format!(
             "match {}/{} for \"{}\" · ",
-            v.current + 1,
-            v.matches.len(),
-            v.query
+            v.current() + 1,
+            v.matches().len(),
+            v.query()
         )
     };
     let line = format!(
         "{m}line {}/{} · ",
-        (v.top + 1).min(v.lines.len()),
-        v.lines.len()
+        (v.top() + 1).min(v.lines().len()),
+        v.lines().len()
     );
-    let forms = if v.no_wrap {
-        let col = format!("col {} · ", v.left + 1);
+    let forms = if v.no_wrap() {
+        let col = format!("col {} · ", v.left() + 1);
         [
             format!("{col}/ search · n N next/prev · h l scroll · w wrap · Esc close"),
             format!("{col}/ n N search · h l · w wrap · Esc"),

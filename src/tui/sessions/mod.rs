@@ -89,27 +89,6 @@ pub struct SessionItem {
     pub stats: Option<Result<SessionNumbers, String>>,
 }
 
-/// The browser's and the opened session's state, held by `App`.
-#[derive(Debug, Default)]
-pub struct SessionsState {
-    /// The transcripts pane shows the sessions browser instead of `.transcripts/`.
-    pub active: bool,
-    /// What the browser lists: these files and folders, or the default roots when empty.
-    pub paths: Vec<PathBuf>,
-    /// The listing arrived (before that the browser says it is looking).
-    pub listed: bool,
-    pub rows: Vec<BrowserRow>,
-    pub list: ListState,
-    pub open: Option<OpenedSession>,
-    /// Where replays write (`<data dir>/ctxlab/scratch`); None: replays are not offered.
-    pub scratch_root: Option<PathBuf>,
-    /// A file given to `ctxlab open` (and its size, for the loading line): opened as soon
-    /// as the loop starts.
-    pub open_on_start: Option<(PathBuf, Option<u64>)>,
-    /// Scratch folders handed out by this run.
-    pub scratch_seq: u64,
-}
-
 /// One row of an opened session: a message, or a compaction the recording tool performed
 /// (drawn as an event between the messages it separates).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,7 +26,7 @@ fn a_fifo_is_a_skipped_row_and_a_hostile_name_keeps_its_row_aligned() {
     let mut d = Driver::new(&ws, true);
     let fx = d.app.open_sessions(vec![dir.path().join("projects")]);
     settle(&mut d.app, fx);
-    let rows = &d.app.sessions.rows;
+    let rows = d.app.sessions().rows();
     assert!(
         rows.iter()
             .any(|r| matches!(r, BrowserRow::Error { path, message }

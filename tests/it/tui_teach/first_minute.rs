@@ -192,7 +192,14 @@ fn a_replayed_transcript_says_what_the_next_call_would_do() {
     crate::support::focus(&mut d.app, '4');
     let fx = d.app.update(key(KeyCode::Char('r')));
     settle(&mut d.app, fx);
-    let replay = d.app.transcript.as_ref().unwrap().replay.clone().unwrap();
+    let replay = d
+        .app
+        .transcripts()
+        .open()
+        .unwrap()
+        .replay()
+        .cloned()
+        .unwrap();
     let next = replay.next_call.expect("the transcript ends before a call");
     assert!(next.iter().any(|r| r.stage == Stage::CompactHistory));
     let text = screen(&mut d.app, 120, 40);

@@ -67,7 +67,7 @@ fn a_pause_before_a_one_message_call_says_message() {
         },
     }));
     assert_eq!(
-        a.paused.as_deref(),
+        a.step_state().paused(),
         Some("next: model call with 1 message (194 chars)")
     );
     let text = screen(&mut a, 120, 40);
@@ -98,7 +98,7 @@ fn in_step_mode_space_steps_from_every_pane_and_never_types() {
         sent(&a.update(key(KeyCode::Char(' ')))),
         [UserCommand::Step]
     );
-    assert!(a.paused.is_none());
+    assert!(a.step_state().paused().is_none());
     a.update(key(KeyCode::Esc));
     for pane in ['1', '2', '3', '4'] {
         a.update(key(KeyCode::Char(pane)));
@@ -124,8 +124,8 @@ fn s_and_c_run_to_the_next_stage_or_model_call() {
         sent(&a.update(key(KeyCode::Char('s')))),
         [UserCommand::RunTo(StepTarget::Stage)]
     );
-    assert!(a.paused.is_none(), "the pause is over");
-    assert_eq!(a.run_to, Some(StepTarget::Stage));
+    assert!(a.step_state().paused().is_none(), "the pause is over");
+    assert_eq!(a.step_state().run_to(), Some(StepTarget::Stage));
     let top = screen(&mut a, 120, 40);
     assert!(
         top.lines()
@@ -136,7 +136,7 @@ fn s_and_c_run_to_the_next_stage_or_model_call() {
     );
     // The next pause ends the run.
     a.update(Msg::Agent(model_call()));
-    assert_eq!(a.run_to, None);
+    assert_eq!(a.step_state().run_to(), None);
     assert_eq!(
         sent(&a.update(key(KeyCode::Char('c')))),
         [UserCommand::RunTo(StepTarget::ModelCall)]
@@ -150,7 +150,7 @@ fn s_and_c_run_to_the_next_stage_or_model_call() {
     a.update(Msg::Agent(AgentEvent::TurnDone {
         stop_reason: StopReason::EndTurn,
     }));
-    assert_eq!(a.run_to, None);
+    assert_eq!(a.step_state().run_to(), None);
     assert!(sent(&a.update(key(KeyCode::Char('s')))).is_empty());
     // In the input box `s` is a letter.
     a.update(key(KeyCode::Char('i')));
@@ -302,7 +302,10 @@ fn reasons_are_on_every_stage_row_and_u_shows_compact_history_that_did_not_run()
     d.app.update(key(KeyCode::Enter));
     match &d.app.overlay {
         Some(Overlay::Viewer(v)) => {
-            assert!(v.lines.iter().any(|l| l == "why: 2,247 <= 12,000"), "{v:?}")
+            assert!(
+                v.lines().iter().any(|l| l == "why: 2,247 <= 12,000"),
+                "{v:?}"
+            )
         }
         other => panic!("expected the viewer, got {other:?}"),
     }
@@ -447,7 +450,7 @@ fn pace_and_restart_are_commands() {
     });
     assert!(a.history.is_empty() && a.session.is_empty());
     assert_eq!(a.provider, "scripted tour");
-    assert!(a.inputs.contains(&"/restart".to_string()));
+    assert!(a.input().history().contains(&"/restart".to_string()));
     assert!(matches!(
         a.events(),
         [e] if matches!(&e.kind, EventKind::Notice { text } if text.contains("/tmp/tour-2"))
@@ -469,7 +472,7 @@ fn the_restart_view_keeps_step_mode_and_the_tokenizer() {
         provider: "scripted tour".into(),
         notices: Vec::new(),
     });
-    assert!(a.step_mode);
+    assert!(a.step_state().mode());
     a.update(Msg::Agent(AgentEvent::MessageAppended {
         message: Message::user_text("hello world"),
     }));

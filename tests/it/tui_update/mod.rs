@@ -155,7 +155,7 @@ fn pause_text_and_step_key() {
         },
     }));
     assert_eq!(
-        a.paused.as_deref(),
+        a.step_state().paused(),
         Some("next: model call with 3 messages (1234 chars)")
     );
     // Focus is in the input (typing needs an explicit `i`), which is empty: Space steps.
@@ -163,7 +163,7 @@ fn pause_text_and_step_key() {
     assert_eq!(a.focus, Pane::Input);
     let fx = a.update(key(KeyCode::Char(' ')));
     assert_eq!(fx, vec![Effect::Send(UserCommand::Step)]);
-    assert!(a.paused.is_none());
+    assert!(a.step_state().paused().is_none());
     // Outside the input, Space steps too.
     a.update(Msg::Agent(AgentEvent::Paused {
         next: NextStep::ModelCall {
@@ -244,7 +244,7 @@ fn submit_and_slash_commands() {
         a.update(key(KeyCode::Enter)),
         vec![Effect::Send(UserCommand::StepMode(true))]
     );
-    assert!(a.step_mode);
+    assert!(a.step_state().mode());
     // An empty input sends nothing.
     a.update(key(KeyCode::Char('i')));
     assert!(a.update(key(KeyCode::Enter)).is_empty());

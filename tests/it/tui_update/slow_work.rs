@@ -56,7 +56,7 @@ fn opening_a_transcript_returns_a_load_effect_and_reads_nothing() {
             then_replay: false
         }
     );
-    assert!(a.transcript.is_none());
+    assert!(a.transcripts().open().is_none());
     assert!(
         a.notice_text().is_none(),
         "nothing was read, so nothing failed"
@@ -109,16 +109,16 @@ fn a_superseded_load_is_dropped_and_r_replays_once_open() {
         let Effect::Work(w) = e else { panic!() };
         assert!(a.update(Msg::Done(w.run())).is_empty());
     }
-    assert!(a.transcript.is_none());
+    assert!(a.transcripts().open().is_none());
     assert!(a.loading.is_some(), "still waiting for the second");
     // The second opens, then asks for its replay (not run yet: no replay shown).
     let [Effect::Work(w)] = &second[..] else {
         panic!("{second:?}")
     };
     let after = a.update(Msg::Done(w.clone().run()));
-    assert_eq!(a.transcript.as_ref().unwrap().relative, t2);
-    assert_eq!(a.transcript.as_ref().unwrap().rows.len(), 2);
-    assert!(a.transcript.as_ref().unwrap().replay.is_none());
+    assert_eq!(a.transcripts().open().unwrap().relative(), t2);
+    assert_eq!(a.transcripts().open().unwrap().rows().len(), 2);
+    assert!(a.transcripts().open().unwrap().replay().is_none());
     assert!(
         matches!(&after[..], [Effect::Work(Work::Replay { rows, .. })] if rows.len() == 2),
         "{after:?}"
@@ -128,16 +128,7 @@ fn a_superseded_load_is_dropped_and_r_replays_once_open() {
         Some(LoadKind::Replay { messages: 2, .. })
     ));
     crate::support::settle(&mut a, after);
-    assert_eq!(
-        a.transcript
-            .as_ref()
-            .unwrap()
-            .replay
-            .as_ref()
-            .unwrap()
-            .turns,
-        1
-    );
+    assert_eq!(a.transcripts().open().unwrap().replay().unwrap().turns, 1);
     assert!(a.loading.is_none());
 }
 
@@ -192,7 +183,8 @@ fn listings_keep_known_counts_and_ask_for_the_rest_once() {
     };
     let ask = list(&mut a);
     assert_eq!(
-        a.transcripts[0].messages, None,
+        a.transcripts().files()[0].messages,
+        None,
         "the listing read no transcript"
     );
     assert_eq!(
@@ -204,9 +196,9 @@ fn listings_keep_known_counts_and_ask_for_the_rest_once() {
     );
     assert!(list(&mut a).is_empty(), "not asked twice while counting");
     crate::support::settle(&mut a, ask);
-    assert_eq!(a.transcripts[0].messages, Some(3));
+    assert_eq!(a.transcripts().files()[0].messages, Some(3));
     assert!(list(&mut a).is_empty(), "a known count is kept");
-    assert_eq!(a.transcripts[0].messages, Some(3));
+    assert_eq!(a.transcripts().files()[0].messages, Some(3));
 }
 
 /// The gauge counts in the strategy's unit: s06's tokens are the `str()` chars // 4, the
