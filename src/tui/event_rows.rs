@@ -58,6 +58,12 @@ pub enum EventKind {
     },
     /// The user cancelled the turn.
     Cancelled,
+    /// The model's answer stopped at its output limit: the message at `index` (in the
+    /// history when it arrived) may be cut short.
+    AnswerCut {
+        max_tokens: u32,
+        index: usize,
+    },
     /// A start-up notice (why the scripted model runs, where the demo workspace is), kept
     /// in full: Enter opens it.
     Notice {
@@ -155,6 +161,9 @@ pub fn row_text(kind: &EventKind) -> String {
             s
         }
         EventKind::Cancelled => "turn cancelled by the user".to_string(),
+        EventKind::AnswerCut { max_tokens, index } => {
+            crate::agent::answer_cut_text(*max_tokens, *index)
+        }
         EventKind::Notice { text } => format!("notice: {text}"),
     }
 }

@@ -36,6 +36,7 @@ mod store_safety;
 mod summary_refusals;
 mod timeline;
 mod tools;
+mod tui_answer_cut;
 mod tui_help;
 mod tui_loop;
 mod tui_pty;

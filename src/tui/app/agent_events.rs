@@ -28,6 +28,7 @@ impl App {
             }
             AgentEvent::TurnStarted { .. } => {
                 self.run_state = RunState::Waiting { since: self.tick };
+                self.last_turn_cut = None;
                 self.streaming.clear();
             }
             AgentEvent::MessageAppended { message } => {
@@ -156,9 +157,9 @@ impl App {
                 self.push_event(EventKind::Error { kind, message });
             }
             AgentEvent::AnswerCut { max_tokens, index } => {
-                let text = answer_cut_text(max_tokens, index);
-                self.notify(text.clone());
-                self.push_event(EventKind::Notice { text });
+                self.notify(answer_cut_text(max_tokens, index));
+                self.answer_was_cut(max_tokens, index);
+                self.push_event(EventKind::AnswerCut { max_tokens, index });
             }
             AgentEvent::TurnDone { stop_reason } => {
                 self.run_state = RunState::Idle;

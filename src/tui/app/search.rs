@@ -64,6 +64,7 @@ pub fn event_text(e: &EventRow) -> String {
         k @ (EventKind::PromptTooLong { .. }
         | EventKind::SummaryCall { .. }
         | EventKind::Cancelled
+        | EventKind::AnswerCut { .. }
         | EventKind::Notice { .. }) => {
             let (title, text) = crate::tui::event_rows::detail(k);
             format!("{title} {text}")
