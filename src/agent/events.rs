@@ -292,6 +292,12 @@ pub fn answer_cut_text(max_tokens: u32, index: usize) -> String {
     )
 }
 
+/// What every front end says about a retry (`Retrying`): `attempt 2 in 1.5s: reason`,
+/// `attempt` counting the first try as 1, so the workbench and `ctxlab run` agree.
+pub fn retry_text(attempt: u32, wait: Duration, reason: &str) -> String {
+    format!("attempt {attempt} in {:.1}s: {reason}", wait.as_secs_f64())
+}
+
 /// Why a turn ended: the model's own reason, or the agent's (`Cancelled`, `Error`,
 /// `Compacted`).
 ///

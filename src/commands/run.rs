@@ -193,8 +193,8 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
             reason,
             wait,
         } => format!(
-            "[retry] attempt {attempt} in {} ms: {reason}",
-            wait.as_millis()
+            "[retry] {}",
+            crate::agent::retry_text(*attempt, *wait, reason)
         ),
         AgentEvent::CompactRequested { focus } => format!(
             "[compact tool] focus: {}",

@@ -25,6 +25,7 @@ impl Timeline {
                 summary, request, ..
             } => self.request_sent(request.as_deref(), *summary),
             AgentEvent::Usage { input_tokens, .. } => self.usage(*input_tokens),
+            AgentEvent::PromptTooLong { .. } => self.refused(),
             _ => {}
         }
     }

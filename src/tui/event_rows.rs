@@ -51,10 +51,18 @@ pub enum EventKind {
         message: String,
     },
     /// A summary request went to the model; `input_tokens` is what the API reported for it
-    /// (kept apart from the main calls' figure).
+    /// (kept apart from the main calls' figure). `chars` is the request's size: history and
+    /// instructions when `history_chars` (the history text, the number a stage's reason
+    /// gives when it cuts the input) is known, else the estimate of its messages.
     SummaryCall {
         chars: usize,
+        history_chars: Option<usize>,
         input_tokens: Option<u64>,
+    },
+    /// The API refused a summary request as too long, in its words: the next attempt is
+    /// smaller, or the history is reduced without a model.
+    SummaryRefused {
+        message: String,
     },
     /// The user cancelled the turn.
     Cancelled,
@@ -138,7 +146,10 @@ pub fn row_text(kind: &EventKind) -> String {
             attempt,
             reason,
             wait,
-        } => format!("retry #{attempt} in {:.1}s: {reason}", wait.as_secs_f64()),
+        } => format!(
+            "retry: {}",
+            crate::agent::retry_text(*attempt, *wait, reason)
+        ),
         EventKind::Error { kind, message } => format!(
             "error {}: {message}",
             serde_json::to_string(kind)
@@ -150,11 +161,20 @@ pub fn row_text(kind: &EventKind) -> String {
             None => "compact tool: no focus".to_string(),
         },
         EventKind::PromptTooLong { message } => format!("API refused: {message}"),
+        EventKind::SummaryRefused { message } => format!("summary call refused: {message}"),
         EventKind::SummaryCall {
             chars,
+            history_chars,
             input_tokens,
         } => {
-            let mut s = format!("summary call: {} chars", group_digits(*chars));
+            let mut s = match history_chars {
+                Some(h) => format!(
+                    "summary call: {} chars of history, {} with the instructions",
+                    group_digits(*h),
+                    group_digits(*chars)
+                ),
+                None => format!("summary call: {} chars", group_digits(*chars)),
+            };
             if let Some(t) = input_tokens {
                 s.push_str(&format!(" · API {} tokens in", group_digits(*t as usize)));
             }

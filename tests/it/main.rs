@@ -38,6 +38,7 @@ mod timeline;
 mod tools;
 mod tui_answer_cut;
 mod tui_help;
+mod tui_issue25_small;
 mod tui_loop;
 mod tui_pty;
 mod tui_sessions;

@@ -71,13 +71,28 @@ impl App {
             AgentEvent::RequestSent {
                 estimate_chars,
                 summary,
+                request,
                 ..
             } => {
                 self.clear_pause();
                 self.summary_in_flight = summary;
                 if summary {
+                    // Named sizes, so the row agrees with the stage reason's history size.
+                    let (chars, history_chars) = match &request {
+                        Some(r) => {
+                            let history: usize = r
+                                .messages
+                                .iter()
+                                .filter_map(|m| m.text())
+                                .map(|t| t.chars().count())
+                                .sum();
+                            (history + r.system.chars().count(), Some(history))
+                        }
+                        None => (estimate_chars, None),
+                    };
                     self.push_event(EventKind::SummaryCall {
-                        chars: estimate_chars,
+                        chars,
+                        history_chars,
                         input_tokens: None,
                     });
                     self.run_state = RunState::Summarizing { since: self.tick };
@@ -134,6 +149,10 @@ impl App {
             }),
             AgentEvent::CompactRequested { focus } => {
                 self.push_event(EventKind::CompactRequested { focus })
+            }
+            AgentEvent::PromptTooLong { message, .. } if self.summary_in_flight => {
+                self.notify(format!("the API refused the summary request: {message}"));
+                self.push_event(EventKind::SummaryRefused { message });
             }
             AgentEvent::PromptTooLong { message, .. } => {
                 self.notify(format!("the API refused the request: {message}"));

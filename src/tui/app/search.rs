@@ -62,6 +62,7 @@ pub fn event_text(e: &EventRow) -> String {
         }
         // The rows teach added say in their detail what the row says, and more.
         k @ (EventKind::PromptTooLong { .. }
+        | EventKind::SummaryRefused { .. }
         | EventKind::SummaryCall { .. }
         | EventKind::Cancelled
         | EventKind::AnswerCut { .. }

@@ -87,9 +87,9 @@ fn event_line<'a>(row: &EventRow, theme: &Theme, width: usize) -> Line<'a> {
         EventKind::Retry { .. }
         | EventKind::CompactRequested { .. }
         | EventKind::AnswerCut { .. } => spans.push(Span::styled(text, theme.warn())),
-        EventKind::Error { .. } | EventKind::PromptTooLong { .. } => {
-            spans.push(Span::styled(text, theme.error()))
-        }
+        EventKind::Error { .. }
+        | EventKind::PromptTooLong { .. }
+        | EventKind::SummaryRefused { .. } => spans.push(Span::styled(text, theme.error())),
         EventKind::SummaryCall { .. } => {
             spans.push(Span::styled(text, theme.stage(Stage::CompactHistory)))
         }
