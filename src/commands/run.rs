@@ -155,6 +155,14 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
             group_digits(*estimate_chars)
         ),
         AgentEvent::RequestSent {
+            summary: true,
+            request: Some(request),
+            ..
+        } => format!(
+            "[summary request] {}",
+            crate::agent::SummarySizes::of(request).text()
+        ),
+        AgentEvent::RequestSent {
             estimate_chars,
             messages,
             summary,

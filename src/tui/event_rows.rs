@@ -169,9 +169,12 @@ pub fn row_text(kind: &EventKind) -> String {
         } => {
             let mut s = match history_chars {
                 Some(h) => format!(
-                    "summary call: {} chars of history, {} with the instructions",
-                    group_digits(*h),
-                    group_digits(*chars)
+                    "summary call: {}",
+                    crate::agent::SummarySizes {
+                        history_chars: *h,
+                        with_instructions: *chars,
+                    }
+                    .text()
                 ),
                 None => format!("summary call: {} chars", group_digits(*chars)),
             };

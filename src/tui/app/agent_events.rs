@@ -5,8 +5,8 @@
 //! stage writes ask for a file listing. Never sends commands back: events only inform.
 
 use super::{App, Effect, EventKind, RunState};
-use crate::agent::answer_cut_text;
 use crate::agent::events::{AgentEvent, StopReason};
+use crate::agent::{SummarySizes, answer_cut_text};
 
 impl App {
     pub(super) fn on_agent(&mut self, ev: AgentEvent) -> Vec<Effect> {
@@ -78,16 +78,8 @@ impl App {
                 self.summary_in_flight = summary;
                 if summary {
                     // Named sizes, so the row agrees with the stage reason's history size.
-                    let (chars, history_chars) = match &request {
-                        Some(r) => {
-                            let history: usize = r
-                                .messages
-                                .iter()
-                                .filter_map(|m| m.text())
-                                .map(|t| t.chars().count())
-                                .sum();
-                            (history + r.system.chars().count(), Some(history))
-                        }
+                    let (chars, history_chars) = match request.as_deref().map(SummarySizes::of) {
+                        Some(s) => (s.with_instructions, Some(s.history_chars)),
                         None => (estimate_chars, None),
                     };
                     self.push_event(EventKind::SummaryCall {
