@@ -295,6 +295,44 @@ pub fn answer_cut_text(max_tokens: u32, index: usize) -> String {
     )
 }
 
+/// A summary request's sizes: the history text it holds (the number a stage's reason gives
+/// when it cuts the input) and the request with the instructions, in chars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SummarySizes {
+    pub history_chars: usize,
+    pub with_instructions: usize,
+}
+
+impl SummarySizes {
+    pub fn of(request: &ModelRequest) -> SummarySizes {
+        let history_chars = request
+            .messages
+            .iter()
+            .filter_map(Message::text)
+            .map(|t| t.chars().count())
+            .sum();
+        SummarySizes {
+            history_chars,
+            with_instructions: history_chars + request.system.chars().count(),
+        }
+    }
+
+    /// `4,005 chars of history, 4,260 with the instructions`, as every front end says it.
+    pub fn text(&self) -> String {
+        format!(
+            "{} chars of history, {} with the instructions",
+            group_digits(self.history_chars),
+            group_digits(self.with_instructions)
+        )
+    }
+}
+
+/// What every front end says about a retry (`Retrying`): `attempt 2 in 1.5s: reason`,
+/// `attempt` counting the first try as 1, so the workbench and `ctxlab run` agree.
+pub fn retry_text(attempt: u32, wait: Duration, reason: &str) -> String {
+    format!("attempt {attempt} in {:.1}s: {reason}", wait.as_secs_f64())
+}
+
 /// Why a turn ended: the model's own reason, or the agent's (`Cancelled`, `Error`,
 /// `Compacted`).
 ///

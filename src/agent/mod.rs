@@ -18,7 +18,8 @@ mod tools_batch;
 pub mod turn;
 
 pub use events::{
-    AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, UserCommand, answer_cut_text,
+    AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, SummarySizes, UserCommand,
+    answer_cut_text, retry_text,
 };
 pub use state::{Agent, AgentSetup};
 pub use supervise::{in_agent_task, supervise};

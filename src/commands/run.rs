@@ -155,6 +155,14 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
             group_digits(*estimate_chars)
         ),
         AgentEvent::RequestSent {
+            summary: true,
+            request: Some(request),
+            ..
+        } => format!(
+            "[summary request] {}",
+            crate::agent::SummarySizes::of(request).text()
+        ),
+        AgentEvent::RequestSent {
             estimate_chars,
             messages,
             summary,
@@ -193,8 +201,8 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
             reason,
             wait,
         } => format!(
-            "[retry] attempt {attempt} in {} ms: {reason}",
-            wait.as_millis()
+            "[retry] {}",
+            crate::agent::retry_text(*attempt, *wait, reason)
         ),
         AgentEvent::CompactRequested { focus } => format!(
             "[compact tool] focus: {}",

@@ -162,9 +162,24 @@ pub(crate) fn transport_error(err: &reqwest::Error) -> ProviderError {
     }
 }
 
+/// A request that could not be sent: a connection that failed names the URL tried (without
+/// its query), as a 404 does, since a wrong host or port is the usual cause.
+fn send_error(err: &reqwest::Error, url: &str) -> ProviderError {
+    let mut error = transport_error(err);
+    if err.is_connect()
+        && let ProviderError::Network { message } = &mut error
+        && let Some(rest) = message.strip_prefix(CONNECT_FAILED)
+    {
+        *message = format!("{CONNECT_FAILED} to {}{rest}", url_for_display(url));
+    }
+    error
+}
+
+const CONNECT_FAILED: &str = "could not connect";
+
 fn describe_transport(err: &reqwest::Error) -> String {
     let mut text = if err.is_connect() {
-        "could not connect".to_string()
+        CONNECT_FAILED.to_string()
     } else {
         "request failed".to_string()
     };
@@ -193,7 +208,7 @@ async fn error_body_text(response: reqwest::Response) -> String {
 
 /// POSTs `body` to `url` and returns the response if its status is a success; otherwise
 /// reads the error body and classifies it. A 404 names the URL tried: it is nearly always a
-/// base URL with a path too many or too few.
+/// base URL with a path too many or too few; so does a connection that failed.
 pub(crate) async fn post_json(
     request: reqwest::RequestBuilder,
     url: &str,
@@ -205,7 +220,7 @@ pub(crate) async fn post_json(
         .body(body)
         .send()
         .await
-        .map_err(|e| AttemptFailure::from(transport_error(&e)))?;
+        .map_err(|e| AttemptFailure::from(send_error(&e, url)))?;
     let status = response.status();
     if status.is_success() {
         return Ok(response);

@@ -33,6 +33,7 @@ impl Timeline {
                 }
             }
             AgentEvent::Usage { input_tokens, .. } => self.usage(*input_tokens),
+            AgentEvent::PromptTooLong { .. } => self.refused(),
             _ => {}
         }
     }

@@ -414,6 +414,20 @@ impl Timeline {
         });
     }
 
+    /// The API refused the last request as too long. Every refusal marks its call, whether
+    /// a reactive compaction follows or not (an error, a reduction without a model); a
+    /// refused summary request is not a call of the timeline.
+    pub fn refused(&mut self) {
+        if self.in_summary {
+            return;
+        }
+        if let Some(c) = self.calls.last_mut()
+            && c.outcome == CallOutcome::Pending
+        {
+            c.outcome = CallOutcome::PromptTooLong;
+        }
+    }
+
     /// The API reported usage for the last request.
     pub fn usage(&mut self, input_tokens: Option<u64>) {
         if self.in_summary {

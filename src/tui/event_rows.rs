@@ -51,13 +51,27 @@ pub enum EventKind {
         message: String,
     },
     /// A summary request went to the model; `input_tokens` is what the API reported for it
-    /// (kept apart from the main calls' figure).
+    /// (kept apart from the main calls' figure). `chars` is the request's size: history and
+    /// instructions when `history_chars` (the history text, the number a stage's reason
+    /// gives when it cuts the input) is known, else the estimate of its messages.
     SummaryCall {
         chars: usize,
+        history_chars: Option<usize>,
         input_tokens: Option<u64>,
+    },
+    /// The API refused a summary request as too long, in its words: the next attempt is
+    /// smaller, or the history is reduced without a model.
+    SummaryRefused {
+        message: String,
     },
     /// The user cancelled the turn.
     Cancelled,
+    /// The model's answer stopped at its output limit: the message at `index` (in the
+    /// history when it arrived) may be cut short.
+    AnswerCut {
+        max_tokens: u32,
+        index: usize,
+    },
     /// A start-up notice (why the scripted model runs, where the demo workspace is), kept
     /// in full: Enter opens it.
     Notice {
@@ -132,7 +146,10 @@ pub fn row_text(kind: &EventKind) -> String {
             attempt,
             reason,
             wait,
-        } => format!("retry #{attempt} in {:.1}s: {reason}", wait.as_secs_f64()),
+        } => format!(
+            "retry: {}",
+            crate::agent::retry_text(*attempt, *wait, reason)
+        ),
         EventKind::Error { kind, message } => format!(
             "error {}: {message}",
             serde_json::to_string(kind)
@@ -144,17 +161,32 @@ pub fn row_text(kind: &EventKind) -> String {
             None => "compact tool: no focus".to_string(),
         },
         EventKind::PromptTooLong { message } => format!("API refused: {message}"),
+        EventKind::SummaryRefused { message } => format!("summary call refused: {message}"),
         EventKind::SummaryCall {
             chars,
+            history_chars,
             input_tokens,
         } => {
-            let mut s = format!("summary call: {} chars", group_digits(*chars));
+            let mut s = match history_chars {
+                Some(h) => format!(
+                    "summary call: {}",
+                    crate::agent::SummarySizes {
+                        history_chars: *h,
+                        with_instructions: *chars,
+                    }
+                    .text()
+                ),
+                None => format!("summary call: {} chars", group_digits(*chars)),
+            };
             if let Some(t) = input_tokens {
                 s.push_str(&format!(" · API {} tokens in", group_digits(*t as usize)));
             }
             s
         }
         EventKind::Cancelled => "turn cancelled by the user".to_string(),
+        EventKind::AnswerCut { max_tokens, index } => {
+            crate::agent::answer_cut_text(*max_tokens, *index)
+        }
         EventKind::Notice { text } => format!("notice: {text}"),
     }
 }

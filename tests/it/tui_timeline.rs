@@ -390,7 +390,8 @@ fn m_finds_a_persisted_file_after_compaction_removed_its_message() {
     a.jump_to_marker(PERSISTED);
     assert_eq!(a.conv_view, ConvView::Session);
     assert_eq!(a.focus, Pane::Conversation);
-    let entry = &a.timeline().session[a.sess.selected];
+    // The full session also holds the summaries: its rows are read from the app.
+    let entry = &a.session[a.sess.selected].info;
     assert_eq!(entry.message.tool_results().count(), 5, "the batch's row");
     let notice = a.notice_text().unwrap();
     assert!(notice.contains("no longer in the context"), "{notice}");

@@ -5,8 +5,8 @@
 //! stage writes ask for a file listing. Never sends commands back: events only inform.
 
 use super::{App, Effect, EventKind, RunState};
-use crate::agent::answer_cut_text;
 use crate::agent::events::{AgentEvent, StopReason};
+use crate::agent::{SummarySizes, answer_cut_text};
 
 impl App {
     pub(super) fn on_agent(&mut self, ev: AgentEvent) -> Vec<Effect> {
@@ -28,6 +28,7 @@ impl App {
             }
             AgentEvent::TurnStarted { .. } => {
                 self.run_state = RunState::Waiting { since: self.tick };
+                self.last_turn_cut = None;
                 self.streaming.clear();
             }
             AgentEvent::MessageAppended { message } => {
@@ -70,13 +71,20 @@ impl App {
             AgentEvent::RequestSent {
                 estimate_chars,
                 summary,
+                request,
                 ..
             } => {
                 self.clear_pause();
                 self.summary_in_flight = summary;
                 if summary {
+                    // Named sizes, so the row agrees with the stage reason's history size.
+                    let (chars, history_chars) = match request.as_deref().map(SummarySizes::of) {
+                        Some(s) => (s.with_instructions, Some(s.history_chars)),
+                        None => (estimate_chars, None),
+                    };
                     self.push_event(EventKind::SummaryCall {
-                        chars: estimate_chars,
+                        chars,
+                        history_chars,
                         input_tokens: None,
                     });
                     self.run_state = RunState::Summarizing { since: self.tick };
@@ -134,6 +142,10 @@ impl App {
             AgentEvent::CompactRequested { focus } => {
                 self.push_event(EventKind::CompactRequested { focus })
             }
+            AgentEvent::PromptTooLong { message, .. } if self.summary_in_flight => {
+                self.notify(format!("the API refused the summary request: {message}"));
+                self.push_event(EventKind::SummaryRefused { message });
+            }
             AgentEvent::PromptTooLong { message, .. } => {
                 self.notify(format!("the API refused the request: {message}"));
                 self.push_event(EventKind::PromptTooLong { message });
@@ -150,9 +162,9 @@ impl App {
                 self.push_event(EventKind::Error { kind, message });
             }
             AgentEvent::AnswerCut { max_tokens, index } => {
-                let text = answer_cut_text(max_tokens, index);
-                self.notify(text.clone());
-                self.push_event(EventKind::Notice { text });
+                self.notify(answer_cut_text(max_tokens, index));
+                self.answer_was_cut(max_tokens, index);
+                self.push_event(EventKind::AnswerCut { max_tokens, index });
             }
             AgentEvent::TurnDone { stop_reason } => {
                 self.run_state = RunState::Idle;

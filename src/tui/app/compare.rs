@@ -294,9 +294,11 @@ impl App {
         if self.session.is_empty() {
             return None;
         }
+        // The messages as appended: a summary is the compaction's, not the session's.
         let messages = self
             .session
             .iter()
+            .filter(|r| r.entry().is_some())
             .map(|r| r.info.message.clone())
             .collect();
         Some((Arc::new(messages), "live session".to_string()))

@@ -25,10 +25,9 @@ impl App {
         let follow_conv = self.conv.selected + 1 >= self.history.len();
         let follow_sess = self.sess.selected + 1 >= self.session.len();
         let info = self.new_info(message);
-        self.session.push(SessionRow {
-            info: info.clone(),
-            live: true,
-        });
+        // The timeline took the event first: this message is its newest session entry.
+        let entry = self.timeline.session.len().checked_sub(1);
+        self.session.push(SessionRow::appended(info.clone(), entry));
         self.history.push(HistRow {
             info,
             session: Some(self.session.len() - 1),
@@ -99,15 +98,34 @@ impl App {
                     .collect()
             }
         };
+        // A summary is a message of the session from now on: the full session shows what
+        // the model sees, after the messages it replaced.
+        let summaries: Vec<bool> = match report {
+            Some(r)
+                if r.changes
+                    .iter()
+                    .any(|c| matches!(c, Change::Summarized { .. })) =>
+            {
+                row_map(r)
+                    .filter(|m| m.len() == new.len())
+                    .map(|m| m.iter().map(|f| *f == RowFrom::New).collect())
+                    .unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
         let mut rows = Vec::with_capacity(new.len());
-        for (m, k) in new.iter().zip(kept) {
+        for (j, (m, k)) in new.iter().zip(kept).enumerate() {
             match k.and_then(|k| old.get(k)) {
                 Some(row) => rows.push(row.clone()),
                 None => {
                     let info = self.new_info(m.clone());
+                    let session = summaries.get(j).copied().unwrap_or(false).then(|| {
+                        self.session.push(SessionRow::summary(info.clone()));
+                        self.session.len() - 1
+                    });
                     rows.push(HistRow {
                         info,
-                        session: None,
+                        session,
                         mark: None,
                     });
                 }

@@ -26,6 +26,7 @@
 //! `compare` (the compare view: strategies side by side on one session).
 
 mod agent_events;
+mod answer_cut;
 mod compare;
 mod diff_view;
 mod events;
@@ -46,7 +47,7 @@ mod timeline;
 mod transcripts;
 mod viewer;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -233,6 +234,10 @@ pub struct App {
     live_count: Option<super::work::Rows>,
     /// The last job id handed out.
     job_seq: JobId,
+    /// Rows (`MessageInfo::uid`) whose answer stopped at `max_tokens`, with that limit.
+    cut_answers: HashMap<u64, u32>,
+    /// The limit the last turn's answer was cut at, until the next turn starts.
+    last_turn_cut: Option<u32>,
 }
 
 impl App {
@@ -289,6 +294,8 @@ impl App {
             token_queue: VecDeque::new(),
             live_count: None,
             job_seq: 0,
+            cut_answers: HashMap::new(),
+            last_turn_cut: None,
         };
         app.style_input();
         app
@@ -370,13 +377,13 @@ impl App {
                 info: &r.info,
                 mark: r.mark,
                 dimmed: false,
-                note: None,
+                note: self.cut_note(&r.info, None),
             }),
             ConvView::Session => self.session.get(i).map(|r| ConvRow {
                 info: &r.info,
                 mark: None,
                 dimmed: !r.live,
-                note: (!r.live).then(|| self.fate_note(i)).flatten(),
+                note: self.cut_note(&r.info, (!r.live).then(|| self.fate_note(i)).flatten()),
             }),
         }
     }

@@ -54,8 +54,10 @@ impl App {
                 self.fix_scroll();
             }
             Action::ToggleView if self.timeline_view.is_some() => {
-                self.notify("the conversation shows the timeline's call; Esc in the timeline returns to live");
+                self.notify("the conversation shows the timeline's call; Esc returns to live");
             }
+            // Rewound to a call: Esc here returns to live, as it does in the timeline.
+            Action::Back if self.timeline_view.is_some() => self.close_timeline(),
             Action::ShowDiff => self.diff_of_selected_row(),
             Action::ToggleView => {
                 self.conv_view = match view {
@@ -85,7 +87,7 @@ impl App {
     /// [snipped 3 messages]`, `✗ call 34 compact → summary; before: call 34 budget →
     /// .task_outputs/tool-results/t.txt`, `~ call 12 micro → placeholder`.
     pub fn fate_note(&self, i: usize) -> Option<String> {
-        let entry = self.timeline.session.get(i)?;
+        let entry = self.timeline_entry(i)?;
         let removal = entry.removal();
         let mut parts: Vec<String> = Vec::new();
         if let Some(r) = removal {
@@ -105,9 +107,14 @@ impl App {
         (!parts.is_empty()).then(|| parts.join("; "))
     }
 
+    /// The timeline's entry for full-session row `i` (None for a summary).
+    fn timeline_entry(&self, i: usize) -> Option<&crate::timeline::SessionEntry> {
+        self.timeline.session.get(self.session.get(i)?.entry()?)
+    }
+
     /// The stage touch a full-session row's diff shows: its removal, else its last change.
     fn row_touch(&self, i: usize) -> Option<&Touch> {
-        let entry = self.timeline.session.get(i)?;
+        let entry = self.timeline_entry(i)?;
         entry.removal().or(entry.touches.last())
     }
 
@@ -229,11 +236,12 @@ impl App {
         }
         let persisted =
             |t: &Touch| matches!(&t.effect, RowEffect::Persisted { path, .. } if path == relative);
-        let session = self
+        let entry = self
             .timeline
             .session
             .iter()
             .position(|e| e.touches.iter().any(persisted));
+        let session = entry.and_then(|k| self.session.iter().position(|r| r.entry() == Some(k)));
         if let Some(i) = session {
             self.close_timeline();
             self.conv_view = ConvView::Session;

@@ -62,8 +62,10 @@ pub fn event_text(e: &EventRow) -> String {
         }
         // The rows teach added say in their detail what the row says, and more.
         k @ (EventKind::PromptTooLong { .. }
+        | EventKind::SummaryRefused { .. }
         | EventKind::SummaryCall { .. }
         | EventKind::Cancelled
+        | EventKind::AnswerCut { .. }
         | EventKind::Notice { .. }) => {
             let (title, text) = crate::tui::event_rows::detail(k);
             format!("{title} {text}")

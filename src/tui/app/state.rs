@@ -72,11 +72,40 @@ pub struct ConvRow<'a> {
     pub note: Option<String>,
 }
 
-/// A message as it was appended, and whether the model still sees it.
+/// A message as it was appended (or a summary a compaction put in), and whether the
+/// model still sees it.
 #[derive(Debug, Clone)]
 pub struct SessionRow {
     pub info: Arc<MessageInfo>,
     pub live: bool,
+    /// Its index in `Timeline::session` (where its fate is read); None for a summary,
+    /// which the timeline does not count as a session message.
+    entry: Option<usize>,
+}
+
+impl SessionRow {
+    /// An appended message, the timeline's session entry `entry`.
+    pub fn appended(info: Arc<MessageInfo>, entry: Option<usize>) -> SessionRow {
+        SessionRow {
+            info,
+            live: true,
+            entry,
+        }
+    }
+
+    /// A summary a compaction put in the history.
+    pub fn summary(info: Arc<MessageInfo>) -> SessionRow {
+        SessionRow {
+            info,
+            live: true,
+            entry: None,
+        }
+    }
+
+    /// Its index in `Timeline::session`; None for a summary.
+    pub fn entry(&self) -> Option<usize> {
+        self.entry
+    }
 }
 
 /// The message list before and after one change.

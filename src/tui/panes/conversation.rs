@@ -14,25 +14,32 @@ const STREAM_TAIL_LINES: usize = 3;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let focused = app.focus == Pane::Conversation;
-    let view = match (app.timeline_view(), app.conv_view) {
-        (Some(v), _) => format!("request of call {}", v.selected() + 1),
-        (None, ConvView::Model) => "what the model sees".to_string(),
-        (None, ConvView::Session) => "full session".to_string(),
+    let counts = format!(
+        "· {} · {} ",
+        crate::util::plural(app.conv_len(), "message"),
+        super::unit_tag(app)
+    );
+    let title = match (app.timeline_view(), app.conv_view) {
+        // Rewound, the way back comes right after the call: a title is cut from its end,
+        // and a narrow pane beside the timeline must still say how to return.
+        (Some(v), _) => Line::from(vec![
+            Span::styled(" 1 Conversation ", app.theme.title()),
+            Span::raw(format!("· call {} ", v.selected() + 1)),
+            Span::styled("(rewound; Esc: live) ", app.theme.dim()),
+            Span::raw(counts),
+        ]),
+        (None, view) => {
+            let (what, keys) = match view {
+                ConvView::Model => ("what the model sees", "(v toggles) "),
+                ConvView::Session => ("full session", "(v toggles, d diff) "),
+            };
+            Line::from(vec![
+                Span::styled(" 1 Conversation ", app.theme.title()),
+                Span::raw(format!("· {what} {counts}")),
+                Span::styled(keys, app.theme.dim()),
+            ])
+        }
     };
-    let keys = match (app.timeline_view(), app.conv_view) {
-        (Some(_), _) => "(rewound; Esc in 6: live) ",
-        (None, ConvView::Model) => "(v toggles) ",
-        (None, ConvView::Session) => "(v toggles, d diff) ",
-    };
-    let title = Line::from(vec![
-        Span::styled(" 1 Conversation ", app.theme.title()),
-        Span::raw(format!(
-            "· {view} · {} · {} ",
-            crate::util::plural(app.conv_len(), "message"),
-            super::unit_tag(app)
-        )),
-        Span::styled(keys, app.theme.dim()),
-    ]);
     let block = pane_block(title, focused, &app.theme);
     let inner = block.inner(area);
     f.render_widget(block, area);

@@ -84,12 +84,12 @@ fn event_line<'a>(row: &EventRow, theme: &Theme, width: usize) -> Line<'a> {
             spans.push(Span::styled(after, rest_style));
         }
         EventKind::Replaced { .. } | EventKind::Cancelled => spans.push(Span::raw(text)),
-        EventKind::Retry { .. } | EventKind::CompactRequested { .. } => {
-            spans.push(Span::styled(text, theme.warn()))
-        }
-        EventKind::Error { .. } | EventKind::PromptTooLong { .. } => {
-            spans.push(Span::styled(text, theme.error()))
-        }
+        EventKind::Retry { .. }
+        | EventKind::CompactRequested { .. }
+        | EventKind::AnswerCut { .. } => spans.push(Span::styled(text, theme.warn())),
+        EventKind::Error { .. }
+        | EventKind::PromptTooLong { .. }
+        | EventKind::SummaryRefused { .. } => spans.push(Span::styled(text, theme.error())),
         EventKind::SummaryCall { .. } => {
             spans.push(Span::styled(text, theme.stage(Stage::CompactHistory)))
         }

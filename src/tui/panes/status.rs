@@ -20,12 +20,18 @@ pub fn spinner(tick: u64) -> &'static str {
     SPINNER[(tick % SPINNER.len() as u64) as usize]
 }
 
-/// `idle`, `⠋ streaming 1.2s`, `⠋ running bash 3.4s`, `⠋ waiting 0.5s`.
+/// `idle` (`idle · last answer cut at max_tokens: 512` after a cut answer), `⠋ streaming 1.2s`, `⠋ running bash 3.4s`, `⠋ waiting 0.5s`.
 pub fn state_text(app: &App) -> String {
     let since = |s: u64| fmt_elapsed(app.tick.saturating_sub(s));
     match &app.run_state {
         RunState::Idle if app.agent_gone => "agent stopped".into(),
-        RunState::Idle => "idle".into(),
+        RunState::Idle => match app.last_turn_cut() {
+            Some(limit) => format!(
+                "idle · last answer cut at max_tokens: {}",
+                group_digits(limit as usize)
+            ),
+            None => "idle".into(),
+        },
         RunState::Waiting { since: s } => format!("{} waiting {}", spinner(app.tick), since(*s)),
         RunState::Streaming { since: s } => {
             format!("{} streaming {}", spinner(app.tick), since(*s))

@@ -50,6 +50,18 @@ pub fn text_answer(text: &str) -> String {
     sse(&ev)
 }
 
+/// An answer that is one text block stopped at its output limit (`max_tokens`).
+pub fn cut_answer(text: &str) -> String {
+    let mut ev = vec![
+        start_event(),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        json!({"type": "content_block_stop", "index": 0}),
+    ];
+    ev.extend(end_events("max_tokens"));
+    sse(&ev)
+}
+
 /// An answer that calls `bash` with `command`.
 pub fn bash_answer(id: &str, command: &str) -> String {
     let input = json!({ "command": command }).to_string();

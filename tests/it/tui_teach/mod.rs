@@ -360,7 +360,8 @@ fn refusals_summary_calls_and_cancels_are_rows_and_the_api_figure_is_the_main_ca
         kinds[1],
         EventKind::SummaryCall {
             chars: 32_137,
-            input_tokens: Some(8_034)
+            input_tokens: Some(8_034),
+            ..
         }
     ));
     assert!(matches!(kinds[2], EventKind::Cancelled));
