@@ -8,7 +8,9 @@
 # then, against the server restarted with a 2,048-token window (`-c 2048`), the session of
 # issue 25 point 1 with both providers: `--set context_limit=3000 "list the files" "hello"
 # "what next"`, whose token-dense first answer makes a summary request that may be refused;
-# every prompt must be answered, and the summary attempts (and refusals) are counted;
+# every prompt must be answered, and the summary attempts (and refusals) are counted (the
+# first answer runs until the window is full, about 1,300-1,900 tokens: on a machine busy
+# enough to generate only ~2 tokens a second it outlasts ctxlab's 600 s call deadline);
 # and then, against the same server restarted with a small window (`-c 512`), what a real
 # overflow leads to:
 #   - a single over-long request (both providers): a clear "exceeds the window on its own"
