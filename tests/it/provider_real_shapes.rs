@@ -237,6 +237,40 @@ async fn llama_cpp_error_events_are_errors_not_cuts() {
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
 
+/// llama-server answers an over-long prompt on both routes, `/v1/messages` included, with
+/// its own 400 body (not Anthropic's "prompt is too long" shape), streaming or not; both
+/// providers read the counts from it, which is what sizes the next summary attempt.
+#[tokio::test]
+async fn llama_cpp_refusal_body_on_both_routes_carries_its_counts() {
+    let body = json!({"error": {"code": 400,
+        "message": "request (2337 tokens) exceeds the available context size (2048 tokens), try increasing it",
+        "type": "exceed_context_size_error", "n_prompt_tokens": 2337, "n_ctx": 2048}});
+    let (tx, _rx) = unbounded_channel();
+    let server = MockServer::start().await;
+    always(
+        &server,
+        ResponseTemplate::new(400).set_body_json(body.clone()),
+    )
+    .await;
+    let a = anthropic(&server, 3).stream(&req(), &tx).await.unwrap_err();
+    let o = openai(&server, 3).stream(&req(), &tx).await.unwrap_err();
+    for err in [a, o] {
+        assert!(
+            matches!(
+                err,
+                ProviderError::ContextTooLong {
+                    prompt_tokens: Some(2_337),
+                    window_tokens: Some(2_048),
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+    // Refused once each: an over-long prompt is not retried.
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
+
 #[tokio::test]
 async fn absurd_retry_after_hints_do_not_crash_either_provider() {
     for (name, value) in [
