@@ -161,7 +161,10 @@ fn every_refused_call_is_marked_refused_in_the_timeline() {
         stop_reason: StopReason::Error,
     });
     assert_eq!(d.app.timeline().calls.len(), 1);
-    assert_eq!(d.app.timeline().calls[0].outcome, CallOutcome::PromptTooLong);
+    assert_eq!(
+        d.app.timeline().calls[0].outcome,
+        CallOutcome::PromptTooLong
+    );
     focus(&mut d.app, '6');
     let text = screen(&mut d.app, 120, 40);
     assert!(

@@ -1,5 +1,6 @@
 //! Stage rows and their detail under a strategy that does not count chars: s06 counts
-//! tokens, so each row shows its sizes once, and the detail names tokens.
+//! tokens, so each row shows its sizes once, and the detail names tokens. And each stage row
+//! is tied to the timeline step it became.
 
 use crate::support::{key, screen};
 use crossterm::event::KeyCode;
@@ -84,4 +85,24 @@ fn an_s06_stage_row_shows_its_sizes_once_and_its_detail_says_tokens() {
         ),
         "{text}"
     );
+}
+
+#[test]
+fn every_stage_event_names_the_timeline_step_it_became() {
+    // The events pane and the timeline are tied by the step each stage event records when
+    // the timeline adds it, not by assuming the newest step is its own.
+    let a = crate::tui_timeline::tour_app();
+    let mut stages = 0;
+    for e in a.events() {
+        if let ctxlab::tui::app::EventKind::Stage { report, step, .. } = &e.kind {
+            let step = step.expect("every stage became a step");
+            let s = &a.timeline().steps[step];
+            assert_eq!(s.report.stage, report.stage);
+            assert_eq!(s.report.size_before, report.size_before);
+            assert_eq!(s.report.size_after, report.size_after);
+            assert_eq!(a.event_for_step(step), Some(e.seq));
+            stages += 1;
+        }
+    }
+    assert_eq!(stages, a.timeline().steps.len(), "one event per step");
 }
