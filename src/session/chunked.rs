@@ -95,7 +95,7 @@ impl<'a> ChunkedFile<'a> {
             let from = buf.len();
             if self.read_into(&mut buf, self.chunk)? == 0 {
                 self.done = true;
-                return Ok((!buf.is_empty()).then(|| (self.line, buf)));
+                return Ok((!buf.is_empty()).then_some((self.line, buf)));
             }
             if let Some(end) = buf[from..].iter().rposition(|&b| b == b'\n') {
                 let end = from + end + 1;

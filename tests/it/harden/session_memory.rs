@@ -8,6 +8,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// The peak resident memory of `ctxlab inspect FILE`, in bytes.
+#[allow(
+    clippy::zombie_processes,
+    reason = "reaped by wait4, which also gives its usage"
+)]
 fn peak_of_inspect(file: &Path) -> u64 {
     let child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
         .arg("inspect")
