@@ -282,7 +282,7 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
     };
     // No sync at all: the source still exists and a sync of the file system waits for
-    // every other writer's data too (docs/pipeline.md, "Durability").
+    // every other writer's data too (docs/pipeline.md, "Replay").
     match replayed {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(ReplayCommandError::Output(e)) => Err(e).context("cannot write to stdout"),

@@ -1,7 +1,8 @@
 //! Reading a JSON-lines session (Claude Code, Codex) a chunk of whole lines at a time,
-//! each chunk parsed on every core and handed to the reader before the next is read, so
+//! each chunk parsed (on this thread: `lines::parse_json_lines_keeping_here`) and handed
+//! to the reader before the next is read, so
 //! that the file's text, its parsed lines and the session they become are never all held
-//! at once: only the session and one chunk (docs/architecture.md, "Reading sessions").
+//! at once: only the session and one chunk (docs/pipeline.md, "Reading sessions").
 //! Any other file (a JSON array, `ctxlab pipeline`'s input object, a ctxlab transcript)
 //! is read whole, from the same open file, as before.
 
@@ -203,11 +204,11 @@ impl Iterator for StreamedLines<'_, '_> {
 }
 
 fn parse_claude(text: &str, first: usize) -> Vec<ParsedLine> {
-    lines::parse_json_lines_keeping(text, first, claude::LINE_KEYS)
+    lines::parse_json_lines_keeping_here(text, first, claude::LINE_KEYS)
 }
 
 fn parse_all(text: &str, first: usize) -> Vec<ParsedLine> {
-    lines::parse_json_lines(text, first)
+    lines::parse_json_lines_here(text, first)
 }
 
 /// A session file read and parsed: the session, the active request the file names (only

@@ -93,13 +93,15 @@ pub(crate) fn parse_json_lines_keeping(
     first: usize,
     keys: &'static [&'static str],
 ) -> Vec<ParsedLine> {
-    parse_lines_with(text, first, |line| {
-        let mut de = serde_json::Deserializer::from_str(line);
-        let map = serde::de::DeserializeSeed::deserialize(KeptKeys(keys), &mut de)
-            .and_then(|m| de.end().map(|()| m))
-            .map_err(|e| e.to_string())?;
-        Ok(Value::Object(map))
-    })
+    parse_lines_with(text, first, |line| keep_keys(line, keys))
+}
+
+fn keep_keys(line: &str, keys: &'static [&'static str]) -> Result<Value, String> {
+    let mut de = serde_json::Deserializer::from_str(line);
+    let map = serde::de::DeserializeSeed::deserialize(KeptKeys(keys), &mut de)
+        .and_then(|m| de.end().map(|()| m))
+        .map_err(|e| e.to_string())?;
+    Ok(Value::Object(map))
 }
 
 /// Deserializes a JSON object keeping only some keys.
@@ -158,6 +160,34 @@ fn parse_lines_with(
     first: usize,
     parse: impl Fn(&str) -> Result<Value, String> + Sync,
 ) -> Vec<ParsedLine> {
+    parse_lines_on(text, first, threads_for(text.len()), parse)
+}
+
+/// `parse_json_lines_keeping` on the calling thread only: the chunked reader's values
+/// then all come from, and go back to, one allocator arena (threads started per chunk
+/// each take an arena, and what the session keeps from theirs pins their free space:
+/// a peak several times the file's size under load).
+pub(crate) fn parse_json_lines_keeping_here(
+    text: &str,
+    first: usize,
+    keys: &'static [&'static str],
+) -> Vec<ParsedLine> {
+    parse_lines_on(text, first, 1, |line| keep_keys(line, keys))
+}
+
+/// `parse_json_lines` on the calling thread only (see `parse_json_lines_keeping_here`).
+pub(crate) fn parse_json_lines_here(text: &str, first: usize) -> Vec<ParsedLine> {
+    parse_lines_on(text, first, 1, |line| {
+        serde_json::from_str(line).map_err(|e| e.to_string())
+    })
+}
+
+fn parse_lines_on(
+    text: &str,
+    first: usize,
+    threads: usize,
+    parse: impl Fn(&str) -> Result<Value, String> + Sync,
+) -> Vec<ParsedLine> {
     let lines: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
@@ -166,7 +196,7 @@ fn parse_lines_with(
         .collect();
     parallel_map(
         &lines,
-        threads_for(text.len()),
+        threads,
         |(_, l)| l.len(),
         |(number, line)| ParsedLine {
             number: *number,

@@ -1,38 +1,38 @@
 //! Issue 19 §3: an opened session's peak memory is at most three times its file's size.
 //! `ctxlab inspect` (the same loader as the workbench's open) runs on a Claude Code and a
-//! Codex file of 24 MB, and its peak resident memory is read from the kernel's account of
-//! that one child (`wait4`), so other tests' children never count.
+//! Codex file of 24 MB, and its peak resident memory is read from /proc while it runs.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// The peak resident memory of `ctxlab inspect FILE`, in bytes.
-#[allow(
-    clippy::zombie_processes,
-    reason = "reaped by wait4, which also gives its usage"
-)]
+/// The peak resident memory of `ctxlab inspect FILE`, in bytes: the child's own VmHWM,
+/// read until it exits. (`wait4`'s ru_maxrss would count this test process too: a child
+/// started by vfork or fork keeps the parent's high-water mark through its exec.) The mark
+/// only grows and inspect runs on well after the parse, so the last reading is its peak.
 fn peak_of_inspect(file: &Path) -> u64 {
-    let child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
         .arg("inspect")
         .arg(file)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: zeroed rusage is a valid value; wait4 fills it for the child it reaps.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our own unreaped child; the pointers are to live locals.
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{status}"
-    );
-    // Linux counts ru_maxrss in KiB.
-    usage.ru_maxrss as u64 * 1024
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Ok(status) = std::fs::read_to_string(&status_file)
+            && let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:"))
+        {
+            let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+            peak = peak.max(kib * 1024);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            return peak;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// Lines of tool output, as a JSON string's inside.
