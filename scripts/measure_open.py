@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Time from `ctxlab open FILE` to the first frame that shows the opened session's rows.
 
-Usage: scripts/measure_open.py FILE [BINARY] [RUNS]
+Usage: scripts/measure_open.py FILE [BINARY] [RUNS] [--peak]
 Starts BINARY (default target/release/ctxlab) as `ctxlab open FILE` in a fresh pty of
 120x40 with a temp HOME (the first-run legend marked as seen, so the session is the first
 screen), answers the terminal queries crossterm sends, and stops the clock when the screen
 shows the opened session's title (its `N msgs · ` count) and a message row
-(`user  request`). Prints each run and the median. Generate a big session with
+(`user  request`). Prints each run and the median. With --peak, each run then waits
+until the whole file is read and the app is idle, and prints its peak resident memory
+(VmHWM) and that peak over the file's size. Generate a big session with
 scripts/gen_claude_session.py --mb 50 --out /dev/shm/claude-50mb.jsonl.
 """
+import os
 import re
 import sys
 
@@ -24,10 +27,16 @@ def rows_shown(seen):
     return at >= 0 and b"user  request" in text[at:]
 
 
-path = sys.argv[1]
-binary = sys.argv[2] if len(sys.argv) > 2 else "target/release/ctxlab"
-runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
-report(runs,
-       lambda: time_to_frame(binary, ["open", path], rows_shown, quit_keys=b"q", timeout=20,
-                             poll=0.005, legend_seen=True),
-       "no frame with rows within 20 s")
+args = [a for a in sys.argv[1:] if a != "--peak"]
+peak = "--peak" in sys.argv[1:]
+path = args[0]
+binary = args[1] if len(args) > 1 else "target/release/ctxlab"
+runs = int(args[2]) if len(args) > 2 else 5
+peaks = report(runs,
+               lambda: time_to_frame(binary, ["open", path], rows_shown, quit_keys=b"q",
+                                     timeout=20, poll=0.005, legend_seen=True,
+                                     settle=300 if peak else 0),
+               "no frame with rows within 20 s")
+if peaks:
+    size = os.path.getsize(path)
+    print("file %.1f MB, peak memory %.2fx its size" % (size / 1e6, max(peaks) / size))

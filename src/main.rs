@@ -281,9 +281,8 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
                 .map(|(_, warnings)| print_warnings(&args.file, &warnings))
         }
     };
-    store
-        .sync_to_disk()
-        .with_context(|| format!("cannot sync {}", workspace.display()))?;
+    // No sync at all: the source still exists and a sync of the file system waits for
+    // every other writer's data too (docs/pipeline.md, "Replay").
     match replayed {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(ReplayCommandError::Output(e)) => Err(e).context("cannot write to stdout"),
@@ -369,11 +368,6 @@ fn cmd_compare(args: ReplayArgs) -> anyhow::Result<()> {
     let mut out = stdout_for(args.json);
     let compared =
         ctxlab::commands::compare::run_compare(&session, &runs, &options, args.json, &mut out);
-    for (_, store) in &runs {
-        store
-            .sync_to_disk()
-            .with_context(|| format!("cannot sync {}", store.root().display()))?;
-    }
     match compared {
         Ok(_) => Ok(()),
         Err(ctxlab::commands::compare::CompareError::Output(e)) => {

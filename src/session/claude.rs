@@ -116,7 +116,7 @@ impl Thread {
 }
 
 /// Reads the parsed lines of a Claude Code session file.
-pub(crate) fn read_claude(lines: Vec<ParsedLine>) -> Session {
+pub(crate) fn read_claude(lines: impl IntoIterator<Item = ParsedLine>) -> Session {
     let mut main = Thread::new();
     let mut sides: Vec<(String, Thread)> = Vec::new();
     let mut side_of_uuid: HashMap<String, usize> = HashMap::new();

@@ -32,7 +32,10 @@ struct CodexReader {
 }
 
 /// Reads the parsed lines of a Codex rollout (either layout).
-pub(crate) fn read_codex(lines: Vec<ParsedLine>, format: SessionFormat) -> Session {
+pub(crate) fn read_codex(
+    lines: impl IntoIterator<Item = ParsedLine>,
+    format: SessionFormat,
+) -> Session {
     let mut r = CodexReader {
         b: Builder::new(format),
         request: 0,

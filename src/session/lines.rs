@@ -78,27 +78,30 @@ fn parallel_map<T: Sync, R: Send>(
     })
 }
 
-/// Every non-empty line of `text`, parsed as JSON.
-pub(crate) fn parse_json_lines(text: &str) -> Vec<ParsedLine> {
-    parse_lines_with(text, |line| {
+/// Every non-empty line of `text`, parsed as JSON; `text`'s first line is line `first`.
+pub(crate) fn parse_json_lines(text: &str, first: usize) -> Vec<ParsedLine> {
+    parse_lines_with(text, first, |line| {
         serde_json::from_str(line).map_err(|e| e.to_string())
     })
 }
 
 /// Every non-empty line of `text`, parsed as a JSON object that keeps only the `keys` a
 /// reader uses: the rest (Claude Code repeats each tool's output in `toolUseResult`) is
-/// skipped without being built.
+/// skipped without being built. `text`'s first line is line `first`.
 pub(crate) fn parse_json_lines_keeping(
     text: &str,
+    first: usize,
     keys: &'static [&'static str],
 ) -> Vec<ParsedLine> {
-    parse_lines_with(text, |line| {
-        let mut de = serde_json::Deserializer::from_str(line);
-        let map = serde::de::DeserializeSeed::deserialize(KeptKeys(keys), &mut de)
-            .and_then(|m| de.end().map(|()| m))
-            .map_err(|e| e.to_string())?;
-        Ok(Value::Object(map))
-    })
+    parse_lines_with(text, first, |line| keep_keys(line, keys))
+}
+
+fn keep_keys(line: &str, keys: &'static [&'static str]) -> Result<Value, String> {
+    let mut de = serde_json::Deserializer::from_str(line);
+    let map = serde::de::DeserializeSeed::deserialize(KeptKeys(keys), &mut de)
+        .and_then(|m| de.end().map(|()| m))
+        .map_err(|e| e.to_string())?;
+    Ok(Value::Object(map))
 }
 
 /// Deserializes a JSON object keeping only some keys.
@@ -154,17 +157,46 @@ impl<'de> serde::de::Visitor<'de> for KeptKeys {
 
 fn parse_lines_with(
     text: &str,
+    first: usize,
+    parse: impl Fn(&str) -> Result<Value, String> + Sync,
+) -> Vec<ParsedLine> {
+    parse_lines_on(text, first, threads_for(text.len()), parse)
+}
+
+/// `parse_json_lines_keeping` on the calling thread only: the chunked reader's values
+/// then all come from, and go back to, one allocator arena (threads started per chunk
+/// each take an arena, and what the session keeps from theirs pins their free space:
+/// a peak several times the file's size under load).
+pub(crate) fn parse_json_lines_keeping_here(
+    text: &str,
+    first: usize,
+    keys: &'static [&'static str],
+) -> Vec<ParsedLine> {
+    parse_lines_on(text, first, 1, |line| keep_keys(line, keys))
+}
+
+/// `parse_json_lines` on the calling thread only (see `parse_json_lines_keeping_here`).
+pub(crate) fn parse_json_lines_here(text: &str, first: usize) -> Vec<ParsedLine> {
+    parse_lines_on(text, first, 1, |line| {
+        serde_json::from_str(line).map_err(|e| e.to_string())
+    })
+}
+
+fn parse_lines_on(
+    text: &str,
+    first: usize,
+    threads: usize,
     parse: impl Fn(&str) -> Result<Value, String> + Sync,
 ) -> Vec<ParsedLine> {
     let lines: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| (i + 1, l))
+        .map(|(i, l)| (i + first, l))
         .collect();
     parallel_map(
         &lines,
-        threads_for(text.len()),
+        threads,
         |(_, l)| l.len(),
         |(number, line)| ParsedLine {
             number: *number,
@@ -344,6 +376,7 @@ mod tests {
     fn kept_keys_are_the_only_ones_built() {
         let parsed = parse_json_lines_keeping(
             "{\"type\":\"user\",\"toolUseResult\":{\"stdout\":\"big\"},\"message\":{\"a\":[1]},\"t\\u0079pe2\":1}\n[1]\n{\"type\":",
+            1,
             &["type", "message", "type2"],
         );
         assert_eq!(
@@ -356,7 +389,7 @@ mod tests {
 
     #[test]
     fn lines_keep_their_numbers_and_errors() {
-        let parsed = parse_json_lines("{\"a\":1}\n\n  \nnot json\n[2]\n");
+        let parsed = parse_json_lines("{\"a\":1}\n\n  \nnot json\n[2]\n", 1);
         let numbers: Vec<_> = parsed.iter().map(|p| p.number).collect();
         assert_eq!(numbers, [1, 4, 5]);
         assert!(parsed[1].value.is_err());

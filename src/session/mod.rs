@@ -10,6 +10,7 @@
 //! every core (`lines`).
 
 mod assemble;
+mod chunked;
 mod claude;
 mod codex;
 mod codex_items;
@@ -189,13 +190,13 @@ fn parse_text(text: &str) -> Result<(Session, Option<String>), SessionError> {
     }
     match detect_text(text) {
         Some(SessionFormat::ClaudeCode) => {
-            let lines = lines::parse_json_lines_keeping(text, claude::LINE_KEYS);
+            let lines = lines::parse_json_lines_keeping(text, 1, claude::LINE_KEYS);
             return Ok((claude::read_claude(lines), None));
         }
-        Some(format) => return Ok((read_lines(format, parse_json_lines(text))?, None)),
+        Some(format) => return Ok((read_lines(format, parse_json_lines(text, 1))?, None)),
         None => {}
     }
-    let lines = parse_json_lines(text);
+    let lines = parse_json_lines(text, 1);
     match detect_lines(&lines) {
         Some(format) => Ok((read_lines(format, lines)?, None)),
         None => match whole {
@@ -233,22 +234,37 @@ pub fn text_of_bytes(bytes: Vec<u8>) -> Result<(String, Option<LoadWarning>), Se
 /// (`<session>/subagents/agent-*.jsonl`, or older `agent-*.jsonl` beside it that name the
 /// session) as sidechains.
 pub fn load_session(path: &Path) -> Result<Session, SessionError> {
-    let (text, warning) = read_file_text(path)?;
-    let mut session = load_session_text(path, text)?;
-    session.warnings.extend(warning);
-    Ok(session)
+    load_session_with(path, &|_| {}, &|| false)
 }
 
-/// `load_session` for a file whose text the caller already read (the workbench reads it
-/// in chunks to show how far it got): parses `text`, then reads the subagents' files.
+/// `load_session` with how far the read got (`progress`, in bytes) and a cancel asked
+/// between reads (the workbench's open). A Claude Code or Codex file is read and parsed a
+/// chunk at a time (`chunked`), so its text is never held whole.
+pub fn load_session_with(
+    path: &Path,
+    progress: &dyn Fn(u64),
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Session, SessionError> {
+    let (mut session, _, warning) = chunked::read_session_file(path, progress, cancelled)?;
+    session.warnings.extend(warning);
+    with_subagents(path, session)
+}
+
+/// `load_session` for a file whose text the caller already read: parses `text`, then
+/// reads the subagents' files.
 pub fn load_session_text(path: &Path, text: String) -> Result<Session, SessionError> {
-    let mut session = parse_session_text(&text)?;
+    let session = parse_session_text(&text)?;
     drop(text);
+    with_subagents(path, session)
+}
+
+/// A session with its project folder noted and, for Claude Code, its subagents' files.
+fn with_subagents(path: &Path, mut session: Session) -> Result<Session, SessionError> {
     numbers::note_project_folder(&mut session, path);
     if session.format == SessionFormat::ClaudeCode {
         for file in discover::claude_subagent_files(path, session.meta.session_id.as_deref()) {
-            match read_file_text(&file).and_then(|(t, _)| parse_session_text(&t)) {
-                Ok(mut side) if side.format == SessionFormat::ClaudeCode => {
+            match chunked::read_session_file(&file, &|_| {}, &|| false) {
+                Ok((mut side, _, _)) if side.format == SessionFormat::ClaudeCode => {
                     if side.meta.agent_id.is_none() {
                         side.meta.agent_id = agent_id_of(&file);
                     }
@@ -300,9 +316,7 @@ impl LoadedHistory {
 /// The one loader behind `ctxlab replay` and `ctxlab pipeline`: any format ctxlab reads,
 /// as the conversation the lesson's pipeline works on.
 pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
-    let (text, warning) = read_file_text(path)?;
-    let (session, given) = parse_text(&text)?;
-    drop(text);
+    let (session, given, warning) = chunked::read_session_file(path, &|_| {}, &|| false)?;
     let format = session.format;
     let mut warnings = session.warnings.clone();
     warnings.extend(warning);

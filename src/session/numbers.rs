@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::SessionError;
-use super::model::{Session, SessionFormat};
+use super::model::{RecordedCall, Session, SessionFormat, SessionMeta};
 
 /// Where a session's project comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -51,7 +51,23 @@ pub struct SessionNumbers {
 
 impl SessionNumbers {
     pub fn of(s: &Session) -> SessionNumbers {
-        let (project, project_source) = match (&s.meta.cwd, &s.meta.project_folder) {
+        SessionNumbers::of_parts(
+            &s.meta,
+            s.messages.iter().map(|m| m.role()),
+            s.compactions.len(),
+            &s.calls,
+        )
+    }
+
+    /// `of` for a session taken apart (the workbench's opened view): its metadata, the
+    /// roles of its main conversation's messages, its compactions and its calls.
+    pub fn of_parts<'a>(
+        meta: &SessionMeta,
+        roles: impl Iterator<Item = &'a str>,
+        compactions: usize,
+        calls: &[RecordedCall],
+    ) -> SessionNumbers {
+        let (project, project_source) = match (&meta.cwd, &meta.project_folder) {
             (Some(cwd), _) => (Some(cwd.clone()), Some(ProjectSource::Recorded)),
             (None, Some(folder)) => (Some(folder.clone()), Some(ProjectSource::FolderName)),
             (None, None) => (None, None),
@@ -59,15 +75,11 @@ impl SessionNumbers {
         SessionNumbers {
             project,
             project_source,
-            started: s.meta.started.clone(),
-            ended: s.meta.ended.clone(),
-            calls: s
-                .messages
-                .iter()
-                .filter(|m| m.role() == "assistant")
-                .count(),
-            compactions: s.compactions.len(),
-            peak_context_tokens: s.peak_context_tokens(),
+            started: meta.started.clone(),
+            ended: meta.ended.clone(),
+            calls: roles.filter(|r| *r == "assistant").count(),
+            compactions,
+            peak_context_tokens: calls.iter().map(|c| c.usage.context_tokens()).max(),
         }
     }
 }
@@ -75,9 +87,7 @@ impl SessionNumbers {
 /// The numbers of one session file, for a listing: its main conversation only (subagent
 /// files are not read).
 pub fn numbers_of_file(path: &Path) -> Result<SessionNumbers, SessionError> {
-    let (text, _) = super::read_file_text(path)?;
-    let mut session = super::parse_session_text(&text)?;
-    drop(text);
+    let (mut session, _, _) = super::chunked::read_session_file(path, &|_| {}, &|| false)?;
     note_project_folder(&mut session, path);
     Ok(SessionNumbers::of(&session))
 }

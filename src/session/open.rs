@@ -153,7 +153,7 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, SessionError> {
 
 /// The line cap, for JSON-lines text (a JSON array or object may be one long line: its
 /// size is bounded by the file cap).
-fn check_lines(bytes: &[u8]) -> Result<(), SessionError> {
+pub(crate) fn check_lines(bytes: &[u8]) -> Result<(), SessionError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if matches!(first, Some(b'[') | None) {
         return Ok(());

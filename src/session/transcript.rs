@@ -114,7 +114,7 @@ pub(crate) fn read_transcript(lines: Vec<ParsedLine>) -> Result<Session, Session
 /// skipped because they are not messages (`read_transcript`'s rule).
 pub fn load_transcript(path: &std::path::Path) -> Result<(Vec<Message>, usize), SessionError> {
     let (text, _) = super::read_file_text(path)?;
-    let session = read_transcript(super::lines::parse_json_lines(&text))?;
+    let session = read_transcript(super::lines::parse_json_lines(&text, 1))?;
     let bad = session.skipped.get(NOT_A_MESSAGE).copied().unwrap_or(0);
     Ok((session.messages, bad))
 }

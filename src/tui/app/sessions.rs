@@ -4,7 +4,7 @@
 //! a row's full text, `r` to replay it into a scratch store, Esc to close it (its scratch
 //! folder goes with it). Only asks for work (`Work::Session`); takes the results here too.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{App, Effect, ListState, LoadKind, Pane};
@@ -317,7 +317,12 @@ impl App {
                 self.sessions.rows = rows;
                 self.sessions.listed = true;
                 self.scroll_sessions();
-                let files = uncounted(&self.sessions.rows);
+                // A session being opened whole is counted from its view when it arrives:
+                // counting it here too would parse it twice at once.
+                let files: Vec<PathBuf> = uncounted(&self.sessions.rows)
+                    .into_iter()
+                    .filter(|p| !self.opening(p))
+                    .collect();
                 if !files.is_empty() {
                     return vec![Effect::Work(Work::Session(SessionWork::Stats { files }))];
                 }
@@ -358,6 +363,9 @@ impl App {
                             // The file was small: this is all of it.
                             self.loading = None;
                         }
+                        if view.complete {
+                            self.count_opened(&view);
+                        }
                         self.sessions.open = Some(view);
                         self.scroll_sessions();
                     }
@@ -395,6 +403,28 @@ impl App {
             SessionDone::Cleaned => {}
         }
         Vec::new()
+    }
+
+    /// Whether `path` is the session being opened or shown.
+    fn opening(&self, path: &Path) -> bool {
+        let loading = self.loading.as_ref().is_some_and(|l| {
+            matches!(&l.what, LoadKind::Session { relative, .. }
+                if *relative == path.display().to_string())
+        });
+        loading || self.sessions.open.as_ref().is_some_and(|o| o.path == path)
+    }
+
+    /// The browser row of an opened session takes its numbers from the view.
+    fn count_opened(&mut self, view: &OpenedSession) {
+        let numbers = view.numbers();
+        for row in &mut self.sessions.rows {
+            if let BrowserRow::Session(s) = row
+                && s.entry.path == view.path
+                && s.stats.is_none()
+            {
+                s.stats = Some(Ok(numbers.clone()));
+            }
+        }
     }
 
     /// Keeps the browser's and the opened session's selection on screen (one line a row).

@@ -12,8 +12,8 @@ use super::{BrowserRow, OpenedSession, Progress, SessionDone, SessionItem, Sessi
 use super::{SessionWork, build_view};
 use crate::session::discover::{SessionFile, discover_reporting};
 use crate::session::numbers::numbers_of_file;
-use crate::session::open::{open_regular, read_session_bytes};
-use crate::session::{load_session_text, parse_session_text, text_of_bytes};
+use crate::session::open::open_regular;
+use crate::session::{SessionError, load_session_with, parse_session_text};
 use crate::store::Store;
 use crate::tui::replay::replay_into;
 
@@ -172,12 +172,27 @@ pub fn open_head(path: &Path) -> Result<OpenedSession, String> {
 /// The whole session (with its subagents' files), `progress` counting the bytes read; a
 /// cancel through `progress` ends the read at its next chunk.
 pub fn open_full(path: &Path, progress: &Progress) -> Result<OpenedSession, String> {
-    let bytes = read_session_bytes(path, &|n| progress.set(n), &|| progress.is_cancelled())
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let len = bytes.len() as u64;
-    let (text, _) = text_of_bytes(bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    let session = load_session_text(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(build_view(path, len, true, session))
+    let read = std::cell::Cell::new(0);
+    let session = load_session_with(
+        path,
+        &|n| {
+            read.set(n);
+            progress.set(n)
+        },
+        &|| progress.is_cancelled(),
+    )
+    .map_err(|e| match e {
+        SessionError::Read(_)
+        | SessionError::NotRegular(_)
+        | SessionError::TooLarge { .. }
+        | SessionError::LineTooLong { .. }
+        | SessionError::OutOfMemory(_)
+        | SessionError::Cancelled => {
+            format!("cannot read {}: {e}", path.display())
+        }
+        e => format!("{}: {e}", path.display()),
+    })?;
+    Ok(build_view(path, read.get(), true, session))
 }
 
 /// Paths of the sessions listed in `rows` that have no counts yet.

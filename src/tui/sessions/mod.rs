@@ -138,6 +138,17 @@ pub struct OpenedSession {
 }
 
 impl OpenedSession {
+    /// The numbers a listing shows for this session, from what is open (a second read of
+    /// a large file would hold it twice).
+    pub fn numbers(&self) -> SessionNumbers {
+        SessionNumbers::of_parts(
+            &self.meta,
+            self.infos.iter().map(|i| i.message.role()),
+            self.compactions.len(),
+            &self.calls,
+        )
+    }
+
     /// The recorded call the selected row belongs to.
     pub fn selected_call(&self) -> Option<usize> {
         self.call_at_row.get(self.list.selected).copied().flatten()

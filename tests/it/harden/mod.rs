@@ -15,6 +15,8 @@ mod pipeline_stream;
 mod secrets;
 mod session_files;
 mod session_fuzz;
+#[cfg(target_os = "linux")]
+mod session_memory;
 mod settings;
 mod signals;
 mod special_files;

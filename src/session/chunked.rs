@@ -1,0 +1,438 @@
+//! Reading a JSON-lines session (Claude Code, Codex) a chunk of whole lines at a time,
+//! each chunk parsed (on this thread: `lines::parse_json_lines_keeping_here`) and handed
+//! to the reader before the next is read, so
+//! that the file's text, its parsed lines and the session they become are never all held
+//! at once: only the session and one chunk (docs/pipeline.md, "Reading sessions").
+//! Any other file (a JSON array, `ctxlab pipeline`'s input object, a ctxlab transcript)
+//! is read whole, from the same open file, as before.
+
+use std::fs::File;
+use std::io::{Read, Take};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::lines::{self, ParsedLine};
+use super::model::{Session, SessionFormat};
+use super::open::{MAX_LINE_BYTES, OpenedFile, open_regular, reserve};
+use super::{LoadWarning, SessionError, claude, codex, detect_text, stream};
+
+/// Bytes read per chunk: large enough that starting the parser threads is noise, small
+/// enough that one chunk's parsed values stay a few percent of a large session.
+const CHUNK: usize = 4 << 20;
+
+/// A regular file read a run of whole lines at a time, up to the length it had when
+/// opened, with progress and cancel between reads.
+pub(crate) struct ChunkedFile<'a> {
+    reader: Take<File>,
+    len: u64,
+    read: u64,
+    /// The start of a line that no read has ended yet.
+    carry: Vec<u8>,
+    /// The 1-based number of the line `carry` starts.
+    line: usize,
+    done: bool,
+    /// Bytes asked of each read (`CHUNK`; smaller in tests).
+    chunk: usize,
+    progress: &'a dyn Fn(u64),
+    cancelled: &'a dyn Fn() -> bool,
+}
+
+impl<'a> ChunkedFile<'a> {
+    pub(crate) fn open(
+        path: &Path,
+        progress: &'a dyn Fn(u64),
+        cancelled: &'a dyn Fn() -> bool,
+    ) -> Result<ChunkedFile<'a>, SessionError> {
+        let OpenedFile { file, len } = open_regular(path)?;
+        Ok(ChunkedFile {
+            reader: file.take(len),
+            len,
+            read: 0,
+            carry: Vec::new(),
+            line: 1,
+            done: false,
+            chunk: CHUNK,
+            progress,
+            cancelled,
+        })
+    }
+
+    /// Appends up to `want` bytes to `buf`; 0 at the end (the length when opened, or a
+    /// file truncated meanwhile).
+    fn read_into(&mut self, buf: &mut Vec<u8>, want: usize) -> Result<usize, SessionError> {
+        if (self.cancelled)() {
+            return Err(SessionError::Cancelled);
+        }
+        let start = buf.len();
+        buf.try_reserve(want)
+            .map_err(|_| SessionError::OutOfMemory((start + want) as u64))?;
+        buf.resize(start + want, 0);
+        let n = loop {
+            match self.reader.read(&mut buf[start..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    buf.truncate(start);
+                    return Err(SessionError::Read(e));
+                }
+            }
+        };
+        buf.truncate(start + n);
+        self.read += n as u64;
+        (self.progress)(self.read);
+        Ok(n)
+    }
+
+    /// The next run of whole lines (the last may lack its newline) with the number of its
+    /// first line; None after the last. A line over `MAX_LINE_BYTES` is an error that
+    /// gives its whole length, counted without holding it.
+    pub(crate) fn next_lines(&mut self) -> Result<Option<(usize, Vec<u8>)>, SessionError> {
+        if self.done {
+            return Ok(None);
+        }
+        let mut buf = std::mem::take(&mut self.carry);
+        loop {
+            let from = buf.len();
+            if self.read_into(&mut buf, self.chunk)? == 0 {
+                self.done = true;
+                return Ok((!buf.is_empty()).then_some((self.line, buf)));
+            }
+            if let Some(end) = buf[from..].iter().rposition(|&b| b == b'\n') {
+                let end = from + end + 1;
+                let mut rest = Vec::new();
+                rest.try_reserve_exact(buf.len() - end)
+                    .map_err(|_| SessionError::OutOfMemory((buf.len() - end) as u64))?;
+                rest.extend_from_slice(&buf[end..]);
+                buf.truncate(end);
+                self.carry = rest;
+                let first = self.line;
+                self.line += buf.iter().filter(|&&b| b == b'\n').count();
+                return Ok(Some((first, buf)));
+            }
+            if buf.len() > MAX_LINE_BYTES {
+                return Err(self.line_too_long(buf.len()));
+            }
+        }
+    }
+
+    /// The error for the line being read, once it is over the cap: reads on to its end
+    /// (bounded by the file's length) to give its size.
+    fn line_too_long(&mut self, held: usize) -> SessionError {
+        let mut bytes = held;
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match self.read_into(&mut buf, self.chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => match buf.iter().position(|&b| b == b'\n') {
+                    Some(at) => {
+                        bytes += at;
+                        break;
+                    }
+                    None => bytes += buf.len(),
+                },
+            }
+        }
+        self.done = true;
+        SessionError::LineTooLong {
+            line: self.line,
+            bytes,
+            max: MAX_LINE_BYTES,
+        }
+    }
+
+    /// The rest of the file after `head` (which came from `next_lines`), for a file that
+    /// is read whole; the buffer is reserved once, for the file's length.
+    pub(crate) fn rest(mut self, head: Vec<u8>) -> Result<Vec<u8>, SessionError> {
+        let mut all = reserve(self.len)?;
+        all.extend_from_slice(&head);
+        drop(head);
+        all.append(&mut self.carry);
+        if !self.done {
+            while self.read_into(&mut all, self.chunk)? > 0 {}
+        }
+        Ok(all)
+    }
+}
+
+/// Text of a run of whole lines; invalid UTF-8 is replaced (a run ends at a newline, so
+/// no character is split between two runs) and noted in `lossy`.
+fn text_of(bytes: Vec<u8>, lossy: &mut bool) -> String {
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            *lossy = true;
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    }
+}
+
+/// The parsed lines of a chunked file, one chunk at a time; a read error ends the
+/// iteration and waits in `error`.
+struct StreamedLines<'f, 'a> {
+    file: &'f mut ChunkedFile<'a>,
+    parse: fn(&str, usize) -> Vec<ParsedLine>,
+    current: std::vec::IntoIter<ParsedLine>,
+    lossy: bool,
+    error: Option<SessionError>,
+}
+
+impl Iterator for StreamedLines<'_, '_> {
+    type Item = ParsedLine;
+    fn next(&mut self) -> Option<ParsedLine> {
+        loop {
+            if let Some(line) = self.current.next() {
+                return Some(line);
+            }
+            if self.error.is_some() {
+                return None;
+            }
+            match self.file.next_lines() {
+                Ok(Some((first, bytes))) => {
+                    let text = text_of(bytes, &mut self.lossy);
+                    self.current = (self.parse)(&text, first).into_iter();
+                }
+                Ok(None) => return None,
+                Err(e) => {
+                    self.error = Some(e);
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+fn parse_claude(text: &str, first: usize) -> Vec<ParsedLine> {
+    lines::parse_json_lines_keeping_here(text, first, claude::LINE_KEYS)
+}
+
+fn parse_all(text: &str, first: usize) -> Vec<ParsedLine> {
+    lines::parse_json_lines_here(text, first)
+}
+
+/// A session file read and parsed: the session, the active request the file names (only
+/// `ctxlab pipeline`'s input object names one) and the warning for bytes that were not
+/// UTF-8.
+pub(crate) type ReadSession = (Session, Option<String>, Option<LoadWarning>);
+
+/// Whether a file whose first chunk is `head` is read in chunks: its first non-empty line
+/// is a JSON object of a line format on its own (so the whole file is not one JSON
+/// document), and not an input object (`messages`).
+fn chunked_format(head: &str) -> Option<SessionFormat> {
+    let first = head.lines().find(|l| !l.trim().is_empty())?;
+    let value: Value = serde_json::from_str(first).ok()?;
+    let object = value.as_object()?;
+    if object.contains_key("messages") {
+        return None;
+    }
+    detect_text(head).filter(|f| {
+        matches!(
+            f,
+            SessionFormat::ClaudeCode | SessionFormat::Codex | SessionFormat::CodexLegacy
+        )
+    })
+}
+
+/// Reads and parses the session at `path`: a Claude Code or Codex file a chunk at a time,
+/// any other whole. `progress` hears the bytes read so far; `cancelled` is asked between
+/// reads.
+pub(crate) fn read_session_file(
+    path: &Path,
+    progress: &dyn Fn(u64),
+    cancelled: &dyn Fn() -> bool,
+) -> Result<ReadSession, SessionError> {
+    read_chunked(ChunkedFile::open(path, progress, cancelled)?)
+}
+
+fn read_chunked(mut file: ChunkedFile) -> Result<ReadSession, SessionError> {
+    let Some((first, head)) = file.next_lines()? else {
+        return Err(SessionError::Empty);
+    };
+    let head_text = String::from_utf8_lossy(&head);
+    let Some(format) = chunked_format(&head_text) else {
+        drop(head_text);
+        let bytes = file.rest(head)?;
+        super::open::check_lines(&bytes)?;
+        let (text, warning) = super::text_of_bytes(bytes)?;
+        let (session, given) = super::parse_text(&text)?;
+        return Ok((session, given, warning));
+    };
+    let parse = if format == SessionFormat::ClaudeCode {
+        parse_claude
+    } else {
+        parse_all
+    };
+    let lossy = matches!(head_text, std::borrow::Cow::Owned(_));
+    let head_lines = parse(&head_text, first);
+    drop(head_text);
+    drop(head);
+    let mut lines = StreamedLines {
+        file: &mut file,
+        parse,
+        current: head_lines.into_iter(),
+        lossy,
+        error: None,
+    };
+    let session = match format {
+        SessionFormat::ClaudeCode => claude::read_claude(&mut lines),
+        _ => codex::read_codex(&mut lines, format),
+    };
+    if let Some(e) = lines.error {
+        return Err(e);
+    }
+    let warning = lines.lossy.then(stream::lossy_warning);
+    Ok((session, None, warning))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    fn opened(path: &Path, chunk: usize) -> ChunkedFile<'static> {
+        let mut f = ChunkedFile::open(path, &|_| {}, &|| false).unwrap();
+        f.chunk = chunk;
+        f
+    }
+
+    /// A Claude Code file: a prompt, then per call a text block, a tool_use and its
+    /// result (a long output), with a malformed line and a line type to skip in between.
+    fn claude_text(calls: usize) -> String {
+        let mut out = String::new();
+        out.push_str(r#"{"type":"user","sessionId":"s1","uuid":"u0","cwd":"/p","timestamp":"2025-01-01T00:00:00Z","message":{"role":"user","content":"Fix it"}}"#);
+        out.push('\n');
+        for i in 0..calls {
+            let body = "output line é \\u00e9\\n".repeat(i % 7 * 40 + 1);
+            out.push_str(&format!(
+                r#"{{"type":"assistant","sessionId":"s1","uuid":"a{i}","requestId":"r{i}","message":{{"id":"m{i}","role":"assistant","model":"claude-x","content":[{{"type":"tool_use","id":"t{i}","name":"Bash","input":{{"command":"ls {i}"}}}}],"usage":{{"input_tokens":{i},"output_tokens":3}}}}}}"#
+            ));
+            out.push('\n');
+            if i % 5 == 2 {
+                out.push_str("{not json\n\n");
+                out.push_str(r#"{"type":"progress","data":{}}"#);
+                out.push('\n');
+            }
+            out.push_str(&format!(
+                r#"{{"type":"user","sessionId":"s1","uuid":"r{i}","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{i}","content":"{body}"}}]}},"toolUseResult":{{"stdout":"{body}"}}}}"#
+            ));
+            out.push('\n');
+        }
+        out
+    }
+
+    fn codex_text(calls: usize) -> String {
+        let mut out = String::new();
+        out.push_str(r#"{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"c1","cwd":"/p"}}"#);
+        out.push('\n');
+        out.push_str(r#"{"timestamp":"2025-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Fix it"}]}}"#);
+        out.push('\n');
+        for i in 0..calls {
+            let body = "x".repeat(i % 9 * 300 + 1);
+            out.push_str(&format!(
+                r#"{{"timestamp":"2025-01-01T00:00:02Z","type":"response_item","payload":{{"type":"function_call","name":"shell","arguments":"{{\"command\":[\"ls\"]}}","call_id":"c{i}"}}}}"#
+            ));
+            out.push('\n');
+            if i % 4 == 1 {
+                out.push_str("not json at all\n");
+            }
+            out.push_str(&format!(
+                r#"{{"timestamp":"2025-01-01T00:00:03Z","type":"response_item","payload":{{"type":"function_call_output","call_id":"c{i}","output":"{body}"}}}}"#
+            ));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Everything a reader produced, in one comparable text.
+    fn shape(s: &Session) -> String {
+        format!("{s:?}")
+    }
+
+    #[test]
+    fn a_file_read_in_small_chunks_is_the_session_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [("c.jsonl", claude_text(300)), ("x.jsonl", codex_text(300))] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &text).unwrap();
+            let whole = super::super::parse_session_text(&text).unwrap();
+            assert!(whole.messages.len() > 300, "{name}");
+            assert!(
+                !whole.warnings.is_empty(),
+                "{name}: malformed lines are warned"
+            );
+            // Chunks far smaller than a line, about a line, and many lines: line numbers,
+            // warnings and messages are the same as the whole file's.
+            for chunk in [7, 1000, 64 << 10] {
+                let (session, given, lossy) = read_chunked(opened(&path, chunk)).unwrap();
+                assert_eq!(shape(&session), shape(&whole), "{name}, chunks of {chunk}");
+                assert!(given.is_none() && lossy.is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn chunks_are_whole_lines_numbered_from_where_they_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let text = claude_text(50);
+        std::fs::write(&path, &text).unwrap();
+        let mut f = opened(&path, 500);
+        let mut joined = Vec::new();
+        let mut largest = 0;
+        while let Some((first, bytes)) = f.next_lines().unwrap() {
+            assert_eq!(first, joined.iter().filter(|&&b| b == b'\n').count() + 1);
+            assert!(bytes.ends_with(b"\n"));
+            largest = largest.max(bytes.len());
+            joined.extend_from_slice(&bytes);
+        }
+        assert_eq!(joined, text.as_bytes());
+        // Never the whole file at once: a chunk is about the read size plus one line.
+        let longest_line = text.lines().map(str::len).max().unwrap();
+        assert!(largest <= 500 + longest_line + 1, "{largest}");
+        assert!(largest < text.len() / 4);
+    }
+
+    #[test]
+    fn cancel_progress_bad_utf8_and_other_formats() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let mut bytes = claude_text(40).into_bytes();
+        // An invalid byte inside a tool result's text, far from the start.
+        let at = bytes.len() - 40;
+        bytes[at] = 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        let seen = Cell::new(0);
+        let progress = |n| seen.set(n);
+        let mut f = ChunkedFile::open(&path, &progress, &|| false).unwrap();
+        f.chunk = 256;
+        let (session, _, lossy) = read_chunked(f).unwrap();
+        assert!(lossy.is_some(), "invalid UTF-8 is replaced with a warning");
+        assert_eq!(seen.get(), bytes.len() as u64);
+        assert!(session.messages.len() > 40);
+        let asked = Cell::new(0);
+        let cancel = || {
+            asked.set(asked.get() + 1);
+            asked.get() > 3
+        };
+        let mut f = ChunkedFile::open(&path, &|_| {}, &cancel).unwrap();
+        f.chunk = 256;
+        assert!(matches!(read_chunked(f), Err(SessionError::Cancelled)));
+        // An array, an input object and an empty file are read whole, as before.
+        for (text, want) in [
+            ("[{\"role\":\"user\",\"content\":\"hi\"}]", Some(1)),
+            (
+                "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\n\"active_request\":\"hi\"}",
+                Some(1),
+            ),
+            ("", None),
+            ("  \n\n", None),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            match read_chunked(opened(&path, 3)) {
+                Ok((s, _, _)) => assert_eq!(Some(s.messages.len()), want, "{text}"),
+                Err(e) => assert!(want.is_none() && matches!(e, SessionError::Empty), "{e}"),
+            }
+        }
+    }
+}
