@@ -93,8 +93,8 @@ pub struct Store {
     /// one second would otherwise probe every earlier name again.
     transcript_hint: Mutex<HashMap<String, usize>>,
     /// Whether each write is flushed to disk before it counts (a live session: the only
-    /// copy). A replay's source still exists, so it writes without syncing and syncs once
-    /// at the end (`without_sync`, `sync_to_disk`; docs/pipeline.md).
+    /// copy). A replay's source still exists, so it writes without syncing (`without_sync`;
+    /// docs/pipeline.md, "Replay").
     sync_each: bool,
 }
 
@@ -148,8 +148,8 @@ impl Store {
         }
     }
 
-    /// This store, writing without a sync per file (a replay, whose source still exists):
-    /// `sync_to_disk` at the end makes it durable in one call.
+    /// This store, writing without syncing (a replay, whose source still exists: see
+    /// docs/pipeline.md, "Replay").
     pub fn without_sync(mut self) -> Store {
         self.sync_each = false;
         self
@@ -157,22 +157,6 @@ impl Store {
 
     pub fn syncs_each_write(&self) -> bool {
         self.sync_each
-    }
-
-    /// Flushes everything written to the workspace's file system to disk, once (syncfs on
-    /// Linux; elsewhere a sync of the whole system).
-    pub fn sync_to_disk(&self) -> std::io::Result<()> {
-        if self.is_dry_run() {
-            return Ok(());
-        }
-        #[cfg(target_os = "linux")]
-        {
-            let dir = std::fs::File::open(&self.root)?;
-            rustix::fs::syncfs(&dir)?;
-        }
-        #[cfg(not(target_os = "linux"))]
-        rustix::fs::sync();
-        Ok(())
     }
 
     /// A store that decides names exactly as this one would but writes nothing.

@@ -250,14 +250,6 @@ pub fn load_session_with(
     with_subagents(path, session)
 }
 
-/// `load_session` for a file whose text the caller already read: parses `text`, then
-/// reads the subagents' files.
-pub fn load_session_text(path: &Path, text: String) -> Result<Session, SessionError> {
-    let session = parse_session_text(&text)?;
-    drop(text);
-    with_subagents(path, session)
-}
-
 /// A session with its project folder noted and, for Claude Code, its subagents' files.
 fn with_subagents(path: &Path, mut session: Session) -> Result<Session, SessionError> {
     numbers::note_project_folder(&mut session, path);
