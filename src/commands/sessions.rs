@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::session::SessionError;
 use crate::session::discover::{DiscoverError, SessionFile, discover_reporting};
-use crate::session::numbers::{SessionNumbers, numbers_of_file};
+use crate::session::numbers::{FileNumbers, file_numbers};
 use crate::util::group_digits;
 
 /// One listed session with its numbers (or why they could not be computed).
@@ -31,6 +31,8 @@ pub struct ListedNumbers {
     pub calls: usize,
     pub compactions: usize,
     pub peak_context_tokens: Option<u64>,
+    /// What a file without conversation holds (`inspect` gives the same sentence).
+    pub without_conversation: Option<String>,
 }
 
 /// Discovers sessions under `paths` (the default roots when empty) and counts each. A
@@ -47,7 +49,7 @@ pub fn list_sessions_reporting(
     let (found, skipped) = discover_reporting(paths);
     for p in paths.iter().filter(|p| p.is_file()) {
         if !found.iter().any(|f| &f.path == p)
-            && let Err(e) = numbers_of_file(p)
+            && let Err(e) = file_numbers(p)
         {
             return Err((p.clone(), e));
         }
@@ -55,7 +57,7 @@ pub fn list_sessions_reporting(
     let mut listed: Vec<ListedSession> = found
         .into_iter()
         .map(|mut entry| {
-            let (numbers, error) = match numbers_of_file(&entry.path) {
+            let (numbers, error) = match file_numbers(&entry.path) {
                 Ok(n) => (Some(listed_numbers(&mut entry, n)), None),
                 Err(e) => (None, Some(e.to_string())),
             };
@@ -77,7 +79,8 @@ pub fn list_sessions_reporting(
 }
 
 /// The whole file's numbers: its project and start replace the ones its first lines gave.
-fn listed_numbers(entry: &mut SessionFile, n: SessionNumbers) -> ListedNumbers {
+fn listed_numbers(entry: &mut SessionFile, file: FileNumbers) -> ListedNumbers {
+    let n = file.numbers;
     entry.project = n.project;
     entry.project_source = n.project_source;
     entry.started = n.started;
@@ -86,6 +89,7 @@ fn listed_numbers(entry: &mut SessionFile, n: SessionNumbers) -> ListedNumbers {
         calls: n.calls,
         compactions: n.compactions,
         peak_context_tokens: n.peak_context_tokens,
+        without_conversation: file.without_conversation,
     }
 }
 
@@ -148,9 +152,15 @@ pub fn write_listing(
             (None, Some(e)) => format!("unreadable: {e}"),
             (None, None) => String::new(),
         };
+        let holds = s
+            .numbers
+            .as_ref()
+            .and_then(|n| n.without_conversation.as_deref())
+            .map(|h| format!("  (holds: {h})"))
+            .unwrap_or_default();
         writeln!(
             out,
-            "  {date:<16}  {:<17} {:>9}  {counts}  {}",
+            "  {date:<16}  {:<17} {:>9}  {counts}  {}{holds}",
             s.entry.format.name(),
             size(s.entry.size_bytes),
             s.entry.path.display()

@@ -1,5 +1,5 @@
-//! What a file holds when it holds no conversation: the one sentence `ctxlab inspect`,
-//! `replay` and `export` all print for it ("3 summary lines and no conversation messages",
+//! What a file holds when it holds no conversation: the one sentence `ctxlab sessions`,
+//! `inspect`, `replay` and `export` all print for it ("3 summary lines and no conversation messages",
 //! "4 compactions and no conversation messages"), so a summary-only file is never called
 //! empty (docs/pipeline.md, "Reading sessions").
 

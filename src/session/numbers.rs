@@ -84,12 +84,28 @@ impl SessionNumbers {
     }
 }
 
+/// What a listing shows of one session file: its numbers and, for a file without
+/// conversation, what it holds instead (the sentence `inspect`, `replay` and `export` give).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileNumbers {
+    pub numbers: SessionNumbers,
+    pub without_conversation: Option<String>,
+}
+
 /// The numbers of one session file, for a listing: its main conversation only (subagent
 /// files are not read).
 pub fn numbers_of_file(path: &Path) -> Result<SessionNumbers, SessionError> {
+    file_numbers(path).map(|f| f.numbers)
+}
+
+/// `numbers_of_file` with what a conversation-less file holds.
+pub fn file_numbers(path: &Path) -> Result<FileNumbers, SessionError> {
     let (mut session, _, _) = super::chunked::read_session_file(path, &|_| {}, &|| false)?;
     note_project_folder(&mut session, path);
-    Ok(SessionNumbers::of(&session))
+    Ok(FileNumbers {
+        numbers: SessionNumbers::of(&session),
+        without_conversation: super::holds::without_conversation(&session),
+    })
 }
 
 /// A Claude Code session that records no `cwd`: its project folder's name, decoded.

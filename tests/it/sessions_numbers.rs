@@ -49,6 +49,7 @@ fn every_fixture_has_the_same_numbers_in_the_listing_and_in_inspect() {
             "ended",
             "calls",
             "peak_context_tokens",
+            "without_conversation",
         ] {
             assert_eq!(listed[field], inspect[field], "{}: {field}", file.display());
         }
@@ -132,6 +133,13 @@ fn nothing_to_replay(name: &str, holds: &str) {
     let text = ctxlab().arg("inspect").arg(&file).output().unwrap();
     assert!(text.status.success());
     assert!(String::from_utf8_lossy(&text.stdout).contains(&format!("holds: {holds}\n")));
+    // The listing says the same of it, in its row and in its JSON.
+    let listed = json_out(ctxlab().args(["sessions", "--json"]).arg(&file));
+    assert_eq!(listed[0]["without_conversation"], holds);
+    let out = ctxlab().arg("sessions").arg(&file).output().unwrap();
+    assert!(out.status.success());
+    let row = String::from_utf8_lossy(&out.stdout);
+    assert!(row.contains(&format!("(holds: {holds})\n")), "{row}");
 }
 
 #[test]
