@@ -113,6 +113,19 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
         .map(|w| format!("{} tokens", group_digits(w as usize)))
         .unwrap_or_else(|| "not recorded".into());
     writeln!(out, "peak context: {peak}; context window: {window}")?;
+    if s.rewinds > 0 {
+        let branch = if s.rewinds == 1 {
+            "an abandoned branch"
+        } else {
+            "abandoned branches"
+        };
+        writeln!(
+            out,
+            "rewinds: {} ({} on {branch}, left out of a replay)",
+            group_digits(s.rewinds),
+            plural(s.abandoned_messages, "message", "messages"),
+        )?;
+    }
     if let Some(holds) = &s.without_conversation {
         writeln!(out, "holds: {holds}")?;
     }

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::assemble::{Builder, Origin, str_field, u64_field};
+use super::claude_rewind::{Parent, before_user_message, index_other_line};
 use super::lines::ParsedLine;
 use super::model::{
     Compaction, CompactionKind, KeptMessage, MessageKind, RecordedUsage, Session, SessionFormat,
@@ -71,6 +72,8 @@ struct Preserved {
 struct Thread {
     builder: Builder,
     preserved: Vec<Preserved>,
+    /// A message line named a parent: the file records a chain (`claude_rewind`).
+    chained: bool,
 }
 
 impl Thread {
@@ -78,6 +81,7 @@ impl Thread {
         Thread {
             builder: Builder::new(SessionFormat::ClaudeCode),
             preserved: Vec::new(),
+            chained: false,
         }
     }
 
@@ -85,6 +89,7 @@ impl Thread {
         let Thread {
             mut builder,
             preserved,
+            ..
         } = self;
         builder.flush();
         for p in preserved {
@@ -219,8 +224,14 @@ fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>) {
         }
     }
     let kind = str_field(&o, "type").unwrap_or("").to_string();
+    let parent = Parent::of(&o);
+    let uuid = str_field(&o, "uuid").map(str::to_string);
+    if matches!(parent, Parent::Line(_)) && matches!(kind.as_str(), "user" | "assistant") {
+        t.chained = true;
+    }
+    let b = &mut t.builder;
     match kind.as_str() {
-        "user" => user_line(t, number, &mut o),
+        "user" => user_line(t, number, &mut o, &parent),
         "assistant" => assistant_line(b, number, &mut o),
         "system" => system_line(t, number, &o),
         "summary" => {
@@ -233,6 +244,7 @@ fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>) {
         "" => b.skip("line without a type"),
         k => b.skip(format!("unknown line type {k}")),
     }
+    index_other_line(&mut t.builder, uuid.as_deref(), &parent);
 }
 
 /// The blocks of a content list that are JSON objects; others are reported and dropped.
@@ -272,7 +284,7 @@ fn text_of(content: &Value) -> String {
     }
 }
 
-fn user_line(t: &mut Thread, number: usize, o: &mut Map<String, Value>) {
+fn user_line(t: &mut Thread, number: usize, o: &mut Map<String, Value>, parent: &Parent) {
     let origin = origin(number, o);
     let b = &mut t.builder;
     let content = match o.get_mut("message").and_then(|m| m.get_mut("content")) {
@@ -308,6 +320,13 @@ fn user_line(t: &mut Thread, number: usize, o: &mut Map<String, Value>) {
         return;
     }
     let injected = o.get("isMeta").and_then(Value::as_bool) == Some(true);
+    let answers_a_tool = match &content {
+        Value::Array(items) => items.iter().any(|x| block_type(x) == Some("tool_result")),
+        _ => false,
+    };
+    if !answers_a_tool {
+        before_user_message(b, t.chained, parent);
+    }
     match content {
         Value::String(s) => {
             let kind = if injected {

@@ -12,6 +12,7 @@
 mod assemble;
 mod chunked;
 mod claude;
+mod claude_rewind;
 mod codex;
 mod codex_items;
 pub mod discover;

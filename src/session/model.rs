@@ -92,6 +92,9 @@ pub struct SessionMeta {
     pub project_folder: Option<String>,
     /// Claude Code's `summary` lines (titles, not compactions).
     pub summary_lines: usize,
+    /// How many times a person rewound the conversation (Claude Code): each left a branch
+    /// of `MessageKind::Abandoned` messages.
+    pub rewinds: usize,
 }
 
 impl SessionMeta {
@@ -140,6 +143,10 @@ pub enum MessageKind {
     Injected,
     /// The summary message a compaction left (Claude Code's `isCompactSummary` line).
     CompactSummary,
+    /// A message of a branch a person rewound past (Claude Code: a later message's
+    /// `parentUuid` points back before it). The model saw it while that branch lasted;
+    /// the conversation that continued does not hold it, so a replay leaves it out.
+    Abandoned,
 }
 
 /// Where one message came from.
@@ -414,6 +421,14 @@ impl Session {
             .collect()
     }
 
+    /// How many messages sit on branches a person rewound past.
+    pub fn abandoned_messages(&self) -> usize {
+        self.info
+            .iter()
+            .filter(|i| i.kind == MessageKind::Abandoned)
+            .count()
+    }
+
     /// The largest prompt any recorded call sent, in tokens.
     pub fn peak_context_tokens(&self) -> Option<u64> {
         self.calls.iter().map(|c| c.usage.context_tokens()).max()
@@ -485,12 +500,22 @@ impl Session {
                 (view, from.min(upto), k + 1)
             }
         };
+        // An abandoned branch is out of the view once the conversation went on without it.
+        let live_until = self.info[..upto]
+            .iter()
+            .rposition(|i| i.kind != MessageKind::Abandoned)
+            .unwrap_or(0);
         view.extend(
             self.messages[from..upto]
                 .iter()
                 .zip(&self.info[from..upto])
-                .filter(|(_, i)| i.kind != MessageKind::CompactSummary)
-                .map(|(m, _)| m.clone()),
+                .enumerate()
+                .filter(|(k, (_, i))| match i.kind {
+                    MessageKind::CompactSummary => false,
+                    MessageKind::Abandoned => from + k > live_until,
+                    _ => true,
+                })
+                .map(|(_, (m, _))| m.clone()),
         );
         let cleared: Vec<&str> = self.compactions[micro_from.min(self.compactions.len())..]
             .iter()

@@ -86,6 +86,10 @@ pub struct SessionSummary {
     /// Calls whose token usage the file records.
     pub calls_with_usage: usize,
     pub tool_pairs: usize,
+    /// Times a person rewound the conversation, and the messages of the branches left
+    /// behind (in `messages`, out of a replay).
+    pub rewinds: usize,
+    pub abandoned_messages: usize,
     pub compactions: Vec<CompactionLine>,
     pub peak_context_tokens: Option<u64>,
     pub context_window: Option<u64>,
@@ -137,6 +141,8 @@ impl SessionSummary {
             calls: n.calls,
             calls_with_usage: s.calls.len(),
             tool_pairs: s.tool_pairs(),
+            rewinds: s.meta.rewinds,
+            abandoned_messages: s.abandoned_messages(),
             compactions: s.compactions.iter().map(CompactionLine::of).collect(),
             peak_context_tokens: n.peak_context_tokens,
             context_window: s.context_window(),

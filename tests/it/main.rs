@@ -34,6 +34,7 @@ mod request_kind;
 mod sessions_cli;
 mod sessions_numbers;
 mod sessions_pairing;
+mod sessions_rewind;
 mod store_safety;
 mod summary_refusals;
 mod timeline;

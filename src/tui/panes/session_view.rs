@@ -130,6 +130,7 @@ fn message_line<'a>(
     };
     let tag = match open.tags.get(index).copied().flatten() {
         Some("summary") => "Σ ",
+        Some("abandoned") => "↶ ",
         Some(_) => "· ",
         None => "  ",
     };

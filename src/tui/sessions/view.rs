@@ -57,7 +57,10 @@ pub fn build_view(path: &Path, bytes: u64, complete: bool, session: Session) -> 
         }
         rows.push(ViewRow::Message {
             index,
-            dimmed: index < live_from,
+            dimmed: index < live_from
+                || info
+                    .get(index)
+                    .is_some_and(|i| i.kind == MessageKind::Abandoned),
         });
         call_at_row.push(call);
     }
@@ -71,6 +74,7 @@ pub fn build_view(path: &Path, bytes: u64, complete: bool, session: Session) -> 
             MessageKind::Conversation => None,
             MessageKind::Injected => Some("injected"),
             MessageKind::CompactSummary => Some("summary"),
+            MessageKind::Abandoned => Some("abandoned"),
         })
         .collect();
     let infos = all.into_iter().map(MessageInfo::new).collect();

@@ -1,0 +1,96 @@
+//! Claude Code rewinds: every line names its parent (`parentUuid`), and a person who
+//! rewinds (Esc Esc, or editing an earlier prompt) writes the new message with a parent
+//! from before the answer that followed it. The messages between that parent and the new
+//! message are a branch nobody continued: they are marked `MessageKind::Abandoned`, so the
+//! conversation (a replay, what the model saw afterwards) is the branch that went on
+//! (docs/pipeline.md, "Reading sessions"). Only the reader's own builder is touched.
+
+use serde_json::{Map, Value};
+
+use super::assemble::{Builder, str_field};
+use super::model::{CompactionKind, MessageKind};
+
+/// A line's `parentUuid`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Parent {
+    /// The line has no `parentUuid` key: the file says nothing.
+    Absent,
+    /// `"parentUuid": null`: the line starts a chain.
+    Root,
+    Line(String),
+}
+
+impl Parent {
+    pub(crate) fn of(o: &Map<String, Value>) -> Parent {
+        match o.get("parentUuid") {
+            None => Parent::Absent,
+            Some(Value::Null) => Parent::Root,
+            Some(_) => match str_field(o, "parentUuid") {
+                Some(p) => Parent::Line(p.to_string()),
+                None => Parent::Absent,
+            },
+        }
+    }
+}
+
+/// A line that became no message of its own (a system line, progress, a synthetic answer)
+/// still sits in the chain: a later message may name it as its parent, so it stands for
+/// the message it hangs after.
+pub(crate) fn index_other_line(b: &mut Builder, uuid: Option<&str>, parent: &Parent) {
+    let (Some(uuid), Parent::Line(p)) = (uuid, parent) else {
+        return;
+    };
+    if b.uuid_index.contains_key(uuid) {
+        return;
+    }
+    if let Some(&i) = b.uuid_index.get(p) {
+        b.uuid_index.insert(uuid.to_string(), i);
+    }
+}
+
+/// Before a user message that is no tool result: when its parent lies before messages
+/// already read, those messages are a branch it rewound past. `chained` says whether the
+/// file records a chain at all (a `null` parent then means the very first message).
+pub(crate) fn before_user_message(b: &mut Builder, chained: bool, parent: &Parent) {
+    let from = match parent {
+        Parent::Absent => return,
+        Parent::Line(p) => match b.uuid_index.get(p) {
+            Some(&i) => i + 1,
+            // A parent in another file (a resumed session) or not read: no rewind known.
+            None => return,
+        },
+        Parent::Root if chained => segment_start(b),
+        Parent::Root => return,
+    };
+    b.close_all();
+    let s = &mut b.session;
+    if from >= s.messages.len() {
+        return;
+    }
+    // Rewinding behind a compaction is not something the file lets us tell apart from a
+    // chain the compaction restarted: leave it as recorded.
+    if s.compactions.iter().any(|c| c.at >= from) {
+        return;
+    }
+    let mut marked = 0;
+    for info in &mut s.info[from..] {
+        if info.kind != MessageKind::CompactSummary {
+            info.kind = MessageKind::Abandoned;
+            marked += 1;
+        }
+    }
+    if marked > 0 {
+        s.meta.rewinds += 1;
+    }
+}
+
+/// Where the chain a `null` parent starts: after the last full compaction's summary.
+fn segment_start(b: &Builder) -> usize {
+    b.session
+        .compactions
+        .iter()
+        .filter(|c| c.kind == CompactionKind::Full)
+        .map(|c| c.summary_message.map_or(c.at, |i| i + 1))
+        .max()
+        .unwrap_or(0)
+}
