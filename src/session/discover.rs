@@ -3,7 +3,9 @@
 //! `~/.codex`) and any file or folder a person names. A listing entry costs one `stat` and
 //! a peek at the file's first lines, read by the session readers themselves, so its project
 //! and start are the ones `ctxlab inspect` gives; the counts a listing shows beside it come
-//! from `numbers::numbers_of_file`, filled in lazily. Files are only ever read.
+//! from `numbers::numbers_of_file`, filled in lazily. A `.jsonl` file that is no session
+//! is reported with the reason (`entry_or_reason`), never dropped in silence. Files are only
+//! ever read.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -124,7 +126,17 @@ pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionFile>, Vec<DiscoverE
     }
     files.sort();
     files.dedup();
-    let mut entries: Vec<SessionFile> = files.iter().filter_map(|f| entry_for(f)).collect();
+    let mut entries = Vec::with_capacity(files.len());
+    for f in files {
+        match entry_or_reason(&f) {
+            Ok(entry) => entries.push(entry),
+            // Named, never dropped in silence: a person looking for a session sees why.
+            Err(reason) => errors.push(DiscoverError {
+                path: f,
+                message: format!("skipped: {reason}"),
+            }),
+        }
+    }
     entries
         .sort_by(|a, b| (&a.project, &a.started, &a.path).cmp(&(&b.project, &b.started, &b.path)));
     (entries, errors)
@@ -190,36 +202,57 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, errors: &mut Vec<Disco
 
 /// The first bytes of a file, cut at the last whole line.
 fn peek(path: &Path) -> Option<String> {
-    let opened = super::open::open_regular(path).ok()?;
+    peek_or_reason(path).ok()
+}
+
+fn peek_or_reason(path: &Path) -> Result<String, String> {
+    let opened = super::open::open_regular(path).map_err(|e| e.to_string())?;
     let mut buf = Vec::with_capacity(16 * 1024);
     opened
         .file
         .take(PEEK_BYTES.min(opened.len as usize) as u64)
         .read_to_end(&mut buf)
-        .ok()?;
+        .map_err(|e| e.to_string())?;
     if buf.len() == PEEK_BYTES {
         let end = buf.iter().rposition(|&b| b == b'\n').unwrap_or(0);
         buf.truncate(end);
     }
-    Some(String::from_utf8_lossy(&buf).into_owned())
+    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// A listing entry for one file: None when it is not a session ctxlab reads.
 pub fn entry_for(path: &Path) -> Option<SessionFile> {
-    let meta = std::fs::metadata(path).ok()?;
-    let head = peek(path)?;
-    let mut format = None;
-    if head.trim_start().starts_with('[') {
-        format = Some(SessionFormat::MessageArray);
+    entry_or_reason(path).ok()
+}
+
+/// A listing entry for one file, or why it is none (what a listing says of it).
+pub fn entry_or_reason(path: &Path) -> Result<SessionFile, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    let head = peek_or_reason(path)?;
+    if head.trim().is_empty() {
+        return Err(if meta.len() == 0 {
+            "the file is empty".to_string()
+        } else if meta.len() <= PEEK_BYTES as u64 {
+            "not a session: only blank lines".to_string()
+        } else {
+            "not a session: no whole line in its first 256 KiB".to_string()
+        });
     }
-    if format.is_none() {
-        format = head
+    let format = if head.trim_start().starts_with('[') {
+        SessionFormat::MessageArray
+    } else {
+        let mut json_lines = head
             .lines()
             .filter(|l| !l.trim().is_empty())
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find_map(|v| format_of_line(&v));
-    }
-    let format = format?;
+            .peekable();
+        if json_lines.peek().is_none() {
+            return Err("not a session: no line of it is JSON".to_string());
+        }
+        json_lines
+            .find_map(|v| format_of_line(&v))
+            .ok_or_else(|| "not a session: no line is in a format ctxlab reads".to_string())?
+    };
     // The first lines read as a session: the same project and start as the whole file.
     let numbers = super::parse_session_text(&head)
         .map(|mut s| {
@@ -227,7 +260,7 @@ pub fn entry_for(path: &Path) -> Option<SessionFile> {
             SessionNumbers::of(&s)
         })
         .unwrap_or_default();
-    Some(SessionFile {
+    Ok(SessionFile {
         path: path.to_path_buf(),
         tool: format.tool(),
         format,

@@ -32,6 +32,7 @@ mod provider_scripted;
 mod provider_streams;
 mod request_kind;
 mod sessions_cli;
+mod sessions_listing;
 mod sessions_numbers;
 mod sessions_pairing;
 mod sessions_rewind;
