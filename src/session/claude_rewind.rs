@@ -72,6 +72,11 @@ pub(crate) fn before_user_message(b: &mut Builder, chained: bool, parent: &Paren
     if s.compactions.iter().any(|c| c.at >= from) {
         return;
     }
+    // A rewind goes back past an answer; a message hung on its call's tool use line while
+    // the result came in is no rewind.
+    if !s.messages[from..].iter().any(|m| m.role() == "assistant") {
+        return;
+    }
     let mut marked = 0;
     for info in &mut s.info[from..] {
         if info.kind != MessageKind::CompactSummary {

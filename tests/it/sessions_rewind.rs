@@ -173,6 +173,28 @@ fn a_file_without_a_chain_or_with_a_straight_one_has_no_rewind() {
         answer("a2", "u2", "d"),
     ]);
     assert_eq!(straight.replay_messages().len(), 4);
+    // A message hung on the tool use line after its result came in goes back past no
+    // answer: nothing is abandoned.
+    let queued = read(&[
+        typed("u1", None, "run it"),
+        line(
+            "assistant",
+            "a1",
+            Some("u1"),
+            json!({"message": {"id": "m1", "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]}}),
+        ),
+        line(
+            "user",
+            "r1",
+            Some("a1"),
+            json!({"message": {"role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}}),
+        ),
+        typed("u2", Some("a1"), "and then"),
+    ]);
+    assert_eq!(queued.replay_messages().len(), 4);
+    assert_eq!(queued.meta.rewinds, 0);
     // The repo's other Claude Code fixtures have no rewind.
     for name in [
         "claude_code.jsonl",
