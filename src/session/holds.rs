@@ -1,7 +1,7 @@
 //! What a file holds when it holds no conversation: the one sentence `ctxlab sessions`,
-//! `inspect`, `replay` and `export` all print for it ("3 summary lines and no conversation messages",
-//! "4 compactions and no conversation messages"), so a summary-only file is never called
-//! empty (docs/pipeline.md, "Reading sessions").
+//! `inspect`, `replay` and `export` all print for it ("3 summary lines and no conversation
+//! messages", "4 compactions and no conversation messages"), so a summary-only file is
+//! never called empty (docs/pipeline.md, "Reading sessions").
 
 use super::model::{MessageKind, Session};
 
