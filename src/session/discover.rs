@@ -231,7 +231,8 @@ pub fn entry_or_reason(path: &Path) -> Result<SessionFile, String> {
     let head = peek_or_reason(path)?;
     if head.trim().is_empty() {
         return Err(if meta.len() == 0 {
-            "the file is empty".to_string()
+            // The words every command gives for an empty file.
+            super::SessionError::Empty.to_string()
         } else if meta.len() <= PEEK_BYTES as u64 {
             "not a session: only blank lines".to_string()
         } else {

@@ -51,7 +51,7 @@ fn files_that_are_not_sessions_are_listed_as_skipped_with_the_reason() {
         );
         assert!(err.contains(&line), "{line:?} in {err}");
     };
-    said("empty.jsonl", "the file is empty");
+    said("empty.jsonl", "no messages (the file is empty)");
     said("notes.jsonl", "not a session: no line of it is JSON");
     said(
         "config.jsonl",
