@@ -70,7 +70,7 @@ fn open(d: &mut Driver, path: PathBuf) {
     let fx = d.app.open_session(path, None);
     assert_eq!(fx.len(), 2, "the head and the whole file: {fx:?}");
     settle(&mut d.app, fx);
-    assert!(d.app.loading.is_none(), "opened");
+    assert!(d.app.loading().is_none(), "opened");
 }
 
 fn select_compaction(d: &mut Driver, k: usize) {
@@ -226,10 +226,14 @@ fn a_replay_writes_only_into_its_scratch_store_and_closing_removes_it() {
     std::fs::copy(fixture("claude_code.jsonl"), &file).unwrap();
     let mut d = driver(dir.path());
     // Small thresholds: the pipeline persists results and compacts this short session.
-    d.app.config.persist_threshold = 20;
-    d.app.config.budget_chars = 50;
-    d.app.config.context_limit = 100;
-    let ws = d.app.workspace.clone();
+    let small = ctxlab::compact::PipelineConfig {
+        persist_threshold: 20,
+        budget_chars: 50,
+        context_limit: 100,
+        ..*d.app.config()
+    };
+    crate::support::set_config(&mut d.app, small);
+    let ws = d.app.workspace().to_path_buf();
     let (source_before, ws_before) = (listing(&source), listing(&ws));
     browse(&mut d, vec![source.clone()]);
     open(&mut d, file);
@@ -406,15 +410,15 @@ fn a_session_that_fails_after_its_first_lines_says_so_and_r_explains() {
     settle(&mut d.app, vec![Effect::Work(whole)]);
     let open = d.app.sessions().open().expect("the head stays on screen");
     assert!(open.load_error.is_some());
-    assert!(d.app.loading.is_none());
+    assert!(d.app.loading().is_none());
     let text = screen(&mut d.app, 120, 40);
     assert!(text.contains("first lines only"), "{text}");
     press(&mut d.app, KeyCode::Char('r'));
     let notice = d
         .app
-        .notice
+        .notice()
         .as_ref()
-        .map(|n| n.0.clone())
+        .map(|n| n.0.to_string())
         .unwrap_or_default();
     assert!(
         notice.contains("only the first lines could be read"),

@@ -161,7 +161,7 @@ impl App {
                 Some(info) => Arc::clone(info),
                 None => {
                     let info = MessageInfo::new(r.message.as_ref().clone());
-                    self.token_queue.push_back(Arc::clone(&info));
+                    self.tokens.queue(Arc::clone(&info));
                     info
                 }
             };

@@ -47,12 +47,12 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
     };
     render_recorded(app, f, left, open);
     if let (Some(r), Some(a)) = (&open.replay, right) {
-        super::session_replay::render(f, a, open, r, &app.theme);
+        super::session_replay::render(f, a, open, r, app.theme());
     }
 }
 
 fn render_recorded(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
-    let theme = &app.theme;
+    let theme = app.theme();
     let loading = match (&open.load_error, open.complete) {
         (Some(_), _) => " · first lines only: the rest could not be read",
         (None, true) => "",
@@ -71,7 +71,7 @@ fn render_recorded(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
         )),
         title_hint(app, "(o text, r replay, Esc close) ", ours),
     ]);
-    let block = pane_block(title, app.focus == Pane::Transcripts, theme);
+    let block = pane_block(title, app.focus() == Pane::Transcripts, theme);
     let inner = block.inner(area);
     f.render_widget(block, area);
     let height = inner.height as usize;
