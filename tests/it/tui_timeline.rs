@@ -301,9 +301,9 @@ fn each_result_of_the_big_batch_names_its_own_fate() {
     let mut a = tour_app();
     let step = a
         .timeline()
-        .steps
-        .iter()
-        .position(|s| s.report.stage == Stage::ToolResultBudget && s.report.changed)
+        .steps_by_id()
+        .find(|(_, s)| s.report.stage == Stage::ToolResultBudget && s.report.changed)
+        .map(|(id, _)| id)
         .unwrap();
     let seq = a.event_for_step(step).unwrap();
     let pos = a

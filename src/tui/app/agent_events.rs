@@ -11,10 +11,8 @@ use crate::agent::{SummarySizes, answer_cut_text};
 impl App {
     pub(super) fn on_agent(&mut self, ev: AgentEvent) -> Vec<Effect> {
         let mut effects = Vec::new();
-        let steps_before = self.timeline.steps.len();
-        self.timeline.on_event(&ev);
-        // The step this event added to the timeline, if it added one.
-        let new_step = (self.timeline.steps.len() > steps_before).then_some(steps_before);
+        // The step this event became in the timeline, if it became one.
+        let new_step = self.timeline.on_event(&ev);
         match ev {
             AgentEvent::Ready {
                 provider,

@@ -6,6 +6,7 @@ use super::tokens::Batch;
 use super::{App, Effect, EventKind, StageDiff};
 use crate::compact::StageReport;
 use crate::message::Message;
+use crate::tui::event_rows::DiffId;
 
 impl App {
     pub(super) fn append(&mut self, message: Message) {
@@ -15,14 +16,14 @@ impl App {
         self.fix_scroll();
     }
 
-    /// Replaces the mirror (see `ConversationState::replace`); returns the index of the
-    /// diff kept for the change.
+    /// Replaces the mirror (see `ConversationState::replace`); returns the id of the diff
+    /// kept for the change.
     pub(super) fn replace_history(
         &mut self,
         new: &[Message],
         report: Option<&StageReport>,
         title: String,
-    ) -> usize {
+    ) -> DiffId {
         let r = self.conversation.replace(new, report, &mut self.tokens);
         let diff = self.events.push_diff(StageDiff {
             title,

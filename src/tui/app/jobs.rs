@@ -179,7 +179,7 @@ impl App {
                 .sessions
                 .open()
                 .iter()
-                .map(|o| o.path.clone())
+                .map(|o| o.path().to_path_buf())
                 .collect(),
         })
     }

@@ -11,14 +11,16 @@
 //! (times come in messages or from the tick counter) and never draws.
 //!
 //! Panes own their state, private fields behind methods, and `App` routes messages to
-//! them: `events` (`EventsState`: rows, filter, selection, diffs), `outputs`
-//! (`OutputsState`), `transcripts` (`TranscriptsState`), `sessions` (`SessionsState`),
-//! `timeline` (`TimelineView`, over the `Timeline` fold `App` keeps), `compare`
-//! (`CompareView`), `viewer` (`Viewer`), `input` (`InputState`) and `step` (`StepState`).
-//! The conversation's state (mirror, selections, token totals) is still `App`'s own fields.
+//! them: `conversation` (`ConversationState`: the mirror, the full session, selections,
+//! streaming text, totals, usage), `tokens` (`TokenCounter`), `events` (`EventsState`:
+//! rows, filter, selection, diffs), `outputs` (`OutputsState`), `transcripts`
+//! (`TranscriptsState`), `sessions` (`SessionsState`), `timeline` (`TimelineView`, over the
+//! `Timeline` fold `App` keeps), `compare` (`CompareView`), `viewer` (`Viewer`), `input`
+//! (`InputState`) and `step` (`StepState`). Every field of `App` is private; the panes
+//! read through methods. A new view adds one field and its messages.
 //!
 //! One concern per file: `state` (the data types), `list` (selection and scrolling),
-//! `history` (the mirror), `agent_events`, `navigation` (keys outside the input), `pane_actions`
+//! `history` (routing the agent's history to the conversation), `agent_events`, `navigation` (keys outside the input), `pane_actions`
 //! (conversation, events, outputs actions), `transcripts`, `sessions` (the sessions
 //! browser and an opened session), `jobs` (asking for work and
 //! taking its results), `overlays`, `input` (input box and slash commands), `mouse`,
@@ -61,7 +63,7 @@ use super::theme::Theme;
 use super::work::{Done, JobId, Work};
 use crate::agent::events::{AgentEvent, UserCommand};
 use crate::compact::PipelineConfig;
-use crate::timeline::{Source, Timeline};
+use crate::timeline::{Source, StepId, Timeline};
 
 pub use super::work::{OutputFile, TranscriptFile};
 pub use compare::{CompareView, default_strategies, parse_strategies};
@@ -346,7 +348,7 @@ impl App {
     }
 
     /// The `EventRow::seq` of the stage event that became timeline step `step`.
-    pub fn event_for_step(&self, step: usize) -> Option<usize> {
+    pub fn event_for_step(&self, step: StepId) -> Option<usize> {
         self.events.rows().iter().find_map(|e| match e.kind {
             EventKind::Stage { step: Some(s), .. } if s == step => Some(e.seq),
             _ => None,
@@ -368,7 +370,8 @@ impl App {
         self.events.rows()
     }
 
-    /// The before/after lists behind the events' `Δ` (`EventKind::diff` indexes them).
+    /// The before/after lists behind the events' `Δ`, oldest first (`EventKind::diff`
+    /// names one).
     pub fn diffs(&self) -> &[StageDiff] {
         self.events.diffs()
     }

@@ -151,7 +151,7 @@ impl App {
                 if step.is_some_and(|s| self.open_step_diff(s)) {
                     return;
                 }
-                match diff.and_then(|d| self.events.diffs().get(d)) {
+                match diff.and_then(|d| self.events.diff(d)) {
                     Some(d) => {
                         let view =
                             DiffView::new(d.title.clone(), None, diff_rows(&d.before, &d.after));
@@ -264,9 +264,9 @@ impl App {
         }
         let step = self
             .timeline
-            .steps
-            .iter()
-            .position(|s| s.report.files_written.iter().any(|f| f.path == relative));
+            .steps_by_id()
+            .find(|(_, s)| s.report.files_written.iter().any(|f| f.path == relative))
+            .map(|(id, _)| id);
         let event = step.and_then(|step| self.event_for_step(step));
         let row = event.and_then(|seq| {
             self.visible_events()

@@ -112,7 +112,7 @@ fn name_width(width: usize) -> usize {
 }
 
 fn session_text(item: &SessionItem, width: usize) -> String {
-    let e = &item.entry;
+    let e = &item.entry();
     let started = e
         .started
         .as_deref()
@@ -124,7 +124,7 @@ fn session_text(item: &SessionItem, width: usize) -> String {
                 .replace('T', " ")
         })
         .unwrap_or_else(|| "?".into());
-    let (calls, comp, peak) = match &item.stats {
+    let (calls, comp, peak) = match &item.stats() {
         None => ("…".to_string(), "…".to_string(), "…".to_string()),
         Some(Err(_)) => ("!".to_string(), "!".to_string(), "unreadable".to_string()),
         Some(Ok(q)) => (
