@@ -46,7 +46,7 @@ fn opening_a_transcript_returns_a_load_effect_and_reads_nothing() {
         panic!("expected one LoadTranscript, got {fx:?}");
     };
     assert_eq!((r, relative.as_str()), (&root, rel));
-    let loading = a.loading().clone().expect("the app shows it is loading");
+    let loading = a.loading().cloned().expect("the app shows it is loading");
     assert_eq!(loading.id, *id);
     assert_eq!(
         loading.what,
