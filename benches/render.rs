@@ -46,7 +46,17 @@ fn bench(c: &mut Criterion) {
         crossterm::event::KeyCode::Esc,
         crossterm::event::KeyModifiers::NONE,
     )));
-    app.conv.selected = MESSAGES / 2;
+    // Home, then down to the middle, as a reader would (App's fields are its own).
+    let press = |app: &mut App, code| {
+        app.update(Msg::Key(crossterm::event::KeyEvent::new(
+            code,
+            crossterm::event::KeyModifiers::NONE,
+        )))
+    };
+    press(&mut app, crossterm::event::KeyCode::Home);
+    for _ in 0..MESSAGES / 2 {
+        press(&mut app, crossterm::event::KeyCode::Down);
+    }
     app.update(Msg::Key(crossterm::event::KeyEvent::new(
         crossterm::event::KeyCode::Enter,
         crossterm::event::KeyModifiers::NONE,

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::lineage::{RowEffect, RowFrom};
-use super::{Timeline, Touch};
+use super::{StepId, Timeline, Touch};
 use crate::message::Message;
 
 /// What happened to one row.
@@ -211,8 +211,8 @@ impl Timeline {
     }
 
     /// The history before stage step `step` against after it; empty when it changed nothing.
-    pub fn step_diff(&self, step: usize) -> Vec<DiffRow> {
-        let Some(s) = self.steps.get(step) else {
+    pub fn step_diff(&self, step: StepId) -> Vec<DiffRow> {
+        let Some(s) = self.step(step) else {
             return Vec::new();
         };
         let Some(change) = &s.change else {
@@ -296,8 +296,8 @@ impl Timeline {
     /// far`. The marker's own number counts only this cut, earlier markers included (the
     /// lesson's text, kept), so a second snip's `[snipped 3 messages]` can stand for
     /// eleven messages in all; this sentence says so.
-    pub fn snip_note(&self, step: usize) -> Option<String> {
-        let s = self.steps.get(step)?;
+    pub fn snip_note(&self, step: StepId) -> Option<String> {
+        let s = self.step(step)?;
         let change = s.change.as_ref()?;
         let removed = s.report.changes.iter().find_map(|c| match c {
             crate::compact::Change::Snipped { removed, .. } => Some(*removed),

@@ -2,7 +2,7 @@
 //! replay of a recorded session through the one replay loop (`from_replay`). Both feed the
 //! same builder methods, so a live session and a replayed one give the same kind of model.
 
-use super::{Source, Timeline};
+use super::{Source, StepId, Timeline};
 use crate::agent::events::AgentEvent;
 use crate::message::Message;
 use crate::pipeline_replay::{ReplayOptions, ReplayStep, ReplayTotals, replay_steps};
@@ -10,7 +10,8 @@ use crate::store::{Store, StoreError};
 
 impl Timeline {
     /// Takes one agent event; events that say nothing about the history are ignored.
-    pub fn on_event(&mut self, event: &AgentEvent) {
+    /// Returns the id of the step a stage's event became (None for any other event).
+    pub fn on_event(&mut self, event: &AgentEvent) -> Option<StepId> {
         match event {
             AgentEvent::Ready { config, .. } | AgentEvent::ConfigChanged { config } => {
                 self.context_limit = config.context_limit;
@@ -18,7 +19,7 @@ impl Timeline {
             }
             AgentEvent::MessageAppended { message } => self.appended(message.clone()),
             AgentEvent::StageRan { report, history } => {
-                self.stage_ran(report.clone(), history.as_deref().map(Vec::as_slice))
+                return Some(self.stage_ran(report.clone(), history.as_deref().map(Vec::as_slice)));
             }
             AgentEvent::HistoryReplaced { history, .. } => self.history_replaced(history),
             AgentEvent::RequestSent {
@@ -36,6 +37,7 @@ impl Timeline {
             AgentEvent::PromptTooLong { .. } => self.refused(),
             _ => {}
         }
+        None
     }
 
     /// Replays `session` (a recorded conversation) through the pipeline with `options`
@@ -57,10 +59,65 @@ impl Timeline {
         let totals = replay_steps(session, store, options, |step| match step {
             ReplayStep::Appended(m) => timeline.appended(m.clone()),
             ReplayStep::Stage { report, history } => {
-                timeline.stage_ran(report.clone(), report.changed.then_some(history))
+                timeline.stage_ran(report.clone(), report.changed.then_some(history));
             }
             ReplayStep::Call { .. } => timeline.request_sent(None, false),
         })?;
         Ok((timeline, totals))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::{Stage, StageReport};
+
+    fn stage(stage: Stage, size: usize) -> AgentEvent {
+        AgentEvent::StageRan {
+            report: StageReport::unchanged(stage, size, 1),
+            history: None,
+        }
+    }
+
+    /// Each stage's event gets the id of its own step back, whatever the events between
+    /// them (a summary call, usage, appends) did or did not add: a consumer keys its rows
+    /// by that id instead of counting steps before and after.
+    #[test]
+    fn a_stage_event_names_its_own_step() {
+        let mut t = Timeline::new(Source::Live, 1_000);
+        let ignored = [
+            AgentEvent::MessageAppended {
+                message: Message::user_text("hello"),
+            },
+            AgentEvent::RequestSent {
+                estimate_chars: 10,
+                messages: 1,
+                summary: true,
+                request: None,
+                body: None,
+            },
+            AgentEvent::Usage {
+                input_tokens: Some(5),
+                output_tokens: None,
+                cached_input_tokens: None,
+            },
+        ];
+        for ev in &ignored {
+            assert_eq!(t.on_event(ev), None, "{ev:?} adds no step");
+        }
+        let first = t.on_event(&stage(Stage::MicroCompact, 111));
+        for ev in &ignored {
+            assert_eq!(t.on_event(ev), None);
+        }
+        let second = t.on_event(&stage(Stage::CompactHistory, 222));
+        let (Some(first), Some(second)) = (first, second) else {
+            panic!("both stages became steps: {first:?} {second:?}");
+        };
+        assert_ne!(first, second);
+        let report = |id| t.step(id).map(|s| (s.report.stage, s.report.size_before));
+        assert_eq!(report(first), Some((Stage::MicroCompact, 111)));
+        assert_eq!(report(second), Some((Stage::CompactHistory, 222)));
+        let ids: Vec<StepId> = t.steps_by_id().map(|(id, _)| id).collect();
+        assert_eq!(ids, vec![first, second]);
     }
 }

@@ -173,7 +173,7 @@ fn step_line(st: &StageStep, index: usize) -> String {
 fn stage_events(s: &mut String, t: &Timeline) {
     s.push_str("<h2 id=\"stages\">Stage events</h2>\n");
     let mut any = false;
-    for (i, st) in t.steps.iter().enumerate() {
+    for (i, st) in t.steps_by_id() {
         if !st.report.changed {
             continue;
         }

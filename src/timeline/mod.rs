@@ -43,13 +43,25 @@ pub enum Source {
     Replay { name: String },
 }
 
+/// A stage step's id. Steps only ever join `Timeline::steps`, so an id names the same step
+/// for the timeline's whole life; `Timeline::on_event` hands it out when it adds the step,
+/// and everything tied to a step (an events row, a row's touch) keeps the id, not a count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StepId(usize);
+
+impl std::fmt::Display for StepId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
 /// One stage's effect on one row, with where and when it happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Touch {
     /// The model call the stage ran before (1-based).
     pub call: usize,
-    /// Index into `Timeline::steps`; None for a replacement outside a stage.
-    pub step: Option<usize>,
+    /// The stage step; None for a replacement outside a stage.
+    pub step: Option<StepId>,
     pub stage: Option<Stage>,
     pub effect: RowEffect,
 }
@@ -310,8 +322,19 @@ impl Timeline {
         });
     }
 
-    /// A stage ran; `after` is the history after it when it changed something.
-    pub fn stage_ran(&mut self, report: StageReport, after: Option<&[Message]>) {
+    /// The step `id` names.
+    pub fn step(&self, id: StepId) -> Option<&StageStep> {
+        self.steps.get(id.0)
+    }
+
+    /// Every step with its id, oldest first.
+    pub fn steps_by_id(&self) -> impl Iterator<Item = (StepId, &StageStep)> {
+        self.steps.iter().enumerate().map(|(i, s)| (StepId(i), s))
+    }
+
+    /// A stage ran; `after` is the history after it when it changed something. Returns
+    /// the id of the step it became.
+    pub fn stage_ran(&mut self, report: StageReport, after: Option<&[Message]>) -> StepId {
         // Measured like `size_after` (chars of Python `str()`), not in the report's unit
         // (s06 reports tokens, s08-latest JSON chars), so before and sent compare.
         if self.started.is_none() {
@@ -323,14 +346,14 @@ impl Timeline {
         {
             c.outcome = CallOutcome::PromptTooLong;
         }
-        let index = self.steps.len();
+        let id = StepId(self.steps.len());
         let call = self.next_call();
         let change = match after {
             Some(after) if report.changed => {
                 let map = lineage::row_map(&report)
                     .filter(|m| m.len() == after.len())
                     .unwrap_or_else(|| text_map(&self.rows, after));
-                Some(self.apply(&map, after, Some((index, &report))))
+                Some(self.apply(&map, after, Some((id, &report))))
             }
             _ => None,
         };
@@ -339,6 +362,7 @@ impl Timeline {
             report,
             change,
         });
+        id
     }
 
     /// The history was replaced wholesale; nothing changes when it equals the current one
@@ -452,7 +476,7 @@ impl Timeline {
         &mut self,
         map: &[RowFrom],
         after: &[Message],
-        stage: Option<(usize, &StageReport)>,
+        stage: Option<(StepId, &StageReport)>,
     ) -> StepChange {
         let call = self.next_call();
         let touch = |effect: RowEffect| Touch {

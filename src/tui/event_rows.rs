@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::agent::events::ErrorKind;
 use crate::compact::{Stage, StageReport};
+use crate::timeline::StepId;
 use crate::util::{group_digits, plural};
 
 /// One row of the events pane.
@@ -17,22 +18,36 @@ pub struct EventRow {
     pub kind: EventKind,
 }
 
+/// A change's before/after lists in the events pane (`EventsState::diff`), named when
+/// they were kept: rows refer to them by id, not by where they sit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiffId(usize);
+
+impl DiffId {
+    pub(in crate::tui) fn new(index: usize) -> DiffId {
+        DiffId(index)
+    }
+
+    pub(in crate::tui) fn index(self) -> usize {
+        self.0
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum EventKind {
     Stage {
         report: StageReport,
-        /// Index into `App::diffs` when the stage changed the history.
-        diff: Option<usize>,
-        /// The timeline step this stage became: its index in `Timeline::steps` (which only
-        /// grows), taken when the timeline added it, so no event relies on being the newest.
-        step: Option<usize>,
+        /// The before/after lists kept when the stage changed the history.
+        diff: Option<DiffId>,
+        /// The timeline step this stage became, as `Timeline::on_event` named it.
+        step: Option<StepId>,
     },
     /// The history was replaced outside a stage (e.g. cancel repair).
     Replaced {
         size_before: usize,
         size_after: usize,
         messages: usize,
-        diff: usize,
+        diff: DiffId,
     },
     Retry {
         attempt: u32,
@@ -80,7 +95,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub fn diff(&self) -> Option<usize> {
+    pub fn diff(&self) -> Option<DiffId> {
         match self {
             EventKind::Stage { diff, .. } => *diff,
             EventKind::Replaced { diff, .. } => Some(*diff),

@@ -267,9 +267,9 @@ fn compare_selection_moves_across_calls_and_pieces() {
     assert_eq!((v.call(), v.piece()), (1, piece_of(v, "a")));
     // `?` opens the help over the view; Esc closes the help, then the view.
     a.update(key(KeyCode::Char('?')));
-    assert!(matches!(a.overlay, Some(Overlay::Help { .. })));
+    assert!(matches!(a.overlay(), Some(Overlay::Help { .. })));
     a.update(key(KeyCode::Esc));
-    assert!(a.overlay.is_none() && a.compare().is_some());
+    assert!(a.overlay().is_none() && a.compare().is_some());
     a.update(key(KeyCode::Char('q')));
     assert!(a.compare().is_none(), "q closes the view, it does not quit");
 }

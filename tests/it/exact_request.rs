@@ -144,7 +144,7 @@ async fn one_turn(wire: Wire) -> (Vec<AgentEvent>, Vec<Vec<u8>>) {
 }
 
 fn viewer(a: &App) -> (String, String) {
-    match &a.overlay {
+    match a.overlay() {
         Some(Overlay::Viewer(v)) => (v.title().to_string(), v.lines().join("\n")),
         _ => panic!("no viewer open"),
     }

@@ -118,7 +118,7 @@ fn every_change_between_calls_names_its_stage() {
     let t = tour_timeline();
     check_diffs_rebuild_requests(&t);
     // A snip: the removed rows are exactly as many as the report says, all by snip.
-    for (i, step) in t.steps.iter().enumerate() {
+    for (i, step) in t.steps_by_id() {
         let Some(Change::Snipped { removed, .. }) = step.report.changes.first() else {
             continue;
         };

@@ -27,18 +27,19 @@ fn the_full_session_shows_the_compacted_summary_the_model_sees() {
     let mut d = session(dir.path(), true);
     let summary = d
         .app
-        .history
+        .conversation()
+        .history()
         .iter()
         .find(|r| {
-            r.info
+            r.info()
                 .message
                 .text()
                 .is_some_and(|t| t.contains("[Compacted"))
         })
-        .map(|r| r.info.message.clone())
+        .map(|r| r.info().message.clone())
         .expect("the fake session compacts once");
-    let in_session: Vec<usize> = (0..d.app.session.len())
-        .filter(|&i| d.app.session[i].info.message == summary)
+    let in_session: Vec<usize> = (0..d.app.conversation().session().len())
+        .filter(|&i| d.app.conversation().session()[i].info().message == summary)
         .collect();
     assert_eq!(
         in_session.len(),
@@ -46,16 +47,19 @@ fn the_full_session_shows_the_compacted_summary_the_model_sees() {
         "the summary is not in the full session"
     );
     let at = in_session[0];
-    assert!(d.app.session[at].live, "the model still sees the summary");
+    assert!(
+        d.app.conversation().session()[at].live(),
+        "the model still sees the summary"
+    );
     // It comes after the messages it replaced, which are dimmed with where they went;
     // every row gone later still says where it went (the rows' fates are not shifted).
-    let gone: Vec<usize> = (0..d.app.session.len())
-        .filter(|&i| !d.app.session[i].live)
+    let gone: Vec<usize> = (0..d.app.conversation().session().len())
+        .filter(|&i| !d.app.conversation().session()[i].live())
         .collect();
     assert!(gone.iter().any(|&i| i < at), "{gone:?} vs {at}");
     d.app.update(key(KeyCode::Esc));
     d.app.update(key(KeyCode::Char('v')));
-    assert_eq!(d.app.conv_view, ConvView::Session);
+    assert_eq!(d.app.conversation().view(), ConvView::Session);
     for &i in &gone {
         let note = d.app.conv_row(i).unwrap().note;
         assert!(

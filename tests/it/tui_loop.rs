@@ -111,8 +111,8 @@ async fn a_50_mb_transcript_loads_while_keys_are_answered() {
     let draw = move |app: &App| -> io::Result<()> {
         term.draw(|f| render(app, f)).unwrap();
         let screen = buffer_text(term.backend().buffer());
-        let help = matches!(app.overlay, Some(Overlay::Help { .. }));
-        let loading = app.loading.is_some();
+        let help = matches!(app.overlay(), Some(Overlay::Help { .. }));
+        let loading = app.loading().is_some();
         if loading && screen.contains("loading transcript_1700000000.jsonl") {
             *shot.lock().unwrap() = screen.clone();
             if help && screen.contains("Keys") {
@@ -157,5 +157,5 @@ async fn a_50_mb_transcript_loads_while_keys_are_answered() {
     let t = app.transcripts().open().expect("the transcript is open");
     assert_eq!(t.rows().len(), messages);
     assert_eq!(t.bad_lines(), 0);
-    assert!(app.loading.is_none());
+    assert!(app.loading().is_none());
 }

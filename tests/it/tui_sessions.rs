@@ -70,13 +70,13 @@ fn open(d: &mut Driver, path: PathBuf) {
     let fx = d.app.open_session(path, None);
     assert_eq!(fx.len(), 2, "the head and the whole file: {fx:?}");
     settle(&mut d.app, fx);
-    assert!(d.app.loading.is_none(), "opened");
+    assert!(d.app.loading().is_none(), "opened");
 }
 
 fn select_compaction(d: &mut Driver, k: usize) {
     let open = d.app.sessions().open().unwrap();
     let row = open
-        .rows
+        .rows()
         .iter()
         .position(|r| *r == ViewRow::Compaction(k))
         .expect("a compaction row");
@@ -84,7 +84,7 @@ fn select_compaction(d: &mut Driver, k: usize) {
     for _ in 0..row {
         press(&mut d.app, KeyCode::Char('j'));
     }
-    assert_eq!(d.app.sessions().open().unwrap().list.selected, row);
+    assert_eq!(d.app.sessions().open().unwrap().list().selected, row);
 }
 
 #[test]
@@ -110,20 +110,22 @@ fn the_browser_lists_sessions_by_project_with_counts_and_an_error_row() {
     // Every session got its counts from the background jobs.
     for r in rows {
         if let BrowserRow::Session(s) = r {
-            let stats = s.stats.as_ref().expect("counted").as_ref().unwrap();
+            let stats = s.stats().as_ref().expect("counted").as_ref().unwrap();
             assert!(stats.calls > 0, "{s:?}");
         }
     }
     let codex_row = rows
         .iter()
         .find_map(|r| match r {
-            BrowserRow::Session(s) if s.entry.path.to_string_lossy().contains("rollout") => Some(s),
+            BrowserRow::Session(s) if s.entry().path.to_string_lossy().contains("rollout") => {
+                Some(s)
+            }
             _ => None,
         })
         .unwrap();
     assert_eq!(
         codex_row
-            .stats
+            .stats()
             .as_ref()
             .unwrap()
             .as_ref()
@@ -163,11 +165,11 @@ fn an_opened_claude_session_shows_its_compaction_usage_and_curve() {
     browse(&mut d, vec![fixture("claude_code.jsonl")]);
     open(&mut d, fixture("claude_code.jsonl"));
     let open_view = d.app.sessions().open().unwrap();
-    assert!(open_view.complete);
-    assert!(!open_view.compactions.is_empty());
+    assert!(open_view.complete());
+    assert!(!open_view.compactions().is_empty());
     assert!(
         open_view
-            .rows
+            .rows()
             .iter()
             .any(|r| matches!(r, ViewRow::Message { dimmed: true, .. })),
         "what came before the compaction is dimmed, not gone"
@@ -191,7 +193,7 @@ fn an_opened_codex_session_says_its_summary_is_encrypted() {
     let mut d = driver(dir.path());
     browse(&mut d, vec![fixture("codex_rollout.jsonl")]);
     open(&mut d, fixture("codex_rollout.jsonl"));
-    let n = d.app.sessions().open().unwrap().compactions.len();
+    let n = d.app.sessions().open().unwrap().compactions().len();
     assert_eq!(n, 2);
     select_compaction(&mut d, 1);
     let text = screen(&mut d.app, 120, 40);
@@ -226,21 +228,29 @@ fn a_replay_writes_only_into_its_scratch_store_and_closing_removes_it() {
     std::fs::copy(fixture("claude_code.jsonl"), &file).unwrap();
     let mut d = driver(dir.path());
     // Small thresholds: the pipeline persists results and compacts this short session.
-    d.app.config.persist_threshold = 20;
-    d.app.config.budget_chars = 50;
-    d.app.config.context_limit = 100;
-    let ws = d.app.workspace.clone();
+    let small = ctxlab::compact::PipelineConfig {
+        persist_threshold: 20,
+        budget_chars: 50,
+        context_limit: 100,
+        ..*d.app.config()
+    };
+    crate::support::set_config(&mut d.app, small);
+    let ws = d.app.workspace().to_path_buf();
     let (source_before, ws_before) = (listing(&source), listing(&ws));
     browse(&mut d, vec![source.clone()]);
     open(&mut d, file);
     press(&mut d.app, KeyCode::Char('r'));
     let open_view = d.app.sessions().open().unwrap();
-    let replay = open_view.replay.as_ref().expect("replayed");
-    assert!(replay.replay.error.is_none(), "{:?}", replay.replay.error);
-    let scratch = open_view.scratch.clone().unwrap();
+    let replay = open_view.replay().expect("replayed");
+    assert!(
+        replay.replay().error.is_none(),
+        "{:?}",
+        replay.replay().error
+    );
+    let scratch = open_view.scratch().unwrap().to_path_buf();
     assert!(scratch.starts_with(dir.path().join("data/scratch")));
     assert!(
-        !replay.persisted.is_empty() || !replay.transcripts.is_empty(),
+        !replay.persisted().is_empty() || !replay.transcripts().is_empty(),
         "the pipeline wrote something, into the scratch store"
     );
     assert!(scratch.is_dir());
@@ -360,7 +370,7 @@ fn start_clears_stale_scratch_lists_and_opens_the_file_given() {
     settle(&mut d.app, fx);
     assert!(!stale.exists(), "a dead process's scratch store is removed");
     assert_eq!(
-        d.app.sessions().open().map(|o| o.label.as_str()),
+        d.app.sessions().open().map(|o| o.label()),
         Some("codex_rollout.jsonl")
     );
 }
@@ -401,20 +411,20 @@ fn a_session_that_fails_after_its_first_lines_says_so_and_r_explains() {
         panic!("two jobs: the head and the whole file");
     };
     settle(&mut d.app, vec![Effect::Work(head)]);
-    assert!(!d.app.sessions().open().unwrap().complete, "the head");
+    assert!(!d.app.sessions().open().unwrap().complete(), "the head");
     std::fs::remove_file(&path).unwrap();
     settle(&mut d.app, vec![Effect::Work(whole)]);
     let open = d.app.sessions().open().expect("the head stays on screen");
-    assert!(open.load_error.is_some());
-    assert!(d.app.loading.is_none());
+    assert!(open.load_error().is_some());
+    assert!(d.app.loading().is_none());
     let text = screen(&mut d.app, 120, 40);
     assert!(text.contains("first lines only"), "{text}");
     press(&mut d.app, KeyCode::Char('r'));
     let notice = d
         .app
-        .notice
+        .notice()
         .as_ref()
-        .map(|n| n.0.clone())
+        .map(|n| n.0.to_string())
         .unwrap_or_default();
     assert!(
         notice.contains("only the first lines could be read"),

@@ -115,9 +115,10 @@ fn diff_view() {
 fn write_outputs(d: &mut Driver, dir: &Path) -> String {
     let path = d
         .app
-        .history
+        .conversation()
+        .history()
         .iter()
-        .find_map(|r| r.info.persisted_paths.first().cloned())
+        .find_map(|r| r.info().persisted_paths.first().cloned())
         .unwrap();
     let full = dir.join(&path);
     std::fs::create_dir_all(full.parent().unwrap()).unwrap();
@@ -164,7 +165,7 @@ fn outputs_browser_and_viewer_search() {
     d.app.update(key(KeyCode::Esc));
     // `m` jumps to the conversation row holding the marker.
     d.app.update(key(KeyCode::Char('m')));
-    assert_eq!(d.app.focus, ctxlab::tui::app::Pane::Conversation);
+    assert_eq!(d.app.focus(), ctxlab::tui::app::Pane::Conversation);
     snap_all("outputs_jump", &mut d, dir.path());
 }
 

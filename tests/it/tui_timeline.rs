@@ -54,14 +54,14 @@ fn snap_all(name: &str, a: &mut App) {
 }
 
 fn diff(a: &App) -> &DiffView {
-    match &a.overlay {
+    match a.overlay() {
         Some(Overlay::Diff(d)) => d,
         other => panic!("no diff open: {}", other.is_some()),
     }
 }
 
 fn viewer_text(a: &App) -> String {
-    match &a.overlay {
+    match a.overlay() {
         Some(Overlay::Viewer(v)) => v.lines().join("\n"),
         _ => panic!("no viewer open"),
     }
@@ -87,9 +87,14 @@ fn call_of(a: &App, stage: Stage) -> usize {
 #[test]
 fn t_opens_the_timeline_and_the_conversation_rewinds_to_the_selected_call() {
     let mut a = tour_app();
-    let live: Vec<Message> = a.history.iter().map(|r| r.info.message.clone()).collect();
+    let live: Vec<Message> = a
+        .conversation()
+        .history()
+        .iter()
+        .map(|r| r.info().message.clone())
+        .collect();
     a.update(key(KeyCode::Char('t')));
-    assert_eq!(a.focus, Pane::Timeline);
+    assert_eq!(a.focus(), Pane::Timeline);
     let v = a.timeline_view().unwrap();
     assert_eq!(
         v.selected() + 1,
@@ -111,14 +116,14 @@ fn t_opens_the_timeline_and_the_conversation_rewinds_to_the_selected_call() {
     // Esc leaves the timeline: the conversation is live again.
     a.update(key(KeyCode::Esc));
     assert!(a.timeline_view().is_none());
-    assert_eq!(a.focus, Pane::Conversation);
+    assert_eq!(a.focus(), Pane::Conversation);
     let now: Vec<&Message> = (0..a.conv_len())
         .map(|i| &a.conv_row(i).unwrap().info.message)
         .collect();
     assert_eq!(now, live.iter().collect::<Vec<_>>());
     // 6 opens it too; t from the timeline closes it.
     a.update(key(KeyCode::Char('6')));
-    assert_eq!(a.focus, Pane::Timeline);
+    assert_eq!(a.focus(), Pane::Timeline);
     a.update(key(KeyCode::Char('t')));
     assert!(a.timeline_view().is_none());
 }
@@ -232,7 +237,7 @@ fn the_diff_folds_jumps_between_changes_and_opens_before_and_after() {
     );
     assert!(text.contains("[Earlier tool result compacted. Re-run if needed.]"));
     a.update(key(KeyCode::Esc));
-    assert!(matches!(a.overlay, Some(Overlay::Diff(_))));
+    assert!(matches!(a.overlay(), Some(Overlay::Diff(_))));
     // Enter on a fold opens it.
     let fold_at = diff(&a)
         .items
@@ -250,7 +255,7 @@ fn the_diff_folds_jumps_between_changes_and_opens_before_and_after() {
     a.update(key(KeyCode::Enter));
     assert_eq!(diff(&a).items.len(), before + count - 1);
     a.update(key(KeyCode::Esc));
-    assert!(a.overlay.is_none());
+    assert!(a.overlay().is_none());
 }
 
 #[test]
@@ -296,9 +301,9 @@ fn each_result_of_the_big_batch_names_its_own_fate() {
     let mut a = tour_app();
     let step = a
         .timeline()
-        .steps
-        .iter()
-        .position(|s| s.report.stage == Stage::ToolResultBudget && s.report.changed)
+        .steps_by_id()
+        .find(|(_, s)| s.report.stage == Stage::ToolResultBudget && s.report.changed)
+        .map(|(id, _)| id)
         .unwrap();
     let seq = a.event_for_step(step).unwrap();
     let pos = a
@@ -335,7 +340,7 @@ fn the_full_session_says_where_each_message_went_and_d_opens_that_diff() {
     let mut a = tour_app();
     a.update(key(KeyCode::Char('1')));
     a.update(key(KeyCode::Char('v')));
-    assert_eq!(a.conv_view, ConvView::Session);
+    assert_eq!(a.conversation().view(), ConvView::Session);
     let snipped = a
         .timeline()
         .session
@@ -360,7 +365,7 @@ fn the_full_session_says_where_each_message_went_and_d_opens_that_diff() {
     a.update(key(KeyCode::Char('d')));
     let d = diff(&a);
     assert!(d.title.contains("snip_compact"), "{}", d.title);
-    let message = &a.session[snipped].info.message;
+    let message = &a.conversation().session()[snipped].info().message;
     assert!(
         d.lines.iter().any(|l| l.op == DiffOp::Removed
             && l.old.as_ref().is_some_and(|c| c.info.message == *message)),
@@ -368,11 +373,11 @@ fn the_full_session_says_where_each_message_went_and_d_opens_that_diff() {
     );
     a.update(key(KeyCode::Esc));
     // A summarized message says summary; a persisted one its file.
-    assert!((0..a.session.len()).any(|i| {
+    assert!((0..a.conversation().session().len()).any(|i| {
         a.fate_note(i)
             .is_some_and(|n| n.contains("compact_history → summary"))
     }));
-    assert!((0..a.session.len()).any(|i| {
+    assert!((0..a.conversation().session().len()).any(|i| {
         a.fate_note(i)
             .is_some_and(|n| n.contains(&format!("budget → {PERSISTED}")))
     }));
@@ -382,16 +387,19 @@ fn the_full_session_says_where_each_message_went_and_d_opens_that_diff() {
 fn m_finds_a_persisted_file_after_compaction_removed_its_message() {
     let mut a = tour_app();
     assert!(
-        !a.history
+        !a.conversation().history().iter().any(|r| r
+            .info()
+            .persisted_paths
             .iter()
-            .any(|r| r.info.persisted_paths.iter().any(|p| p == PERSISTED)),
+            .any(|p| p == PERSISTED)),
         "the tour compacts the marker away"
     );
     a.jump_to_marker(PERSISTED);
-    assert_eq!(a.conv_view, ConvView::Session);
-    assert_eq!(a.focus, Pane::Conversation);
+    assert_eq!(a.conversation().view(), ConvView::Session);
+    assert_eq!(a.focus(), Pane::Conversation);
     // The full session also holds the summaries: its rows are read from the app.
-    let entry = &a.session[a.sess.selected].info;
+    let entry =
+        &a.conversation().session()[a.conversation().list(ConvView::Session).selected].info();
     assert_eq!(entry.message.tool_results().count(), 5, "the batch's row");
     let notice = a.notice_text().unwrap();
     assert!(notice.contains("no longer in the context"), "{notice}");
@@ -407,14 +415,14 @@ fn search_finds_hits_in_the_conversation_the_full_session_and_the_events() {
     a.update(key(KeyCode::Char('1')));
     a.update(key(KeyCode::Char('f')));
     type_text(&mut a, "ingest");
-    assert_eq!(a.search.as_ref().unwrap().query, "ingest");
+    assert_eq!(a.search().as_ref().unwrap().query, "ingest");
     assert_eq!(
         a.input_text(),
         "",
         "the query is not typed into the input box"
     );
     a.update(key(KeyCode::Enter));
-    let search = a.search.clone().unwrap();
+    let search = a.search().cloned().unwrap();
     let (_, full, _) = search.counts();
     assert!(full > 0, "the log reads are gone from the context");
     // Each hit is shown where it is: n walks them all, switching views.
@@ -424,29 +432,46 @@ fn search_finds_hits_in_the_conversation_the_full_session_and_the_events() {
         }
         match hit {
             Hit::Conversation(i) => {
-                assert_eq!((a.conv_view, a.conv.selected), (ConvView::Model, *i))
+                assert_eq!(
+                    (
+                        a.conversation().view(),
+                        a.conversation()
+                            .list(ctxlab::tui::app::ConvView::Model)
+                            .selected
+                    ),
+                    (ConvView::Model, *i)
+                )
             }
             Hit::Session(i) => {
-                assert_eq!((a.conv_view, a.sess.selected), (ConvView::Session, *i));
-                let text = a.session[*i].info.full_text().to_lowercase();
+                assert_eq!(
+                    (
+                        a.conversation().view(),
+                        a.conversation().list(ConvView::Session).selected
+                    ),
+                    (ConvView::Session, *i)
+                );
+                let text = a.conversation().session()[*i]
+                    .info()
+                    .full_text()
+                    .to_lowercase();
                 assert!(text.contains("ingest"));
-                assert!(!a.session[*i].live);
+                assert!(!a.conversation().session()[*i].live());
             }
             Hit::Event(e) => {
-                assert_eq!(a.focus, Pane::Events);
+                assert_eq!(a.focus(), Pane::Events);
                 assert_eq!(a.visible_events()[a.events_state().list().selected], *e);
             }
         }
     }
     a.update(key(KeyCode::Char('n')));
-    assert_eq!(a.search.as_ref().unwrap().current, 0, "n wraps around");
+    assert_eq!(a.search().as_ref().unwrap().current, 0, "n wraps around");
     // A query that names a stage finds events: n moves to the events pane.
     a.update(key(KeyCode::Char('f')));
     type_text(&mut a, "persisted toolu_tour_035");
     a.update(key(KeyCode::Enter));
-    let hits = a.search.as_ref().unwrap().hits.clone();
+    let hits = a.search().as_ref().unwrap().hits.clone();
     assert!(hits.iter().any(|h| matches!(h, Hit::Event(_))));
-    while a.focus != Pane::Events {
+    while a.focus() != Pane::Events {
         a.update(key(KeyCode::Char('n')));
     }
     let k = a.visible_events()[a.events_state().list().selected];
@@ -497,7 +522,7 @@ fn the_viewer_wraps_and_brings_a_far_match_into_view() {
     type_text(a, "needle");
     a.update(key(KeyCode::Enter));
     let text = screen(a, 80, 24);
-    let Some(Overlay::Viewer(v)) = &a.overlay else {
+    let Some(Overlay::Viewer(v)) = &a.overlay() else {
         panic!("no viewer");
     };
     assert_eq!(v.matches().len(), 1);
@@ -508,13 +533,13 @@ fn the_viewer_wraps_and_brings_a_far_match_into_view() {
     a.update(key(KeyCode::Char('w')));
     a.update(key(KeyCode::Char('n')));
     let text = screen(a, 80, 24);
-    let Some(Overlay::Viewer(v)) = &a.overlay else {
+    let Some(Overlay::Viewer(v)) = &a.overlay() else {
         panic!("no viewer");
     };
     assert!(v.no_wrap() && v.left() > 600, "left {}", v.left());
     assert!(text.contains("needle"), "the match is on screen:\n{text}");
     a.update(key(KeyCode::Char('h')));
-    let Some(Overlay::Viewer(v2)) = &a.overlay else {
+    let Some(Overlay::Viewer(v2)) = &a.overlay() else {
         panic!("no viewer");
     };
     assert!(v2.left() < 700);

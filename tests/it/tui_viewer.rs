@@ -2,10 +2,11 @@
 //! words (a word longer than the line still breaks), wide characters take their display
 //! width, and scrolling walks the same wrapped rows the renderer draws.
 
-use crate::support::{key, screen, session};
+use crate::support::{focus, key, screen, session};
 use crossterm::event::KeyCode;
-use ctxlab::tui::App;
-use ctxlab::tui::app::{Overlay, Viewer};
+use ctxlab::tui::app::{OutputFile, Overlay, Viewer};
+use ctxlab::tui::work::{Done, Work};
+use ctxlab::tui::{App, Effect, Msg};
 use ctxlab::util::display_width;
 
 /// Words of many lengths, so a char-by-char wrap would cut some of them.
@@ -27,12 +28,34 @@ fn prose(words: usize) -> String {
         .join(" ")
 }
 
+/// Opens `lines` in the viewer the way a user does: an output listed, selected in the
+/// outputs pane, Enter, and the read job's text arriving.
 fn open(app: &mut App, lines: Vec<String>) {
-    app.overlay = Some(Overlay::Viewer(Viewer::new("long text".into(), lines)));
+    let root = app.workspace().to_path_buf();
+    let outputs = vec![OutputFile {
+        relative: "long text".into(),
+        bytes: 1,
+        age_secs: None,
+    }];
+    app.update(Msg::Done(Done::FilesListed {
+        root,
+        outputs,
+        transcripts: Vec::new(),
+    }));
+    focus(app, '3');
+    let fx = app.update(key(KeyCode::Enter));
+    let [Effect::Work(Work::ReadOutput { id, relative, .. })] = &fx[..] else {
+        panic!("Enter asks for the output: {fx:?}");
+    };
+    app.update(Msg::Done(Done::OutputRead {
+        id: *id,
+        relative: relative.clone(),
+        result: Ok(lines),
+    }));
 }
 
 fn viewer(app: &App) -> &Viewer {
-    match &app.overlay {
+    match app.overlay() {
         Some(Overlay::Viewer(v)) => v,
         other => panic!("the viewer is not open: {other:?}"),
     }

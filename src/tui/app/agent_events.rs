@@ -11,10 +11,8 @@ use crate::agent::{SummarySizes, answer_cut_text};
 impl App {
     pub(super) fn on_agent(&mut self, ev: AgentEvent) -> Vec<Effect> {
         let mut effects = Vec::new();
-        let steps_before = self.timeline.steps.len();
-        self.timeline.on_event(&ev);
-        // The step this event added to the timeline, if it added one.
-        let new_step = (self.timeline.steps.len() > steps_before).then_some(steps_before);
+        // The step this event became in the timeline, if it became one.
+        let new_step = self.timeline.on_event(&ev);
         match ev {
             AgentEvent::Ready {
                 provider,
@@ -28,12 +26,11 @@ impl App {
             }
             AgentEvent::TurnStarted { .. } => {
                 self.run_state = RunState::Waiting { since: self.tick };
-                self.last_turn_cut = None;
-                self.streaming.clear();
+                self.conversation.turn_started();
             }
             AgentEvent::MessageAppended { message } => {
                 if message.role() == "assistant" {
-                    self.streaming.clear();
+                    self.conversation.clear_streaming();
                 }
                 self.append(message);
             }
@@ -56,13 +53,13 @@ impl App {
                 });
             }
             AgentEvent::HistoryReplaced { history, .. } => {
-                if !self.mirror_equals(&history) {
-                    let size_before = self.history_chars;
+                if !self.conversation.mirror_equals(&history) {
+                    let size_before = self.conversation.chars();
                     let diff = self.replace_history(&history, None, "history replaced".into());
                     self.push_event(EventKind::Replaced {
                         size_before,
-                        size_after: self.history_chars,
-                        messages: self.history.len(),
+                        size_after: self.conversation.chars(),
+                        messages: self.conversation.history().len(),
                         diff,
                     });
                 }
@@ -75,7 +72,7 @@ impl App {
                 ..
             } => {
                 self.clear_pause();
-                self.summary_in_flight = summary;
+                self.conversation.request_sent(summary, estimate_chars);
                 if summary {
                     // Named sizes, so the row agrees with the stage reason's history size.
                     let (chars, history_chars) = match request.as_deref().map(SummarySizes::of) {
@@ -89,14 +86,13 @@ impl App {
                     });
                     self.run_state = RunState::Summarizing { since: self.tick };
                 } else {
-                    self.request_sizes.push(estimate_chars as u64);
                     self.timeline_grew();
                     self.run_state = RunState::Waiting { since: self.tick };
                 }
             }
             AgentEvent::TextDelta { text } => {
                 self.clear_pause();
-                self.streaming.push_str(&text);
+                self.conversation.stream(&text);
                 if !matches!(self.run_state, RunState::Streaming { .. }) {
                     self.run_state = RunState::Streaming { since: self.tick };
                 }
@@ -116,18 +112,12 @@ impl App {
             // the gauge's "API" figure is always the main request's.
             AgentEvent::Usage {
                 input_tokens: Some(tokens),
-                ..
-            } if self.summary_in_flight => {
-                self.summary_input_tokens = Some(tokens);
-                self.events.summary_tokens(tokens);
-            }
-            AgentEvent::Usage {
-                input_tokens: Some(tokens),
                 cached_input_tokens,
                 ..
             } => {
-                self.api_input_tokens = Some(tokens);
-                self.api_cached_tokens = cached_input_tokens;
+                if self.conversation.usage(tokens, cached_input_tokens) {
+                    self.events.summary_tokens(tokens);
+                }
             }
             AgentEvent::Usage { .. } => {}
             AgentEvent::Retrying {
@@ -142,7 +132,7 @@ impl App {
             AgentEvent::CompactRequested { focus } => {
                 self.push_event(EventKind::CompactRequested { focus })
             }
-            AgentEvent::PromptTooLong { message, .. } if self.summary_in_flight => {
+            AgentEvent::PromptTooLong { message, .. } if self.conversation.summary_in_flight() => {
                 self.notify(format!("the API refused the summary request: {message}"));
                 self.push_event(EventKind::SummaryRefused { message });
             }
@@ -163,14 +153,13 @@ impl App {
             }
             AgentEvent::AnswerCut { max_tokens, index } => {
                 self.notify(answer_cut_text(max_tokens, index));
-                self.answer_was_cut(max_tokens, index);
+                self.conversation.answer_was_cut(max_tokens, index);
                 self.push_event(EventKind::AnswerCut { max_tokens, index });
             }
             AgentEvent::TurnDone { stop_reason } => {
                 self.run_state = RunState::Idle;
-                self.summary_in_flight = false;
+                self.conversation.turn_done();
                 self.turn_ended();
-                self.streaming.clear();
                 if stop_reason == StopReason::Cancelled {
                     self.push_event(EventKind::Cancelled);
                 }

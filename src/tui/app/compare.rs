@@ -291,15 +291,15 @@ impl App {
             let messages = t.rows().iter().map(|r| r.message.clone()).collect();
             return Some((Arc::new(messages), t.relative().to_string()));
         }
-        if self.session.is_empty() {
+        let session = self.conversation.session();
+        if session.is_empty() {
             return None;
         }
         // The messages as appended: a summary is the compaction's, not the session's.
-        let messages = self
-            .session
+        let messages = session
             .iter()
             .filter(|r| r.entry().is_some())
-            .map(|r| r.info.message.clone())
+            .map(|r| r.info().message.clone())
             .collect();
         Some((Arc::new(messages), "live session".to_string()))
     }

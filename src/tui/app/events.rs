@@ -4,6 +4,7 @@
 //! draws it.
 
 use super::{EventKind, EventRow, ListState, StageDiff};
+use crate::tui::event_rows::DiffId;
 
 #[derive(Debug, Clone, Default)]
 pub struct EventsState {
@@ -12,7 +13,8 @@ pub struct EventsState {
     show_unchanged: bool,
     /// Selection among the visible rows.
     list: ListState,
-    /// The message lists before and after each change; `EventKind::diff` indexes it.
+    /// The message lists before and after each change, oldest first; `EventKind::diff`
+    /// names one.
     diffs: Vec<StageDiff>,
     /// The last `EventRow::seq` handed out.
     seq: usize,
@@ -25,6 +27,11 @@ impl EventsState {
 
     pub fn diffs(&self) -> &[StageDiff] {
         &self.diffs
+    }
+
+    /// The lists a row's `DiffId` names.
+    pub fn diff(&self, id: DiffId) -> Option<&StageDiff> {
+        self.diffs.get(id.index())
     }
 
     pub fn show_unchanged(&self) -> bool {
@@ -74,10 +81,11 @@ impl EventsState {
         }
     }
 
-    /// Keeps a change's before/after lists; returns the index a row refers to it by.
-    pub(super) fn push_diff(&mut self, diff: StageDiff) -> usize {
+    /// Keeps a change's before/after lists; returns the id a row refers to them by.
+    pub(super) fn push_diff(&mut self, diff: StageDiff) -> DiffId {
+        let id = DiffId::new(self.diffs.len());
         self.diffs.push(diff);
-        self.diffs.len() - 1
+        id
     }
 
     /// The API's input tokens for the newest summary call's row.

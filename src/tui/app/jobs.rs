@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{App, Effect, LoadKind, Loading, OutputFile, TranscriptFile};
 use super::{Overlay, TranscriptView, Viewer};
-use crate::tui::work::{Done, JobId, LoadedTranscript, SharedTimeline, Tokenizer, Work};
+use crate::tui::work::{Done, JobId, LoadedTranscript, SharedTimeline, Work};
 
 impl App {
     /// The job that reloads the browsers' file lists (the loop also asks for it at start).
@@ -88,23 +88,19 @@ impl App {
                     r.set_tokens(*n);
                 }
                 let next = from + counts.len();
-                let live = self
-                    .live_count
-                    .as_ref()
-                    .is_some_and(|l| Arc::ptr_eq(l, &rows));
+                let live = self.tokens.is_live(&rows);
                 // Go on while the rows are still wanted: the live batch, or the open
                 // transcript's rows.
                 let open = live || self.transcripts.shows(&rows);
-                if let (true, Some(bpe)) = (open && next < rows.len(), self.tokenizer) {
-                    return vec![Effect::Work(Work::CountTokens {
-                        rows,
-                        from: next,
-                        tokenizer: Tokenizer(bpe),
-                    })];
+                if open
+                    && next < rows.len()
+                    && let Some(work) = self.tokens.work(rows.clone(), next)
+                {
+                    return vec![Effect::Work(work)];
                 }
                 if live {
-                    self.live_count = None;
-                    self.recompute_totals();
+                    self.tokens.live_done();
+                    self.conversation.recompute_totals();
                     return self.count_tokens();
                 }
             }
@@ -160,14 +156,10 @@ impl App {
     ) -> Vec<Effect> {
         let rows = Arc::new(loaded.rows);
         let mut effects = Vec::new();
-        match self.tokenizer {
-            // A whole transcript is too much to count a tick at a time on the UI task.
-            Some(bpe) => effects.push(Effect::Work(Work::CountTokens {
-                rows: rows.clone(),
-                from: 0,
-                tokenizer: Tokenizer(bpe),
-            })),
-            None => self.token_queue.extend(rows.iter().cloned()),
+        // A whole transcript is too much to count a tick at a time on the UI task.
+        match self.tokens.work(rows.clone(), 0) {
+            Some(work) => effects.push(Effect::Work(work)),
+            None => self.tokens.queue_all(&rows),
         }
         self.transcripts
             .set_open(Some(TranscriptView::new(relative, rows, loaded.bad_lines)));
@@ -187,7 +179,7 @@ impl App {
                 .sessions
                 .open()
                 .iter()
-                .map(|o| o.path.clone())
+                .map(|o| o.path().to_path_buf())
                 .collect(),
         })
     }

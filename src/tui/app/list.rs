@@ -62,12 +62,7 @@ impl App {
     /// Keeps every list's selection in range and on screen.
     pub(super) fn fix_scroll(&mut self) {
         let (w, h) = self.main_viewport();
-        let history = &self.history;
-        self.conv
-            .fit_rows(history.len(), |i| history.get(i).map(|r| &*r.info), w, h);
-        let session = &self.session;
-        self.sess
-            .fit_rows(session.len(), |i| session.get(i).map(|r| &*r.info), w, h);
+        self.conversation.fit(w, h);
         let calls = self.timeline.calls.len();
         let call_rows = self.areas().map(layout::timeline_list_rows).unwrap_or(1);
         if let Some(v) = &mut self.timeline_view {

@@ -11,14 +11,16 @@
 //! (times come in messages or from the tick counter) and never draws.
 //!
 //! Panes own their state, private fields behind methods, and `App` routes messages to
-//! them: `events` (`EventsState`: rows, filter, selection, diffs), `outputs`
-//! (`OutputsState`), `transcripts` (`TranscriptsState`), `sessions` (`SessionsState`),
-//! `timeline` (`TimelineView`, over the `Timeline` fold `App` keeps), `compare`
-//! (`CompareView`), `viewer` (`Viewer`), `input` (`InputState`) and `step` (`StepState`).
-//! The conversation's state (mirror, selections, token totals) is still `App`'s own fields.
+//! them: `conversation` (`ConversationState`: the mirror, the full session, selections,
+//! streaming text, totals, usage), `tokens` (`TokenCounter`), `events` (`EventsState`:
+//! rows, filter, selection, diffs), `outputs` (`OutputsState`), `transcripts`
+//! (`TranscriptsState`), `sessions` (`SessionsState`), `timeline` (`TimelineView`, over the
+//! `Timeline` fold `App` keeps), `compare` (`CompareView`), `viewer` (`Viewer`), `input`
+//! (`InputState`) and `step` (`StepState`). Every field of `App` is private; the panes
+//! read through methods. A new view adds one field and its messages.
 //!
 //! One concern per file: `state` (the data types), `list` (selection and scrolling),
-//! `history` (the mirror), `agent_events`, `navigation` (keys outside the input), `pane_actions`
+//! `history` (routing the agent's history to the conversation), `agent_events`, `navigation` (keys outside the input), `pane_actions`
 //! (conversation, events, outputs actions), `transcripts`, `sessions` (the sessions
 //! browser and an opened session), `jobs` (asking for work and
 //! taking its results), `overlays`, `input` (input box and slash commands), `mouse`,
@@ -26,8 +28,8 @@
 //! `compare` (the compare view: strategies side by side on one session).
 
 mod agent_events;
-mod answer_cut;
 mod compare;
+mod conversation;
 mod diff_view;
 mod events;
 mod history;
@@ -44,12 +46,12 @@ mod sessions;
 mod state;
 mod step;
 mod timeline;
+mod tokens;
 mod transcripts;
 mod viewer;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use crossterm::event::{KeyEvent, MouseEvent};
@@ -57,15 +59,15 @@ use ratatui::layout::Rect;
 use tiktoken_rs::CoreBPE;
 
 use super::layout::{self, Areas};
-use super::rows::MessageInfo;
 use super::theme::Theme;
 use super::work::{Done, JobId, Work};
 use crate::agent::events::{AgentEvent, UserCommand};
 use crate::compact::PipelineConfig;
-use crate::timeline::{Source, Timeline};
+use crate::timeline::{Source, StepId, Timeline};
 
 pub use super::work::{OutputFile, TranscriptFile};
 pub use compare::{CompareView, default_strategies, parse_strategies};
+pub use conversation::{ConversationState, HistRow, SessionRow};
 pub use events::EventsState;
 pub use input::{InputState, SlashCommand};
 pub use list::{
@@ -76,11 +78,12 @@ pub use search::{Hit, Search, event_text as search_event_text};
 pub use sessions::SessionsState;
 pub use state::ConvRow;
 pub use state::{
-    ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, HistRow, LoadKind, Loading,
-    Overlay, Pane, RunState, SessionRow, StageDiff,
+    ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, LoadKind, Loading, Overlay,
+    Pane, RunState, StageDiff,
 };
 pub use step::StepState;
 pub use timeline::TimelineView;
+use tokens::TokenCounter;
 pub use transcripts::{TranscriptView, TranscriptsState};
 pub use viewer::{TextMatch, Viewer, ViewerKey};
 
@@ -156,35 +159,25 @@ pub enum Effect {
     Restart,
 }
 
-/// The whole UI state.
+/// The whole UI state: a router of owned parts. Each pane or feature keeps its state
+/// behind methods (`conversation`, `events`, `timeline_view`, `compare`, `outputs`,
+/// `transcripts`, `sessions`, `input`, `step`, `tokens`); the rest is the screen's own
+/// (size, focus, overlays, notices) and the agent's facts (workspace, provider, config).
 pub struct App {
-    pub workspace: PathBuf,
-    pub provider: String,
-    pub config: PipelineConfig,
-    pub theme: Theme,
-    pub size: (u16, u16),
-    pub tick: u64,
-    pub focus: Pane,
+    workspace: PathBuf,
+    provider: String,
+    config: PipelineConfig,
+    theme: Theme,
+    size: (u16, u16),
+    tick: u64,
+    focus: Pane,
     /// What the main area shows: Conversation, Outputs or Transcripts.
-    pub main: Pane,
+    main: Pane,
 
-    pub history: Vec<HistRow>,
-    pub session: Vec<SessionRow>,
-    pub conv_view: ConvView,
-    pub conv: ListState,
-    pub sess: ListState,
-    /// Text streamed for the assistant message not yet appended.
-    pub streaming: String,
-    pub history_chars: usize,
-    pub history_tokens: usize,
-    /// Some rows are not counted yet (tokenizer not ready or still counting).
-    pub tokens_pending: bool,
-    pub api_input_tokens: Option<u64>,
-    /// The part of `api_input_tokens` the server's prompt cache served.
-    pub api_cached_tokens: Option<u64>,
-    /// Request size (chars) at each non-summary `RequestSent`.
-    pub request_sizes: Vec<u64>,
-
+    /// The conversation pane: the mirror, the full session, totals, streaming text.
+    conversation: ConversationState,
+    /// Rows waiting for a token count and the batch being counted.
+    tokens: TokenCounter,
     /// The events pane: its rows, filter, selection and the diffs behind them.
     events: EventsState,
     /// Every model call, the stages before it and where each message went, built from the
@@ -193,7 +186,7 @@ pub struct App {
     /// The timeline pane, when open; the conversation then shows its selected call.
     timeline_view: Option<TimelineView>,
     /// The last search across the conversation, the full session and the events.
-    pub search: Option<Search>,
+    search: Option<Search>,
     /// The compare view (`C`, `/compare`), when open: it covers the panes.
     compare: Option<CompareView>,
 
@@ -202,42 +195,28 @@ pub struct App {
     /// The transcripts pane: the listing, its selection, the open transcript.
     transcripts: TranscriptsState,
     /// The job the screen is waiting for (a transcript, a replay, an output), if any.
-    pub loading: Option<Loading>,
+    loading: Option<Loading>,
     /// The sessions browser (a mode of the transcripts pane) and the opened session.
     sessions: SessionsState,
 
     /// The input box: its text and the inputs sent before.
     input: InputState,
 
-    pub overlay: Option<Overlay>,
+    overlay: Option<Overlay>,
     /// Overlays under the open one (a diff under the viewer it opened).
     overlay_stack: Vec<Overlay>,
-    pub run_state: RunState,
+    run_state: RunState,
     /// Step mode: on or off, the pending pause, a "run to" not reached yet.
     step: StepState,
-    pub agent_gone: bool,
+    agent_gone: bool,
     last_ctrl_c: Option<u64>,
-    pub notice: Option<(String, u64)>,
+    notice: Option<(String, u64)>,
     /// Notices waiting for the hint line, shown one after the other.
     notices_queued: VecDeque<String>,
-    /// The model call in flight is a summary request (its usage is kept apart).
-    summary_in_flight: bool,
-    /// Input tokens the API reported for the last summary call.
-    pub summary_input_tokens: Option<u64>,
     /// The file whose existence says the first-run legend was seen (None: not remembered).
-    pub legend_marker: Option<PathBuf>,
-
-    tokenizer: Option<&'static CoreBPE>,
-    /// Rows of the mirror waiting for a token count.
-    token_queue: VecDeque<Arc<MessageInfo>>,
-    /// The mirror's rows a `CountTokens` job is counting (one batch at a time).
-    live_count: Option<super::work::Rows>,
+    legend_marker: Option<PathBuf>,
     /// The last job id handed out.
     job_seq: JobId,
-    /// Rows (`MessageInfo::uid`) whose answer stopped at `max_tokens`, with that limit.
-    cut_answers: HashMap<u64, u32>,
-    /// The limit the last turn's answer was cut at, until the next turn starts.
-    last_turn_cut: Option<u32>,
 }
 
 impl App {
@@ -257,18 +236,8 @@ impl App {
             // Outside the input: `q` and `?` are keys from the first second; `i` types.
             focus: Pane::Conversation,
             main: Pane::Conversation,
-            history: Vec::new(),
-            session: Vec::new(),
-            conv_view: ConvView::Model,
-            conv: ListState::default(),
-            sess: ListState::default(),
-            streaming: String::new(),
-            history_chars: 2,
-            history_tokens: 0,
-            tokens_pending: false,
-            api_input_tokens: None,
-            api_cached_tokens: None,
-            request_sizes: Vec::new(),
+            conversation: ConversationState::default(),
+            tokens: TokenCounter::default(),
             events: EventsState::default(),
             timeline: Timeline::new(Source::Live, config.context_limit),
             timeline_view: None,
@@ -287,18 +256,85 @@ impl App {
             last_ctrl_c: None,
             notice: None,
             notices_queued: VecDeque::new(),
-            summary_in_flight: false,
-            summary_input_tokens: None,
             legend_marker: None,
-            tokenizer: None,
-            token_queue: VecDeque::new(),
-            live_count: None,
             job_seq: 0,
-            cut_answers: HashMap::new(),
-            last_turn_cut: None,
         };
         app.style_input();
         app
+    }
+
+    // ----- what the panes read -----
+
+    /// The agent's workspace.
+    pub fn workspace(&self) -> &std::path::Path {
+        &self.workspace
+    }
+
+    /// The model's label (`scripted`, a provider and model).
+    pub fn provider(&self) -> &str {
+        &self.provider
+    }
+
+    /// The pipeline's settings as the agent last said them.
+    pub fn config(&self) -> &PipelineConfig {
+        &self.config
+    }
+
+    pub fn theme(&self) -> &Theme {
+        &self.theme
+    }
+
+    /// The terminal's size (columns, rows).
+    pub fn size(&self) -> (u16, u16) {
+        self.size
+    }
+
+    /// Ticks since the start (the clock a spinner and elapsed times read).
+    pub fn tick(&self) -> u64 {
+        self.tick
+    }
+
+    pub fn focus(&self) -> Pane {
+        self.focus
+    }
+
+    /// What the main area shows: Conversation, Outputs or Transcripts.
+    pub fn main(&self) -> Pane {
+        self.main
+    }
+
+    /// The conversation pane's state.
+    pub fn conversation(&self) -> &ConversationState {
+        &self.conversation
+    }
+
+    /// The last search, if any.
+    pub fn search(&self) -> Option<&Search> {
+        self.search.as_ref()
+    }
+
+    /// The job the screen is waiting for, if any.
+    pub fn loading(&self) -> Option<&Loading> {
+        self.loading.as_ref()
+    }
+
+    pub fn overlay(&self) -> Option<&Overlay> {
+        self.overlay.as_ref()
+    }
+
+    /// What the agent is doing.
+    pub fn run_state(&self) -> &RunState {
+        &self.run_state
+    }
+
+    /// Whether the agent's event channel closed.
+    pub fn agent_gone(&self) -> bool {
+        self.agent_gone
+    }
+
+    /// The notice in the hint line and the tick it was shown at (expired or not).
+    pub fn notice(&self) -> Option<(&str, u64)> {
+        self.notice.as_ref().map(|(s, at)| (s.as_str(), *at))
     }
 
     // ----- derived views, shared with the panes -----
@@ -312,7 +348,7 @@ impl App {
     }
 
     /// The `EventRow::seq` of the stage event that became timeline step `step`.
-    pub fn event_for_step(&self, step: usize) -> Option<usize> {
+    pub fn event_for_step(&self, step: StepId) -> Option<usize> {
         self.events.rows().iter().find_map(|e| match e.kind {
             EventKind::Stage { step: Some(s), .. } if s == step => Some(e.seq),
             _ => None,
@@ -334,7 +370,8 @@ impl App {
         self.events.rows()
     }
 
-    /// The before/after lists behind the events' `Δ` (`EventKind::diff` indexes them).
+    /// The before/after lists behind the events' `Δ`, oldest first (`EventKind::diff`
+    /// names one).
     pub fn diffs(&self) -> &[StageDiff] {
         self.events.diffs()
     }
@@ -355,9 +392,9 @@ impl App {
         if let Some(v) = &self.timeline_view {
             return v.rows().len();
         }
-        match self.conv_view {
-            ConvView::Model => self.history.len(),
-            ConvView::Session => self.session.len(),
+        match self.conversation.view() {
+            ConvView::Model => self.conversation.history().len(),
+            ConvView::Session => self.conversation.session().len(),
         }
     }
 
@@ -372,18 +409,19 @@ impl App {
                 note: None,
             });
         }
-        match self.conv_view {
-            ConvView::Model => self.history.get(i).map(|r| ConvRow {
-                info: &r.info,
-                mark: r.mark,
+        let c = &self.conversation;
+        match c.view() {
+            ConvView::Model => c.history().get(i).map(|r| ConvRow {
+                info: r.info(),
+                mark: r.mark(),
                 dimmed: false,
-                note: self.cut_note(&r.info, None),
+                note: c.cut_note(r.info(), None),
             }),
-            ConvView::Session => self.session.get(i).map(|r| ConvRow {
-                info: &r.info,
+            ConvView::Session => c.session().get(i).map(|r| ConvRow {
+                info: r.info(),
                 mark: None,
-                dimmed: !r.live,
-                note: self.cut_note(&r.info, (!r.live).then(|| self.fate_note(i)).flatten()),
+                dimmed: !r.live(),
+                note: c.cut_note(r.info(), (!r.live()).then(|| self.fate_note(i)).flatten()),
             }),
         }
     }
@@ -392,10 +430,7 @@ impl App {
         if let Some(v) = &self.timeline_view {
             return v.list();
         }
-        match self.conv_view {
-            ConvView::Model => &self.conv,
-            ConvView::Session => &self.sess,
-        }
+        self.conversation.list(self.conversation.view())
     }
 
     pub fn notice_text(&self) -> Option<&str> {
@@ -428,8 +463,7 @@ impl App {
             || !self.notices_queued.is_empty()
             || self.loading.is_some()
             || self.compare.as_ref().is_some_and(|c| c.job().is_some())
-            || self.live_count.is_some()
-            || (self.tokenizer.is_some() && !self.token_queue.is_empty())
+            || self.tokens.busy()
     }
 
     /// Shows `text` in the hint line for a few seconds (longer when it is long).
@@ -481,7 +515,7 @@ impl App {
             }
             Msg::Done(done) => self.on_done(done),
             Msg::Tokenizer(bpe) => {
-                self.tokenizer = Some(bpe);
+                self.tokens.set_tokenizer(bpe);
                 self.count_tokens()
             }
             Msg::AgentGone => {

@@ -31,11 +31,10 @@ impl App {
     pub(super) fn conversation_action(&mut self, action: Action) {
         let page = self.page();
         let len = self.conv_len();
-        let view = self.conv_view;
-        let list = match (&mut self.timeline_view, view) {
-            (Some(v), _) => v.list_mut(),
-            (None, ConvView::Model) => &mut self.conv,
-            (None, ConvView::Session) => &mut self.sess,
+        let view = self.conversation.view();
+        let list = match &mut self.timeline_view {
+            Some(v) => v.list_mut(),
+            None => self.conversation.list_mut(view),
         };
         if list.apply(action, len, page) {
             self.fix_scroll();
@@ -45,10 +44,9 @@ impl App {
             Action::Enter => {
                 let uid = self.conv_row(self.conv_list().selected).map(|r| r.info.uid);
                 if let Some(uid) = uid {
-                    match (&mut self.timeline_view, view) {
-                        (Some(v), _) => v.list_mut().toggle(uid),
-                        (None, ConvView::Model) => self.conv.toggle(uid),
-                        (None, ConvView::Session) => self.sess.toggle(uid),
+                    match &mut self.timeline_view {
+                        Some(v) => v.list_mut().toggle(uid),
+                        None => self.conversation.list_mut(view).toggle(uid),
                     }
                 }
                 self.fix_scroll();
@@ -60,10 +58,7 @@ impl App {
             Action::Back if self.timeline_view.is_some() => self.close_timeline(),
             Action::ShowDiff => self.diff_of_selected_row(),
             Action::ToggleView => {
-                self.conv_view = match view {
-                    ConvView::Model => ConvView::Session,
-                    ConvView::Session => ConvView::Model,
-                };
+                self.conversation.toggle_view();
                 self.fix_scroll();
             }
             Action::OpenFull => {
@@ -109,7 +104,9 @@ impl App {
 
     /// The timeline's entry for full-session row `i` (None for a summary).
     fn timeline_entry(&self, i: usize) -> Option<&crate::timeline::SessionEntry> {
-        self.timeline.session.get(self.session.get(i)?.entry()?)
+        self.timeline
+            .session
+            .get(self.conversation.session().get(i)?.entry()?)
     }
 
     /// The stage touch a full-session row's diff shows: its removal, else its last change.
@@ -120,11 +117,12 @@ impl App {
 
     /// `d` in the full session: the diff of the stage that removed (or changed) the row.
     fn diff_of_selected_row(&mut self) {
-        if self.timeline_view.is_some() || self.conv_view != ConvView::Session {
+        if self.timeline_view.is_some() || self.conversation.view() != ConvView::Session {
             self.notify("d shows where a message went: in the full session (v)");
             return;
         }
-        let step = self.row_touch(self.sess.selected).and_then(|t| t.step);
+        let selected = self.conversation.list(ConvView::Session).selected;
+        let step = self.row_touch(selected).and_then(|t| t.step);
         match step {
             Some(step) if self.open_step_diff(step) => {}
             _ => self.notify("this message is still in the context, unchanged"),
@@ -153,7 +151,7 @@ impl App {
                 if step.is_some_and(|s| self.open_step_diff(s)) {
                     return;
                 }
-                match diff.and_then(|d| self.events.diffs().get(d)) {
+                match diff.and_then(|d| self.events.diff(d)) {
                     Some(d) => {
                         let view =
                             DiffView::new(d.title.clone(), None, diff_rows(&d.before, &d.after));
@@ -223,13 +221,13 @@ impl App {
     /// went), else the stage event that wrote the file.
     pub fn jump_to_marker(&mut self, relative: &str) {
         let found = self
-            .history
+            .conversation
+            .history()
             .iter()
-            .position(|r| r.info.persisted_paths.iter().any(|p| p == relative));
+            .position(|r| r.info().persisted_paths.iter().any(|p| p == relative));
         if let Some(i) = found {
             self.close_timeline();
-            self.conv_view = ConvView::Model;
-            self.conv.selected = i;
+            self.conversation.show(ConvView::Model, i);
             self.focus_pane_noeffect(Pane::Conversation);
             self.fix_scroll();
             return;
@@ -241,11 +239,15 @@ impl App {
             .session
             .iter()
             .position(|e| e.touches.iter().any(persisted));
-        let session = entry.and_then(|k| self.session.iter().position(|r| r.entry() == Some(k)));
+        let session = entry.and_then(|k| {
+            self.conversation
+                .session()
+                .iter()
+                .position(|r| r.entry() == Some(k))
+        });
         if let Some(i) = session {
             self.close_timeline();
-            self.conv_view = ConvView::Session;
-            self.sess.selected = i;
+            self.conversation.show(ConvView::Session, i);
             self.focus_pane_noeffect(Pane::Conversation);
             self.fix_scroll();
             let gone = self.fate_note(i).unwrap_or_default();
@@ -262,9 +264,9 @@ impl App {
         }
         let step = self
             .timeline
-            .steps
-            .iter()
-            .position(|s| s.report.files_written.iter().any(|f| f.path == relative));
+            .steps_by_id()
+            .find(|(_, s)| s.report.files_written.iter().any(|f| f.path == relative))
+            .map(|(id, _)| id);
         let event = step.and_then(|step| self.event_for_step(step));
         let row = event.and_then(|seq| {
             self.visible_events()

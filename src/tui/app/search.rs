@@ -113,17 +113,19 @@ impl App {
         let q = fold(query);
         let has = |text: &str| fold(text).contains(&q);
         let mut hits: Vec<Hit> = self
-            .history
+            .conversation
+            .history()
             .iter()
             .enumerate()
-            .filter(|(_, r)| has(&r.info.label) || has(&r.info.full_text()))
+            .filter(|(_, r)| has(&r.info().label) || has(&r.info().full_text()))
             .map(|(i, _)| Hit::Conversation(i))
             .collect();
         hits.extend(
-            self.session
+            self.conversation
+                .session()
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| !r.live && (has(&r.info.label) || has(&r.info.full_text())))
+                .filter(|(_, r)| !r.live() && (has(&r.info().label) || has(&r.info().full_text())))
                 .map(|(i, _)| Hit::Session(i)),
         );
         hits.extend(
@@ -168,14 +170,12 @@ impl App {
         match hit {
             Hit::Conversation(i) => {
                 self.close_timeline();
-                self.conv_view = ConvView::Model;
-                self.conv.selected = i;
+                self.conversation.show(ConvView::Model, i);
                 self.focus_pane_noeffect(Pane::Conversation);
             }
             Hit::Session(i) => {
                 self.close_timeline();
-                self.conv_view = ConvView::Session;
-                self.sess.selected = i;
+                self.conversation.show(ConvView::Session, i);
                 self.focus_pane_noeffect(Pane::Conversation);
             }
             Hit::Event(k) => {

@@ -137,7 +137,7 @@ impl App {
     /// on it (the compare view).
     pub fn opened_messages(&self) -> Option<(&str, Arc<Vec<Message>>)> {
         let open = self.sessions.open.as_ref()?;
-        Some((open.label.as_str(), open.messages.clone()))
+        Some((open.label(), open.messages().clone()))
     }
 
     fn discover_sessions(&self) -> Effect {
@@ -210,7 +210,7 @@ impl App {
             Action::Enter | Action::Replay => {
                 match self.sessions.rows.get(self.sessions.list.selected) {
                     Some(BrowserRow::Session(s)) => {
-                        let (path, bytes) = (s.entry.path.clone(), s.entry.size_bytes);
+                        let (path, bytes) = (s.entry().path.clone(), s.entry().size_bytes);
                         self.open_session(path, Some(bytes))
                     }
                     Some(BrowserRow::Error { path, message }) => {
@@ -230,7 +230,8 @@ impl App {
         let Some(open) = &mut self.sessions.open else {
             return Vec::new();
         };
-        if open.list.apply(action, open.rows.len(), page) {
+        let len = open.rows().len();
+        if open.list_mut().apply(action, len, page) {
             self.scroll_sessions();
             return Vec::new();
         }
@@ -255,9 +256,9 @@ impl App {
         let Some(open) = self.sessions.open.take() else {
             return Vec::new();
         };
-        match open.scratch {
+        match open.scratch() {
             Some(dir) => vec![Effect::Work(Work::Session(SessionWork::RemoveScratch {
-                dir,
+                dir: dir.to_path_buf(),
             }))],
             None => Vec::new(),
         }
@@ -273,23 +274,23 @@ impl App {
         let Some(open) = &self.sessions.open else {
             return Vec::new();
         };
-        if let Some(e) = &open.load_error {
+        if let Some(e) = &open.load_error() {
             let text = format!(
                 "only the first lines could be read, so there is nothing whole to replay: {e}"
             );
             self.notify(text);
             return Vec::new();
         }
-        if !open.complete {
+        if !open.complete() {
             self.notify("still loading the session: r once it is all read");
             return Vec::new();
         }
-        let (label, messages) = (open.label.clone(), open.messages.clone());
+        let (label, messages) = (open.label().to_string(), open.messages().clone());
         self.sessions.scratch_seq += 1;
         let scratch = scratch_dir(&root, self.sessions.scratch_seq);
         let mut effects = Vec::new();
         if let Some(open) = &mut self.sessions.open
-            && let Some(old) = open.scratch.replace(scratch.clone())
+            && let Some(old) = open.replace_scratch(scratch.clone())
         {
             effects.push(Effect::Work(Work::Session(SessionWork::RemoveScratch {
                 dir: old,
@@ -331,9 +332,9 @@ impl App {
                 for (path, stats) in results {
                     for row in &mut self.sessions.rows {
                         if let BrowserRow::Session(s) = row
-                            && s.entry.path == path
+                            && s.entry().path == path
                         {
-                            s.stats = Some(stats.clone());
+                            s.set_stats(stats.clone());
                         }
                     }
                 }
@@ -354,16 +355,16 @@ impl App {
                 match result {
                     Ok(view) => {
                         // The head shows until the whole file is here; the selection stays.
-                        let list = self.sessions.open.take().map(|o| o.list);
+                        let list = self.sessions.open.take().map(|o| o.list().clone());
                         let mut view = *view;
                         if let Some(list) = list {
-                            view.list = list;
+                            *view.list_mut() = list;
                         }
-                        if head && view.complete {
+                        if head && view.complete() {
                             // The file was small: this is all of it.
                             self.loading = None;
                         }
-                        if view.complete {
+                        if view.complete() {
                             self.count_opened(&view);
                         }
                         self.sessions.open = Some(view);
@@ -374,7 +375,7 @@ impl App {
                         if let Some(open) = &mut self.sessions.open
                             && !head
                         {
-                            open.load_error = Some(e.clone());
+                            open.set_load_error(e.clone());
                         }
                         self.notify(e);
                     }
@@ -385,18 +386,18 @@ impl App {
                 if awaited {
                     self.loading = None;
                     match &mut self.sessions.open {
-                        Some(open) if open.scratch.as_ref() == Some(&replay.scratch) => {
-                            open.replay = Some(*replay);
+                        Some(open) if open.scratch() == Some(replay.scratch()) => {
+                            open.set_replay(*replay);
                         }
                         _ => {
                             return vec![Effect::Work(Work::Session(SessionWork::RemoveScratch {
-                                dir: replay.scratch,
+                                dir: replay.scratch().to_path_buf(),
                             }))];
                         }
                     }
                 } else {
                     return vec![Effect::Work(Work::Session(SessionWork::RemoveScratch {
-                        dir: replay.scratch,
+                        dir: replay.scratch().to_path_buf(),
                     }))];
                 }
             }
@@ -411,7 +412,12 @@ impl App {
             matches!(&l.what, LoadKind::Session { relative, .. }
                 if *relative == path.display().to_string())
         });
-        loading || self.sessions.open.as_ref().is_some_and(|o| o.path == path)
+        loading
+            || self
+                .sessions
+                .open
+                .as_ref()
+                .is_some_and(|o| o.path() == path)
     }
 
     /// The browser row of an opened session takes its numbers from the view.
@@ -419,10 +425,10 @@ impl App {
         let numbers = view.numbers();
         for row in &mut self.sessions.rows {
             if let BrowserRow::Session(s) = row
-                && s.entry.path == view.path
-                && s.stats.is_none()
+                && s.entry().path == view.path()
+                && s.stats().is_none()
             {
-                s.stats = Some(Ok(numbers.clone()));
+                s.set_stats(Ok(numbers.clone()));
             }
         }
     }
@@ -438,8 +444,9 @@ impl App {
             browser_rows,
         );
         if let Some(open) = &mut self.sessions.open {
-            let rows = crate::tui::layout::session_list_rows(h, open.replay.is_some());
-            keep_visible(&mut open.list, open.rows.len(), rows);
+            let rows = crate::tui::layout::session_list_rows(h, open.replay().is_some());
+            let len = open.rows().len();
+            keep_visible(open.list_mut(), len, rows);
         }
     }
 }
@@ -457,13 +464,16 @@ fn keep_visible(list: &mut super::ListState, len: usize, viewport: usize) {
 /// A row's full text for the viewer: a message's blocks, or everything a compaction
 /// recorded.
 fn row_text(open: &OpenedSession) -> Option<(String, String)> {
-    match open.rows.get(open.list.selected)? {
+    match open.rows().get(open.list().selected)? {
         ViewRow::Message { index, .. } => {
-            let info = open.infos.get(*index)?;
-            Some((format!("{} message {index}", open.label), info.full_text()))
+            let info = open.infos().get(*index)?;
+            Some((
+                format!("{} message {index}", open.label()),
+                info.full_text(),
+            ))
         }
         ViewRow::Compaction(k) => {
-            let c = open.compactions.get(*k)?;
+            let c = open.compactions().get(*k)?;
             let mut text = crate::tui::sessions::text::compaction_headline(c, *k);
             text.push_str("\n\n");
             match &c.summary {
@@ -479,7 +489,7 @@ fn row_text(open: &OpenedSession) -> Option<(String, String)> {
                 text.push_str("\n\nKept:\n");
                 text.push_str(&kept);
             }
-            Some((format!("{} compaction {}", open.label, k + 1), text))
+            Some((format!("{} compaction {}", open.label(), k + 1), text))
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The data `App` is made of that no pane owns (apart from lists, `list.rs`): the panes'
-//! names, the history mirror's rows, diffs, the overlays, what the agent is doing and what
+//! names, diffs, the overlays, what the agent is doing and what
 //! the screen is waiting for. Plain data with no behaviour beyond small lookups; each
 //! pane's own state lives in its file (`transcripts.rs`, `timeline.rs`, `viewer.rs`, ...).
 
@@ -52,16 +52,6 @@ pub enum ConvView {
     Session,
 }
 
-/// A row of the mirrored history.
-#[derive(Debug, Clone)]
-pub struct HistRow {
-    pub info: Arc<MessageInfo>,
-    /// Index into `App::session` when this row is an appended message.
-    pub session: Option<usize>,
-    /// The last stage that touched this row.
-    pub mark: Option<Stage>,
-}
-
 /// One row of the conversation pane as drawn: the message, the stage that last touched it,
 /// whether it is dimmed (gone from the context), and a note saying where it went.
 #[derive(Debug, Clone)]
@@ -70,42 +60,6 @@ pub struct ConvRow<'a> {
     pub mark: Option<Stage>,
     pub dimmed: bool,
     pub note: Option<String>,
-}
-
-/// A message as it was appended (or a summary a compaction put in), and whether the
-/// model still sees it.
-#[derive(Debug, Clone)]
-pub struct SessionRow {
-    pub info: Arc<MessageInfo>,
-    pub live: bool,
-    /// Its index in `Timeline::session` (where its fate is read); None for a summary,
-    /// which the timeline does not count as a session message.
-    entry: Option<usize>,
-}
-
-impl SessionRow {
-    /// An appended message, the timeline's session entry `entry`.
-    pub fn appended(info: Arc<MessageInfo>, entry: Option<usize>) -> SessionRow {
-        SessionRow {
-            info,
-            live: true,
-            entry,
-        }
-    }
-
-    /// A summary a compaction put in the history.
-    pub fn summary(info: Arc<MessageInfo>) -> SessionRow {
-        SessionRow {
-            info,
-            live: true,
-            entry: None,
-        }
-    }
-
-    /// Its index in `Timeline::session`; None for a summary.
-    pub fn entry(&self) -> Option<usize> {
-        self.entry
-    }
 }
 
 /// The message list before and after one change.

@@ -164,7 +164,7 @@ impl App {
         }
         if self.step.clear() {
             // Back to following the newest row, as before the pause.
-            self.conv.selected = self.history.len().saturating_sub(1);
+            self.conversation.select_newest();
         }
         self.fix_scroll();
     }
@@ -173,21 +173,21 @@ impl App {
     /// first of them (the list then shows it at the top, the others below it), so the rows
     /// about to change are seen; `clear_pause` goes back.
     fn show_rows(&mut self, rows: &[Range<usize>]) {
-        let len = self.history.len();
-        let following = self.conv.selected + 1 >= len;
+        let len = self.conversation.history().len();
+        let following = self.conversation.follows_newest();
         let Some(first) = rows.iter().filter(|r| !r.is_empty()).map(|r| r.start).min() else {
             return;
         };
-        if self.conv_view != super::ConvView::Model || !following || first >= len {
+        if !following || first >= len {
             return;
         }
         let (_, height) = self.main_viewport();
-        let top = self.conv.top;
+        let top = self.conversation.list(super::ConvView::Model).top;
         let bottom = top + height.max(1);
         if rows.iter().any(|r| r.start < bottom && top < r.end) {
             return;
         }
-        self.conv.selected = first;
+        self.conversation.list_mut(super::ConvView::Model).selected = first;
         self.step.moved_selection = true;
     }
 
@@ -264,7 +264,9 @@ impl App {
         );
         // The clock starts again with the scenario (event times count from the restart).
         fresh.size = self.size;
-        fresh.tokenizer = self.tokenizer;
+        if let Some(bpe) = self.tokens.tokenizer() {
+            fresh.tokens.set_tokenizer(bpe);
+        }
         fresh.input.take_history(&mut self.input);
         fresh.job_seq = self.job_seq;
         fresh.step.on = self.step.on;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::{App, DiffView, ListState, Pane};
 use crate::compact::Stage;
 use crate::message::Message;
-use crate::timeline::Timeline;
+use crate::timeline::{StepId, Timeline};
 use crate::tui::diff::from_timeline;
 use crate::tui::keys::Action;
 use crate::tui::rows::MessageInfo;
@@ -161,7 +161,7 @@ impl App {
                 Some(info) => Arc::clone(info),
                 None => {
                     let info = MessageInfo::new(r.message.as_ref().clone());
-                    self.token_queue.push_back(Arc::clone(&info));
+                    self.tokens.queue(Arc::clone(&info));
                     info
                 }
             };
@@ -285,8 +285,8 @@ impl App {
     }
 
     /// Opens the diff of stage step `step` (from the timeline's lineage).
-    pub fn open_step_diff(&mut self, step: usize) -> bool {
-        let Some(s) = self.timeline.steps.get(step) else {
+    pub fn open_step_diff(&mut self, step: StepId) -> bool {
+        let Some(s) = self.timeline.step(step) else {
             return false;
         };
         if s.change.is_none() {

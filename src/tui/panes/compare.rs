@@ -44,7 +44,7 @@ pub fn render(app: &App, f: &mut Frame, full: Rect) {
     let (Some(v), Some(r)) = (app.compare(), area(app, full)) else {
         return;
     };
-    let theme = &app.theme;
+    let theme = app.theme();
     f.render_widget(Clear, r);
     let names: Vec<&str> = v.configs().iter().map(|c| c.strategy.name()).collect();
     let mut title = vec![
@@ -56,7 +56,7 @@ pub fn render(app: &App, f: &mut Frame, full: Rect) {
         title.push(Span::styled(
             format!(
                 "{} replaying {} ({} of {}) ",
-                super::status::spinner(app.tick.saturating_sub(since)),
+                super::status::spinner(app.tick().saturating_sub(since)),
                 names.get(k).copied().unwrap_or("?"),
                 k + 1,
                 names.len()

@@ -16,15 +16,15 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
     let r = centered(area, 70, 80);
     f.render_widget(Clear, r);
     let title = Line::from(vec![
-        Span::styled(" Pipeline config ", app.theme.title()),
-        Span::styled("(applies from the next model call) ", app.theme.dim()),
+        Span::styled(" Pipeline config ", app.theme().title()),
+        Span::styled("(applies from the next model call) ", app.theme().dim()),
     ]);
-    let block = pane_block(title, true, &app.theme);
+    let block = pane_block(title, true, app.theme());
     let inner = block.inner(r);
     f.render_widget(block, r);
     let mut lines = Vec::new();
     for (i, key) in PipelineConfig::KEYS.iter().enumerate() {
-        let value = app.config.get(key).map(group_digits).unwrap_or_default();
+        let value = app.config().get(key).map(group_digits).unwrap_or_default();
         let selected = i == panel.selected;
         let shown = match (&panel.editing, selected) {
             (Some(buf), true) => format!("[{buf}▏]"),
@@ -36,14 +36,14 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
             Span::styled(
                 shown,
                 if selected && panel.editing.is_some() {
-                    app.theme.key()
+                    app.theme().key()
                 } else {
                     ratatui::style::Style::new()
                 },
             ),
         ]);
         if selected {
-            line = super::selected_line(line, &app.theme);
+            line = super::selected_line(line, app.theme());
         }
         lines.push(line);
     }
@@ -51,7 +51,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
     if let Some(e) = &panel.error {
         lines.push(Line::from(Span::styled(
             fit(e, inner.width as usize),
-            app.theme.error(),
+            app.theme().error(),
         )));
     }
     let help = if panel.editing.is_some() {
@@ -59,6 +59,6 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
     } else {
         "j/k select · Enter edit · Esc close"
     };
-    lines.push(Line::from(Span::styled(help, app.theme.dim())));
+    lines.push(Line::from(Span::styled(help, app.theme().dim())));
     f.render_widget(Paragraph::new(lines), inner);
 }

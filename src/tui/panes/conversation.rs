@@ -13,19 +13,19 @@ use crate::tui::app::{App, ConvView, Pane};
 const STREAM_TAIL_LINES: usize = 3;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let focused = app.focus == Pane::Conversation;
+    let focused = app.focus() == Pane::Conversation;
     let counts = format!(
         "· {} · {} ",
         crate::util::plural(app.conv_len(), "message"),
         super::unit_tag(app)
     );
-    let title = match (app.timeline_view(), app.conv_view) {
+    let title = match (app.timeline_view(), app.conversation().view()) {
         // Rewound, the way back comes right after the call: a title is cut from its end,
         // and a narrow pane beside the timeline must still say how to return.
         (Some(v), _) => Line::from(vec![
-            Span::styled(" 1 Conversation ", app.theme.title()),
+            Span::styled(" 1 Conversation ", app.theme().title()),
             Span::raw(format!("· call {} ", v.selected() + 1)),
-            Span::styled("(rewound; Esc: live) ", app.theme.dim()),
+            Span::styled("(rewound; Esc: live) ", app.theme().dim()),
             Span::raw(counts),
         ]),
         (None, view) => {
@@ -34,36 +34,36 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                 ConvView::Session => ("full session", "(v toggles, d diff) "),
             };
             Line::from(vec![
-                Span::styled(" 1 Conversation ", app.theme.title()),
+                Span::styled(" 1 Conversation ", app.theme().title()),
                 Span::raw(format!("· {what} {counts}")),
-                Span::styled(keys, app.theme.dim()),
+                Span::styled(keys, app.theme().dim()),
             ])
         }
     };
-    let block = pane_block(title, focused, &app.theme);
+    let block = pane_block(title, focused, app.theme());
     let inner = block.inner(area);
     f.render_widget(block, area);
     let row = |i: usize| -> Option<RowRef<'_>> { app.conv_row(i) };
     // While paused, the rows the next stage will change (the model's view only: indices
     // are the history's).
     let rows = app.rows_to_change();
-    let upcoming = match (app.step_state().next_step(), app.conv_view) {
+    let upcoming = match (app.step_state().next_step(), app.conversation().view()) {
         (Some(next), ConvView::Model) => Some((crate::tui::pause::stage_of(next), &rows[..])),
         _ => None,
     };
     let mut trailer = Vec::new();
-    if app.conv_view == ConvView::Model
+    if app.conversation().view() == ConvView::Model
         && app.timeline_view().is_none()
-        && !app.streaming.is_empty()
+        && !app.conversation().streaming().is_empty()
     {
-        let spinner = super::status::spinner(app.tick);
+        let spinner = super::status::spinner(app.tick());
         trailer.push(Line::from(vec![
             Span::raw(format!(" {spinner} ")),
-            Span::styled("asst ", app.theme.role("assistant")),
-            Span::styled("streaming…", app.theme.dim()),
+            Span::styled("asst ", app.theme().role("assistant")),
+            Span::styled("streaming…", app.theme().dim()),
         ]));
         let width = (inner.width as usize).saturating_sub(6).max(1);
-        let lines: Vec<&str> = app.streaming.lines().collect();
+        let lines: Vec<&str> = app.conversation().streaming().lines().collect();
         let start = lines.len().saturating_sub(STREAM_TAIL_LINES);
         for l in &lines[start..] {
             trailer.push(Line::from(format!("      {}", clip(l, width))));
@@ -74,7 +74,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         row: &row,
         list: app.conv_list(),
         focused,
-        theme: &app.theme,
+        theme: app.theme(),
         trailer,
         upcoming,
     }

@@ -24,7 +24,7 @@ const TAG_COL: usize = 9;
 pub fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
     let r = centered(area, 90, 85);
     f.render_widget(Clear, r);
-    let theme = &app.theme;
+    let theme = app.theme();
     let block = pane_block(
         Line::from(Span::styled(" Diff ", theme.title())),
         true,

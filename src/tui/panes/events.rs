@@ -19,7 +19,7 @@ use crate::tui::theme::Theme;
 use crate::util::display_width;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let focused = app.focus == Pane::Events;
+    let focused = app.focus() == Pane::Events;
     let state = app.events_state();
     let visible = state.visible();
     let filter = if state.show_unchanged() {
@@ -28,11 +28,11 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         "changes only"
     };
     let title = Line::from(vec![
-        Span::styled(" 2 Events ", app.theme.title()),
+        Span::styled(" 2 Events ", app.theme().title()),
         Span::raw(format!("· {filter} · {} ", super::unit_tag(app))),
-        Span::styled("(u toggles, Enter opens) ", app.theme.dim()),
+        Span::styled("(u toggles, Enter opens) ", app.theme().dim()),
     ]);
-    let block = pane_block(title, focused, &app.theme);
+    let block = pane_block(title, focused, app.theme());
     let inner = block.inner(area);
     f.render_widget(block, area);
     let width = inner.width as usize;
@@ -46,16 +46,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         let Some(row) = state.rows().get(i) else {
             break;
         };
-        let mut line = event_line(row, &app.theme, width);
+        let mut line = event_line(row, app.theme(), width);
         if pos == state.list().selected {
-            line = super::selected_line(line, &app.theme);
+            line = super::selected_line(line, app.theme());
         }
         lines.push(line);
     }
     if visible.is_empty() && inner.height > 0 {
         lines.push(Line::from(Span::styled(
             "no stage has changed the history yet",
-            app.theme.dim(),
+            app.theme().dim(),
         )));
     }
     f.render_widget(Paragraph::new(lines), inner);

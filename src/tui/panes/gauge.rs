@@ -58,26 +58,31 @@ pub fn bar_line<'a>(size: usize, limit: usize, width: usize, theme: &Theme) -> L
 /// The history's size in the strategy's unit (what `context_limit` is compared with):
 /// `str()` chars, JSON chars from each message's cached length, or `str()` chars // 4.
 pub fn size_in_unit(app: &App) -> usize {
-    match app.config.strategy.unit() {
-        SizeUnit::Chars => app.history_chars,
-        SizeUnit::Tokens => app.history_chars / 4,
+    let conv = app.conversation();
+    match app.config().strategy.unit() {
+        SizeUnit::Chars => conv.chars(),
+        SizeUnit::Tokens => conv.chars() / 4,
         SizeUnit::JsonChars => {
-            let n = app.history.len();
-            let items: usize = app.history.iter().map(|r| r.info.message.json_size()).sum();
+            let n = conv.history().len();
+            let items: usize = conv
+                .history()
+                .iter()
+                .map(|r| r.info().message.json_size())
+                .sum();
             2 + items + 2 * n.saturating_sub(1)
         }
     }
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let limit = app.config.context_limit;
-    let unit = app.config.strategy.unit();
+    let limit = app.config().context_limit;
+    let unit = app.config().strategy.unit();
     let size = size_in_unit(app);
     let title = Line::from(vec![
-        Span::styled(" Context ", app.theme.title()),
+        Span::styled(" Context ", app.theme().title()),
         Span::raw(format!("(limit {} {}) ", group_digits(limit), unit.label())),
     ]);
-    let block = pane_block(title, false, &app.theme);
+    let block = pane_block(title, false, app.theme());
     let inner = block.inner(area);
     f.render_widget(block, area);
     if inner.height == 0 {
@@ -87,14 +92,15 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let pct = size as f64 * 100.0 / limit.max(1) as f64;
     let lvl = level(size, limit);
     let over = if size > limit { "  OVER LIMIT" } else { "" };
-    let tokens = if app.tokens_pending && app.history_tokens == 0 {
+    let conv = app.conversation();
+    let tokens = if conv.tokens_pending() && conv.tokens() == 0 {
         "~… tokens (est.)".to_string()
     } else {
-        let more = if app.tokens_pending { "+" } else { "" };
-        format!("~{}{more} tokens (est.)", group_digits(app.history_tokens))
+        let more = if conv.tokens_pending() { "+" } else { "" };
+        format!("~{}{more} tokens (est.)", group_digits(conv.tokens()))
     };
     // The API's figure is the main request's; a summary call's has a line of its own.
-    let api = match (app.api_input_tokens, app.api_cached_tokens) {
+    let api = match conv.api_tokens() {
         (Some(t), Some(c)) if c > 0 => format!(
             " · API {} ({} cached)",
             group_digits(t as usize),
@@ -104,7 +110,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         (None, _) => String::new(),
     };
     let mut lines = vec![
-        bar_line(size, limit, w, &app.theme),
+        bar_line(size, limit, w, app.theme()),
         Line::from(vec![
             Span::styled(
                 format!(
@@ -113,16 +119,19 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                     group_digits(limit),
                     unit.label()
                 ),
-                app.theme.level(lvl),
+                app.theme().level(lvl),
             ),
-            Span::styled(over, app.theme.error()),
+            Span::styled(over, app.theme().error()),
         ]),
-        Line::from(vec![Span::raw(tokens), Span::styled(api, app.theme.dim())]),
+        Line::from(vec![
+            Span::raw(tokens),
+            Span::styled(api, app.theme().dim()),
+        ]),
     ];
-    if let Some(t) = app.summary_input_tokens {
+    if let Some(t) = conv.summary_input_tokens() {
         lines.push(Line::from(Span::styled(
             format!("last summary call: API {}", group_digits(t as usize)),
-            app.theme.dim(),
+            app.theme().dim(),
         )));
     }
     let (text, spark) = crate::tui::layout::split_top(inner, lines.len() as u16);
@@ -135,7 +144,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         &super::plot::calls_of(app.timeline()),
         limit_chars,
         None,
-        &app.theme,
+        app.theme(),
     );
 }
 

@@ -15,15 +15,15 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
     let r = centered(area, 90, 85);
     f.render_widget(Clear, r);
     let title = Line::from(vec![
-        Span::styled(" Keys ", app.theme.title()),
+        Span::styled(" Keys ", app.theme().title()),
         Span::raw(format!(
             "· {} counts sizes in {} ",
-            app.config.strategy,
+            app.config().strategy,
             super::unit_tag(app)
         )),
-        Span::styled("(j/k scroll, Esc closes) ", app.theme.dim()),
+        Span::styled("(j/k scroll, Esc closes) ", app.theme().dim()),
     ]);
-    let block = pane_block(title, true, &app.theme);
+    let block = pane_block(title, true, app.theme());
     let inner = block.inner(r);
     f.render_widget(block, r);
     let lines: Vec<Line> = rows(inner.width as usize)
@@ -32,10 +32,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
         .take(inner.height as usize)
         .map(|row| match row {
             HelpRow::Heading(what) => {
-                Line::from(Span::styled(format!("── {what}"), app.theme.title()))
+                Line::from(Span::styled(format!("── {what}"), app.theme().title()))
             }
             HelpRow::Key(keys, what) => {
-                Line::from(vec![Span::styled(keys, app.theme.key()), Span::raw(what)])
+                Line::from(vec![Span::styled(keys, app.theme().key()), Span::raw(what)])
             }
         })
         .collect();

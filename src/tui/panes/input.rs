@@ -16,16 +16,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         render_card(app, f, area, &title, &lines);
         return;
     }
-    let focused = app.focus == Pane::Input;
-    let mut spans = vec![Span::styled(" 5 Input ", app.theme.title())];
+    let focused = app.focus() == Pane::Input;
+    let mut spans = vec![Span::styled(" 5 Input ", app.theme().title())];
     if app.step_state().mode() {
-        spans.push(Span::styled(" STEP MODE ", app.theme.paused()));
+        spans.push(Span::styled(" STEP MODE ", app.theme().paused()));
         spans.push(Span::raw(" "));
     }
     if !focused {
-        spans.push(Span::styled("(i or 5 to type) ", app.theme.dim()));
+        spans.push(Span::styled("(i or 5 to type) ", app.theme().dim()));
     }
-    let block = pane_block(Line::from(spans), focused, &app.theme);
+    let block = pane_block(Line::from(spans), focused, app.theme());
     let inner = block.inner(area);
     f.render_widget(block, area);
     f.render_widget(app.input().area(), inner);
@@ -33,7 +33,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
 
 /// The pause card: the next step's title in the border, its lines, the keys last.
 fn render_card(app: &App, f: &mut Frame, area: Rect, title: &str, lines: &[String]) {
-    let theme = &app.theme;
+    let theme = app.theme();
     let head = Line::from(vec![
         Span::styled(" PAUSED ", theme.paused()),
         Span::styled(format!(" {title} "), theme.title()),

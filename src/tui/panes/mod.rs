@@ -43,7 +43,7 @@ pub fn render(app: &App, f: &mut Frame) {
         return;
     };
     status::render(app, f, a.status);
-    match app.main {
+    match app.main() {
         Pane::Outputs => outputs::render(app, f, a.main),
         Pane::Transcripts => transcripts::render(app, f, a.main),
         _ => conversation::render(app, f, a.main),
@@ -59,7 +59,7 @@ pub fn render(app: &App, f: &mut Frame) {
         compare::render(app, f, area);
     }
     status::render_hints(app, f, a.hints);
-    match &app.overlay {
+    match app.overlay() {
         None => {}
         Some(Overlay::Help { top }) => help::render(app, f, area, *top),
         Some(Overlay::Legend { top }) => legend::render(app, f, area, *top),
@@ -75,7 +75,7 @@ fn too_small(app: &App, f: &mut Frame, area: Rect) {
         area.width, area.height
     );
     let y = area.height / 2;
-    let p = Paragraph::new(Line::from(Span::styled(text, app.theme.warn())))
+    let p = Paragraph::new(Line::from(Span::styled(text, app.theme().warn())))
         .alignment(Alignment::Center)
         .wrap(Wrap { trim: true });
     f.render_widget(
@@ -165,11 +165,11 @@ pub fn fit(s: &str, width: usize) -> String {
 /// A pane title's key hint, replaced by the loading line (spinner, file, size, elapsed)
 /// while the screen waits for one of this pane's jobs (`ours`).
 pub fn title_hint<'a>(app: &App, keys: &'a str, ours: fn(&LoadKind) -> bool) -> Span<'a> {
-    match (&app.loading, status::loading_text(app)) {
+    match (app.loading(), status::loading_text(app)) {
         (Some(l), Some(text)) if ours(&l.what) => {
-            Span::styled(format!("{text} "), app.theme.warn())
+            Span::styled(format!("{text} "), app.theme().warn())
         }
-        _ => Span::styled(keys, app.theme.dim()),
+        _ => Span::styled(keys, app.theme().dim()),
     }
 }
 
@@ -177,7 +177,7 @@ pub fn title_hint<'a>(app: &App, keys: &'a str, ours: fn(&LoadKind) -> bool) -> 
 /// (s06), `JSON chars` (s08-latest): the unit of the gauge, the limit and the stage events
 /// (docs/strategies.md). Short, so a title keeps its key hints.
 pub fn unit_tag(app: &App) -> &'static str {
-    app.config.strategy.unit().label()
+    app.config().strategy.unit().label()
 }
 
 /// A label and the rest of the line in a second style, for single-line key hints.

@@ -12,9 +12,9 @@ use crate::store::TOOL_RESULTS_DIR;
 use crate::tui::app::{App, LoadKind, Pane};
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let focused = app.focus == Pane::Outputs;
+    let focused = app.focus() == Pane::Outputs;
     let title = Line::from(vec![
-        Span::styled(" 3 Outputs ", app.theme.title()),
+        Span::styled(" 3 Outputs ", app.theme().title()),
         Span::raw(format!(
             "· {TOOL_RESULTS_DIR}/ · {} ",
             super::plural(app.outputs().files().len(), "file")
@@ -23,18 +23,18 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             matches!(w, LoadKind::Output { .. })
         }),
     ]);
-    let block = pane_block(title, focused, &app.theme);
+    let block = pane_block(title, focused, app.theme());
     let inner = block.inner(area);
     f.render_widget(block, area);
     let width = inner.width as usize;
     let mut lines = vec![Line::from(Span::styled(
         fit(&format!("{:>10}  {:>5}  file", "size", "age"), width),
-        app.theme.title(),
+        app.theme().title(),
     ))];
     if app.outputs().files().is_empty() {
         lines.push(Line::from(Span::styled(
             "no persisted outputs yet (a tool result over the budget goes here)",
-            app.theme.dim(),
+            app.theme().dim(),
         )));
     }
     let rows = (inner.height as usize).saturating_sub(1);
@@ -58,7 +58,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         );
         let mut line = Line::from(fit(&text, width));
         if i == state.list().selected {
-            line = super::selected_line(line, &app.theme);
+            line = super::selected_line(line, app.theme());
         }
         lines.push(line);
     }

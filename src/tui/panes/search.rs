@@ -8,8 +8,8 @@ use crate::tui::app::App;
 
 /// The prompt while a query is typed; None otherwise.
 pub fn hint_line(app: &App, width: usize) -> Option<Line<'static>> {
-    let s = app.search.as_ref().filter(|s| s.typing)?;
-    let theme = &app.theme;
+    let s = app.search().filter(|s| s.typing)?;
+    let theme = app.theme();
     let rest = "  Enter search the conversation, full session and events · Esc cancel";
     let query = clip(&format!("{}▏", s.query), width.saturating_sub(2));
     Some(Line::from(vec![

@@ -26,7 +26,7 @@ fn size_text(n: usize, unit: SizeUnit) -> String {
 
 /// The recorded call a compaction came before (1-based): calls whose reply precedes it.
 fn call_before(open: &OpenedSession, c: &Compaction) -> usize {
-    open.calls
+    open.calls()
         .iter()
         .filter(|call| call.message.is_some_and(|m| m < c.at))
         .count()
@@ -34,13 +34,13 @@ fn call_before(open: &OpenedSession, c: &Compaction) -> usize {
 }
 
 pub fn render(f: &mut Frame, area: Rect, open: &OpenedSession, r: &SessionReplay, theme: &Theme) {
-    let unit = r.strategy.unit();
+    let unit = r.strategy().unit();
     let title = Line::from(vec![
         Span::styled(" Replay ", theme.title()),
         Span::raw(format!(
             "· {} · limit {} · scratch store ",
-            r.strategy.name(),
-            size_text(r.replay.context_limit, unit)
+            r.strategy().name(),
+            size_text(r.replay().context_limit, unit)
         )),
     ]);
     let block = pane_block(title, false, theme);
@@ -48,13 +48,17 @@ pub fn render(f: &mut Frame, area: Rect, open: &OpenedSession, r: &SessionReplay
     f.render_widget(block, area);
     let width = inner.width as usize;
     let full: Vec<(usize, &Compaction)> = open
-        .compactions
+        .compactions()
         .iter()
         .filter(|c| c.kind == CompactionKind::Full)
         .map(|c| (call_before(open, c), c))
         .collect();
-    let changed: Vec<&(usize, crate::compact::StageReport)> =
-        r.replay.stages.iter().filter(|(_, s)| s.changed).collect();
+    let changed: Vec<&(usize, crate::compact::StageReport)> = r
+        .replay()
+        .stages
+        .iter()
+        .filter(|(_, s)| s.changed)
+        .collect();
     let compacts: Vec<String> = changed
         .iter()
         .filter(|(_, s)| s.stage == crate::compact::Stage::CompactHistory)
@@ -75,7 +79,7 @@ pub fn render(f: &mut Frame, area: Rect, open: &OpenedSession, r: &SessionReplay
                     "agent compacted before calls {} ({} full of {})",
                     calls_list(&agent_at),
                     full.len(),
-                    open.compactions.len()
+                    open.compactions().len()
                 ),
                 width,
             ),
@@ -92,15 +96,15 @@ pub fn render(f: &mut Frame, area: Rect, open: &OpenedSession, r: &SessionReplay
         Line::from(fit(
             &format!(
                 "pipeline kept {} msgs, {} · persisted {} results, {} transcripts",
-                group_digits(r.replay.final_messages),
-                size_text(r.replay.final_chars, unit),
-                r.persisted.len(),
-                r.transcripts.len()
+                group_digits(r.replay().final_messages),
+                size_text(r.replay().final_chars, unit),
+                r.persisted().len(),
+                r.transcripts().len()
             ),
             width,
         )),
     ];
-    if let Some(e) = &r.replay.error {
+    if let Some(e) = &r.replay().error {
         lines.push(Line::from(Span::styled(
             fit(&format!("stopped: {e}"), width),
             theme.error(),
@@ -109,7 +113,7 @@ pub fn render(f: &mut Frame, area: Rect, open: &OpenedSession, r: &SessionReplay
     // Both sides' events in call order, from the selected row's call on.
     let from = open.selected_call().map(|k| k + 1).unwrap_or(0);
     let mut events: Vec<(usize, u8, Line)> = Vec::new();
-    for (k, c) in open.compactions.iter().enumerate() {
+    for (k, c) in open.compactions().iter().enumerate() {
         let n = call_before(open, c);
         let text = format!(
             "call {n:>4} agent {} · {}",

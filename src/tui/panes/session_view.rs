@@ -26,7 +26,7 @@ fn ours(what: &LoadKind) -> bool {
 
 /// Lines of the usage panel under the list, for a pane `inner` lines high.
 pub fn render(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
-    let (left, right) = match &open.replay {
+    let (left, right) = match &open.replay() {
         // Too narrow for two columns: the recording above, the replay below.
         Some(_) if area.width < 100 => {
             let (top, bottom) = split_top(area, area.height / 2);
@@ -46,14 +46,14 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
         None => (area, None),
     };
     render_recorded(app, f, left, open);
-    if let (Some(r), Some(a)) = (&open.replay, right) {
-        super::session_replay::render(f, a, open, r, &app.theme);
+    if let (Some(r), Some(a)) = (&open.replay(), right) {
+        super::session_replay::render(f, a, open, r, app.theme());
     }
 }
 
 fn render_recorded(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
-    let theme = &app.theme;
-    let loading = match (&open.load_error, open.complete) {
+    let theme = app.theme();
+    let loading = match (&open.load_error(), open.complete()) {
         (Some(_), _) => " · first lines only: the rest could not be read",
         (None, true) => "",
         (None, false) => " · first lines",
@@ -63,34 +63,40 @@ fn render_recorded(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
         Span::raw(format!(
             // The loading state goes first: a narrow pane cuts the title's end.
             "{}{loading} · {} · {} msgs · {} calls · {} ",
-            open.label,
-            open.format.name(),
-            group_digits(open.infos.len()),
-            group_digits(open.calls.len()),
-            super::plural(open.compactions.len(), "compaction"),
+            open.label(),
+            open.format().name(),
+            group_digits(open.infos().len()),
+            group_digits(open.calls().len()),
+            super::plural(open.compactions().len(), "compaction"),
         )),
         title_hint(app, "(o text, r replay, Esc close) ", ours),
     ]);
-    let block = pane_block(title, app.focus == Pane::Transcripts, theme);
+    let block = pane_block(title, app.focus() == Pane::Transcripts, theme);
     let inner = block.inner(area);
     f.render_widget(block, area);
     let height = inner.height as usize;
     let (list_area, usage_area) = split_top(inner, session_list_rows(height, false) as u16);
     let width = list_area.width as usize;
-    let index_w = open.infos.len().saturating_sub(1).to_string().len().max(2);
+    let index_w = open
+        .infos()
+        .len()
+        .saturating_sub(1)
+        .to_string()
+        .len()
+        .max(2);
     let rows = list_area.height as usize;
     let top = open
-        .list
+        .list()
         .top
-        .min(open.list.selected)
-        .max((open.list.selected + 1).saturating_sub(rows));
+        .min(open.list().selected)
+        .max((open.list().selected + 1).saturating_sub(rows));
     let mut lines = Vec::with_capacity(rows);
-    for (i, row) in open.rows.iter().enumerate().skip(top).take(rows) {
+    for (i, row) in open.rows().iter().enumerate().skip(top).take(rows) {
         let mut line = match row {
             ViewRow::Message { index, dimmed } => {
                 message_line(open, *index, *dimmed, index_w, width, theme)
             }
-            ViewRow::Compaction(k) => match open.compactions.get(*k) {
+            ViewRow::Compaction(k) => match open.compactions().get(*k) {
                 Some(c) => Line::from(Span::styled(
                     fit(&compaction_row(c, *k), width),
                     theme.warn(),
@@ -98,12 +104,12 @@ fn render_recorded(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
                 None => Line::from(""),
             },
         };
-        if i == open.list.selected {
+        if i == open.list().selected {
             line = super::selected_line(line, theme);
         }
         lines.push(line);
     }
-    if open.rows.is_empty() {
+    if open.rows().is_empty() {
         lines.push(Line::from(Span::styled(
             "no messages in this session",
             theme.dim(),
@@ -121,14 +127,14 @@ fn message_line<'a>(
     width: usize,
     theme: &Theme,
 ) -> Line<'a> {
-    let Some(info) = open.infos.get(index) else {
+    let Some(info) = open.infos().get(index) else {
         return Line::from("");
     };
     let role = match info.role() {
         "assistant" => "asst",
         other => other,
     };
-    let tag = match open.tags.get(index).copied().flatten() {
+    let tag = match open.tags().get(index).copied().flatten() {
         Some("summary") => "Σ ",
         Some("abandoned") => "↶ ",
         Some(_) => "· ",
@@ -197,25 +203,25 @@ fn render_usage(f: &mut Frame, area: Rect, open: &OpenedSession, theme: &Theme) 
         return;
     }
     let width = area.width as usize;
-    let window = open.calls.iter().filter_map(|c| c.context_window).max();
+    let window = open.calls().iter().filter_map(|c| c.context_window).max();
     let selected = open.selected_call();
-    let usage = match selected.and_then(|k| open.calls.get(k).map(|c| (k, c))) {
+    let usage = match selected.and_then(|k| open.calls().get(k).map(|c| (k, c))) {
         Some((k, c)) => format!(
             "call {}/{} · input {} · cache read {} · cache write {} · output {} · context {} tok",
             k + 1,
-            open.calls.len(),
+            open.calls().len(),
             group_digits(c.usage.input_tokens as usize),
             group_digits(c.usage.cache_read_tokens as usize),
             group_digits(c.usage.cache_creation_tokens as usize),
             group_digits(c.usage.output_tokens as usize),
             group_digits(c.usage.context_tokens() as usize),
         ),
-        None if open.calls.is_empty() => "no usage recorded in this file".into(),
+        None if open.calls().is_empty() => "no usage recorded in this file".into(),
         None => "no model call before this row".into(),
     };
     let mut head = vec![Line::from(Span::styled(fit(&usage, width), theme.key()))];
-    if let Some(ViewRow::Compaction(k)) = open.rows.get(open.list.selected)
-        && let Some(c) = open.compactions.get(*k)
+    if let Some(ViewRow::Compaction(k)) = open.rows().get(open.list().selected)
+        && let Some(c) = open.compactions().get(*k)
         && area.height >= 4
     {
         head.push(Line::from(fit(&summary_words(c), width)));
@@ -240,7 +246,7 @@ fn render_usage(f: &mut Frame, area: Rect, open: &OpenedSession, theme: &Theme) 
         return;
     }
     let values: Vec<u64> = open
-        .calls
+        .calls()
         .iter()
         .map(|c| c.usage.context_tokens())
         .collect();

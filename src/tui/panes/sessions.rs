@@ -24,7 +24,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         return;
     }
     let s = app.sessions();
-    let focused = app.focus == Pane::Transcripts;
+    let focused = app.focus() == Pane::Transcripts;
     let where_ = if s.paths().is_empty() {
         "Claude Code and Codex folders".to_string()
     } else {
@@ -40,11 +40,11 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         .filter(|r| matches!(r, BrowserRow::Session(_)))
         .count();
     let title = Line::from(vec![
-        Span::styled(" 4 Sessions ", app.theme.title()),
+        Span::styled(" 4 Sessions ", app.theme().title()),
         Span::raw(format!("· {} · {where_} ", super::plural(count, "session"))),
         title_hint(app, "(Enter open, b transcripts) ", ours),
     ]);
-    let block = pane_block(title, focused, &app.theme);
+    let block = pane_block(title, focused, app.theme());
     let inner = block.inner(area);
     f.render_widget(block, area);
     let width = inner.width as usize;
@@ -57,12 +57,12 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             ),
             width,
         ),
-        app.theme.title(),
+        app.theme().title(),
     ))];
     if !s.listed() {
         lines.push(Line::from(Span::styled(
             "looking for sessions…",
-            app.theme.dim(),
+            app.theme().dim(),
         )));
     } else if s.rows().is_empty() {
         let text = if s.paths().is_empty() {
@@ -70,7 +70,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         } else {
             "no sessions found there"
         };
-        lines.push(Line::from(Span::styled(text, app.theme.dim())));
+        lines.push(Line::from(Span::styled(text, app.theme().dim())));
     }
     let rows = (inner.height as usize).saturating_sub(1);
     for (i, row) in s.rows().iter().enumerate().skip(s.list().top).take(rows) {
@@ -84,7 +84,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                     ),
                     width,
                 ),
-                app.theme.title(),
+                app.theme().title(),
             )),
             BrowserRow::Session(item) => Line::from(fit(&session_text(item, width), width)),
             BrowserRow::Error { path, message } => Line::from(Span::styled(
@@ -92,11 +92,11 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                     &sanitize_line(&format!("  ! {}: {message}", path.display())),
                     width,
                 ),
-                app.theme.error(),
+                app.theme().error(),
             )),
         };
         if i == s.list().selected {
-            line = super::selected_line(line, &app.theme);
+            line = super::selected_line(line, app.theme());
         }
         lines.push(line);
     }
@@ -112,7 +112,7 @@ fn name_width(width: usize) -> usize {
 }
 
 fn session_text(item: &SessionItem, width: usize) -> String {
-    let e = &item.entry;
+    let e = &item.entry();
     let started = e
         .started
         .as_deref()
@@ -124,7 +124,7 @@ fn session_text(item: &SessionItem, width: usize) -> String {
                 .replace('T', " ")
         })
         .unwrap_or_else(|| "?".into());
-    let (calls, comp, peak) = match &item.stats {
+    let (calls, comp, peak) = match &item.stats() {
         None => ("…".to_string(), "…".to_string(), "…".to_string()),
         Some(Err(_)) => ("!".to_string(), "!".to_string(), "unreadable".to_string()),
         Some(Ok(q)) => (

@@ -22,32 +22,32 @@ pub fn spinner(tick: u64) -> &'static str {
 
 /// `idle` (`idle · last answer cut at max_tokens: 512` after a cut answer), `⠋ streaming 1.2s`, `⠋ running bash 3.4s`, `⠋ waiting 0.5s`.
 pub fn state_text(app: &App) -> String {
-    let since = |s: u64| fmt_elapsed(app.tick.saturating_sub(s));
-    match &app.run_state {
-        RunState::Idle if app.agent_gone => "agent stopped".into(),
-        RunState::Idle => match app.last_turn_cut() {
+    let since = |s: u64| fmt_elapsed(app.tick().saturating_sub(s));
+    match &app.run_state() {
+        RunState::Idle if app.agent_gone() => "agent stopped".into(),
+        RunState::Idle => match app.conversation().last_turn_cut() {
             Some(limit) => format!(
                 "idle · last answer cut at max_tokens: {}",
                 group_digits(limit as usize)
             ),
             None => "idle".into(),
         },
-        RunState::Waiting { since: s } => format!("{} waiting {}", spinner(app.tick), since(*s)),
+        RunState::Waiting { since: s } => format!("{} waiting {}", spinner(app.tick()), since(*s)),
         RunState::Streaming { since: s } => {
-            format!("{} streaming {}", spinner(app.tick), since(*s))
+            format!("{} streaming {}", spinner(app.tick()), since(*s))
         }
         RunState::Summarizing { since: s } => {
-            format!("{} summarizing {}", spinner(app.tick), since(*s))
+            format!("{} summarizing {}", spinner(app.tick()), since(*s))
         }
         RunState::Tool { name, since: s } => {
-            format!("{} running {name} {}", spinner(app.tick), since(*s))
+            format!("{} running {name} {}", spinner(app.tick()), since(*s))
         }
     }
 }
 
 /// `⠋ loading transcript_1700000000.jsonl (48.0 MB) 1.2s` while the screen waits for a job.
 pub fn loading_text(app: &App) -> Option<String> {
-    let l = app.loading.as_ref()?;
+    let l = app.loading()?;
     let relative = l.what.relative();
     let name = relative.rsplit('/').next().unwrap_or(relative);
     let what = match &l.what {
@@ -71,12 +71,12 @@ pub fn loading_text(app: &App) -> Option<String> {
             (read, None) => format!("opening {name}: {} read", human_bytes(read)),
         },
     };
-    let elapsed = fmt_elapsed(app.tick.saturating_sub(l.since));
-    Some(format!("{} {what} {elapsed}", spinner(app.tick)))
+    let elapsed = fmt_elapsed(app.tick().saturating_sub(l.since));
+    Some(format!("{} {what} {elapsed}", spinner(app.tick())))
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let theme = &app.theme;
+    let theme = app.theme();
     let width = area.width as usize;
     if let Some(next) = app.step_state().paused() {
         // The pause is what matters now: it gets the whole line.
@@ -86,7 +86,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             Span::styled(next.to_string(), theme.warn()),
             Span::raw("  "),
             Span::styled("Space step · s stage · c call", theme.key()),
-            Span::raw(format!("  │ {}", app.provider)),
+            Span::raw(format!("  │ {}", app.provider())),
         ];
         f.render_widget(Paragraph::new(Line::from(spans)), area);
         return;
@@ -94,7 +94,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let mut spans = vec![
         Span::styled(" ctxlab ", theme.title()),
         Span::raw("│ "),
-        Span::raw(app.provider.clone()),
+        Span::raw(app.provider().to_string()),
         Span::raw(" │ "),
     ];
     {
@@ -119,7 +119,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             ));
         }
         let used: usize = spans.iter().map(|s| display_width(&s.content)).sum();
-        let ws = app.workspace.display().to_string();
+        let ws = app.workspace().display().to_string();
         let room = width.saturating_sub(used + 3);
         if room > 8 {
             spans.push(Span::raw(" │ "));
@@ -142,16 +142,16 @@ pub fn notice_page(text: &str, width: usize, ticks_shown: u64) -> String {
 }
 
 pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
-    let theme = &app.theme;
+    let theme = app.theme();
     let width = area.width as usize;
     if let Some(line) = super::search::hint_line(app, width) {
         f.render_widget(Paragraph::new(line), area);
         return;
     }
-    if let (Some(n), Some((_, at))) = (app.notice_text(), &app.notice) {
+    if let (Some(n), Some((_, at))) = (app.notice_text(), app.notice()) {
         f.render_widget(
             Paragraph::new(Span::styled(
-                notice_page(n, width, app.tick.saturating_sub(*at)),
+                notice_page(n, width, app.tick().saturating_sub(at)),
                 theme.warn(),
             )),
             area,
@@ -164,7 +164,7 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
         ("n", "unseen"),
         ("Esc/q", "close"),
     ];
-    let pane: &[(&str, &str)] = match app.focus {
+    let pane: &[(&str, &str)] = match app.focus() {
         _ if app.compare().is_some() => compare,
         Pane::Input => &[("Enter", "send"), ("Alt-Enter", "newline")],
         Pane::Conversation => &[
@@ -203,11 +203,11 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     let mut items: Vec<(&str, &str)> = Vec::new();
     // The compare view takes every key: only its own are offered.
     let comparing = app.compare().is_some();
-    if app.step_state().mode() && app.focus != Pane::Input && !comparing {
+    if app.step_state().mode() && app.focus() != Pane::Input && !comparing {
         items.extend([("Space", "step"), ("s", "stage"), ("c", "call")]);
     }
     items.extend(pane.iter().copied());
-    if !app.step_state().mode() && app.focus != Pane::Input && !comparing {
+    if !app.step_state().mode() && app.focus() != Pane::Input && !comparing {
         items.push(("i", "type"));
     }
     // Dropped first when the line is short.
@@ -243,7 +243,7 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
 /// after the key that leaves it.
 fn hint_tail<'a>(app: &App, theme: &Theme) -> Vec<Span<'a>> {
     let mut spans = Vec::new();
-    if app.focus == Pane::Input {
+    if app.focus() == Pane::Input {
         spans.push(Span::styled("Esc", theme.key()));
         spans.push(Span::raw(" leave, then "));
     }

@@ -19,9 +19,9 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let Some(v) = app.timeline_view() else {
         return;
     };
-    let theme = &app.theme;
+    let theme = app.theme();
     let calls = &app.timeline().calls;
-    let focused = app.focus == Pane::Timeline;
+    let focused = app.focus() == Pane::Timeline;
     let which = if calls.is_empty() {
         "no call yet".to_string()
     } else {

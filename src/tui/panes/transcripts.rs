@@ -35,16 +35,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
 }
 
 fn render_list(app: &App, f: &mut Frame, area: Rect) {
-    let focused = app.focus == Pane::Transcripts;
+    let focused = app.focus() == Pane::Transcripts;
     let title = Line::from(vec![
-        Span::styled(" 4 Transcripts ", app.theme.title()),
+        Span::styled(" 4 Transcripts ", app.theme().title()),
         Span::raw(format!(
             "· {TRANSCRIPTS_DIR}/ · {} ",
             super::plural(app.transcripts().files().len(), "file")
         )),
         title_hint(app, "(Enter open, r replay) ", ours),
     ]);
-    let block = pane_block(title, focused, &app.theme);
+    let block = pane_block(title, focused, app.theme());
     let inner = block.inner(area);
     f.render_widget(block, area);
     let width = inner.width as usize;
@@ -53,12 +53,12 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
             &format!("{:>5}  {:>8}  {:>10}  file", "age", "messages", "size"),
             width,
         ),
-        app.theme.title(),
+        app.theme().title(),
     ))];
     if app.transcripts().files().is_empty() {
         lines.push(Line::from(Span::styled(
             "no transcripts yet (written before every summary)",
-            app.theme.dim(),
+            app.theme().dim(),
         )));
     }
     let rows = (inner.height as usize).saturating_sub(1);
@@ -85,7 +85,7 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
         );
         let mut line = Line::from(fit(&text, width));
         if i == app.transcripts().list().selected {
-            line = super::selected_line(line, &app.theme);
+            line = super::selected_line(line, app.theme());
         }
         lines.push(line);
     }
@@ -93,7 +93,7 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
 }
 
 fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
-    let focused = app.focus == Pane::Transcripts;
+    let focused = app.focus() == Pane::Transcripts;
     let (list_area, replay_area) = layout_transcript(area, t.replay().is_some());
     let bad = if t.bad_lines() > 0 {
         format!(" · {} unreadable lines", t.bad_lines())
@@ -101,7 +101,7 @@ fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
         String::new()
     };
     let title = Line::from(vec![
-        Span::styled(" 4 Transcript ", app.theme.title()),
+        Span::styled(" 4 Transcript ", app.theme().title()),
         Span::raw(format!(
             "{} · {} messages{bad} ",
             t.relative(),
@@ -109,7 +109,7 @@ fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
         )),
         title_hint(app, "(r replay, Esc back) ", ours),
     ]);
-    let block = pane_block(title, focused, &app.theme);
+    let block = pane_block(title, focused, app.theme());
     let inner = block.inner(list_area);
     f.render_widget(block, list_area);
     let row = |i: usize| -> Option<RowRef<'_>> {
@@ -125,7 +125,7 @@ fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
         row: &row,
         list: t.list(),
         focused,
-        theme: &app.theme,
+        theme: app.theme(),
         trailer: Vec::new(),
         upcoming: None,
     }
@@ -138,7 +138,7 @@ fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
             .filter(|m| m.role() == "assistant")
             .count()
             .max(1);
-        render_replay(f, a, r, turn, &app.theme);
+        render_replay(f, a, r, turn, app.theme());
     }
 }
 

@@ -19,7 +19,7 @@ use crate::util::display_width;
 pub fn render(app: &App, f: &mut Frame, area: Rect, v: &Viewer) {
     let r = centered(area, 90, 85);
     f.render_widget(Clear, r);
-    let theme = &app.theme;
+    let theme = app.theme();
     let title = Line::from(vec![
         Span::styled(" View ", theme.title()),
         Span::raw(clip(v.title(), (r.width as usize).saturating_sub(12))),

@@ -84,9 +84,26 @@ pub enum BrowserRow {
 /// A listed session, and its counts once a background job has scanned it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionItem {
-    pub entry: SessionFile,
+    entry: SessionFile,
     /// None until counted; the error text when the scan failed.
-    pub stats: Option<Result<SessionNumbers, String>>,
+    stats: Option<Result<SessionNumbers, String>>,
+}
+
+impl SessionItem {
+    /// The listed file and what its first lines said.
+    pub fn entry(&self) -> &SessionFile {
+        &self.entry
+    }
+
+    /// None until counted; the error text when the scan failed.
+    pub fn stats(&self) -> Option<&Result<SessionNumbers, String>> {
+        self.stats.as_ref()
+    }
+
+    /// Takes the counts a scan (or the opened session) found.
+    pub fn set_stats(&mut self, stats: Result<SessionNumbers, String>) {
+        self.stats = Some(stats);
+    }
 }
 
 /// One row of an opened session: a message, or a compaction the recording tool performed
@@ -104,40 +121,145 @@ pub enum ViewRow {
 /// A session opened for viewing.
 #[derive(Debug, Clone)]
 pub struct OpenedSession {
-    pub path: PathBuf,
+    path: PathBuf,
     /// The file's name: what titles and the compare view call it.
-    pub label: String,
-    pub format: SessionFormat,
-    pub meta: SessionMeta,
+    label: String,
+    format: SessionFormat,
+    meta: SessionMeta,
     /// The file's size, and whether all of it is shown (false: its first lines, while
     /// the rest loads).
-    pub bytes: u64,
-    pub complete: bool,
+    bytes: u64,
+    complete: bool,
     /// Why the rest of the file could not be read after its first lines were shown: the
     /// head stays on screen, saying so, and `r` refuses to replay half a session.
-    pub load_error: Option<String>,
-    pub rows: Vec<ViewRow>,
+    load_error: Option<String>,
+    rows: Vec<ViewRow>,
     /// One per message of the full session.
-    pub infos: Vec<Arc<MessageInfo>>,
+    infos: Vec<Arc<MessageInfo>>,
     /// Whether each message is injected context or a compaction's summary (not typed).
-    pub tags: Vec<Option<&'static str>>,
-    pub compactions: Vec<Compaction>,
-    pub calls: Vec<RecordedCall>,
+    tags: Vec<Option<&'static str>>,
+    compactions: Vec<Compaction>,
+    calls: Vec<RecordedCall>,
     /// For each row, the last recorded call at or before it.
-    pub call_at_row: Vec<Option<usize>>,
+    call_at_row: Vec<Option<usize>>,
     /// The conversation as the pipeline replays it (`Session::replay_messages`), shared
     /// with the replay job and the compare view.
-    pub messages: Arc<Vec<Message>>,
-    pub warnings: usize,
-    pub skipped: usize,
-    pub sidechains: usize,
-    pub list: ListState,
-    pub replay: Option<SessionReplay>,
+    messages: Arc<Vec<Message>>,
+    warnings: usize,
+    skipped: usize,
+    sidechains: usize,
+    list: ListState,
+    replay: Option<SessionReplay>,
     /// The scratch folder the replay wrote into, removed when the view closes.
-    pub scratch: Option<PathBuf>,
+    scratch: Option<PathBuf>,
 }
 
 impl OpenedSession {
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// The file's name: what titles and the compare view call it.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    pub fn format(&self) -> SessionFormat {
+        self.format
+    }
+
+    pub fn meta(&self) -> &SessionMeta {
+        &self.meta
+    }
+
+    /// The file's size.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Whether all of the file is shown (false: its first lines, while the rest loads).
+    pub fn complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Why the rest of the file could not be read after its first lines were shown.
+    pub fn load_error(&self) -> Option<&str> {
+        self.load_error.as_deref()
+    }
+
+    pub fn rows(&self) -> &[ViewRow] {
+        &self.rows
+    }
+
+    /// One per message of the full session.
+    pub fn infos(&self) -> &[Arc<MessageInfo>] {
+        &self.infos
+    }
+
+    /// Whether each message is injected context or a compaction's summary (not typed).
+    pub fn tags(&self) -> &[Option<&'static str>] {
+        &self.tags
+    }
+
+    pub fn compactions(&self) -> &[Compaction] {
+        &self.compactions
+    }
+
+    pub fn calls(&self) -> &[RecordedCall] {
+        &self.calls
+    }
+
+    /// The conversation as the pipeline replays it, shared with the replay job and the
+    /// compare view.
+    pub fn messages(&self) -> &Arc<Vec<Message>> {
+        &self.messages
+    }
+
+    pub fn warnings(&self) -> usize {
+        self.warnings
+    }
+
+    pub fn skipped(&self) -> usize {
+        self.skipped
+    }
+
+    pub fn sidechains(&self) -> usize {
+        self.sidechains
+    }
+
+    /// The selection among `rows`.
+    pub fn list(&self) -> &ListState {
+        &self.list
+    }
+
+    pub fn list_mut(&mut self) -> &mut ListState {
+        &mut self.list
+    }
+
+    /// The pipeline's replay, once it ran.
+    pub fn replay(&self) -> Option<&SessionReplay> {
+        self.replay.as_ref()
+    }
+
+    pub fn set_replay(&mut self, replay: SessionReplay) {
+        self.replay = Some(replay);
+    }
+
+    /// The rest of the file could not be read: the head stays, saying why.
+    pub fn set_load_error(&mut self, why: String) {
+        self.load_error = Some(why);
+    }
+
+    /// The scratch folder the replay wrote into, removed when the view closes.
+    pub fn scratch(&self) -> Option<&std::path::Path> {
+        self.scratch.as_deref()
+    }
+
+    /// The replay about to run writes into `dir`; returns the folder the last one used.
+    pub fn replace_scratch(&mut self, dir: PathBuf) -> Option<PathBuf> {
+        self.scratch.replace(dir)
+    }
+
     /// The numbers a listing shows for this session, from what is open (a second read of
     /// a large file would hold it twice).
     pub fn numbers(&self) -> SessionNumbers {
@@ -158,13 +280,38 @@ impl OpenedSession {
 /// The pipeline's replay of an opened session, beside what the recording tool did.
 #[derive(Debug, Clone)]
 pub struct SessionReplay {
-    pub replay: Replay,
-    pub strategy: Strategy,
+    replay: Replay,
+    strategy: Strategy,
     /// Files the pipeline persisted (tool results) and transcripts it saved, relative to
     /// the scratch store.
-    pub persisted: Vec<String>,
-    pub transcripts: Vec<String>,
-    pub scratch: PathBuf,
+    persisted: Vec<String>,
+    transcripts: Vec<String>,
+    scratch: PathBuf,
+}
+
+impl SessionReplay {
+    /// What the replay did, call by call.
+    pub fn replay(&self) -> &Replay {
+        &self.replay
+    }
+
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// Tool results the pipeline persisted, relative to the scratch store.
+    pub fn persisted(&self) -> &[String] {
+        &self.persisted
+    }
+
+    /// Transcripts the pipeline saved, relative to the scratch store.
+    pub fn transcripts(&self) -> &[String] {
+        &self.transcripts
+    }
+
+    pub fn scratch(&self) -> &std::path::Path {
+        &self.scratch
+    }
 }
 
 /// A job for the sessions browser (run by `Work::Session` off the UI task).

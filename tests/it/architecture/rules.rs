@@ -204,6 +204,48 @@ fn ratatui_and_crossterm_are_used_only_under_tui() {
     assert!(outside.is_empty(), "{}", outside.join("\n"));
 }
 
+/// The `tui` row's "mutate `App` outside `App::update`": outside `src/tui/app/`, the crate
+/// calls none of `App`'s `&mut self` methods but `update` (the loop hands it messages; a
+/// job's result comes back as one).
+#[test]
+fn nothing_outside_the_app_changes_it_but_update() {
+    let mut mutators = BTreeSet::new();
+    for path in files("src/tui/app", &[".rs"]) {
+        let code = code_only(&without_test_modules(&read(&relative(&path))));
+        // From one item `impl` to the next (at a line's start, not `x: impl Trait`): the
+        // methods of `impl App` only.
+        for block in code.split("\nimpl ").filter(|b| b.starts_with("App {")) {
+            for part in block.split("fn ").skip(1) {
+                let name: String = part
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if part[name.len()..].trim_start().starts_with("(&mut self") {
+                    mutators.insert(name);
+                }
+            }
+        }
+    }
+    assert!(
+        mutators.contains("update") && mutators.len() > 10,
+        "the scan found App's mutators: {mutators:?}"
+    );
+    let mut outside = Vec::new();
+    for path in files("src", &[".rs"]) {
+        let rel = relative(&path);
+        if rel.starts_with("src/tui/app/") {
+            continue;
+        }
+        let code = code_only(&without_test_modules(&read(&rel)));
+        for name in mutators.iter().filter(|n| *n != "update") {
+            if code.contains(&format!("app.{name}(")) {
+                outside.push(format!("{rel} calls App::{name}"));
+            }
+        }
+    }
+    assert!(outside.is_empty(), "{}", outside.join("\n"));
+}
+
 #[test]
 fn the_must_not_reader_turns_clauses_into_checks() {
     let rules = forbidden(

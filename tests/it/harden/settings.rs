@@ -126,7 +126,7 @@ fn the_config_panel_shows_the_range_instead_of_applying() {
         !effects.iter().any(|e| matches!(e, Effect::Send(_))),
         "an out-of-range value was sent: {effects:?}"
     );
-    assert_eq!(app.config, PipelineConfig::default(), "nothing applied");
+    assert_eq!(*app.config(), PipelineConfig::default(), "nothing applied");
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
     terminal.draw(|f| ctxlab::tui::render(&app, f)).unwrap();
     let screen: String = terminal

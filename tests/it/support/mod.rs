@@ -380,3 +380,8 @@ pub fn focus(app: &mut App, c: char) {
     app.update(key(KeyCode::Esc));
     app.update(key(KeyCode::Char(c)));
 }
+
+/// Changes the pipeline's settings the way the agent says they changed.
+pub fn set_config(app: &mut App, config: PipelineConfig) {
+    app.update(Msg::Agent(AgentEvent::ConfigChanged { config }));
+}

@@ -23,9 +23,9 @@ use serde_json::json;
 #[test]
 fn the_first_minute() {
     let mut a = app();
-    assert_eq!(a.focus, Pane::Conversation);
+    assert_eq!(a.focus(), Pane::Conversation);
     a.update(key(KeyCode::Char('?')));
-    assert!(matches!(a.overlay, Some(Overlay::Help { .. })));
+    assert!(matches!(a.overlay(), Some(Overlay::Help { .. })));
     assert_eq!(a.input_text(), "");
     a.update(key(KeyCode::Esc));
     assert_eq!(a.update(key(KeyCode::Char('q'))), vec![Effect::Quit]);
@@ -53,12 +53,12 @@ fn the_first_minute() {
             path: marker.clone()
         })]
     );
-    assert!(a.overlay.is_none());
+    assert!(a.overlay().is_none());
     assert!(settle(&mut a, fx).is_empty());
     assert!(marker.is_file(), "remembered");
     // `l` shows it again; closing it writes nothing more.
     a.update(key(KeyCode::Char('l')));
-    assert!(matches!(a.overlay, Some(Overlay::Legend { .. })));
+    assert!(matches!(a.overlay(), Some(Overlay::Legend { .. })));
     assert!(a.update(key(KeyCode::Esc)).is_empty());
 }
 
@@ -160,10 +160,13 @@ fn a_replayed_transcript_says_what_the_next_call_would_do() {
     let (dir, mut d) = fake_session();
     let rel = ".transcripts/transcript_1700000000.jsonl";
     // Three results of 4,000 chars: within micro's 3, over a 10,000 limit only at the end.
-    d.app.config = PipelineConfig {
-        context_limit: 10_000,
-        ..PipelineConfig::default()
-    };
+    crate::support::set_config(
+        &mut d.app,
+        PipelineConfig {
+            context_limit: 10_000,
+            ..PipelineConfig::default()
+        },
+    );
     let mut t = vec![Message::user_text("Summarize the logs")];
     for i in 0..3 {
         let id = format!("toolu_{i}");
@@ -262,7 +265,16 @@ fn the_selected_row_is_reverse_video() {
     t.draw(|f| ctxlab::tui::render(&d.app, f)).unwrap();
     let buf = t.backend().buffer();
     let main = d.app.areas().unwrap().main;
-    let y = main.top() + 1 + (d.app.conv.selected - d.app.conv.top) as u16;
+    let y = main.top()
+        + 1
+        + (d.app
+            .conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .selected
+            - d.app
+                .conversation()
+                .list(ctxlab::tui::app::ConvView::Model)
+                .top) as u16;
     for x in main.left() + 1..main.right() - 1 {
         let cell = &buf[(x, y)];
         assert!(cell.modifier.contains(Modifier::REVERSED), "{cell:?}");

@@ -87,7 +87,7 @@ fn in_step_mode_space_steps_from_every_pane_and_never_types() {
     }));
     // Busy, not paused, in the input box: nothing is typed, nothing is sent.
     a.update(key(KeyCode::Char('i')));
-    assert_eq!(a.focus, Pane::Input);
+    assert_eq!(a.focus(), Pane::Input);
     for _ in 0..3 {
         assert!(sent(&a.update(key(KeyCode::Char(' ')))).is_empty());
     }
@@ -194,12 +194,24 @@ fn snip_pause(d: &mut Driver) -> std::ops::Range<usize> {
 fn a_pause_highlights_the_rows_its_stage_will_change() {
     let (_dir, mut d) = fake_session();
     d.app.update(Msg::Resize(80, 24));
-    let last = d.app.history.len() - 1;
-    assert_eq!(d.app.conv.selected, last);
+    let last = d.app.conversation().history().len() - 1;
+    assert_eq!(
+        d.app
+            .conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .selected,
+        last
+    );
     let rows = snip_pause(&mut d);
     assert_eq!(d.app.rows_to_change(), vec![rows.clone()]);
     // At 80x24 rows 1-2 were off screen: the selection went to the first of them.
-    assert_eq!(d.app.conv.selected, 1);
+    assert_eq!(
+        d.app
+            .conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .selected,
+        1
+    );
     let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
     t.draw(|f| ctxlab::tui::render(&d.app, f)).unwrap();
     let buf = t.backend().buffer();
@@ -227,7 +239,13 @@ fn a_pause_highlights_the_rows_its_stage_will_change() {
     let fx = d.app.update(key(KeyCode::Char(' ')));
     assert_eq!(sent(&fx), [UserCommand::Step]);
     assert!(d.app.rows_to_change().is_empty());
-    assert_eq!(d.app.conv.selected, last);
+    assert_eq!(
+        d.app
+            .conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .selected,
+        last
+    );
 }
 
 #[test]
@@ -300,7 +318,7 @@ fn reasons_are_on_every_stage_row_and_u_shows_compact_history_that_did_not_run()
     assert!(text.contains("compact_history: 2,247 <= 12,000"), "{text}");
     // Enter on a row without a diff shows it in full, reason included.
     d.app.update(key(KeyCode::Enter));
-    match &d.app.overlay {
+    match d.app.overlay() {
         Some(Overlay::Viewer(v)) => {
             assert!(
                 v.lines().iter().any(|l| l == "why: 2,247 <= 12,000"),
@@ -339,18 +357,18 @@ fn refusals_summary_calls_and_cancels_are_rows_and_the_api_figure_is_the_main_ca
         request: None,
         body: None,
     }));
-    assert!(matches!(a.run_state, RunState::Summarizing { .. }));
+    assert!(matches!(a.run_state(), RunState::Summarizing { .. }));
     a.update(Msg::Agent(AgentEvent::Usage {
         input_tokens: Some(8_034),
         output_tokens: Some(300),
         cached_input_tokens: None,
     }));
     assert_eq!(
-        a.api_input_tokens,
+        a.conversation().api_tokens().0,
         Some(10_000),
         "the main request's figure"
     );
-    assert_eq!(a.summary_input_tokens, Some(8_034));
+    assert_eq!(a.conversation().summary_input_tokens(), Some(8_034));
     a.update(Msg::Agent(AgentEvent::TurnDone {
         stop_reason: StopReason::Cancelled,
     }));
@@ -402,7 +420,7 @@ fn after_compact_the_status_bar_returns_to_idle() {
     a.update(Msg::Agent(AgentEvent::TurnDone {
         stop_reason: StopReason::Compacted,
     }));
-    assert_eq!(a.run_state, RunState::Idle);
+    assert_eq!(*a.run_state(), RunState::Idle);
     assert!(
         screen(&mut a, 120, 40)
             .lines()
@@ -422,7 +440,7 @@ fn pace_and_restart_are_commands() {
         [UserCommand::SetPace(Duration::from_millis(200))]
     );
     assert_eq!(
-        a.focus,
+        a.focus(),
         Pane::Conversation,
         "a command leaves the input box"
     );
@@ -449,8 +467,8 @@ fn pace_and_restart_are_commands() {
         provider: "scripted tour".into(),
         notices: vec!["Demo workspace: /tmp/tour-2".into()],
     });
-    assert!(a.history.is_empty() && a.session.is_empty());
-    assert_eq!(a.provider, "scripted tour");
+    assert!(a.conversation().history().is_empty() && a.conversation().session().is_empty());
+    assert_eq!(a.provider(), "scripted tour");
     assert!(a.input().history().contains(&"/restart".to_string()));
     assert!(matches!(
         a.events(),
@@ -479,5 +497,8 @@ fn the_restart_view_keeps_step_mode_and_the_tokenizer() {
     }));
     let fx = a.update(Msg::Tick);
     crate::support::settle(&mut a, fx);
-    assert!(a.history_tokens > 0, "the tokenizer survived the restart");
+    assert!(
+        a.conversation().tokens() > 0,
+        "the tokenizer survived the restart"
+    );
 }

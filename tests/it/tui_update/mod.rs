@@ -26,16 +26,23 @@ fn appends_build_the_mirror_and_the_session() {
     for t in ["one", "two", "three"] {
         appended(&mut a, t);
     }
-    assert_eq!(a.history.len(), 3);
-    assert_eq!(a.session.len(), 3);
-    assert_eq!(a.conv.selected, 2, "the list follows new messages");
+    assert_eq!(a.conversation().history().len(), 3);
+    assert_eq!(a.conversation().session().len(), 3);
+    assert_eq!(
+        a.conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .selected,
+        2,
+        "the list follows new messages"
+    );
     let expected = ctxlab::compact::estimate_size(
-        &a.history
+        &a.conversation()
+            .history()
             .iter()
-            .map(|r| r.info.message.clone())
+            .map(|r| r.info().message.clone())
             .collect::<Vec<_>>(),
     );
-    assert_eq!(a.history_chars, expected);
+    assert_eq!(a.conversation().chars(), expected);
 }
 
 #[test]
@@ -53,8 +60,13 @@ fn a_replaced_history_dims_what_went_away_and_keeps_a_diff() {
         messages: 3,
         history: Arc::new(new),
     }));
-    assert_eq!(a.history.len(), 3);
-    let live: Vec<bool> = a.session.iter().map(|s| s.live).collect();
+    assert_eq!(a.conversation().history().len(), 3);
+    let live: Vec<bool> = a
+        .conversation()
+        .session()
+        .iter()
+        .map(|s| s.live())
+        .collect();
     assert_eq!(live, vec![true, false, false, true]);
     assert_eq!(a.diffs().len(), 1);
     assert_eq!(a.diffs()[0].before.len(), 4);
@@ -63,7 +75,12 @@ fn a_replaced_history_dims_what_went_away_and_keeps_a_diff() {
     assert_eq!(a.diffs()[0].before[0].uid, a.diffs()[0].after[0].uid);
     assert!(matches!(a.events()[0].kind, EventKind::Replaced { .. }));
     // Replacing with an equal history adds nothing.
-    let same: Vec<Message> = a.history.iter().map(|r| r.info.message.clone()).collect();
+    let same: Vec<Message> = a
+        .conversation()
+        .history()
+        .iter()
+        .map(|r| r.info().message.clone())
+        .collect();
     a.update(Msg::Agent(AgentEvent::HistoryReplaced {
         messages: 3,
         history: Arc::new(same),
@@ -100,20 +117,35 @@ fn the_fake_session_yields_stage_rows_marks_and_diffs() {
         .count();
     assert_eq!(with_diff, a.diffs().len());
     // The mirror equals the agent's history.
-    let mirror: Vec<Message> = a.history.iter().map(|r| r.info.message.clone()).collect();
+    let mirror: Vec<Message> = a
+        .conversation()
+        .history()
+        .iter()
+        .map(|r| r.info().message.clone())
+        .collect();
     assert_eq!(mirror, d.history);
     // Touched rows carry their stage's mark.
-    assert!(a.history.iter().any(|r| r.mark == Some(Stage::SnipCompact)));
     assert!(
-        a.history
+        a.conversation()
+            .history()
             .iter()
-            .any(|r| r.mark == Some(Stage::ToolResultBudget))
+            .any(|r| r.mark() == Some(Stage::SnipCompact))
+    );
+    assert!(
+        a.conversation()
+            .history()
+            .iter()
+            .any(|r| r.mark() == Some(Stage::ToolResultBudget))
     );
     // Unchanged stages are hidden until `u`.
     let shown = a.visible_events().len();
     assert!(shown < a.events().len());
-    assert_eq!(a.request_sizes.len(), 9, "one per non-summary request");
-    assert_eq!(a.api_input_tokens, Some(2_345));
+    assert_eq!(
+        a.conversation().request_sizes().len(),
+        9,
+        "one per non-summary request"
+    );
+    assert_eq!(a.conversation().api_tokens().0, Some(2_345));
 }
 
 #[test]
@@ -122,7 +154,7 @@ fn unchanged_filter_and_diff_overlay() {
     let mut d = session(dir.path(), false);
     let a = &mut d.app;
     crate::support::focus(a, '2');
-    assert_eq!(a.focus, Pane::Events);
+    assert_eq!(a.focus(), Pane::Events);
     let before = a.visible_events().len();
     a.update(key(KeyCode::Char('u')));
     assert!(a.show_unchanged());
@@ -139,9 +171,9 @@ fn unchanged_filter_and_diff_overlay() {
         a.update(key(KeyCode::Char('j')));
     }
     a.update(key(KeyCode::Enter));
-    assert!(matches!(a.overlay, Some(Overlay::Diff(_))));
+    assert!(matches!(a.overlay(), Some(Overlay::Diff(_))));
     a.update(key(KeyCode::Esc));
-    assert!(a.overlay.is_none());
+    assert!(a.overlay().is_none());
 }
 
 #[test]
@@ -160,7 +192,7 @@ fn pause_text_and_step_key() {
     );
     // Focus is in the input (typing needs an explicit `i`), which is empty: Space steps.
     a.update(key(KeyCode::Char('i')));
-    assert_eq!(a.focus, Pane::Input);
+    assert_eq!(a.focus(), Pane::Input);
     let fx = a.update(key(KeyCode::Char(' ')));
     assert_eq!(fx, vec![Effect::Send(UserCommand::Step)]);
     assert!(a.step_state().paused().is_none());
@@ -172,7 +204,7 @@ fn pause_text_and_step_key() {
         },
     }));
     a.update(key(KeyCode::Esc));
-    assert_eq!(a.focus, Pane::Conversation);
+    assert_eq!(a.focus(), Pane::Conversation);
     let fx = a.update(key(KeyCode::Char(' ')));
     assert_eq!(fx, vec![Effect::Send(UserCommand::Step)]);
     // With text in the input, Space types.
@@ -272,7 +304,7 @@ fn config_edit_sends_set_config() {
     a.update(key(KeyCode::Char('i')));
     type_text(&mut a, "/config");
     assert!(a.update(key(KeyCode::Enter)).is_empty());
-    assert!(matches!(a.overlay, Some(Overlay::Config(_))));
+    assert!(matches!(a.overlay(), Some(Overlay::Config(_))));
     let idx = PipelineConfig::KEYS
         .iter()
         .position(|k| *k == "context_limit")
@@ -292,7 +324,8 @@ fn config_edit_sends_set_config() {
     };
     assert_eq!(fx, vec![Effect::Send(UserCommand::SetConfig(expected))]);
     assert_eq!(
-        a.config.context_limit, 8_000,
+        a.config().context_limit,
+        8_000,
         "the gauge shows the new limit"
     );
     // An empty value is refused with a message, and nothing is sent.
@@ -301,13 +334,13 @@ fn config_edit_sends_set_config() {
         a.update(key(KeyCode::Backspace));
     }
     assert!(a.update(key(KeyCode::Enter)).is_empty());
-    match &a.overlay {
+    match a.overlay() {
         Some(Overlay::Config(p)) => assert!(p.error.is_some()),
         _ => panic!("config panel closed"),
     }
     a.update(key(KeyCode::Esc));
     a.update(key(KeyCode::Esc));
-    assert!(a.overlay.is_none());
+    assert!(a.overlay().is_none());
 }
 
 #[test]
@@ -337,26 +370,41 @@ fn view_toggle_expand_and_marker_jump() {
     let mut d = session(dir.path(), false);
     let a = &mut d.app;
     crate::support::focus(a, '1');
-    assert_eq!(a.focus, Pane::Conversation);
+    assert_eq!(a.focus(), Pane::Conversation);
     a.update(key(KeyCode::Char('v')));
-    assert_eq!(a.conv_view, ConvView::Session);
-    assert!(a.session.iter().any(|s| !s.live));
+    assert_eq!(a.conversation().view(), ConvView::Session);
+    assert!(a.conversation().session().iter().any(|s| !s.live()));
     a.update(key(KeyCode::Char('v')));
     a.update(key(KeyCode::Char('g')));
     a.update(key(KeyCode::Enter));
-    assert_eq!(a.conv.expanded.len(), 1);
+    assert_eq!(
+        a.conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .expanded
+            .len(),
+        1
+    );
     a.update(key(KeyCode::Enter));
-    assert!(a.conv.expanded.is_empty());
+    assert!(
+        a.conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .expanded
+            .is_empty()
+    );
     let path = a
-        .history
+        .conversation()
+        .history()
         .iter()
-        .find_map(|r| r.info.persisted_paths.first().cloned())
+        .find_map(|r| r.info().persisted_paths.first().cloned())
         .expect("a persisted marker");
     a.update(key(KeyCode::Char('g')));
     a.jump_to_marker(&path);
     assert!(
-        a.history[a.conv.selected]
-            .info
+        a.conversation().history()[a
+            .conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .selected]
+            .info()
             .persisted_paths
             .contains(&path)
     );
@@ -368,7 +416,12 @@ fn mouse_wheel_scrolls_the_pane_under_the_cursor() {
     for i in 0..50 {
         appended(&mut a, &format!("m{i}"));
     }
-    assert_eq!(a.conv.selected, 49);
+    assert_eq!(
+        a.conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .selected,
+        49
+    );
     let wheel = |kind| {
         Msg::Mouse(MouseEvent {
             kind,
@@ -378,9 +431,19 @@ fn mouse_wheel_scrolls_the_pane_under_the_cursor() {
         })
     };
     a.update(wheel(MouseEventKind::ScrollUp));
-    assert_eq!(a.conv.selected, 46);
+    assert_eq!(
+        a.conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .selected,
+        46
+    );
     a.update(wheel(MouseEventKind::ScrollDown));
-    assert_eq!(a.conv.selected, 49);
+    assert_eq!(
+        a.conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .selected,
+        49
+    );
 }
 
 #[test]
@@ -391,27 +454,45 @@ fn a_hundred_thousand_messages_stay_scrollable() {
     }
     a.update(key(KeyCode::Esc));
     a.update(key(KeyCode::Char('g')));
-    assert_eq!((a.conv.selected, a.conv.top), (0, 0));
+    assert_eq!(
+        (
+            a.conversation()
+                .list(ctxlab::tui::app::ConvView::Model)
+                .selected,
+            a.conversation().list(ctxlab::tui::app::ConvView::Model).top
+        ),
+        (0, 0)
+    );
     a.update(key(KeyCode::PageDown));
-    assert!(a.conv.selected > 30);
+    assert!(
+        a.conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .selected
+            > 30
+    );
     a.update(key(KeyCode::Char('G')));
-    assert_eq!(a.conv.selected, 99_999);
-    assert!(a.conv.top > 99_900);
+    assert_eq!(
+        a.conversation()
+            .list(ctxlab::tui::app::ConvView::Model)
+            .selected,
+        99_999
+    );
+    assert!(a.conversation().list(ctxlab::tui::app::ConvView::Model).top > 99_900);
 }
 
 #[test]
 fn tokens_are_counted_off_the_start_up_path() {
     let mut a = app();
     appended(&mut a, "hello world");
-    assert!(a.tokens_pending);
+    assert!(a.conversation().tokens_pending());
     let bpe: &'static _ = Box::leak(Box::new(tiktoken_rs::cl100k_base().unwrap()));
     let fx = a.update(Msg::Tokenizer(bpe));
     // The count is a job: the UI task only asks for it.
-    assert!(a.tokens_pending);
+    assert!(a.conversation().tokens_pending());
     settle(&mut a, fx);
-    assert!(!a.tokens_pending);
-    assert!(a.history_tokens > 0);
-    assert!(a.history[0].info.tokens().is_some());
+    assert!(!a.conversation().tokens_pending());
+    assert!(a.conversation().tokens() > 0);
+    assert!(a.conversation().history()[0].info().tokens().is_some());
 }
 
 /// `/restart` with a real provider does not promise a scenario (issue 25): only the

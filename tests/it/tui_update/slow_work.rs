@@ -46,7 +46,7 @@ fn opening_a_transcript_returns_a_load_effect_and_reads_nothing() {
         panic!("expected one LoadTranscript, got {fx:?}");
     };
     assert_eq!((r, relative.as_str()), (&root, rel));
-    let loading = a.loading.clone().expect("the app shows it is loading");
+    let loading = a.loading().cloned().expect("the app shows it is loading");
     assert_eq!(loading.id, *id);
     assert_eq!(
         loading.what,
@@ -75,7 +75,7 @@ fn opening_a_transcript_returns_a_load_effect_and_reads_nothing() {
     }
     .run();
     assert!(a.update(Msg::Done(done)).is_empty());
-    assert!(a.loading.is_none());
+    assert!(a.loading().is_none());
     assert!(a.notice_text().unwrap().contains("cannot read"));
 }
 
@@ -110,7 +110,7 @@ fn a_superseded_load_is_dropped_and_r_replays_once_open() {
         assert!(a.update(Msg::Done(w.run())).is_empty());
     }
     assert!(a.transcripts().open().is_none());
-    assert!(a.loading.is_some(), "still waiting for the second");
+    assert!(a.loading().is_some(), "still waiting for the second");
     // The second opens, then asks for its replay (not run yet: no replay shown).
     let [Effect::Work(w)] = &second[..] else {
         panic!("{second:?}")
@@ -124,12 +124,12 @@ fn a_superseded_load_is_dropped_and_r_replays_once_open() {
         "{after:?}"
     );
     assert!(matches!(
-        a.loading.as_ref().map(|l| &l.what),
+        a.loading().as_ref().map(|l| &l.what),
         Some(LoadKind::Replay { messages: 2, .. })
     ));
     crate::support::settle(&mut a, after);
     assert_eq!(a.transcripts().open().unwrap().replay().unwrap().turns, 1);
-    assert!(a.loading.is_none());
+    assert!(a.loading().is_none());
 }
 
 #[test]
@@ -151,15 +151,15 @@ fn opening_an_output_is_a_job_too() {
         "{fx:?}"
     );
     assert!(
-        a.overlay.is_none(),
+        a.overlay().is_none(),
         "the viewer opens when the text arrives"
     );
     // Esc stops waiting; a late result then opens nothing.
     a.update(key(KeyCode::Esc));
-    assert!(a.loading.is_none());
+    assert!(a.loading().is_none());
     let [Effect::Work(w)] = &fx[..] else { panic!() };
     a.update(Msg::Done(w.clone().run()));
-    assert!(a.overlay.is_none());
+    assert!(a.overlay().is_none());
 }
 
 #[test]
@@ -207,16 +207,24 @@ fn listings_keep_known_counts_and_ask_for_the_rest_once() {
 fn the_gauge_follows_the_strategys_unit() {
     let dir = tempfile::tempdir().unwrap();
     let mut d = session(dir.path(), true);
-    let chars = d.app.history_chars;
+    let chars = d.app.conversation().chars();
     assert!(chars > 400, "a session with something in it");
     let s08 = screen(&mut d.app, 120, 40);
     assert!(s08.contains("Context (limit 12,000 chars)"), "{s08}");
-    d.app.config.strategy = ctxlab::compact::Strategy::S06;
+    let s06 = ctxlab::compact::PipelineConfig {
+        strategy: ctxlab::compact::Strategy::S06,
+        ..*d.app.config()
+    };
+    crate::support::set_config(&mut d.app, s06);
     let s06 = screen(&mut d.app, 120, 40);
     assert!(s06.contains("Context (limit 12,000 tokens)"), "{s06}");
     let figures = format!("{} / 12,000 tokens", ctxlab::util::group_digits(chars / 4));
     assert!(s06.contains(&figures), "{figures}:\n{s06}");
-    d.app.config.strategy = ctxlab::compact::Strategy::S08Latest;
+    let latest = ctxlab::compact::PipelineConfig {
+        strategy: ctxlab::compact::Strategy::S08Latest,
+        ..*d.app.config()
+    };
+    crate::support::set_config(&mut d.app, latest);
     let latest = screen(&mut d.app, 120, 40);
     assert!(
         latest.contains("Context (limit 12,000 JSON chars)"),

@@ -96,7 +96,7 @@ fn every_stage_event_names_the_timeline_step_it_became() {
     for e in a.events() {
         if let ctxlab::tui::app::EventKind::Stage { report, step, .. } = &e.kind {
             let step = step.expect("every stage became a step");
-            let s = &a.timeline().steps[step];
+            let s = a.timeline().step(step).expect("the step exists");
             assert_eq!(s.report.stage, report.stage);
             assert_eq!(s.report.size_before, report.size_before);
             assert_eq!(s.report.size_after, report.size_after);
