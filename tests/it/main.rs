@@ -9,6 +9,7 @@ mod agent_control;
 mod agent_strategies;
 mod agent_tour;
 mod architecture;
+mod breakdown;
 mod cli;
 mod cli_run;
 mod cli_run_session;
