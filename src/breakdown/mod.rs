@@ -230,6 +230,9 @@ pub enum Remainder {
     NotInFile,
     /// The request holds everything (live, replay): no remainder is made.
     None,
+    /// The request holds everything and the API reported its size: the estimate is
+    /// scaled to that count, up or down (the split stays an estimate).
+    ScaleToRecorded,
 }
 
 /// Turns one call's parts into tokens by category; with `Remainder::NotInFile` and a
@@ -267,6 +270,11 @@ pub fn finish(
         } else if estimate_text {
             scale_to(&mut cats, rec);
         }
+    }
+    if let (Some(rec), Remainder::ScaleToRecorded) = (recorded, remainder)
+        && estimate_text
+    {
+        scale_to(&mut cats, rec);
     }
     cats = lump_small_tools(cats);
     let total_tokens = cats.iter().map(|c| c.1).sum();

@@ -2,7 +2,9 @@
 //! and tool definitions a live call recorded, and its messages. Counted in characters and
 //! turned into tokens by a ratio: the live API's reported input tokens when there are
 //! some (fit over all calls, since those requests hold everything the API counted), else
-//! the default ratio; always an estimate (`~`), since a live call names no model here.
+//! the default ratio; always an estimate (`~`), since a live call names no model here. A
+//! call the API reported a count for is scaled to that count: its request holds everything
+//! the API counted, so only the split is estimated.
 //! Each message is sized once, however many calls share it.
 
 use std::collections::HashMap;
@@ -74,7 +76,7 @@ pub fn of_timeline(t: &Timeline) -> TimelineBreakdown {
                 p,
                 &counting,
                 call.input_tokens,
-                Remainder::None,
+                Remainder::ScaleToRecorded,
             )
         })
         .collect();

@@ -28,6 +28,7 @@
 mod agent_events;
 mod answer_cut;
 mod compare;
+mod context_view;
 mod diff_view;
 mod events;
 mod history;
@@ -66,6 +67,7 @@ use crate::timeline::{Source, Timeline};
 
 pub use super::work::{OutputFile, TranscriptFile};
 pub use compare::{CompareView, default_strategies, parse_strategies};
+pub use context_view::ContextView;
 pub use events::EventsState;
 pub use input::{InputState, SlashCommand};
 pub use list::{
@@ -196,6 +198,8 @@ pub struct App {
     pub search: Option<Search>,
     /// The compare view (`C`, `/compare`), when open: it covers the panes.
     compare: Option<CompareView>,
+    /// Where the context goes (`w` in the timeline), when open: it covers the panes.
+    context: Option<ContextView>,
 
     /// The outputs pane: persisted outputs and the selection.
     outputs: OutputsState,
@@ -274,6 +278,7 @@ impl App {
             timeline_view: None,
             search: None,
             compare: None,
+            context: None,
             outputs: OutputsState::default(),
             transcripts: TranscriptsState::default(),
             loading: None,
