@@ -303,7 +303,7 @@ mod tests {
             push(
                 &mut s,
                 Message::assistant_blocks(vec![block::tool_use(
-                    &format!("t{r}"),
+                    format!("t{r}"),
                     "Read",
                     json!({"p": r}),
                 )]),
@@ -312,7 +312,7 @@ mod tests {
             push(
                 &mut s,
                 Message::user_blocks(vec![block::tool_result(
-                    &format!("t{r}"),
+                    format!("t{r}"),
                     "x".repeat(100 * (r + 1)),
                 )]),
                 conv,
