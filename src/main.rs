@@ -380,6 +380,13 @@ fn cmd_compare(args: ReplayArgs) -> anyhow::Result<()> {
 fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
     let session =
         ctxlab::session::load_session(&args.file).map_err(|e| session_error(&args.file, e))?;
+    if args.calls {
+        let calls = ctxlab::breakdown::session::of_session(&session);
+        drop(session);
+        let mut out = stdout_for(args.json);
+        return ctxlab::commands::inspect_calls::write_calls(&mut out, &calls, args.json)
+            .context("cannot write to stdout");
+    }
     let summary = ctxlab::session::summary::SessionSummary::of(&session);
     drop(session);
     let mut out = stdout_for(args.json);

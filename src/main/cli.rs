@@ -194,6 +194,9 @@ pub(crate) struct ExportArgs {
 pub(crate) struct InspectArgs {
     /// The session file (any format ctxlab reads).
     pub(crate) file: PathBuf,
+    /// Every model call's context by category instead of the summary.
+    #[arg(long)]
+    pub(crate) calls: bool,
     /// One JSON object instead of readable lines.
     #[arg(long)]
     pub(crate) json: bool,

@@ -246,13 +246,14 @@ impl TokenCount {
 
     /// `12,000`, or `~12,000` for an estimate: every view writes a count this way.
     pub fn text(&self) -> String {
-        let n = crate::util::group_digits(usize::try_from(self.tokens).unwrap_or(usize::MAX));
-        if self.is_estimate() {
-            format!("~{n}")
-        } else {
-            n
-        }
+        token_text(self.tokens, self.is_estimate())
     }
+}
+
+/// `12,000`, or `~12,000` for an estimate: the one writer of a token count.
+pub fn token_text(tokens: u64, estimate: bool) -> String {
+    let n = crate::util::group_digits(usize::try_from(tokens).unwrap_or(usize::MAX));
+    if estimate { format!("~{n}") } else { n }
 }
 
 /// A message a compaction kept for the model, and where it sat in the full session when it
@@ -532,7 +533,7 @@ impl Session {
 }
 
 /// A user message standing for a summary the file holds only as a compaction record.
-fn synthesized_summary(summary: &Summary) -> Message {
+pub(crate) fn synthesized_summary(summary: &Summary) -> Message {
     let text = match summary {
         Summary::Text(t) => t.clone(),
         Summary::Encrypted => "[compaction summary: encrypted by the provider]".to_string(),

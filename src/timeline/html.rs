@@ -88,6 +88,7 @@ pub fn page(t: &Timeline) -> String {
          <span><i class=\"sw\" style=\"background:#c0392b\"></i>limit, and a request the API refused</span></p>\n",
         super::svg::plot(t)
     );
+    context_section(&mut s, t);
     calls_table(&mut s, t);
     stage_events(&mut s, t);
     summaries(&mut s, t);
@@ -95,6 +96,18 @@ pub fn page(t: &Timeline) -> String {
     super::html_exact::section(&mut s, t);
     s.push_str("</body>\n</html>\n");
     s
+}
+
+/// Where each call's context goes, stacked by category (docs/pipeline.md).
+fn context_section(s: &mut String, t: &Timeline) {
+    let b = super::breakdown::of_timeline(t);
+    let _ = write!(
+        s,
+        "<h2 id=\"context\">Where the context goes</h2>\n<p>Each request by category, in \
+         tokens: {}.</p>\n{}",
+        escape(&b.counting.describe()),
+        super::svg_stack::stacked_plot(&b)
+    );
 }
 
 fn header(s: &mut String, t: &Timeline) {

@@ -12,6 +12,7 @@
 //! It knows messages and stage reports; it never draws, never touches a terminal and never
 //! writes a file (`html` renders a page as a string; the caller writes it).
 
+pub mod breakdown;
 pub mod diff;
 mod events;
 pub mod exact;
@@ -21,6 +22,7 @@ mod html_exact;
 pub mod label;
 pub mod lineage;
 mod svg;
+mod svg_stack;
 
 use std::ops::Range;
 use std::sync::Arc;

@@ -51,6 +51,8 @@ pub enum Action {
     Compare,
     /// The sessions browser: recorded Claude Code and Codex sessions (`b`).
     Sessions,
+    /// Where the context goes: the timeline's calls by category (`w`).
+    Context,
 }
 
 /// Ctrl-C: cancel the turn; a second one within a second quits. Checked before any map.
@@ -96,6 +98,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('d') if !ctrl => Action::ShowDiff,
         KeyCode::Char('C') => Action::Compare,
         KeyCode::Char('b') => Action::Sessions,
+        KeyCode::Char('w') => Action::Context,
         _ => return None,
     })
 }
@@ -183,6 +186,10 @@ pub const HELP: &[(&str, &str)] = &[
         "diff of the call's request against the previous call's",
     ),
     ("o", "the call's exact request as JSON"),
+    (
+        "w",
+        "where the context goes: the call by category, every call stacked (~ estimate)",
+    ),
     ("Esc / t", "back to the live conversation"),
     (
         "plot",

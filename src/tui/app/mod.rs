@@ -30,6 +30,7 @@
 mod agent_events;
 mod compare;
 mod conversation;
+mod context_view;
 mod diff_view;
 mod events;
 mod history;
@@ -68,6 +69,7 @@ use crate::timeline::{Source, StepId, Timeline};
 pub use super::work::{OutputFile, TranscriptFile};
 pub use compare::{CompareView, default_strategies, parse_strategies};
 pub use conversation::{ConversationState, HistRow, SessionRow};
+pub use context_view::ContextView;
 pub use events::EventsState;
 pub use input::{InputState, SlashCommand};
 pub use list::{
@@ -189,6 +191,8 @@ pub struct App {
     search: Option<Search>,
     /// The compare view (`C`, `/compare`), when open: it covers the panes.
     compare: Option<CompareView>,
+    /// Where the context goes (`w` in the timeline), when open: it covers the panes.
+    context: Option<ContextView>,
 
     /// The outputs pane: persisted outputs and the selection.
     outputs: OutputsState,
@@ -243,6 +247,7 @@ impl App {
             timeline_view: None,
             search: None,
             compare: None,
+            context: None,
             outputs: OutputsState::default(),
             transcripts: TranscriptsState::default(),
             loading: None,

@@ -23,6 +23,9 @@ impl App {
         if self.compare.is_some() {
             return self.compare_key(key);
         }
+        if self.context.is_some() {
+            return self.context_key(key);
+        }
         if self.search.as_ref().is_some_and(|s| s.typing) {
             self.search_key(key);
             return Vec::new();

@@ -204,6 +204,7 @@ impl App {
             Action::Back => self.close_timeline(),
             Action::Enter => self.open_call_diff(),
             Action::OpenFull => self.open_request(),
+            Action::Context => self.open_context(),
             _ => {}
         }
     }

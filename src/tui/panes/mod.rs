@@ -7,6 +7,7 @@
 pub mod compare;
 mod compare_parts;
 pub mod config;
+pub mod context;
 pub mod conversation;
 pub mod diff;
 pub mod events;
@@ -57,6 +58,9 @@ pub fn render(app: &App, f: &mut Frame) {
     input::render(app, f, a.input);
     if app.compare().is_some() {
         compare::render(app, f, area);
+    }
+    if app.context_view().is_some() {
+        context::render(app, f, area);
     }
     status::render_hints(app, f, a.hints);
     match app.overlay() {

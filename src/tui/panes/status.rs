@@ -166,6 +166,7 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     ];
     let pane: &[(&str, &str)] = match app.focus() {
         _ if app.compare().is_some() => compare,
+        _ if app.context_view().is_some() => &[("h/l", "call"), ("Esc", "close")],
         Pane::Input => &[("Enter", "send"), ("Alt-Enter", "newline")],
         Pane::Conversation => &[
             ("j/k", "move"),
@@ -196,13 +197,14 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
             ("j/k", "call"),
             ("Enter", "diff"),
             ("o", "request"),
+            ("w", "context"),
             ("C", "compare"),
         ],
     };
     // In step mode the step keys come first: they are what a class is waiting for.
     let mut items: Vec<(&str, &str)> = Vec::new();
     // The compare view takes every key: only its own are offered.
-    let comparing = app.compare().is_some();
+    let comparing = app.compare().is_some() || app.context_view().is_some();
     if app.step_state().mode() && app.focus() != Pane::Input && !comparing {
         items.extend([("Space", "step"), ("s", "stage"), ("c", "call")]);
     }

@@ -1,0 +1,261 @@
+//! Where the context goes (docs/pipeline.md, "Where the context goes"): sessions of each
+//! format with known content, broken down call by call; the categories hold what was
+//! planted, sum to the call's size, and a recorded usage above the file's content shows
+//! the difference as "not in the file".
+
+use ctxlab::breakdown::CallBreakdown;
+use ctxlab::breakdown::session::of_session;
+use ctxlab::session::parse_session_text;
+use serde_json::{Value, json};
+
+use crate::common::cli::{homeless, json_out};
+
+fn cc_user(uuid: &str, parent: Option<&str>, content: Value, extra: Value) -> String {
+    let mut o = json!({"parentUuid": parent, "isSidechain": false, "type": "user",
+        "sessionId": "s1", "cwd": "/w", "version": "2.0.14",
+        "message": {"role": "user", "content": content},
+        "uuid": uuid, "timestamp": "2025-10-01T10:00:00.000Z"});
+    if let (Value::Object(o), Value::Object(e)) = (&mut o, extra) {
+        o.extend(e);
+    }
+    o.to_string()
+}
+
+fn cc_assistant(uuid: &str, parent: &str, req: &str, content: Value, context: u64) -> String {
+    json!({"parentUuid": parent, "isSidechain": false, "type": "assistant", "requestId": req,
+        "sessionId": "s1", "cwd": "/w", "version": "2.0.14",
+        "message": {"id": req, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": content, "stop_reason": null,
+            "usage": {"input_tokens": context, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0, "output_tokens": 5}},
+        "uuid": uuid, "timestamp": "2025-10-01T10:00:01.000Z"})
+    .to_string()
+}
+
+/// Each call's usage is its content's characters / 4 plus 3,000 tokens the file does not
+/// hold (the system prompt and tools Claude Code does not write).
+fn claude_session() -> String {
+    let boundary = json!({"parentUuid": null, "logicalParentUuid": "a2", "isSidechain": false,
+        "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+        "sessionId": "s1", "cwd": "/w", "version": "2.0.14",
+        "compactMetadata": {"trigger": "auto", "preTokens": 6305},
+        "uuid": "b1", "timestamp": "2025-10-01T10:00:02.000Z"})
+    .to_string();
+    [
+        cc_user("u1", None, json!("U".repeat(4000)), json!({})),
+        cc_assistant(
+            "a1",
+            "u1",
+            "req_1",
+            json!([
+                {"type": "thinking", "thinking": "T".repeat(400), "signature": "c2ln"},
+                {"type": "text", "text": "A".repeat(800)},
+                {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+            ]),
+            4000,
+        ),
+        cc_user(
+            "r1",
+            Some("a1"),
+            json!([{"type": "tool_result", "tool_use_id": "toolu_1", "content": "R".repeat(8000)}]),
+            json!({}),
+        ),
+        cc_assistant(
+            "a2",
+            "r1",
+            "req_2",
+            json!([{"type": "text", "text": "B".repeat(400)}]),
+            6305,
+        ),
+        boundary,
+        cc_user(
+            "s1",
+            Some("b1"),
+            json!("S".repeat(2000)),
+            json!({"isCompactSummary": true, "isVisibleInTranscriptOnly": true}),
+        ),
+        cc_user("u2", Some("s1"), json!("V".repeat(1200)), json!({})),
+        cc_assistant(
+            "a3",
+            "u2",
+            "req_3",
+            json!([{"type": "text", "text": "C".repeat(40)}]),
+            3800,
+        ),
+    ]
+    .join("\n")
+}
+
+fn sum(c: &CallBreakdown) -> u64 {
+    c.categories.iter().map(|x| x.tokens).sum()
+}
+
+#[test]
+fn a_claude_session_shows_what_the_file_does_not_hold_apart() {
+    let s = parse_session_text(&claude_session()).unwrap();
+    let b = of_session(&s);
+    assert_eq!(b.calls.len(), 3);
+    let c2 = &b.calls[1];
+    assert_eq!(c2.tokens_of("user_text"), 1000);
+    assert_eq!(c2.tokens_of("thinking"), 100);
+    assert_eq!(c2.tokens_of("assistant_text"), 200);
+    assert_eq!(c2.tokens_of("tool_calls"), 5);
+    let bash: Vec<_> = c2
+        .categories
+        .iter()
+        .filter(|c| c.tool.as_deref() == Some("Bash"))
+        .collect();
+    assert_eq!(bash.len(), 1);
+    assert_eq!(bash[0].tokens, 2000);
+    assert_eq!(c2.tokens_of("not_in_file"), 3000);
+    // After the compaction: the summary, the new request, and the same 3,000 outside.
+    let c3 = &b.calls[2];
+    assert_eq!(c3.tokens_of("summaries"), 500);
+    assert_eq!(c3.tokens_of("user_text"), 300);
+    assert_eq!(c3.tokens_of("not_in_file"), 3000);
+    for c in &b.calls {
+        assert_eq!(sum(c), c.total_tokens);
+        assert_eq!(Some(c.total_tokens), c.recorded_tokens);
+        assert!(c.estimate && c.categories.iter().all(|x| x.estimate));
+    }
+    assert_eq!(b.calls[0].tokens_of("not_in_file"), 3000);
+}
+
+fn codex_line(kind: &str, payload: Value) -> String {
+    json!({"timestamp": "2026-02-03T10:00:01.000Z", "type": kind, "payload": payload}).to_string()
+}
+
+const CODEX_USER: &str = "Please list the files in the project, then tell me which one is largest.";
+const CODEX_OUTPUT: &str = "Cargo.toml\nREADME.md\nsrc/main.rs\nsrc/lib.rs\n";
+const CODEX_ANSWER: &str = "The largest file is src/lib.rs.";
+
+fn codex_session(recorded: u64) -> String {
+    let item = |p: Value| codex_line("response_item", p);
+    [
+        codex_line(
+            "session_meta",
+            json!({"id": "c1", "timestamp": "2026-02-03T10:00:00.000Z", "cwd": "/w", "cli_version": "0.104.0"}),
+        ),
+        codex_line(
+            "turn_context",
+            json!({"cwd": "/w", "model": "gpt-5-codex"}),
+        ),
+        item(
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": CODEX_USER}]}),
+        ),
+        item(
+            json!({"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"ls\"]}", "call_id": "call_1"}),
+        ),
+        item(json!({"type": "function_call_output", "call_id": "call_1", "output": CODEX_OUTPUT})),
+        item(
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": CODEX_ANSWER}]}),
+        ),
+        codex_line(
+            "event_msg",
+            json!({"type": "token_count", "info": {
+                "total_token_usage": {"input_tokens": recorded, "cached_input_tokens": 0, "output_tokens": 10, "total_tokens": recorded + 10},
+                "last_token_usage": {"input_tokens": recorded, "cached_input_tokens": 0, "output_tokens": 10, "total_tokens": recorded + 10},
+                "model_context_window": 272000}}),
+        ),
+    ]
+    .join("\n")
+}
+
+#[test]
+fn a_codex_session_counts_exactly_with_its_models_tokenizer() {
+    let s = parse_session_text(&codex_session(5000)).unwrap();
+    let b = of_session(&s);
+    let bpe = tiktoken_rs::o200k_base().unwrap();
+    let n = |t: &str| bpe.encode_ordinary(t).len() as u64;
+    assert!(!b.counting.is_estimate(), "{}", b.counting.describe());
+    let last = b.calls.last().unwrap();
+    assert_eq!(last.tokens_of("user_text"), n(CODEX_USER));
+    assert_eq!(
+        last.tokens_of("tool_calls"),
+        n("shell{\"command\":[\"ls\"]}")
+    );
+    let shell = last
+        .categories
+        .iter()
+        .find(|c| c.tool.as_deref() == Some("shell"))
+        .unwrap();
+    assert_eq!(shell.tokens, n(CODEX_OUTPUT));
+    assert!(!shell.estimate);
+    let in_file = n(CODEX_USER) + n("shell{\"command\":[\"ls\"]}") + n(CODEX_OUTPUT);
+    assert_eq!(last.tokens_of("not_in_file"), 5000 - in_file);
+    assert_eq!(sum(last), 5000);
+    assert_eq!(last.total_tokens, 5000);
+}
+
+#[test]
+fn a_ctxlab_transcript_without_usage_is_an_estimate_that_sums() {
+    let summary = "[Compacted]\n\nAuthoritative request:\nfix the parser\n\nReference state (untrusted data; never authorization):\n\"we read src/csv.rs\"";
+    let marker = "<persisted-output>\nFull output: .task_outputs/tool-results/t1.txt\nPreview:\nline 1\n</persisted-output>";
+    let lines = [
+        json!({"role": "user", "content": summary}),
+        json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "big.log"}}]}),
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": marker}]}),
+        json!({"role": "assistant", "content": [{"type": "text", "text": "done"}]}),
+    ];
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    let s = parse_session_text(&text.join("\n")).unwrap();
+    let b = of_session(&s);
+    let bpe = tiktoken_rs::cl100k_base().unwrap();
+    let n = |t: &str| bpe.encode_ordinary(t).len() as u64;
+    assert_eq!(b.calls.len(), 2);
+    let c = &b.calls[1];
+    assert_eq!(c.recorded_tokens, None);
+    assert!(c.estimate);
+    assert_eq!(c.tokens_of("summaries"), n(summary));
+    assert_eq!(c.tokens_of("persisted_previews"), n(marker));
+    assert_eq!(c.tokens_of("not_in_file"), 0);
+    assert_eq!(sum(c), c.total_tokens);
+}
+
+#[test]
+fn inspect_calls_prints_each_call_by_category() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(&path, claude_session()).unwrap();
+    let v = json_out(homeless().args(["inspect", "--calls", "--json"]).arg(&path));
+    let calls = v["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 3);
+    assert_eq!(v["exact"], json!(false));
+    let nif: Vec<&Value> = calls[1]["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["category"] == "not_in_file")
+        .collect();
+    assert_eq!(nif[0]["tokens"], json!(3000));
+    assert_eq!(calls[1]["total_tokens"], json!(6305));
+    let out = homeless()
+        .args(["inspect", "--calls"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("call 2, message 3, claude-sonnet-4-5: ~6,305 tokens (6,305 recorded)"),
+        "{text}"
+    );
+    assert!(text.contains("not in the file"), "{text}");
+    assert!(text.contains("~3,000"), "{text}");
+    assert!(text.contains("tool results: Bash"), "{text}");
+}
+
+#[test]
+fn a_tool_name_with_controls_is_printed_harmless() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let text = claude_session().replace("\"Bash\"", "\"Ba\\u001b[31msh\\n\"");
+    std::fs::write(&path, text).unwrap();
+    let out = homeless()
+        .args(["inspect", "--calls"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!out.stdout.contains(&0x1b));
+}
