@@ -10,16 +10,21 @@
 
 use super::parts::Numbered;
 use super::{CompactionInput, KeptHow, KeptInput, SummaryText};
-use crate::compact::{Change, StageReport};
+use crate::compact::{Change, StageReport, SummaryLabel};
 use crate::message::Message;
 use crate::pipeline_replay::{ReplayEvent, ReplayOptions, replay_events};
 use crate::store::{Store, StoreError};
 
+/// The history numbered; an earlier summary counts as injected (nobody typed it).
 fn number_all(history: &[Message]) -> Vec<Numbered> {
     history
         .iter()
         .enumerate()
-        .map(|(i, m)| Numbered::new(Some(i), m.clone()))
+        .map(|(i, m)| Numbered {
+            number: Some(i),
+            message: m.clone(),
+            injected: m.role() == "user" && m.text().and_then(SummaryLabel::of).is_some(),
+        })
         .collect()
 }
 
@@ -146,17 +151,21 @@ pub fn replay_inputs(
         }
         ReplayEvent::Call(_) | ReplayEvent::End(_) => {}
     })?;
-    let starts: Vec<usize> = found.iter().map(|(_, s)| *s).collect();
+    // A cleared result stays cleared until a summary replaces the history.
+    let full_starts: Vec<(usize, usize)> = found
+        .iter()
+        .enumerate()
+        .filter(|(_, (input, _))| !input.micro)
+        .map(|(i, (_, s))| (i, *s))
+        .collect();
     Ok(found
         .into_iter()
         .enumerate()
         .map(|(i, (mut input, start))| {
-            let end = starts
+            let end = full_starts
                 .iter()
-                .skip(i + 1)
-                .find(|&&s| s > start)
-                .copied()
-                .unwrap_or(entered.len());
+                .find(|&&(j, s)| j > i && s > start)
+                .map_or(entered.len(), |&(_, s)| s);
             input.at = Some(start);
             input.after = (start..end)
                 .map(|j| Numbered::new(Some(j), entered[j].clone()))

@@ -39,6 +39,8 @@ fn summary_text(s: &Summary) -> SummaryText {
     }
 }
 
+/// A message of the session; injected context and summaries count as injected (nobody
+/// typed them).
 fn numbered(s: &Session, i: usize) -> Numbered {
     Numbered {
         number: Some(i),
@@ -46,7 +48,7 @@ fn numbered(s: &Session, i: usize) -> Numbered {
         injected: s
             .info
             .get(i)
-            .is_some_and(|o| o.kind == MessageKind::Injected),
+            .is_some_and(|o| o.kind != MessageKind::Conversation),
     }
 }
 
@@ -83,7 +85,11 @@ fn history_before(s: &Session, k: usize, prev_kept: &[Numbered]) -> Vec<Numbered
             out.push(numbered(s, i));
             from = from.max(i + 1);
         } else if let Summary::Text(t) = &p.summary {
-            out.push(Numbered::new(None, Message::user_text(t.clone())));
+            out.push(Numbered {
+                number: None,
+                message: Message::user_text(t.clone()),
+                injected: true,
+            });
         }
         out.extend(prev_kept.iter().cloned());
     }
@@ -110,12 +116,13 @@ fn history_before(s: &Session, k: usize, prev_kept: &[Numbered]) -> Vec<Numbered
     out
 }
 
-/// The messages after compaction `k`, up to the next one.
+/// The messages after compaction `k`, up to the next full one (a cleared result stays
+/// cleared until a summary replaces the history).
 fn history_after(s: &Session, k: usize) -> Vec<Numbered> {
     let start = s.compactions[k].at.min(s.messages.len());
-    let end = s
-        .compactions
-        .get(k + 1)
+    let end = s.compactions[k + 1..]
+        .iter()
+        .find(|n| n.kind == CompactionKind::Full)
         .map_or(s.messages.len(), |n| n.at.clamp(start, s.messages.len()));
     (start..end)
         .filter(|&i| {
@@ -185,12 +192,6 @@ pub fn codex_local_kept(before: &[Numbered]) -> KeptInput {
     }
 }
 
-fn preserved_segment_broken(s: &Session, c: &Compaction) -> bool {
-    s.warnings
-        .iter()
-        .any(|w| w.line == c.line && w.message.contains("preserved segment"))
-}
-
 /// One input per compaction the file records, in order.
 pub fn inputs_of_session(s: &Session) -> Vec<CompactionInput> {
     let mut out: Vec<CompactionInput> = Vec::new();
@@ -237,11 +238,8 @@ fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
         match tool {
             Tool::ClaudeCode => {
                 let kept = match &c.kept {
-                    Some(_) => kept_from(c, &before),
-                    None if preserved_segment_broken(s, c) => KeptInput::not_recorded(
-                        "the boundary's preserved segment names lines that are not in the file",
-                    ),
-                    None => KeptInput {
+                    // The reader applies the rule: no preserved segment, nothing kept.
+                    Some(k) if k.is_empty() => KeptInput {
                         how: KeptHow::ByRule,
                         why: Some(
                             "the boundary records no preserved segment: nothing was kept".into(),
@@ -249,6 +247,10 @@ fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
                         messages: Vec::new(),
                         from_before: Vec::new(),
                     },
+                    Some(_) => kept_from(c, &before),
+                    None => KeptInput::not_recorded(
+                        "the boundary's preserved segment cannot be resolved in this file",
+                    ),
                 };
                 ("claude-code full".to_string(), CLAUDE_RULE, kept)
             }

@@ -19,6 +19,7 @@ mod conformance;
 mod conformance_strategies;
 mod exact_request;
 mod export;
+mod forgot;
 mod guarded_props;
 mod guarded_reach;
 mod harden;
