@@ -35,7 +35,7 @@ pub fn normalize(text: &str) -> String {
 /// A path's components, normalised, without `.` and empty ones.
 pub fn components(path: &str) -> Vec<String> {
     normalize(path)
-        .trim_end_matches(|c: char| matches!(c, '.' | ',' | ':' | ';' | ')'))
+        .trim_end_matches(['.', ',', ':', ';', ')'])
         .split('/')
         .filter(|c| !c.is_empty() && *c != ".")
         .map(str::to_string)

@@ -15,9 +15,11 @@
 pub mod diff;
 mod events;
 pub mod exact;
+pub mod forgot_inputs;
 pub mod html;
 mod html_escape;
 mod html_exact;
+mod html_forgot;
 pub mod label;
 pub mod lineage;
 mod svg;

@@ -51,6 +51,8 @@ pub enum Action {
     Compare,
     /// The sessions browser: recorded Claude Code and Codex sessions (`b`).
     Sessions,
+    /// What the selected compaction forgot (`F`).
+    Forgot,
 }
 
 /// Ctrl-C: cancel the turn; a second one within a second quits. Checked before any map.
@@ -96,6 +98,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('d') if !ctrl => Action::ShowDiff,
         KeyCode::Char('C') => Action::Compare,
         KeyCode::Char('b') => Action::Sessions,
+        KeyCode::Char('F') => Action::Forgot,
         _ => return None,
     })
 }
@@ -148,6 +151,10 @@ pub const HELP: &[(&str, &str)] = &[
     ("", "Events (2)"),
     ("u", "show / hide stages that changed nothing"),
     ("Enter", "before/after diff of the stage"),
+    (
+        "F",
+        "what the selected compaction forgot (facts not carried, cleared results)",
+    ),
     ("", "Outputs (3) and Transcripts (4)"),
     ("m", "jump to the conversation row pointing at the file"),
     ("r", "replay the transcript through the pipeline"),

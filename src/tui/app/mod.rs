@@ -30,6 +30,7 @@ mod answer_cut;
 mod compare;
 mod diff_view;
 mod events;
+mod forgot;
 mod history;
 mod input;
 mod jobs;
