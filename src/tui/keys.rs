@@ -151,10 +151,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("", "Events (2)"),
     ("u", "show / hide stages that changed nothing"),
     ("Enter", "before/after diff of the stage"),
-    (
-        "F",
-        "what the selected compaction forgot (facts not carried, cleared results)",
-    ),
+    ("F", "what the selected compaction forgot"),
     ("", "Outputs (3) and Transcripts (4)"),
     ("m", "jump to the conversation row pointing at the file"),
     ("r", "replay the transcript through the pipeline"),
