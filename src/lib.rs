@@ -15,6 +15,7 @@ pub mod compact;
 pub mod compare;
 pub mod demo;
 pub mod export_file;
+pub mod forgot;
 pub mod message;
 pub mod pipeline_replay;
 pub mod process;

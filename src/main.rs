@@ -75,6 +75,7 @@ fn main() -> ExitCode {
         Some(Command::Replay(args)) => cmd_replay(args),
         Some(Command::Export(args)) => cmd_export(args).map(|()| ExitCode::SUCCESS),
         Some(Command::Inspect(args)) => cmd_inspect(args).map(|()| ExitCode::SUCCESS),
+        Some(Command::Forgot(args)) => cmd_forgot(args).map(|()| ExitCode::SUCCESS),
         Some(Command::Sessions(args)) => cmd_sessions(args).map(|()| ExitCode::SUCCESS),
         Some(Command::Open(args)) => cmd_open(args),
         None => cmd_workbench(cli.agent, cli.step, None),
@@ -392,6 +393,32 @@ fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
     let mut out = stdout_for(args.json);
     ctxlab::commands::inspect::write_inspect(&mut out, &summary, args.json)
         .context("cannot write to stdout")
+}
+
+fn cmd_forgot(args: ForgotArgs) -> anyhow::Result<()> {
+    use ctxlab::commands::forgot::{ForgotError, ForgotOptions, find_forgotten, write_forgot};
+    let replay = match args.replay {
+        Some(strategy) => Some(ReplayOptions {
+            config: config_from(strategy, &args.thresholds)?,
+            summary_text: args.summary_text,
+            now_secs: now_secs(None),
+        }),
+        None => None,
+    };
+    let options = ForgotOptions {
+        compaction: args.compaction,
+        replay,
+    };
+    let found = match find_forgotten(&args.session, &options) {
+        Ok(found) => found,
+        Err(ForgotError::Session(e)) => return Err(session_error(&args.session, e)),
+        Err(e @ ForgotError::NoSuchCompaction { .. }) => {
+            return Err(UsageError(e.to_string()).into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = stdout_for(args.json);
+    write_forgot(&mut out, &found, args.json).context("cannot write to stdout")
 }
 
 fn cmd_sessions(args: SessionsArgs) -> anyhow::Result<()> {

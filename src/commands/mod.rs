@@ -1,13 +1,14 @@
 //! The headless front ends, one file per command: `run` (one request to completion),
 //! `pipeline` (the stages on one history, as JSON), `replay` (a recorded session call by
 //! call; `compare` for `replay --compare`, strategies side by side), `export` (a recorded
-//! session's timeline as an HTML page), `inspect` (a session's summary;
+//! session's timeline as an HTML page), `forgot` (what each compaction forgot), `inspect` (a session's summary;
 //! `inspect_calls` for `--calls`: each call's context by category) and `sessions` (what
 //! discovery finds). Each is a library function over a writer; `main.rs` only parses flags
 //! and chooses exit codes. `run` consumes the same `AgentEvent` stream as the workbench.
 
 pub mod compare;
 pub mod export;
+pub mod forgot;
 pub mod inspect;
 pub mod inspect_calls;
 pub mod pipeline;

@@ -39,6 +39,10 @@ pub(crate) enum Command {
     Export(ExportArgs),
     /// Summarize a session file: format, calls, tool pairs, recorded compactions, peak context.
     Inspect(InspectArgs),
+    /// What each compaction forgot: before and after, the summary, what was kept and
+    /// dropped, which facts of the dropped part the summary does not mention, and the
+    /// cleared tool results read again.
+    Forgot(ForgotArgs),
     /// List the Claude Code and Codex sessions on this machine (or under the given paths).
     Sessions(SessionsArgs),
     /// Start the workbench on the sessions browser, listing a file's or a folder's sessions
@@ -218,4 +222,25 @@ pub(crate) struct OpenArgs {
     pub(crate) path: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) agent: AgentArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ForgotArgs {
+    /// The session file (any format ctxlab reads).
+    pub(crate) session: PathBuf,
+    /// Only this compaction (1 is the first).
+    #[arg(long, value_name = "N")]
+    pub(crate) compaction: Option<usize>,
+    /// Analyse the compactions a replay under this strategy makes instead of the recorded
+    /// ones (s08, s08-latest, s06 or guarded).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) replay: Option<Strategy>,
+    /// The summary every replayed compaction gets (default: an extractive summary).
+    #[arg(long, value_name = "TEXT", requires = "replay")]
+    pub(crate) summary_text: Option<String>,
+    /// One JSON object {"compactions": [...]} instead of readable lines.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) thresholds: Thresholds,
 }

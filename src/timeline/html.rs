@@ -1,6 +1,6 @@
 //! A timeline as one self-contained HTML page: the plot (inline SVG), the model calls,
-//! every stage event with its reason and its diff, the summaries, the final history and
-//! the exact request bodies (`html_exact`).
+//! every stage event with its reason and its diff, the summaries, what each compaction
+//! forgot (`html_forgot`), the final history and the exact request bodies (`html_exact`).
 //! Inline CSS, no script, no network, no external asset; every piece of text is escaped.
 //! `ctxlab export` and the workbench's `/export` both call `page`, so the same model gives
 //! the same page. It returns a string; the caller writes the file.
@@ -92,6 +92,7 @@ pub fn page(t: &Timeline) -> String {
     calls_table(&mut s, t);
     stage_events(&mut s, t);
     summaries(&mut s, t);
+    super::html_forgot::section(&mut s, t);
     final_history(&mut s, t);
     super::html_exact::section(&mut s, t);
     s.push_str("</body>\n</html>\n");

@@ -53,6 +53,8 @@ pub enum Action {
     Sessions,
     /// Where the context goes: the timeline's calls by category (`w`).
     Context,
+    /// What the selected compaction forgot (`F`).
+    Forgot,
 }
 
 /// Ctrl-C: cancel the turn; a second one within a second quits. Checked before any map.
@@ -99,6 +101,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('C') => Action::Compare,
         KeyCode::Char('b') => Action::Sessions,
         KeyCode::Char('w') => Action::Context,
+        KeyCode::Char('F') => Action::Forgot,
         _ => return None,
     })
 }
@@ -151,6 +154,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("", "Events (2)"),
     ("u", "show / hide stages that changed nothing"),
     ("Enter", "before/after diff of the stage"),
+    ("F", "what the selected compaction forgot"),
     ("", "Outputs (3) and Transcripts (4)"),
     ("m", "jump to the conversation row pointing at the file"),
     ("r", "replay the transcript through the pipeline"),

@@ -20,6 +20,8 @@ mod conformance;
 mod conformance_strategies;
 mod exact_request;
 mod export;
+mod forgot;
+mod forgot_views;
 mod guarded_props;
 mod guarded_reach;
 mod harden;

@@ -33,6 +33,7 @@ mod conversation;
 mod context_view;
 mod diff_view;
 mod events;
+mod forgot;
 mod history;
 mod input;
 mod jobs;

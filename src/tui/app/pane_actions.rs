@@ -141,6 +141,7 @@ impl App {
                 self.events.toggle_unchanged();
                 self.fix_scroll();
             }
+            Action::Forgot => self.forgot_of_selected_event(),
             Action::Enter => {
                 let event = self.events.selected_row();
                 let step = event.and_then(|e| match e.kind {

@@ -174,7 +174,12 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
             ("v", "view"),
             ("o", "open"),
         ],
-        Pane::Events => &[("j/k", "move"), ("Enter", "open"), ("u", "unchanged")],
+        Pane::Events => &[
+            ("j/k", "move"),
+            ("Enter", "open"),
+            ("F", "forgot"),
+            ("u", "unchanged"),
+        ],
         Pane::Outputs => &[("Enter", "view"), ("m", "jump"), ("R", "refresh")],
         Pane::Transcripts if app.sessions().open().is_some() => &[
             ("j/k", "move"),

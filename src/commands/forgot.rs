@@ -1,0 +1,126 @@
+//! `ctxlab forgot SESSION [--compaction N] [--replay NAME] [--json]`: what each compaction
+//! forgot (docs/forgot.md). The recorded compactions of a Claude Code, Codex or ctxlab file,
+//! or, with `--replay`, the ones a replay under a strategy makes; as lines for people or as
+//! one JSON object `{"compactions": [...]}`. The analysis is `forgot`'s; this only reads the
+//! file, picks the compactions and writes.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::forgot::from_replay::replay_inputs;
+use crate::forgot::from_session::inputs_of_session;
+use crate::forgot::text::{CHECK_RULE, report_lines};
+use crate::forgot::{CompactionForgot, CompactionInput, ForgotReport, analyze};
+use crate::pipeline_replay::ReplayOptions;
+use crate::session::{SessionError, load_history, load_session};
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ForgotError {
+    #[error("{0}")]
+    Session(#[from] SessionError),
+    #[error("the replay's store: {0}")]
+    Store(#[from] StoreError),
+    #[error("cannot make a temporary workspace for the replay: {0}")]
+    Temp(std::io::Error),
+    #[error("there is no compaction {asked}: the session has {count}")]
+    NoSuchCompaction { asked: usize, count: usize },
+    #[error("cannot write: {0}")]
+    Output(std::io::Error),
+}
+
+/// What to analyse.
+#[derive(Debug, Clone, Default)]
+pub struct ForgotOptions {
+    /// 1-based; None: every compaction.
+    pub compaction: Option<usize>,
+    /// Replay under this config instead of reading the recorded compactions.
+    pub replay: Option<ReplayOptions>,
+}
+
+/// What the command found: the reports, and a note when there is nothing to show.
+#[derive(Debug, Clone)]
+pub struct ForgotFindings {
+    pub source: String,
+    pub report: ForgotReport,
+    pub note: Option<String>,
+}
+
+fn pick(
+    inputs: Vec<CompactionInput>,
+    asked: Option<usize>,
+) -> Result<Vec<CompactionForgot>, ForgotError> {
+    let count = inputs.len();
+    match asked {
+        None => Ok(inputs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| analyze(i + 1, c))
+            .collect()),
+        Some(n) if n >= 1 && n <= count => Ok(vec![analyze(n, &inputs[n - 1])]),
+        Some(asked) => Err(ForgotError::NoSuchCompaction { asked, count }),
+    }
+}
+
+/// Reads the session (or replays it) and analyses the compactions asked for.
+pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFindings, ForgotError> {
+    let (source, inputs) = match &options.replay {
+        Some(replay) => {
+            let messages = load_history(path)?.require_conversation()?.messages;
+            let temp = tempfile::tempdir().map_err(ForgotError::Temp)?;
+            let store = Store::new(temp.path()).without_sync();
+            let name = replay.config.strategy.name();
+            let inputs = replay_inputs(messages, name, &store, replay)?;
+            (format!("a replay under {name}"), inputs)
+        }
+        None => {
+            let session = load_session(path)?;
+            let source = format!("recorded by {}", session.tool().name());
+            (source, inputs_of_session(&session))
+        }
+    };
+    let note = inputs.is_empty().then(|| {
+        if options.replay.is_some() {
+            "the replay made no compaction that dropped or cleared anything".to_string()
+        } else {
+            "the file records no compaction (try --replay s08 to see what ctxlab's pipeline would drop)"
+                .to_string()
+        }
+    });
+    Ok(ForgotFindings {
+        source,
+        report: ForgotReport {
+            compactions: pick(inputs, options.compaction)?,
+        },
+        note,
+    })
+}
+
+/// Writes the findings as lines (through the caller's sanitizing writer) or as JSON.
+pub fn write_forgot(
+    out: &mut dyn Write,
+    findings: &ForgotFindings,
+    json: bool,
+) -> Result<(), ForgotError> {
+    let w = |out: &mut dyn Write| -> std::io::Result<()> {
+        if json {
+            let text = serde_json::to_string(&findings.report).map_err(std::io::Error::other)?;
+            writeln!(out, "{text}")?;
+            return out.flush();
+        }
+        let n = findings.report.compactions.len();
+        writeln!(out, "{n} compactions, {}", findings.source)?;
+        writeln!(out, "facts check: {CHECK_RULE}")?;
+        if let Some(note) = &findings.note {
+            writeln!(out, "{note}")?;
+        }
+        for c in &findings.report.compactions {
+            writeln!(out)?;
+            for line in report_lines(c, true) {
+                writeln!(out, "{line}")?;
+            }
+        }
+        out.flush()
+    };
+    w(out).map_err(ForgotError::Output)
+}

@@ -1,0 +1,155 @@
+//! Whether an item was carried: a check of mentions, not of meaning (docs/forgot.md). The
+//! reference (the summary and what the compaction kept) is normalised once: lower case, no
+//! quotes or backticks, runs of white space as one space, backslashes as slashes. An item
+//! is carried when its normalised text appears in it, or, failing that, by its kind's
+//! looser rule: a path whose trailing components name the same file, a command whose first
+//! two words appear, a sentence whose every content word appears.
+
+use std::collections::HashSet;
+
+/// Lower case, quotes dropped, white space collapsed, `\` as `/`, `./` prefixes dropped.
+pub fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        if matches!(
+            c,
+            '"' | '\'' | '`' | '\u{2018}' | '\u{2019}' | '\u{201c}' | '\u{201d}'
+        ) {
+            continue;
+        }
+        if c.is_whitespace() {
+            space = !out.is_empty();
+            continue;
+        }
+        if space {
+            out.push(' ');
+            space = false;
+        }
+        let c = if c == '\\' { '/' } else { c };
+        out.extend(c.to_lowercase());
+    }
+    out.replace(" ./", " ").trim_start_matches("./").to_string()
+}
+
+/// A path's components, normalised, without `.` and empty ones.
+pub fn components(path: &str) -> Vec<String> {
+    normalize(path)
+        .trim_end_matches(['.', ',', ':', ';', ')'])
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .map(str::to_string)
+        .collect()
+}
+
+/// Words a sentence check looks for: letters, digits, `_`, `-`, `.` runs of three chars
+/// or more, not on the stop list.
+pub fn content_words(text: &str) -> Vec<String> {
+    words(&normalize(text))
+        .filter(|w| w.chars().count() >= 3 && !STOP_WORDS.contains(w))
+        .map(str::to_string)
+        .collect()
+}
+
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
+        .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-' | '/')))
+        .filter(|w| !w.is_empty())
+}
+
+/// Function words and the constraint markers themselves: a summary that keeps a
+/// constraint's content in other words still mentions it.
+const STOP_WORDS: &[&str] = &[
+    "the", "and", "for", "you", "your", "that", "this", "with", "from", "are", "was", "were",
+    "but", "not", "never", "dont", "don't", "always", "must", "should", "please", "use", "using",
+    "any", "all", "its", "it's", "into", "then", "than", "will", "ill", "i'll", "we'll", "let",
+    "lets", "let's", "also", "only", "make", "sure", "avoid", "instead", "have", "has", "can",
+    "cannot", "can't", "would", "could", "our", "out", "what", "when", "there", "here", "them",
+    "they", "just", "more", "some", "very", "going", "decided", "ensure",
+];
+
+/// The summary and kept text, normalised once for every check.
+pub struct Reference {
+    text: String,
+    words: HashSet<String>,
+    /// Every path-like word, by its components.
+    paths: Vec<Vec<String>>,
+}
+
+impl Reference {
+    pub fn new<'a>(texts: impl Iterator<Item = &'a str>) -> Reference {
+        let mut text = String::new();
+        for t in texts {
+            text.push_str(&normalize(t));
+            text.push('\n');
+        }
+        let words: HashSet<String> = words(&text).map(str::to_string).collect();
+        let paths = words
+            .iter()
+            .filter(|w| w.contains('/') || has_extension(w))
+            .map(|w| components(w))
+            .filter(|c| !c.is_empty())
+            .collect();
+        Reference { text, words, paths }
+    }
+
+    /// The normalised text appears as it is.
+    pub fn mentions(&self, item: &str) -> bool {
+        let n = normalize(item);
+        !n.is_empty() && self.text.contains(&n)
+    }
+
+    /// A path is carried when some path in the reference names the same file: one of the
+    /// two ends with the other, component by component (`/repo/src/main.rs` and
+    /// `src/main.rs`, or `main.rs`).
+    pub fn mentions_path(&self, path: &str) -> bool {
+        if self.mentions(path) {
+            return true;
+        }
+        let p = components(path);
+        if p.is_empty() {
+            return false;
+        }
+        self.paths
+            .iter()
+            .any(|r| r.ends_with(&p) || (p.ends_with(r) && r.last() == p.last()))
+    }
+
+    /// A command is carried when its first two words appear together.
+    pub fn mentions_command(&self, command: &str) -> bool {
+        if self.mentions(command) {
+            return true;
+        }
+        let head: Vec<&str> = command.split_whitespace().take(2).collect();
+        !head.is_empty() && self.mentions(&head.join(" "))
+    }
+
+    /// A sentence is carried when every content word of it appears.
+    pub fn mentions_words(&self, sentence: &str) -> bool {
+        if self.mentions(sentence) {
+            return true;
+        }
+        let words = content_words(sentence);
+        !words.is_empty() && words.iter().all(|w| self.words.contains(w))
+    }
+}
+
+/// Extensions that make a word a file name.
+const EXTENSIONS: &[&str] = &[
+    "rs", "py", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "java", "kt", "c", "h", "cc", "cpp",
+    "hpp", "cs", "rb", "php", "swift", "scala", "zig", "lua", "ex", "exs", "md", "txt", "json",
+    "jsonl", "toml", "yaml", "yml", "lock", "sh", "bash", "zsh", "html", "css", "scss", "sql",
+    "xml", "csv", "log", "cfg", "ini", "env", "conf", "vue", "svelte", "proto", "tf", "ipynb",
+    "mk", "gradle", "pdf", "png", "jpg", "svg", "patch", "diff",
+];
+
+/// Whether a word's last component ends in a known file extension.
+pub fn has_extension(word: &str) -> bool {
+    let name = word.rsplit('/').next().unwrap_or(word);
+    match name.rsplit_once('.') {
+        Some((stem, ext)) => {
+            !stem.is_empty() && EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
+        }
+        None => false,
+    }
+}

@@ -1,0 +1,176 @@
+//! The compactions a replay makes, as forgot inputs, from the stage reports the one replay
+//! loop (`pipeline_replay`) hands its observers; the workbench's live agent reports the
+//! same `StageReport`s, so `input_of_stage` serves both. A summarizing stage's summary is
+//! the messages it put in front of the kept tail its `Summarized` change names; a snip's
+//! cut is dropped with its marker as the only trace; micro, budget and fit stages clear the
+//! results their changes list by id.
+//!
+//! Message numbers count the history the stage was given (0 is its first message); in
+//! what came after, they count the session's messages.
+
+use super::parts::Numbered;
+use super::{CompactionInput, KeptHow, KeptInput, SummaryText};
+use crate::compact::{Change, StageReport, SummaryLabel};
+use crate::message::Message;
+use crate::pipeline_replay::{ReplayEvent, ReplayOptions, replay_events};
+use crate::store::{Store, StoreError};
+
+/// The history numbered; an earlier summary counts as injected (nobody typed it).
+fn number_all(history: &[Message]) -> Vec<Numbered> {
+    history
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Numbered {
+            number: Some(i),
+            message: m.clone(),
+            injected: m.role() == "user" && m.text().and_then(SummaryLabel::of).is_some(),
+        })
+        .collect()
+}
+
+/// The input for one stage that changed the history, or None when it forgot nothing
+/// (a stage that did not change anything, or changed nothing a tool id names).
+/// `strategy` names the strategy in the input's kind.
+pub fn input_of_stage(
+    strategy: &str,
+    report: &StageReport,
+    before: &[Message],
+    after: &[Message],
+) -> Option<CompactionInput> {
+    if !report.changed {
+        return None;
+    }
+    let kind = format!("{strategy} {}", report.stage.name());
+    let rule = format!("{}: {}", report.summary(), report.reason);
+    let base = |micro: bool, summary: SummaryText, kept: KeptInput, cleared: Vec<String>| {
+        CompactionInput {
+            kind: kind.clone(),
+            micro,
+            at: None,
+            trigger: None,
+            rule: rule.clone(),
+            before: number_all(before),
+            summary,
+            kept,
+            cleared,
+            after: Vec::new(),
+            tokens_before: None,
+        }
+    };
+    for change in &report.changes {
+        match change {
+            Change::Summarized {
+                kept_tail, trigger, ..
+            } => {
+                let tail = (*kept_tail).min(after.len()).min(before.len());
+                let head = &after[..after.len() - tail];
+                let text: Vec<String> = head.iter().map(Message::joined_text).collect();
+                let kept = KeptInput::recorded(
+                    after[after.len() - tail..].to_vec(),
+                    (before.len() - tail..before.len()).collect(),
+                );
+                let mut input = base(false, SummaryText::Text(text.join("\n")), kept, Vec::new());
+                input.trigger = Some(
+                    serde_json::to_value(trigger)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                );
+                return Some(input);
+            }
+            Change::Snipped {
+                head_end,
+                tail_start,
+                ..
+            }
+            | Change::Archived {
+                head_end,
+                tail_start,
+                ..
+            } => {
+                let (h, t) = (
+                    (*head_end).min(before.len()),
+                    (*tail_start).min(before.len()),
+                );
+                let from_before: Vec<usize> = (0..h).chain(t..before.len()).collect();
+                let kept = KeptInput {
+                    how: KeptHow::Recorded,
+                    why: Some("the messages around the cut, and its marker".into()),
+                    messages: after.to_vec(),
+                    from_before,
+                };
+                return Some(base(false, SummaryText::None, kept, Vec::new()));
+            }
+            _ => {}
+        }
+    }
+    let cleared: Vec<String> = report
+        .changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::Placeholder { tool_use_id, .. }
+            | Change::Saved { tool_use_id, .. }
+            | Change::Persisted { tool_use_id, .. } => tool_use_id.clone(),
+            _ => None,
+        })
+        .collect();
+    if cleared.is_empty() {
+        return None;
+    }
+    let kept = KeptInput {
+        how: KeptHow::Recorded,
+        why: Some("every message stays; the cleared results keep only a placeholder".into()),
+        messages: Vec::new(),
+        from_before: (0..before.len()).collect(),
+    };
+    Some(base(true, SummaryText::None, kept, cleared))
+}
+
+/// Replays `messages` and returns one input per stage that forgot something, with what
+/// came after each (up to the next) for the re-read check.
+pub fn replay_inputs(
+    messages: impl IntoIterator<Item = Message>,
+    strategy: &str,
+    store: &Store,
+    options: &ReplayOptions,
+) -> Result<Vec<CompactionInput>, StoreError> {
+    let mut live: Vec<Message> = Vec::new();
+    let mut entered: Vec<Message> = Vec::new();
+    // Each input and the number of session messages entered when it happened.
+    let mut found: Vec<(CompactionInput, usize)> = Vec::new();
+    replay_events(messages, store, options, |event| match event {
+        ReplayEvent::Entered(m) => {
+            entered.push(m.clone());
+            live.push(m.clone());
+        }
+        ReplayEvent::Stage { report, history } => {
+            if let Some(input) = input_of_stage(strategy, report, &live, history) {
+                found.push((input, entered.len()));
+            }
+            live = history.to_vec();
+        }
+        ReplayEvent::Call(_) | ReplayEvent::End(_) => {}
+    })?;
+    // A cleared result stays cleared until a summary replaces the history.
+    let full_starts: Vec<(usize, usize)> = found
+        .iter()
+        .enumerate()
+        .filter(|(_, (input, _))| !input.micro)
+        .map(|(i, (_, s))| (i, *s))
+        .collect();
+    Ok(found
+        .into_iter()
+        .enumerate()
+        .map(|(i, (mut input, start))| {
+            let end = full_starts
+                .iter()
+                .find(|&&(j, s)| j > i && s > start)
+                .map_or(entered.len(), |&(_, s)| s);
+            input.at = Some(start);
+            input.after = (start..end)
+                .map(|j| Numbered::new(Some(j), entered[j].clone()))
+                .collect();
+            input
+        })
+        .collect())
+}

@@ -1,0 +1,306 @@
+//! A recorded session's compactions as forgot inputs. The history before a compaction is
+//! what the model had (the previous summary, what it kept, the messages since, with earlier
+//! micro compactions' results cleared), numbered by the session's messages. What was kept
+//! is what the file records, or, where it records nothing, the recording agent's own rule
+//! applied to that history (Claude Code: nothing is kept without a preserved segment;
+//! Codex's local compaction: the recent user messages up to 20,000 tokens). Where neither
+//! holds, the input says so.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::parts::Numbered;
+use super::{CompactionInput, KeptHow, KeptInput, SummaryText};
+use crate::message::{Message, block_type};
+use crate::session::{
+    CLEARED_RESULT_TEXT, Compaction, CompactionKind, MessageKind, Session, Summary, TokenSource,
+    Tool,
+};
+
+/// Codex keeps at most this many tokens of recent user messages beside a local summary,
+/// counting a token per 4 bytes.
+pub const CODEX_USER_MESSAGE_MAX_TOKENS: usize = 20_000;
+const CODEX_BYTES_PER_TOKEN: usize = 4;
+
+const CLAUDE_RULE: &str = "Claude Code replaces everything before the boundary with the summary, except the messages the boundary records as preserved (compactMetadata.preservedSegment).";
+const CODEX_LOCAL_RULE: &str = "Codex's local compaction keeps the recent user messages (newest first, up to about 20,000 tokens at 4 bytes a token) beside the summary; the rollout records only the summary, so the rule is applied here to the history before.";
+const CODEX_REMOTE_RULE: &str =
+    "Codex's remote compaction records its replacement_history: that list is what the model kept.";
+const CTXLAB_RULE: &str = "ctxlab's summary replaces the history it summarized (a reactive summary keeps the tail its report names); a transcript starts at the previous summary.";
+const CLAUDE_MICRO_RULE: &str = "Claude Code's microcompact clears the content of the tool results its boundary lists and keeps every message.";
+
+fn summary_text(s: &Summary) -> SummaryText {
+    match s {
+        Summary::Text(t) => SummaryText::Text(t.clone()),
+        Summary::Encrypted => SummaryText::Encrypted,
+        Summary::NotRecorded => SummaryText::NotRecorded,
+        Summary::None => SummaryText::None,
+    }
+}
+
+/// A message of the session; injected context and summaries count as injected (nobody
+/// typed them).
+fn numbered(s: &Session, i: usize) -> Numbered {
+    Numbered {
+        number: Some(i),
+        message: s.messages[i].clone(),
+        injected: s
+            .info
+            .get(i)
+            .is_some_and(|o| o.kind != MessageKind::Conversation),
+    }
+}
+
+fn clear(m: &mut Message, ids: &HashSet<&str>) {
+    let hit = m
+        .tool_results()
+        .any(|b| ids.contains(b.get("tool_use_id").and_then(Value::as_str).unwrap_or("")));
+    if !hit {
+        return;
+    }
+    if let Some(blocks) = m.blocks_mut() {
+        for b in blocks.iter_mut() {
+            let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+            if block_type(b) == Some("tool_result") && ids.contains(id) {
+                b["content"] = Value::String(CLEARED_RESULT_TEXT.to_string());
+            }
+        }
+    }
+}
+
+/// What the model had just before compaction `k`: the last full compaction's summary and
+/// kept messages, the messages since, with the results of micro compactions between
+/// cleared.
+fn history_before(s: &Session, k: usize, prev_kept: &[Numbered]) -> Vec<Numbered> {
+    let c = &s.compactions[k];
+    let prev = s.compactions[..k]
+        .iter()
+        .rposition(|p| p.kind == CompactionKind::Full && p.at <= c.at);
+    let mut out = Vec::new();
+    let mut from = 0;
+    if let Some(p) = prev.map(|p| &s.compactions[p]) {
+        from = p.at;
+        if let Some(i) = p.summary_message.filter(|&i| i < s.messages.len()) {
+            out.push(numbered(s, i));
+            from = from.max(i + 1);
+        } else if let Summary::Text(t) = &p.summary {
+            out.push(Numbered {
+                number: None,
+                message: Message::user_text(t.clone()),
+                injected: true,
+            });
+        }
+        out.extend(prev_kept.iter().cloned());
+    }
+    let upto = c.at.min(s.messages.len());
+    out.extend(
+        (from.min(upto)..upto)
+            .filter(|&i| {
+                s.info
+                    .get(i)
+                    .is_none_or(|o| o.kind != MessageKind::CompactSummary)
+            })
+            .map(|i| numbered(s, i)),
+    );
+    let cleared: HashSet<&str> = s.compactions[prev.map_or(0, |p| p + 1)..k]
+        .iter()
+        .filter(|m| m.kind == CompactionKind::Micro)
+        .flat_map(|m| m.cleared_tool_ids.iter().map(String::as_str))
+        .collect();
+    if !cleared.is_empty() {
+        for n in &mut out {
+            clear(&mut n.message, &cleared);
+        }
+    }
+    out
+}
+
+/// The messages after compaction `k`, up to the next full one (a cleared result stays
+/// cleared until a summary replaces the history).
+fn history_after(s: &Session, k: usize) -> Vec<Numbered> {
+    let start = s.compactions[k].at.min(s.messages.len());
+    let end = s.compactions[k + 1..]
+        .iter()
+        .find(|n| n.kind == CompactionKind::Full)
+        .map_or(s.messages.len(), |n| n.at.clamp(start, s.messages.len()));
+    (start..end)
+        .filter(|&i| {
+            s.info
+                .get(i)
+                .is_none_or(|o| o.kind == MessageKind::Conversation)
+        })
+        .map(|i| numbered(s, i))
+        .collect()
+}
+
+/// Which messages of `before` the recorded kept ones are: by number, else by equality.
+fn kept_from(c: &Compaction, before: &[Numbered]) -> KeptInput {
+    let kept = c.kept.as_deref().unwrap_or(&[]);
+    let mut from_before = Vec::new();
+    for k in kept {
+        let found = before.iter().position(|b| match (k.from, b.number) {
+            (Some(f), Some(n)) => f == n,
+            _ => b.message == k.message,
+        });
+        from_before.extend(found);
+    }
+    KeptInput::recorded(
+        kept.iter().map(|k| k.message.clone()).collect(),
+        from_before,
+    )
+}
+
+/// Codex's local rule: user messages (not injected, not tool results), newest first, while
+/// their bytes / 4 fit in 20,000 tokens; the one that does not fit is kept cut.
+pub fn codex_local_kept(before: &[Numbered]) -> KeptInput {
+    let mut remaining = CODEX_USER_MESSAGE_MAX_TOKENS;
+    let mut picked: Vec<(usize, Message)> = Vec::new();
+    for (i, n) in before.iter().enumerate().rev() {
+        if remaining == 0 {
+            break;
+        }
+        if n.injected || n.message.role() != "user" || n.message.is_tool_result_message() {
+            continue;
+        }
+        let text = n.message.joined_text();
+        if text.is_empty() {
+            continue;
+        }
+        let tokens = text.len().div_ceil(CODEX_BYTES_PER_TOKEN);
+        if tokens <= remaining {
+            remaining -= tokens;
+            picked.push((i, n.message.clone()));
+        } else {
+            let mut end = remaining * CODEX_BYTES_PER_TOKEN;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            picked.push((i, Message::user_text(&text[..end])));
+            remaining = 0;
+        }
+    }
+    picked.reverse();
+    KeptInput {
+        how: KeptHow::ByRule,
+        why: Some(format!(
+            "Codex's local rule keeps the recent user messages: {} here",
+            picked.len()
+        )),
+        from_before: picked.iter().map(|(i, _)| *i).collect(),
+        messages: picked.into_iter().map(|(_, m)| m).collect(),
+    }
+}
+
+/// One input per compaction the file records, in order.
+pub fn inputs_of_session(s: &Session) -> Vec<CompactionInput> {
+    let mut out: Vec<CompactionInput> = Vec::new();
+    for k in 0..s.compactions.len() {
+        // What the last full compaction kept is part of what the model had next.
+        let prev_kept: Vec<Numbered> = out
+            .iter()
+            .rev()
+            .find(|i| !i.micro)
+            .map(|i| {
+                i.kept
+                    .messages
+                    .iter()
+                    .map(|m| {
+                        let b = i.before.iter().find(|b| b.message == *m);
+                        Numbered {
+                            number: b.and_then(|b| b.number),
+                            message: m.clone(),
+                            injected: b.is_some_and(|b| b.injected),
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push(input_of(s, k, &prev_kept));
+    }
+    out
+}
+
+fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
+    let c = &s.compactions[k];
+    let before = history_before(s, k, prev_kept);
+    let tool = s.tool();
+    let micro = c.kind == CompactionKind::Micro;
+    let (kind, rule, kept) = if micro {
+        let kept = KeptInput {
+            how: KeptHow::Recorded,
+            why: Some("every message stays; only the cleared results lose their content".into()),
+            messages: Vec::new(),
+            from_before: (0..before.len()).collect(),
+        };
+        (format!("{} micro", tool.name()), CLAUDE_MICRO_RULE, kept)
+    } else {
+        match tool {
+            Tool::ClaudeCode => {
+                let kept = match &c.kept {
+                    // The reader applies the rule: no preserved segment, nothing kept.
+                    Some(k) if k.is_empty() => KeptInput {
+                        how: KeptHow::ByRule,
+                        why: Some(
+                            "the boundary records no preserved segment: nothing was kept".into(),
+                        ),
+                        messages: Vec::new(),
+                        from_before: Vec::new(),
+                    },
+                    Some(_) => kept_from(c, &before),
+                    None => KeptInput::not_recorded(
+                        "the boundary's preserved segment cannot be resolved in this file",
+                    ),
+                };
+                ("claude-code full".to_string(), CLAUDE_RULE, kept)
+            }
+            Tool::Codex => match (&c.kept, &c.summary) {
+                (Some(_), _) => (
+                    "codex remote".to_string(),
+                    CODEX_REMOTE_RULE,
+                    kept_from(c, &before),
+                ),
+                (None, Summary::Text(_)) => (
+                    "codex local".to_string(),
+                    CODEX_LOCAL_RULE,
+                    codex_local_kept(&before),
+                ),
+                (None, _) => (
+                    "codex".to_string(),
+                    CODEX_REMOTE_RULE,
+                    KeptInput::not_recorded(
+                        "the rollout marks a compaction but records neither its summary nor its replacement_history",
+                    ),
+                ),
+            },
+            Tool::Ctxlab if before.is_empty() => (
+                "ctxlab summary".to_string(),
+                CTXLAB_RULE,
+                KeptInput::not_recorded(
+                    "the history before this summary is not in this file: it is in the transcript written before it",
+                ),
+            ),
+            Tool::Ctxlab => (
+                "ctxlab summary".to_string(),
+                CTXLAB_RULE,
+                kept_from(c, &before),
+            ),
+        }
+    };
+    CompactionInput {
+        kind,
+        micro,
+        at: Some(c.at),
+        trigger: c.trigger.as_ref().map(|t| t.name().to_string()),
+        rule: rule.to_string(),
+        summary: summary_text(&c.summary),
+        kept,
+        cleared: c.cleared_tool_ids.clone(),
+        after: history_after(s, k),
+        tokens_before: c
+            .tokens_before
+            .filter(|t| t.source == TokenSource::Recorded)
+            .map(|t| t.tokens),
+        before,
+    }
+}

@@ -1,0 +1,321 @@
+//! What each compaction forgot (docs/forgot.md). One input shape for every compaction
+//! ctxlab knows of (recorded by Claude Code or Codex, made by ctxlab's agent, made in a
+//! replay): the history the model had before, the summary, what was kept and by which rule,
+//! the tool results a micro compaction cleared and what came after. `analyze` turns it into
+//! the report: sizes before and dropped by kind, the facts check, the cleared results and
+//! whether they were read again.
+//!
+//! Pure: no files, no terminal, no model. `from_session` and `from_replay` build the inputs;
+//! the front ends (`ctxlab forgot`, the export page, the workbench) only draw the reports.
+
+pub mod carry;
+mod cleared;
+pub mod facts;
+pub mod from_replay;
+pub mod from_session;
+pub mod parts;
+pub mod text;
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::Serialize;
+
+use crate::message::Message;
+pub use cleared::{Cleared, ReRead};
+pub use facts::{Fact, FactKind};
+use parts::{Numbered, Part, PartKind, parts_of, tool_names};
+
+/// The summary a compaction left, as far as anyone can read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "text")]
+pub enum SummaryText {
+    Text(String),
+    /// The provider encrypted it (Codex's remote compaction).
+    Encrypted,
+    /// A compaction is marked, its summary is not in the file.
+    NotRecorded,
+    /// A micro compaction writes none.
+    None,
+}
+
+impl SummaryText {
+    pub fn text(&self) -> &str {
+        match self {
+            SummaryText::Text(t) => t,
+            _ => "",
+        }
+    }
+}
+
+/// How ctxlab knows what a compaction kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeptHow {
+    /// The file or the stage's report says.
+    Recorded,
+    /// The file does not say; the agent's stated rule, applied to the history before, does.
+    ByRule,
+    /// Neither: the dropped part is counted as the whole history before (an upper bound).
+    NotRecorded,
+}
+
+/// What a compaction kept besides its summary.
+#[derive(Debug, Clone)]
+pub struct KeptInput {
+    pub how: KeptHow,
+    /// Why it is not recorded, or which rule gave it.
+    pub why: Option<String>,
+    /// The kept messages as the model saw them after the compaction.
+    pub messages: Vec<Message>,
+    /// Which of `CompactionInput::before` they are.
+    pub from_before: Vec<usize>,
+}
+
+impl KeptInput {
+    pub fn recorded(messages: Vec<Message>, from_before: Vec<usize>) -> KeptInput {
+        KeptInput {
+            how: KeptHow::Recorded,
+            why: None,
+            messages,
+            from_before,
+        }
+    }
+
+    pub fn not_recorded(why: impl Into<String>) -> KeptInput {
+        KeptInput {
+            how: KeptHow::NotRecorded,
+            why: Some(why.into()),
+            messages: Vec::new(),
+            from_before: Vec::new(),
+        }
+    }
+}
+
+/// One compaction, in the one shape every source is turned into.
+#[derive(Debug, Clone)]
+pub struct CompactionInput {
+    /// `claude-code full`, `codex remote`, `s08 compact_history`, …
+    pub kind: String,
+    /// Micro compactions clear tool results in place and keep everything else.
+    pub micro: bool,
+    /// The message number where it happened.
+    pub at: Option<usize>,
+    pub trigger: Option<String>,
+    /// The agent's own rule for what survives, in words.
+    pub rule: String,
+    /// The history the model had just before.
+    pub before: Vec<Numbered>,
+    pub summary: SummaryText,
+    pub kept: KeptInput,
+    /// Micro compactions: the tool results they cleared, by call id.
+    pub cleared: Vec<String>,
+    /// What came after, up to the next compaction: where a cleared result is read again.
+    pub after: Vec<Numbered>,
+    /// The recording tool's count of the tokens before, when it wrote one.
+    pub tokens_before: Option<u64>,
+}
+
+/// A count and its size in chars.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Count {
+    pub count: usize,
+    pub chars: usize,
+}
+
+impl Count {
+    fn add(&mut self, chars: usize) {
+        self.count += 1;
+        self.chars += chars;
+    }
+}
+
+/// Messages and their parts by kind, with their sizes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Breakdown {
+    pub messages: usize,
+    pub chars: usize,
+    /// chars / 4, rounded up: an estimate, whatever the model's tokenizer.
+    pub tokens_estimate: usize,
+    pub user_text: Count,
+    pub injected_text: Count,
+    pub assistant_text: Count,
+    pub thinking: Count,
+    pub tool_calls: Count,
+    pub tool_results: Count,
+    pub tool_results_by_tool: BTreeMap<String, Count>,
+    pub other: Count,
+}
+
+impl Breakdown {
+    fn of<'a>(parts: impl Iterator<Item = &'a Part>, messages: usize) -> Breakdown {
+        let mut b = Breakdown {
+            messages,
+            ..Breakdown::default()
+        };
+        for p in parts {
+            let chars = p.chars();
+            b.chars += chars;
+            match &p.kind {
+                PartKind::UserText => b.user_text.add(chars),
+                PartKind::InjectedText => b.injected_text.add(chars),
+                PartKind::AssistantText => b.assistant_text.add(chars),
+                PartKind::Thinking => b.thinking.add(chars),
+                PartKind::ToolCall(_) => b.tool_calls.add(chars),
+                PartKind::ToolResult(tool) => {
+                    b.tool_results.add(chars);
+                    b.tool_results_by_tool
+                        .entry(tool.clone())
+                        .or_default()
+                        .add(chars);
+                }
+                PartKind::Other => b.other.add(chars),
+            }
+        }
+        b.tokens_estimate = b.chars.div_ceil(4);
+        b
+    }
+}
+
+/// What was kept, counted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeptReport {
+    pub how: KeptHow,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    pub messages: usize,
+    pub chars: usize,
+}
+
+/// What one compaction forgot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CompactionForgot {
+    /// 1-based, in the order the compactions happened.
+    pub index: usize,
+    pub kind: String,
+    pub at: Option<usize>,
+    pub trigger: Option<String>,
+    pub rule: String,
+    pub before: Breakdown,
+    pub tokens_before: Option<u64>,
+    pub summary: SummaryText,
+    pub summary_chars: usize,
+    pub kept: KeptReport,
+    pub dropped: Breakdown,
+    /// Not carried first, ranked by kind; then the carried ones.
+    pub facts: Vec<Fact>,
+    pub not_carried: usize,
+    /// More items were found than `facts::MAX_FACTS`: the rest are not listed.
+    pub facts_capped: bool,
+    pub cleared: Vec<Cleared>,
+}
+
+/// The report for one compaction; `index` is its 1-based number.
+pub fn analyze(index: usize, input: &CompactionInput) -> CompactionForgot {
+    let names = tool_names(
+        input
+            .before
+            .iter()
+            .chain(&input.after)
+            .map(|n| &n.message)
+            .chain(&input.kept.messages),
+    );
+    let before_parts: Vec<Vec<Part>> = input.before.iter().map(|n| parts_of(n, &names)).collect();
+    let before = Breakdown::of(before_parts.iter().flatten(), input.before.len());
+    let cleared_ids: HashSet<&str> = input.cleared.iter().map(String::as_str).collect();
+    let is_cleared = |p: &Part| {
+        p.tool_id
+            .as_deref()
+            .is_some_and(|id| cleared_ids.contains(id))
+    };
+    let kept_set: HashSet<usize> = input.kept.from_before.iter().copied().collect();
+    let (dropped_parts, dropped_messages, reference_texts): (Vec<&Part>, usize, Vec<&str>) =
+        if input.micro {
+            let dropped: Vec<&Part> = before_parts
+                .iter()
+                .flatten()
+                .filter(|p| matches!(p.kind, PartKind::ToolResult(_)) && is_cleared(p))
+                .collect();
+            let rest = before_parts
+                .iter()
+                .flatten()
+                .filter(|p| !(matches!(p.kind, PartKind::ToolResult(_)) && is_cleared(p)))
+                .map(|p| p.text.as_str())
+                .collect();
+            (dropped, 0, rest)
+        } else {
+            let dropped_msgs: Vec<usize> = (0..input.before.len())
+                .filter(|i| !kept_set.contains(i))
+                .collect();
+            let dropped = dropped_msgs
+                .iter()
+                .flat_map(|&i| before_parts[i].iter())
+                .collect();
+            (dropped, dropped_msgs.len(), Vec::new())
+        };
+    let kept_parts: Vec<Part> = input
+        .kept
+        .messages
+        .iter()
+        .flat_map(|m| parts_of(&Numbered::new(None, m.clone()), &names))
+        .collect();
+    let reference = carry::Reference::new(
+        std::iter::once(input.summary.text())
+            .chain(kept_parts.iter().map(|p| p.text.as_str()))
+            .chain(reference_texts),
+    );
+    let mut extractor = facts::Extractor::new();
+    for p in &dropped_parts {
+        extractor.part(p);
+    }
+    let facts_capped = extractor.items.len() >= facts::MAX_FACTS;
+    let facts = facts::check(extractor.items, &reference);
+    let cleared = cleared::cleared(input, &before_parts, &names);
+    CompactionForgot {
+        index,
+        kind: input.kind.clone(),
+        at: input.at,
+        trigger: input.trigger.clone(),
+        rule: input.rule.clone(),
+        tokens_before: input.tokens_before,
+        summary_chars: input.summary.text().chars().count(),
+        summary: input.summary.clone(),
+        kept: KeptReport {
+            how: input.kept.how,
+            why: input.kept.why.clone(),
+            messages: if input.micro {
+                input.kept.from_before.len()
+            } else {
+                input.kept.messages.len()
+            },
+            chars: if input.micro {
+                before.chars - dropped_parts.iter().map(|p| p.chars()).sum::<usize>()
+            } else {
+                kept_parts.iter().map(Part::chars).sum()
+            },
+        },
+        dropped: Breakdown::of(dropped_parts.iter().copied(), dropped_messages),
+        not_carried: facts.iter().filter(|f| !f.carried).count(),
+        facts_capped,
+        facts,
+        cleared,
+        before,
+    }
+}
+
+/// Every compaction's report, numbered from 1.
+pub fn analyze_all(inputs: &[CompactionInput]) -> Vec<CompactionForgot> {
+    inputs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| analyze(i + 1, c))
+        .collect()
+}
+
+/// The `--json` shape: `{"compactions": [...]}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForgotReport {
+    pub compactions: Vec<CompactionForgot>,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,103 @@
+//! The export page's "What each compaction forgot" section: per compaction the rule, the
+//! sizes before, kept and dropped by kind, the summary's size, the facts not carried (then
+//! the carried ones, folded) and the cleared results with their re-reads
+//! (docs/forgot.md). Every piece of text is escaped.
+
+use std::fmt::Write;
+
+use super::Timeline;
+use super::forgot_inputs::timeline_inputs;
+use super::html_escape::escape;
+use crate::forgot::text::{CHECK_RULE, kinds_line, size_line};
+use crate::forgot::{Fact, KeptHow, analyze};
+use crate::util::group_digits;
+
+fn facts_table(s: &mut String, facts: &[&Fact]) {
+    s.push_str(
+        "<table><tr><th>kind</th><th>item</th><th class=\"n\">message</th><th>role</th></tr>\n",
+    );
+    for f in facts {
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+            f.kind.name(),
+            escape(&f.text),
+            f.message.map(|m| m.to_string()).unwrap_or_default(),
+            f.role
+        );
+    }
+    s.push_str("</table>\n");
+}
+
+/// Appends the section.
+pub fn section(s: &mut String, t: &Timeline) {
+    s.push_str("<h2 id=\"forgot\">What each compaction forgot</h2>\n");
+    let _ = writeln!(s, "<p class=\"reason\">{}</p>", escape(CHECK_RULE));
+    let inputs = timeline_inputs(t);
+    if inputs.is_empty() {
+        s.push_str("<p class=\"empty\">No stage dropped or cleared anything.</p>\n");
+        return;
+    }
+    for (n, (step, input)) in inputs.iter().enumerate() {
+        let c = analyze(n + 1, input);
+        let _ = writeln!(
+            s,
+            "<details class=\"forgot\" open><summary>#{} call {} · {} (<a href=\"#step-{step}\">stage event</a>): {} of {} items not carried</summary>",
+            c.index,
+            c.at.unwrap_or(0),
+            escape(&c.kind),
+            c.not_carried,
+            c.facts.len()
+        );
+        let _ = writeln!(s, "<p class=\"reason\">rule: {}</p>", escape(&c.rule));
+        let kept = match c.kept.how {
+            KeptHow::Recorded => "recorded",
+            KeptHow::ByRule => "by the agent's rule",
+            KeptHow::NotRecorded => "not recorded",
+        };
+        let _ = writeln!(
+            s,
+            "<table><tr><td>before</td><td>{}</td></tr>\
+             <tr><td>summary</td><td>{} chars</td></tr>\
+             <tr><td>kept ({kept})</td><td>{} messages, {} chars</td></tr>\
+             <tr><td>dropped</td><td>{}<br>{}</td></tr></table>",
+            escape(&size_line(&c.before)),
+            group_digits(c.summary_chars),
+            group_digits(c.kept.messages),
+            group_digits(c.kept.chars),
+            escape(&size_line(&c.dropped)),
+            escape(&kinds_line(&c.dropped)),
+        );
+        let (gone, kept_facts): (Vec<&Fact>, Vec<&Fact>) = c.facts.iter().partition(|f| !f.carried);
+        if !gone.is_empty() {
+            s.push_str("<p>Not carried:</p>\n");
+            facts_table(s, &gone);
+        }
+        if !kept_facts.is_empty() {
+            let _ = writeln!(
+                s,
+                "<details><summary>Carried ({})</summary>",
+                kept_facts.len()
+            );
+            facts_table(s, &kept_facts);
+            s.push_str("</details>\n");
+        }
+        if !c.cleared.is_empty() {
+            s.push_str("<table><tr><th>cleared</th><th>tool</th><th>target</th><th class=\"n\">chars</th><th class=\"n\">read again</th><th class=\"n\">~tokens again</th></tr>\n");
+            for x in &c.cleared {
+                let _ = writeln!(
+                    s,
+                    "<tr><td class=\"mono\">{}</td><td>{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                    escape(&x.tool_use_id),
+                    escape(&x.tool),
+                    escape(x.target.as_deref().unwrap_or("")),
+                    group_digits(x.chars),
+                    x.calls_again,
+                    group_digits(x.tokens_again)
+                );
+            }
+            s.push_str("</table>\n");
+        }
+        s.push_str("</details>\n");
+    }
+}

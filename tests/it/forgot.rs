@@ -1,0 +1,226 @@
+//! `ctxlab forgot` on sessions written for these tests in the three formats (Claude Code,
+//! Codex, a ctxlab message array replayed), each with facts planted before a compaction: a
+//! user constraint the summary omits, an error and a file seen only in a tool output the
+//! summary omits, a file and an error the summary names, a tool result cleared and read
+//! again. Each is asserted carried or not carried as planted, through the library and
+//! through the binary's JSON.
+
+use std::path::{Path, PathBuf};
+
+use ctxlab::commands::forgot::{ForgotOptions, find_forgotten};
+use ctxlab::compact::{PipelineConfig, Strategy};
+use ctxlab::forgot::{CompactionForgot, FactKind, KeptHow};
+use ctxlab::pipeline_replay::ReplayOptions;
+use serde_json::Value;
+
+use crate::common::cli::ctxlab;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/forgot")
+        .join(name)
+}
+
+fn carried(c: &CompactionForgot, kind: FactKind, text: &str) -> bool {
+    c.facts
+        .iter()
+        .find(|f| f.kind == kind && f.text == text)
+        .unwrap_or_else(|| panic!("no {kind:?} {text:?} in {:#?}", c.facts))
+        .carried
+}
+
+fn recorded(name: &str) -> Vec<CompactionForgot> {
+    find_forgotten(&fixture(name), &ForgotOptions::default())
+        .unwrap()
+        .report
+        .compactions
+}
+
+#[test]
+fn claude_code_planted_facts_and_a_cleared_result_read_again() {
+    let cs = recorded("claude_planted.jsonl");
+    assert_eq!(cs.len(), 2);
+    let micro = &cs[0];
+    assert_eq!(micro.kind, "claude-code micro");
+    assert_eq!(micro.cleared.len(), 1);
+    let cleared = &micro.cleared[0];
+    assert_eq!(cleared.tool_use_id, "toolu_r1");
+    assert_eq!(cleared.tool, "Read");
+    assert_eq!(
+        cleared.target.as_deref(),
+        Some("/home/dev/ledger/src/report.rs")
+    );
+    assert!(cleared.chars > 1000, "{cleared:?}");
+    assert_eq!(cleared.calls_again, 1);
+    assert!(cleared.tokens_again > 0);
+
+    let full = &cs[1];
+    assert_eq!(full.kind, "claude-code full");
+    assert_eq!(full.trigger.as_deref(), Some("auto"));
+    assert_eq!(full.tokens_before, Some(4200));
+    assert_eq!(full.kept.how, KeptHow::ByRule);
+    assert_eq!(full.kept.messages, 0);
+    assert!(full.summary_chars > 100);
+    // Planted: a constraint the summary omits.
+    assert!(!carried(
+        full,
+        FactKind::UserConstraint,
+        "Never change the public API of src/ledger.rs"
+    ));
+    // An error and a file seen only in a tool output.
+    assert!(!carried(
+        full,
+        FactKind::Error,
+        "error[E0425]: cannot find value `since` in this scope"
+    ));
+    assert!(!carried(full, FactKind::File, "src/filters.rs"));
+    // A file and an error the summary names.
+    assert!(carried(
+        full,
+        FactKind::FileChanged,
+        "/home/dev/ledger/src/report.rs"
+    ));
+    assert!(carried(full, FactKind::Error, "ParseIntError"));
+    // Ranked: the constraint first.
+    assert_eq!(full.facts[0].kind, FactKind::UserConstraint);
+    assert_eq!(full.dropped.tool_results_by_tool["Bash"].count, 2);
+    assert_eq!(full.dropped.thinking.count, 1);
+}
+
+#[test]
+fn codex_local_rule_and_remote_replacement_history() {
+    let cs = recorded("codex_planted.jsonl");
+    assert_eq!(cs.len(), 2);
+    let local = &cs[0];
+    assert_eq!(local.kind, "codex local");
+    // The rollout records no kept list: Codex's rule keeps the user's request.
+    assert_eq!(local.kept.how, KeptHow::ByRule);
+    assert_eq!(local.kept.messages, 1);
+    assert!(
+        !local
+            .facts
+            .iter()
+            .any(|f| f.kind == FactKind::UserConstraint)
+    );
+    assert!(!carried(local, FactKind::Error, "ModuleNotFoundError"));
+    assert!(!carried(local, FactKind::File, "tests/test_checkout.py"));
+    assert!(carried(local, FactKind::Error, "AssertionError"));
+    assert!(carried(local, FactKind::File, "shop/checkout.py"));
+
+    let remote = &cs[1];
+    assert_eq!(remote.kind, "codex remote");
+    assert_eq!(remote.kept.how, KeptHow::Recorded);
+    assert_eq!(remote.kept.messages, 2);
+    assert!(!carried(
+        remote,
+        FactKind::UserConstraint,
+        "Never log the card number."
+    ));
+}
+
+fn replayed(limit: usize, micro_min: Option<usize>) -> Vec<CompactionForgot> {
+    let mut config = PipelineConfig::for_strategy(Strategy::S08);
+    config.context_limit = limit;
+    if let Some(m) = micro_min {
+        config.micro_min_chars = m;
+    }
+    let options = ForgotOptions {
+        compaction: None,
+        replay: Some(ReplayOptions {
+            config,
+            summary_text: Some(
+                "Importer: src/importer.py loads every row; tests fail with KeyError 'amount'."
+                    .into(),
+            ),
+            now_secs: 1_700_000_000,
+        }),
+    };
+    find_forgotten(&fixture("ctxlab_planted.json"), &options)
+        .unwrap()
+        .report
+        .compactions
+}
+
+#[test]
+fn ctxlab_replay_summary_and_micro_compact() {
+    let cs = replayed(2200, Some(100_000));
+    assert_eq!(cs.len(), 1, "{cs:#?}");
+    let c = &cs[0];
+    assert_eq!(c.kind, "s08 compact_history");
+    assert!(!carried(
+        c,
+        FactKind::UserConstraint,
+        "Always keep the header row in the output."
+    ));
+    assert!(!carried(c, FactKind::Error, "ZeroDivisionError"));
+    assert!(!carried(c, FactKind::File, "src/rows.py"));
+    assert!(carried(c, FactKind::File, "src/importer.py"));
+    assert!(carried(c, FactKind::Error, "KeyError"));
+
+    let cs = replayed(1_000_000, None);
+    let micro = cs.iter().find(|c| c.kind == "s08 micro_compact").unwrap();
+    let first = &micro.cleared[0];
+    assert_eq!(
+        (first.tool_use_id.as_str(), first.tool.as_str()),
+        ("t1", "read_file")
+    );
+    assert_eq!(first.calls_again, 1);
+}
+
+#[test]
+fn the_binary_writes_the_json_shape() {
+    let out = ctxlab()
+        .arg("forgot")
+        .arg(fixture("claude_planted.jsonl"))
+        .args(["--compaction", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cs = v["compactions"].as_array().unwrap();
+    assert_eq!(cs.len(), 1);
+    let c = &cs[0];
+    assert_eq!(c["index"], 2);
+    assert_eq!(c["kind"], "claude-code full");
+    assert!(c["summary_chars"].as_u64().unwrap() > 100);
+    assert!(c["dropped"]["messages"].as_u64().unwrap() > 0);
+    assert!(c["cleared"].as_array().unwrap().is_empty());
+    let f = &c["facts"][0];
+    assert_eq!(f["kind"], "user_constraint");
+    assert_eq!(f["carried"], false);
+    assert_eq!(f["message"], 0);
+    assert!(f["text"].as_str().unwrap().starts_with("Never change"));
+
+    let out = ctxlab()
+        .arg("forgot")
+        .arg(fixture("claude_planted.jsonl"))
+        .args(["--compaction", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn human_output_is_sanitized() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("claude_planted.jsonl")).unwrap();
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(
+        &path,
+        text.replace("Never change", "Never \\u001b[31mchange"),
+    )
+    .unwrap();
+    let out = ctxlab().arg("forgot").arg(&path).output().unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(!stdout.contains('\u{1b}'));
+    assert!(stdout.contains("NOT CARRIED user_constraint Never"));
+    assert!(
+        stdout.contains("a check of mentions, not of meaning")
+            || stdout.contains("A check of mentions, not of meaning")
+    );
+}
