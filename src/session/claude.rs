@@ -68,13 +68,13 @@ struct Preserved {
 }
 
 /// One conversation being read: the main one or a subagent's.
-struct Thread {
-    builder: Builder,
+pub(super) struct Thread {
+    pub(super) builder: Builder,
     preserved: Vec<Preserved>,
 }
 
 impl Thread {
-    fn new() -> Thread {
+    pub(super) fn new() -> Thread {
         Thread {
             builder: Builder::new(SessionFormat::ClaudeCode),
             preserved: Vec::new(),
@@ -199,7 +199,7 @@ fn origin(number: usize, o: &Map<String, Value>) -> Origin {
     }
 }
 
-fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>) {
+pub(super) fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>) {
     let b = &mut t.builder;
     let meta = &mut b.session.meta;
     if let Some(ts) = str_field(&o, "timestamp") {

@@ -25,6 +25,7 @@ pub mod open;
 mod stream;
 pub mod summary;
 mod transcript;
+pub mod watch;
 
 use std::path::Path;
 
