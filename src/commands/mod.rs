@@ -12,3 +12,5 @@ pub mod pipeline;
 pub mod replay;
 pub mod run;
 pub mod sessions;
+pub mod statusline;
+pub mod watch;

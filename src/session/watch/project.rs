@@ -140,7 +140,7 @@ pub fn newest_for_cwd(cwd: &Path, roots: &[Root]) -> Result<Chosen, String> {
             Tool::Ctxlab => {}
         }
     }
-    found.sort_by(|a, b| b.1.cmp(&a.1));
+    found.sort_by_key(|f| std::cmp::Reverse(f.1));
     let others = found.len().saturating_sub(1);
     match found.into_iter().next() {
         Some((path, _, mut why, scope)) => {
