@@ -89,11 +89,8 @@ fn context_part(end: &EndOfSession, window: Option<u64>) -> String {
     let Some(tokens) = end.headroom.context_tokens else {
         return format!("no model call in the last {}", kb(end.read));
     };
-    // The window Claude Code passes, else the one the table knows for the model.
-    let window = window.or(match &end.headroom.limit {
-        Some(crate::session::watch::Limit::Window { tokens, .. }) => Some(*tokens),
-        _ => None,
-    });
+    // The window Claude Code passes, else the one the file or the table gives.
+    let window = window.or(end.headroom.window.as_ref().map(|w| w.tokens()));
     match window {
         Some(w) => format!(
             "ctx {}/{} ({}%)",

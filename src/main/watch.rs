@@ -78,8 +78,9 @@ fn exit_on_signal_or_closed_stdout() {
                     _ = closed => Some(0),
                 }
             });
+            // Every JSON line is flushed as it is written; `exit` flushes stdout only if no
+            // one holds it (the follower holds its lock while it runs).
             if let Some(code) = code {
-                let _ = std::io::stdout().flush();
                 std::process::exit(code);
             }
         });

@@ -115,8 +115,11 @@ impl Waiter {
     fn new(options: &FollowOptions) -> Waiter {
         let (tx, rx) = channel();
         let watcher = if options.notify {
-            notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
-                // A full channel or a gone receiver only means a look is due anyway.
+            notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+                if res.as_ref().is_ok_and(|e| !wakes(&e.kind)) {
+                    return;
+                }
+                // A gone receiver only means the follow ended.
                 let _ = tx.send(());
             })
             .ok()
@@ -171,6 +174,13 @@ impl Waiter {
         }
         while self.rx.try_recv().is_ok() {}
     }
+}
+
+/// Whether a notification means something was written, created, removed or renamed.
+/// Opening, reading and closing a file are events too (`Access`): the follower's own
+/// look at the folder and the file makes them, so waking on them would never sleep.
+fn wakes(kind: &notify::EventKind) -> bool {
+    !matches!(kind, notify::EventKind::Access(_))
 }
 
 fn folders_for(path: &Path, newer: Option<&NewerSession>) -> Vec<PathBuf> {
@@ -332,5 +342,55 @@ fn follow_file(
             return Ok(Some(found));
         }
         waiter.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// The follower's own look (the folder listed, the file opened and read) must not wake
+    /// it: a waiter that did would never sleep. A write does wake it.
+    #[test]
+    fn the_waiter_sleeps_through_its_own_reads_and_wakes_on_a_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.jsonl");
+        std::fs::write(&file, "a\n").unwrap();
+        let poll = Duration::from_millis(400);
+        let mut waiter = Waiter::new(&FollowOptions { poll, notify: true });
+        assert!(
+            waiter.watch(&[dir.path().to_path_buf()]),
+            "inotify is there on Linux"
+        );
+        // What a look does.
+        let _ = std::fs::read_dir(dir.path()).unwrap().count();
+        let mut t = Tailer::open(&file).unwrap();
+        t.poll().unwrap();
+        let _ = std::fs::read(&file).unwrap();
+        let started = Instant::now();
+        waiter.wait();
+        // recv_timeout never returns before its timeout unless something was sent.
+        assert!(started.elapsed() >= poll, "woken by its own reads");
+        // A write wakes it long before a (long) poll period.
+        let waiter = Waiter {
+            poll: Duration::from_secs(60),
+            ..waiter
+        };
+        let writer = std::thread::spawn({
+            let file = file.clone();
+            move || {
+                std::thread::sleep(Duration::from_millis(50));
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&file)
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, b"b\n"))
+                    .unwrap();
+            }
+        });
+        let started = Instant::now();
+        waiter.wait();
+        assert!(started.elapsed() < Duration::from_secs(60));
+        writer.join().unwrap();
     }
 }

@@ -49,6 +49,8 @@ pub struct Headroom {
     /// The context of the last main call.
     pub context_tokens: Option<u64>,
     pub limit: Option<Limit>,
+    /// The model's window, with its source (a `Limit::Window`), whatever the limit is.
+    pub window: Option<Limit>,
     /// `limit - context_tokens`, when both are known (negative past the limit).
     pub tokens_left: Option<i64>,
     /// Main calls since the last full compaction (or since the start).
@@ -163,9 +165,14 @@ impl HeadroomTracker {
     }
 
     fn limit(&self) -> Option<Limit> {
-        if let Some(tokens) = self.compacted_at {
-            return Some(Limit::CompactedAt { tokens });
+        match self.compacted_at {
+            Some(tokens) => Some(Limit::CompactedAt { tokens }),
+            None => self.window(),
         }
+    }
+
+    /// The window: recorded in the file, given by the caller, or from the table.
+    fn window(&self) -> Option<Limit> {
         if let Some(w) = self.recorded_window {
             return Some(Limit::Window {
                 tokens: w,
@@ -202,6 +209,7 @@ impl HeadroomTracker {
         Headroom {
             context_tokens: self.last,
             limit,
+            window: self.window(),
             tokens_left,
             calls_since_compaction: self.calls_since,
             growth_since_compaction: growth,
