@@ -14,3 +14,4 @@ pub mod run;
 pub mod sessions;
 pub mod statusline;
 pub mod watch;
+pub mod watch_text;

@@ -228,9 +228,12 @@ pub(crate) struct WatchArgs {
     /// A session file, or a folder (its most recently written session). Default: the
     /// newest Claude Code or Codex session of the project in the current folder.
     pub(crate) path: Option<PathBuf>,
-    /// One JSON object per line instead of the workbench.
+    /// One JSON object per line instead of readable lines.
     #[arg(long)]
     pub(crate) json: bool,
+    /// No terminal bell on a compaction (readable lines only).
+    #[arg(long)]
+    pub(crate) no_bell: bool,
     /// With --json: print what is already in the file, line by line, before following
     /// (default: one summary object, then only what is written from now on).
     #[arg(long)]
@@ -242,6 +245,4 @@ pub(crate) struct WatchArgs {
     /// Poll only: do not ask for file-change notifications.
     #[arg(long)]
     pub(crate) no_notify: bool,
-    #[command(flatten)]
-    pub(crate) agent: AgentArgs,
 }

@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use ctxlab::commands::watch::{WatchEnd, watch_json};
+use ctxlab::commands::watch_text::watch_text;
 use ctxlab::process::{TerminationSignals, output_closed, signal_exit_code};
 use ctxlab::session::watch::{Chosen, FollowOptions, choose_path, newest_for_cwd};
 
@@ -35,14 +36,17 @@ pub(crate) fn cmd_watch(args: WatchArgs) -> anyhow::Result<ExitCode> {
         poll: Duration::from_millis(args.poll_ms.clamp(10, 60_000)),
         notify: !args.no_notify,
     };
-    if !args.json {
-        return Err(UsageError(
-            "the workbench's live view is not built yet: use `ctxlab watch --json`".into(),
-        )
-        .into());
-    }
     exit_on_signal_or_closed_stdout();
     let stop = AtomicBool::new(false);
+    if !args.json {
+        // Readable lines until the workbench has its live view (docs/architecture.md,
+        // "Following a session").
+        let mut out = ctxlab::sanitize::SanitizingWriter::new(std::io::stdout().lock());
+        return match watch_text(chosen, !args.no_bell, &options, &stop, &mut out) {
+            WatchEnd::Stopped | WatchEnd::Closed => Ok(ExitCode::SUCCESS),
+            WatchEnd::Failed(e) => Err(anyhow::Error::new(e).context("cannot follow the session")),
+        };
+    }
     let mut out = std::io::stdout().lock();
     let mut err = ctxlab::sanitize::SanitizingWriter::new(std::io::stderr().lock());
     match watch_json(chosen, args.from_start, &options, &stop, &mut out, &mut err) {
