@@ -1,8 +1,9 @@
 //! The headless front ends, one file per command: `run` (one request to completion),
 //! `pipeline` (the stages on one history, as JSON), `replay` (a recorded session call by
 //! call; `compare` for `replay --compare`, strategies side by side), `export` (a recorded
-//! session's timeline as an HTML page), `inspect` (a session's summary) and `sessions` (what
-//! discovery finds). Each is a library function over a writer; `main.rs` only parses flags
+//! session's timeline as an HTML page), `inspect` (a session's summary), `sessions` (what
+//! discovery finds), `watch` and `watch_text` (a session followed as it is written, as JSON
+//! lines or readable lines) and `statusline` (Claude Code's status line). Each is a library function over a writer; `main.rs` only parses flags
 //! and chooses exit codes. `run` consumes the same `AgentEvent` stream as the workbench.
 
 pub mod compare;
