@@ -4,7 +4,8 @@
 //! session's timeline as an HTML page), `inspect` (a session's summary), `sessions` (what
 //! discovery finds), `watch` and `watch_text` (a session followed as it is written, as JSON
 //! lines or readable lines) and `statusline` (Claude Code's status line). Each is a library
-//! function over a writer; `main.rs` only parses flags and chooses exit codes. `run` consumes the same `AgentEvent` stream as the workbench.
+//! function over a writer; `main.rs` only parses flags and chooses exit codes. `run`
+//! consumes the same `AgentEvent` stream as the workbench.
 
 pub mod compare;
 pub mod export;
