@@ -30,6 +30,8 @@ use ctxlab::tui::TuiExit;
 // The flags live in their own file; `main/` holds the binary-only modules.
 #[path = "main/cli.rs"]
 mod cli;
+#[path = "main/watch.rs"]
+mod watch;
 use cli::*;
 
 /// A line on stderr, through the sanitizer: it may quote file names, file content and
@@ -78,6 +80,8 @@ fn main() -> ExitCode {
         Some(Command::Forgot(args)) => cmd_forgot(args).map(|()| ExitCode::SUCCESS),
         Some(Command::Sessions(args)) => cmd_sessions(args).map(|()| ExitCode::SUCCESS),
         Some(Command::Open(args)) => cmd_open(args),
+        Some(Command::Watch(args)) => watch::cmd_watch(args),
+        Some(Command::Statusline) => Ok(watch::cmd_statusline()),
         None => cmd_workbench(cli.agent, cli.step, None),
     });
     match result {
@@ -553,7 +557,7 @@ fn cmd_open(args: cli::OpenArgs) -> anyhow::Result<ExitCode> {
     cmd_workbench(args.agent, false, Some(sessions))
 }
 
-fn cmd_workbench(
+pub(crate) fn cmd_workbench(
     args: AgentArgs,
     step: bool,
     sessions: Option<ctxlab::tui::run::OpenSessions>,

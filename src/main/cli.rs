@@ -48,6 +48,12 @@ pub(crate) enum Command {
     /// Start the workbench on the sessions browser, listing a file's or a folder's sessions
     /// (a file opens directly).
     Open(OpenArgs),
+    /// Follow a Claude Code or Codex session as it is written: its calls, context curve and
+    /// compactions, live (default: the newest session of the project in this folder).
+    Watch(WatchArgs),
+    /// Claude Code's status line command: reads its JSON on stdin, prints one short line
+    /// (context, window, compactions, headroom).
+    Statusline,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -243,4 +249,28 @@ pub(crate) struct ForgotArgs {
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) thresholds: Thresholds,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct WatchArgs {
+    /// A session file, or a folder (its most recently written session). Default: the
+    /// newest Claude Code or Codex session of the project in the current folder.
+    pub(crate) path: Option<PathBuf>,
+    /// One JSON object per line instead of readable lines.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// No terminal bell on a compaction (readable lines only).
+    #[arg(long)]
+    pub(crate) no_bell: bool,
+    /// With --json: print what is already in the file, line by line, before following
+    /// (default: one summary object, then only what is written from now on).
+    #[arg(long)]
+    pub(crate) from_start: bool,
+    /// Milliseconds between two looks at the file when no change notification comes
+    /// (the polling fallback; default 1000).
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub(crate) poll_ms: u64,
+    /// Poll only: do not ask for file-change notifications.
+    #[arg(long)]
+    pub(crate) no_notify: bool,
 }

@@ -331,6 +331,18 @@ impl Builder {
         self.session.compactions.len() - 1
     }
 
+    /// The call being assembled, as far as its lines have come: what a follower reports
+    /// before the call closes (`watch::live`).
+    pub fn open_call(&self) -> Option<OpenCallView<'_>> {
+        let call = self.open.as_ref()?;
+        Some(OpenCallView {
+            key: &call.key,
+            blocks: &call.blocks,
+            usage: call.usage.as_ref().map(|(u, line, _)| (u, *line)),
+            model: call.model.as_deref(),
+        })
+    }
+
     /// Fills the token counts the file did not record from the calls around each
     /// compaction, and returns the session.
     pub fn finish(mut self) -> Session {
@@ -340,7 +352,16 @@ impl Builder {
     }
 }
 
-fn fill_tokens_from_calls(s: &mut Session) {
+/// The open call as `Builder::open_call` shows it.
+pub(crate) struct OpenCallView<'a> {
+    pub key: &'a str,
+    pub blocks: &'a [Value],
+    /// The usage reported so far and the line that reported it.
+    pub usage: Option<(&'a RecordedUsage, usize)>,
+    pub model: Option<&'a str>,
+}
+
+pub(crate) fn fill_tokens_from_calls(s: &mut Session) {
     use super::model::{TokenCount, TokenSource};
     let calls: Vec<(usize, u64)> = s
         .calls

@@ -69,15 +69,15 @@ struct Preserved {
 }
 
 /// One conversation being read: the main one or a subagent's.
-struct Thread {
-    builder: Builder,
+pub(super) struct Thread {
+    pub(super) builder: Builder,
     preserved: Vec<Preserved>,
     /// A message line named a parent: the file records a chain (`claude_rewind`).
     chained: bool,
 }
 
 impl Thread {
-    fn new() -> Thread {
+    pub(super) fn new() -> Thread {
         Thread {
             builder: Builder::new(SessionFormat::ClaudeCode),
             preserved: Vec::new(),
@@ -204,7 +204,7 @@ fn origin(number: usize, o: &Map<String, Value>) -> Origin {
     }
 }
 
-fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>) {
+pub(super) fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>) {
     let b = &mut t.builder;
     let meta = &mut b.session.meta;
     if let Some(ts) = str_field(&o, "timestamp") {

@@ -20,8 +20,8 @@ use super::model::{
 };
 use crate::message::Message;
 
-struct CodexReader {
-    b: Builder,
+pub(super) struct CodexReader {
+    pub(super) b: Builder,
     /// Bumped whenever a model call is known to be over, so the next answer is a new call.
     request: usize,
     last_total: Option<Value>,
@@ -36,13 +36,7 @@ pub(crate) fn read_codex(
     lines: impl IntoIterator<Item = ParsedLine>,
     format: SessionFormat,
 ) -> Session {
-    let mut r = CodexReader {
-        b: Builder::new(format),
-        request: 0,
-        last_total: None,
-        model: None,
-        pending_event: false,
-    };
+    let mut r = CodexReader::new(format);
     for ParsedLine { number, value } in lines {
         r.b.session.lines += 1;
         match value {
@@ -61,7 +55,17 @@ fn cwd_from_environment(text: &str) -> Option<String> {
 }
 
 impl CodexReader {
-    fn line(&mut self, number: usize, mut o: Map<String, Value>) {
+    pub(super) fn new(format: SessionFormat) -> CodexReader {
+        CodexReader {
+            b: Builder::new(format),
+            request: 0,
+            last_total: None,
+            model: None,
+            pending_event: false,
+        }
+    }
+
+    pub(super) fn line(&mut self, number: usize, mut o: Map<String, Value>) {
         // The 2025 layout's header line says when the session began (`session_meta`).
         let legacy_header = !o.contains_key("type") && !o.contains_key("payload");
         if let Some(ts) = str_field(&o, "timestamp")

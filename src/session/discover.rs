@@ -143,7 +143,7 @@ pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionFile>, Vec<DiscoverE
 }
 
 /// Whether a file is a subagent's sidechain, listed with its session rather than alone.
-fn is_subagent_file(path: &Path) -> bool {
+pub(crate) fn is_subagent_file(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     name.starts_with("agent-")
         || path

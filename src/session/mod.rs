@@ -26,6 +26,7 @@ pub mod open;
 mod stream;
 pub mod summary;
 mod transcript;
+pub mod watch;
 
 use std::path::Path;
 

@@ -55,3 +55,4 @@ mod tui_teach;
 mod tui_timeline;
 mod tui_update;
 mod tui_viewer;
+mod watch;

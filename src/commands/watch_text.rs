@@ -1,0 +1,148 @@
+//! `ctxlab watch` for people, until the workbench has its live view: one readable line per
+//! call, compaction, message, tool call and file change, as the session is written, with
+//! the headroom on each call and a terminal bell on each compaction (`--no-bell` silences
+//! it). Everything from the file passes the sanitizer (the caller's writer).
+
+use std::io::Write;
+use std::sync::atomic::AtomicBool;
+
+use crate::session::model::Summary;
+use crate::session::watch::{
+    Chosen, FileEvent, FollowOptions, HeadroomTracker, LiveItem, WatchEvent, follow,
+};
+use crate::util::group_digits;
+
+use super::watch::WatchEnd;
+
+/// Characters of a message's preview shown.
+const PREVIEW_CHARS: usize = 100;
+
+fn g(n: u64) -> String {
+    group_digits(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+fn item_line(item: &LiveItem, tracker: &HeadroomTracker) -> Option<String> {
+    Some(match item {
+        LiveItem::Call(c) if c.summary => format!(
+            "line {}: the compaction's own call, {} tokens (not on the curve)",
+            c.line,
+            g(c.context_tokens)
+        ),
+        LiveItem::Call(c) => format!("line {}: call · {}", c.line, tracker.headroom().text()),
+        LiveItem::Compaction {
+            compaction: c,
+            update,
+            ..
+        } => {
+            let before = c
+                .tokens_before
+                .map(|t| format!(" · {} tokens before", t.text()))
+                .unwrap_or_default();
+            let summary = match &c.summary {
+                Summary::Text(t) => format!(" · summary {} chars", g(t.chars().count() as u64)),
+                Summary::Encrypted => " · summary encrypted by the provider".into(),
+                Summary::NotRecorded => String::new(),
+                Summary::None => format!(" · cleared {} tool results", c.cleared_tool_ids.len()),
+            };
+            format!(
+                "line {}: {} {} compaction{}{before}{summary}",
+                c.line,
+                if *update {
+                    "more on the"
+                } else {
+                    "COMPACTION:"
+                },
+                c.kind.name(),
+                c.trigger
+                    .as_ref()
+                    .map(|t| format!(" ({})", t.name()))
+                    .unwrap_or_default()
+            )
+        }
+        LiveItem::Message(m) => {
+            let mut preview: String = m.preview.chars().take(PREVIEW_CHARS).collect();
+            if preview.is_empty() && m.tool_results > 0 {
+                preview = format!("{} tool result(s)", m.tool_results);
+            }
+            format!("line {}:   {}: {preview}", m.line, m.role)
+        }
+        LiveItem::ToolCall { line, id, name } => format!("line {line}:   tool {name} ({id})"),
+        LiveItem::Skipped { line, what } => format!("line {line}: skipped ({what})"),
+        LiveItem::Warning(_) => return None,
+    })
+}
+
+fn file_line(event: &FileEvent) -> String {
+    match event {
+        FileEvent::Truncated { was, now } => format!(
+            "the file was truncated ({} -> {} bytes): read again from its start",
+            g(*was),
+            g(*now)
+        ),
+        FileEvent::Replaced => "the file was replaced: read again from its start".into(),
+        FileEvent::Gone => "the file is gone: waiting for it".into(),
+        FileEvent::Back => "the file is back: read from its start".into(),
+        FileEvent::Switched { to, why, .. } => format!("now following {} ({why})", to.display()),
+        FileEvent::LineTooLong { line } => format!("line {line} is over the line cap: skipped"),
+        FileEvent::NotUtf8 => "bytes that are not UTF-8 were replaced".into(),
+    }
+}
+
+/// Follows `chosen`, writing readable lines to `out` (a sanitizing writer), until `stop`.
+pub fn watch_text(
+    chosen: Chosen,
+    bell: bool,
+    options: &FollowOptions,
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+) -> WatchEnd {
+    let mut tracker = HeadroomTracker::new();
+    let mut closed = false;
+    let mut write = |out: &mut dyn Write, text: &str| -> bool {
+        let ok = writeln!(out, "{text}").and_then(|()| out.flush()).is_ok();
+        closed |= !ok;
+        ok
+    };
+    let result = follow(chosen, options, stop, &mut |event| match event {
+        WatchEvent::Following { path, why, waiting } => {
+            tracker = HeadroomTracker::new();
+            write(
+                out,
+                &format!("following {} ({why}; {waiting})", path.display()),
+            )
+        }
+        WatchEvent::Item { item, caught_up } => {
+            tracker.push(&item);
+            if !caught_up {
+                return true;
+            }
+            let compaction = matches!(&item, LiveItem::Compaction { update: false, .. });
+            if compaction && bell && write!(out, "\x07").is_err() {
+                return false;
+            }
+            match item_line(&item, &tracker) {
+                Some(text) => write(out, &text),
+                None => true,
+            }
+        }
+        WatchEvent::CaughtUp { lines, .. } => {
+            let h = tracker.headroom();
+            write(
+                out,
+                &format!(
+                    "{} lines read · {} compaction(s) so far · {} · from now on, as it is written:",
+                    g(lines as u64),
+                    h.compactions,
+                    h.text()
+                ),
+            )
+        }
+        WatchEvent::File { event, .. } => write(out, &file_line(&event)),
+        WatchEvent::Error { message, .. } => write(out, &format!("cannot read on: {message}")),
+    });
+    match result {
+        _ if closed => WatchEnd::Closed,
+        Ok(()) => WatchEnd::Stopped,
+        Err(e) => WatchEnd::Failed(e),
+    }
+}

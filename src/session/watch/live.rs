@@ -1,0 +1,450 @@
+//! A session read line by line as it is written, into the same model the whole-file
+//! readers make: each line goes through the very reader `load_session` uses (Claude Code's
+//! `claude::read_line`, Codex's `CodexReader::line`, with their `Builder`), and after each
+//! line what the reader added is reported once as a `LiveItem`: a model call with its
+//! usage, a compaction (and later detail of it, such as the summary line that follows a
+//! boundary), a message, a tool call, a skipped line of a type the reader does not know.
+//!
+//! A call is reported when its usage is written (a Claude Code answer spans several lines
+//! that share one request; the context size is on the first). Subagent lines of a Claude
+//! Code file are their own conversations: counted apart, never on the main curve. A Codex
+//! `token_count` that follows a compaction before the model wrote anything is the
+//! compaction's own summary call: reported with `summary: true`, off the curve.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::message::{block_tool_id, block_type};
+use crate::session::assemble::fill_tokens_from_calls;
+use crate::session::claude::{self, Thread};
+use crate::session::codex::CodexReader;
+use crate::session::lines::{ParsedLine, parse_json_lines_keeping_here};
+use crate::session::model::{
+    Compaction, LoadWarning, MessageKind, RecordedUsage, Session, SessionFormat, Summary,
+};
+use crate::session::{format_of_line, lines};
+
+/// Lines read before giving up on recognising the format (as `detect_lines` does).
+const DETECT_LINES: usize = 200;
+/// Characters of a message's text kept for its event.
+const PREVIEW_CHARS: usize = 160;
+
+/// One model call as it is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LiveCall {
+    pub line: usize,
+    pub timestamp: Option<String>,
+    pub model: Option<String>,
+    pub usage: RecordedUsage,
+    /// Input + cache read + cache write: the size of the prompt it sent.
+    pub context_tokens: u64,
+    /// The window the file records with the call (Codex does).
+    pub context_window: Option<u64>,
+    /// A compaction's own call (its summary request): not on the context curve.
+    pub summary: bool,
+}
+
+/// One message of the session, once the reader has closed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LiveMessage {
+    pub index: usize,
+    pub line: usize,
+    pub role: String,
+    pub kind: MessageKind,
+    /// Its text blocks joined, cut at `PREVIEW_CHARS` characters.
+    pub preview: String,
+    pub tool_uses: usize,
+    pub tool_results: usize,
+}
+
+/// What a line added to the session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum LiveItem {
+    Call(LiveCall),
+    /// A compaction, when it first appears (`update` false) and each time the lines after
+    /// it add to it (its summary, its trigger, the tokens after it).
+    Compaction {
+        index: usize,
+        compaction: Box<Compaction>,
+        update: bool,
+    },
+    Message(LiveMessage),
+    ToolCall {
+        line: usize,
+        id: String,
+        name: String,
+    },
+    /// A line of a kind the reader does not know (a newer agent's), counted and passed over.
+    Skipped {
+        line: usize,
+        what: String,
+    },
+    Warning(LoadWarning),
+}
+
+enum Reader {
+    Detecting(Vec<(usize, String)>),
+    Claude(Box<Thread>),
+    Codex(Box<CodexReader>),
+    /// Not a Claude Code or Codex file after `DETECT_LINES` lines.
+    Unknown,
+}
+
+/// What was reported already, so that each item is reported once.
+#[derive(Default)]
+struct Reported {
+    messages: usize,
+    calls: usize,
+    open_call: Option<String>,
+    open_blocks: usize,
+    tool_ids: HashSet<String>,
+    /// A cheap signature of each compaction as last reported.
+    compactions: Vec<String>,
+    warnings: usize,
+    /// Counts of the unknown kinds skipped, as last reported.
+    unknown: std::collections::BTreeMap<String, usize>,
+    /// Calls when the compactions' token counts were last filled.
+    filled_at: Option<usize>,
+    /// Codex: a compaction came and the model has not answered since.
+    after_compaction: bool,
+}
+
+/// A session followed line by line.
+pub struct LiveSession {
+    reader: Reader,
+    reported: Reported,
+    sidechain_lines: usize,
+    lines: usize,
+}
+
+impl Default for LiveSession {
+    fn default() -> Self {
+        LiveSession::new()
+    }
+}
+
+impl LiveSession {
+    pub fn new() -> LiveSession {
+        LiveSession {
+            reader: Reader::Detecting(Vec::new()),
+            reported: Reported::default(),
+            sidechain_lines: 0,
+            lines: 0,
+        }
+    }
+
+    /// The format, once a line said it.
+    pub fn format(&self) -> Option<SessionFormat> {
+        self.session().map(|s| s.format)
+    }
+
+    /// Whether enough lines were read to know this is no session ctxlab follows.
+    pub fn is_unknown(&self) -> bool {
+        matches!(self.reader, Reader::Unknown)
+    }
+
+    /// The session as read so far (its open call not yet closed).
+    pub fn session(&self) -> Option<&Session> {
+        match &self.reader {
+            Reader::Claude(t) => Some(&t.builder.session),
+            Reader::Codex(r) => Some(&r.b.session),
+            _ => None,
+        }
+    }
+
+    /// Lines of a Claude Code file's subagents (their own conversations).
+    pub fn sidechain_lines(&self) -> usize {
+        self.sidechain_lines
+    }
+
+    /// Lines passed over, of every kind (the opened-session view's count).
+    pub fn skipped(&self) -> usize {
+        self.session()
+            .map(|s| s.skipped.values().sum())
+            .unwrap_or(0)
+    }
+
+    /// Non-empty lines read.
+    pub fn lines(&self) -> usize {
+        self.lines
+    }
+
+    /// Reads one line (its 1-based number and text, without the newline) and appends what
+    /// it added to `out`.
+    pub fn push_line(&mut self, number: usize, text: &str, out: &mut Vec<LiveItem>) {
+        if text.trim().is_empty() {
+            return;
+        }
+        self.lines += 1;
+        match &mut self.reader {
+            Reader::Detecting(held) => {
+                let format = serde_json::from_str::<Value>(text)
+                    .ok()
+                    .and_then(|v| format_of_line(&v));
+                match format {
+                    Some(SessionFormat::ClaudeCode) => {
+                        let held = std::mem::take(held);
+                        self.reader = Reader::Claude(Box::new(Thread::new()));
+                        self.replay(held, number, text, out);
+                    }
+                    Some(f @ (SessionFormat::Codex | SessionFormat::CodexLegacy)) => {
+                        let held = std::mem::take(held);
+                        self.reader = Reader::Codex(Box::new(CodexReader::new(f)));
+                        self.replay(held, number, text, out);
+                    }
+                    _ if held.len() + 1 >= DETECT_LINES => self.reader = Reader::Unknown,
+                    _ => held.push((number, text.to_string())),
+                }
+            }
+            Reader::Unknown => {}
+            _ => self.read(number, text, out),
+        }
+    }
+
+    fn replay(
+        &mut self,
+        held: Vec<(usize, String)>,
+        number: usize,
+        text: &str,
+        out: &mut Vec<LiveItem>,
+    ) {
+        for (n, t) in held {
+            self.read(n, &t, out);
+        }
+        self.read(number, text, out);
+    }
+
+    fn read(&mut self, number: usize, text: &str, out: &mut Vec<LiveItem>) {
+        match &mut self.reader {
+            Reader::Claude(thread) => {
+                let parsed = parse_json_lines_keeping_here(text, number, claude::LINE_KEYS);
+                for ParsedLine { number, value } in parsed {
+                    match value {
+                        Ok(Value::Object(o)) => {
+                            if o.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+                                self.sidechain_lines += 1;
+                                continue;
+                            }
+                            thread.builder.session.lines += 1;
+                            claude::read_line(thread, number, o);
+                        }
+                        Ok(_) => thread
+                            .builder
+                            .warn(number, "line is JSON but not an object; skipped"),
+                        Err(e) => thread
+                            .builder
+                            .warn(number, format!("malformed line skipped: {e}")),
+                    }
+                }
+            }
+            Reader::Codex(r) => {
+                for ParsedLine { number, value } in lines::parse_json_lines_here(text, number) {
+                    r.b.session.lines += 1;
+                    match value {
+                        Ok(Value::Object(o)) => r.line(number, o),
+                        Ok(_) => r.b.warn(number, "line is JSON but not an object; skipped"),
+                        Err(e) => r.b.warn(number, format!("malformed line skipped: {e}")),
+                    }
+                }
+            }
+            _ => return,
+        }
+        self.report(number, out);
+    }
+
+    /// Appends what the last line added: calls, compactions, tool calls, messages.
+    fn report(&mut self, number: usize, out: &mut Vec<LiveItem>) {
+        let r = &mut self.reported;
+        let (builder, is_claude) = match &mut self.reader {
+            Reader::Claude(t) => (&mut t.builder, true),
+            Reader::Codex(c) => (&mut c.b, false),
+            _ => return,
+        };
+        // Skipped lines of kinds the reader does not know: a newer agent's.
+        for (what, n) in &builder.session.skipped {
+            if !what.starts_with("unknown") {
+                continue;
+            }
+            let before = r.unknown.get(what).copied().unwrap_or(0);
+            if *n > before {
+                out.push(LiveItem::Skipped {
+                    line: number,
+                    what: what.clone(),
+                });
+                r.unknown.insert(what.clone(), *n);
+            }
+        }
+        for w in &builder.session.warnings[r.warnings..] {
+            out.push(LiveItem::Warning(w.clone()));
+        }
+        r.warnings = builder.session.warnings.len();
+        // Compactions first: a compaction closes the open call, whose message follows.
+        let new_compaction = builder.session.compactions.len() > r.compactions.len();
+        if new_compaction {
+            r.after_compaction = true;
+        }
+        let missing = builder
+            .session
+            .compactions
+            .last()
+            .is_some_and(|c| c.tokens_before.is_none() || c.tokens_after.is_none());
+        let calls_now = builder.session.calls.len();
+        if new_compaction || (missing && r.filled_at != Some(calls_now)) {
+            r.filled_at = Some(calls_now);
+            // The whole-file reader's own fill, over the calls so far.
+            fill_tokens_from_calls(&mut builder.session);
+        }
+        // A call's model output since the compaction: later counts are the model's again.
+        if builder.open_call().is_some_and(|c| !c.blocks.is_empty()) {
+            r.after_compaction = false;
+        }
+        // Calls: Claude Code's when the open call's usage appears, Codex's as recorded.
+        let mut calls = Vec::new();
+        if is_claude {
+            if let Some(open) = builder.open_call()
+                && let Some((usage, line)) = open.usage
+                && r.open_call.as_deref() != Some(open.key)
+            {
+                r.open_call = Some(open.key.to_string());
+                calls.push(LiveCall {
+                    line,
+                    timestamp: builder.session.meta.ended.clone(),
+                    model: open.model.map(str::to_string),
+                    usage: *usage,
+                    context_tokens: usage.context_tokens(),
+                    context_window: None,
+                    summary: false,
+                });
+            }
+            r.calls = builder.session.calls.len();
+        } else {
+            for c in &builder.session.calls[r.calls..] {
+                calls.push(LiveCall {
+                    line: c.line,
+                    timestamp: c.timestamp.clone(),
+                    model: c.model.clone(),
+                    usage: c.usage,
+                    context_tokens: c.usage.context_tokens(),
+                    context_window: c.context_window,
+                    summary: r.after_compaction,
+                });
+                r.after_compaction = false;
+            }
+            r.calls = builder.session.calls.len();
+        }
+        // Compactions, new or with more said about them.
+        let compactions = &builder.session.compactions;
+        for (k, c) in compactions.iter().enumerate() {
+            let sig = signature(c);
+            match r.compactions.get_mut(k) {
+                Some(old) if *old == sig => {}
+                Some(old) => {
+                    *old = sig;
+                    out.push(LiveItem::Compaction {
+                        index: k,
+                        compaction: Box::new(c.clone()),
+                        update: true,
+                    });
+                }
+                None => {
+                    r.compactions.push(sig);
+                    out.push(LiveItem::Compaction {
+                        index: k,
+                        compaction: Box::new(c.clone()),
+                        update: false,
+                    });
+                }
+            }
+        }
+        out.extend(calls.into_iter().map(LiveItem::Call));
+        // Tool calls as soon as the open call holds them.
+        if let Some(open) = builder.open_call() {
+            if r.open_blocks > open.blocks.len() {
+                r.open_blocks = 0;
+            }
+            for b in &open.blocks[r.open_blocks..] {
+                push_tool_call(&mut r.tool_ids, b, number, out);
+            }
+            r.open_blocks = open.blocks.len();
+        } else {
+            r.open_blocks = 0;
+        }
+        // Messages, once closed (the open call's when the next piece closes it).
+        let s = &builder.session;
+        for index in r.messages..s.messages.len() {
+            let m = &s.messages[index];
+            let info = &s.info[index];
+            for b in m.tool_uses() {
+                push_tool_call(&mut r.tool_ids, b, info.line, out);
+            }
+            out.push(LiveItem::Message(LiveMessage {
+                index,
+                line: info.line,
+                role: m.role().to_string(),
+                kind: info.kind,
+                preview: preview(m),
+                tool_uses: m.tool_uses().count(),
+                tool_results: m.tool_results().count(),
+            }));
+        }
+        r.messages = s.messages.len();
+        if builder.open_call().is_some_and(|c| c.blocks.is_empty()) {
+            r.open_blocks = 0;
+        }
+    }
+}
+
+fn push_tool_call(seen: &mut HashSet<String>, b: &Value, line: usize, out: &mut Vec<LiveItem>) {
+    if block_type(b) != Some("tool_use") {
+        return;
+    }
+    let Some(id) = block_tool_id(b) else {
+        return;
+    };
+    if seen.insert(id.to_string()) {
+        out.push(LiveItem::ToolCall {
+            line,
+            id: id.to_string(),
+            name: b
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        });
+    }
+}
+
+fn preview(m: &crate::message::Message) -> String {
+    let text = match m.text() {
+        Some(t) => t.to_string(),
+        None => m.joined_text(),
+    };
+    match text.char_indices().nth(PREVIEW_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
+/// What a later line can add to a compaction, in a form cheap to compare.
+fn signature(c: &Compaction) -> String {
+    let summary = match &c.summary {
+        Summary::Text(t) => format!("text {}", t.len()),
+        other => format!("{other:?}"),
+    };
+    format!(
+        "{} {:?} {:?} {:?} {summary} {:?} {:?} {}",
+        c.line,
+        c.trigger,
+        c.tokens_before,
+        c.tokens_after,
+        c.summary_message,
+        c.kept.as_ref().map(Vec::len),
+        c.cleared_tool_ids.len()
+    )
+}
+
+#[cfg(test)]
+#[path = "live_tests.rs"]
+mod tests;

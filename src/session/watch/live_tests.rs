@@ -1,0 +1,149 @@
+//! The live reader against the whole-file readers, on fixtures written from the formats.
+
+use super::*;
+use crate::session::{CompactionKind, parse_session_text};
+
+pub(crate) const CLAUDE: &[&str] = &[
+    r#"{"type":"user","sessionId":"s1","uuid":"u1","cwd":"/p","timestamp":"2025-10-01T10:00:00Z","message":{"role":"user","content":"Fix the bug"}}"#,
+    r#"{"type":"assistant","sessionId":"s1","uuid":"a1","requestId":"r1","timestamp":"2025-10-01T10:00:01Z","message":{"id":"m1","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"Looking."}],"usage":{"input_tokens":10,"cache_read_input_tokens":1000,"cache_creation_input_tokens":200,"output_tokens":1}}}"#,
+    r#"{"type":"assistant","sessionId":"s1","uuid":"a2","requestId":"r1","timestamp":"2025-10-01T10:00:02Z","message":{"id":"m1","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":10,"cache_read_input_tokens":1000,"cache_creation_input_tokens":200,"output_tokens":40}}}"#,
+    r#"{"type":"user","sessionId":"s1","uuid":"u2","timestamp":"2025-10-01T10:00:03Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a.txt"}]}}"#,
+    r#"{"type":"progress","sessionId":"s1","data":{}}"#,
+    r#"{"type":"assistant","sessionId":"s1","uuid":"a3","isSidechain":true,"agentId":"x","message":{"id":"m9","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"text","text":"sub"}],"usage":{"input_tokens":99999,"output_tokens":1}}}"#,
+    r#"{"type":"assistant","sessionId":"s1","uuid":"a4","requestId":"r2","timestamp":"2025-10-01T10:00:04Z","message":{"id":"m2","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":5,"cache_read_input_tokens":1400,"cache_creation_input_tokens":100,"output_tokens":3}}}"#,
+    r#"{"type":"system","subtype":"compact_boundary","sessionId":"s1","uuid":"c1","timestamp":"2025-10-01T10:00:05Z","compactMetadata":{"trigger":"auto","preTokens":167012}}"#,
+    r#"{"type":"user","sessionId":"s1","uuid":"u3","isCompactSummary":true,"timestamp":"2025-10-01T10:00:06Z","message":{"role":"user","content":"This session is being continued. Summary: the bug is fixed."}}"#,
+    r#"{"type":"brand-new-line-type","sessionId":"s1"}"#,
+    r#"{"type":"system","subtype":"microcompact_boundary","sessionId":"s1","timestamp":"2025-10-01T10:00:07Z","microcompactMetadata":{"trigger":"auto","preTokens":5000,"tokensSaved":3000,"compactedToolIds":["t1"]}}"#,
+    r#"{"type":"user","sessionId":"s1","uuid":"u4","timestamp":"2025-10-01T10:00:08Z","message":{"role":"user","content":"Thanks"}}"#,
+    r#"{"type":"assistant","sessionId":"s1","uuid":"a5","requestId":"r3","timestamp":"2025-10-01T10:00:09Z","message":{"id":"m3","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"Welcome."}],"usage":{"input_tokens":5,"cache_read_input_tokens":20000,"cache_creation_input_tokens":0,"output_tokens":3}}}"#,
+];
+
+pub(crate) const CODEX: &[&str] = &[
+    r#"{"timestamp":"2025-10-01T10:00:00Z","type":"session_meta","payload":{"id":"c1","cwd":"/p","cli_version":"0.50.0"}}"#,
+    r#"{"timestamp":"2025-10-01T10:00:00Z","type":"turn_context","payload":{"model":"gpt-5-codex","cwd":"/p"}}"#,
+    r#"{"timestamp":"2025-10-01T10:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Fix it"}]}}"#,
+    r#"{"timestamp":"2025-10-01T10:00:02Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"k1"}}"#,
+    r#"{"timestamp":"2025-10-01T10:00:03Z","type":"response_item","payload":{"type":"function_call_output","call_id":"k1","output":"a.txt"}}"#,
+    r#"{"timestamp":"2025-10-01T10:00:03Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1200,"output_tokens":30},"last_token_usage":{"input_tokens":1200,"cached_input_tokens":1000,"output_tokens":30},"model_context_window":272000}}}"#,
+    r#"{"timestamp":"2025-10-01T10:00:04Z","type":"compacted","payload":{"message":"Summary: listed the files."}}"#,
+    r#"{"timestamp":"2025-10-01T10:00:04Z","type":"event_msg","payload":{"type":"context_compacted"}}"#,
+    r#"{"timestamp":"2025-10-01T10:00:05Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":2400,"output_tokens":90},"last_token_usage":{"input_tokens":1150,"cached_input_tokens":0,"output_tokens":60},"model_context_window":272000}}}"#,
+    r#"{"timestamp":"2025-10-01T10:00:06Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}}"#,
+    r#"{"timestamp":"2025-10-01T10:00:06Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":2700,"output_tokens":95},"last_token_usage":{"input_tokens":300,"cached_input_tokens":0,"output_tokens":5},"model_context_window":272000}}}"#,
+];
+
+fn feed(lines: &[&str]) -> (LiveSession, Vec<LiveItem>) {
+    let mut live = LiveSession::new();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        live.push_line(i + 1, l, &mut out);
+    }
+    (live, out)
+}
+
+fn calls(items: &[LiveItem]) -> Vec<(u64, bool)> {
+    items
+        .iter()
+        .filter_map(|i| match i {
+            LiveItem::Call(c) => Some((c.context_tokens, c.summary)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn claude_lines_give_each_call_compaction_and_tool_call_once() {
+    let (live, items) = feed(CLAUDE);
+    // One call per request (r1 spans two lines), the subagent's call kept off.
+    assert_eq!(
+        calls(&items),
+        [(1210, false), (1505, false), (20005, false)]
+    );
+    let compactions: Vec<_> = items
+        .iter()
+        .filter_map(|i| match i {
+            LiveItem::Compaction {
+                compaction, update, ..
+            } => Some((compaction.kind, *update, compaction.summary.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(compactions.len(), 3, "{compactions:?}");
+    assert_eq!(compactions[0].0, CompactionKind::Full);
+    assert!(!compactions[0].1);
+    // The summary line after the boundary adds to the same compaction.
+    assert!(compactions[1].1);
+    assert!(matches!(&compactions[1].2, Summary::Text(t) if t.contains("bug is fixed")));
+    assert_eq!(compactions[2].0, CompactionKind::Micro);
+    let tools: Vec<_> = items
+        .iter()
+        .filter(|i| matches!(i, LiveItem::ToolCall { .. }))
+        .collect();
+    assert_eq!(tools.len(), 1);
+    assert!(items.iter().any(
+        |i| matches!(i, LiveItem::Skipped { what, .. } if what.contains("brand-new-line-type"))
+    ));
+    assert_eq!(live.sidechain_lines(), 1);
+    // The same model as the whole-file reader's, as far as it has closed.
+    let whole = parse_session_text(&CLAUDE.join("\n")).unwrap();
+    let s = live.session().unwrap();
+    assert_eq!(s.compactions.len(), whole.compactions.len());
+    assert_eq!(
+        s.compactions[0].tokens_before,
+        whole.compactions[0].tokens_before
+    );
+    assert_eq!(whole.calls.len(), 3);
+    assert_eq!(s.messages[..], whole.messages[..s.messages.len()]);
+    assert_eq!(s.skipped, whole.skipped);
+}
+
+#[test]
+fn codex_token_counts_are_calls_and_the_compactions_own_call_is_off_the_curve() {
+    let (live, items) = feed(CODEX);
+    assert_eq!(calls(&items), [(1200, false), (1150, true), (300, false)]);
+    let first = items.iter().find_map(|i| match i {
+        LiveItem::Compaction {
+            compaction,
+            update: false,
+            ..
+        } => Some(compaction.clone()),
+        _ => None,
+    });
+    let first = first.unwrap();
+    assert!(matches!(&first.summary, Summary::Text(t) if t.contains("listed")));
+    // Not recorded on the line: the last call before it, as the whole-file reader says.
+    let before = first.tokens_before.unwrap();
+    assert_eq!(before.tokens, 1200);
+    assert!(before.is_estimate());
+    let whole = parse_session_text(&CODEX.join("\n")).unwrap();
+    assert_eq!(live.session().unwrap().calls, whole.calls);
+    // The whole-file reader fills the count after the file ends, when the compaction's
+    // own token_count (1,150) already counts as "before" it; read live, the count is
+    // filled when the compaction is written, from the last main call.
+    assert_eq!(whole.compactions.len(), 1);
+}
+
+#[test]
+fn a_file_of_no_known_format_is_given_up_on_after_the_detection_lines() {
+    let mut live = LiveSession::new();
+    let mut out = Vec::new();
+    for i in 0..DETECT_LINES {
+        live.push_line(i + 1, r#"{"hello": 1}"#, &mut out);
+    }
+    assert!(live.is_unknown());
+    assert!(out.is_empty());
+}
+
+#[test]
+fn lines_before_the_format_is_known_are_read_once_it_is() {
+    let mut lines = vec!["not json at all"];
+    lines.extend_from_slice(CLAUDE);
+    let (_, items) = feed(&lines);
+    assert_eq!(calls(&items).len(), 3);
+    assert!(
+        items
+            .iter()
+            .any(|i| matches!(i, LiveItem::Warning(w) if w.line == 1))
+    );
+}

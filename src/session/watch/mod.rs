@@ -1,0 +1,22 @@
+//! Following a session file as it grows (`ctxlab watch`, the workbench's live view,
+//! `ctxlab statusline`): `tail` reads whole lines as they are written and notices a file
+//! truncated, replaced or gone; `live` reads each line with the session readers themselves
+//! into the same model a whole-file read makes, reporting each call, compaction, message
+//! and tool call once; `follow` sleeps on file-change notifications (with a polling
+//! fallback) and moves to a newer session of the same project (`project`); `headroom`
+//! says how far the context is from the next compaction, each figure with its source
+//! (`windows`); `tail_read` reads only the end of a transcript, for a status line.
+//! Only ever reads (docs/architecture.md, "Following a session").
+
+pub mod follow;
+pub mod headroom;
+pub mod live;
+pub mod project;
+pub mod tail;
+pub mod tail_read;
+pub mod windows;
+
+pub use follow::{FileEvent, FollowOptions, WatchEvent, follow};
+pub use headroom::{Headroom, HeadroomTracker, Limit};
+pub use live::{LiveCall, LiveItem, LiveMessage, LiveSession};
+pub use project::{Chosen, ProjectScope, choose_path, newest_for_cwd};

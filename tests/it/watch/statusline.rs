@@ -1,0 +1,99 @@
+//! `ctxlab statusline` as Claude Code runs it: JSON on stdin, one short line out, exit 0.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use super::fixtures::*;
+
+fn statusline(input: &str) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
+        .arg("statusline")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn the_status_line_gives_context_window_percent_compactions_and_headroom() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    let mut text = String::new();
+    for l in [
+        claude_user(1, "Fix it"),
+        claude_call(2, 150_000),
+        claude_result(2),
+        claude_boundary(167_012),
+        claude_summary(),
+        claude_user(3, "go on"),
+        claude_call(4, 84_000),
+    ] {
+        text.push_str(&l);
+        text.push('\n');
+    }
+    std::fs::write(&file, &text).unwrap();
+    let input = serde_json::json!({
+        "transcript_path": file,
+        "model": {"id": "claude-sonnet-4-5-20250929", "display_name": "Sonnet 4.5"},
+        "cwd": "/p",
+        "context_window": {"context_window_size": 200000},
+    });
+    let (code, out) = statusline(&input.to_string());
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        out,
+        "Sonnet 4.5 · ctx 84,110/200,000 (42%) · 1 compaction · 82,902 to go (compacted at 167,012 last time)\n"
+    );
+    // Without the window in the input: the table's, for the model id.
+    let input = serde_json::json!({"transcript_path": file, "model": {"id": "claude-opus-4-1"}});
+    let (_, out) = statusline(&input.to_string());
+    assert!(out.contains("ctx 84,110/200,000 (42%)"), "{out}");
+}
+
+#[test]
+fn a_long_transcript_is_read_from_its_end_and_the_count_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    let mut text = String::new();
+    text.push_str(&claude_boundary(100_000));
+    text.push('\n');
+    // Far more than the first read from the end.
+    let filler = claude_user(9, &"x".repeat(1000));
+    while text.len() < 2 << 20 {
+        text.push_str(&filler);
+        text.push('\n');
+    }
+    text.push_str(&claude_call(2, 5000));
+    text.push('\n');
+    std::fs::write(&file, &text).unwrap();
+    let input = serde_json::json!({"transcript_path": file});
+    let (code, out) = statusline(&input.to_string());
+    assert_eq!(code, Some(0));
+    // No window in the input: the table's for the model the calls name.
+    assert_eq!(
+        out,
+        "ctx 5,110/200,000 (2%) · no compaction in the last 256 KB\n"
+    );
+}
+
+#[test]
+fn bad_or_missing_input_is_one_line_and_exit_0() {
+    for input in ["", "{", r#"{"transcript_path": "/nonexistent/x.jsonl"}"#] {
+        let (code, out) = statusline(input);
+        assert_eq!(code, Some(0), "{input}");
+        assert_eq!(out.lines().count(), 1, "{out}");
+        assert!(out.starts_with("ctxlab: no status"), "{out}");
+    }
+}
