@@ -156,6 +156,19 @@ fn config_from(strategy: Strategy, thresholds: &Thresholds) -> anyhow::Result<Pi
     Ok(config)
 }
 
+/// A ctxlab recording replayed under its own strategy, without `--set`: the numbers it
+/// ran with (a recorded session replays as it ran).
+fn recorded_config(
+    config: PipelineConfig,
+    recorded: Option<PipelineConfig>,
+    thresholds: &Thresholds,
+) -> PipelineConfig {
+    match recorded {
+        Some(r) if r.strategy == config.strategy && thresholds.set.is_empty() => r,
+        _ => config,
+    }
+}
+
 /// Why a session file could not be loaded, with the exit code it deserves: a file that
 /// does not exist or does not parse is the user's mistake (2), one that exists but cannot
 /// be read (a folder, no permission) an I/O failure (1). Every command that reads a
@@ -248,7 +261,8 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     if !args.compare.is_empty() {
         return cmd_compare(args).map(|()| ExitCode::SUCCESS);
     }
-    let config = config_from(args.strategy, &args.thresholds)?;
+    let mut config = config_from(args.strategy, &args.thresholds)?;
+    let mut recorded = Vec::new();
     // A message array is replayed while it is parsed; other formats are read whole.
     let session = match open_history(&args.file).map_err(|e| session_error(&args.file, e))? {
         OpenedHistory::Streamed(stream) => ReplaySource::Streamed(stream),
@@ -257,6 +271,8 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             let loaded = loaded
                 .require_conversation()
                 .map_err(|e| session_error(&args.file, e))?;
+            config = recorded_config(config, loaded.recorded_config, &args.thresholds);
+            recorded = loaded.recorded;
             ReplaySource::Whole(loaded.messages)
         }
     };
@@ -270,6 +286,7 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         config,
         summary_text: args.summary_text,
         now_secs: now_secs(args.now),
+        recorded,
     };
     let mut out = stdout_for(args.json);
     let replayed = match session {
@@ -300,10 +317,12 @@ enum ReplaySource {
 fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
     let config = config_from(args.strategy, &args.thresholds)?;
     // The session loader: the one `ctxlab replay` uses.
-    let session = load_input(&args.session)?
+    let loaded = load_input(&args.session)?
         .require_conversation()
-        .map_err(|e| session_error(&args.session, e))?
-        .messages;
+        .map_err(|e| session_error(&args.session, e))?;
+    let config = recorded_config(config, loaded.recorded_config, &args.thresholds);
+    let recorded = loaded.recorded;
+    let session = loaded.messages;
     let name = args
         .session
         .file_name()
@@ -318,6 +337,7 @@ fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
         config,
         summary_text: args.summary_text,
         now_secs: now_secs(args.now),
+        recorded,
     };
     let (page, totals) = export_page(&name, session, root, &options)?;
     write_page(&args.out, &page, &[&args.session])?;
@@ -359,11 +379,16 @@ fn cmd_compare(args: ReplayArgs) -> anyhow::Result<()> {
         prepare_workspace(&dir)?;
         runs.push((config, ctxlab::store::Store::new(&dir).without_sync()));
     }
-    let session = load_input(&args.file)?.messages;
+    let loaded = load_input(&args.file)?;
+    for (config, _) in &mut runs {
+        *config = recorded_config(*config, loaded.recorded_config, &args.thresholds);
+    }
+    let session = loaded.messages;
     let options = ctxlab::compare::RunOptions {
         summary_text: args.summary_text,
         now_secs: now_secs(args.now),
         detail: false,
+        recorded: loaded.recorded,
     };
     let mut out = stdout_for(args.json);
     let compared =
@@ -429,6 +454,16 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let end = rt.block_on(async move {
         let mut signals = TerminationSignals::install().context("cannot handle signals")?;
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
+        let events = match start_recording("run") {
+            Ok(recorder) => {
+                say!("ctxlab: recording this session to {}", recorder.path().display());
+                ctxlab::record::tee(events, recorder)
+            }
+            Err(why) => {
+                say!("ctxlab: not recording this session: {why}");
+                events
+            }
+        };
         let agent = RunningAgent {
             commands,
             events,
@@ -476,6 +511,13 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A recording of the live session in the data dir (docs/architecture.md, "Session
+/// recordings"), or why there is none.
+fn start_recording(front_end: &str) -> Result<ctxlab::record::Recorder, String> {
+    let dir = ctxlab::record::recordings_dir().ok_or("the platform has no data directory")?;
+    ctxlab::record::Recorder::create(&dir, front_end).map_err(|e| e.to_string())
+}
+
 /// How `/restart` prepares a fresh agent: the same flags; for the scripted model a fresh
 /// copy of the demo project (the workspace the tour writes into starts clean), for a real
 /// provider the same workspace with a new conversation.
@@ -487,6 +529,10 @@ fn restarter(options: LaunchOptions, scripted: bool) -> ctxlab::tui::run::Restar
     ctxlab::tui::run::Restarter(std::sync::Arc::new(move || {
         let launch = prepare(&options).map_err(|e| e.to_string())?;
         Ok(ctxlab::tui::run::FreshAgent {
+            // A restart is a new session, recorded in a file of its own.
+            record: start_recording("workbench")
+                .inspect_err(|why| tracing::warn!("not recording this session: {why}"))
+                .ok(),
             setup: launch.setup,
             label: launch.label,
             notices: launch.notices,
@@ -548,6 +594,16 @@ fn cmd_workbench(
     let rt = runtime()?;
     let result = rt.block_on(async move {
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
+        let events = match start_recording("workbench") {
+            Ok(recorder) => {
+                tracing::info!("recording this session to {}", recorder.path().display());
+                ctxlab::record::tee(events, recorder)
+            }
+            Err(why) => {
+                tracing::warn!("not recording this session: {why}");
+                events
+            }
+        };
         if let Some(request) = launch.scenario_request.filter(|_| sessions.is_none()) {
             // A first run always shows something real: the scenario starts by itself
             // (not under `ctxlab open`: the session opened is what is to be seen).

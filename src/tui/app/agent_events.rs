@@ -13,6 +13,7 @@ impl App {
         let mut effects = Vec::new();
         let steps_before = self.timeline.steps.len();
         self.timeline.on_event(&ev);
+        self.live_record.on_event(&ev);
         // The step this event added to the timeline, if it added one.
         let new_step = (self.timeline.steps.len() > steps_before).then_some(steps_before);
         match ev {

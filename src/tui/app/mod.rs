@@ -196,6 +196,9 @@ pub struct App {
     pub search: Option<Search>,
     /// The compare view (`C`, `/compare`), when open: it covers the panes.
     compare: Option<CompareView>,
+    /// The live run's recorded events (refusals, compact tool calls), folded as a
+    /// recording's reader folds them, so the compare view replays the live run as it ran.
+    live_record: crate::record::LiveRecord,
 
     /// The outputs pane: persisted outputs and the selection.
     outputs: OutputsState,
@@ -274,6 +277,7 @@ impl App {
             timeline_view: None,
             search: None,
             compare: None,
+            live_record: crate::record::LiveRecord::new("workbench"),
             outputs: OutputsState::default(),
             transcripts: TranscriptsState::default(),
             loading: None,
