@@ -44,6 +44,9 @@ pub struct CallSummary {
     pub reach: ReachTotals,
     /// Results first sent at this call, and not whole.
     pub unseen_replaced: usize,
+    /// The recording says the API refused this call as too long.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
 }
 
 /// A whole run, as the comparison table shows it.
@@ -129,6 +132,7 @@ pub fn run_strategy(
                 orphan: tool_pairing_error(view.request),
                 reach: snap.totals,
                 unseen_replaced: snap.unseen_replaced.len(),
+                refused: view.record.refused.is_some(),
             };
             on_call(&summary);
             calls.push(summary);
