@@ -3,4 +3,5 @@
 //! recording of `ctxlab run`.
 
 mod cli;
+mod compare;
 mod replay;
