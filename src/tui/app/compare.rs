@@ -370,7 +370,17 @@ impl App {
                 let recorded = self.live_record.fold().events().to_vec();
                 self.open_compare_recorded(session, label, strategies, recorded)
             }
-            Some((session, label)) => self.open_compare(session, label, strategies),
+            Some((session, label)) => {
+                // An opened ctxlab recording replays with its own recorded events.
+                let recorded = match self.opened_messages() {
+                    Some((opened, _)) if self.main == Pane::Transcripts && opened == label => {
+                        self.sessions.open().map(|o| o.recorded().to_vec())
+                    }
+                    _ => None,
+                };
+                let recorded = recorded.unwrap_or_default();
+                self.open_compare_recorded(session, label, strategies, recorded)
+            }
             None => {
                 self.notify("nothing to compare yet: no message in this session (open a transcript in 4, or start a turn)");
                 Vec::new()

@@ -143,3 +143,28 @@ fn a_replay_under_a_strategy_without_reactive_compaction_says_what_it_could_not_
         "s06 stages: {stages:?}"
     );
 }
+
+#[test]
+fn the_exported_timeline_of_a_recording_marks_the_refused_call_as_the_live_one_did() {
+    use ctxlab::timeline::{CallOutcome, Timeline};
+    let dir = tempfile::tempdir().unwrap();
+    let path = recorded_tour(dir.path());
+    let loaded = ctxlab::session::load_history(&path).unwrap();
+    let options = ReplayOptions {
+        config: loaded.recorded_config.unwrap(),
+        summary_text: None,
+        now_secs: 1_700_000_000,
+        recorded: loaded.recorded.clone(),
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let store = Store::new(ws.path()).dry_run();
+    let (t, _) = Timeline::from_replay("tour", loaded.messages, &store, &options).unwrap();
+    let refused: Vec<usize> = t
+        .calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.outcome == CallOutcome::PromptTooLong)
+        .map(|(k, _)| k + 1)
+        .collect();
+    assert_eq!(refused, vec![30]);
+}
