@@ -456,7 +456,10 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
         let events = match start_recording("run") {
             Ok(recorder) => {
-                say!("ctxlab: recording this session to {}", recorder.path().display());
+                say!(
+                    "ctxlab: recording this session to {}",
+                    recorder.path().display()
+                );
                 ctxlab::record::tee(events, recorder)
             }
             Err(why) => {

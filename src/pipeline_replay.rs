@@ -206,8 +206,7 @@ pub fn replay_events(
         not_applied: Vec::new(),
     };
     let mut recorded = options.recorded.iter().peekable();
-    let mut entered = 0;
-    for message in session {
+    for (entered, message) in session.into_iter().enumerate() {
         while let Some(event) = recorded.next_if(|e| e.at <= entered) {
             r.apply(event, &mut on_event)?;
         }
@@ -219,7 +218,6 @@ pub fn replay_events(
         }
         on_event(ReplayEvent::Entered(&message));
         r.live.push(message);
-        entered += 1;
     }
     for event in recorded {
         r.apply(event, &mut on_event)?;
@@ -345,10 +343,13 @@ impl Replayer<'_> {
                 )?;
                 match pending {
                     Some(pending) => self.summarize(pending, on_event),
-                    None => self.skip(event, format!(
-                        "{} finds nothing it may summarize",
-                        self.pipeline.strategy()
-                    )),
+                    None => self.skip(
+                        event,
+                        format!(
+                            "{} finds nothing it may summarize",
+                            self.pipeline.strategy()
+                        ),
+                    ),
                 }
             }
             RecordedKind::Refusal { message } => {
@@ -386,11 +387,14 @@ impl Replayer<'_> {
                 if config.strategy == self.pipeline.strategy() {
                     self.pipeline = Pipeline::new(*config).with_counter_ids();
                 } else {
-                    self.skip(event, format!(
-                        "the replay runs {}; the live run switched to {}",
-                        self.pipeline.strategy(),
-                        config.strategy
-                    ));
+                    self.skip(
+                        event,
+                        format!(
+                            "the replay runs {}; the live run switched to {}",
+                            self.pipeline.strategy(),
+                            config.strategy
+                        ),
+                    );
                 }
             }
         }

@@ -76,10 +76,12 @@ impl RecordingFile {
 
     /// Appends an encoded line (ending in a newline).
     pub fn write_line(&mut self, bytes: &[u8]) -> Result<(), RecordError> {
-        self.file.write_all(bytes).map_err(|source| RecordError::Write {
-            path: self.path.clone(),
-            source,
-        })
+        self.file
+            .write_all(bytes)
+            .map_err(|source| RecordError::Write {
+                path: self.path.clone(),
+                source,
+            })
     }
 }
 

@@ -51,7 +51,9 @@ pub fn default_roots() -> Vec<Root> {
 pub fn ctxlab_data_dir() -> Option<PathBuf> {
     match std::env::var_os("CTXLAB_DATA_DIR").filter(|v| !v.is_empty()) {
         Some(dir) => Some(PathBuf::from(dir)),
-        None => directories::ProjectDirs::from("", "", "ctxlab").map(|d| d.data_dir().to_path_buf()),
+        None => {
+            directories::ProjectDirs::from("", "", "ctxlab").map(|d| d.data_dir().to_path_buf())
+        }
     }
 }
 

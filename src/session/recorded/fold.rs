@@ -132,12 +132,19 @@ impl RecordFold {
         if self.keep_messages {
             let index = self.session.messages.len();
             if assistant
-                && let Some(call) = self.session.calls.iter_mut().rev().find(|c| c.message.is_none())
+                && let Some(call) = self
+                    .session
+                    .calls
+                    .iter_mut()
+                    .rev()
+                    .find(|c| c.message.is_none())
             {
                 call.message = Some(index);
             }
             self.session.messages.push(message);
-            self.session.info.push(origin(number, MessageKind::Conversation));
+            self.session
+                .info
+                .push(origin(number, MessageKind::Conversation));
         }
         self.conversation += 1;
         // The compact tool's compaction runs once its batch's results are in.
@@ -226,7 +233,9 @@ impl RecordFold {
             c.summary = Summary::Text(summary.text().unwrap_or_default().to_string());
             c.summary_message = Some(at);
             self.session.messages.push(summary);
-            self.session.info.push(origin(number, MessageKind::CompactSummary));
+            self.session
+                .info
+                .push(origin(number, MessageKind::CompactSummary));
         }
         c.kept = Some(
             history

@@ -21,9 +21,13 @@ pub enum RecordLine {
     /// Always the first line.
     Header(Header),
     /// The user submitted a request (it becomes the active request).
-    Turn { request: String },
+    Turn {
+        request: String,
+    },
     /// A message joined the history (the request, an answer, tool results), in order.
-    Appended { message: Message },
+    Appended {
+        message: Message,
+    },
     /// A stage ran before model call `call` (counted as the timeline counts them: every
     /// request of a turn, refused ones included).
     Stage(RecordedStageLine),
@@ -62,9 +66,16 @@ pub enum RecordLine {
         estimate_chars: usize,
     },
     /// The settings or the strategy changed; they apply from the next model call.
-    Config { config: PipelineConfig },
-    Error { kind: String, message: String },
-    TurnDone { stop_reason: String },
+    Config {
+        config: PipelineConfig,
+    },
+    Error {
+        kind: String,
+        message: String,
+    },
+    TurnDone {
+        stop_reason: String,
+    },
 }
 
 /// The first line: what recorded the session, where, and with which settings.

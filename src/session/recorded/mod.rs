@@ -34,7 +34,10 @@ pub enum RecordedKind {
     /// followed, if the strategy has it.
     Refusal { message: String },
     /// A compaction someone asked for.
-    Compact { focus: Option<String>, by: CompactBy },
+    Compact {
+        focus: Option<String>,
+        by: CompactBy,
+    },
     /// New settings (or a new strategy) from this call on.
     Config { config: PipelineConfig },
 }
@@ -86,9 +89,8 @@ pub(crate) fn read_recorded(lines: Vec<ParsedLine>) -> Result<Session, SessionEr
     let mut skipped = 0usize;
     let mut warnings = Vec::new();
     for ParsedLine { number, value } in lines {
-        let parsed = value.and_then(|v| {
-            serde_json::from_value::<RecordLine>(v).map_err(|e| e.to_string())
-        });
+        let parsed =
+            value.and_then(|v| serde_json::from_value::<RecordLine>(v).map_err(|e| e.to_string()));
         match parsed {
             Ok(line) => fold.line(number, line),
             Err(e) => {

@@ -355,7 +355,8 @@ impl App {
                 }
             })
             .collect();
-        self.compare = Some(CompareView::new(label.into(), session, configs).with_recorded(recorded));
+        self.compare =
+            Some(CompareView::new(label.into(), session, configs).with_recorded(recorded));
         self.next_compare_job()
     }
 

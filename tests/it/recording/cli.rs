@@ -16,7 +16,11 @@ fn recorded_run(data: &std::path::Path) -> PathBuf {
         .env("CTXLAB_DATA_DIR", data)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let files: Vec<PathBuf> = std::fs::read_dir(data.join("sessions"))
         .unwrap()
@@ -59,7 +63,10 @@ fn ctxlab_run_records_the_session_and_it_lists_and_replays_like_the_others() {
     assert_eq!(count("compact_tool"), 1);
     assert_eq!(count("turn_done"), 1);
     assert!(count("usage") >= 38);
-    let refusal = lines.iter().find(|l| l["type"] == "prompt_too_long").unwrap();
+    let refusal = lines
+        .iter()
+        .find(|l| l["type"] == "prompt_too_long")
+        .unwrap();
     assert_eq!(refusal["call"], 30);
     let summaries: Vec<(u64, &str)> = lines
         .iter()
@@ -105,7 +112,11 @@ fn ctxlab_run_records_the_session_and_it_lists_and_replays_like_the_others() {
         .args(["--now", "1700000000"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let printed = String::from_utf8_lossy(&out.stdout);
     assert!(
         printed.contains("call 30: refused as too long (recorded: prompt is too long"),
@@ -126,7 +137,11 @@ fn ctxlab_run_records_the_session_and_it_lists_and_replays_like_the_others() {
         .args(["--strategy", "s06", "--now", "1700000000"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let printed = String::from_utf8_lossy(&out.stdout);
     assert!(
         printed.contains(

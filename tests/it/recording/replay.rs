@@ -59,8 +59,11 @@ fn the_tours_replay_fires_the_stages_the_live_run_fired_at_the_same_calls() {
     let live = live_stages(&tour().events);
     // The live tour: reactive at call 31 (after the refusal of call 30), the compact tool's
     // compaction at 32, compact_history over the limit at 34.
-    let summaries: Vec<(usize, Stage)> =
-        live.iter().copied().filter(|(_, s)| s.summarizes()).collect();
+    let summaries: Vec<(usize, Stage)> = live
+        .iter()
+        .copied()
+        .filter(|(_, s)| s.summarizes())
+        .collect();
     assert_eq!(
         summaries,
         vec![
