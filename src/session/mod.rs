@@ -1,5 +1,6 @@
 //! Reading recorded sessions: Claude Code's JSONL files, Codex rollouts (both layouts) and
-//! ctxlab's own transcripts and message arrays, into one model (`model`): the messages in
+//! ctxlab's own transcripts, message arrays and live-session recordings (`recorded`), into
+//! one model (`model`): the messages in
 //! the Anthropic shape, the compactions the recording tool performed, the usage of each
 //! model call, subagent sidechains and metadata. The format is detected from the content.
 //! `discover` finds session files in the tools' default folders.
