@@ -24,6 +24,7 @@ pub mod model;
 pub mod numbers;
 pub mod open;
 pub mod recorded;
+mod recorded_event;
 mod stream;
 pub mod summary;
 mod transcript;

@@ -368,7 +368,7 @@ pub struct Session {
     /// A ctxlab recording's events a replay honours (the compact tool, refusals, ...), in
     /// order; empty for the other formats.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub recorded: Vec<crate::session::recorded::RecordedEvent>,
+    pub recorded: Vec<super::recorded_event::RecordedEvent>,
     /// A ctxlab recording's strategy and numbers at its start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_config: Option<crate::compact::PipelineConfig>,

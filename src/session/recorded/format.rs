@@ -1,6 +1,6 @@
 //! The line format of ctxlab's own session recordings (docs/architecture.md, "Session
 //! recordings"): one JSON object per line, `type` first, a `header` line first of all that
-//! names the format and its version. The writer (`crate::record`) makes these lines from
+//! names the format and its version. The writer (the `record` module) makes these lines from
 //! the agent's events; the reader (`super::fold`) turns them back into a session. Both use
 //! these types, so the two cannot drift apart.
 
