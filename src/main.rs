@@ -31,6 +31,8 @@ use ctxlab::tui::TuiExit;
 #[path = "main/cli.rs"]
 mod cli;
 use cli::*;
+#[path = "main/recording.rs"]
+mod recording;
 
 /// A line on stderr, through the sanitizer: it may quote file names, file content and
 /// server text.
@@ -156,19 +158,6 @@ fn config_from(strategy: Strategy, thresholds: &Thresholds) -> anyhow::Result<Pi
     Ok(config)
 }
 
-/// A ctxlab recording replayed under its own strategy, without `--set`: the numbers it
-/// ran with (a recorded session replays as it ran).
-fn recorded_config(
-    config: PipelineConfig,
-    recorded: Option<PipelineConfig>,
-    thresholds: &Thresholds,
-) -> PipelineConfig {
-    match recorded {
-        Some(r) if r.strategy == config.strategy && thresholds.set.is_empty() => r,
-        _ => config,
-    }
-}
-
 /// Why a session file could not be loaded, with the exit code it deserves: a file that
 /// does not exist or does not parse is the user's mistake (2), one that exists but cannot
 /// be read (a folder, no permission) an I/O failure (1). Every command that reads a
@@ -271,7 +260,7 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             let loaded = loaded
                 .require_conversation()
                 .map_err(|e| session_error(&args.file, e))?;
-            config = recorded_config(config, loaded.recorded_config, &args.thresholds);
+            config = recording::recorded_config(config, loaded.recorded_config, &args.thresholds);
             recorded = loaded.recorded;
             ReplaySource::Whole(loaded.messages)
         }
@@ -320,7 +309,7 @@ fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
     let loaded = load_input(&args.session)?
         .require_conversation()
         .map_err(|e| session_error(&args.session, e))?;
-    let config = recorded_config(config, loaded.recorded_config, &args.thresholds);
+    let config = recording::recorded_config(config, loaded.recorded_config, &args.thresholds);
     let recorded = loaded.recorded;
     let session = loaded.messages;
     let name = args
@@ -381,7 +370,7 @@ fn cmd_compare(args: ReplayArgs) -> anyhow::Result<()> {
     }
     let loaded = load_input(&args.file)?;
     for (config, _) in &mut runs {
-        *config = recorded_config(*config, loaded.recorded_config, &args.thresholds);
+        *config = recording::recorded_config(*config, loaded.recorded_config, &args.thresholds);
     }
     let session = loaded.messages;
     let options = ctxlab::compare::RunOptions {
@@ -454,19 +443,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let end = rt.block_on(async move {
         let mut signals = TerminationSignals::install().context("cannot handle signals")?;
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
-        let events = match start_recording("run") {
-            Ok(recorder) => {
-                say!(
-                    "ctxlab: recording this session to {}",
-                    recorder.path().display()
-                );
-                ctxlab::record::tee(events, recorder)
-            }
-            Err(why) => {
-                say!("ctxlab: not recording this session: {why}");
-                events
-            }
-        };
+        let events = recording::recorded(events, "run", |line| say!("ctxlab: {line}"));
         let agent = RunningAgent {
             commands,
             events,
@@ -514,13 +491,6 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// A recording of the live session in the data dir (docs/architecture.md, "Session
-/// recordings"), or why there is none.
-fn start_recording(front_end: &str) -> Result<ctxlab::record::Recorder, String> {
-    let dir = ctxlab::record::recordings_dir().ok_or("the platform has no data directory")?;
-    ctxlab::record::Recorder::create(&dir, front_end).map_err(|e| e.to_string())
-}
-
 /// How `/restart` prepares a fresh agent: the same flags; for the scripted model a fresh
 /// copy of the demo project (the workspace the tour writes into starts clean), for a real
 /// provider the same workspace with a new conversation.
@@ -533,7 +503,7 @@ fn restarter(options: LaunchOptions, scripted: bool) -> ctxlab::tui::run::Restar
         let launch = prepare(&options).map_err(|e| e.to_string())?;
         Ok(ctxlab::tui::run::FreshAgent {
             // A restart is a new session, recorded in a file of its own.
-            record: start_recording("workbench")
+            record: recording::start_recording("workbench")
                 .inspect_err(|why| tracing::warn!("not recording this session: {why}"))
                 .ok(),
             setup: launch.setup,
@@ -597,16 +567,7 @@ fn cmd_workbench(
     let rt = runtime()?;
     let result = rt.block_on(async move {
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
-        let events = match start_recording("workbench") {
-            Ok(recorder) => {
-                tracing::info!("recording this session to {}", recorder.path().display());
-                ctxlab::record::tee(events, recorder)
-            }
-            Err(why) => {
-                tracing::warn!("not recording this session: {why}");
-                events
-            }
-        };
+        let events = recording::recorded(events, "workbench", |line| tracing::info!("{line}"));
         if let Some(request) = launch.scenario_request.filter(|_| sessions.is_none()) {
             // A first run always shows something real: the scenario starts by itself
             // (not under `ctxlab open`: the session opened is what is to be seen).
