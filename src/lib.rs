@@ -21,6 +21,7 @@ pub mod pipeline_replay;
 pub mod process;
 pub mod provider;
 pub mod pyrepr;
+pub mod record;
 pub mod safe_fs;
 pub mod sanitize;
 pub mod session;

@@ -33,6 +33,8 @@ mod cli;
 #[path = "main/watch.rs"]
 mod watch;
 use cli::*;
+#[path = "main/recording.rs"]
+mod recording;
 
 /// A line on stderr, through the sanitizer: it may quote file names, file content and
 /// server text.
@@ -253,7 +255,8 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     if !args.compare.is_empty() {
         return cmd_compare(args).map(|()| ExitCode::SUCCESS);
     }
-    let config = config_from(args.strategy, &args.thresholds)?;
+    let mut config = config_from(args.strategy, &args.thresholds)?;
+    let mut recorded = Vec::new();
     // A message array is replayed while it is parsed; other formats are read whole.
     let session = match open_history(&args.file).map_err(|e| session_error(&args.file, e))? {
         OpenedHistory::Streamed(stream) => ReplaySource::Streamed(stream),
@@ -262,6 +265,8 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             let loaded = loaded
                 .require_conversation()
                 .map_err(|e| session_error(&args.file, e))?;
+            config = recording::recorded_config(config, loaded.recorded_config, &args.thresholds);
+            recorded = loaded.recorded;
             ReplaySource::Whole(loaded.messages)
         }
     };
@@ -275,6 +280,7 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         config,
         summary_text: args.summary_text,
         now_secs: now_secs(args.now),
+        recorded,
     };
     let mut out = stdout_for(args.json);
     let replayed = match session {
@@ -305,10 +311,12 @@ enum ReplaySource {
 fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
     let config = config_from(args.strategy, &args.thresholds)?;
     // The session loader: the one `ctxlab replay` uses.
-    let session = load_input(&args.session)?
+    let loaded = load_input(&args.session)?
         .require_conversation()
-        .map_err(|e| session_error(&args.session, e))?
-        .messages;
+        .map_err(|e| session_error(&args.session, e))?;
+    let config = recording::recorded_config(config, loaded.recorded_config, &args.thresholds);
+    let recorded = loaded.recorded;
+    let session = loaded.messages;
     let name = args
         .session
         .file_name()
@@ -323,6 +331,7 @@ fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
         config,
         summary_text: args.summary_text,
         now_secs: now_secs(args.now),
+        recorded,
     };
     let (page, totals) = export_page(&name, session, root, &options)?;
     write_page(&args.out, &page, &[&args.session])?;
@@ -364,11 +373,16 @@ fn cmd_compare(args: ReplayArgs) -> anyhow::Result<()> {
         prepare_workspace(&dir)?;
         runs.push((config, ctxlab::store::Store::new(&dir).without_sync()));
     }
-    let session = load_input(&args.file)?.messages;
+    let loaded = load_input(&args.file)?;
+    for (config, _) in &mut runs {
+        *config = recording::recorded_config(*config, loaded.recorded_config, &args.thresholds);
+    }
+    let session = loaded.messages;
     let options = ctxlab::compare::RunOptions {
         summary_text: args.summary_text,
         now_secs: now_secs(args.now),
         detail: false,
+        recorded: loaded.recorded,
     };
     let mut out = stdout_for(args.json);
     let compared =
@@ -406,6 +420,7 @@ fn cmd_forgot(args: ForgotArgs) -> anyhow::Result<()> {
             config: config_from(strategy, &args.thresholds)?,
             summary_text: args.summary_text,
             now_secs: now_secs(None),
+            recorded: Vec::new(),
         }),
         None => None,
     };
@@ -467,6 +482,7 @@ fn cmd_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let end = rt.block_on(async move {
         let mut signals = TerminationSignals::install().context("cannot handle signals")?;
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
+        let events = recording::recorded(events, "run", |line| say!("ctxlab: {line}"));
         let agent = RunningAgent {
             commands,
             events,
@@ -525,6 +541,10 @@ fn restarter(options: LaunchOptions, scripted: bool) -> ctxlab::tui::run::Restar
     ctxlab::tui::run::Restarter(std::sync::Arc::new(move || {
         let launch = prepare(&options).map_err(|e| e.to_string())?;
         Ok(ctxlab::tui::run::FreshAgent {
+            // A restart is a new session, recorded in a file of its own.
+            record: recording::start_recording("workbench")
+                .inspect_err(|why| tracing::warn!("not recording this session: {why}"))
+                .ok(),
             setup: launch.setup,
             label: launch.label,
             notices: launch.notices,
@@ -586,6 +606,7 @@ pub(crate) fn cmd_workbench(
     let rt = runtime()?;
     let result = rt.block_on(async move {
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
+        let events = recording::recorded(events, "workbench", |line| tracing::info!("{line}"));
         if let Some(request) = launch.scenario_request.filter(|_| sessions.is_none()) {
             // A first run always shows something real: the scenario starts by itself
             // (not under `ctxlab open`: the session opened is what is to be seen).

@@ -14,15 +14,24 @@
 //! Observers see as much as they need: `replay` the call records, `replay_events` also the
 //! messages, the histories sent and the files (the `compare` module), `replay_steps` also
 //! each stage's history (the timeline).
+//!
+//! A ctxlab recording also says what the pipeline alone does not decide (`options.recorded`):
+//! where the model called the compact tool or the user typed `/compact` (the summarizing
+//! stage runs there), where the API refused a request as too long (that call is replayed as
+//! refused and the strategy's reactive stage runs after it), and changes of settings. So a
+//! replay under the recorded strategy and settings fires the stages the live run fired, at
+//! the same calls; an event a strategy cannot follow is listed in `ReplayTotals::not_applied`.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::compact::request::request_in;
-use crate::compact::{Pipeline, PipelineConfig, StageReport, estimate_size};
+use crate::compact::summarize::PendingCompaction;
+use crate::compact::{CompactTrigger, Pipeline, PipelineConfig, StageReport, estimate_size};
 use crate::message::Message;
 use crate::provider::scripted::extractive::extractive_summary_from_request;
+use crate::session::recorded::{RecordedEvent, RecordedKind};
 use crate::store::{FileWritten, Store, StoreError};
 
 /// What happened before one model call.
@@ -35,6 +44,25 @@ pub struct CallRecord {
     /// strategies compare on one scale.
     pub estimate_size: usize,
     pub messages: usize,
+    /// The recording says the API refused this call as too long (its words): no answer
+    /// follows it, and the strategy's reactive stage runs before the next call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+/// A recorded event the replay could not follow, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct NotApplied {
+    pub event: RecordedEvent,
+    pub why: String,
+}
+
+impl NotApplied {
+    /// `call 30: the API refused the request as too long: not applied (s06 has no reactive
+    /// compaction)`, as `ctxlab replay` and the compare view say it.
+    pub fn describe(&self) -> String {
+        format!("{}: not applied ({})", self.event.describe(), self.why)
+    }
 }
 
 /// Totals over the whole replay.
@@ -50,6 +78,9 @@ pub struct ReplayTotals {
     /// totals above.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_call: Option<CallRecord>,
+    /// Recorded events this replay could not follow (another strategy than the live run's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_applied: Vec<NotApplied>,
 }
 
 /// How to replay.
@@ -60,6 +91,8 @@ pub struct ReplayOptions {
     pub summary_text: Option<String>,
     /// The clock used in transcript names.
     pub now_secs: u64,
+    /// A ctxlab recording's events, honoured where they happened (empty for other files).
+    pub recorded: Vec<RecordedEvent>,
 }
 
 /// One step of a replay, for observers that need more than the call records (the
@@ -153,72 +186,252 @@ pub fn replay_events(
 ) -> Result<ReplayTotals, StoreError> {
     // Counted transcript ids (s08-latest) keep a replay reproducible.
     let pipeline = Pipeline::new(options.config).with_counter_ids();
-    let mut live: Vec<Message> = Vec::new();
-    let mut active_request = String::new();
-    let mut fired: BTreeMap<&'static str, usize> = pipeline
+    let fired: BTreeMap<&'static str, usize> = pipeline
         .stages()
         .iter()
         .chain([&pipeline.summarizing_stage()])
         .map(|s| (s.name(), 0))
         .collect();
-    let mut files_written = 0;
-    let mut calls = 0;
-    for message in session {
+    let mut r = Replayer {
+        pipeline,
+        store,
+        options,
+        live: Vec::new(),
+        active_request: String::new(),
+        fired,
+        files_written: 0,
+        calls: 0,
+        carried: Carried::default(),
+        refusals: 0,
+        not_applied: Vec::new(),
+    };
+    let mut recorded = options.recorded.iter().peekable();
+    for (entered, message) in session.into_iter().enumerate() {
+        while let Some(event) = recorded.next_if(|e| e.at <= entered) {
+            r.apply(event, &mut on_event)?;
+        }
         if message.role() == "assistant" {
-            calls += 1;
-            let pre = pre_call(
-                &pipeline,
-                &mut live,
-                store,
-                options,
-                &active_request,
-                calls,
-                &mut |report, history| on_event(ReplayEvent::Stage { report, history }),
-            )?;
-            for r in &pre.record.reports {
-                *fired.entry(r.stage.name()).or_default() += 1;
-                files_written += r.files_written.len();
-            }
-            on_event(ReplayEvent::Call(CallView {
-                record: &pre.record,
-                request: &live,
-                before_summary: pre.before_summary.as_deref(),
-                files: &pre.files,
-                summary_input_chars: pre.summary_input_chars,
-            }));
+            r.call(None, &mut on_event)?;
+            r.refusals = 0;
         } else if let Some(request) = request_in(&message) {
-            active_request = request;
+            r.active_request = request;
         }
         on_event(ReplayEvent::Entered(&message));
-        live.push(message);
+        r.live.push(message);
+    }
+    for event in recorded {
+        r.apply(event, &mut on_event)?;
     }
     // The call the session ends before: on a copy, with a dry-run store.
-    let next_call = match live.last() {
+    let next_call = match r.live.last() {
         Some(last) if last.role() != "assistant" => {
-            let mut copy = live.clone();
+            let mut copy = r.live.clone();
             let dry = store.dry_run();
             let pre = pre_call(
-                &pipeline,
+                &r.pipeline,
                 &mut copy,
                 &dry,
                 options,
-                &active_request,
-                calls + 1,
+                &r.active_request,
+                r.calls + 1,
                 &mut |_, _| {},
             )?;
-            Some(pre.record)
+            let mut record = pre.record;
+            let mut reports = std::mem::take(&mut r.carried.reports);
+            reports.append(&mut record.reports);
+            record.reports = reports;
+            Some(record)
         }
         _ => None,
     };
-    on_event(ReplayEvent::End(&live));
+    on_event(ReplayEvent::End(&r.live));
     Ok(ReplayTotals {
-        calls,
-        fired,
-        files_written,
-        final_messages: live.len(),
-        final_estimate_size: estimate_size(&live),
+        calls: r.calls,
+        fired: r.fired,
+        files_written: r.files_written,
+        final_messages: r.live.len(),
+        final_estimate_size: estimate_size(&r.live),
         next_call,
+        not_applied: r.not_applied,
     })
+}
+
+/// What compactions made between two calls (a recorded compact tool, a reactive stage)
+/// hand to the next call's record.
+#[derive(Debug, Default)]
+struct Carried {
+    reports: Vec<StageReport>,
+    files: Vec<FileWritten>,
+    before_summary: Option<Vec<Message>>,
+    summary_input_chars: Option<usize>,
+}
+
+/// The loop's state between messages.
+struct Replayer<'a> {
+    pipeline: Pipeline,
+    store: &'a Store,
+    options: &'a ReplayOptions,
+    live: Vec<Message>,
+    active_request: String,
+    fired: BTreeMap<&'static str, usize>,
+    files_written: usize,
+    calls: usize,
+    carried: Carried,
+    /// Refused calls since the last answer (the reactive stage's attempt).
+    refusals: usize,
+    not_applied: Vec<NotApplied>,
+}
+
+impl Replayer<'_> {
+    /// One model call: its pre-call pipeline, then the call (`refused`: the API's words,
+    /// when the recording says it refused it).
+    fn call(
+        &mut self,
+        refused: Option<String>,
+        on_event: &mut impl FnMut(ReplayEvent<'_>),
+    ) -> Result<(), StoreError> {
+        self.calls += 1;
+        let mut pre = pre_call(
+            &self.pipeline,
+            &mut self.live,
+            self.store,
+            self.options,
+            &self.active_request,
+            self.calls,
+            &mut |report, history| on_event(ReplayEvent::Stage { report, history }),
+        )?;
+        let carried = std::mem::take(&mut self.carried);
+        let mut reports = carried.reports;
+        reports.append(&mut pre.record.reports);
+        pre.record.reports = reports;
+        pre.record.refused = refused;
+        let mut files = carried.files;
+        files.append(&mut pre.files);
+        let before_summary = pre.before_summary.or(carried.before_summary);
+        let summary_input_chars = match (carried.summary_input_chars, pre.summary_input_chars) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        for report in &pre.record.reports {
+            *self.fired.entry(report.stage.name()).or_default() += 1;
+            self.files_written += report.files_written.len();
+        }
+        on_event(ReplayEvent::Call(CallView {
+            record: &pre.record,
+            request: &self.live,
+            before_summary: before_summary.as_deref(),
+            files: &files,
+            summary_input_chars,
+        }));
+        Ok(())
+    }
+
+    /// Follows one recorded event, or says why it cannot.
+    fn apply(
+        &mut self,
+        event: &RecordedEvent,
+        on_event: &mut impl FnMut(ReplayEvent<'_>),
+    ) -> Result<(), StoreError> {
+        match &event.kind {
+            RecordedKind::Compact { focus, .. } => {
+                let pending = self.pipeline.begin_compact(
+                    &self.live,
+                    self.store,
+                    focus.as_deref(),
+                    CompactTrigger::Requested,
+                    self.options.now_secs,
+                )?;
+                match pending {
+                    Some(pending) => self.summarize(pending, on_event),
+                    None => self.skip(
+                        event,
+                        format!(
+                            "{} finds nothing it may summarize",
+                            self.pipeline.strategy()
+                        ),
+                    ),
+                }
+            }
+            RecordedKind::Refusal { message } => {
+                self.call(Some(message.clone()), on_event)?;
+                let attempt = self.refusals;
+                self.refusals += 1;
+                let strategy = self.pipeline.strategy();
+                let pending = if !self.pipeline.reactive_can_shrink(&self.live) {
+                    None
+                } else {
+                    self.pipeline.begin_reactive(
+                        &self.live,
+                        self.store,
+                        self.options.now_secs,
+                        attempt,
+                        None,
+                    )?
+                };
+                match pending {
+                    Some(pending) => self.summarize(pending, on_event),
+                    None if strategy.reactive_attempts() == 0 => {
+                        self.skip(event, format!("{strategy} has no reactive compaction"))
+                    }
+                    None if attempt >= strategy.reactive_attempts() => self.skip(
+                        event,
+                        format!("{strategy} allows no further reactive compaction"),
+                    ),
+                    None => self.skip(
+                        event,
+                        format!("{strategy}'s reactive stage finds nothing it may summarize"),
+                    ),
+                }
+            }
+            RecordedKind::Config { config } => {
+                if config.strategy == self.pipeline.strategy() {
+                    self.pipeline = Pipeline::new(*config).with_counter_ids();
+                } else {
+                    self.skip(
+                        event,
+                        format!(
+                            "the replay runs {}; the live run switched to {}",
+                            self.pipeline.strategy(),
+                            config.strategy
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn skip(&mut self, event: &RecordedEvent, why: String) {
+        self.not_applied.push(NotApplied {
+            event: event.clone(),
+            why,
+        });
+    }
+
+    /// A summary made between calls: installed now, reported with the next call.
+    fn summarize(
+        &mut self,
+        pending: PendingCompaction,
+        on_event: &mut impl FnMut(ReplayEvent<'_>),
+    ) {
+        let request = pending.request();
+        let chars = request.system.chars().count() + request.user_text.chars().count();
+        let summary = match &self.options.summary_text {
+            Some(s) => s.clone(),
+            None => extractive_summary_from_request(&request.user_text),
+        };
+        let (history, report) = pending.finish(&[summary], &self.active_request);
+        let before = std::mem::replace(&mut self.live, history);
+        on_event(ReplayEvent::Stage {
+            report: &report,
+            history: &self.live,
+        });
+        let c = &mut self.carried;
+        c.files.extend(report.files_written.iter().cloned());
+        c.reports.push(report);
+        c.before_summary.get_or_insert(before);
+        c.summary_input_chars = Some(c.summary_input_chars.unwrap_or(0) + chars);
+    }
 }
 
 /// One model call's pre-call pipeline, as an observer of the loop needs it.
@@ -275,6 +488,7 @@ fn pre_call(
             reports,
             estimate_size: estimate_size(live),
             messages: live.len(),
+            refused: None,
         },
         files,
         before_summary,

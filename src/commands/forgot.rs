@@ -66,11 +66,16 @@ fn pick(
 pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFindings, ForgotError> {
     let (source, inputs) = match &options.replay {
         Some(replay) => {
-            let messages = load_history(path)?.require_conversation()?.messages;
+            let loaded = load_history(path)?.require_conversation()?;
+            // A ctxlab recording's refusals and compact requests happen where they did.
+            let mut replay = replay.clone();
+            if replay.recorded.is_empty() {
+                replay.recorded = loaded.recorded;
+            }
             let temp = tempfile::tempdir().map_err(ForgotError::Temp)?;
             let store = Store::new(temp.path()).without_sync();
             let name = replay.config.strategy.name();
-            let inputs = replay_inputs(messages, name, &store, replay)?;
+            let inputs = replay_inputs(loaded.messages, name, &store, &replay)?;
             (format!("a replay under {name}"), inputs)
         }
         None => {

@@ -27,6 +27,14 @@ fn write_record(out: &mut dyn Write, record: &CallRecord, json: bool) -> std::io
         let line = serde_json::to_string(record).map_err(std::io::Error::other)?;
         return writeln!(out, "{line}");
     }
+    if let Some(words) = &record.refused {
+        // Said before the stages: the call was sent after them and refused.
+        writeln!(
+            out,
+            "call {}: refused as too long (recorded: {})",
+            record.call, words
+        )?;
+    }
     for r in &record.reports {
         writeln!(
             out,
@@ -63,6 +71,9 @@ fn write_totals(out: &mut dyn Write, totals: &ReplayTotals, json: bool) -> std::
                 r.reason
             )?;
         }
+    }
+    for skipped in &totals.not_applied {
+        writeln!(out, "recorded {}", skipped.describe())?;
     }
     let fired: Vec<String> = totals
         .fired

@@ -22,6 +22,8 @@ pub struct RunOptions {
     pub now_secs: u64,
     /// Keep every piece's state at every call (the workbench's view).
     pub detail: bool,
+    /// A ctxlab recording's events, honoured where they happened.
+    pub recorded: Vec<crate::session::recorded::RecordedEvent>,
 }
 
 /// One model call under one strategy.
@@ -42,6 +44,9 @@ pub struct CallSummary {
     pub reach: ReachTotals,
     /// Results first sent at this call, and not whole.
     pub unseen_replaced: usize,
+    /// The recording says the API refused this call as too long.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
 }
 
 /// A whole run, as the comparison table shows it.
@@ -65,6 +70,9 @@ pub struct RunTotals {
     /// Requests that break a tool pair.
     pub orphans_sent: usize,
     pub files_written: usize,
+    /// Recorded events this strategy could not follow, as sentences.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_applied: Vec<String>,
 }
 
 /// What the workbench needs to show any piece at any call.
@@ -102,6 +110,7 @@ pub fn run_strategy(
         config,
         summary_text: options.summary_text.clone(),
         now_secs: options.now_secs,
+        recorded: options.recorded.clone(),
     };
     let mut acc = Accountant::new(options.detail);
     let mut calls: Vec<CallSummary> = Vec::new();
@@ -123,6 +132,7 @@ pub fn run_strategy(
                 orphan: tool_pairing_error(view.request),
                 reach: snap.totals,
                 unseen_replaced: snap.unseen_replaced.len(),
+                refused: view.record.refused.is_some(),
             };
             on_call(&summary);
             calls.push(summary);
@@ -149,19 +159,26 @@ pub fn run_strategy(
         }
     }
     let summaries: Vec<usize> = calls.iter().filter_map(|c| c.summary_input_chars).collect();
+    // A call may follow more than one summary (a recorded compact tool, then the limit).
+    let summary_calls = calls
+        .iter()
+        .flat_map(|c| &c.stages)
+        .filter(|s| s.summarizes())
+        .count();
     let run_totals = RunTotals {
         calls: totals.calls,
         fired: totals.fired,
         peak_size: calls.iter().map(|c| c.size).max().unwrap_or(0),
         final_size,
         final_messages: totals.final_messages,
-        summary_calls: summaries.len(),
+        summary_calls,
         summary_input_chars: summaries.iter().sum(),
         reach_end: end.totals,
         unseen_replaced,
         unseen_unreachable,
         orphans_sent: calls.iter().filter(|c| c.orphan.is_some()).count(),
         files_written: totals.files_written,
+        not_applied: totals.not_applied.iter().map(|n| n.describe()).collect(),
     };
     let detail = options.detail.then_some(RunDetail {
         pieces,

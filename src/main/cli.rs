@@ -43,7 +43,8 @@ pub(crate) enum Command {
     /// dropped, which facts of the dropped part the summary does not mention, and the
     /// cleared tool results read again.
     Forgot(ForgotArgs),
-    /// List the Claude Code and Codex sessions on this machine (or under the given paths).
+    /// List the Claude Code and Codex sessions on this machine and ctxlab's own recordings
+    /// (or the sessions under the given paths).
     Sessions(SessionsArgs),
     /// Start the workbench on the sessions browser, listing a file's or a folder's sessions
     /// (a file opens directly).
@@ -214,8 +215,8 @@ pub(crate) struct InspectArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct SessionsArgs {
-    /// Files or folders to list (default: $CLAUDE_CONFIG_DIR or ~/.claude, projects/; and
-    /// $CODEX_HOME or ~/.codex, sessions/).
+    /// Files or folders to list (default: $CLAUDE_CONFIG_DIR or ~/.claude, projects/;
+    /// $CODEX_HOME or ~/.codex, sessions/; and ctxlab's data dir, sessions/).
     pub(crate) paths: Vec<PathBuf>,
     /// One JSON array instead of readable lines.
     #[arg(long)]

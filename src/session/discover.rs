@@ -1,6 +1,7 @@
 //! Finding session files: the tools' default folders (Claude Code's `projects/` under
 //! `$CLAUDE_CONFIG_DIR` or `~/.claude`, Codex's `sessions/` under `$CODEX_HOME` or
-//! `~/.codex`) and any file or folder a person names. A listing entry costs one `stat` and
+//! `~/.codex`, ctxlab's own recordings in `sessions/` of its data dir) and any file or
+//! folder a person names. A listing entry costs one `stat` and
 //! a peek at the file's first lines, read by the session readers themselves, so its project
 //! and start are the ones `ctxlab inspect` gives; the counts a listing shows beside it come
 //! from `numbers::numbers_of_file`, filled in lazily. A `.jsonl` file that is no session
@@ -30,13 +31,37 @@ pub struct Root {
     pub path: PathBuf,
 }
 
-/// The default roots, from the environment (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `HOME`).
+/// The default roots, from the environment (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `HOME`),
+/// and ctxlab's own recordings (`ctxlab_sessions_dir`).
 pub fn default_roots() -> Vec<Root> {
-    roots_from(
+    let mut roots = roots_from(
         std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
         std::env::var_os("CODEX_HOME").map(PathBuf::from),
         std::env::var_os("HOME").map(PathBuf::from),
-    )
+    );
+    if let Some(path) = ctxlab_sessions_dir() {
+        roots.push(Root {
+            tool: Tool::Ctxlab,
+            path,
+        });
+    }
+    roots
+}
+
+/// ctxlab's data dir: `CTXLAB_DATA_DIR` when set, else the platform's
+/// (`~/.local/share/ctxlab` on Linux).
+pub fn ctxlab_data_dir() -> Option<PathBuf> {
+    match std::env::var_os("CTXLAB_DATA_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => {
+            directories::ProjectDirs::from("", "", "ctxlab").map(|d| d.data_dir().to_path_buf())
+        }
+    }
+}
+
+/// Where ctxlab records its live sessions: `sessions/` in its data dir.
+pub fn ctxlab_sessions_dir() -> Option<PathBuf> {
+    ctxlab_data_dir().map(|d| d.join("sessions"))
 }
 
 /// The default roots for the given variables: a tool's own variable wins over the home dir.

@@ -1,5 +1,6 @@
 //! Reading recorded sessions: Claude Code's JSONL files, Codex rollouts (both layouts) and
-//! ctxlab's own transcripts and message arrays, into one model (`model`): the messages in
+//! ctxlab's own transcripts, message arrays and live-session recordings (`recorded`), into
+//! one model (`model`): the messages in
 //! the Anthropic shape, the compactions the recording tool performed, the usage of each
 //! model call, subagent sidechains and metadata. The format is detected from the content.
 //! `discover` finds session files in the tools' default folders.
@@ -23,6 +24,8 @@ mod lines;
 pub mod model;
 pub mod numbers;
 pub mod open;
+pub mod recorded;
+mod recorded_event;
 mod stream;
 pub mod summary;
 mod transcript;
@@ -113,6 +116,9 @@ const CODEX_ITEM_TYPES: &[&str] = &[
 pub(crate) fn format_of_line(v: &Value) -> Option<SessionFormat> {
     let o = v.as_object()?;
     let kind = o.get("type").and_then(Value::as_str);
+    if recorded::format::is_header(v) {
+        return Some(SessionFormat::CtxlabSession);
+    }
     if o.contains_key("payload") && kind.is_some_and(|k| CODEX_TYPES.contains(&k)) {
         return Some(SessionFormat::Codex);
     }
@@ -166,6 +172,7 @@ fn read_lines(format: SessionFormat, lines: Vec<ParsedLine>) -> Result<Session, 
         SessionFormat::CtxlabTranscript | SessionFormat::MessageArray => {
             transcript::read_transcript(lines)
         }
+        SessionFormat::CtxlabSession => recorded::read_recorded(lines),
     }
 }
 
@@ -295,6 +302,10 @@ pub struct LoadedHistory {
     pub skipped: usize,
     /// What the file holds when it holds no conversation (`holds::without_conversation`).
     pub without_conversation: Option<String>,
+    /// A ctxlab recording's events a replay honours (`recorded`); empty otherwise.
+    pub recorded: Vec<recorded::RecordedEvent>,
+    /// A ctxlab recording's strategy and numbers at its start.
+    pub recorded_config: Option<crate::compact::PipelineConfig>,
 }
 
 impl LoadedHistory {
@@ -316,6 +327,8 @@ pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
     warnings.extend(warning);
     let skipped = session.skipped.values().sum();
     let without_conversation = holds::without_conversation(&session);
+    let recorded = session.recorded.clone();
+    let recorded_config = session.recorded_config;
     let messages = session.into_replay_messages();
     // The pipeline asks every message's size before the first call: compute them now, on
     // every core (arrays already did while parsing).
@@ -330,6 +343,8 @@ pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
         warnings,
         skipped,
         without_conversation,
+        recorded,
+        recorded_config,
     })
 }
 

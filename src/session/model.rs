@@ -48,6 +48,8 @@ pub enum SessionFormat {
     CtxlabTranscript,
     /// A JSON array of messages, or `ctxlab pipeline`'s `{"messages": [...]}` object.
     MessageArray,
+    /// A live session ctxlab recorded (`session::recorded`: a header line, then events).
+    CtxlabSession,
 }
 
 impl SessionFormat {
@@ -58,6 +60,7 @@ impl SessionFormat {
             SessionFormat::CodexLegacy => "codex-legacy",
             SessionFormat::CtxlabTranscript => "ctxlab-transcript",
             SessionFormat::MessageArray => "message-array",
+            SessionFormat::CtxlabSession => "ctxlab-session",
         }
     }
 
@@ -65,7 +68,9 @@ impl SessionFormat {
         match self {
             SessionFormat::ClaudeCode => Tool::ClaudeCode,
             SessionFormat::Codex | SessionFormat::CodexLegacy => Tool::Codex,
-            SessionFormat::CtxlabTranscript | SessionFormat::MessageArray => Tool::Ctxlab,
+            SessionFormat::CtxlabTranscript
+            | SessionFormat::MessageArray
+            | SessionFormat::CtxlabSession => Tool::Ctxlab,
         }
     }
 }
@@ -368,6 +373,13 @@ pub struct Session {
     pub skipped: BTreeMap<String, usize>,
     /// Non-empty lines read.
     pub lines: usize,
+    /// A ctxlab recording's events a replay honours (the compact tool, refusals, ...), in
+    /// order; empty for the other formats.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recorded: Vec<super::recorded_event::RecordedEvent>,
+    /// A ctxlab recording's strategy and numbers at its start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_config: Option<crate::compact::PipelineConfig>,
 }
 
 /// Claude Code writes this into a tool result that a micro compaction cleared.
@@ -386,6 +398,8 @@ impl Session {
             warnings: Vec::new(),
             skipped: BTreeMap::new(),
             lines: 0,
+            recorded: Vec::new(),
+            recorded_config: None,
         }
     }
 

@@ -61,7 +61,13 @@ impl Timeline {
             ReplayStep::Stage { report, history } => {
                 timeline.stage_ran(report.clone(), report.changed.then_some(history));
             }
-            ReplayStep::Call { .. } => timeline.request_sent(None, false),
+            ReplayStep::Call { record, .. } => {
+                timeline.request_sent(None, false);
+                // A recording's refused call is marked as the live run marked it.
+                if record.refused.is_some() {
+                    timeline.refused();
+                }
+            }
         })?;
         Ok((timeline, totals))
     }

@@ -40,6 +40,7 @@ pub fn replay_into(transcript: Vec<Message>, config: PipelineConfig, store: &Sto
         config,
         summary_text: None,
         now_secs: 0,
+        recorded: Vec::new(),
     };
     let mut out = Replay {
         context_limit: config.context_limit,

@@ -70,6 +70,8 @@ pub struct FreshAgent {
     pub notices: Vec<String>,
     /// The scenario's request, submitted as soon as the agent runs.
     pub request: Option<String>,
+    /// Where the fresh session is recorded, if it is.
+    pub record: Option<crate::record::Recorder>,
 }
 
 /// Prepares a fresh agent (a fresh workspace, the scenario from the start). Called off the
@@ -358,6 +360,10 @@ fn start_fresh(
     // A teacher in step mode restarts into step mode: it pauses before the first call.
     fresh.setup.step_mode = step_mode;
     let (commands, events, _task) = crate::agent::spawn(fresh.setup);
+    let events = match fresh.record {
+        Some(recorder) => crate::record::tee(events, recorder),
+        None => events,
+    };
     if let Some(request) = fresh.request {
         let _ = commands.send(UserCommand::Submit(request));
     }

@@ -127,6 +127,8 @@ pub enum Work {
         id: JobId,
         session: SharedSession,
         config: PipelineConfig,
+        /// A recording's events (the live run's, an opened recording's), honoured.
+        recorded: Vec<crate::session::recorded::RecordedEvent>,
     },
     /// The sessions browser's jobs (listing, counting, opening, replaying into scratch).
     Session(SessionWork),
@@ -301,9 +303,10 @@ impl Work {
                 id,
                 session,
                 config,
+                recorded,
             } => Done::Compared {
                 id,
-                result: compare_run(&session.0, config).map(Box::new),
+                result: compare_run(&session.0, config, recorded).map(Box::new),
             },
             Work::Session(work) => Done::Session(work.run()),
         }
@@ -313,13 +316,18 @@ impl Work {
 /// One strategy on `session`, as the compare view needs it: every piece's state at every
 /// call, the clock at 0, the extractive summary, a dry-run store rooted in an empty
 /// scratch folder (so no file of the workspace is read or reused, and nothing is written).
-pub fn compare_run(session: &[Message], config: PipelineConfig) -> Result<StrategyRun, String> {
+pub fn compare_run(
+    session: &[Message],
+    config: PipelineConfig,
+    recorded: Vec<crate::session::recorded::RecordedEvent>,
+) -> Result<StrategyRun, String> {
     let scratch = tempfile::tempdir().map_err(|e| format!("no scratch folder: {e}"))?;
     let store = Store::new(scratch.path()).dry_run();
     let options = RunOptions {
         summary_text: None,
         now_secs: 0,
         detail: true,
+        recorded,
     };
     run_strategy(session.to_vec(), config, &store, &options, |_| {})
         .map_err(|e| format!("the {} replay stopped: {e}", config.strategy))

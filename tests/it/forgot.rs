@@ -133,6 +133,7 @@ fn replayed(limit: usize, micro_min: Option<usize>) -> Vec<CompactionForgot> {
                     .into(),
             ),
             now_secs: 1_700_000_000,
+            recorded: Vec::new(),
         }),
     };
     find_forgotten(&fixture("ctxlab_planted.json"), &options)

@@ -33,6 +33,7 @@ mod provider_reactive;
 mod provider_real_shapes;
 mod provider_scripted;
 mod provider_streams;
+mod recording;
 mod request_kind;
 mod sessions_cli;
 mod sessions_listing;

@@ -247,6 +247,7 @@ fn a_replay_builds_the_same_kind_of_timeline_as_the_live_run() {
         config: PipelineConfig::default(),
         summary_text: Some("facts".into()),
         now_secs: 1,
+        recorded: Vec::new(),
     };
     let (t, totals) = Timeline::from_replay("tour", session.clone(), &store, &options).unwrap();
     let mut records = Vec::new();
@@ -285,6 +286,7 @@ fn size_before_and_sent_are_on_one_scale_whatever_the_strategy_reports_in() {
         config: PipelineConfig::for_strategy(ctxlab::compact::Strategy::S06),
         summary_text: Some("facts".into()),
         now_secs: 1,
+        recorded: Vec::new(),
     };
     let (t, _) = Timeline::from_replay("every", session, &store, &options).unwrap();
     let mut unchanged = 0;

@@ -13,6 +13,7 @@ impl App {
         let mut effects = Vec::new();
         // The step this event became in the timeline, if it became one.
         let new_step = self.timeline.on_event(&ev);
+        self.live_record.on_event(&ev);
         match ev {
             AgentEvent::Ready {
                 provider,

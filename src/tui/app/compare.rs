@@ -13,6 +13,7 @@ use super::{App, Effect, Overlay, Pane};
 use crate::compact::{PipelineConfig, Strategy};
 use crate::compare::{Piece, PieceState, Reach, StrategyRun};
 use crate::message::Message;
+use crate::session::recorded::RecordedEvent;
 use crate::tui::work::{JobId, SharedSession, Work};
 
 /// The compare view's state, owned here: what is compared, what came back, what is
@@ -33,6 +34,9 @@ pub struct CompareView {
     call: usize,
     /// The selected piece (index into `pieces()`), among those entered before the call.
     piece: usize,
+    /// A recording's events every replay honours (the live run's refusals and compact
+    /// tool calls); empty for a transcript.
+    recorded: Vec<RecordedEvent>,
 }
 
 impl CompareView {
@@ -46,7 +50,19 @@ impl CompareView {
             error: None,
             call: 0,
             piece: 0,
+            recorded: Vec::new(),
         }
+    }
+
+    /// The same view, its replays honouring `recorded`.
+    pub fn with_recorded(mut self, recorded: Vec<RecordedEvent>) -> Self {
+        self.recorded = recorded;
+        self
+    }
+
+    /// The recorded events the replays honour.
+    pub fn recorded(&self) -> &[RecordedEvent] {
+        &self.recorded
     }
 
     /// What the session is (`live session`, a transcript's name).
@@ -275,6 +291,9 @@ pub fn parse_strategies(text: &str) -> Result<Vec<Strategy>, String> {
     Ok(out)
 }
 
+/// The compare view's label of the live session.
+const LIVE_LABEL: &str = "live session";
+
 impl App {
     /// The session the compare view replays by default: when the transcripts pane is in
     /// view, the session opened from the sessions browser or else the open transcript;
@@ -301,7 +320,7 @@ impl App {
             .filter(|r| r.entry().is_some())
             .map(|r| r.info().message.clone())
             .collect();
-        Some((Arc::new(messages), "live session".to_string()))
+        Some((Arc::new(messages), LIVE_LABEL.to_string()))
     }
 
     /// Opens the compare view on `session` (any source: the live conversation, a
@@ -312,6 +331,17 @@ impl App {
         session: Arc<Vec<Message>>,
         label: impl Into<String>,
         strategies: Option<Vec<Strategy>>,
+    ) -> Vec<Effect> {
+        self.open_compare_recorded(session, label, strategies, Vec::new())
+    }
+
+    /// `open_compare`, every replay honouring a recording's events (`recorded`).
+    pub fn open_compare_recorded(
+        &mut self,
+        session: Arc<Vec<Message>>,
+        label: impl Into<String>,
+        strategies: Option<Vec<Strategy>>,
+        recorded: Vec<RecordedEvent>,
     ) -> Vec<Effect> {
         let strategies = strategies.unwrap_or_else(|| default_strategies(self.config.strategy));
         // The current strategy with the thresholds in force; the others with their own.
@@ -325,7 +355,8 @@ impl App {
                 }
             })
             .collect();
-        self.compare = Some(CompareView::new(label.into(), session, configs));
+        self.compare =
+            Some(CompareView::new(label.into(), session, configs).with_recorded(recorded));
         self.next_compare_job()
     }
 
@@ -335,7 +366,22 @@ impl App {
         strategies: Option<Vec<Strategy>>,
     ) -> Vec<Effect> {
         match self.compare_source() {
-            Some((session, label)) => self.open_compare(session, label, strategies),
+            // The live run replays with what it met: its refusals and compact tool calls.
+            Some((session, label)) if label == LIVE_LABEL => {
+                let recorded = self.live_record.fold().events().to_vec();
+                self.open_compare_recorded(session, label, strategies, recorded)
+            }
+            Some((session, label)) => {
+                // An opened ctxlab recording replays with its own recorded events.
+                let recorded = match self.opened_messages() {
+                    Some((opened, _)) if self.main == Pane::Transcripts && opened == label => {
+                        self.sessions.open().map(|o| o.recorded().to_vec())
+                    }
+                    _ => None,
+                };
+                let recorded = recorded.unwrap_or_default();
+                self.open_compare_recorded(session, label, strategies, recorded)
+            }
             None => {
                 self.notify("nothing to compare yet: no message in this session (open a transcript in 4, or start a turn)");
                 Vec::new()
@@ -367,6 +413,7 @@ impl App {
             id,
             session: SharedSession(Arc::clone(&v.session)),
             config,
+            recorded: v.recorded.clone(),
         })]
     }
 

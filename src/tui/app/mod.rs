@@ -194,6 +194,9 @@ pub struct App {
     compare: Option<CompareView>,
     /// Where the context goes (`w` in the timeline), when open: it covers the panes.
     context: Option<ContextView>,
+    /// The live run's recorded events (refusals, compact tool calls), folded as a
+    /// recording's reader folds them, so the compare view replays the live run as it ran.
+    live_record: crate::record::LiveRecord,
 
     /// The outputs pane: persisted outputs and the selection.
     outputs: OutputsState,
@@ -249,6 +252,7 @@ impl App {
             search: None,
             compare: None,
             context: None,
+            live_record: crate::record::LiveRecord::new("workbench"),
             outputs: OutputsState::default(),
             transcripts: TranscriptsState::default(),
             loading: None,

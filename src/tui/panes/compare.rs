@@ -143,6 +143,7 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
         )
     };
     out.push(Line::from(Span::styled(axis, theme.key())));
+    out.extend(recorded_lines(v, width, theme));
     // Reachability.
     out.push(Line::from(vec![
         Span::styled(
@@ -305,7 +306,9 @@ fn timeline_cells(
         .skip(start)
         .take(cols)
         .map(|(k, c)| {
-            let (text, style) = if c.unseen_replaced > 0 {
+            let (text, style) = if c.refused {
+                ("×".to_string(), theme.error())
+            } else if c.unseen_replaced > 0 {
                 ("!".to_string(), theme.error())
             } else if let Some(stage) = c.stages.last() {
                 (stage_letter(*stage).to_string(), theme.stage(*stage))
@@ -334,11 +337,36 @@ fn call_tail(run: &StrategyRun, call: usize, wide: bool) -> String {
     } else {
         compact_number(c.size)
     };
+    let size = if c.refused {
+        format!("{size} refused")
+    } else {
+        size
+    };
     if letters.is_empty() {
         size
     } else {
         format!("{size} {letters}")
     }
+}
+
+/// What the replays followed from a recording, and what each strategy could not follow:
+/// a recorded refusal or compact tool call is not the pipeline's decision, so the view says
+/// where it came from.
+fn recorded_lines(v: &CompareView, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    if v.recorded().is_empty() {
+        return out;
+    }
+    let followed: Vec<String> = v.recorded().iter().map(|e| e.describe()).collect();
+    let text = format!("recorded in the live run: {}", followed.join("; "));
+    out.push(Line::from(Span::styled(fit(&text, width), theme.dim())));
+    for run in v.runs() {
+        for why in &run.totals.not_applied {
+            let text = format!("{}: {why}", run.strategy.name());
+            out.push(Line::from(Span::styled(fit(&text, width), theme.error())));
+        }
+    }
+    out
 }
 
 /// Results replaced before the model saw them, up to and with call `call`.

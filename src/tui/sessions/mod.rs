@@ -152,6 +152,8 @@ pub struct OpenedSession {
     replay: Option<SessionReplay>,
     /// The scratch folder the replay wrote into, removed when the view closes.
     scratch: Option<PathBuf>,
+    /// A ctxlab recording's events (refusals, compact tool calls) its replays honour.
+    recorded: Vec<crate::session::recorded::RecordedEvent>,
 }
 
 impl OpenedSession {
@@ -269,6 +271,11 @@ impl OpenedSession {
             self.compactions.len(),
             &self.calls,
         )
+    }
+
+    /// A ctxlab recording's events its replays honour (empty for other tools' files).
+    pub fn recorded(&self) -> &[crate::session::recorded::RecordedEvent] {
+        &self.recorded
     }
 
     /// The recorded call the selected row belongs to.

@@ -25,6 +25,7 @@ pub fn build_view(path: &Path, bytes: u64, complete: bool, session: Session) -> 
         sidechains,
         warnings,
         skipped,
+        recorded,
         ..
     } = session;
     // What the model saw at the end starts at the last full compaction.
@@ -102,5 +103,6 @@ pub fn build_view(path: &Path, bytes: u64, complete: bool, session: Session) -> 
         list: ListState::default(),
         replay: None,
         scratch: None,
+        recorded,
     }
 }

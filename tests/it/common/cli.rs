@@ -45,6 +45,9 @@ pub fn homeless() -> Command {
     let mut cmd = ctxlab();
     cmd.env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CODEX_HOME")
+        // ctxlab's own recordings are a default root too (the data dir).
+        .env_remove("CTXLAB_DATA_DIR")
+        .env_remove("XDG_DATA_HOME")
         .env("HOME", "/nonexistent-ctxlab-home");
     cmd
 }

@@ -1,0 +1,129 @@
+//! Recording live sessions (docs/architecture.md, "Session recordings"): every event of
+//! the agent that a replay or a reader needs becomes one line of a file of ctxlab's own
+//! (`session::recorded` reads it). The recorder sits between the agent and its front end
+//! (`tee`): a thread of its own takes each event, hands it on, then appends its line, so
+//! the agent never waits for the disk and the front end waits for nothing but the hand-on.
+//! It never changes, drops or reorders an event.
+
+pub mod lines;
+pub mod writer;
+
+use std::path::{Path, PathBuf};
+
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+use crate::agent::AgentEvent;
+use crate::session::recorded::RecordFold;
+pub use lines::{LineMaker, RecordingOrigin, iso_utc};
+pub use writer::{RecordError, RecordingFile};
+
+/// A recording being written: the file and the line maker.
+#[derive(Debug)]
+pub struct Recorder {
+    file: RecordingFile,
+    lines: LineMaker,
+    /// The first write error; the recording stops there (the session goes on).
+    failed: bool,
+}
+
+impl Recorder {
+    /// A new recording under `dir` for `front_end` (`workbench`, `run`).
+    pub fn create(dir: &Path, front_end: &str) -> Result<Recorder, RecordError> {
+        let started = crate::util::unix_now();
+        let file = RecordingFile::create_in(dir, started)?;
+        Ok(Recorder {
+            file,
+            lines: LineMaker::new(RecordingOrigin {
+                front_end: front_end.to_string(),
+                started_secs: started,
+            }),
+            failed: false,
+        })
+    }
+
+    /// Where the recording goes.
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// Records one event (nothing for an event a recording does not keep).
+    pub fn record(&mut self, event: &AgentEvent) {
+        if self.failed {
+            return;
+        }
+        if let Some(line) = self.lines.line(event) {
+            self.write(&line);
+        }
+    }
+
+    fn write(&mut self, line: &crate::session::recorded::RecordLine) {
+        if self.failed {
+            return;
+        }
+        if let Err(e) = self.file.append(line) {
+            tracing::warn!("session recording stopped: {e}");
+            self.failed = true;
+        }
+    }
+}
+
+/// The folder recordings go to: `sessions/` in the data dir (`CTXLAB_DATA_DIR` or the
+/// platform's).
+pub fn recordings_dir() -> Option<PathBuf> {
+    crate::session::discover::ctxlab_sessions_dir()
+}
+
+/// Hands every event of `events` on, recording it after: the returned receiver sees the
+/// same events in the same order. The recorder is a task of its own on the current tokio
+/// runtime (not the agent's): each line is one small append, made after the event was
+/// handed on. It ends when the agent's sender closes or the front end goes away.
+pub fn tee(
+    mut events: UnboundedReceiver<AgentEvent>,
+    mut recorder: Recorder,
+) -> UnboundedReceiver<AgentEvent> {
+    let (tx, rx) = unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            let line = recorder.lines.line(&event);
+            let gone = tx.send(event).is_err();
+            if let Some(line) = line {
+                recorder.write(&line);
+            }
+            if gone {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The live run's recorded events, folded as the file's reader folds them (the workbench's
+/// compare view replays the live session with them).
+#[derive(Debug, Clone)]
+pub struct LiveRecord {
+    lines: LineMaker,
+    fold: RecordFold,
+}
+
+impl LiveRecord {
+    pub fn new(front_end: &str) -> LiveRecord {
+        LiveRecord {
+            lines: LineMaker::new(RecordingOrigin {
+                front_end: front_end.to_string(),
+                started_secs: 0,
+            }),
+            fold: RecordFold::new(false),
+        }
+    }
+
+    pub fn on_event(&mut self, event: &AgentEvent) {
+        if let Some(line) = self.lines.line(event) {
+            // Line numbers do not matter to the events.
+            self.fold.line(0, line);
+        }
+    }
+
+    pub fn fold(&self) -> &RecordFold {
+        &self.fold
+    }
+}
