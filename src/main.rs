@@ -44,6 +44,10 @@ macro_rules! say {
     };
 }
 
+// The commands that read session files and print what they find.
+#[path = "main/lookups.rs"]
+mod lookups;
+
 /// Stdout for a command's output: exact for JSON, through the sanitizer for people.
 fn stdout_for(json: bool) -> std::io::BufWriter<Box<dyn Write>> {
     let lock = std::io::stdout().lock();
@@ -78,9 +82,9 @@ fn main() -> ExitCode {
         Some(Command::Pipeline(args)) => cmd_pipeline(args),
         Some(Command::Replay(args)) => cmd_replay(args),
         Some(Command::Export(args)) => cmd_export(args).map(|()| ExitCode::SUCCESS),
-        Some(Command::Inspect(args)) => cmd_inspect(args).map(|()| ExitCode::SUCCESS),
-        Some(Command::Forgot(args)) => cmd_forgot(args).map(|()| ExitCode::SUCCESS),
-        Some(Command::Sessions(args)) => cmd_sessions(args).map(|()| ExitCode::SUCCESS),
+        Some(Command::Inspect(args)) => lookups::cmd_inspect(args).map(|()| ExitCode::SUCCESS),
+        Some(Command::Forgot(args)) => lookups::cmd_forgot(args).map(|()| ExitCode::SUCCESS),
+        Some(Command::Sessions(args)) => lookups::cmd_sessions(args).map(|()| ExitCode::SUCCESS),
         Some(Command::Open(args)) => cmd_open(args),
         Some(Command::Watch(args)) => watch::cmd_watch(args),
         Some(Command::Statusline) => Ok(watch::cmd_statusline()),
@@ -394,61 +398,6 @@ fn cmd_compare(args: ReplayArgs) -> anyhow::Result<()> {
         }
         Err(e) => Err(e.into()),
     }
-}
-
-fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
-    let session =
-        ctxlab::session::load_session(&args.file).map_err(|e| session_error(&args.file, e))?;
-    if args.calls {
-        let calls = ctxlab::breakdown::session::of_session(&session);
-        drop(session);
-        let mut out = stdout_for(args.json);
-        return ctxlab::commands::inspect_calls::write_calls(&mut out, &calls, args.json)
-            .context("cannot write to stdout");
-    }
-    let summary = ctxlab::session::summary::SessionSummary::of(&session);
-    drop(session);
-    let mut out = stdout_for(args.json);
-    ctxlab::commands::inspect::write_inspect(&mut out, &summary, args.json)
-        .context("cannot write to stdout")
-}
-
-fn cmd_forgot(args: ForgotArgs) -> anyhow::Result<()> {
-    use ctxlab::commands::forgot::{ForgotError, ForgotOptions, find_forgotten, write_forgot};
-    let replay = match args.replay {
-        Some(strategy) => Some(ReplayOptions {
-            config: config_from(strategy, &args.thresholds)?,
-            summary_text: args.summary_text,
-            now_secs: now_secs(None),
-            recorded: Vec::new(),
-        }),
-        None => None,
-    };
-    let options = ForgotOptions {
-        compaction: args.compaction,
-        replay,
-    };
-    let found = match find_forgotten(&args.session, &options) {
-        Ok(found) => found,
-        Err(ForgotError::Session(e)) => return Err(session_error(&args.session, e)),
-        Err(e @ ForgotError::NoSuchCompaction { .. }) => {
-            return Err(UsageError(e.to_string()).into());
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let mut out = stdout_for(args.json);
-    write_forgot(&mut out, &found, args.json).context("cannot write to stdout")
-}
-
-fn cmd_sessions(args: SessionsArgs) -> anyhow::Result<()> {
-    let (listing, skipped) = ctxlab::commands::sessions::list_sessions_reporting(&args.paths)
-        .map_err(|(path, e)| session_error(&path, e))?;
-    for s in &skipped {
-        say!("ctxlab: {}: {}", s.path.display(), s.message);
-    }
-    let mut out = stdout_for(args.json);
-    ctxlab::commands::sessions::write_listing(&mut out, &listing, args.json)
-        .context("cannot write to stdout")
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -1,11 +1,12 @@
 //! The workbench's timeline, diffs, viewer, full-session fates, search and export, driven
 //! through `App::update` with the real tour's events (and the fake session of `support`):
 //! each key path, and snapshots of the timeline, the request view, the call-to-call diff,
-//! a folded diff and the wrapped viewer at 80x24 and 120x40.
+//! a folded diff and the wrapped viewer at 80x24 and 120x40 (the viewer's search is in
+//! `tui_viewer`).
 
 use crate::common::html::check;
 use crate::common::tour::tour;
-use crate::support::{key, screen, session, settle, tokenizer, type_text};
+use crate::support::{key, screen, settle, tokenizer, type_text};
 use crossterm::event::KeyCode;
 use ctxlab::agent::AgentEvent;
 use ctxlab::compact::{Change, PipelineConfig, Stage};
@@ -504,45 +505,6 @@ fn slash_export_writes_the_page_with_every_stage_event_of_the_tour() {
     // The same model gives the same page.
     assert_eq!(html, ctxlab::timeline::html::page(a.timeline()));
     assert!(a.notice_text().unwrap().contains("tour.html"));
-}
-
-#[test]
-fn the_viewer_wraps_and_brings_a_far_match_into_view() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut d = session(dir.path(), false);
-    let a = &mut d.app;
-    let long = format!("{}needle{}", "a".repeat(700), "b".repeat(300));
-    a.update(Msg::Agent(AgentEvent::MessageAppended {
-        message: Message::user_text(format!("first line\n{long}\nlast line")),
-    }));
-    crate::support::focus(a, '1');
-    a.update(key(KeyCode::Char('G')));
-    a.update(key(KeyCode::Char('o')));
-    a.update(key(KeyCode::Char('/')));
-    type_text(a, "needle");
-    a.update(key(KeyCode::Enter));
-    let text = screen(a, 80, 24);
-    let Some(Overlay::Viewer(v)) = &a.overlay() else {
-        panic!("no viewer");
-    };
-    assert_eq!(v.matches().len(), 1);
-    assert_eq!(v.top(), 1);
-    assert!(v.top_row() > 0, "the match is on a later wrapped row");
-    assert!(text.contains("needle"), "the match is on screen:\n{text}");
-    // Without wrapping, the view scrolls sideways to the match.
-    a.update(key(KeyCode::Char('w')));
-    a.update(key(KeyCode::Char('n')));
-    let text = screen(a, 80, 24);
-    let Some(Overlay::Viewer(v)) = &a.overlay() else {
-        panic!("no viewer");
-    };
-    assert!(v.no_wrap() && v.left() > 600, "left {}", v.left());
-    assert!(text.contains("needle"), "the match is on screen:\n{text}");
-    a.update(key(KeyCode::Char('h')));
-    let Some(Overlay::Viewer(v2)) = &a.overlay() else {
-        panic!("no viewer");
-    };
-    assert!(v2.left() < 700);
 }
 
 // ----- snapshots -----

@@ -2,8 +2,10 @@
 //! words (a word longer than the line still breaks), wide characters take their display
 //! width, and scrolling walks the same wrapped rows the renderer draws.
 
-use crate::support::{focus, key, screen, session};
+use crate::support::{focus, key, screen, session, type_text};
 use crossterm::event::KeyCode;
+use ctxlab::agent::AgentEvent;
+use ctxlab::message::Message;
 use ctxlab::tui::app::{OutputFile, Overlay, Viewer};
 use ctxlab::tui::work::{Done, Work};
 use ctxlab::tui::{App, Effect, Msg};
@@ -257,4 +259,43 @@ fn the_footer_keeps_its_keys_at_80_columns() {
         assert!(footer.contains(part), "{part:?} missing: {footer}");
     }
     assert!(!footer.contains('…'), "{footer}");
+}
+
+#[test]
+fn the_viewer_wraps_and_brings_a_far_match_into_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = session(dir.path(), false);
+    let a = &mut d.app;
+    let long = format!("{}needle{}", "a".repeat(700), "b".repeat(300));
+    a.update(Msg::Agent(AgentEvent::MessageAppended {
+        message: Message::user_text(format!("first line\n{long}\nlast line")),
+    }));
+    crate::support::focus(a, '1');
+    a.update(key(KeyCode::Char('G')));
+    a.update(key(KeyCode::Char('o')));
+    a.update(key(KeyCode::Char('/')));
+    type_text(a, "needle");
+    a.update(key(KeyCode::Enter));
+    let text = screen(a, 80, 24);
+    let Some(Overlay::Viewer(v)) = &a.overlay() else {
+        panic!("no viewer");
+    };
+    assert_eq!(v.matches().len(), 1);
+    assert_eq!(v.top(), 1);
+    assert!(v.top_row() > 0, "the match is on a later wrapped row");
+    assert!(text.contains("needle"), "the match is on screen:\n{text}");
+    // Without wrapping, the view scrolls sideways to the match.
+    a.update(key(KeyCode::Char('w')));
+    a.update(key(KeyCode::Char('n')));
+    let text = screen(a, 80, 24);
+    let Some(Overlay::Viewer(v)) = &a.overlay() else {
+        panic!("no viewer");
+    };
+    assert!(v.no_wrap() && v.left() > 600, "left {}", v.left());
+    assert!(text.contains("needle"), "the match is on screen:\n{text}");
+    a.update(key(KeyCode::Char('h')));
+    let Some(Overlay::Viewer(v2)) = &a.overlay() else {
+        panic!("no viewer");
+    };
+    assert!(v2.left() < 700);
 }

@@ -29,8 +29,8 @@
 
 mod agent_events;
 mod compare;
-mod conversation;
 mod context_view;
+mod conversation;
 mod diff_view;
 mod events;
 mod forgot;
@@ -69,8 +69,8 @@ use crate::timeline::{Source, StepId, Timeline};
 
 pub use super::work::{OutputFile, TranscriptFile};
 pub use compare::{CompareView, default_strategies, parse_strategies};
-pub use conversation::{ConversationState, HistRow, SessionRow};
 pub use context_view::ContextView;
+pub use conversation::{ConversationState, HistRow, SessionRow};
 pub use events::EventsState;
 pub use input::{InputState, SlashCommand};
 pub use list::{

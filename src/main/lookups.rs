@@ -1,0 +1,64 @@
+//! The commands that read session files and print what they find: `inspect` (with
+//! `--calls`), `forgot` and `sessions`. Flags in, library call, exit code out; the work is
+//! in `ctxlab::commands`.
+
+use anyhow::Context;
+use ctxlab::pipeline_replay::ReplayOptions;
+
+use super::cli::{ForgotArgs, InspectArgs, SessionsArgs};
+use super::{UsageError, config_from, now_secs, session_error, stdout_for};
+
+pub(crate) fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
+    let session =
+        ctxlab::session::load_session(&args.file).map_err(|e| session_error(&args.file, e))?;
+    if args.calls {
+        let calls = ctxlab::breakdown::session::of_session(&session);
+        drop(session);
+        let mut out = stdout_for(args.json);
+        return ctxlab::commands::inspect_calls::write_calls(&mut out, &calls, args.json)
+            .context("cannot write to stdout");
+    }
+    let summary = ctxlab::session::summary::SessionSummary::of(&session);
+    drop(session);
+    let mut out = stdout_for(args.json);
+    ctxlab::commands::inspect::write_inspect(&mut out, &summary, args.json)
+        .context("cannot write to stdout")
+}
+
+pub(crate) fn cmd_forgot(args: ForgotArgs) -> anyhow::Result<()> {
+    use ctxlab::commands::forgot::{ForgotError, ForgotOptions, find_forgotten, write_forgot};
+    let replay = match args.replay {
+        Some(strategy) => Some(ReplayOptions {
+            config: config_from(strategy, &args.thresholds)?,
+            summary_text: args.summary_text,
+            now_secs: now_secs(None),
+            recorded: Vec::new(),
+        }),
+        None => None,
+    };
+    let options = ForgotOptions {
+        compaction: args.compaction,
+        replay,
+    };
+    let found = match find_forgotten(&args.session, &options) {
+        Ok(found) => found,
+        Err(ForgotError::Session(e)) => return Err(session_error(&args.session, e)),
+        Err(e @ ForgotError::NoSuchCompaction { .. }) => {
+            return Err(UsageError(e.to_string()).into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = stdout_for(args.json);
+    write_forgot(&mut out, &found, args.json).context("cannot write to stdout")
+}
+
+pub(crate) fn cmd_sessions(args: SessionsArgs) -> anyhow::Result<()> {
+    let (listing, skipped) = ctxlab::commands::sessions::list_sessions_reporting(&args.paths)
+        .map_err(|(path, e)| session_error(&path, e))?;
+    for s in &skipped {
+        say!("ctxlab: {}: {}", s.path.display(), s.message);
+    }
+    let mut out = stdout_for(args.json);
+    ctxlab::commands::sessions::write_listing(&mut out, &listing, args.json)
+        .context("cannot write to stdout")
+}
