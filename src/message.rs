@@ -371,6 +371,25 @@ pub struct ToolSpec {
     pub input_schema: Value,
 }
 
+/// The tool names of the `tool_use` blocks of `messages`, by call id (what a result's
+/// `tool_use_id` answers).
+pub fn tool_names<'a>(
+    messages: impl Iterator<Item = &'a Message>,
+) -> std::collections::HashMap<String, String> {
+    let mut names = std::collections::HashMap::new();
+    for m in messages {
+        for b in m.tool_uses() {
+            if let (Some(id), Some(name)) = (
+                b.get("id").and_then(Value::as_str),
+                b.get("name").and_then(Value::as_str),
+            ) {
+                names.insert(id.to_string(), name.to_string());
+            }
+        }
+    }
+    names
+}
+
 /// The tool results of a history in document order: (message index, block index, block).
 pub fn tool_results(messages: &[Message]) -> impl Iterator<Item = (usize, usize, &Value)> {
     messages.iter().enumerate().flat_map(|(mi, m)| {

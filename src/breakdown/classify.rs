@@ -46,21 +46,7 @@ impl Classifier<'_> {
     }
 }
 
-/// The tool names of the `tool_use` blocks of `messages`, by id.
-pub fn tool_names<'a>(messages: impl Iterator<Item = &'a Message>) -> HashMap<String, String> {
-    let mut names = HashMap::new();
-    for m in messages {
-        for b in m.tool_uses() {
-            if let (Some(id), Some(name)) = (
-                b.get("id").and_then(Value::as_str),
-                b.get("name").and_then(Value::as_str),
-            ) {
-                names.insert(id.to_string(), name.to_string());
-            }
-        }
-    }
-    names
-}
+pub use crate::message::tool_names;
 
 fn is_marker(text: &str) -> bool {
     SummaryLabel::of(text).is_some() || is_pipeline_marker(text)

@@ -79,21 +79,7 @@ impl Numbered {
     }
 }
 
-/// Tool names by call id, from every call in `messages`.
-pub fn tool_names<'a>(messages: impl Iterator<Item = &'a Message>) -> HashMap<String, String> {
-    let mut names = HashMap::new();
-    for m in messages {
-        for b in m.tool_uses() {
-            if let (Some(id), Some(name)) = (
-                b.get("id").and_then(Value::as_str),
-                b.get("name").and_then(Value::as_str),
-            ) {
-                names.insert(id.to_string(), name.to_string());
-            }
-        }
-    }
-    names
-}
+pub use crate::message::tool_names;
 
 fn role_of(m: &Message) -> &'static str {
     match m.role() {
