@@ -12,10 +12,11 @@ fn count(label: &str, c: Count) -> Option<String> {
     (c.count > 0).then(|| format!("{label} {} ({} chars)", c.count, group_digits(c.chars)))
 }
 
-/// `12 messages, 34,000 chars (~8,500 tokens)`.
+/// `12 messages, 34,000 chars of message text (~8,500 tokens)`: the messages' own text,
+/// not the strategy's unit the stage's rule line is in, so the line says which it is.
 pub fn size_line(b: &Breakdown) -> String {
     format!(
-        "{} messages, {} chars (~{} tokens)",
+        "{} messages, {} chars of message text (~{} tokens)",
         group_digits(b.messages),
         group_digits(b.chars),
         group_digits(b.tokens_estimate)
@@ -104,7 +105,7 @@ pub fn report_lines(c: &CompactionForgot, summary: bool) -> Vec<String> {
         .map(|w| format!(": {w}"))
         .unwrap_or_default();
     l.push(format!(
-        "  kept ({how}{why}): {} messages, {} chars",
+        "  kept ({how}{why}): {} messages, {} chars of message text",
         group_digits(c.kept.messages),
         group_digits(c.kept.chars)
     ));

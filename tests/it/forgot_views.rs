@@ -86,6 +86,13 @@ fn f_on_a_compaction_row_opens_the_forgot_view() {
     }
     let text = found.expect("no compact_history row opened a forgot view");
     assert!(text.contains("rule: compact_history"), "{text}");
+    // The rule's sizes are in the strategy's unit; the before/kept/dropped sizes count the
+    // messages' text: each says which it is, so the two figures are not read as one.
+    let before = text
+        .lines()
+        .find(|l| l.contains("before:"))
+        .unwrap_or_default();
+    assert!(before.contains("chars of message text (~"), "{before}");
     assert!(text.contains("dropped:"));
     assert!(text.contains("facts:"));
     assert!(text.contains("A check of mentions, not of meaning"));
