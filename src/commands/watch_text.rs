@@ -1,11 +1,14 @@
 //! `ctxlab watch` for people, until the workbench has its live view: one readable line per
 //! call, compaction, message, tool call and file change, as the session is written, with
 //! the headroom on each call and a terminal bell on each compaction (`--no-bell` silences
-//! it). Everything from the file passes the sanitizer (the caller's writer).
+//! it). Every line passes the sanitizer here, on its way out; the bell is ctxlab's own
+//! control byte and goes to the terminal as it is (a sanitizing writer would print it as
+//! `\a`).
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
+use crate::sanitize::sanitize;
 use crate::session::model::Summary;
 use crate::session::watch::{
     Chosen, FileEvent, FollowOptions, HeadroomTracker, LiveItem, WatchEvent, follow,
@@ -88,7 +91,7 @@ fn file_line(event: &FileEvent) -> String {
     }
 }
 
-/// Follows `chosen`, writing readable lines to `out` (a sanitizing writer), until `stop`.
+/// Follows `chosen`, writing readable, sanitized lines to `out` (the terminal), until `stop`.
 pub fn watch_text(
     chosen: Chosen,
     bell: bool,
@@ -99,7 +102,9 @@ pub fn watch_text(
     let mut tracker = HeadroomTracker::new();
     let mut closed = false;
     let mut write = |out: &mut dyn Write, text: &str| -> bool {
-        let ok = writeln!(out, "{text}").and_then(|()| out.flush()).is_ok();
+        let ok = writeln!(out, "{}", sanitize(text))
+            .and_then(|()| out.flush())
+            .is_ok();
         closed |= !ok;
         ok
     };

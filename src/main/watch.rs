@@ -41,7 +41,8 @@ pub(crate) fn cmd_watch(args: WatchArgs) -> anyhow::Result<ExitCode> {
     if !args.json {
         // Readable lines until the workbench has its live view (docs/architecture.md,
         // "Following a session").
-        let mut out = ctxlab::sanitize::SanitizingWriter::new(std::io::stdout().lock());
+        // `watch_text` sanitizes each line itself, so its bell reaches the terminal.
+        let mut out = std::io::stdout().lock();
         return match watch_text(chosen, !args.no_bell, &options, &stop, &mut out) {
             WatchEnd::Stopped | WatchEnd::Closed => Ok(ExitCode::SUCCESS),
             WatchEnd::Failed(e) => Err(anyhow::Error::new(e).context("cannot follow the session")),
