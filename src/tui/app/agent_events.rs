@@ -13,20 +13,22 @@ impl App {
         let mut effects = Vec::new();
         // The step this event became in the timeline, if it became one.
         let new_step = self.timeline.on_event(&ev);
-        self.live_record.on_event(&ev);
+        self.agent.live_record.on_event(&ev);
         match ev {
             AgentEvent::Ready {
                 provider,
                 workspace,
                 config,
             } => {
-                self.provider = provider;
-                self.workspace = workspace;
-                self.config = config;
+                self.agent.provider = provider;
+                self.agent.workspace = workspace;
+                self.agent.config = config;
                 effects.push(self.refresh_files());
             }
             AgentEvent::TurnStarted { .. } => {
-                self.run_state = RunState::Waiting { since: self.tick };
+                self.agent.run_state = RunState::Waiting {
+                    since: self.screen.tick,
+                };
                 self.conversation.turn_started();
             }
             AgentEvent::MessageAppended { message } => {
@@ -85,29 +87,37 @@ impl App {
                         history_chars,
                         input_tokens: None,
                     });
-                    self.run_state = RunState::Summarizing { since: self.tick };
+                    self.agent.run_state = RunState::Summarizing {
+                        since: self.screen.tick,
+                    };
                 } else {
                     self.timeline_grew();
-                    self.run_state = RunState::Waiting { since: self.tick };
+                    self.agent.run_state = RunState::Waiting {
+                        since: self.screen.tick,
+                    };
                 }
             }
             AgentEvent::TextDelta { text } => {
                 self.clear_pause();
                 self.conversation.stream(&text);
-                if !matches!(self.run_state, RunState::Streaming { .. }) {
-                    self.run_state = RunState::Streaming { since: self.tick };
+                if !matches!(self.agent.run_state, RunState::Streaming { .. }) {
+                    self.agent.run_state = RunState::Streaming {
+                        since: self.screen.tick,
+                    };
                 }
                 self.follow_streaming();
             }
             AgentEvent::ToolStarted { name, .. } => {
                 self.clear_pause();
-                self.run_state = RunState::Tool {
+                self.agent.run_state = RunState::Tool {
                     name,
-                    since: self.tick,
+                    since: self.screen.tick,
                 };
             }
             AgentEvent::ToolFinished { .. } => {
-                self.run_state = RunState::Waiting { since: self.tick };
+                self.agent.run_state = RunState::Waiting {
+                    since: self.screen.tick,
+                };
             }
             // A call's usage follows its `RequestSent`: a summary call's is shown apart, so
             // the gauge's "API" figure is always the main request's.
@@ -146,7 +156,7 @@ impl App {
             } else {
                 "this model streams at its own pace (/pace is for the scripted model)".into()
             }),
-            AgentEvent::ConfigChanged { config } => self.config = config,
+            AgentEvent::ConfigChanged { config } => self.agent.config = config,
             AgentEvent::StepModeChanged { on } => self.step_mode_changed(on),
             AgentEvent::Error { kind, message } => {
                 self.notify(format!("error: {message}"));
@@ -158,7 +168,7 @@ impl App {
                 self.push_event(EventKind::AnswerCut { max_tokens, index });
             }
             AgentEvent::TurnDone { stop_reason } => {
-                self.run_state = RunState::Idle;
+                self.agent.run_state = RunState::Idle;
                 self.conversation.turn_done();
                 self.turn_ended();
                 if stop_reason == StopReason::Cancelled {

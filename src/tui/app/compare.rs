@@ -299,12 +299,12 @@ impl App {
     /// view, the session opened from the sessions browser or else the open transcript;
     /// otherwise the live session.
     pub fn compare_source(&self) -> Option<(Arc<Vec<Message>>, String)> {
-        if self.main == Pane::Transcripts
+        if self.screen.main == Pane::Transcripts
             && let Some((label, messages)) = self.opened_messages()
         {
             return Some((messages, label.to_string()));
         }
-        if self.main == Pane::Transcripts
+        if self.screen.main == Pane::Transcripts
             && let Some(t) = self.transcripts.open()
         {
             let messages = t.rows().iter().map(|r| r.message.clone()).collect();
@@ -343,13 +343,14 @@ impl App {
         strategies: Option<Vec<Strategy>>,
         recorded: Vec<RecordedEvent>,
     ) -> Vec<Effect> {
-        let strategies = strategies.unwrap_or_else(|| default_strategies(self.config.strategy));
+        let strategies =
+            strategies.unwrap_or_else(|| default_strategies(self.agent.config.strategy));
         // The current strategy with the thresholds in force; the others with their own.
         let configs = strategies
             .iter()
             .map(|&s| {
-                if s == self.config.strategy {
-                    self.config
+                if s == self.agent.config.strategy {
+                    self.agent.config
                 } else {
                     PipelineConfig::for_strategy(s)
                 }
@@ -368,13 +369,15 @@ impl App {
         match self.compare_source() {
             // The live run replays with what it met: its refusals and compact tool calls.
             Some((session, label)) if label == LIVE_LABEL => {
-                let recorded = self.live_record.fold().events().to_vec();
+                let recorded = self.agent.live_record.fold().events().to_vec();
                 self.open_compare_recorded(session, label, strategies, recorded)
             }
             Some((session, label)) => {
                 // An opened ctxlab recording replays with its own recorded events.
                 let recorded = match self.opened_messages() {
-                    Some((opened, _)) if self.main == Pane::Transcripts && opened == label => {
+                    Some((opened, _))
+                        if self.screen.main == Pane::Transcripts && opened == label =>
+                    {
                         self.sessions.open().map(|o| o.recorded().to_vec())
                     }
                     _ => None,
@@ -400,9 +403,8 @@ impl App {
 
     /// The job replaying the next strategy, if one is left.
     fn next_compare_job(&mut self) -> Vec<Effect> {
-        self.job_seq += 1;
-        let id = self.job_seq;
-        let tick = self.tick;
+        let id = self.jobs.next_id();
+        let tick = self.screen.tick;
         let Some(v) = &mut self.compare else {
             return Vec::new();
         };
@@ -442,7 +444,7 @@ impl App {
         };
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('C') => self.close_compare(),
-            KeyCode::Char('?') => self.overlay = Some(Overlay::Help { top: 0 }),
+            KeyCode::Char('?') => self.screen.overlay = Some(Overlay::Help { top: 0 }),
             KeyCode::Left | KeyCode::Char('h') => v.move_call(-1),
             KeyCode::Right | KeyCode::Char('l') => v.move_call(1),
             KeyCode::Up | KeyCode::Char('k') => v.move_piece(-1),

@@ -121,7 +121,7 @@ impl App {
             d.top = d.selected.saturating_sub(super::DIFF_CONTEXT + 1);
             d.ensure_visible(viewport);
         }
-        self.overlay = Some(Overlay::Diff(d));
+        self.screen.overlay = Some(Overlay::Diff(d));
     }
 
     /// Lines of the diff overlay's body (the overlay minus its header).
@@ -132,11 +132,11 @@ impl App {
     }
 
     pub(super) fn diff_key(&mut self, action: Action) {
-        let Some(Overlay::Diff(d)) = &self.overlay else {
+        let Some(Overlay::Diff(d)) = &self.screen.overlay else {
             return;
         };
         let viewport = self.diff_viewport(d).max(1);
-        let Some(Overlay::Diff(d)) = &mut self.overlay else {
+        let Some(Overlay::Diff(d)) = &mut self.screen.overlay else {
             return;
         };
         let page = viewport.saturating_sub(1).max(1);

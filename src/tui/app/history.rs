@@ -49,7 +49,7 @@ impl App {
     }
 
     pub(super) fn push_event(&mut self, kind: EventKind) {
-        self.events.push(kind, self.tick);
+        self.events.push(kind, self.screen.tick);
         self.fix_scroll();
     }
 

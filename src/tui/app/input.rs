@@ -197,7 +197,7 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let row = self.input.area.cursor().0;
         match key.code {
-            KeyCode::Esc => self.focus_pane_noeffect(self.main),
+            KeyCode::Esc => self.focus_pane_noeffect(self.screen.main),
             KeyCode::Tab => return self.cycle_pane(1),
             KeyCode::BackTab => return self.cycle_pane(-1),
             KeyCode::Enter if alt || shift => self.input.area.insert_newline(),
@@ -232,13 +232,13 @@ impl App {
         match SlashCommand::parse(&text) {
             Some(cmd) => {
                 if !matches!(cmd, SlashCommand::Unknown(_)) {
-                    self.focus_pane_noeffect(self.main);
+                    self.focus_pane_noeffect(self.screen.main);
                 }
                 self.run_slash(cmd)
             }
             None => {
                 if self.step.mode() {
-                    self.focus_pane_noeffect(self.main);
+                    self.focus_pane_noeffect(self.screen.main);
                 }
                 vec![Effect::Send(UserCommand::Submit(text))]
             }
@@ -249,7 +249,7 @@ impl App {
         match cmd {
             SlashCommand::Compact { focus } => vec![Effect::Send(UserCommand::Compact { focus })],
             SlashCommand::Config => {
-                self.overlay = Some(Overlay::Config(ConfigPanel::default()));
+                self.screen.overlay = Some(Overlay::Config(ConfigPanel::default()));
                 Vec::new()
             }
             SlashCommand::Step => self.toggle_step_mode(),
@@ -267,7 +267,7 @@ impl App {
                 vec![Effect::Restart]
             }
             SlashCommand::Help => {
-                self.overlay = Some(Overlay::Help { top: 0 });
+                self.screen.overlay = Some(Overlay::Help { top: 0 });
                 Vec::new()
             }
             SlashCommand::Export { file } => vec![self.export(file)],
@@ -294,8 +294,9 @@ impl App {
 
     /// The input box shows its cursor only while focused.
     pub(super) fn style_input(&mut self) {
-        let placeholder = self.theme.dim();
-        self.input.style(self.focus == Pane::Input, placeholder);
+        let placeholder = self.screen.theme.dim();
+        self.input
+            .style(self.screen.focus == Pane::Input, placeholder);
     }
 }
 

@@ -10,11 +10,28 @@ use super::{App, Effect, LoadKind, Loading, OutputFile, TranscriptFile};
 use super::{Overlay, TranscriptView, Viewer};
 use crate::tui::work::{Done, JobId, LoadedTranscript, SharedTimeline, Work};
 
+/// The jobs part of `App`: the job the screen waits for and the last id handed out (ids
+/// only grow, so a superseded job's late result is recognised and dropped).
+#[derive(Debug, Default)]
+pub(super) struct Jobs {
+    /// The job the screen is waiting for (a transcript, a replay, an output), if any.
+    pub(super) loading: Option<Loading>,
+    pub(super) seq: JobId,
+}
+
+impl Jobs {
+    /// A fresh id, never handed out before.
+    pub(super) fn next_id(&mut self) -> JobId {
+        self.seq += 1;
+        self.seq
+    }
+}
+
 impl App {
     /// The job that reloads the browsers' file lists (the loop also asks for it at start).
     pub fn refresh_files(&self) -> Effect {
         Effect::Work(Work::ListFiles {
-            root: self.workspace.clone(),
+            root: self.agent.workspace.clone(),
         })
     }
 
@@ -27,19 +44,19 @@ impl App {
 
     /// Marks `what` as loading, replacing whatever was; returns the job's id.
     pub(super) fn start_job(&mut self, what: LoadKind) -> JobId {
-        self.job_seq += 1;
-        self.loading = Some(Loading {
-            id: self.job_seq,
+        let id = self.jobs.next_id();
+        self.jobs.loading = Some(Loading {
+            id,
             what,
-            since: self.tick,
+            since: self.screen.tick,
         });
-        self.job_seq
+        id
     }
 
     /// Ends the wait for job `id`; None when it is no longer awaited.
     fn finish_job(&mut self, id: JobId) -> Option<LoadKind> {
-        match &self.loading {
-            Some(l) if l.id == id => self.loading.take().map(|l| l.what),
+        match &self.jobs.loading {
+            Some(l) if l.id == id => self.jobs.loading.take().map(|l| l.what),
             _ => None,
         }
     }
@@ -51,7 +68,7 @@ impl App {
                 outputs,
                 transcripts,
             } => {
-                if root == self.workspace {
+                if root == self.agent.workspace {
                     return self.files_listed(outputs, transcripts);
                 }
             }
@@ -60,7 +77,7 @@ impl App {
                 counts,
                 asked,
             } => {
-                let counts = (root == self.workspace).then_some(counts);
+                let counts = (root == self.agent.workspace).then_some(counts);
                 self.transcripts.counted(&asked, counts);
             }
             Done::TranscriptLoaded {
@@ -143,7 +160,7 @@ impl App {
             return Vec::new();
         }
         vec![Effect::Work(Work::CountMessages {
-            root: self.workspace.clone(),
+            root: self.agent.workspace.clone(),
             files: missing,
         })]
     }
@@ -190,6 +207,6 @@ impl App {
     }
 
     fn open_viewer_lines(&mut self, title: String, lines: Vec<String>) {
-        self.overlay = Some(Overlay::Viewer(Viewer::new(title, lines)));
+        self.screen.overlay = Some(Overlay::Viewer(Viewer::new(title, lines)));
     }
 }

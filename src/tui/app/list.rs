@@ -50,7 +50,7 @@ impl App {
 
     /// The inside of a centered overlay (diff, viewer) at the current size.
     pub(super) fn overlay_inner(&self) -> Rect {
-        let area = Rect::new(0, 0, self.size.0, self.size.1);
+        let area = Rect::new(0, 0, self.screen.size.0, self.screen.size.1);
         layout::inner(layout::centered(area, 90, 85))
     }
 

@@ -10,14 +10,18 @@
 //! off the UI task (see `tui::work`); a restart is the loop's. It never reads the clock
 //! (times come in messages or from the tick counter) and never draws.
 //!
-//! Panes own their state, private fields behind methods, and `App` routes messages to
-//! them: `conversation` (`ConversationState`: the mirror, the full session, selections,
-//! streaming text, totals, usage), `tokens` (`TokenCounter`), `events` (`EventsState`:
-//! rows, filter, selection, diffs), `outputs` (`OutputsState`), `transcripts`
-//! (`TranscriptsState`), `sessions` (`SessionsState`), `timeline` (`TimelineView`, over the
-//! `Timeline` fold `App` keeps), `compare` (`CompareView`), `viewer` (`Viewer`), `input`
-//! (`InputState`) and `step` (`StepState`). Every field of `App` is private; the panes
-//! read through methods. A new view adds one field and its messages.
+//! `App` is a router of owned parts and routes each message to them: `screen` (`Screen`:
+//! size, tick, focus, overlays, notices), `agent` (`AgentFacts`: workspace, provider,
+//! settings, run state, the live run's recorded events), `jobs` (`Jobs`: what the screen
+//! waits for), and one part per pane or view: `conversation` (`ConversationState`),
+//! `tokens` (`TokenCounter`), `events` (`EventsState`), `outputs` (`OutputsState`),
+//! `transcripts` (`TranscriptsState`), `sessions` (`SessionsState`), `timeline` (the
+//! `Timeline` fold) and `timeline_view` (`TimelineView`), `compare` (`CompareView`),
+//! `context` (`ContextView`), `input` (`InputState`) and `step` (`StepState`). Every field of
+//! `App` is private; the panes read through methods. A pane's state keeps its fields private
+//! behind methods; the three shared parts expose fields to `App`'s own modules only
+//! (`pub(super)`), since every handler reads the screen and the agent's facts. A new view
+//! adds one field and its messages.
 //!
 //! One concern per file: `state` (the data types), `list` (selection and scrolling),
 //! `history` (routing the agent's history to the conversation), `agent_events`, `navigation` (keys outside the input), `pane_actions`
@@ -28,6 +32,7 @@
 //! `compare` (the compare view: strategies side by side on one session).
 
 mod agent_events;
+mod agent_facts;
 mod compare;
 mod context_view;
 mod conversation;
@@ -43,6 +48,7 @@ mod navigation;
 mod outputs;
 mod overlays;
 mod pane_actions;
+mod screen;
 mod search;
 mod sessions;
 mod state;
@@ -52,7 +58,6 @@ mod tokens;
 mod transcripts;
 mod viewer;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -62,21 +67,25 @@ use tiktoken_rs::CoreBPE;
 
 use super::layout::{self, Areas};
 use super::theme::Theme;
-use super::work::{Done, JobId, Work};
+use super::work::{Done, Work};
 use crate::agent::events::{AgentEvent, UserCommand};
 use crate::compact::PipelineConfig;
 use crate::timeline::{Source, StepId, Timeline};
 
 pub use super::work::{OutputFile, TranscriptFile};
+use agent_facts::AgentFacts;
 pub use compare::{CompareView, default_strategies, parse_strategies};
 pub use context_view::ContextView;
 pub use conversation::{ConversationState, HistRow, SessionRow};
 pub use events::EventsState;
 pub use input::{InputState, SlashCommand};
+use jobs::Jobs;
 pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
 pub use outputs::OutputsState;
+use screen::Screen;
+pub use screen::notice_pages;
 pub use search::{Hit, Search, event_text as search_event_text};
 pub use sessions::SessionsState;
 pub use state::ConvRow;
@@ -93,8 +102,6 @@ pub use viewer::{TextMatch, Viewer, ViewerKey};
 /// How often the loop sends `Msg::Tick`.
 pub const TICK: Duration = Duration::from_millis(100);
 pub const TICKS_PER_SECOND: u64 = 1_000 / TICK.as_millis() as u64;
-/// How long a notice stays in the hint line, at least.
-const NOTICE_TICKS: u64 = 5 * TICKS_PER_SECOND;
 /// A notice wider than the hint line is shown a page at a time, each page this long.
 pub const NOTICE_PAGE_TICKS: u64 = 4 * TICKS_PER_SECOND;
 
@@ -162,20 +169,14 @@ pub enum Effect {
     Restart,
 }
 
-/// The whole UI state: a router of owned parts. Each pane or feature keeps its state
-/// behind methods (`conversation`, `events`, `timeline_view`, `compare`, `outputs`,
-/// `transcripts`, `sessions`, `input`, `step`, `tokens`); the rest is the screen's own
-/// (size, focus, overlays, notices) and the agent's facts (workspace, provider, config).
+/// The whole UI state: a router of owned parts (see the module's comment).
 pub struct App {
-    workspace: PathBuf,
-    provider: String,
-    config: PipelineConfig,
-    theme: Theme,
-    size: (u16, u16),
-    tick: u64,
-    focus: Pane,
-    /// What the main area shows: Conversation, Outputs or Transcripts.
-    main: Pane,
+    /// The screen's own facts: size, tick, focus, overlays, notices.
+    screen: Screen,
+    /// The agent's facts: workspace, provider, settings, run state, recorded events.
+    agent: AgentFacts,
+    /// The job the screen waits for and the job ids.
+    jobs: Jobs,
 
     /// The conversation pane: the mirror, the full session, totals, streaming text.
     conversation: ConversationState,
@@ -194,37 +195,16 @@ pub struct App {
     compare: Option<CompareView>,
     /// Where the context goes (`w` in the timeline), when open: it covers the panes.
     context: Option<ContextView>,
-    /// The live run's recorded events (refusals, compact tool calls), folded as a
-    /// recording's reader folds them, so the compare view replays the live run as it ran.
-    live_record: crate::record::LiveRecord,
-
     /// The outputs pane: persisted outputs and the selection.
     outputs: OutputsState,
     /// The transcripts pane: the listing, its selection, the open transcript.
     transcripts: TranscriptsState,
-    /// The job the screen is waiting for (a transcript, a replay, an output), if any.
-    loading: Option<Loading>,
     /// The sessions browser (a mode of the transcripts pane) and the opened session.
     sessions: SessionsState,
-
     /// The input box: its text and the inputs sent before.
     input: InputState,
-
-    overlay: Option<Overlay>,
-    /// Overlays under the open one (a diff under the viewer it opened).
-    overlay_stack: Vec<Overlay>,
-    run_state: RunState,
     /// Step mode: on or off, the pending pause, a "run to" not reached yet.
     step: StepState,
-    agent_gone: bool,
-    last_ctrl_c: Option<u64>,
-    notice: Option<(String, u64)>,
-    /// Notices waiting for the hint line, shown one after the other.
-    notices_queued: VecDeque<String>,
-    /// The file whose existence says the first-run legend was seen (None: not remembered).
-    legend_marker: Option<PathBuf>,
-    /// The last job id handed out.
-    job_seq: JobId,
 }
 
 impl App {
@@ -235,39 +215,22 @@ impl App {
         no_color: bool,
     ) -> App {
         let mut app = App {
-            workspace,
-            provider,
-            config,
-            theme: Theme::new(no_color),
-            size: (120, 40),
-            tick: 0,
-            // Outside the input: `q` and `?` are keys from the first second; `i` types.
-            focus: Pane::Conversation,
-            main: Pane::Conversation,
+            screen: Screen::new(no_color),
+            timeline: Timeline::new(Source::Live, config.context_limit),
+            agent: AgentFacts::new(workspace, provider, config),
+            jobs: Jobs::default(),
             conversation: ConversationState::default(),
             tokens: TokenCounter::default(),
             events: EventsState::default(),
-            timeline: Timeline::new(Source::Live, config.context_limit),
             timeline_view: None,
             search: None,
             compare: None,
             context: None,
-            live_record: crate::record::LiveRecord::new("workbench"),
             outputs: OutputsState::default(),
             transcripts: TranscriptsState::default(),
-            loading: None,
             sessions: Default::default(),
             input: InputState::default(),
-            overlay: None,
-            overlay_stack: Vec::new(),
-            run_state: RunState::Idle,
             step: StepState::default(),
-            agent_gone: false,
-            last_ctrl_c: None,
-            notice: None,
-            notices_queued: VecDeque::new(),
-            legend_marker: None,
-            job_seq: 0,
         };
         app.style_input();
         app
@@ -277,40 +240,40 @@ impl App {
 
     /// The agent's workspace.
     pub fn workspace(&self) -> &std::path::Path {
-        &self.workspace
+        &self.agent.workspace
     }
 
     /// The model's label (`scripted`, a provider and model).
     pub fn provider(&self) -> &str {
-        &self.provider
+        &self.agent.provider
     }
 
     /// The pipeline's settings as the agent last said them.
     pub fn config(&self) -> &PipelineConfig {
-        &self.config
+        &self.agent.config
     }
 
     pub fn theme(&self) -> &Theme {
-        &self.theme
+        &self.screen.theme
     }
 
     /// The terminal's size (columns, rows).
     pub fn size(&self) -> (u16, u16) {
-        self.size
+        self.screen.size
     }
 
     /// Ticks since the start (the clock a spinner and elapsed times read).
     pub fn tick(&self) -> u64 {
-        self.tick
+        self.screen.tick
     }
 
     pub fn focus(&self) -> Pane {
-        self.focus
+        self.screen.focus
     }
 
     /// What the main area shows: Conversation, Outputs or Transcripts.
     pub fn main(&self) -> Pane {
-        self.main
+        self.screen.main
     }
 
     /// The conversation pane's state.
@@ -325,33 +288,33 @@ impl App {
 
     /// The job the screen is waiting for, if any.
     pub fn loading(&self) -> Option<&Loading> {
-        self.loading.as_ref()
+        self.jobs.loading.as_ref()
     }
 
     pub fn overlay(&self) -> Option<&Overlay> {
-        self.overlay.as_ref()
+        self.screen.overlay.as_ref()
     }
 
     /// What the agent is doing.
     pub fn run_state(&self) -> &RunState {
-        &self.run_state
+        &self.agent.run_state
     }
 
     /// Whether the agent's event channel closed.
     pub fn agent_gone(&self) -> bool {
-        self.agent_gone
+        self.agent.agent_gone
     }
 
     /// The notice in the hint line and the tick it was shown at (expired or not).
     pub fn notice(&self) -> Option<(&str, u64)> {
-        self.notice.as_ref().map(|(s, at)| (s.as_str(), *at))
+        self.screen.notice()
     }
 
     // ----- derived views, shared with the panes -----
 
     pub fn areas(&self) -> Option<Areas> {
         layout::areas_for(
-            Rect::new(0, 0, self.size.0, self.size.1),
+            Rect::new(0, 0, self.screen.size.0, self.screen.size.1),
             self.input_rows(),
             self.timeline_view.is_some(),
         )
@@ -444,10 +407,7 @@ impl App {
     }
 
     pub fn notice_text(&self) -> Option<&str> {
-        self.notice
-            .as_ref()
-            .filter(|(s, at)| self.tick.saturating_sub(*at) < notice_ticks(s, self.size.0))
-            .map(|(s, _)| s.as_str())
+        self.screen.notice_text()
     }
 
     /// The start-up notices, in full (the legend lists them).
@@ -468,27 +428,22 @@ impl App {
 
     /// Whether a tick changes what is drawn (spinner, elapsed time, notice expiry).
     pub fn animating(&self) -> bool {
-        self.run_state != RunState::Idle
-            || self.notice.is_some()
-            || !self.notices_queued.is_empty()
-            || self.loading.is_some()
+        self.agent.run_state != RunState::Idle
+            || self.screen.has_notices()
+            || self.jobs.loading.is_some()
             || self.compare.as_ref().is_some_and(|c| c.job().is_some())
             || self.tokens.busy()
     }
 
     /// Shows `text` in the hint line for a few seconds (longer when it is long).
     pub fn notify(&mut self, text: impl Into<String>) {
-        self.notice = Some((text.into(), self.tick));
+        self.screen.notify(text.into());
     }
 
     /// Shows `text` after the notices already waiting, each in turn: start-up notices are
     /// read one by one instead of being cut off together.
     pub fn notify_queued(&mut self, text: impl Into<String>) {
-        if self.notice_text().is_none() && self.notices_queued.is_empty() {
-            self.notify(text);
-        } else {
-            self.notices_queued.push_back(text.into());
-        }
+        self.screen.notify_queued(text.into());
     }
 
     // ----- the mutator -----
@@ -502,25 +457,19 @@ impl App {
                 Vec::new()
             }
             Msg::Paste(text) => {
-                if self.focus == Pane::Input && self.overlay.is_none() {
+                if self.screen.focus == Pane::Input && self.screen.overlay.is_none() {
                     self.input.insert_str(&text.replace('\r', ""));
                 }
                 Vec::new()
             }
             Msg::Resize(w, h) => {
-                self.size = (w, h);
+                self.screen.size = (w, h);
                 self.fix_scroll();
                 self.reshow_pause_rows();
                 Vec::new()
             }
             Msg::Tick => {
-                self.tick += 1;
-                if self.notice_text().is_none() {
-                    self.notice = None;
-                    if let Some(next) = self.notices_queued.pop_front() {
-                        self.notify(next);
-                    }
-                }
+                self.screen.tick();
                 self.count_tokens()
             }
             Msg::Done(done) => self.on_done(done),
@@ -529,8 +478,8 @@ impl App {
                 self.count_tokens()
             }
             Msg::AgentGone => {
-                self.agent_gone = true;
-                self.run_state = RunState::Idle;
+                self.agent.agent_gone = true;
+                self.agent.run_state = RunState::Idle;
                 self.notify("the agent stopped; q quits");
                 Vec::new()
             }
@@ -546,14 +495,4 @@ impl App {
             Msg::LoopStarted => self.start_effects(),
         }
     }
-}
-
-/// A notice in pages that fit a hint line `width` columns wide (with room for `(1/2)`).
-pub fn notice_pages(text: &str, width: u16) -> Vec<String> {
-    crate::tui::pause::wrap_words(text, (width as usize).saturating_sub(6).max(1))
-}
-
-/// Ticks a notice stays: five seconds, or every page its time when it has several.
-fn notice_ticks(text: &str, width: u16) -> u64 {
-    NOTICE_TICKS.max(notice_pages(text, width).len() as u64 * NOTICE_PAGE_TICKS)
 }

@@ -23,7 +23,7 @@ impl App {
             _ => return,
         };
         let action = if delta < 0 { Action::Up } else { Action::Down };
-        if self.overlay.is_some() {
+        if self.screen.overlay.is_some() {
             let code = if delta < 0 {
                 KeyCode::Up
             } else {
@@ -38,7 +38,7 @@ impl App {
             return;
         };
         let pane = if layout::contains(a.main, m.column, m.row) {
-            self.main
+            self.screen.main
         } else if self.timeline_view.is_some()
             && layout::contains(layout::timeline_area(&a), m.column, m.row)
         {
@@ -66,14 +66,14 @@ impl App {
     }
 
     fn click(&mut self, x: u16, y: u16) {
-        if self.overlay.is_some() {
+        if self.screen.overlay.is_some() {
             return;
         }
         let Some(a) = self.areas() else {
             return;
         };
         if layout::contains(a.main, x, y) {
-            self.focus_pane_noeffect(self.main);
+            self.focus_pane_noeffect(self.screen.main);
         } else if self.timeline_view.is_some() && layout::contains(layout::timeline_area(&a), x, y)
         {
             self.focus_pane_noeffect(Pane::Timeline);

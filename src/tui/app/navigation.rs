@@ -17,7 +17,7 @@ impl App {
         if keys::is_ctrl_c(&key) {
             return self.ctrl_c();
         }
-        if self.overlay.is_some() {
+        if self.screen.overlay.is_some() {
             return self.overlay_key(key);
         }
         if self.compare.is_some() {
@@ -30,7 +30,7 @@ impl App {
             self.search_key(key);
             return Vec::new();
         }
-        if self.focus == Pane::Input {
+        if self.screen.focus == Pane::Input {
             return self.input_key(key);
         }
         let Some(action) = keys::action(&key) else {
@@ -38,13 +38,13 @@ impl App {
         };
         match action {
             Action::Quit => return vec![Effect::Quit],
-            Action::Help => self.overlay = Some(Overlay::Help { top: 0 }),
+            Action::Help => self.screen.overlay = Some(Overlay::Help { top: 0 }),
             Action::NextPane => return self.cycle_pane(1),
             Action::PrevPane => return self.cycle_pane(-1),
             Action::FocusPane(6) | Action::Timeline => {
                 if self.timeline_view.is_none() {
                     self.open_timeline();
-                } else if action == Action::Timeline && self.focus == Pane::Timeline {
+                } else if action == Action::Timeline && self.screen.focus == Pane::Timeline {
                     self.close_timeline();
                 } else {
                     self.focus_pane_noeffect(Pane::Timeline);
@@ -57,7 +57,7 @@ impl App {
             }
             Action::Find
                 if matches!(
-                    self.focus,
+                    self.screen.focus,
                     Pane::Conversation | Pane::Events | Pane::Timeline
                 ) =>
             {
@@ -66,7 +66,7 @@ impl App {
             Action::SearchNext | Action::SearchPrev
                 if self.search.is_some()
                     && matches!(
-                        self.focus,
+                        self.screen.focus,
                         Pane::Conversation | Pane::Events | Pane::Timeline
                     ) =>
             {
@@ -79,10 +79,12 @@ impl App {
             Action::Compare => return self.open_compare_default(None),
             Action::Type => self.focus_pane_noeffect(Pane::Input),
             Action::Sessions => return self.toggle_sessions(),
-            Action::Refresh if !(self.sessions.active() && self.focus == Pane::Transcripts) => {
+            Action::Refresh
+                if !(self.sessions.active() && self.screen.focus == Pane::Transcripts) =>
+            {
                 return vec![self.refresh_files()];
             }
-            _ => match self.focus {
+            _ => match self.screen.focus {
                 Pane::Conversation => self.conversation_action(action),
                 Pane::Events => self.events_action(action),
                 Pane::Outputs => return self.outputs_action(action),
@@ -95,19 +97,19 @@ impl App {
     }
 
     fn ctrl_c(&mut self) -> Vec<Effect> {
-        if let Some(at) = self.last_ctrl_c
-            && self.tick.saturating_sub(at) <= TICKS_PER_SECOND
+        if let Some(at) = self.screen.last_ctrl_c
+            && self.screen.tick.saturating_sub(at) <= TICKS_PER_SECOND
         {
             return vec![Effect::Quit];
         }
-        self.last_ctrl_c = Some(self.tick);
+        self.screen.last_ctrl_c = Some(self.screen.tick);
         self.notify("cancel sent; Ctrl-C again within 1 s quits");
         vec![Effect::Send(UserCommand::Cancel)]
     }
 
     pub(super) fn cycle_pane(&mut self, delta: isize) -> Vec<Effect> {
         // The open timeline stands where the events pane is.
-        let from = match self.focus {
+        let from = match self.screen.focus {
             Pane::Timeline => Pane::Events,
             p => p,
         };
@@ -127,9 +129,9 @@ impl App {
         if matches!(p, Pane::Outputs | Pane::Transcripts) && self.timeline_view.is_some() {
             self.timeline_view = None;
         }
-        self.focus = p;
+        self.screen.focus = p;
         if matches!(p, Pane::Conversation | Pane::Outputs | Pane::Transcripts) {
-            self.main = p;
+            self.screen.main = p;
         }
         self.style_input();
         // The pause card and the input box share a place: the layout may have changed.

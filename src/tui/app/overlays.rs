@@ -14,21 +14,24 @@ use crate::tui::keys::{self, Action};
 impl App {
     pub(super) fn overlay_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let page = self.overlay_viewport().max(1);
-        let legend_len = match self.overlay {
-            Some(Overlay::Legend { .. }) => {
-                crate::tui::legend::lines(&self.theme, &self.config, &self.notices(), self.size)
-                    .len()
-            }
+        let legend_len = match self.screen.overlay {
+            Some(Overlay::Legend { .. }) => crate::tui::legend::lines(
+                &self.screen.theme,
+                &self.agent.config,
+                &self.notices(),
+                self.screen.size,
+            )
+            .len(),
             _ => 0,
         };
         // Help rows wrap at the overlay's width: scrolling counts the rows drawn.
-        let help_len = match self.overlay {
+        let help_len = match self.screen.overlay {
             Some(Overlay::Help { .. }) => {
                 crate::tui::keys::help_rows(self.overlay_inner().width as usize).len()
             }
             _ => 0,
         };
-        let Some(overlay) = &mut self.overlay else {
+        let Some(overlay) = &mut self.screen.overlay else {
             return Vec::new();
         };
         match overlay {
@@ -49,7 +52,7 @@ impl App {
                     let help = keys::action(&key) == Some(Action::Help);
                     let effects = self.close_legend();
                     if help {
-                        self.overlay = Some(Overlay::Help { top: 0 });
+                        self.screen.overlay = Some(Overlay::Help { top: 0 });
                     }
                     return effects;
                 }
@@ -68,7 +71,7 @@ impl App {
     }
 
     fn config_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let Some(Overlay::Config(panel)) = &mut self.overlay else {
+        let Some(Overlay::Config(panel)) = &mut self.screen.overlay else {
             return Vec::new();
         };
         let keys_n = PipelineConfig::KEYS.len();
@@ -85,12 +88,12 @@ impl App {
                 KeyCode::Enter => {
                     let key_name = PipelineConfig::KEYS[panel.selected.min(keys_n - 1)];
                     let value: String = buf.chars().filter(|c| *c != '_' && *c != ',').collect();
-                    let mut config = self.config;
+                    let mut config = self.agent.config;
                     match config.set(key_name, &value) {
                         Ok(()) => {
                             panel.editing = None;
                             panel.error = None;
-                            self.config = config;
+                            self.agent.config = config;
                             self.notify(format!(
                                 "{key_name} = {value} (applies from the next call)"
                             ));
@@ -112,7 +115,8 @@ impl App {
             Some(Action::Enter) => {
                 let key_name = PipelineConfig::KEYS[panel.selected.min(keys_n - 1)];
                 panel.editing = Some(
-                    self.config
+                    self.agent
+                        .config
                         .get(key_name)
                         .map(|v| v.to_string())
                         .unwrap_or_default(),
@@ -141,13 +145,13 @@ fn scroll(top: &mut usize, action: Action, len: usize, page: usize) {
 impl App {
     /// Closes the overlay on top, back to the one it was opened from, if any.
     pub(super) fn close_overlay(&mut self) {
-        self.overlay = self.overlay_stack.pop();
+        self.screen.overlay = self.screen.overlay_stack.pop();
     }
 
     /// Opens the viewer over the current overlay (Esc returns to it).
     pub(super) fn open_viewer_over(&mut self, title: String, text: &str) {
-        if let Some(o) = self.overlay.take() {
-            self.overlay_stack.push(o);
+        if let Some(o) = self.screen.overlay.take() {
+            self.screen.overlay_stack.push(o);
         }
         self.open_viewer(title, text);
     }
@@ -162,11 +166,11 @@ impl App {
 
     pub(super) fn viewer_key(&mut self, key: KeyEvent) {
         let page = self.overlay_viewport().max(1) as isize;
-        let Some(Overlay::Viewer(v)) = &self.overlay else {
+        let Some(Overlay::Viewer(v)) = &self.screen.overlay else {
             return;
         };
         let width = self.viewer_width(v).max(1);
-        let Some(Overlay::Viewer(v)) = &mut self.overlay else {
+        let Some(Overlay::Viewer(v)) = &mut self.screen.overlay else {
             return;
         };
         if v.key(key, width, page) == ViewerKey::Close {

@@ -198,7 +198,7 @@ impl App {
                 });
                 return vec![Effect::Work(Work::ReadOutput {
                     id,
-                    root: self.workspace.clone(),
+                    root: self.agent.workspace.clone(),
                     relative: file.relative,
                 })];
             }

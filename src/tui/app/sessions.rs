@@ -110,7 +110,7 @@ impl App {
             }
         }
         if let Some(marker) = start.unseen_legend {
-            self.legend_marker = Some(marker);
+            self.screen.legend_marker = Some(marker);
             self.show_legend();
         }
     }
@@ -148,7 +148,7 @@ impl App {
 
     /// `b`: the sessions browser, or back to `.transcripts/` when it is what is shown.
     pub(super) fn toggle_sessions(&mut self) -> Vec<Effect> {
-        if self.sessions.active && self.focus == Pane::Transcripts {
+        if self.sessions.active && self.screen.focus == Pane::Transcripts {
             self.sessions.active = false;
             return Vec::new();
         }
@@ -196,7 +196,7 @@ impl App {
         }
         match action {
             Action::Back => {
-                if self.loading.is_some() {
+                if self.jobs.loading.is_some() {
                     self.stop_waiting();
                 } else {
                     self.sessions.active = false;
@@ -250,7 +250,7 @@ impl App {
 
     /// Esc in an opened session: back to the list; its scratch store is removed.
     fn close_session(&mut self) -> Vec<Effect> {
-        if self.loading.is_some() {
+        if self.jobs.loading.is_some() {
             self.stop_waiting();
         }
         let Some(open) = self.sessions.open.take() else {
@@ -303,7 +303,7 @@ impl App {
         effects.push(Effect::Work(Work::Session(SessionWork::Replay {
             id,
             messages,
-            config: self.config,
+            config: self.agent.config,
             scratch,
         })));
         effects
@@ -345,12 +345,12 @@ impl App {
                 }
             }
             SessionDone::Opened { id, head, result } => {
-                let awaited = self.loading.as_ref().is_some_and(|l| l.id == id);
+                let awaited = self.jobs.loading.as_ref().is_some_and(|l| l.id == id);
                 if !awaited {
                     return Vec::new();
                 }
                 if !head {
-                    self.loading = None;
+                    self.jobs.loading = None;
                 }
                 match result {
                     Ok(view) => {
@@ -362,7 +362,7 @@ impl App {
                         }
                         if head && view.complete() {
                             // The file was small: this is all of it.
-                            self.loading = None;
+                            self.jobs.loading = None;
                         }
                         if view.complete() {
                             self.count_opened(&view);
@@ -371,7 +371,7 @@ impl App {
                         self.scroll_sessions();
                     }
                     Err(e) => {
-                        self.loading = None;
+                        self.jobs.loading = None;
                         if let Some(open) = &mut self.sessions.open
                             && !head
                         {
@@ -382,9 +382,9 @@ impl App {
                 }
             }
             SessionDone::Replayed { id, replay } => {
-                let awaited = self.loading.as_ref().is_some_and(|l| l.id == id);
+                let awaited = self.jobs.loading.as_ref().is_some_and(|l| l.id == id);
                 if awaited {
-                    self.loading = None;
+                    self.jobs.loading = None;
                     match &mut self.sessions.open {
                         Some(open) if open.scratch() == Some(replay.scratch()) => {
                             open.set_replay(*replay);
@@ -408,7 +408,7 @@ impl App {
 
     /// Whether `path` is the session being opened or shown.
     fn opening(&self, path: &Path) -> bool {
-        let loading = self.loading.as_ref().is_some_and(|l| {
+        let loading = self.jobs.loading.as_ref().is_some_and(|l| {
             matches!(&l.what, LoadKind::Session { relative, .. }
                 if *relative == path.display().to_string())
         });

@@ -110,7 +110,7 @@ impl App {
         }
         let why = if !self.step.mode() {
             "Space steps in step mode: type /step (i to type), or start with --step"
-        } else if self.run_state == RunState::Idle {
+        } else if self.agent.run_state == RunState::Idle {
             "step mode: send a request (i to type); the agent pauses before each step"
         } else {
             "not paused yet: the agent pauses before the next stage or model call"
@@ -126,7 +126,7 @@ impl App {
             self.notify("s and c run to the next stage / model call in step mode (/step)");
             return Vec::new();
         }
-        if self.step.paused().is_none() && self.run_state == RunState::Idle {
+        if self.step.paused().is_none() && self.agent.run_state == RunState::Idle {
             self.notify("nothing runs: send a request first (i to type)");
             return Vec::new();
         }
@@ -201,7 +201,7 @@ impl App {
 
     /// Whether the pause card takes the input box's place: paused, and not typing.
     pub fn pause_card_shown(&self) -> bool {
-        self.step.next_step().is_some() && self.focus != Pane::Input
+        self.step.next_step().is_some() && self.screen.focus != Pane::Input
     }
 
     /// The pause card's title and lines at the screen's width (the keys line last).
@@ -210,9 +210,10 @@ impl App {
             return None;
         }
         let next = self.step.next_step()?;
-        let (title, text) = pause::card(next, self.config.context_limit);
+        let (title, text) = pause::card(next, self.agent.config.context_limit);
         // The card's text has one column of margin inside the box.
-        let width = (layout::inner(layout::full(self.size)).width as usize).saturating_sub(1);
+        let width =
+            (layout::inner(layout::full(self.screen.size)).width as usize).saturating_sub(1);
         let mut lines: Vec<String> = text
             .iter()
             .flat_map(|t| pause::wrap_words(t, width))
@@ -232,13 +233,13 @@ impl App {
 
     /// Opens the legend (at start on a first run, and with `l`).
     pub fn show_legend(&mut self) {
-        self.overlay = Some(Overlay::Legend { top: 0 });
+        self.screen.overlay = Some(Overlay::Legend { top: 0 });
     }
 
     /// Closes the legend; the first time, asks for it to be remembered as seen.
     pub(super) fn close_legend(&mut self) -> Vec<Effect> {
-        self.overlay = None;
-        match self.legend_marker.take() {
+        self.screen.overlay = None;
+        match self.screen.legend_marker.take() {
             Some(path) => vec![Effect::Work(Work::RememberLegend { path })],
             None => Vec::new(),
         }
@@ -257,24 +258,24 @@ impl App {
     /// (inputs typed, step mode, the screen, the tokenizer).
     pub(super) fn restarted(&mut self, provider: String, notices: Vec<String>) -> Vec<Effect> {
         let mut fresh = App::new(
-            self.workspace.clone(),
+            self.agent.workspace.clone(),
             provider,
-            self.config,
-            !self.theme.color,
+            self.agent.config,
+            !self.screen.theme.color,
         );
         // The clock starts again with the scenario (event times count from the restart).
-        fresh.size = self.size;
+        fresh.screen.size = self.screen.size;
         if let Some(bpe) = self.tokens.tokenizer() {
             fresh.tokens.set_tokenizer(bpe);
         }
         fresh.input.take_history(&mut self.input);
-        fresh.job_seq = self.job_seq;
+        fresh.jobs.seq = self.jobs.seq;
         fresh.step.on = self.step.on;
-        fresh.legend_marker = self.legend_marker.take();
+        fresh.screen.legend_marker = self.screen.legend_marker.take();
         *self = fresh;
         self.add_notices(notices);
         // Only the scripted model plays a scenario; a real model starts a fresh session.
-        self.notify_queued(if self.provider.starts_with("scripted") {
+        self.notify_queued(if self.agent.provider.starts_with("scripted") {
             "restarted: the scenario plays again from the start"
         } else {
             "restarted: a fresh agent with an empty history, on the same model"

@@ -105,7 +105,7 @@ impl App {
             follow: true,
             ..TimelineView::default()
         });
-        self.main = Pane::Conversation;
+        self.screen.main = Pane::Conversation;
         self.focus_pane_noeffect(Pane::Timeline);
         self.rewind();
         if self.timeline.calls.is_empty() {
@@ -116,7 +116,7 @@ impl App {
     /// Back to the live history.
     pub fn close_timeline(&mut self) {
         self.timeline_view = None;
-        if self.focus == Pane::Timeline {
+        if self.screen.focus == Pane::Timeline {
             self.focus_pane_noeffect(Pane::Conversation);
         }
         self.fix_scroll();

@@ -245,7 +245,7 @@ impl App {
         });
         vec![Effect::Work(Work::LoadTranscript {
             id,
-            root: self.workspace.clone(),
+            root: self.agent.workspace.clone(),
             relative: relative.to_string(),
         })]
     }
@@ -262,15 +262,15 @@ impl App {
         });
         vec![Effect::Work(Work::Replay {
             id,
-            root: self.workspace.clone(),
-            config: self.config,
+            root: self.agent.workspace.clone(),
+            config: self.agent.config,
             rows,
         })]
     }
 
     /// Esc while something loads: stop waiting for it (its result will be dropped).
     pub(super) fn stop_waiting(&mut self) {
-        if let Some(l) = self.loading.take() {
+        if let Some(l) = self.jobs.loading.take() {
             if let super::LoadKind::Session { progress, .. } = &l.what {
                 // The read itself stops too: a huge file is not read on for nothing.
                 progress.cancel();

@@ -1,0 +1,38 @@
+//! What the workbench knows about the agent it shows, one of `App`'s parts: the workspace,
+//! the model's label, the pipeline's settings as the agent last said them, what it is doing,
+//! whether its channel closed, and the live run's recorded events (refusals, compact tool
+//! calls) that the compare view replays.
+
+use std::path::PathBuf;
+
+use super::state::RunState;
+use crate::compact::PipelineConfig;
+use crate::record::LiveRecord;
+
+/// The agent's facts. Fields are visible to `App`'s own modules only.
+#[derive(Debug)]
+pub(super) struct AgentFacts {
+    pub(super) workspace: PathBuf,
+    /// The model's label (`scripted`, a provider and model).
+    pub(super) provider: String,
+    pub(super) config: PipelineConfig,
+    pub(super) run_state: RunState,
+    /// Whether the agent's event channel closed.
+    pub(super) agent_gone: bool,
+    /// Folded as a recording's reader folds them, so the compare view replays the live run
+    /// as it ran.
+    pub(super) live_record: LiveRecord,
+}
+
+impl AgentFacts {
+    pub(super) fn new(workspace: PathBuf, provider: String, config: PipelineConfig) -> AgentFacts {
+        AgentFacts {
+            workspace,
+            provider,
+            config,
+            run_state: RunState::Idle,
+            agent_gone: false,
+            live_record: LiveRecord::new("workbench"),
+        }
+    }
+}
