@@ -76,7 +76,7 @@ fn write_capture(path: &Path) {
                 read_call("t2"),
                 result("t2", "ok", true)
             ])),
-            "",
+            "Summary: a.rs was read.",
             400,
         ),
         exchange(
@@ -131,9 +131,18 @@ fn a_capture_reads_as_a_session_with_the_agents_compactions() {
     let view = s.model_view(s.messages.len());
     assert_eq!(view.len(), 3);
     assert_eq!(view[2].joined_text(), "Done.");
-    // What call 3 sent is exactly what the capture holds (cache markers aside).
-    let before = s.model_view(s.compactions[1].at);
+    // What the thread's third call sent, its cleared result included.
+    let at = s.compactions[1].at;
+    assert_eq!(
+        s.messages[at - 1].joined_text(),
+        "Summary: a.rs was read.",
+        "the summary call's answer"
+    );
+    let before = s.model_view(at - 1);
     assert_eq!(before.len(), 5);
+    let cleared = before[2].tool_results().next().unwrap();
+    assert_eq!(cleared["content"], "[Old tool result content cleared]");
+    assert!(cleared.get("cache_control").is_none());
     assert_eq!(s.calls[3].usage.input_tokens, 150);
 }
 
@@ -176,7 +185,13 @@ fn sessions_inspect_replay_forgot_and_export_take_a_capture() {
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["format"], "proxy-capture");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cut off"));
+    assert!(
+        v["warnings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cut off")
+    );
+    assert_eq!(v["calls"], 4);
 
     let ws = tempfile::tempdir().unwrap();
     let out = ctxlab()

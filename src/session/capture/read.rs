@@ -134,7 +134,7 @@ pub(crate) fn read_capture(lines: Vec<ParsedLine>) -> Result<Session, SessionErr
         };
         let msgs = &req.messages;
         let common = prev.iter().zip(msgs).take_while(|(a, b)| a == b).count();
-        let answer_at = session.messages.len();
+        let mut answer_at = session.messages.len();
         if common == prev.len() {
             push_all(&mut session, &msgs[common..], &origin);
         } else if let Some(cleared) = cleared_in_place(&prev[common..], &msgs[common..]) {
@@ -144,6 +144,10 @@ pub(crate) fn read_capture(lines: Vec<ParsedLine>) -> Result<Session, SessionErr
             session.compactions.push(c);
             push_all(&mut session, &msgs[prev.len().min(msgs.len())..], &origin);
         } else {
+            // The previous answer is in no later request (a summary call's answer is the
+            // summary): it is taken from its response, before the compaction.
+            push_lost_answer(&mut session, last_answer);
+            answer_at = usize::MAX;
             let mut c = Compaction::new(CompactionKind::Full, session.messages.len(), *line);
             c.timestamp = Some(exchange.started.clone());
             c.kept = Some(
@@ -196,22 +200,32 @@ pub(crate) fn read_capture(lines: Vec<ParsedLine>) -> Result<Session, SessionErr
         last_answer = Some(exchange);
     }
     // The last answer is in no later request: it is taken from the response.
-    if let Some(exchange) = last_answer
-        && let Some(answer) = answer_message(exchange)
-    {
-        let at = session.messages.len();
-        session.messages.push(answer);
-        session.info.push(MessageOrigin {
-            line: session.calls.last().map_or(0, |c| c.line),
-            timestamp: Some(exchange.started.clone()),
-            uuid: None,
-            kind: MessageKind::Conversation,
-        });
-        if let Some(call) = session.calls.last_mut() {
-            call.message = Some(at);
-        }
-    }
+    push_lost_answer(&mut session, last_answer);
     Ok(session)
+}
+
+/// The last call's answer, assembled from its response, when no request holds it.
+fn push_lost_answer(session: &mut Session, exchange: Option<&Exchange>) {
+    let Some(exchange) = exchange else {
+        return;
+    };
+    if session.calls.last().is_none_or(|c| c.message.is_some()) {
+        return;
+    }
+    let Some(answer) = answer_message(exchange) else {
+        return;
+    };
+    let at = session.messages.len();
+    session.messages.push(answer);
+    session.info.push(MessageOrigin {
+        line: session.calls.last().map_or(0, |c| c.line),
+        timestamp: Some(exchange.started.clone()),
+        uuid: None,
+        kind: MessageKind::Conversation,
+    });
+    if let Some(call) = session.calls.last_mut() {
+        call.message = Some(at);
+    }
 }
 
 fn push_all(
