@@ -46,7 +46,7 @@ fn result(id: &str, content: &str, cached: bool) -> Value {
 /// summary), a side request with no tools between them, and a last line cut by a kill.
 fn write_capture(path: &Path) {
     let long = "fn main() {}\n".repeat(50);
-    let lines = vec![
+    let lines = [
         json!({"type": "header", "format": "ctxlab-capture", "version": 1, "ctxlab": "0.1.0",
             "started": "2026-12-01T10:00:00Z", "listen": "127.0.0.1:8765"}),
         exchange(1, request(json!([user("fix a.rs")])), "", 100),
