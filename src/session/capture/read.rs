@@ -298,6 +298,3 @@ fn answer_message(e: &Exchange) -> Option<Message> {
     }
     (!blocks.is_empty()).then(|| Message::assistant_blocks(blocks))
 }
-
-#[cfg(test)]
-mod tests;
