@@ -46,6 +46,9 @@ const HOP_BY_HOP: &[&str] = &[
     "trailer",
     "transfer-encoding",
     "upgrade",
+    // The client's `Expect: 100-continue` is answered by this server when the body is read;
+    // the upstream gets the body without waiting for a `100` of its own.
+    "expect",
 ];
 
 /// Whether a header goes on to the other side: not hop-by-hop, not named by `Connection`,
