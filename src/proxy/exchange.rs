@@ -139,8 +139,12 @@ pub async fn handle(
                     let at = ms_since(arrived);
                     timing.first_byte_ms.get_or_insert(at);
                     timing.last_byte_ms = Some(at);
-                    assembler.feed(&chunk);
-                    if tx.send(Ok(chunk)).await.is_err() {
+                    // Passed on first, read after: the assembler is never in the chunk's way
+                    // (a clone of `Bytes` shares the buffer).
+                    let copy = chunk.clone();
+                    let sent = tx.send(Ok(chunk)).await;
+                    assembler.feed(&copy);
+                    if sent.is_err() {
                         failure = Some(
                             "the client went away: the upstream request was cancelled".to_string(),
                         );
