@@ -20,6 +20,7 @@ pub mod message;
 pub mod pipeline_replay;
 pub mod process;
 pub mod provider;
+pub mod proxy;
 pub mod pyrepr;
 pub mod record;
 pub mod safe_fs;

@@ -47,6 +47,8 @@ macro_rules! say {
 // The commands that read session files and print what they find.
 #[path = "main/lookups.rs"]
 mod lookups;
+#[path = "main/proxy.rs"]
+mod proxy;
 
 /// Stdout for a command's output: exact for JSON, through the sanitizer for people.
 fn stdout_for(json: bool) -> std::io::BufWriter<Box<dyn Write>> {
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         Some(Command::Open(args)) => cmd_open(args),
         Some(Command::Watch(args)) => watch::cmd_watch(args),
         Some(Command::Statusline) => Ok(watch::cmd_statusline()),
+        Some(Command::Proxy(args)) => proxy::cmd_proxy(args),
         None => cmd_workbench(cli.agent, cli.step, None),
     });
     match result {

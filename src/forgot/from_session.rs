@@ -29,6 +29,8 @@ const CODEX_REMOTE_RULE: &str =
     "Codex's remote compaction records its replacement_history: that list is what the model kept.";
 const CTXLAB_RULE: &str = "ctxlab's summary replaces the history it summarized (a reactive summary keeps the tail its report names); a transcript starts at the previous summary.";
 const CLAUDE_MICRO_RULE: &str = "Claude Code's microcompact clears the content of the tool results its boundary lists and keeps every message.";
+const PROXY_RULE: &str = "Read from two captured requests: the later one no longer extends the earlier; its first new message is taken as the summary, and the messages both start with as what was kept.";
+const PROXY_MICRO_RULE: &str = "Read from two captured requests: the later one holds every message of the earlier, with some tool results' content replaced.";
 
 fn summary_text(s: &Summary) -> SummaryText {
     match s {
@@ -233,7 +235,12 @@ fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
             messages: Vec::new(),
             from_before: (0..before.len()).collect(),
         };
-        (format!("{} micro", tool.name()), CLAUDE_MICRO_RULE, kept)
+        let rule = if tool == Tool::Proxy {
+            PROXY_MICRO_RULE
+        } else {
+            CLAUDE_MICRO_RULE
+        };
+        (format!("{} micro", tool.name()), rule, kept)
     } else {
         match tool {
             Tool::ClaudeCode => {
@@ -273,6 +280,7 @@ fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
                     ),
                 ),
             },
+            Tool::Proxy => ("proxy full".to_string(), PROXY_RULE, kept_from(c, &before)),
             Tool::Ctxlab if before.is_empty() => (
                 "ctxlab summary".to_string(),
                 CTXLAB_RULE,

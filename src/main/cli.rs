@@ -55,6 +55,33 @@ pub(crate) enum Command {
     /// Claude Code's status line command: reads its JSON on stdin, prints one short line
     /// (context, window, compactions, headroom).
     Statusline,
+    /// An HTTP proxy on loopback that an agent (Claude Code, Codex, any Anthropic or OpenAI
+    /// client) is pointed at: each request goes on unchanged, and each exchange is captured
+    /// with the exact request body (a session ctxlab reads like the others).
+    Proxy(ProxyArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ProxyArgs {
+    /// Address to listen on; only a loopback address unless --allow-non-loopback.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8765")]
+    pub(crate) listen: std::net::SocketAddr,
+    /// Send every request here instead of the API's own server by path
+    /// (https://api.anthropic.com for /v1/messages, https://api.openai.com for
+    /// /v1/chat/completions and /v1/responses).
+    #[arg(long, value_name = "URL")]
+    pub(crate) upstream: Option<String>,
+    /// The capture file (appended to if it is already a capture). Default: a new file in
+    /// `captures/` of ctxlab's data dir.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) capture: Option<PathBuf>,
+    /// Listen on a non-loopback address: anyone who reaches it can spend the keys the
+    /// clients send through it.
+    #[arg(long)]
+    pub(crate) allow_non_loopback: bool,
+    /// Print one line per exchange on stdout as it completes.
+    #[arg(long)]
+    pub(crate) watch: bool,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -216,7 +243,8 @@ pub(crate) struct InspectArgs {
 #[derive(Debug, Args)]
 pub(crate) struct SessionsArgs {
     /// Files or folders to list (default: $CLAUDE_CONFIG_DIR or ~/.claude, projects/;
-    /// $CODEX_HOME or ~/.codex, sessions/; and ctxlab's data dir, sessions/).
+    /// $CODEX_HOME or ~/.codex, sessions/; and ctxlab's data dir, sessions/ and
+    /// captures/).
     pub(crate) paths: Vec<PathBuf>,
     /// One JSON array instead of readable lines.
     #[arg(long)]

@@ -35,6 +35,9 @@ pub use retry::{CallLimits, RetryPolicy};
 pub use scripted::{Scenario, ScenarioError, ScriptedModel};
 pub use sse::{DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_EVENT_BYTES, StreamLimits};
 pub use wire::{SentRequest, WireFormat};
+// For `ctxlab proxy` (src/proxy/): the same client set-up and the same SSE framing.
+pub(crate) use http::client_with_timeouts;
+pub(crate) use sse::{SseDecoder, SseEvent};
 
 /// What the agent asks a model for.
 #[derive(Debug, Clone, Default)]

@@ -1,6 +1,7 @@
 //! Finding session files: the tools' default folders (Claude Code's `projects/` under
 //! `$CLAUDE_CONFIG_DIR` or `~/.claude`, Codex's `sessions/` under `$CODEX_HOME` or
-//! `~/.codex`, ctxlab's own recordings in `sessions/` of its data dir) and any file or
+//! `~/.codex`, ctxlab's own recordings in `sessions/` of its data dir, `ctxlab proxy`'s
+//! captures in `captures/`) and any file or
 //! folder a person names. A listing entry costs one `stat` and
 //! a peek at the file's first lines, read by the session readers themselves, so its project
 //! and start are the ones `ctxlab inspect` gives; the counts a listing shows beside it come
@@ -45,6 +46,12 @@ pub fn default_roots() -> Vec<Root> {
             path,
         });
     }
+    if let Some(path) = ctxlab_captures_dir() {
+        roots.push(Root {
+            tool: Tool::Proxy,
+            path,
+        });
+    }
     roots
 }
 
@@ -62,6 +69,11 @@ pub fn ctxlab_data_dir() -> Option<PathBuf> {
 /// Where ctxlab records its live sessions: `sessions/` in its data dir.
 pub fn ctxlab_sessions_dir() -> Option<PathBuf> {
     ctxlab_data_dir().map(|d| d.join("sessions"))
+}
+
+/// Where `ctxlab proxy` writes its captures by default: `captures/` in the data dir.
+pub fn ctxlab_captures_dir() -> Option<PathBuf> {
+    ctxlab_data_dir().map(|d| d.join("captures"))
 }
 
 /// The default roots for the given variables: a tool's own variable wins over the home dir.

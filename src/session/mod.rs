@@ -3,7 +3,8 @@
 //! one model (`model`): the messages in
 //! the Anthropic shape, the compactions the recording tool performed, the usage of each
 //! model call, subagent sidechains and metadata. The format is detected from the content.
-//! `discover` finds session files in the tools' default folders.
+//! `discover` finds session files in the tools' default folders. `ctxlab proxy`'s captures
+//! (`capture`) read as sessions too: each model call with the exact messages it sent.
 //!
 //! Only ever reads: nothing is written next to a session file, and no file but the ones
 //! named (plus a Claude Code session's own subagent files) is opened. The readers are
@@ -11,6 +12,7 @@
 //! every core (`lines`).
 
 mod assemble;
+pub mod capture;
 mod chunked;
 mod claude;
 mod claude_rewind;
@@ -119,6 +121,9 @@ pub(crate) fn format_of_line(v: &Value) -> Option<SessionFormat> {
     if recorded::format::is_header(v) {
         return Some(SessionFormat::CtxlabSession);
     }
+    if capture::is_header(v) || is_capture_exchange(o) {
+        return Some(SessionFormat::ProxyCapture);
+    }
     if o.contains_key("payload") && kind.is_some_and(|k| CODEX_TYPES.contains(&k)) {
         return Some(SessionFormat::Codex);
     }
@@ -147,6 +152,13 @@ pub(crate) fn format_of_line(v: &Value) -> Option<SessionFormat> {
     None
 }
 
+/// A capture's exchange line (a capture whose header was lost still reads as one).
+fn is_capture_exchange(o: &serde_json::Map<String, Value>) -> bool {
+    o.get("type").and_then(Value::as_str) == Some("exchange")
+        && o.contains_key("request")
+        && o.contains_key("response")
+}
+
 /// The format of a JSON-lines file, from its first lines that say.
 fn detect_lines(lines: &[ParsedLine]) -> Option<SessionFormat> {
     lines
@@ -173,6 +185,7 @@ fn read_lines(format: SessionFormat, lines: Vec<ParsedLine>) -> Result<Session, 
             transcript::read_transcript(lines)
         }
         SessionFormat::CtxlabSession => recorded::read_recorded(lines),
+        SessionFormat::ProxyCapture => capture::read_capture(lines),
     }
 }
 

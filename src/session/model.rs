@@ -22,6 +22,8 @@ pub enum Tool {
     ClaudeCode,
     Codex,
     Ctxlab,
+    /// `ctxlab proxy`'s captures: the exact requests of any agent.
+    Proxy,
 }
 
 impl Tool {
@@ -30,6 +32,7 @@ impl Tool {
             Tool::ClaudeCode => "claude-code",
             Tool::Codex => "codex",
             Tool::Ctxlab => "ctxlab",
+            Tool::Proxy => "proxy",
         }
     }
 }
@@ -50,6 +53,9 @@ pub enum SessionFormat {
     MessageArray,
     /// A live session ctxlab recorded (`session::recorded`: a header line, then events).
     CtxlabSession,
+    /// A `ctxlab proxy` capture (`session::capture`: a header line, then one exchange per
+    /// line).
+    ProxyCapture,
 }
 
 impl SessionFormat {
@@ -61,6 +67,7 @@ impl SessionFormat {
             SessionFormat::CtxlabTranscript => "ctxlab-transcript",
             SessionFormat::MessageArray => "message-array",
             SessionFormat::CtxlabSession => "ctxlab-session",
+            SessionFormat::ProxyCapture => "proxy-capture",
         }
     }
 
@@ -71,6 +78,7 @@ impl SessionFormat {
             SessionFormat::CtxlabTranscript
             | SessionFormat::MessageArray
             | SessionFormat::CtxlabSession => Tool::Ctxlab,
+            SessionFormat::ProxyCapture => Tool::Proxy,
         }
     }
 }

@@ -137,7 +137,7 @@ pub fn newest_for_cwd(cwd: &Path, roots: &[Root]) -> Result<Chosen, String> {
                     ));
                 }
             }
-            Tool::Ctxlab => {}
+            Tool::Ctxlab | Tool::Proxy => {}
         }
     }
     found.sort_by_key(|f| std::cmp::Reverse(f.1));
@@ -182,7 +182,7 @@ pub fn scope_of(file: &SessionFile) -> Option<ProjectScope> {
                 .to_path_buf();
             Some(ProjectScope::Codex { root, cwd })
         }
-        Tool::Ctxlab => None,
+        Tool::Ctxlab | Tool::Proxy => None,
     }
 }
 
@@ -194,7 +194,7 @@ pub fn choose_path(path: &Path) -> Result<Chosen, String> {
         let count = files.len();
         let newest = files
             .into_iter()
-            .filter(|f| f.tool != Tool::Ctxlab)
+            .filter(|f| !matches!(f.tool, Tool::Ctxlab | Tool::Proxy))
             .max_by_key(|f| f.modified)
             .ok_or_else(|| {
                 format!(

@@ -1,0 +1,161 @@
+//! The two bodies in flight: the response body handed to hyper (`ChannelBody`, fed chunk by
+//! chunk by the task that reads the upstream, so each chunk goes out as it arrives and a
+//! client that leaves closes the channel), and the request body on its way upstream
+//! (`spool_request`: every chunk goes on to the upstream and to an unnamed spool file on
+//! disk, never into memory, so a 100 MB body costs a few chunks of memory).
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, Incoming};
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+
+/// One chunk for the client, or the upstream's body breaking off: an error makes hyper
+/// abort the response, so a cut answer never looks complete to the client.
+pub type Chunk = Result<Bytes, std::io::Error>;
+
+/// A response body whose chunks come over a channel.
+pub struct ChannelBody {
+    rx: mpsc::Receiver<Chunk>,
+}
+
+impl ChannelBody {
+    /// A body and the sender that feeds it; `depth` chunks may wait in between.
+    pub fn channel(depth: usize) -> (mpsc::Sender<Chunk>, ChannelBody) {
+        let (tx, rx) = mpsc::channel(depth);
+        (tx, ChannelBody { rx })
+    }
+
+    /// A body of one chunk, for the proxy's own answers.
+    pub fn full(bytes: impl Into<Bytes>) -> ChannelBody {
+        let (tx, body) = ChannelBody::channel(1);
+        // A fresh channel with room for one: this send cannot fail.
+        let _ = tx.try_send(Ok(bytes.into()));
+        body
+    }
+}
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        self.rx.poll_recv(cx).map(|c| c.map(|b| b.map(Frame::data)))
+    }
+}
+
+/// The request body as it went: its length, digest, and the spool holding it.
+pub struct SpooledBody {
+    pub bytes: u64,
+    pub sha256: String,
+    spool: Option<std::fs::File>,
+    /// The body broke off before its end (the client went away mid-upload).
+    pub broken: Option<String>,
+}
+
+/// Why a spooled body is not in a capture as JSON.
+pub enum BodyRead {
+    Json(serde_json::Value),
+    Omitted(String),
+}
+
+impl SpooledBody {
+    /// The body, read back from the spool when it is at most `max` bytes and is JSON.
+    pub fn read_json(&mut self, max: u64) -> BodyRead {
+        if self.bytes == 0 {
+            return BodyRead::Omitted("empty".to_string());
+        }
+        if self.bytes > max {
+            return BodyRead::Omitted(format!(
+                "{} bytes, over the capture's cap of {max} bytes on a body (its sha256 is kept)",
+                self.bytes
+            ));
+        }
+        let Some(file) = self.spool.as_mut() else {
+            return BodyRead::Omitted("the spool file could not be written".to_string());
+        };
+        let mut buf = Vec::new();
+        let read = file
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| file.take(max).read_to_end(&mut buf));
+        if let Err(e) = read {
+            return BodyRead::Omitted(format!("the spool file cannot be read: {e}"));
+        }
+        match serde_json::from_slice(&buf) {
+            Ok(v) => BodyRead::Json(v),
+            Err(_) => BodyRead::Omitted(format!("{} bytes, not JSON", self.bytes)),
+        }
+    }
+}
+
+/// Streams `body` to the returned channel (the upstream request's body) and to a spool file
+/// in `spool_dir` (unnamed: it disappears with the process). The task ends with the whole
+/// body spooled, or broken off.
+pub fn spool_request(
+    mut body: Incoming,
+    spool_dir: std::path::PathBuf,
+) -> (
+    mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    tokio::task::JoinHandle<SpooledBody>,
+) {
+    // Two chunks in flight: the upstream's pace holds the client back, not our memory.
+    let (tx, rx) = mpsc::channel(2);
+    let task = tokio::spawn(async move {
+        let mut spool = tempfile::tempfile_in(&spool_dir).ok();
+        let mut hash = Sha256::new();
+        let mut bytes = 0u64;
+        let mut broken = None;
+        let mut upstream_open = true;
+        loop {
+            match body.frame().await {
+                None => break,
+                Some(Ok(frame)) => {
+                    let Ok(data) = frame.into_data() else {
+                        continue;
+                    };
+                    bytes += data.len() as u64;
+                    hash.update(&data);
+                    if let Some(f) = spool.as_mut()
+                        && f.write_all(&data).is_err()
+                    {
+                        spool = None;
+                    }
+                    if upstream_open && tx.send(Ok(data)).await.is_err() {
+                        // The upstream stopped reading (it answered early, or failed): the
+                        // rest is still read, so the capture says what the client sent.
+                        upstream_open = false;
+                    }
+                }
+                Some(Err(e)) => {
+                    let text = format!("the request body broke off: {e}");
+                    let _ = tx
+                        .send(Err(std::io::Error::new(
+                            std::io::ErrorKind::UnexpectedEof,
+                            text.clone(),
+                        )))
+                        .await;
+                    broken = Some(text);
+                    break;
+                }
+            }
+        }
+        SpooledBody {
+            bytes,
+            sha256: hex(&hash.finalize()),
+            spool,
+            broken,
+        }
+    });
+    (rx, task)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

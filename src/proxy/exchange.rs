@@ -1,0 +1,279 @@
+//! One exchange: the request forwarded as it streams in, the response streamed back chunk by
+//! chunk as the upstream sends it, and, when it ends, the capture line. The client's bytes
+//! and the upstream's are passed on untouched; the assembler and the spool read copies.
+//! A client that goes away ends the task that reads the upstream, which drops the upstream
+//! response and so closes its connection: the upstream request is cancelled.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use hyper::body::Incoming;
+use hyper::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+
+use crate::session::capture::{ApiKind, CapturedRequest, CapturedResponse, Exchange, Timing};
+
+use super::Shared;
+use super::assemble::Assembler;
+use super::body::{BodyRead, ChannelBody, SpooledBody, spool_request};
+use super::route::{end_to_end, recorded, target_url, upstream_root};
+
+/// Most bytes of a request body written into a capture line (as JSON); a larger body is
+/// forwarded whole and recorded by its length and digest.
+pub const MAX_CAPTURED_BODY_BYTES: u64 = 32 << 20;
+/// Chunks that may wait between the upstream reader and hyper's writer.
+const RESPONSE_DEPTH: usize = 4;
+
+/// What the capture line needs from the request side.
+struct Started {
+    n: u64,
+    started: String,
+    method: String,
+    path: String,
+    api: ApiKind,
+    upstream: String,
+    headers: Vec<crate::session::capture::RecordedHeader>,
+}
+
+/// Handles one request.
+pub async fn handle(
+    req: Request<Incoming>,
+    shared: Arc<Shared>,
+) -> Result<Response<ChannelBody>, std::convert::Infallible> {
+    let arrived = Instant::now();
+    let (parts, body) = req.into_parts();
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/")
+        .to_string();
+    let api = ApiKind::of_path(parts.uri.path());
+    let root = upstream_root(shared.upstream.as_deref(), api);
+    let url = target_url(&root, &path_and_query);
+    let mut headers = end_to_end(&parts.headers);
+    let started = Started {
+        n: shared.next_number(),
+        started: super::now_iso_ms(),
+        method: parts.method.as_str().to_string(),
+        path: parts.uri.path().to_string(),
+        api,
+        upstream: super::without_query(&root).to_string(),
+        headers: recorded(&headers),
+    };
+    // The one header changed on the way: the capture must be able to read the answer, and
+    // a compressed one it cannot (docs/capture.md).
+    headers.insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
+    let (chunks, spool) = spool_request(body, shared.spool_dir.clone());
+    let stream =
+        futures::stream::unfold(
+            chunks,
+            |mut rx| async move { rx.recv().await.map(|c| (c, rx)) },
+        );
+    let sent = shared
+        .client
+        .request(parts.method, &url)
+        .headers(headers)
+        .body(reqwest::Body::wrap_stream(stream))
+        .send()
+        .await;
+    let upstream = match sent {
+        Ok(r) => r,
+        Err(e) => {
+            let why = format!("the upstream cannot be reached: {}", describe(&e));
+            let spooled = spool.await.ok();
+            finish(
+                &shared,
+                started,
+                spooled,
+                CapturedResponse::default(),
+                Timing::default(),
+                Some(why.clone()),
+            )
+            .await;
+            return Ok(proxy_error(api, StatusCode::BAD_GATEWAY, &why));
+        }
+    };
+    let headers_ms = ms_since(arrived);
+    let status = upstream.status();
+    let header_of = |name| {
+        upstream
+            .headers()
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let assembler = Assembler::new(
+        api,
+        status.as_u16(),
+        header_of(CONTENT_TYPE).as_deref(),
+        header_of(CONTENT_ENCODING).as_deref(),
+    );
+    let back_headers = end_to_end(upstream.headers());
+    let recorded_back = recorded(&back_headers);
+    let (tx, body) = ChannelBody::channel(RESPONSE_DEPTH);
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    *response.headers_mut() = back_headers;
+    tokio::spawn(async move {
+        let mut assembler = assembler;
+        let mut timing = Timing {
+            headers_ms: Some(headers_ms),
+            ..Timing::default()
+        };
+        let mut failure = None;
+        let mut stream = upstream.bytes_stream();
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = tx.closed() => {
+                    failure = Some("the client went away: the upstream request was cancelled".to_string());
+                    break;
+                }
+                next = stream.next() => next,
+            };
+            match next {
+                None => break,
+                Some(Ok(chunk)) => {
+                    let at = ms_since(arrived);
+                    timing.first_byte_ms.get_or_insert(at);
+                    timing.last_byte_ms = Some(at);
+                    // Passed on first, read after: the assembler is never in the chunk's way
+                    // (a clone of `Bytes` shares the buffer).
+                    let copy = chunk.clone();
+                    let sent = tx.send(Ok(chunk)).await;
+                    assembler.feed(&copy);
+                    if sent.is_err() {
+                        failure = Some(
+                            "the client went away: the upstream request was cancelled".to_string(),
+                        );
+                        break;
+                    }
+                }
+                Some(Err(e)) => {
+                    let why = format!("the upstream's body broke off: {}", describe(&e));
+                    let _ = tx
+                        .send(Err(std::io::Error::new(
+                            std::io::ErrorKind::UnexpectedEof,
+                            why.clone(),
+                        )))
+                        .await;
+                    failure = Some(why);
+                    break;
+                }
+            }
+        }
+        // Dropping the stream closes the upstream connection if the body was not read to
+        // its end: that is the cancel.
+        drop(stream);
+        drop(tx);
+        let mut answer = assembler.finish();
+        answer.headers = recorded_back;
+        let spooled = spool.await.ok();
+        finish(&shared, started, spooled, answer, timing, failure).await;
+    });
+    Ok(response)
+}
+
+/// Writes the capture line (off the runtime's threads: it may be megabytes) and tells the
+/// watcher.
+async fn finish(
+    shared: &Arc<Shared>,
+    started: Started,
+    spooled: Option<SpooledBody>,
+    response: CapturedResponse,
+    timing: Timing,
+    failure: Option<String>,
+) {
+    let shared = Arc::clone(shared);
+    let _ = tokio::task::spawn_blocking(move || {
+        let mut failure = failure;
+        let request = match spooled {
+            Some(mut body) => {
+                if failure.is_none() {
+                    failure = body.broken.clone();
+                }
+                let (json, omitted) = match body.read_json(MAX_CAPTURED_BODY_BYTES) {
+                    BodyRead::Json(v) => (Some(v), None),
+                    BodyRead::Omitted(why) => (None, Some(why)),
+                };
+                CapturedRequest {
+                    headers: started.headers,
+                    bytes: body.bytes,
+                    sha256: body.sha256,
+                    body: json,
+                    body_omitted: omitted,
+                }
+            }
+            None => CapturedRequest {
+                headers: started.headers,
+                bytes: 0,
+                sha256: String::new(),
+                body: None,
+                body_omitted: Some("the request body was lost".to_string()),
+            },
+        };
+        let exchange = Exchange {
+            n: started.n,
+            started: started.started,
+            method: started.method,
+            path: started.path,
+            api: started.api,
+            upstream: started.upstream,
+            request,
+            response,
+            timing,
+            failure,
+        };
+        shared.record(exchange);
+    })
+    .await;
+}
+
+/// The proxy's own error answer, in the shape of the API the client speaks, so its SDK
+/// shows the message.
+fn proxy_error(api: ApiKind, status: StatusCode, message: &str) -> Response<ChannelBody> {
+    let message = format!("ctxlab proxy: {message}");
+    let body = match api {
+        ApiKind::OpenaiChat | ApiKind::OpenaiResponses => serde_json::json!({
+            "error": {"message": message, "type": "proxy_error"}
+        }),
+        _ => serde_json::json!({
+            "type": "error",
+            "error": {"type": "api_error", "message": message}
+        }),
+    };
+    let mut response = Response::new(ChannelBody::full(body.to_string()));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// A reqwest error's causes, without the URL (a query may carry a key).
+fn describe(e: &reqwest::Error) -> String {
+    let mut text = if e.is_connect() {
+        "could not connect".to_string()
+    } else if e.is_timeout() {
+        "timed out".to_string()
+    } else {
+        "request failed".to_string()
+    };
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Milliseconds since `t`, to the microsecond.
+fn ms_since(t: Instant) -> f64 {
+    (t.elapsed().as_micros() as f64) / 1000.0
+}

@@ -1,0 +1,341 @@
+//! `ctxlab proxy`: an HTTP server on loopback that an agent (Claude Code, Codex, any client
+//! of the Anthropic Messages, OpenAI Chat Completions or Responses API) is pointed at. Each
+//! request is forwarded to the upstream (`route`) as it streams in, the response streams
+//! back unchanged and unbuffered (`exchange`, `body`), and each exchange is appended to a
+//! capture (`capture_file`) with its answer assembled (`assemble`). The capture's format is
+//! `session::capture`, which also reads it back as a session (docs/capture.md).
+//!
+//! It never writes a header value that could be a key (`session::capture::header_value_kept`),
+//! never prints one, and never changes a body byte either way.
+
+mod assemble;
+mod body;
+mod capture_file;
+mod exchange;
+pub mod route;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use crate::session::capture::{
+    CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, CaptureLine, Exchange,
+};
+
+pub use capture_file::CaptureFile;
+pub use exchange::MAX_CAPTURED_BODY_BYTES;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    #[error(
+        "{0} is not a loopback address: the proxy forwards keys, so it listens on 127.0.0.1 \
+         or ::1 unless --allow-non-loopback says otherwise"
+    )]
+    NotLoopback(SocketAddr),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("capture {path}: {source}")]
+    Capture {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}: the file exists and is not a ctxlab capture; it is left alone")]
+    NotACapture(PathBuf),
+    #[error("--upstream {0}: expected an http:// or https:// URL")]
+    BadUpstream(String),
+    #[error("cannot encode a capture line: {0}")]
+    Encode(#[source] serde_json::Error),
+    #[error(transparent)]
+    Client(#[from] crate::provider::ClientBuildError),
+    #[error("accepting a connection failed: {0}")]
+    Accept(#[source] std::io::Error),
+}
+
+impl ProxyError {
+    /// Whether the user's input is at fault (a flag, a file named), not the system.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            ProxyError::NotLoopback(_) | ProxyError::NotACapture(_) | ProxyError::BadUpstream(_)
+        )
+    }
+}
+
+/// Where the capture goes.
+#[derive(Debug, Clone)]
+pub enum CaptureTarget {
+    /// A new file in this folder (`<data dir>/captures/` by default).
+    NewIn(PathBuf),
+    /// The file `--capture` names.
+    File(PathBuf),
+}
+
+/// What `ctxlab proxy` was asked.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    pub listen: SocketAddr,
+    pub upstream: Option<String>,
+    pub allow_non_loopback: bool,
+    pub capture: CaptureTarget,
+}
+
+/// Refuses a non-loopback address unless allowed.
+pub fn check_listen(addr: SocketAddr, allow_non_loopback: bool) -> Result<(), ProxyError> {
+    if addr.ip().is_loopback() || allow_non_loopback {
+        Ok(())
+    } else {
+        Err(ProxyError::NotLoopback(addr))
+    }
+}
+
+/// The lines to type to send Claude Code and Codex through the proxy at `addr`.
+pub fn client_lines(addr: SocketAddr) -> Vec<String> {
+    let base = format!("http://{addr}");
+    vec![
+        format!("Claude Code:  ANTHROPIC_BASE_URL={base} claude"),
+        format!("Codex:        OPENAI_BASE_URL={base}/v1 codex"),
+        format!("OpenAI SDKs and ctxlab:  OPENAI_BASE_URL={base}/v1"),
+    ]
+}
+
+/// What the exchanges share: the settings, the client, the capture, the count.
+pub(crate) struct Shared {
+    upstream: Option<String>,
+    client: reqwest::Client,
+    capture: CaptureFile,
+    spool_dir: PathBuf,
+    next: AtomicU64,
+    watch: Option<mpsc::Sender<Exchange>>,
+}
+
+impl Shared {
+    fn next_number(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Appends the exchange to the capture and hands it to the watcher (dropped when the
+    /// watcher is behind: the capture is the record, the watch a view).
+    fn record(&self, exchange: Exchange) {
+        let exchange = Box::new(exchange);
+        let line = CaptureLine::Exchange(exchange);
+        if let Err(e) = self.capture.append(&line) {
+            tracing::error!("capture write failed: {e}");
+        }
+        if let (Some(tx), CaptureLine::Exchange(exchange)) = (&self.watch, line) {
+            let _ = tx.try_send(*exchange);
+        }
+    }
+}
+
+/// A bound proxy, ready to run.
+pub struct Proxy {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+impl Proxy {
+    /// Checks the address, binds it, and opens the capture (writing its header).
+    /// `watch` receives each exchange as it is recorded.
+    pub async fn bind(
+        config: ProxyConfig,
+        watch: Option<mpsc::Sender<Exchange>>,
+    ) -> Result<Proxy, ProxyError> {
+        check_listen(config.listen, config.allow_non_loopback)?;
+        if let Some(u) = &config.upstream
+            && !(u.starts_with("http://") || u.starts_with("https://"))
+        {
+            return Err(ProxyError::BadUpstream(u.clone()));
+        }
+        let listener =
+            TcpListener::bind(config.listen)
+                .await
+                .map_err(|source| ProxyError::Bind {
+                    addr: config.listen,
+                    source,
+                })?;
+        let addr = listener.local_addr().map_err(|source| ProxyError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+        let header = CaptureHeader {
+            format: CAPTURE_FORMAT.to_string(),
+            version: CAPTURE_VERSION,
+            ctxlab: env!("CARGO_PKG_VERSION").to_string(),
+            started: crate::record::lines::iso_utc(crate::util::unix_now()),
+            listen: addr.to_string(),
+            upstream: config
+                .upstream
+                .as_deref()
+                .map(|u| without_query(u).to_string()),
+        };
+        let capture = match &config.capture {
+            CaptureTarget::NewIn(dir) => {
+                CaptureFile::create_in(dir, crate::util::unix_now(), &header)?
+            }
+            CaptureTarget::File(path) => CaptureFile::open_named(path, &header)?,
+        };
+        let spool_dir = capture
+            .path()
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .http1_only();
+        if upstream_is_loopback(config.upstream.as_deref()) {
+            // A local upstream is reached directly, whatever HTTP(S)_PROXY says.
+            builder = builder.no_proxy();
+        }
+        let client = crate::provider::client_with_timeouts(builder)?;
+        Ok(Proxy {
+            listener,
+            shared: Arc::new(Shared {
+                upstream: config.upstream,
+                client,
+                capture,
+                spool_dir,
+                next: AtomicU64::new(0),
+                watch,
+            }),
+        })
+    }
+
+    /// The address it listens on (the port the system chose for `:0`).
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.listener.local_addr().ok()
+    }
+
+    pub fn capture_path(&self) -> &Path {
+        self.shared.capture.path()
+    }
+
+    /// Serves until `shutdown` resolves. Exchanges in flight at that moment are not waited for.
+    pub async fn run(
+        self,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> Result<(), ProxyError> {
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let (stream, _) = tokio::select! {
+                _ = &mut shutdown => return Ok(()),
+                accepted = self.listener.accept() => match accepted {
+                    Ok(a) => a,
+                    // Out of descriptors and the like: wait a little rather than spin.
+                    Err(e) if is_transient(&e) => {
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                    Err(e) => return Err(ProxyError::Accept(e)),
+                },
+            };
+            let _ = stream.set_nodelay(true);
+            let shared = Arc::clone(&self.shared);
+            tokio::spawn(async move {
+                let service = service_fn(move |req| exchange::handle(req, Arc::clone(&shared)));
+                if let Err(e) = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await
+                {
+                    tracing::debug!("connection ended: {e}");
+                }
+            });
+        }
+    }
+}
+
+fn is_transient(e: &std::io::Error) -> bool {
+    !matches!(
+        e.kind(),
+        std::io::ErrorKind::InvalidInput | std::io::ErrorKind::PermissionDenied
+    )
+}
+
+fn upstream_is_loopback(upstream: Option<&str>) -> bool {
+    let Some(url) = upstream.and_then(|u| reqwest::Url::parse(u).ok()) else {
+        return false;
+    };
+    let host = url.host_str().unwrap_or("");
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost"
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// A URL without its query and fragment: what may be written down.
+pub fn without_query(url: &str) -> &str {
+    url.split(['?', '#']).next().unwrap_or(url)
+}
+
+/// Now as ISO 8601 UTC with milliseconds.
+pub(crate) fn now_iso_ms() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = crate::record::lines::iso_utc(now.as_secs());
+    let base = secs.strip_suffix('Z').unwrap_or(&secs);
+    format!("{base}.{:03}Z", now.subsec_millis())
+}
+
+/// One readable line for an exchange (`ctxlab proxy --watch`), sanitized: paths, models
+/// and errors come from outside.
+pub fn watch_line(e: &Exchange) -> String {
+    let r = &e.response;
+    let mut line = format!(
+        "#{} {} {} -> {}",
+        e.n,
+        e.method,
+        e.path,
+        r.status
+            .map_or("no response".to_string(), |s| s.to_string())
+    );
+    if let Some(m) = &r.model {
+        line.push_str(&format!(" {m}"));
+    }
+    if let Some(body) = e.request.body.as_ref() {
+        let messages = body
+            .get("messages")
+            .or_else(|| body.get("input"))
+            .and_then(serde_json::Value::as_array)
+            .map_or(0, Vec::len);
+        if messages > 0 {
+            line.push_str(&format!(" · {messages} messages"));
+        }
+    }
+    line.push_str(&format!(" · {} bytes in", e.request.bytes));
+    if let Some(u) = &r.usage {
+        line.push_str(&format!(
+            " · {} in / {} out tokens",
+            u.input_tokens + u.cache_read_tokens + u.cache_creation_tokens,
+            u.output_tokens
+        ));
+    }
+    if let Some(s) = &r.stop_reason {
+        line.push_str(&format!(" · {s}"));
+    }
+    if let Some(t) = e.timing.first_byte_ms {
+        line.push_str(&format!(" · first byte {t:.0} ms"));
+    }
+    if let Some(t) = e.timing.last_byte_ms {
+        line.push_str(&format!(" · last {t:.0} ms"));
+    }
+    if let Some(err) = &r.error {
+        line.push_str(&format!(" · error: {err}"));
+    }
+    if let Some(f) = &e.failure {
+        line.push_str(&format!(" · {f}"));
+    }
+    crate::sanitize::sanitize_line(&line).into_owned()
+}

@@ -1,0 +1,144 @@
+//! Where a request goes and which of its headers go with it: the default upstream by path
+//! (Anthropic's API for `/v1/messages*`, OpenAI's for `/v1/chat/completions` and
+//! `/v1/responses`) or the one `--upstream` names, and the header filter both ways
+//! (hop-by-hop headers stay on their own connection). Pure functions, no I/O.
+
+use hyper::header::{HeaderMap, HeaderName};
+
+use crate::session::capture::{ApiKind, RecordedHeader, header_value_kept};
+
+pub const ANTHROPIC_UPSTREAM: &str = "https://api.anthropic.com";
+pub const OPENAI_UPSTREAM: &str = "https://api.openai.com";
+
+/// The upstream root for a request path: the one given, else the API's own.
+pub fn upstream_root(given: Option<&str>, api: ApiKind) -> String {
+    match given {
+        Some(url) => url.trim().trim_end_matches('/').to_string(),
+        None => match api {
+            ApiKind::OpenaiChat | ApiKind::OpenaiResponses => OPENAI_UPSTREAM.to_string(),
+            // Anthropic is the default for anything else: Claude Code also asks other
+            // paths of its base URL (e.g. `/api/...` event logging is sent elsewhere).
+            _ => ANTHROPIC_UPSTREAM.to_string(),
+        },
+    }
+}
+
+/// The URL to forward to: the root, then the request's path and query. A root written with
+/// `/v1` (as OpenAI's SDKs write base URLs) does not double it.
+pub fn target_url(root: &str, path_and_query: &str) -> String {
+    let root = root.trim_end_matches('/');
+    let root = if path_and_query.starts_with("/v1/") || path_and_query == "/v1" {
+        root.strip_suffix("/v1").unwrap_or(root)
+    } else {
+        root
+    };
+    format!("{root}{path_and_query}")
+}
+
+/// Headers that belong to one connection (RFC 9110 section 7.6.1), never forwarded.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    // The client's `Expect: 100-continue` is answered by this server when the body is read;
+    // the upstream gets the body without waiting for a `100` of its own.
+    "expect",
+];
+
+/// Whether a header goes on to the other side: not hop-by-hop, not named by `Connection`,
+/// and not `Host` (the client sets the upstream's own).
+fn forwarded(name: &HeaderName, connection_named: &[String]) -> bool {
+    let n = name.as_str();
+    !HOP_BY_HOP.contains(&n) && n != "host" && !connection_named.iter().any(|c| c == n)
+}
+
+/// The names a `Connection` header lists (they are hop-by-hop too).
+fn connection_named(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all(hyper::header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().to_ascii_lowercase())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The end-to-end headers of `headers`, in order, values untouched.
+pub fn end_to_end(headers: &HeaderMap) -> HeaderMap {
+    let named = connection_named(headers);
+    let mut out = HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        if forwarded(name, &named) {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+/// What a capture keeps of some headers: every name, and the values `header_value_kept`
+/// allows.
+pub fn recorded(headers: &HeaderMap) -> Vec<RecordedHeader> {
+    headers
+        .iter()
+        .map(|(name, value)| RecordedHeader {
+            name: name.as_str().to_string(),
+            value: header_value_kept(name.as_str())
+                .then(|| value.to_str().ok().map(str::to_string))
+                .flatten(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::HeaderValue;
+
+    #[test]
+    fn default_upstream_by_path_and_no_doubled_v1() {
+        assert_eq!(
+            upstream_root(None, ApiKind::AnthropicCountTokens),
+            ANTHROPIC_UPSTREAM
+        );
+        assert_eq!(
+            upstream_root(None, ApiKind::OpenaiResponses),
+            OPENAI_UPSTREAM
+        );
+        assert_eq!(
+            upstream_root(Some("http://127.0.0.1:9/v1/"), ApiKind::OpenaiChat),
+            "http://127.0.0.1:9/v1"
+        );
+        assert_eq!(
+            target_url("http://h:1/v1", "/v1/responses?x=1"),
+            "http://h:1/v1/responses?x=1"
+        );
+        assert_eq!(
+            target_url("http://h:1/gw", "/v1/messages"),
+            "http://h:1/gw/v1/messages"
+        );
+    }
+
+    #[test]
+    fn hop_by_hop_and_connection_named_headers_stay() {
+        let mut h = HeaderMap::new();
+        h.insert("connection", HeaderValue::from_static("keep-alive, x-hop"));
+        h.insert("x-hop", HeaderValue::from_static("1"));
+        h.insert("transfer-encoding", HeaderValue::from_static("chunked"));
+        h.insert("host", HeaderValue::from_static("127.0.0.1:1"));
+        h.insert("x-api-key", HeaderValue::from_static("sk-secret"));
+        h.insert("retry-after", HeaderValue::from_static("3"));
+        let out = end_to_end(&h);
+        let names: Vec<&str> = out.keys().map(|k| k.as_str()).collect();
+        assert_eq!(names, vec!["x-api-key", "retry-after"]);
+        let rec = recorded(&out);
+        assert_eq!(rec[0].value, None);
+        assert_eq!(rec[1].value.as_deref(), Some("3"));
+    }
+}

@@ -1,0 +1,18 @@
+//! `ctxlab proxy`'s captures (`<data dir>/captures/*.jsonl`, docs/capture.md): the line
+//! format (`format`, shared with the writer in the `proxy` module), a request body as the
+//! exact conversation it sent (`request`), and the fold that reads a capture as a session
+//! (`read`): each model call with the exact messages it sent, and what the agent's own
+//! compaction changed between two calls. Only reads.
+
+pub mod format;
+mod read;
+pub mod request;
+
+pub use format::{
+    ApiKind, CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, CaptureLine, CapturedRequest,
+    CapturedResponse, CapturedToolCall, CapturedUsage, Exchange, RecordedHeader, Timing,
+    header_value_kept, is_header,
+};
+pub(crate) use read::read_capture;
+pub use read::{CaptureCalls, read_exchanges};
+pub use request::{ExactRequest, exact_request};
