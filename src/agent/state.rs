@@ -96,4 +96,9 @@ pub struct Agent {
     /// Step mode's "run to": pauses this target does not stop at go by (until the turn
     /// ends).
     pub(super) run_to: Option<StepTarget>,
+    /// Set while a model call is being prepared (its stages, summaries, until its request is
+    /// sent) or a compaction runs: a new config then waits in `pending_config`, so a switch
+    /// of strategy never lands inside a running pipeline (`control::hold_config`).
+    pub(super) config_held: bool,
+    pub(super) pending_config: Option<PipelineConfig>,
 }

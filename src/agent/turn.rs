@@ -68,6 +68,8 @@ impl Agent {
             learned_window_tokens: None,
             no_model_tail: None,
             run_to: None,
+            config_held: false,
+            pending_config: None,
         }
     }
 
@@ -146,6 +148,7 @@ impl Agent {
         trigger: CompactTrigger,
         focus: Option<String>,
     ) -> Result<(), Stop> {
+        self.hold_config();
         let stage = self.pipeline.summarizing_stage();
         self.pause(NextStep::Summarize {
             stage,
@@ -199,6 +202,7 @@ impl Agent {
     fn finish_turn(&mut self, result: Result<(), Stop>) -> Result<(), Stop> {
         // A "run to" that was not reached ends with the turn: the next turn starts paused.
         self.run_to = None;
+        self.release_config();
         match result {
             Ok(()) => Ok(()),
             Err(Stop::Cancelled) => {
@@ -221,6 +225,7 @@ impl Agent {
     /// The pre-call pipeline (docs/pipeline.md "The loop and the compact tool"), with pauses
     /// in step mode.
     async fn pre_call(&mut self) -> Result<(), Stop> {
+        self.hold_config();
         for &stage in self.pipeline.stages() {
             if self.setup.step_mode {
                 let preview = self
@@ -294,6 +299,9 @@ impl Agent {
                 request: Some(Arc::clone(&request)),
                 body: Some(Arc::clone(&body)),
             });
+            // This call's stages and request are done: a config that waited applies from
+            // the next call.
+            self.release_config();
             let response = match self.call_model(request, body, true).await? {
                 Ok(r) => r,
                 // The strategy decides how many reactive compactions may follow each other

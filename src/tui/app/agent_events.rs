@@ -23,6 +23,7 @@ impl App {
                 self.provider = provider;
                 self.workspace = workspace;
                 self.config = config;
+                self.config_started(config);
                 effects.push(self.refresh_files());
             }
             AgentEvent::TurnStarted { .. } => {
@@ -146,7 +147,7 @@ impl App {
             } else {
                 "this model streams at its own pace (/pace is for the scripted model)".into()
             }),
-            AgentEvent::ConfigChanged { config } => self.config = config,
+            AgentEvent::ConfigChanged { config } => self.config_applied(config),
             AgentEvent::StepModeChanged { on } => self.step_mode_changed(on),
             AgentEvent::Error { kind, message } => {
                 self.notify(format!("error: {message}"));

@@ -28,6 +28,7 @@
 //! `compare` (the compare view: strategies side by side on one session).
 
 mod agent_events;
+mod branch;
 mod compare;
 mod context_view;
 mod conversation;
@@ -77,6 +78,7 @@ pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
 pub use outputs::OutputsState;
+pub use overlays::STRATEGY_ROW;
 pub use search::{Hit, Search, event_text as search_event_text};
 pub use sessions::SessionsState;
 pub use state::ConvRow;
@@ -225,6 +227,8 @@ pub struct App {
     legend_marker: Option<PathBuf>,
     /// The last job id handed out.
     job_seq: JobId,
+    /// The settings the agent applies, and "continue from call N"'s branches.
+    branch: branch::BranchState,
 }
 
 impl App {
@@ -268,6 +272,7 @@ impl App {
             notices_queued: VecDeque::new(),
             legend_marker: None,
             job_seq: 0,
+            branch: Default::default(),
         };
         app.style_input();
         app
