@@ -78,3 +78,115 @@ async fn a_strategy_chosen_in_config_runs_from_the_next_call_and_says_so() {
         "{rows:#?}"
     );
 }
+
+/// The stages that changed the history, as (call, stage), calls counted as the timeline
+/// counts them.
+fn live_stages(events: &[AgentEvent]) -> Vec<(usize, Stage)> {
+    let mut calls = 0;
+    let mut out = Vec::new();
+    for e in events {
+        match e {
+            AgentEvent::StageRan { report, .. } if report.changed => {
+                out.push((calls + 1, report.stage))
+            }
+            AgentEvent::RequestSent { summary: false, .. } => calls += 1,
+            _ => {}
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_switch_is_followed_by_the_replay_under_the_runs_own_strategy() {
+    let mut b = start(PipelineConfig::default(), true).await;
+    b.commands
+        .send(UserCommand::Submit("Find the bug".into()))
+        .unwrap();
+    let mut seen: Vec<AgentEvent> = Vec::new();
+    let mut model_pauses = 0;
+    let commands = b.commands.clone();
+    b.until(|e, _| {
+        seen.push(e.clone());
+        if let AgentEvent::Paused { next } = e {
+            if matches!(next, NextStep::ModelCall { .. }) {
+                model_pauses += 1;
+                if model_pauses == 2 {
+                    // Held until call 2's request is out: s06 from call 3.
+                    let s06 =
+                        PipelineConfig::default().with_strategy(ctxlab::compact::Strategy::S06);
+                    commands.send(UserCommand::SetConfig(s06)).unwrap();
+                    commands.send(UserCommand::StepMode(false)).unwrap();
+                    return false;
+                }
+            }
+            commands.send(UserCommand::Step).unwrap();
+        }
+        matches!(e, AgentEvent::TurnDone { .. })
+    })
+    .await;
+    let live = live_stages(&seen);
+    // s06's stages only from call 3 on (its micro clears old results).
+    assert!(!live.is_empty());
+    assert!(
+        live.iter()
+            .all(|(c, s)| *c < 3 || matches!(s, Stage::MicroCompact | Stage::AutoCompact)),
+        "{live:?}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut recorder = ctxlab::record::Recorder::create(dir.path(), "run").unwrap();
+    // A Ready first, as the agent's stream starts (the harness's App took the real one).
+    recorder.record(&AgentEvent::Ready {
+        provider: "scripted tour".into(),
+        workspace: b.workspace.clone(),
+        config: PipelineConfig::default(),
+    });
+    for e in &seen {
+        recorder.record(e);
+    }
+    let loaded = ctxlab::session::load_history(recorder.path()).unwrap();
+    let switch: Vec<String> = loaded.recorded.iter().map(|e| e.describe()).collect();
+    assert!(
+        switch.contains(&"call 3: strategy s08 -> s06".to_string()),
+        "{switch:?}"
+    );
+    let ws = tempfile::tempdir().unwrap();
+    let store = ctxlab::store::Store::new(ws.path()).without_sync();
+    let options = ctxlab::pipeline_replay::ReplayOptions {
+        config: loaded.recorded_config.unwrap(),
+        summary_text: None,
+        now_secs: 1_700_000_000,
+        recorded: loaded.recorded.clone(),
+    };
+    let mut replayed = Vec::new();
+    let totals = ctxlab::pipeline_replay::replay(loaded.messages.clone(), &store, &options, |r| {
+        for rep in &r.reports {
+            replayed.push((r.call, rep.stage));
+        }
+    })
+    .unwrap();
+    assert_eq!(replayed, live, "the replay and the live run disagree");
+    // The switch was followed; only the refusal s06 could not answer live either is listed.
+    assert!(
+        totals.not_applied.iter().all(|n| matches!(
+            n.event.kind,
+            ctxlab::session::recorded::RecordedKind::Refusal { .. }
+        )),
+        "{:?}",
+        totals.not_applied
+    );
+
+    // Under guarded from the start the switch cannot be followed, and the replay says so.
+    let guarded = ctxlab::pipeline_replay::ReplayOptions {
+        config: PipelineConfig::default().with_strategy(ctxlab::compact::Strategy::Guarded),
+        ..options
+    };
+    let totals =
+        ctxlab::pipeline_replay::replay(loaded.messages, &store, &guarded, |_| {}).unwrap();
+    let why: Vec<String> = totals.not_applied.iter().map(|n| n.describe()).collect();
+    assert!(
+        why.iter()
+            .any(|w| w.contains("the replay runs guarded; the live run switched from s08 to s06")),
+        "{why:?}"
+    );
+}
