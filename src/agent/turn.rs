@@ -116,6 +116,11 @@ impl Agent {
             // A front end started in step mode learns it from the agent, like any change.
             self.emit(AgentEvent::StepModeChanged { on: true });
         }
+        if let Some(resume) = self.setup.resume.take()
+            && let Err(Stop::Quit) = self.resume(resume).await
+        {
+            return;
+        }
         loop {
             let cmd = match self.queued.pop_front() {
                 Some(c) => c,
@@ -371,6 +376,33 @@ impl Agent {
                 }
             }
         }
+    }
+
+    /// Continues a turn from an earlier run's history ("continue from call N"): the
+    /// workspace is brought to where that run was, front ends get the history, and the
+    /// turn goes on with the next model call, under this agent's settings.
+    async fn resume(&mut self, resume: super::state::Resume) -> Result<(), Stop> {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        for (name, input) in &resume.rerun_tools {
+            // Their results are in the history already; only their effect on files counts.
+            let _ = crate::tools::run_tool(
+                &self.workspace,
+                name,
+                input,
+                &self.setup.tool_limits,
+                &cancel,
+            )
+            .await;
+        }
+        self.history = resume.history;
+        self.active_request = resume.active_request;
+        self.request_before_turn = self.active_request.clone();
+        self.emit(AgentEvent::HistoryReplaced {
+            history: Arc::new(self.history.clone()),
+            messages: self.history.len(),
+        });
+        let result = self.turn_loop().await;
+        self.finish_turn(result)
     }
 
     /// The history as the agent holds it (for tests and the headless front end).

@@ -12,7 +12,7 @@ impl App {
     pub(super) fn on_agent(&mut self, ev: AgentEvent) -> Vec<Effect> {
         let mut effects = Vec::new();
         // The step this event became in the timeline, if it became one.
-        let new_step = self.timeline.on_event(&ev);
+        let new_step = self.live_timeline_mut().on_event(&ev);
         self.live_record.on_event(&ev);
         match ev {
             AgentEvent::Ready {

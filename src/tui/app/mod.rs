@@ -69,6 +69,7 @@ use crate::compact::PipelineConfig;
 use crate::timeline::{Source, StepId, Timeline};
 
 pub use super::work::{OutputFile, TranscriptFile};
+pub use branch::ContinueFrom;
 pub use compare::{CompareView, default_strategies, parse_strategies};
 pub use context_view::ContextView;
 pub use conversation::{ConversationState, HistRow, SessionRow};
@@ -120,6 +121,11 @@ pub enum Msg {
         provider: String,
         notices: Vec<String>,
     },
+    /// "continue from call N" started its agent (its events follow), like `Restarted`.
+    Continued {
+        provider: String,
+        notices: Vec<String>,
+    },
     /// `/restart` could not start a fresh agent.
     RestartFailed(String),
     /// What the caller knows before the loop starts (start-up notices, where scratch
@@ -162,6 +168,9 @@ pub enum Effect {
     /// Replace the agent with a fresh one (the scenario from the start, in a fresh
     /// workspace); the loop answers `Msg::Restarted` or `Msg::RestartFailed`.
     Restart,
+    /// Replace the agent with one that continues from an earlier call (`branch.rs`); the
+    /// loop answers `Msg::Continued` or `Msg::RestartFailed`.
+    Continue(Box<ContinueFrom>),
 }
 
 /// The whole UI state: a router of owned parts. Each pane or feature keeps its state
@@ -540,6 +549,7 @@ impl App {
                 Vec::new()
             }
             Msg::Restarted { provider, notices } => self.restarted(provider, notices),
+            Msg::Continued { provider, notices } => self.continued(provider, notices),
             Msg::RestartFailed(why) => {
                 self.notify(format!("restart failed: {why}"));
                 Vec::new()
