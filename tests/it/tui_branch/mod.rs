@@ -2,5 +2,6 @@
 //! driven through `App::update`: `/config`'s strategy row, the event row that says from
 //! which call the new settings apply, and "continue from call N".
 
+mod continue_from;
 mod harness;
 mod switch;
