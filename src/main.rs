@@ -490,13 +490,17 @@ fn restarter(options: LaunchOptions, scripted: bool) -> ctxlab::tui::run::Restar
     if scripted {
         options.workspace = None;
     }
-    ctxlab::tui::run::Restarter(std::sync::Arc::new(move || {
+    ctxlab::tui::run::Restarter(std::sync::Arc::new(move |record| {
         let launch = prepare(&options).map_err(|e| e.to_string())?;
         Ok(ctxlab::tui::run::FreshAgent {
             // A restart is a new session, recorded in a file of its own.
-            record: recording::start_recording("workbench")
-                .inspect_err(|why| tracing::warn!("not recording this session: {why}"))
-                .ok(),
+            record: record
+                .then(|| {
+                    recording::start_recording("workbench")
+                        .inspect_err(|why| tracing::warn!("not recording this session: {why}"))
+                        .ok()
+                })
+                .flatten(),
             setup: launch.setup,
             label: launch.label,
             notices: launch.notices,

@@ -204,8 +204,17 @@ pub fn replay_events(
         carried: Carried::default(),
         refusals: 0,
         not_applied: Vec::new(),
+        configs: std::collections::VecDeque::new(),
     };
-    let mut recorded = options.recorded.iter().peekable();
+    // A change of settings applies from the call the recording names (the agent applies
+    // one between calls, never inside a call's pipeline); the others where they happened in
+    // the conversation.
+    let (configs, others): (Vec<&RecordedEvent>, Vec<&RecordedEvent>) = options
+        .recorded
+        .iter()
+        .partition(|e| matches!(e.kind, RecordedKind::Config { .. }));
+    r.configs = configs.into_iter().cloned().collect();
+    let mut recorded = others.into_iter().peekable();
     for (entered, message) in session.into_iter().enumerate() {
         while let Some(event) = recorded.next_if(|e| e.at <= entered) {
             r.apply(event, &mut on_event)?;
@@ -222,6 +231,7 @@ pub fn replay_events(
     for event in recorded {
         r.apply(event, &mut on_event)?;
     }
+    r.apply_configs(r.calls + 1);
     // The call the session ends before: on a copy, with a dry-run store.
     let next_call = match r.live.last() {
         Some(last) if last.role() != "assistant" => {
@@ -280,6 +290,8 @@ struct Replayer<'a> {
     /// Refused calls since the last answer (the reactive stage's attempt).
     refusals: usize,
     not_applied: Vec<NotApplied>,
+    /// Recorded changes of settings not reached yet, in order.
+    configs: std::collections::VecDeque<RecordedEvent>,
 }
 
 impl Replayer<'_> {
@@ -290,6 +302,7 @@ impl Replayer<'_> {
         refused: Option<String>,
         on_event: &mut impl FnMut(ReplayEvent<'_>),
     ) -> Result<(), StoreError> {
+        self.apply_configs(self.calls + 1);
         self.calls += 1;
         let mut pre = pre_call(
             &self.pipeline,
@@ -334,6 +347,7 @@ impl Replayer<'_> {
     ) -> Result<(), StoreError> {
         match &event.kind {
             RecordedKind::Compact { focus, .. } => {
+                self.apply_configs(self.calls + 1);
                 let pending = self.pipeline.begin_compact(
                     &self.live,
                     self.store,
@@ -354,6 +368,9 @@ impl Replayer<'_> {
             }
             RecordedKind::Refusal { message } => {
                 self.call(Some(message.clone()), on_event)?;
+                // A change recorded while the refused call was out applies to its reactive
+                // stage, as in the live run.
+                self.apply_configs(self.calls + 1);
                 let attempt = self.refusals;
                 self.refusals += 1;
                 let strategy = self.pipeline.strategy();
@@ -383,22 +400,38 @@ impl Replayer<'_> {
                     ),
                 }
             }
-            RecordedKind::Config { config } => {
-                if config.strategy == self.pipeline.strategy() {
-                    self.pipeline = Pipeline::new(*config).with_counter_ids();
-                } else {
-                    self.skip(
-                        event,
-                        format!(
-                            "the replay runs {}; the live run switched to {}",
-                            self.pipeline.strategy(),
-                            config.strategy
-                        ),
-                    );
-                }
-            }
+            // Applied by call (`apply_configs`), never from here.
+            RecordedKind::Config { .. } => {}
         }
         Ok(())
+    }
+
+    /// Follows the recorded changes of settings that apply from call `call` or before:
+    /// new numbers under the replay's strategy; a switch of strategy when the replay runs
+    /// the strategy the live run switched from (it has followed the live run so far);
+    /// otherwise it says why not.
+    fn apply_configs(&mut self, call: usize) {
+        while let Some(event) = self.configs.pop_front() {
+            if event.call > call {
+                self.configs.push_front(event);
+                return;
+            }
+            let RecordedKind::Config { config, from } = &event.kind else {
+                continue;
+            };
+            let running = self.pipeline.strategy();
+            if config.strategy == running || *from == running {
+                self.pipeline = Pipeline::new(*config).with_counter_ids();
+            } else {
+                self.skip(
+                    &event,
+                    format!(
+                        "the replay runs {running}; the live run switched from {from} to {}",
+                        config.strategy
+                    ),
+                );
+            }
+        }
     }
 
     fn skip(&mut self, event: &RecordedEvent, why: String) {

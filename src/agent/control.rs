@@ -1,7 +1,10 @@
 //! Commands that arrive while the agent works, and step mode's pauses.
 //!
-//! Settings (config, step mode, pace) apply at once; Cancel and Quit interrupt the work as
-//! a `Stop`; a new request or compact is queued for after the turn. In step mode the agent
+//! Settings (config, step mode, pace) apply at once, except a config that arrives while a
+//! model call is prepared or a compaction runs: it waits until that call's request is sent
+//! (or the turn ends), so a new strategy never takes over half-way through a pipeline.
+//! Cancel and Quit interrupt the work as a `Stop`; a new request or compact is queued for
+//! after the turn. In step mode the agent
 //! pauses before each stage that changes the history, before compact_history and
 //! reactive_compact, before each summary call and before each model call; "run to" skips
 //! pauses until one its target stops at. Nothing here calls the model or a tool: the model
@@ -11,15 +14,18 @@ use std::time::Duration;
 
 use super::events::{AgentEvent, NextStep, UserCommand};
 use super::state::{Agent, Stop};
-use crate::compact::{Stage, estimate_size};
+use crate::compact::{PipelineConfig, Stage, estimate_size};
 
 impl Agent {
     /// Handles a command that does not need a turn; returns it back when it does.
     pub(super) fn apply_setting(&mut self, cmd: UserCommand) -> Option<UserCommand> {
         match cmd {
             UserCommand::SetConfig(config) => {
-                self.pipeline.config = config;
-                self.emit(AgentEvent::ConfigChanged { config });
+                if self.config_held {
+                    self.pending_config = Some(config);
+                } else {
+                    self.apply_config(config);
+                }
                 None
             }
             UserCommand::StepMode(on) => {
@@ -39,6 +45,27 @@ impl Agent {
                 None
             }
             other => Some(other),
+        }
+    }
+
+    /// A new config (a new strategy included) takes over; front ends and the recording
+    /// hear it now, so the next model call is the first it applies to.
+    fn apply_config(&mut self, config: PipelineConfig) {
+        self.pipeline.config = config;
+        self.emit(AgentEvent::ConfigChanged { config });
+    }
+
+    /// From here until `release_config`, a new config waits: a model call is being
+    /// prepared or a compaction runs.
+    pub(super) fn hold_config(&mut self) {
+        self.config_held = true;
+    }
+
+    /// The held part is over: the config that waited (the last one sent) applies now.
+    pub(super) fn release_config(&mut self) {
+        self.config_held = false;
+        if let Some(config) = self.pending_config.take() {
+            self.apply_config(config);
         }
     }
 

@@ -21,7 +21,7 @@ pub use events::{
     AgentEvent, ErrorKind, NextStep, StepTarget, StopReason, SummarySizes, UserCommand,
     answer_cut_text, retry_text,
 };
-pub use state::{Agent, AgentSetup};
+pub use state::{Agent, AgentSetup, Resume};
 pub use supervise::{in_agent_task, supervise};
 pub use tools_batch::{CANCELLED_RESULT, COMPACT_TOOL_RESULT, INCOMPLETE_RESULT};
 pub use turn::spawn;

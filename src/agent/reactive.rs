@@ -33,6 +33,7 @@ impl Agent {
         error: &ProviderError,
         attempt: usize,
     ) -> Result<(), Stop> {
+        self.hold_config();
         let message = match error {
             ProviderError::ContextTooLong { message, .. } => Some(message.as_str()),
             _ => None,

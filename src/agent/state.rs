@@ -36,6 +36,19 @@ pub struct AgentSetup {
     pub context_window_tokens: Option<u64>,
     /// Unix seconds for transcript names; a parameter so tests can pin it.
     pub clock: fn() -> u64,
+    /// Start inside a turn with this history instead of empty ("continue from call N").
+    pub resume: Option<Resume>,
+}
+
+/// Where a continued agent starts: the history before an earlier run's call N (its last
+/// message the user's), the request that turn works on, and the tool calls made before
+/// it, run again first (results dropped) so a fresh workspace holds the files they left.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Resume {
+    pub history: Vec<Message>,
+    pub active_request: String,
+    /// (tool name, input), in order; empty: the workspace is used as it is.
+    pub rerun_tools: Vec<(String, serde_json::Value)>,
 }
 
 impl AgentSetup {
@@ -52,6 +65,7 @@ impl AgentSetup {
             step_mode: false,
             context_window_tokens: None,
             clock: crate::util::unix_now,
+            resume: None,
         }
     }
 }
@@ -96,4 +110,9 @@ pub struct Agent {
     /// Step mode's "run to": pauses this target does not stop at go by (until the turn
     /// ends).
     pub(super) run_to: Option<StepTarget>,
+    /// Set while a model call is being prepared (its stages, summaries, until its request is
+    /// sent) or a compaction runs: a new config then waits in `pending_config`, so a switch
+    /// of strategy never lands inside a running pipeline (`control::hold_config`).
+    pub(super) config_held: bool,
+    pub(super) pending_config: Option<PipelineConfig>,
 }

@@ -68,6 +68,8 @@ impl Agent {
             learned_window_tokens: None,
             no_model_tail: None,
             run_to: None,
+            config_held: false,
+            pending_config: None,
         }
     }
 
@@ -114,6 +116,11 @@ impl Agent {
             // A front end started in step mode learns it from the agent, like any change.
             self.emit(AgentEvent::StepModeChanged { on: true });
         }
+        if let Some(resume) = self.setup.resume.take()
+            && let Err(Stop::Quit) = self.resume(resume).await
+        {
+            return;
+        }
         loop {
             let cmd = match self.queued.pop_front() {
                 Some(c) => c,
@@ -146,6 +153,7 @@ impl Agent {
         trigger: CompactTrigger,
         focus: Option<String>,
     ) -> Result<(), Stop> {
+        self.hold_config();
         let stage = self.pipeline.summarizing_stage();
         self.pause(NextStep::Summarize {
             stage,
@@ -199,6 +207,7 @@ impl Agent {
     fn finish_turn(&mut self, result: Result<(), Stop>) -> Result<(), Stop> {
         // A "run to" that was not reached ends with the turn: the next turn starts paused.
         self.run_to = None;
+        self.release_config();
         match result {
             Ok(()) => Ok(()),
             Err(Stop::Cancelled) => {
@@ -221,6 +230,7 @@ impl Agent {
     /// The pre-call pipeline (docs/pipeline.md "The loop and the compact tool"), with pauses
     /// in step mode.
     async fn pre_call(&mut self) -> Result<(), Stop> {
+        self.hold_config();
         for &stage in self.pipeline.stages() {
             if self.setup.step_mode {
                 let preview = self
@@ -294,6 +304,9 @@ impl Agent {
                 request: Some(Arc::clone(&request)),
                 body: Some(Arc::clone(&body)),
             });
+            // This call's stages and request are done: a config that waited applies from
+            // the next call.
+            self.release_config();
             let response = match self.call_model(request, body, true).await? {
                 Ok(r) => r,
                 // The strategy decides how many reactive compactions may follow each other
@@ -363,6 +376,33 @@ impl Agent {
                 }
             }
         }
+    }
+
+    /// Continues a turn from an earlier run's history ("continue from call N"): the
+    /// workspace is brought to where that run was, front ends get the history, and the
+    /// turn goes on with the next model call, under this agent's settings.
+    async fn resume(&mut self, resume: super::state::Resume) -> Result<(), Stop> {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        for (name, input) in &resume.rerun_tools {
+            // Their results are in the history already; only their effect on files counts.
+            let _ = crate::tools::run_tool(
+                &self.workspace,
+                name,
+                input,
+                &self.setup.tool_limits,
+                &cancel,
+            )
+            .await;
+        }
+        self.history = resume.history;
+        self.active_request = resume.active_request;
+        self.request_before_turn = self.active_request.clone();
+        self.emit(AgentEvent::HistoryReplaced {
+            history: Arc::new(self.history.clone()),
+            messages: self.history.len(),
+        });
+        let result = self.turn_loop().await;
+        self.finish_turn(result)
     }
 
     /// The history as the agent holds it (for tests and the headless front end).

@@ -210,6 +210,13 @@ pub trait Model: Send + Sync {
     fn set_pace(&self, _pace: Duration) -> bool {
         false
     }
+
+    /// Plays on as if `answered` turn calls had been answered already ("continue from call
+    /// N" in the workbench): the scripted model goes to that turn of its script. Returns
+    /// false for a model without a script (a real API answers what it is sent).
+    fn resume_at(&self, _answered: usize) -> bool {
+        false
+    }
 }
 
 /// A secret API key. It prints as `ApiKey(***)` in both `Debug` and `Display` so it cannot

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::compact::{PipelineConfig, Stage};
+use crate::compact::{PipelineConfig, Stage, Strategy};
 
 /// Who asked for a recorded compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -28,8 +28,12 @@ pub enum RecordedKind {
         focus: Option<String>,
         by: CompactBy,
     },
-    /// New settings (or a new strategy) from this call on.
-    Config { config: PipelineConfig },
+    /// New settings (or a new strategy) from this call on; `from` is the strategy that ran
+    /// until then, so a replay that has followed the live run so far can switch with it.
+    Config {
+        config: PipelineConfig,
+        from: Strategy,
+    },
 }
 
 /// A recorded event and where it happened.
@@ -57,7 +61,10 @@ impl RecordedEvent {
                 by: CompactBy::User,
                 ..
             } => "/compact".to_string(),
-            RecordedKind::Config { config } => {
+            RecordedKind::Config { config, from } if *from != config.strategy => {
+                format!("strategy {from} -> {}", config.strategy)
+            }
+            RecordedKind::Config { config, .. } => {
                 format!("settings changed (strategy {})", config.strategy)
             }
         };

@@ -12,6 +12,7 @@
 //! It knows messages and stage reports; it never draws, never touches a terminal and never
 //! writes a file (`html` renders a page as a string; the caller writes it).
 
+pub mod branch;
 pub mod breakdown;
 pub mod diff;
 mod events;

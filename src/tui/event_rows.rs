@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::agent::events::ErrorKind;
-use crate::compact::{Stage, StageReport};
+use crate::compact::{PipelineConfig, Stage, StageReport};
 use crate::timeline::StepId;
 use crate::util::{group_digits, plural};
 
@@ -91,6 +91,19 @@ pub enum EventKind {
     /// in full: Enter opens it.
     Notice {
         text: String,
+    },
+    /// The agent applied new settings (a new strategy, new numbers) from model call `call`
+    /// on (`/config`).
+    Settings {
+        from: PipelineConfig,
+        to: PipelineConfig,
+        call: usize,
+    },
+    /// This branch continues from call `call` of an earlier one, with `config`
+    /// ("continue from call N" in the timeline).
+    Continued {
+        call: usize,
+        config: PipelineConfig,
     },
 }
 
@@ -203,7 +216,47 @@ pub fn row_text(kind: &EventKind) -> String {
             crate::agent::answer_cut_text(*max_tokens, *index)
         }
         EventKind::Notice { text } => format!("notice: {text}"),
+        EventKind::Settings { from, to, call } => settings_text(from, to, *call),
+        EventKind::Continued { call, config } => format!(
+            "continued from call {call} with {}, context_limit {}",
+            config.strategy,
+            group_digits(config.context_limit)
+        ),
     }
+}
+
+/// `strategy s08 -> guarded, from call 12`, or the numbers that changed: `context_limit
+/// 50,000 -> 30,000, from call 12`.
+pub fn settings_text(from: &PipelineConfig, to: &PipelineConfig, call: usize) -> String {
+    if from.strategy != to.strategy {
+        return format!(
+            "strategy {} -> {}, from call {call}",
+            from.strategy, to.strategy
+        );
+    }
+    let changed: Vec<String> = changed_numbers(from, to)
+        .into_iter()
+        .map(|(key, a, b)| format!("{key} {} -> {}", group_digits(a), group_digits(b)))
+        .collect();
+    if changed.is_empty() {
+        format!("settings unchanged, from call {call}")
+    } else {
+        format!("{}, from call {call}", changed.join(", "))
+    }
+}
+
+/// The settings whose number differs: (key, before, after).
+fn changed_numbers(
+    from: &PipelineConfig,
+    to: &PipelineConfig,
+) -> Vec<(&'static str, usize, usize)> {
+    PipelineConfig::KEYS
+        .iter()
+        .filter_map(|k| match (from.get(k), to.get(k)) {
+            (Some(a), Some(b)) if a != b => Some((*k, a, b)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The full text of a row for the viewer (Enter on a row without a diff): every number
@@ -230,6 +283,23 @@ pub fn detail(kind: &EventKind) -> (String, String) {
             (format!("{} · {}", report.stage.name(), report.reason), text)
         }
         EventKind::Notice { text } => ("notice".to_string(), text.clone()),
+        EventKind::Settings { from, to, call } => {
+            let mut text = format!(
+                "{}\n\nThe agent applies new settings between model calls, never inside a \
+                 call's pipeline: call {call} is the first to run under them.\n\nstrategy {}",
+                settings_text(from, to, *call),
+                to.strategy
+            );
+            for key in PipelineConfig::KEYS {
+                let now = to.get(key).unwrap_or_default();
+                let before = from.get(key).unwrap_or_default();
+                text.push_str(&format!("\n{key} = {}", group_digits(now)));
+                if before != now {
+                    text.push_str(&format!(" (was {})", group_digits(before)));
+                }
+            }
+            ("settings".to_string(), text)
+        }
         other => ("event".to_string(), row_text(other)),
     }
 }

@@ -183,8 +183,13 @@ pub const HELP: &[(&str, &str)] = &[
     ("", "Timeline (6 or t)"),
     (
         "j k",
-        "select a model call; the conversation shows its request",
+        "view call N: the conversation shows the selected call's request",
     ),
+    (
+        "x, then y",
+        "continue from call N with the settings in force now (earlier branch kept)",
+    ),
+    ("B", "after a continue: the earlier branch / the live one"),
     (
         "Enter",
         "diff of the call's request against the previous call's",

@@ -19,7 +19,7 @@ use tiktoken_rs::CoreBPE;
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use super::app::{App, Effect, Msg, StartSessions, Startup, TICK};
+use super::app::{App, ContinueFrom, Effect, Msg, StartSessions, Startup, TICK};
 use super::panes::render;
 use super::terminal;
 use super::work::Done;
@@ -77,7 +77,9 @@ pub struct FreshAgent {
 /// Prepares a fresh agent (a fresh workspace, the scenario from the start). Called off the
 /// UI task: it may copy files.
 #[derive(Clone)]
-pub struct Restarter(pub Arc<dyn Fn() -> Result<FreshAgent, String> + Send + Sync>);
+/// Its argument says whether the fresh session is recorded (a continued branch is not: a
+/// recording starts with an empty conversation).
+pub struct Restarter(pub Arc<dyn Fn(bool) -> Result<FreshAgent, String> + Send + Sync>);
 
 impl std::fmt::Debug for Restarter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -208,7 +210,9 @@ where
     D: FnMut(&App) -> io::Result<()>,
 {
     let (done_tx, mut done_rx) = unbounded_channel::<Done>();
-    let (fresh_tx, mut fresh_rx) = unbounded_channel::<Result<FreshAgent, String>>();
+    // A fresh agent, and the call it continues from when it is a continue.
+    let (fresh_tx, mut fresh_rx) =
+        unbounded_channel::<Result<(FreshAgent, Option<usize>), String>>();
     perform(app.refresh_files(), &done_tx, &commands, true);
     for effect in app.update(Msg::LoopStarted) {
         perform(effect, &done_tx, &commands, true);
@@ -248,8 +252,8 @@ where
             // Never None: the loop holds a sender.
             Some(done) = done_rx.recv() => msgs.push(Msg::Done(done)),
             Some(fresh) = fresh_rx.recv() => match fresh {
-                Ok(fresh) => {
-                    let (new_events, new_commands) = start_fresh(fresh, &commands, &mut msgs, app.step_state().mode());
+                Ok((fresh, continues)) => {
+                    let (new_events, new_commands) = start_fresh(fresh, &commands, &mut msgs, app.step_state().mode(), continues);
                     events = new_events;
                     commands = new_commands;
                     agent_open = true;
@@ -307,11 +311,23 @@ where
                             let (r, tx) = (r.0.clone(), fresh_tx.clone());
                             tokio::task::spawn_blocking(move || {
                                 // The loop is gone when the send fails: nobody restarts.
-                                let _ = tx.send(r());
+                                let _ = tx.send(r(true).map(|f| (f, None)));
                             });
                         }
                         None => {
                             let _ = fresh_tx.send(Err("not available here".into()));
+                        }
+                    },
+                    Effect::Continue(from) => match &restart {
+                        Some(r) => {
+                            let (r, tx) = (r.0.clone(), fresh_tx.clone());
+                            tokio::task::spawn_blocking(move || {
+                                let _ = tx
+                                    .send(r(false).map(|f| (continued(f, &from), Some(from.call))));
+                            });
+                        }
+                        None => {
+                            let _ = fresh_tx.send(Err("continue is not available here".into()));
                         }
                     },
                     other => perform(other, &done_tx, &commands, agent_open),
@@ -336,8 +352,8 @@ fn perform(
                 tracing::warn!("agent command channel closed");
             }
         }
-        // The loop handles `Quit` and `Restart` before it gets here.
-        Effect::Quit | Effect::Restart => {}
+        // The loop handles `Quit`, `Restart` and `Continue` before it gets here.
+        Effect::Quit | Effect::Restart | Effect::Continue(_) => {}
         Effect::Work(work) => {
             let done = done.clone();
             tokio::task::spawn_blocking(move || {
@@ -355,6 +371,7 @@ fn start_fresh(
     old: &UnboundedSender<UserCommand>,
     msgs: &mut Vec<Msg>,
     step_mode: bool,
+    continues: Option<usize>,
 ) -> (UnboundedReceiver<AgentEvent>, UnboundedSender<UserCommand>) {
     let _ = old.send(UserCommand::Quit);
     // A teacher in step mode restarts into step mode: it pauses before the first call.
@@ -367,9 +384,27 @@ fn start_fresh(
     if let Some(request) = fresh.request {
         let _ = commands.send(UserCommand::Submit(request));
     }
-    msgs.push(Msg::Restarted {
-        provider: fresh.label,
-        notices: fresh.notices,
+    msgs.push(match continues {
+        Some(_) => Msg::Continued {
+            provider: fresh.label,
+            notices: fresh.notices,
+        },
+        None => Msg::Restarted {
+            provider: fresh.label,
+            notices: fresh.notices,
+        },
     });
     (events, commands)
+}
+
+/// A fresh agent made into one that continues from `from` (docs/architecture.md,
+/// "Continue from call N"): the settings in force now, the earlier branch's history before
+/// that call, the scripted model at the turn it played there, no scenario request.
+pub fn continued(mut fresh: FreshAgent, from: &ContinueFrom) -> FreshAgent {
+    fresh.setup.config = from.config;
+    fresh.setup.model.resume_at(from.answered);
+    fresh.setup.resume = Some(from.resume.clone());
+    fresh.request = None;
+    fresh.record = None;
+    fresh
 }

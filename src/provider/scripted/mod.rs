@@ -309,6 +309,11 @@ impl Model for ScriptedModel {
         true
     }
 
+    fn resume_at(&self, answered: usize) -> bool {
+        self.next_turn.store(answered, Ordering::SeqCst);
+        true
+    }
+
     async fn stream(
         &self,
         req: &ModelRequest,

@@ -115,10 +115,11 @@ impl RecordFold {
             }),
             RecordLine::Config { config } => {
                 if self.config != Some(config) {
+                    let from = self.config.map_or(config.strategy, |c| c.strategy);
                     self.events.push(RecordedEvent {
                         at: self.conversation,
                         call: self.next_call,
-                        kind: RecordedKind::Config { config },
+                        kind: RecordedKind::Config { config, from },
                     });
                 }
                 self.config = Some(config);

@@ -12,7 +12,7 @@ impl App {
     pub(super) fn on_agent(&mut self, ev: AgentEvent) -> Vec<Effect> {
         let mut effects = Vec::new();
         // The step this event became in the timeline, if it became one.
-        let new_step = self.timeline.on_event(&ev);
+        let new_step = self.live_timeline_mut().on_event(&ev);
         self.agent.live_record.on_event(&ev);
         match ev {
             AgentEvent::Ready {
@@ -23,6 +23,7 @@ impl App {
                 self.agent.provider = provider;
                 self.agent.workspace = workspace;
                 self.agent.config = config;
+                self.config_started(config);
                 effects.push(self.refresh_files());
             }
             AgentEvent::TurnStarted { .. } => {
@@ -156,7 +157,7 @@ impl App {
             } else {
                 "this model streams at its own pace (/pace is for the scripted model)".into()
             }),
-            AgentEvent::ConfigChanged { config } => self.agent.config = config,
+            AgentEvent::ConfigChanged { config } => self.config_applied(config),
             AgentEvent::StepModeChanged { on } => self.step_mode_changed(on),
             AgentEvent::Error { kind, message } => {
                 self.notify(format!("error: {message}"));

@@ -33,6 +33,7 @@
 
 mod agent_events;
 mod agent_facts;
+mod branch;
 mod compare;
 mod context_view;
 mod conversation;
@@ -74,6 +75,7 @@ use crate::timeline::{Source, StepId, Timeline};
 
 pub use super::work::{OutputFile, TranscriptFile};
 use agent_facts::AgentFacts;
+pub use branch::ContinueFrom;
 pub use compare::{CompareView, default_strategies, parse_strategies};
 pub use context_view::ContextView;
 pub use conversation::{ConversationState, HistRow, SessionRow};
@@ -86,6 +88,7 @@ pub use list::{
 pub use outputs::OutputsState;
 use screen::Screen;
 pub use screen::notice_pages;
+pub use overlays::STRATEGY_ROW;
 pub use search::{Hit, Search, event_text as search_event_text};
 pub use sessions::SessionsState;
 pub use state::ConvRow;
@@ -122,6 +125,11 @@ pub enum Msg {
     /// `/restart` started a fresh agent (its events follow): `provider` is its label,
     /// `notices` its start-up notices.
     Restarted {
+        provider: String,
+        notices: Vec<String>,
+    },
+    /// "continue from call N" started its agent (its events follow), like `Restarted`.
+    Continued {
         provider: String,
         notices: Vec<String>,
     },
@@ -167,6 +175,9 @@ pub enum Effect {
     /// Replace the agent with a fresh one (the scenario from the start, in a fresh
     /// workspace); the loop answers `Msg::Restarted` or `Msg::RestartFailed`.
     Restart,
+    /// Replace the agent with one that continues from an earlier call (`branch.rs`); the
+    /// loop answers `Msg::Continued` or `Msg::RestartFailed`.
+    Continue(Box<ContinueFrom>),
 }
 
 /// The whole UI state: a router of owned parts (see the module's comment).
@@ -205,6 +216,8 @@ pub struct App {
     input: InputState,
     /// Step mode: on or off, the pending pause, a "run to" not reached yet.
     step: StepState,
+    /// The settings the agent applies, and "continue from call N"'s branches.
+    branch: branch::BranchState,
 }
 
 impl App {
@@ -231,6 +244,7 @@ impl App {
             sessions: Default::default(),
             input: InputState::default(),
             step: StepState::default(),
+            branch: Default::default(),
         };
         app.style_input();
         app
@@ -484,6 +498,7 @@ impl App {
                 Vec::new()
             }
             Msg::Restarted { provider, notices } => self.restarted(provider, notices),
+            Msg::Continued { provider, notices } => self.continued(provider, notices),
             Msg::RestartFailed(why) => {
                 self.notify(format!("restart failed: {why}"));
                 Vec::new()

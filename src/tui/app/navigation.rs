@@ -33,6 +33,9 @@ impl App {
         if self.screen.focus == Pane::Input {
             return self.input_key(key);
         }
+        if let Some(effects) = self.branch_key(key) {
+            return effects;
+        }
         let Some(action) = keys::action(&key) else {
             return Vec::new();
         };

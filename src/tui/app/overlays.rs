@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{App, Effect, Overlay, Viewer, ViewerKey};
 use crate::agent::events::UserCommand;
-use crate::compact::PipelineConfig;
+use crate::compact::{PipelineConfig, Strategy};
 use crate::tui::keys::{self, Action};
 
 impl App {
@@ -74,7 +74,12 @@ impl App {
         let Some(Overlay::Config(panel)) = &mut self.screen.overlay else {
             return Vec::new();
         };
+        // The numbers, then the strategy's row (`STRATEGY_ROW`).
         let keys_n = PipelineConfig::KEYS.len();
+        let rows_n = keys_n + 1;
+        if panel.selected == STRATEGY_ROW && panel.editing.is_some() {
+            return self.strategy_key(key);
+        }
         if let Some(buf) = &mut panel.editing {
             match key.code {
                 KeyCode::Esc => {
@@ -109,9 +114,14 @@ impl App {
         match keys::action(&key) {
             Some(Action::Back | Action::Quit) => self.close_overlay(),
             Some(Action::Up) => panel.selected = panel.selected.saturating_sub(1),
-            Some(Action::Down) => panel.selected = (panel.selected + 1).min(keys_n - 1),
+            Some(Action::Down) => panel.selected = (panel.selected + 1).min(rows_n - 1),
             Some(Action::Top) => panel.selected = 0,
-            Some(Action::Bottom) => panel.selected = keys_n - 1,
+            Some(Action::Bottom) => panel.selected = rows_n - 1,
+            Some(Action::Enter) if panel.selected == STRATEGY_ROW => {
+                // The choice starts on the strategy in force; h/l move it.
+                panel.editing = Some(self.agent.config.strategy.name().to_string());
+                panel.error = None;
+            }
             Some(Action::Enter) => {
                 let key_name = PipelineConfig::KEYS[panel.selected.min(keys_n - 1)];
                 panel.editing = Some(
@@ -125,6 +135,56 @@ impl App {
             }
             _ => {}
         }
+        Vec::new()
+    }
+}
+
+/// The `/config` row that picks the strategy: after the numbers, so a number's row is its
+/// index in `PipelineConfig::KEYS`.
+pub const STRATEGY_ROW: usize = PipelineConfig::KEYS.len();
+
+impl App {
+    /// Keys while the strategy row is being chosen: left/right (or h/l, j/k, Tab) move
+    /// through the four strategies, Enter sends the choice, Esc leaves it.
+    fn strategy_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Some(Overlay::Config(panel)) = &mut self.screen.overlay else {
+            return Vec::new();
+        };
+        let current = panel
+            .editing
+            .as_deref()
+            .and_then(|name| name.parse::<Strategy>().ok())
+            .unwrap_or(self.agent.config.strategy);
+        let at = Strategy::ALL
+            .iter()
+            .position(|s| *s == current)
+            .unwrap_or(0);
+        let n = Strategy::ALL.len();
+        let step = match key.code {
+            KeyCode::Right | KeyCode::Char('l') | KeyCode::Char('j') | KeyCode::Tab => 1,
+            KeyCode::Left | KeyCode::Char('h') | KeyCode::Char('k') | KeyCode::BackTab => n - 1,
+            KeyCode::Esc => {
+                panel.editing = None;
+                return Vec::new();
+            }
+            KeyCode::Enter => {
+                panel.editing = None;
+                if current == self.agent.config.strategy {
+                    self.notify(format!("the strategy is already {current}"));
+                    return Vec::new();
+                }
+                let before = self.agent.config.strategy;
+                // Numbers still at the old strategy's defaults take the new one's.
+                let config = self.agent.config.with_strategy(current);
+                self.agent.config = config;
+                self.notify(format!(
+                    "strategy {before} -> {current} (applies from the next model call)"
+                ));
+                return vec![Effect::Send(UserCommand::SetConfig(config))];
+            }
+            _ => 0,
+        };
+        panel.editing = Some(Strategy::ALL[(at + step) % n].name().to_string());
         Vec::new()
     }
 }

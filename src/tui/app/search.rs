@@ -66,7 +66,9 @@ pub fn event_text(e: &EventRow) -> String {
         | EventKind::SummaryCall { .. }
         | EventKind::Cancelled
         | EventKind::AnswerCut { .. }
-        | EventKind::Notice { .. }) => {
+        | EventKind::Notice { .. }
+        | EventKind::Settings { .. }
+        | EventKind::Continued { .. }) => {
             let (title, text) = crate::tui::event_rows::detail(k);
             format!("{title} {text}")
         }

@@ -48,6 +48,13 @@ impl TimelineView {
         self.top
     }
 
+    /// Another branch's `calls` calls are shown: the newest selected, rows built again.
+    pub(super) fn reset_for(&mut self, calls: usize) {
+        self.selected = calls.saturating_sub(1);
+        self.follow = true;
+        self.built_for = None;
+    }
+
     /// The selected call's request, one row per message.
     pub fn rows(&self) -> &[Arc<MessageInfo>] {
         &self.rows
@@ -113,8 +120,11 @@ impl App {
         }
     }
 
-    /// Back to the live history.
+    /// Back to the live history (and the live branch).
     pub fn close_timeline(&mut self) {
+        if self.showing_other_branch() {
+            self.toggle_branch();
+        }
         self.timeline_view = None;
         if self.screen.focus == Pane::Timeline {
             self.focus_pane_noeffect(Pane::Conversation);

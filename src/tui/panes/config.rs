@@ -1,5 +1,6 @@
-//! The `/config` panel: every `PipelineConfig` key with its value; the selected one can be
-//! edited and applied (`App::update` sends `UserCommand::SetConfig`). Draws `App` state only.
+//! The `/config` panel: every `PipelineConfig` key with its value, then the strategy; the
+//! selected one can be edited (the strategy chosen among the four) and applied
+//! (`App::update` sends `UserCommand::SetConfig`). Draws `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -8,7 +9,8 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use super::{fit, pane_block};
 use crate::compact::PipelineConfig;
-use crate::tui::app::{App, ConfigPanel};
+use crate::compact::Strategy;
+use crate::tui::app::{App, ConfigPanel, STRATEGY_ROW};
 use crate::tui::layout::centered;
 use crate::util::group_digits;
 
@@ -47,6 +49,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
         }
         lines.push(line);
     }
+    lines.push(strategy_line(app, panel));
     lines.push(Line::from(""));
     if let Some(e) = &panel.error {
         lines.push(Line::from(Span::styled(
@@ -54,11 +57,43 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
             app.theme().error(),
         )));
     }
-    let help = if panel.editing.is_some() {
+    let help = if panel.editing.is_some() && panel.selected == STRATEGY_ROW {
+        "h/l choose · Enter apply (from the next model call) · Esc cancel"
+    } else if panel.editing.is_some() {
         "type digits · Enter apply · Esc cancel"
     } else {
         "j/k select · Enter edit · Esc close"
     };
     lines.push(Line::from(Span::styled(help, app.theme().dim())));
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The strategy's row: the one in force, or the one being chosen with what it does.
+fn strategy_line<'a>(app: &App, panel: &ConfigPanel) -> Line<'a> {
+    let selected = panel.selected == STRATEGY_ROW;
+    let choosing = match (&panel.editing, selected) {
+        (Some(name), true) => name.parse::<Strategy>().ok(),
+        _ => None,
+    };
+    let mut line = match choosing {
+        Some(s) => Line::from(vec![
+            Span::raw("› "),
+            Span::raw(fit("strategy", 22)),
+            Span::styled(format!("‹ {s} ›"), app.theme().key()),
+            Span::styled(format!("  {}", s.describe()), app.theme().dim()),
+        ]),
+        None => Line::from(vec![
+            Span::raw(if selected { "› " } else { "  " }),
+            Span::raw(fit("strategy", 22)),
+            Span::raw(app.config().strategy.name().to_string()),
+            Span::styled(
+                if selected { "  Enter to switch" } else { "" },
+                app.theme().dim(),
+            ),
+        ]),
+    };
+    if selected {
+        line = super::selected_line(line, app.theme());
+    }
+    line
 }

@@ -94,6 +94,9 @@ fn event_line<'a>(row: &EventRow, theme: &Theme, width: usize) -> Line<'a> {
             spans.push(Span::styled(text, theme.stage(Stage::CompactHistory)))
         }
         EventKind::Notice { .. } => spans.push(Span::styled(text, theme.dim())),
+        EventKind::Settings { .. } | EventKind::Continued { .. } => {
+            spans.push(Span::styled(text, theme.key()))
+        }
     }
     Line::from(spans)
 }

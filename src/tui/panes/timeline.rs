@@ -32,6 +32,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         // The strategy's unit; the plot and the list are in `str()` chars whatever it
         // counts, with the limit converted (the plot's legend gives it in chars).
         Span::raw(format!("· {which} · {} ", super::unit_tag(app))),
+        Span::styled(branch_tag(app), theme.key()),
         Span::styled("(Enter diff, o request, Esc live) ", theme.dim()),
     ]);
     f.render_widget(pane_block(title, focused, theme), area);
@@ -104,4 +105,13 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         lines.push(line);
     }
     f.render_widget(Paragraph::new(lines), list_area);
+}
+
+/// Which branch is shown, once a continue made two: `earlier branch` or `continued from 10`.
+fn branch_tag(app: &App) -> String {
+    match app.continued_from() {
+        Some(_) if app.showing_other_branch() => "earlier branch (B: live) ".to_string(),
+        Some(n) => format!("continued from {n} (B: earlier) "),
+        None => String::new(),
+    }
 }

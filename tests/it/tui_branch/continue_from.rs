@@ -1,0 +1,139 @@
+//! "continue from call N": from a call of the finished tour, with a lower context_limit set
+//! in /config, the continued branch summarizes earlier than the original did, and the
+//! original branch is still there to compare with.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::KeyCode;
+use ctxlab::agent::{AgentEvent, AgentSetup, spawn};
+use ctxlab::compact::{PipelineConfig, Stage};
+use ctxlab::provider::{Scenario, ScriptedModel};
+use ctxlab::timeline::Timeline;
+use ctxlab::tools::Workspace;
+use ctxlab::tui::app::{Effect, Msg};
+use ctxlab::tui::run::{FreshAgent, continued};
+
+use super::harness::{demo_workspace, start};
+use crate::common::agent::pinned_clock;
+
+/// The calls before which compact_history changed the history.
+fn summaries(t: &Timeline) -> Vec<usize> {
+    t.steps
+        .iter()
+        .filter(|s| s.report.stage == Stage::CompactHistory && s.report.changed)
+        .map(|s| s.call)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continuing_from_call_10_with_a_lower_limit_summarizes_earlier_and_keeps_the_original() {
+    let mut b = start(PipelineConfig::default(), false).await;
+    let request = Scenario::embedded("tour").unwrap().request;
+    b.commands
+        .send(ctxlab::agent::UserCommand::Submit(request))
+        .unwrap();
+    b.until_done().await;
+    let original = summaries(b.app.timeline());
+    assert_eq!(original, vec![32, 34], "the tour as it always runs");
+    let original_calls = b.app.timeline().calls.len();
+
+    // context_limit 30,000 in /config (the agent is idle: it applies at once).
+    b.keys(&[KeyCode::Char('i')]);
+    b.type_text("/config");
+    b.keys(&[KeyCode::Enter]);
+    let idx = PipelineConfig::KEYS
+        .iter()
+        .position(|k| *k == "context_limit")
+        .unwrap();
+    for _ in 0..idx {
+        b.keys(&[KeyCode::Char('j')]);
+    }
+    b.keys(&[KeyCode::Enter]);
+    for _ in 0..10 {
+        b.keys(&[KeyCode::Backspace]);
+    }
+    b.type_text("30000");
+    b.keys(&[KeyCode::Enter, KeyCode::Esc]);
+    b.until(|e, _| matches!(e, AgentEvent::ConfigChanged { .. }))
+        .await;
+
+    // The timeline on call 10, `x`: the confirmation says what will run.
+    b.keys(&[KeyCode::Esc, KeyCode::Char('t'), KeyCode::Char('g')]);
+    for _ in 0..9 {
+        b.keys(&[KeyCode::Char('j')]);
+    }
+    b.keys(&[KeyCode::Char('x')]);
+    let screen = crate::support::screen(&mut b.app, 200, 40);
+    assert!(
+        screen.contains("continue from call 10 with s08, context_limit 30,000?"),
+        "{screen}"
+    );
+    assert!(screen.contains("fresh demo workspace"), "{screen}");
+    let fx = crate::support::press(&mut b.app, KeyCode::Char('y'));
+    let from = match fx.as_slice() {
+        [Effect::Continue(from)] => from.clone(),
+        other => panic!("expected a continue, got {other:?}"),
+    };
+    assert_eq!(from.call, 10);
+    assert_eq!(from.config.context_limit, 30_000);
+
+    // What the loop does with it: a fresh agent (fresh demo workspace), continued.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = demo_workspace(dir.path());
+    let scripted =
+        ScriptedModel::new(Scenario::embedded("tour").unwrap()).with_pace(Duration::ZERO);
+    let mut setup = AgentSetup::new(
+        Arc::new(scripted),
+        Workspace::new(&ws).unwrap(),
+        PipelineConfig::default(),
+    );
+    setup.clock = pinned_clock;
+    let fresh = continued(
+        FreshAgent {
+            setup,
+            label: "scripted tour".into(),
+            notices: Vec::new(),
+            request: Some("not sent".into()),
+            record: None,
+        },
+        &from,
+    );
+    assert_eq!(fresh.request, None);
+    let (commands, events, _task) = spawn(fresh.setup);
+    b.app.update(Msg::Continued {
+        provider: fresh.label,
+        notices: Vec::new(),
+    });
+    b.commands = commands;
+    b.events = events;
+    b.until_done().await;
+
+    let live = b.app.timeline();
+    let earlier = summaries(live);
+    assert!(
+        earlier.first().is_some_and(|c| (10..32).contains(c)),
+        "the continued branch summarizes before call 32: {earlier:?}"
+    );
+    assert_eq!(b.app.continued_from(), Some(10));
+    // Calls 1-9 are the original's; 10 on are the continued branch's.
+    let kept = b.app.other_branch().expect("the original branch is kept");
+    assert_eq!(kept.calls.len(), original_calls);
+    assert_eq!(summaries(kept), original);
+    for (a, o) in live.calls[..9].iter().zip(&kept.calls[..9]) {
+        assert_eq!((a.number, a.size_after), (o.number, o.size_after));
+    }
+    let rows: Vec<String> = b.event_texts();
+    assert!(
+        rows.iter()
+            .any(|r| r == "continued from call 10 with s08, context_limit 30,000"),
+        "{rows:#?}"
+    );
+
+    // B shows the original branch in the timeline, and back.
+    b.keys(&[KeyCode::Char('t'), KeyCode::Char('B')]);
+    assert!(b.app.showing_other_branch());
+    assert_eq!(summaries(b.app.timeline()), original);
+    b.keys(&[KeyCode::Char('B')]);
+    assert_eq!(summaries(b.app.timeline()), earlier);
+}
