@@ -20,6 +20,8 @@ use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::app::{App, Effect, Msg, StartSessions, Startup, TICK};
+use super::live::follower::{self, Follower};
+use super::live::{LiveMsg, LiveOptions};
 use super::panes::render;
 use super::terminal;
 use super::work::Done;
@@ -135,6 +137,17 @@ pub async fn run(
     events: UnboundedReceiver<AgentEvent>,
     commands: UnboundedSender<UserCommand>,
 ) -> Result<TuiExit, TuiError> {
+    run_following(opts, LiveOptions::default(), events, commands).await
+}
+
+/// `run`, with the settings for following a session (the bell) and, for `ctxlab watch`,
+/// the session to follow at once in the live view.
+pub async fn run_following(
+    opts: TuiOptions,
+    live: LiveOptions,
+    events: UnboundedReceiver<AgentEvent>,
+    commands: UnboundedSender<UserCommand>,
+) -> Result<TuiExit, TuiError> {
     // Installed before the terminal is taken: from here on these signals come to the loop
     // below instead of killing the process with the terminal still raw.
     let mut signals = TerminationSignals::install()?;
@@ -162,6 +175,7 @@ pub async fn run(
         sessions,
         unseen_legend,
     })));
+    app.update(Msg::Live(LiveMsg::Setup(live)));
     let draw = |app: &App| term.draw(|f| render(app, f)).map(|_| ());
     // A signal drops the loop between two of its steps (never mid-frame); the guard then
     // restores the terminal as on any other exit.
@@ -209,9 +223,17 @@ where
 {
     let (done_tx, mut done_rx) = unbounded_channel::<Done>();
     let (fresh_tx, mut fresh_rx) = unbounded_channel::<Result<FreshAgent, String>>();
+    // One channel for every follower the loop starts (ids tell them apart); the loop
+    // holds a sender, so it never closes. Dropping `following` stops its thread.
+    let (live_tx, mut live_rx) = tokio::sync::mpsc::channel::<LiveMsg>(follower::QUEUE);
+    let mut following: Option<Follower> = None;
     perform(app.refresh_files(), &done_tx, &commands, true);
     for effect in app.update(Msg::LoopStarted) {
-        perform(effect, &done_tx, &commands, true);
+        match effect {
+            // `ctxlab watch`: the session to follow at once.
+            Effect::Follow(request) => start_following(request, &live_tx, &mut following),
+            other => perform(other, &done_tx, &commands, true),
+        }
     }
     let mut tokenizer = tokio::task::spawn_blocking(build_tokenizer);
     let mut tokenizer_pending = true;
@@ -247,6 +269,7 @@ where
             },
             // Never None: the loop holds a sender.
             Some(done) = done_rx.recv() => msgs.push(Msg::Done(done)),
+            Some(live) = live_rx.recv() => msgs.push(Msg::Live(live)),
             Some(fresh) = fresh_rx.recv() => match fresh {
                 Ok(fresh) => {
                     let (new_events, new_commands) = start_fresh(fresh, &commands, &mut msgs, app.step_state().mode());
@@ -284,6 +307,12 @@ where
             }
         }
         while msgs.len() < DRAIN_MAX {
+            match live_rx.try_recv() {
+                Ok(live) => msgs.push(Msg::Live(live)),
+                Err(_) => break,
+            }
+        }
+        while msgs.len() < DRAIN_MAX {
             match input.next().now_or_never() {
                 Some(Some(Ok(e))) => msgs.extend(to_msg(e)),
                 Some(Some(Err(e))) => return Err(e.into()),
@@ -314,10 +343,42 @@ where
                             let _ = fresh_tx.send(Err("not available here".into()));
                         }
                     },
+                    Effect::Follow(request) => {
+                        start_following(request, &live_tx, &mut following);
+                    }
+                    Effect::StopFollowing => stop_following(following.take()),
+                    Effect::Bell => terminal::bell(),
                     other => perform(other, &done_tx, &commands, agent_open),
                 }
             }
         }
+    }
+}
+
+/// Starts the follower `request` asks for, in place of the one before it (stopped first).
+fn start_following(
+    request: crate::tui::live::FollowRequest,
+    tx: &tokio::sync::mpsc::Sender<LiveMsg>,
+    following: &mut Option<Follower>,
+) {
+    stop_following(following.take());
+    let id = request.id();
+    match follower::spawn(request, tx.clone()) {
+        Ok(f) => *following = Some(f),
+        Err(why) => {
+            // No follower runs, so the queue has room for its end.
+            let _ = tx.try_send(LiveMsg::Ended {
+                id,
+                error: Some(why),
+            });
+        }
+    }
+}
+
+/// Stops a follower (dropping it asks its thread to end).
+fn stop_following(follower: Option<Follower>) {
+    if let Some(f) = follower {
+        tracing::debug!(id = f.id(), "follower stopped");
     }
 }
 
@@ -336,8 +397,12 @@ fn perform(
                 tracing::warn!("agent command channel closed");
             }
         }
-        // The loop handles `Quit` and `Restart` before it gets here.
-        Effect::Quit | Effect::Restart => {}
+        // The loop handles these before it gets here.
+        Effect::Quit
+        | Effect::Restart
+        | Effect::Follow(_)
+        | Effect::StopFollowing
+        | Effect::Bell => {}
         Effect::Work(work) => {
             let done = done.clone();
             tokio::task::spawn_blocking(move || {

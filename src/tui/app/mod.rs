@@ -38,6 +38,7 @@ mod history;
 mod input;
 mod jobs;
 mod list;
+mod live;
 mod mouse;
 mod navigation;
 mod outputs;
@@ -127,6 +128,8 @@ pub enum Msg {
     /// The loop is running: the jobs to do first (clear old scratch stores, list the
     /// sessions, open the session `ctxlab open` named).
     LoopStarted,
+    /// Following a session: the settings, the follower's events, its end.
+    Live(crate::tui::live::LiveMsg),
 }
 
 /// The start-up facts `Msg::Start` carries (the loop's caller read them; `App` reads no disk).
@@ -160,6 +163,13 @@ pub enum Effect {
     /// Replace the agent with a fresh one (the scenario from the start, in a fresh
     /// workspace); the loop answers `Msg::Restarted` or `Msg::RestartFailed`.
     Restart,
+    /// Start following a session (stopping the follower before it); its events come back
+    /// as `Msg::Live`.
+    Follow(crate::tui::live::FollowRequest),
+    /// Stop the follower (the live view closed).
+    StopFollowing,
+    /// Ring the terminal bell (a compaction was written while following).
+    Bell,
 }
 
 /// The whole UI state: a router of owned parts. Each pane or feature keeps its state
@@ -206,6 +216,8 @@ pub struct App {
     loading: Option<Loading>,
     /// The sessions browser (a mode of the transcripts pane) and the opened session.
     sessions: SessionsState,
+    /// The live view of a followed session, and the settings for following.
+    live: crate::tui::live::LiveState,
 
     /// The input box: its text and the inputs sent before.
     input: InputState,
@@ -257,6 +269,7 @@ impl App {
             transcripts: TranscriptsState::default(),
             loading: None,
             sessions: Default::default(),
+            live: Default::default(),
             input: InputState::default(),
             overlay: None,
             overlay_stack: Vec::new(),
@@ -543,7 +556,12 @@ impl App {
                 self.start(*start);
                 Vec::new()
             }
-            Msg::LoopStarted => self.start_effects(),
+            Msg::LoopStarted => {
+                let mut effects = self.start_effects();
+                effects.extend(self.live_start_effects());
+                effects
+            }
+            Msg::Live(msg) => self.on_live(msg),
         }
     }
 }
