@@ -7,6 +7,9 @@
 //! while a large transcript loads. `/restart` (`Effect::Restart`) is the loop's too: the
 //! binary's `Restarter` prepares a fresh agent off the UI task, the loop starts it, quits
 //! the old one and swaps the channels; `App` only gets a fresh view (`Msg::Restarted`).
+//! Following a session (`Effect::Follow`) is the loop's too: the follower thread sends its
+//! events over a bounded channel the loop selects on (`Msg::Live`), and the bell a
+//! compaction rings (`Effect::Bell`) goes to the terminal between frames.
 
 use std::io;
 use std::path::PathBuf;

@@ -3,8 +3,9 @@
 //! `App` holds view state (focus, selections, scroll, overlays, filters, what is loading)
 //! and the mirror of the agent's history built from `AgentEvent`s; it never owns the
 //! history itself. `update` takes one `Msg` (an agent event, a key, a mouse event, a
-//! resize, a tick, a finished job) and returns effects as data (`Effect::Send`,
-//! `Effect::Quit`, `Effect::Work`, `Effect::Restart`) that the loop performs, so it is
+//! resize, a tick, a finished job, a followed session's event) and returns effects as data
+//! (`Effect::Send`, `Effect::Quit`, `Effect::Work`, `Effect::Restart`, `Effect::Follow`,
+//! `Effect::StopFollowing`, `Effect::Bell`) that the loop performs, so it is
 //! tested without a terminal or an agent. It performs no I/O: reading the workspace's files,
 //! replaying a transcript and remembering that the legend was seen are `Work` the loop runs
 //! off the UI task (see `tui::work`); a restart is the loop's. It never reads the clock
@@ -25,7 +26,8 @@
 //! browser and an opened session), `jobs` (asking for work and
 //! taking its results), `overlays`, `input` (input box and slash commands), `mouse`,
 //! `step` (step mode's keys, the pause's highlighted rows, the first-run legend, restart),
-//! `compare` (the compare view: strategies side by side on one session).
+//! `compare` (the compare view: strategies side by side on one session), `live` (the live
+//! view of a followed session: its events folded, its keys, the bell as an effect).
 
 mod agent_events;
 mod compare;
