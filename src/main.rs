@@ -91,7 +91,7 @@ fn main() -> ExitCode {
         Some(Command::Watch(args)) => watch::cmd_watch(args),
         Some(Command::Statusline) => Ok(watch::cmd_statusline()),
         Some(Command::Proxy(args)) => proxy::cmd_proxy(args),
-        None => cmd_workbench(cli.agent, cli.step, None),
+        None => cmd_workbench(cli.agent, cli.step, None, None),
     });
     match result {
         Ok(code) => code,
@@ -530,14 +530,20 @@ fn cmd_open(args: cli::OpenArgs) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    cmd_workbench(args.agent, false, Some(sessions))
+    cmd_workbench(args.agent, false, Some(sessions), None)
 }
 
+/// The workbench; `live`: the settings for following a session and, for `ctxlab watch`,
+/// the session to follow at once (None: the bell as config.toml says, nothing followed).
 pub(crate) fn cmd_workbench(
     args: AgentArgs,
     step: bool,
     sessions: Option<ctxlab::tui::run::OpenSessions>,
+    live: Option<ctxlab::tui::live::LiveOptions>,
 ) -> anyhow::Result<ExitCode> {
+    let live =
+        live.unwrap_or_else(|| ctxlab::tui::live::LiveOptions::new(watch::bell_setting(false)));
+    let following = live.follows();
     let mut launch = prepare(&args.launch_options()).map_err(launch_error)?;
     // Paused before the first stage or model call: the agent says so as it starts.
     launch.setup.step_mode = step;
@@ -552,7 +558,8 @@ pub(crate) fn cmd_workbench(
         config: launch.setup.config,
         no_color: ctxlab::tui::no_color_from_env(),
         notices: launch.notices.clone(),
-        legend_marker: ctxlab::tui::run::legend_marker(),
+        // The legend explains the panes; the live view of `ctxlab watch` covers them.
+        legend_marker: ctxlab::tui::run::legend_marker().filter(|_| !following),
         sessions: sessions.clone(),
         restart: Some(restarter(
             args.launch_options(),
@@ -562,13 +569,21 @@ pub(crate) fn cmd_workbench(
     let rt = runtime()?;
     let result = rt.block_on(async move {
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
-        let events = recording::recorded(events, "workbench", |line| tracing::info!("{line}"));
-        if let Some(request) = launch.scenario_request.filter(|_| sessions.is_none()) {
+        // `ctxlab watch` runs no session of its own: nothing to record.
+        let events = if following {
+            events
+        } else {
+            recording::recorded(events, "workbench", |line| tracing::info!("{line}"))
+        };
+        if let Some(request) = launch
+            .scenario_request
+            .filter(|_| sessions.is_none() && !following)
+        {
             // A first run always shows something real: the scenario starts by itself
             // (not under `ctxlab open`: the session opened is what is to be seen).
             let _ = commands.send(ctxlab::agent::UserCommand::Submit(request));
         }
-        let result = ctxlab::tui::run(options, events, commands.clone()).await;
+        let result = ctxlab::tui::run::run_following(options, live, events, commands.clone()).await;
         let _ = commands.send(ctxlab::agent::UserCommand::Quit);
         handle.abort();
         result

@@ -79,6 +79,9 @@ pub struct FileSettings {
     /// The cap on one session file read (bytes; default 2 GiB); `CTXLAB_MAX_SESSION_BYTES`
     /// wins over it.
     pub max_session_bytes: Option<u64>,
+    /// Ring the terminal bell when a followed session compacts (`ctxlab watch`, the live
+    /// view; default true); `--no-bell` wins over it.
+    pub bell_on_compaction: Option<bool>,
     /// Where these settings were read from, for error messages (not a key in the file).
     #[serde(skip)]
     pub path: Option<PathBuf>,
@@ -222,6 +225,12 @@ pub fn load_file_settings(path: &Path) -> Result<FileSettings, SettingsError> {
             message: e.to_string(),
         }),
     }
+}
+
+/// Whether a compaction written while a session is followed rings the terminal bell:
+/// not with `--no-bell` (`no_bell`), else `bell_on_compaction` in config.toml, else yes.
+pub fn bell_on_compaction(settings: Option<&FileSettings>, no_bell: bool) -> bool {
+    !no_bell && settings.and_then(|s| s.bell_on_compaction).unwrap_or(true)
 }
 
 /// Looks a variable up in the environment, then in `.env`.

@@ -285,10 +285,15 @@ pub(crate) struct WatchArgs {
     /// A session file, or a folder (its most recently written session). Default: the
     /// newest Claude Code or Codex session of the project in the current folder.
     pub(crate) path: Option<PathBuf>,
-    /// One JSON object per line instead of readable lines.
+    /// One JSON object per line instead of the workbench's live view.
     #[arg(long)]
     pub(crate) json: bool,
-    /// No terminal bell on a compaction (readable lines only).
+    /// Readable lines instead of the workbench's live view (also what is printed when
+    /// stdout is not a terminal).
+    #[arg(long, conflicts_with = "json")]
+    pub(crate) text: bool,
+    /// No terminal bell on a compaction (default: `bell_on_compaction` in config.toml,
+    /// which is true unless set).
     #[arg(long)]
     pub(crate) no_bell: bool,
     /// With --json: print what is already in the file, line by line, before following

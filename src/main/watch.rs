@@ -1,8 +1,9 @@
 //! `ctxlab watch` and `ctxlab statusline` for the binary: which session is followed and
-//! why, the JSON follower with its exits (Ctrl-C: 0; stdout closed: 0, quietly), and the
-//! status line (always exit 0).
+//! why, the workbench's live view on a terminal, the readable lines (`--text`, or stdout
+//! not a terminal) and the JSON follower with their exits (Ctrl-C: 0; stdout closed: 0,
+//! quietly), and the status line (always exit 0).
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -30,20 +31,39 @@ fn chosen_session(args: &WatchArgs) -> anyhow::Result<Chosen> {
     }
 }
 
+/// Whether a compaction seen while following rings the bell: `--no-bell`, else
+/// `bell_on_compaction` in config.toml, else yes. A config file that does not load leaves
+/// the default (the commands that need the rest of it report it).
+pub(crate) fn bell_setting(no_bell: bool) -> bool {
+    let settings = ctxlab::user_config::config_file_path()
+        .filter(|p| p.is_file())
+        .and_then(|p| ctxlab::user_config::load_file_settings(&p).ok());
+    ctxlab::user_config::bell_on_compaction(settings.as_ref(), no_bell)
+}
+
 pub(crate) fn cmd_watch(args: WatchArgs) -> anyhow::Result<ExitCode> {
     let chosen = chosen_session(&args)?;
     let options = FollowOptions {
         poll: Duration::from_millis(args.poll_ms.clamp(10, 60_000)),
         notify: !args.no_notify,
     };
+    let bell = bell_setting(args.no_bell);
+    let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    if !args.json && !args.text && terminal {
+        // The workbench's live view (docs/architecture.md, "Following a session"); its
+        // own loop handles signals and restores the terminal.
+        let live = ctxlab::tui::live::LiveOptions::new(bell)
+            .waiting(options.poll, options.notify)
+            .following(chosen);
+        return crate::cmd_workbench(crate::cli::AgentArgs::default(), false, None, Some(live));
+    }
     exit_on_signal_or_closed_stdout();
     let stop = AtomicBool::new(false);
     if !args.json {
-        // Readable lines until the workbench has its live view (docs/architecture.md,
-        // "Following a session").
+        // Readable lines (`--text`, or stdout is not a terminal).
         // `watch_text` sanitizes each line itself, so its bell reaches the terminal.
         let mut out = std::io::stdout().lock();
-        return match watch_text(chosen, !args.no_bell, &options, &stop, &mut out) {
+        return match watch_text(chosen, bell, &options, &stop, &mut out) {
             WatchEnd::Stopped | WatchEnd::Closed => Ok(ExitCode::SUCCESS),
             WatchEnd::Failed(e) => Err(anyhow::Error::new(e).context("cannot follow the session")),
         };

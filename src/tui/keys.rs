@@ -180,6 +180,21 @@ pub const HELP: &[(&str, &str)] = &[
         "Esc",
         "close the session (its scratch store is removed), then the browser",
     ),
+    (
+        "w",
+        "browser: follow the session live, as the agent writes it (the live view)",
+    ),
+    ("", "Live view (ctxlab watch, or w in the sessions browser)"),
+    (
+        "j k, PgUp PgDn, g",
+        "move (the view stops following the newest row)",
+    ),
+    ("G / End", "follow the newest row again"),
+    (
+        "Enter / o",
+        "a row in full: a compaction's summary and what it kept",
+    ),
+    ("Esc", "close the live view (following stops)"),
     ("", "Timeline (6 or t)"),
     (
         "j k",

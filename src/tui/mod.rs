@@ -18,6 +18,7 @@ pub mod keys;
 pub mod layout;
 pub mod legend;
 pub mod list;
+pub mod live;
 pub mod logging;
 pub mod panes;
 pub mod pause;

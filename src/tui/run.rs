@@ -7,6 +7,9 @@
 //! while a large transcript loads. `/restart` (`Effect::Restart`) is the loop's too: the
 //! binary's `Restarter` prepares a fresh agent off the UI task, the loop starts it, quits
 //! the old one and swaps the channels; `App` only gets a fresh view (`Msg::Restarted`).
+//! Following a session (`Effect::Follow`) is the loop's too: the follower thread sends its
+//! events over a bounded channel the loop selects on (`Msg::Live`), and the bell a
+//! compaction rings (`Effect::Bell`) goes to the terminal between frames.
 
 use std::io;
 use std::path::PathBuf;
@@ -20,6 +23,8 @@ use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::app::{App, ContinueFrom, Effect, Msg, StartSessions, Startup, TICK};
+use super::live::follower::{self, Follower};
+use super::live::{LiveMsg, LiveOptions};
 use super::panes::render;
 use super::terminal;
 use super::work::Done;
@@ -137,6 +142,17 @@ pub async fn run(
     events: UnboundedReceiver<AgentEvent>,
     commands: UnboundedSender<UserCommand>,
 ) -> Result<TuiExit, TuiError> {
+    run_following(opts, LiveOptions::default(), events, commands).await
+}
+
+/// `run`, with the settings for following a session (the bell) and, for `ctxlab watch`,
+/// the session to follow at once in the live view.
+pub async fn run_following(
+    opts: TuiOptions,
+    live: LiveOptions,
+    events: UnboundedReceiver<AgentEvent>,
+    commands: UnboundedSender<UserCommand>,
+) -> Result<TuiExit, TuiError> {
     // Installed before the terminal is taken: from here on these signals come to the loop
     // below instead of killing the process with the terminal still raw.
     let mut signals = TerminationSignals::install()?;
@@ -164,6 +180,7 @@ pub async fn run(
         sessions,
         unseen_legend,
     })));
+    app.update(Msg::Live(LiveMsg::Setup(live)));
     let draw = |app: &App| term.draw(|f| render(app, f)).map(|_| ());
     // A signal drops the loop between two of its steps (never mid-frame); the guard then
     // restores the terminal as on any other exit.
@@ -213,9 +230,17 @@ where
     // A fresh agent, and the call it continues from when it is a continue.
     let (fresh_tx, mut fresh_rx) =
         unbounded_channel::<Result<(FreshAgent, Option<usize>), String>>();
+    // One channel for every follower the loop starts (ids tell them apart); the loop
+    // holds a sender, so it never closes. Dropping `following` stops its thread.
+    let (live_tx, mut live_rx) = tokio::sync::mpsc::channel::<LiveMsg>(follower::QUEUE);
+    let mut following: Option<Follower> = None;
     perform(app.refresh_files(), &done_tx, &commands, true);
     for effect in app.update(Msg::LoopStarted) {
-        perform(effect, &done_tx, &commands, true);
+        match effect {
+            // `ctxlab watch`: the session to follow at once.
+            Effect::Follow(request) => start_following(request, &live_tx, &mut following),
+            other => perform(other, &done_tx, &commands, true),
+        }
     }
     let mut tokenizer = tokio::task::spawn_blocking(build_tokenizer);
     let mut tokenizer_pending = true;
@@ -251,6 +276,7 @@ where
             },
             // Never None: the loop holds a sender.
             Some(done) = done_rx.recv() => msgs.push(Msg::Done(done)),
+            Some(live) = live_rx.recv() => msgs.push(Msg::Live(live)),
             Some(fresh) = fresh_rx.recv() => match fresh {
                 Ok((fresh, continues)) => {
                     let (new_events, new_commands) = start_fresh(fresh, &commands, &mut msgs, app.step_state().mode(), continues);
@@ -284,6 +310,12 @@ where
         while msgs.len() < DRAIN_MAX {
             match done_rx.try_recv() {
                 Ok(done) => msgs.push(Msg::Done(done)),
+                Err(_) => break,
+            }
+        }
+        while msgs.len() < DRAIN_MAX {
+            match live_rx.try_recv() {
+                Ok(live) => msgs.push(Msg::Live(live)),
                 Err(_) => break,
             }
         }
@@ -330,10 +362,42 @@ where
                             let _ = fresh_tx.send(Err("continue is not available here".into()));
                         }
                     },
+                    Effect::Follow(request) => {
+                        start_following(request, &live_tx, &mut following);
+                    }
+                    Effect::StopFollowing => stop_following(following.take()),
+                    Effect::Bell => terminal::bell(),
                     other => perform(other, &done_tx, &commands, agent_open),
                 }
             }
         }
+    }
+}
+
+/// Starts the follower `request` asks for, in place of the one before it (stopped first).
+fn start_following(
+    request: crate::tui::live::FollowRequest,
+    tx: &tokio::sync::mpsc::Sender<LiveMsg>,
+    following: &mut Option<Follower>,
+) {
+    stop_following(following.take());
+    let id = request.id();
+    match follower::spawn(request, tx.clone()) {
+        Ok(f) => *following = Some(f),
+        Err(why) => {
+            // No follower runs, so the queue has room for its end.
+            let _ = tx.try_send(LiveMsg::Ended {
+                id,
+                error: Some(why),
+            });
+        }
+    }
+}
+
+/// Stops a follower (dropping it asks its thread to end).
+fn stop_following(follower: Option<Follower>) {
+    if let Some(f) = follower {
+        tracing::debug!(id = f.id(), "follower stopped");
     }
 }
 
@@ -352,8 +416,13 @@ fn perform(
                 tracing::warn!("agent command channel closed");
             }
         }
-        // The loop handles `Quit`, `Restart` and `Continue` before it gets here.
-        Effect::Quit | Effect::Restart | Effect::Continue(_) => {}
+        // The loop handles these before it gets here.
+        Effect::Quit
+        | Effect::Restart
+        | Effect::Continue(_)
+        | Effect::Follow(_)
+        | Effect::StopFollowing
+        | Effect::Bell => {}
         Effect::Work(work) => {
             let done = done.clone();
             tokio::task::spawn_blocking(move || {

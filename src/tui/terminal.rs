@@ -42,6 +42,16 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// Rings the terminal's bell (`Effect::Bell`), between two frames; only while the TUI owns
+/// the terminal, so a test loop drawing on a test backend rings nothing.
+pub fn bell() {
+    if ACTIVE.load(Ordering::SeqCst) {
+        let mut out = stdout();
+        // A bell that cannot be written is not worth stopping the workbench for.
+        let _ = out.write_all(b"\x07").and_then(|()| out.flush());
+    }
+}
+
 /// Takes over the terminal. The guard restores it.
 pub fn init() -> io::Result<(Tui, TerminalGuard)> {
     install_panic_hook();

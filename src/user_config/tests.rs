@@ -340,3 +340,16 @@ fn call_deadline_and_retry_budget_come_from_the_environment_or_the_file() {
         );
     }
 }
+
+#[test]
+fn the_compaction_bell_is_on_unless_the_file_or_the_flag_turns_it_off() {
+    let off: FileSettings = toml::from_str("bell_on_compaction = false").unwrap();
+    let on: FileSettings = toml::from_str("bell_on_compaction = true").unwrap();
+    let unset = FileSettings::default();
+    assert!(bell_on_compaction(None, false));
+    assert!(bell_on_compaction(Some(&unset), false));
+    assert!(bell_on_compaction(Some(&on), false));
+    assert!(!bell_on_compaction(Some(&off), false));
+    assert!(!bell_on_compaction(Some(&on), true), "--no-bell wins");
+    assert!(!bell_on_compaction(None, true));
+}

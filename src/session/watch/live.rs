@@ -98,7 +98,9 @@ struct Reported {
     messages: usize,
     calls: usize,
     open_call: Option<String>,
+    /// Blocks of the open call reported, and the call they were counted on.
     open_blocks: usize,
+    blocks_of: Option<String>,
     tool_ids: HashSet<String>,
     /// A cheap signature of each compaction as last reported.
     compactions: Vec<String>,
@@ -361,8 +363,9 @@ impl LiveSession {
         out.extend(calls.into_iter().map(LiveItem::Call));
         // Tool calls as soon as the open call holds them.
         if let Some(open) = builder.open_call() {
-            if r.open_blocks > open.blocks.len() {
+            if r.open_blocks > open.blocks.len() || r.blocks_of.as_deref() != Some(open.key) {
                 r.open_blocks = 0;
+                r.blocks_of = Some(open.key.to_string());
             }
             for b in &open.blocks[r.open_blocks..] {
                 push_tool_call(&mut r.tool_ids, b, number, out);

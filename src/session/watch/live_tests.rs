@@ -147,3 +147,32 @@ fn lines_before_the_format_is_known_are_read_once_it_is() {
             .any(|i| matches!(i, LiveItem::Warning(w) if w.line == 1))
     );
 }
+
+/// The next call's tool call is reported with the line that writes it, not when its
+/// message closes later: the count of the open call's blocks already reported belongs
+/// to the call it was counted on.
+#[test]
+fn a_later_calls_tool_call_comes_with_its_own_line() {
+    let call = |n: usize| {
+        format!(
+            r#"{{"type":"assistant","sessionId":"s1","uuid":"a{n}","requestId":"r{n}","message":{{"id":"m{n}","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"tool_use","id":"t{n}","name":"Bash","input":{{}}}}],"usage":{{"input_tokens":10,"output_tokens":1}}}}}}"#
+        )
+    };
+    let result = |n: usize| {
+        format!(
+            r#"{{"type":"user","sessionId":"s1","uuid":"u{n}","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{n}","content":"ok"}}]}}}}"#
+        )
+    };
+    let mut live = LiveSession::new();
+    let mut out = Vec::new();
+    live.push_line(1, CLAUDE[0], &mut out);
+    live.push_line(2, &call(1), &mut out);
+    live.push_line(3, &result(1), &mut out);
+    out.clear();
+    live.push_line(4, &call(2), &mut out);
+    assert!(
+        out.iter()
+            .any(|i| matches!(i, LiveItem::ToolCall { id, line: 4, .. } if id == "t2")),
+        "{out:?}"
+    );
+}

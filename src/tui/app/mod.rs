@@ -3,8 +3,9 @@
 //! `App` holds view state (focus, selections, scroll, overlays, filters, what is loading)
 //! and the mirror of the agent's history built from `AgentEvent`s; it never owns the
 //! history itself. `update` takes one `Msg` (an agent event, a key, a mouse event, a
-//! resize, a tick, a finished job) and returns effects as data (`Effect::Send`,
-//! `Effect::Quit`, `Effect::Work`, `Effect::Restart`) that the loop performs, so it is
+//! resize, a tick, a finished job, a followed session's event) and returns effects as data
+//! (`Effect::Send`, `Effect::Quit`, `Effect::Work`, `Effect::Restart`, `Effect::Follow`,
+//! `Effect::StopFollowing`, `Effect::Bell`) that the loop performs, so it is
 //! tested without a terminal or an agent. It performs no I/O: reading the workspace's files,
 //! replaying a transcript and remembering that the legend was seen are `Work` the loop runs
 //! off the UI task (see `tui::work`); a restart is the loop's. It never reads the clock
@@ -29,7 +30,8 @@
 //! browser and an opened session), `jobs` (asking for work and
 //! taking its results), `overlays`, `input` (input box and slash commands), `mouse`,
 //! `step` (step mode's keys, the pause's highlighted rows, the first-run legend, restart),
-//! `compare` (the compare view: strategies side by side on one session).
+//! `compare` (the compare view: strategies side by side on one session), `live` (the live
+//! view of a followed session: its events folded, its keys, the bell as an effect).
 
 mod agent_events;
 mod agent_facts;
@@ -44,6 +46,7 @@ mod history;
 mod input;
 mod jobs;
 mod list;
+mod live;
 mod mouse;
 mod navigation;
 mod outputs;
@@ -142,6 +145,8 @@ pub enum Msg {
     /// The loop is running: the jobs to do first (clear old scratch stores, list the
     /// sessions, open the session `ctxlab open` named).
     LoopStarted,
+    /// Following a session: the settings, the follower's events, its end.
+    Live(crate::tui::live::LiveMsg),
 }
 
 /// The start-up facts `Msg::Start` carries (the loop's caller read them; `App` reads no disk).
@@ -178,6 +183,13 @@ pub enum Effect {
     /// Replace the agent with one that continues from an earlier call (`branch.rs`); the
     /// loop answers `Msg::Continued` or `Msg::RestartFailed`.
     Continue(Box<ContinueFrom>),
+    /// Start following a session (stopping the follower before it); its events come back
+    /// as `Msg::Live`.
+    Follow(crate::tui::live::FollowRequest),
+    /// Stop the follower (the live view closed).
+    StopFollowing,
+    /// Ring the terminal bell (a compaction was written while following).
+    Bell,
 }
 
 /// The whole UI state: a router of owned parts (see the module's comment).
@@ -212,6 +224,9 @@ pub struct App {
     transcripts: TranscriptsState,
     /// The sessions browser (a mode of the transcripts pane) and the opened session.
     sessions: SessionsState,
+    /// The live view of a followed session, and the settings for following.
+    live: crate::tui::live::LiveState,
+
     /// The input box: its text and the inputs sent before.
     input: InputState,
     /// Step mode: on or off, the pending pause, a "run to" not reached yet.
@@ -242,6 +257,7 @@ impl App {
             outputs: OutputsState::default(),
             transcripts: TranscriptsState::default(),
             sessions: Default::default(),
+            live: Default::default(),
             input: InputState::default(),
             step: StepState::default(),
             branch: Default::default(),
@@ -507,7 +523,12 @@ impl App {
                 self.start(*start);
                 Vec::new()
             }
-            Msg::LoopStarted => self.start_effects(),
+            Msg::LoopStarted => {
+                let mut effects = self.start_effects();
+                effects.extend(self.live_start_effects());
+                effects
+            }
+            Msg::Live(msg) => self.on_live(msg),
         }
     }
 }

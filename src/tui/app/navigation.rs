@@ -26,6 +26,9 @@ impl App {
         if self.context.is_some() {
             return self.context_key(key);
         }
+        if self.live_view().is_some() {
+            return self.live_key(key);
+        }
         if self.search.as_ref().is_some_and(|s| s.typing) {
             self.search_key(key);
             return Vec::new();

@@ -221,6 +221,19 @@ impl App {
                     _ => Vec::new(),
                 }
             }
+            // `w` here follows the row's session live (in the timeline it is "where the
+            // context goes"): keys are per pane.
+            Action::Context => match self.sessions.rows.get(self.sessions.list.selected) {
+                Some(BrowserRow::Session(s)) => {
+                    let chosen = crate::session::watch::Chosen {
+                        path: s.entry().path.clone(),
+                        why: "chosen in the sessions browser".into(),
+                        scope: crate::session::watch::project::scope_of(s.entry()),
+                    };
+                    self.follow_session(chosen)
+                }
+                _ => Vec::new(),
+            },
             _ => Vec::new(),
         }
     }

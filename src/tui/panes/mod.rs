@@ -15,6 +15,7 @@ pub mod gauge;
 pub mod help;
 pub mod input;
 pub mod legend;
+pub mod live;
 pub mod msglist;
 pub mod outputs;
 pub mod plot;
@@ -61,6 +62,9 @@ pub fn render(app: &App, f: &mut Frame) {
     }
     if app.context_view().is_some() {
         context::render(app, f, area);
+    }
+    if app.live_view().is_some() {
+        live::render(app, f, area);
     }
     status::render_hints(app, f, a.hints);
     match app.overlay() {

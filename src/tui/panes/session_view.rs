@@ -177,7 +177,7 @@ fn summary_words(c: &Compaction) -> String {
 }
 
 /// The compaction's event row: `⟳ 1 full auto 2,150->900 tok 12.0 s · kept … · summary …`.
-fn compaction_row(c: &Compaction, k: usize) -> String {
+pub(super) fn compaction_row(c: &Compaction, k: usize) -> String {
     let kind = c.kind.name();
     let trigger = c
         .trigger
@@ -255,7 +255,7 @@ fn render_usage(f: &mut Frame, area: Rect, open: &OpenedSession, theme: &Theme) 
 
 /// The recorded context per call: one column a call (eighths of a row), the window as a
 /// `┄` line when known, the selected call highlighted; the calls that fit, around it.
-fn curve(
+pub(super) fn curve(
     f: &mut Frame,
     area: Rect,
     values: &[u64],

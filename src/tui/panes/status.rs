@@ -167,6 +167,12 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     let pane: &[(&str, &str)] = match app.focus() {
         _ if app.compare().is_some() => compare,
         _ if app.context_view().is_some() => &[("h/l", "call"), ("Esc", "close")],
+        _ if app.live_view().is_some() => &[
+            ("j/k", "move"),
+            ("o", "text"),
+            ("G", "latest"),
+            ("Esc", "close"),
+        ],
         Pane::Input => &[("Enter", "send"), ("Alt-Enter", "newline")],
         Pane::Conversation => &[
             ("j/k", "move"),
@@ -188,9 +194,12 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
             ("C", "compare"),
             ("Esc", "close"),
         ],
-        Pane::Transcripts if app.sessions().active() => {
-            &[("Enter", "open"), ("R", "refresh"), ("b", "transcripts")]
-        }
+        Pane::Transcripts if app.sessions().active() => &[
+            ("Enter", "open"),
+            ("w", "follow live"),
+            ("R", "refresh"),
+            ("b", "transcripts"),
+        ],
         Pane::Transcripts => &[
             ("Enter", "open"),
             ("r", "replay"),
@@ -209,7 +218,8 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     // In step mode the step keys come first: they are what a class is waiting for.
     let mut items: Vec<(&str, &str)> = Vec::new();
     // The compare view takes every key: only its own are offered.
-    let comparing = app.compare().is_some() || app.context_view().is_some();
+    let comparing =
+        app.compare().is_some() || app.context_view().is_some() || app.live_view().is_some();
     if app.step_state().mode() && app.focus() != Pane::Input && !comparing {
         items.extend([("Space", "step"), ("s", "stage"), ("c", "call")]);
     }

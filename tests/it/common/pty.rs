@@ -12,8 +12,18 @@ use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 type SharedWriter = Arc<Mutex<Box<dyn Write + Send>>>;
 
+/// Counts the terminal bells the program rang.
+#[derive(Default)]
+pub struct Bells(usize);
+
+impl vt100::Callbacks for Bells {
+    fn audible_bell(&mut self, _: &mut vt100::Screen) {
+        self.0 += 1;
+    }
+}
+
 pub struct Pty {
-    parser: Arc<Mutex<vt100::Parser>>,
+    parser: Arc<Mutex<vt100::Parser<Bells>>>,
     writer: SharedWriter,
     pub child: Box<dyn portable_pty::Child + Send + Sync>,
 }
@@ -117,7 +127,12 @@ impl Pty {
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().unwrap();
         let writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+        let parser = Arc::new(Mutex::new(vt100::Parser::new_with_callbacks(
+            rows,
+            cols,
+            0,
+            Bells::default(),
+        )));
         let (p, w) = (parser.clone(), writer.clone());
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
@@ -151,6 +166,11 @@ impl Pty {
 
     pub fn screen(&self) -> String {
         self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Terminal bells rung so far.
+    pub fn bells(&self) -> usize {
+        self.parser.lock().unwrap().callbacks().0
     }
 
     pub fn wait_for(&self, needle: &str) -> String {
