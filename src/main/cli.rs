@@ -50,7 +50,8 @@ pub(crate) enum Command {
     /// (a file opens directly).
     Open(OpenArgs),
     /// Follow a Claude Code or Codex session as it is written: its calls, context curve and
-    /// compactions, live (default: the newest session of the project in this folder).
+    /// compactions, live, in the workbench's live view (default: the newest session of the
+    /// project in this folder; --text or a stdout that is not a terminal: readable lines).
     Watch(WatchArgs),
     /// Claude Code's status line command: reads its JSON on stdin, prints one short line
     /// (context, window, compactions, headroom).
