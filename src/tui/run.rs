@@ -467,7 +467,7 @@ fn start_fresh(
 }
 
 /// A fresh agent made into one that continues from `from` (docs/architecture.md,
-/// "Continue from call N"): the settings in force now, the earlier branch's history before
+/// "Data flow"): the settings in force now, the earlier branch's history before
 /// that call, the scripted model at the turn it played there, no scenario request.
 pub fn continued(mut fresh: FreshAgent, from: &ContinueFrom) -> FreshAgent {
     fresh.setup.config = from.config;

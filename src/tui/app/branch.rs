@@ -1,6 +1,6 @@
-//! Settings applied and branches continued: the events row each change of settings gets
-//! when the agent applies it ("strategy s08 -> guarded, from call 12"), and "continue from
-//! call N" (docs/architecture.md, "Continue from call N"): the confirmation, the branch the
+//! Settings applied and branches continued: the events row a switch of strategy gets when
+//! the agent applies it ("strategy s08 -> guarded, from call 12"), and "continue from call
+//! N" (docs/architecture.md, "Data flow"): the confirmation, the branch the
 //! continue left (kept whole for comparison) and which of the two the timeline shows.
 
 use crossterm::event::{KeyCode, KeyEvent};
@@ -50,13 +50,14 @@ impl App {
         self.branch.applied = Some(config);
     }
 
-    /// The agent applies `config` from its next model call: the events pane says so, with
-    /// that call's number.
+    /// The agent applies `config` from its next model call: a new strategy gets an events
+    /// row with that call's number.
     pub(super) fn config_applied(&mut self, config: PipelineConfig) {
         self.agent.config = config;
         let from = self.branch.applied.replace(config);
+        // A switch of strategy gets a row; new numbers are in `/config` and the gauge.
         if let Some(from) = from
-            && from != config
+            && from.strategy != config.strategy
         {
             // The agent applies a config between calls: the next one is the first under it.
             let call = self.live_calls() + 1;
