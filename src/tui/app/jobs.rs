@@ -37,7 +37,7 @@ impl App {
     }
 
     /// Ends the wait for job `id`; None when it is no longer awaited.
-    fn finish_job(&mut self, id: JobId) -> Option<LoadKind> {
+    pub(super) fn finish_job(&mut self, id: JobId) -> Option<LoadKind> {
         match &self.loading {
             Some(l) if l.id == id => self.loading.take().map(|l| l.what),
             _ => None,
@@ -115,6 +115,7 @@ impl App {
             // Not remembered: the legend shows again at the next start, nothing worse.
             Done::LegendRemembered { .. } => {}
             Done::Session(done) => return self.sessions_done(done),
+            Done::Analysis(done) => self.analysis_done(done),
             Done::OutputRead {
                 id,
                 relative,
@@ -189,7 +190,7 @@ impl App {
         self.open_viewer_lines(title, lines);
     }
 
-    fn open_viewer_lines(&mut self, title: String, lines: Vec<String>) {
+    pub(super) fn open_viewer_lines(&mut self, title: String, lines: Vec<String>) {
         self.overlay = Some(Overlay::Viewer(Viewer::new(title, lines)));
     }
 }

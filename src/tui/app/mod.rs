@@ -43,6 +43,7 @@ mod navigation;
 mod outputs;
 mod overlays;
 mod pane_actions;
+mod recorded_views;
 mod search;
 mod sessions;
 mod state;
