@@ -255,7 +255,12 @@ fn a_click_on_the_gauge_opens_the_latest_call() {
     };
     a.update(click(gauge.x + 1, gauge.y + 1));
     let v = a.context_view().expect("the view opens");
-    assert_eq!(v.selected(), a.timeline().calls.len() - 1);
+    let last = a.timeline().calls.len() - 1;
+    assert_eq!(v.selected(), last);
+    // A click where the gauge was, under the open view, leaves its selection alone.
+    a.update(key(KeyCode::Char('h')));
+    a.update(click(gauge.x + 1, gauge.y + 1));
+    assert_eq!(a.context_view().unwrap().selected(), last - 1);
 }
 
 #[test]

@@ -79,7 +79,10 @@ impl App {
         {
             self.focus_pane_noeffect(Pane::Timeline);
         } else if layout::contains(a.gauge, x, y) {
-            self.context_at_latest();
+            // Under the compare or context view the gauge is not on screen.
+            if self.compare.is_none() && self.context.is_none() {
+                self.context_at_latest();
+            }
         } else if layout::contains(a.events, x, y) {
             self.focus_pane_noeffect(Pane::Events);
         } else if layout::contains(a.input, x, y) {
