@@ -134,10 +134,24 @@ pub fn replay_inputs(
     store: &Store,
     options: &ReplayOptions,
 ) -> Result<Vec<CompactionInput>, StoreError> {
+    Ok(replay_inputs_by_call(messages, strategy, store, options)?
+        .into_iter()
+        .map(|(_, input)| input)
+        .collect())
+}
+
+/// `replay_inputs`, each input with the number of the model call its stage ran before
+/// (None: after the last call), as the compare view's columns count calls.
+pub fn replay_inputs_by_call(
+    messages: impl IntoIterator<Item = Message>,
+    strategy: &str,
+    store: &Store,
+    options: &ReplayOptions,
+) -> Result<Vec<(Option<usize>, CompactionInput)>, StoreError> {
     let mut live: Vec<Message> = Vec::new();
     let mut entered: Vec<Message> = Vec::new();
-    // Each input and the number of session messages entered when it happened.
-    let mut found: Vec<(CompactionInput, usize)> = Vec::new();
+    // Each input, the number of session messages entered when it happened, and its call.
+    let mut found: Vec<(CompactionInput, usize, Option<usize>)> = Vec::new();
     replay_events(messages, store, options, |event| match event {
         ReplayEvent::Entered(m) => {
             entered.push(m.clone());
@@ -145,23 +159,29 @@ pub fn replay_inputs(
         }
         ReplayEvent::Stage { report, history } => {
             if let Some(input) = input_of_stage(strategy, report, &live, history) {
-                found.push((input, entered.len()));
+                found.push((input, entered.len(), None));
             }
             live = history.to_vec();
         }
-        ReplayEvent::Call(_) | ReplayEvent::End(_) => {}
+        // The stages since the last call ran before this one.
+        ReplayEvent::Call(view) => {
+            for f in found.iter_mut().rev().take_while(|f| f.2.is_none()) {
+                f.2 = Some(view.record.call);
+            }
+        }
+        ReplayEvent::End(_) => {}
     })?;
     // A cleared result stays cleared until a summary replaces the history.
     let full_starts: Vec<(usize, usize)> = found
         .iter()
         .enumerate()
-        .filter(|(_, (input, _))| !input.micro)
-        .map(|(i, (_, s))| (i, *s))
+        .filter(|(_, (input, _, _))| !input.micro)
+        .map(|(i, (_, s, _))| (i, *s))
         .collect();
     Ok(found
         .into_iter()
         .enumerate()
-        .map(|(i, (mut input, start))| {
+        .map(|(i, (mut input, start, call))| {
             let end = full_starts
                 .iter()
                 .find(|&&(j, s)| j > i && s > start)
@@ -170,7 +190,7 @@ pub fn replay_inputs(
             input.after = (start..end)
                 .map(|j| Numbered::new(Some(j), entered[j].clone()))
                 .collect();
-            input
+            (call, input)
         })
         .collect())
 }

@@ -23,7 +23,7 @@ use crate::session::{
 pub const CODEX_USER_MESSAGE_MAX_TOKENS: usize = 20_000;
 const CODEX_BYTES_PER_TOKEN: usize = 4;
 
-const CLAUDE_RULE: &str = "Claude Code replaces everything before the boundary with the summary, except the messages the boundary records as preserved (compactMetadata.preservedSegment).";
+const CLAUDE_RULE: &str = "Claude Code replaces everything before the boundary with the summary, except the messages the boundary records as preserved (compactMetadata.preservedMessages, or the older preservedSegment).";
 const CODEX_LOCAL_RULE: &str = "Codex's local compaction keeps the recent user messages (newest first, up to about 20,000 tokens at 4 bytes a token) beside the summary; the rollout records only the summary, so the rule is applied here to the history before.";
 const CODEX_REMOTE_RULE: &str =
     "Codex's remote compaction records its replacement_history: that list is what the model kept.";
@@ -245,18 +245,18 @@ fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
         match tool {
             Tool::ClaudeCode => {
                 let kept = match &c.kept {
-                    // The reader applies the rule: no preserved segment, nothing kept.
+                    // The reader applies the rule: nothing recorded as preserved, nothing kept.
                     Some(k) if k.is_empty() => KeptInput {
                         how: KeptHow::ByRule,
                         why: Some(
-                            "the boundary records no preserved segment: nothing was kept".into(),
+                            "the boundary records no preserved messages: nothing was kept".into(),
                         ),
                         messages: Vec::new(),
                         from_before: Vec::new(),
                     },
                     Some(_) => kept_from(c, &before),
                     None => KeptInput::not_recorded(
-                        "the boundary's preserved segment cannot be resolved in this file",
+                        "the boundary's preserved messages cannot be resolved in this file",
                     ),
                 };
                 ("claude-code full".to_string(), CLAUDE_RULE, kept)

@@ -5,11 +5,12 @@
 //! assistant reply is split over several lines, one content block each, sharing
 //! `message.id` (usage is counted once per request). Tool results are `user` lines of
 //! `tool_result` blocks. A `system` line with subtype `compact_boundary` marks a compaction
-//! (`compactMetadata`: trigger, preTokens, newer postTokens, durationMs, preservedSegment),
-//! followed by the `user` line with `isCompactSummary` holding the summary; older files have
-//! only that summary line. `microcompact_boundary` marks cleared tool results. Lines with
-//! `isSidechain` belong to subagents and become sessions of their own. Every other line type
-//! is counted and skipped; a line that is not JSON is a warning, never the end.
+//! (`compactMetadata`: trigger, preTokens, newer postTokens, durationMs, preservedSegment
+//! or the newer preservedMessages), followed by the `user` line with `isCompactSummary`
+//! holding the summary; older files have only that summary line. `microcompact_boundary`
+//! marks cleared tool results. Lines with `isSidechain` belong to subagents and become
+//! sessions of their own. Every other line type is counted and skipped; a line that is not
+//! JSON is a warning, never the end.
 
 use std::collections::HashMap;
 
@@ -60,12 +61,20 @@ pub(crate) const LINE_KEYS: &[&str] = &[
     "summary",
 ];
 
-/// A compaction's preserved segment, resolved once every line is read.
+/// What a compaction's boundary records as kept, resolved once every line is read.
 struct Preserved {
     compaction: usize,
     line: usize,
-    head: String,
-    tail: String,
+    what: PreservedKind,
+}
+
+/// The two ways a boundary names its kept messages (docs/forgot.md).
+enum PreservedKind {
+    /// `preservedSegment`: the messages from the head's line to the tail's, in order.
+    Segment { head: String, tail: String },
+    /// `preservedMessages.uuids`: the kept messages' line uuids (it supersedes the segment
+    /// where both are written).
+    Uuids(Vec<String>),
 }
 
 /// One conversation being read: the main one or a subagent's.
@@ -93,12 +102,21 @@ impl Thread {
         } = self;
         builder.flush();
         for p in preserved {
-            let head = builder.uuid_index.get(&p.head).copied();
-            let tail = builder.uuid_index.get(&p.tail).copied();
+            let (kept, what) = match &p.what {
+                PreservedKind::Segment { head, tail } => (
+                    segment_indices(&builder, head, tail),
+                    "the compaction's preserved segment names lines that are not in the file",
+                ),
+                PreservedKind::Uuids(uuids) => (
+                    uuid_indices(&mut builder, p.line, uuids),
+                    "the compaction's preserved messages name no message line of the file",
+                ),
+            };
             let s = &mut builder.session;
-            match (head, tail) {
-                (Some(h), Some(t)) if h <= t && t < s.messages.len() => {
-                    let kept = (h..=t)
+            match kept {
+                Some(indices) => {
+                    let kept = indices
+                        .into_iter()
                         .filter(|&i| s.info[i].kind != MessageKind::CompactSummary)
                         .map(|i| KeptMessage {
                             message: s.messages[i].clone(),
@@ -107,17 +125,52 @@ impl Thread {
                         .collect();
                     s.compactions[p.compaction].kept = Some(kept);
                 }
-                _ => {
+                None => {
                     s.compactions[p.compaction].kept = None;
-                    builder.warn(
-                        p.line,
-                        "the compaction's preserved segment names lines that are not in the file",
-                    );
+                    builder.warn(p.line, what);
                 }
             }
         }
         builder.finish()
     }
+}
+
+/// The messages from the segment's head line to its tail line; None when either is not
+/// a message line of the file.
+fn segment_indices(b: &Builder, head: &str, tail: &str) -> Option<Vec<usize>> {
+    let h = b.uuid_index.get(head).copied()?;
+    let t = b.uuid_index.get(tail).copied()?;
+    (h <= t && t < b.session.messages.len()).then(|| (h..=t).collect())
+}
+
+/// The messages holding the listed lines, in order, each once (an answer split over
+/// several lines is one message; a line that is no message, an attachment, stands for the
+/// message it hangs after). A uuid that is no line of the file is passed over with a
+/// warning; None when no listed uuid is found at all, so nothing is claimed kept.
+fn uuid_indices(b: &mut Builder, line: usize, uuids: &[String]) -> Option<Vec<usize>> {
+    let len = b.session.messages.len();
+    let found: std::collections::BTreeSet<usize> = uuids
+        .iter()
+        .filter_map(|u| b.uuid_index.get(u).copied())
+        .filter(|&i| i < len)
+        .collect();
+    let missing = uuids
+        .iter()
+        .filter(|u| !b.uuid_index.contains_key(u.as_str()))
+        .count();
+    if found.is_empty() && !uuids.is_empty() {
+        return None;
+    }
+    if missing > 0 {
+        b.warn(
+            line,
+            format!(
+                "{missing} of the {} preserved message uuids are not message lines of the file",
+                uuids.len()
+            ),
+        );
+    }
+    Some(found.into_iter().collect())
 }
 
 /// Reads the parsed lines of a Claude Code session file.
@@ -419,6 +472,18 @@ fn system_line(t: &mut Thread, number: usize, o: &Map<String, Value>) {
             c.tokens_after = recorded(u64_field(meta, "postTokens"));
             c.duration_ms = u64_field(meta, "durationMs");
             c.kept = Some(Vec::new());
+            let messages = match meta.get("preservedMessages") {
+                Some(Value::Object(pm)) => Some(match pm.get("uuids") {
+                    Some(Value::Array(ids)) => Some(
+                        ids.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_string)
+                            .collect::<Vec<_>>(),
+                    ),
+                    _ => None,
+                }),
+                _ => None,
+            };
             let segment = match meta.get("preservedSegment") {
                 Some(Value::Object(seg)) => Some((
                     str_field(seg, "headUuid").map(str::to_string),
@@ -427,19 +492,27 @@ fn system_line(t: &mut Thread, number: usize, o: &Map<String, Value>) {
                 _ => None,
             };
             let k = b.compaction(c);
-            if let Some((head, tail)) = segment {
-                match (head, tail) {
-                    (Some(head), Some(tail)) => t.preserved.push(Preserved {
-                        compaction: k,
-                        line: number,
-                        head,
-                        tail,
-                    }),
-                    _ => {
-                        b.session.compactions[k].kept = None;
-                        b.warn(number, "preserved segment without head and tail uuids");
-                    }
+            let what = match (messages, segment) {
+                (Some(Some(uuids)), _) => Some(PreservedKind::Uuids(uuids)),
+                (_, Some((Some(head), Some(tail)))) => Some(PreservedKind::Segment { head, tail }),
+                (None, None) => None,
+                (Some(None), _) => {
+                    b.session.compactions[k].kept = None;
+                    b.warn(number, "preserved messages without a uuids list");
+                    None
                 }
+                (None, Some(_)) => {
+                    b.session.compactions[k].kept = None;
+                    b.warn(number, "preserved segment without head and tail uuids");
+                    None
+                }
+            };
+            if let Some(what) = what {
+                t.preserved.push(Preserved {
+                    compaction: k,
+                    line: number,
+                    what,
+                });
             }
         }
         "microcompact_boundary" => {

@@ -151,6 +151,10 @@ pub const HELP: &[(&str, &str)] = &[
         "~tok",
         "token estimate (tiktoken cl100k), not the API's count",
     ),
+    (
+        "w / click gauge",
+        "where the context goes, at the latest call",
+    ),
     ("", "Events (2)"),
     ("u", "show / hide stages that changed nothing"),
     ("Enter", "before/after diff of the stage"),
@@ -175,6 +179,14 @@ pub const HELP: &[(&str, &str)] = &[
     (
         "r",
         "opened: replay it through the pipeline, beside what the agent did",
+    ),
+    (
+        "F",
+        "opened: what the selected compaction forgot (as `ctxlab forgot`)",
+    ),
+    (
+        "w",
+        "opened: where the context goes, its recorded calls by category",
     ),
     (
         "Esc",
@@ -230,6 +242,11 @@ pub const HELP: &[(&str, &str)] = &[
         "select a piece: what each strategy kept of it",
     ),
     ("g G", "first / last call"),
+    ("Tab / Shift-Tab", "select a strategy's row"),
+    (
+        "F",
+        "what the selected strategy's stages forgot at the call",
+    ),
     (
         "n",
         "next result a strategy replaced before the model saw it",

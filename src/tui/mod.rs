@@ -10,6 +10,7 @@
 //! UI task, `terminal` restores the screen on every exit path, and `logging` keeps logs off
 //! the screen.
 
+pub mod analysis;
 pub mod app;
 pub mod diff;
 pub mod event_rows;

@@ -132,6 +132,8 @@ pub enum Work {
     },
     /// The sessions browser's jobs (listing, counting, opening, replaying into scratch).
     Session(SessionWork),
+    /// The forgot and context views' analyses of an opened session or a compare replay.
+    Analysis(super::analysis::AnalysisWork),
 }
 
 /// A session handed to a compare job. Compared by address, like `SharedTimeline`.
@@ -225,6 +227,7 @@ pub enum Done {
         result: Result<Box<StrategyRun>, String>,
     },
     Session(SessionDone),
+    Analysis(super::analysis::AnalysisDone),
 }
 
 impl Work {
@@ -309,6 +312,7 @@ impl Work {
                 result: compare_run(&session.0, config, recorded).map(Box::new),
             },
             Work::Session(work) => Done::Session(work.run()),
+            Work::Analysis(work) => Done::Analysis(work.run()),
         }
     }
 }

@@ -102,7 +102,7 @@ fn result_text(t: &str) -> String {
 /// One assistant message asks for five results at once (the next call is the first to
 /// send them: s08's micro replaces the two oldest before the model sees any), then two
 /// more turns with one result each.
-fn teaching_session() -> Vec<Message> {
+pub(crate) fn teaching_session() -> Vec<Message> {
     let ids = ["a", "b", "c", "d", "e"];
     let mut out = vec![
         Message::user_text("look at five files"),

@@ -225,3 +225,46 @@ fn human_output_is_sanitized() {
             || stdout.contains("A check of mentions, not of meaning")
     );
 }
+
+#[test]
+fn claude_code_preserved_messages_are_the_kept_set() {
+    // The planted session again, its boundary recording `preservedMessages` (the newer
+    // field): the first prompt, the last read and its result are kept. One listed uuid is
+    // an attachment line (it stands for the message it hangs after, the first prompt), one
+    // is no line of the file: passed over with a warning, the others still count.
+    let cs = recorded("claude_preserved.jsonl");
+    let full = &cs[1];
+    assert_eq!(full.kept.how, KeptHow::Recorded);
+    assert_eq!(full.kept.messages, 3);
+    assert!(full.rule.contains("preservedMessages"), "{}", full.rule);
+    // The first prompt, with the constraint, was kept, not dropped: the facts check (of
+    // the dropped part) no longer reports it forgotten; the rest was dropped.
+    assert_eq!(full.dropped.messages, 8);
+    assert!(
+        !full
+            .facts
+            .iter()
+            .any(|f| f.kind == FactKind::UserConstraint && !f.carried),
+        "{:#?}",
+        full.facts
+    );
+    // What only the dropped tool outputs held is still not carried.
+    assert!(!carried(full, FactKind::File, "src/filters.rs"));
+    let session = ctxlab::session::load_session(&fixture("claude_preserved.jsonl")).unwrap();
+    let kept: Vec<Option<usize>> = session.compactions[1]
+        .kept
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|k| k.from)
+        .collect();
+    assert_eq!(kept, [Some(0), Some(9), Some(10)]);
+    assert!(
+        session
+            .warnings
+            .iter()
+            .any(|w| w.message.contains("1 of the 5 preserved message uuids")),
+        "{:?}",
+        session.warnings
+    );
+}

@@ -21,6 +21,7 @@ mod conformance_strategies;
 mod exact_request;
 mod export;
 mod forgot;
+mod forgot_opened;
 mod forgot_views;
 mod guarded_props;
 mod guarded_reach;

@@ -34,6 +34,8 @@ pub struct CompareView {
     call: usize,
     /// The selected piece (index into `pieces()`), among those entered before the call.
     piece: usize,
+    /// The selected strategy's row (index into `configs`): the one `F` asks about.
+    strategy: usize,
     /// A recording's events every replay honours (the live run's refusals and compact
     /// tool calls); empty for a transcript.
     recorded: Vec<RecordedEvent>,
@@ -50,6 +52,7 @@ impl CompareView {
             error: None,
             call: 0,
             piece: 0,
+            strategy: 0,
             recorded: Vec::new(),
         }
     }
@@ -103,6 +106,17 @@ impl CompareView {
     /// The selected piece, an index into `pieces()`.
     pub fn piece(&self) -> usize {
         self.piece
+    }
+
+    /// The selected strategy's row, an index into `configs()`.
+    pub fn strategy(&self) -> usize {
+        self.strategy
+    }
+
+    /// Moves the selected strategy's row by `delta`, wrapping around.
+    pub fn move_strategy(&mut self, delta: isize) {
+        let n = self.configs.len().max(1) as isize;
+        self.strategy = (self.strategy as isize + delta).rem_euclid(n) as usize;
     }
 
     /// The replay to ask for next: its job id and config (None when every strategy is
@@ -453,6 +467,9 @@ impl App {
             KeyCode::Char('d') if ctrl => v.move_piece(page),
             KeyCode::PageUp => v.move_piece(-page),
             KeyCode::PageDown => v.move_piece(page),
+            KeyCode::Tab => v.move_strategy(1),
+            KeyCode::BackTab => v.move_strategy(-1),
+            KeyCode::Char('F') => return self.forgot_in_compare(),
             KeyCode::Home | KeyCode::Char('g') => v.set_call(0),
             KeyCode::End | KeyCode::Char('G') => v.set_call(usize::MAX),
             // The guard moves the selection when there is a next point; only a miss lands here.

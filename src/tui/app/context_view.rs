@@ -1,11 +1,13 @@
-//! The "where the context goes" view (`w` in the timeline): every call of the timeline
-//! broken down by category (`timeline::breakdown`), taken when the view opens, and the
-//! selected call. Its keys move the selection and close it; `panes::context` draws it.
+//! The "where the context goes" view (`w` in the timeline, in the conversation pane, a
+//! click on the gauge; `w` in an opened session): every call of the timeline broken down
+//! by category (`timeline::breakdown`), or of the opened session's recorded calls
+//! (`breakdown::session`), taken when the view opens, and the selected call. Its keys move the selection and close it; `panes::context` draws it.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{App, Effect};
 use crate::breakdown::CallBreakdown;
+use crate::breakdown::session::SessionBreakdown;
 use crate::timeline::breakdown::{TimelineBreakdown, of_timeline};
 
 /// The view's state: the breakdown as of its opening and the selected call.
@@ -20,6 +22,19 @@ impl ContextView {
     /// The breakdown of `t`'s calls, on call index `selected`.
     pub fn of(t: &crate::timeline::Timeline, selected: usize) -> ContextView {
         let breakdown = of_timeline(t);
+        let selected = selected.min(breakdown.calls.len().saturating_sub(1));
+        ContextView {
+            breakdown,
+            selected,
+        }
+    }
+
+    /// A recorded session's calls (`breakdown::session`), on call index `selected`.
+    pub fn of_session(b: SessionBreakdown, selected: usize) -> ContextView {
+        let breakdown = TimelineBreakdown {
+            counting: b.counting,
+            calls: b.calls,
+        };
         let selected = selected.min(breakdown.calls.len().saturating_sub(1));
         ContextView {
             breakdown,

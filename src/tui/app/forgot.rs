@@ -3,13 +3,13 @@
 //! sizes before, kept and dropped, the summary, the facts not carried and the cleared
 //! results read again. The analysis is `forgot`'s, on the timeline's own before and after
 //! of the step (`timeline::forgot_inputs`); the text goes through the sanitizer and opens
-//! in the viewer, which draws it.
+//! in the viewer, which draws it. The view's text is `tui::analysis::forgot_view`, the
+//! same for every place that opens it.
 
 use super::{App, EventKind};
 use crate::forgot::analyze;
-use crate::forgot::text::{CHECK_RULE, report_lines};
-use crate::sanitize::sanitize_line;
 use crate::timeline::forgot_inputs::timeline_inputs;
+use crate::tui::analysis::forgot_view;
 
 impl App {
     /// The forgot view of the selected events-pane row, or a notice saying why there is none.
@@ -28,13 +28,7 @@ impl App {
             return;
         };
         let report = analyze(n + 1, &inputs[n].1);
-        let mut lines: Vec<String> = report_lines(&report, true)
-            .iter()
-            .map(|l| sanitize_line(l).into_owned())
-            .collect();
-        lines.push(String::new());
-        lines.push(format!("facts check: {CHECK_RULE}"));
-        let title = format!("what {} forgot", sanitize_line(&report.kind));
+        let (title, lines) = forgot_view(&report, &[]);
         self.open_viewer(title, &lines.join("\n"));
     }
 }

@@ -54,7 +54,7 @@ impl App {
     }
 
     /// Ends the wait for job `id`; None when it is no longer awaited.
-    fn finish_job(&mut self, id: JobId) -> Option<LoadKind> {
+    pub(super) fn finish_job(&mut self, id: JobId) -> Option<LoadKind> {
         match &self.jobs.loading {
             Some(l) if l.id == id => self.jobs.loading.take().map(|l| l.what),
             _ => None,
@@ -132,6 +132,7 @@ impl App {
             // Not remembered: the legend shows again at the next start, nothing worse.
             Done::LegendRemembered { .. } => {}
             Done::Session(done) => return self.sessions_done(done),
+            Done::Analysis(done) => self.analysis_done(done),
             Done::OutputRead {
                 id,
                 relative,
@@ -206,7 +207,7 @@ impl App {
         self.open_viewer_lines(title, lines);
     }
 
-    fn open_viewer_lines(&mut self, title: String, lines: Vec<String>) {
+    pub(super) fn open_viewer_lines(&mut self, title: String, lines: Vec<String>) {
         self.screen.overlay = Some(Overlay::Viewer(Viewer::new(title, lines)));
     }
 }

@@ -53,6 +53,7 @@ mod outputs;
 mod overlays;
 mod pane_actions;
 mod screen;
+mod recorded_views;
 mod search;
 mod sessions;
 mod state;

@@ -1,5 +1,6 @@
 //! The mouse: the wheel scrolls the pane (or overlay) under the cursor by a few rows, a
-//! click focuses the pane under it. Hit-testing uses the same layout function as drawing,
+//! click focuses the pane under it, and a click on the gauge opens its detail (where the
+//! context goes, at the latest call). Hit-testing uses the same layout function as drawing,
 //! so the two agree. Wheel scrolling never opens anything, so it asks for no work.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
@@ -77,6 +78,11 @@ impl App {
         } else if self.timeline_view.is_some() && layout::contains(layout::timeline_area(&a), x, y)
         {
             self.focus_pane_noeffect(Pane::Timeline);
+        } else if layout::contains(a.gauge, x, y) {
+            // Under the compare or context view the gauge is not on screen.
+            if self.compare.is_none() && self.context.is_none() {
+                self.context_at_latest();
+            }
         } else if layout::contains(a.events, x, y) {
             self.focus_pane_noeffect(Pane::Events);
         } else if layout::contains(a.input, x, y) {

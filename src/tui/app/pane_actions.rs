@@ -57,6 +57,7 @@ impl App {
             // Rewound to a call: Esc here returns to live, as it does in the timeline.
             Action::Back if self.timeline_view.is_some() => self.close_timeline(),
             Action::ShowDiff => self.diff_of_selected_row(),
+            Action::Context => self.context_at_latest(),
             Action::ToggleView => {
                 self.conversation.toggle_view();
                 self.fix_scroll();

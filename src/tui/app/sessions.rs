@@ -256,6 +256,8 @@ impl App {
                 }
             }
             Action::Replay => return self.replay_session(),
+            Action::Forgot => return self.forgot_of_opened_row(),
+            Action::Context => return self.context_of_opened(),
             _ => {}
         }
         Vec::new()

@@ -193,6 +193,12 @@ pub enum LoadKind {
         bytes: Option<u64>,
         progress: crate::tui::sessions::Progress,
     },
+    /// Analysing an opened session or a replay for the forgot or context view (`what`
+    /// says which, `relative` names the file or the strategy).
+    Analysis {
+        relative: String,
+        what: &'static str,
+    },
 }
 
 impl LoadKind {
@@ -202,7 +208,8 @@ impl LoadKind {
             LoadKind::Transcript { relative, .. }
             | LoadKind::Replay { relative, .. }
             | LoadKind::Output { relative, .. }
-            | LoadKind::Session { relative, .. } => relative,
+            | LoadKind::Session { relative, .. }
+            | LoadKind::Analysis { relative, .. } => relative,
         }
     }
 }

@@ -1,11 +1,12 @@
 //! The compare view (`C`, `/compare`): one session under two or more strategies, over the
 //! panes. Top: one timeline row per strategy (a column per model call: the size sent, in
 //! `str()` chars for every strategy so the rows compare, the letter of a stage that fired,
-//! `!` where a result was replaced before the model saw it), the selected call marked
-//! under them. Then the reachability at the selected call as one bar per strategy
-//! (in_context, referenced, on_disk, lost chars; unseen_replaced and summary calls so
-//! far), the pieces entered before the call with what each strategy kept of each, and a
-//! sentence on the selected piece. Draws `App` state only.
+//! `!` where a result was replaced before the model saw it; `>` on the selected strategy,
+//! whose stages `F` asks about), the selected call marked under them. Then the
+//! reachability at the selected call as one bar per strategy (in_context, referenced,
+//! on_disk, lost chars; unseen_replaced and summary calls so far), the pieces entered
+//! before the call with what each strategy kept of each, and a sentence on the selected
+//! piece. Draws `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -26,7 +27,7 @@ use crate::util::group_digits;
 
 const BARS: [&str; 8] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"];
 /// Columns of the strategy name at the start of each row.
-const NAME_W: usize = 11;
+const NAME_W: usize = 12;
 
 /// Where the view goes: between the status bar and the hint line.
 pub fn area(app: &App, full: Rect) -> Option<Rect> {
@@ -116,9 +117,15 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
         .unwrap_or(1)
         .max(1);
     for (k, config) in v.configs().iter().enumerate() {
+        // The selected strategy's row (Tab) is the one `F` asks about.
+        let (mark, style) = if k == v.strategy() {
+            ('>', theme.key())
+        } else {
+            (' ', theme.title())
+        };
         let mut spans = vec![Span::styled(
-            fit(config.strategy.name(), NAME_W),
-            theme.title(),
+            fit(&format!("{mark}{}", config.strategy.name()), NAME_W),
+            style,
         )];
         match v.runs().get(k) {
             Some(run) => {
@@ -175,9 +182,15 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
         .unwrap_or(0);
     let bar_w = width.saturating_sub(NAME_W + tail_max + 1).clamp(4, 40);
     for (k, config) in v.configs().iter().enumerate() {
+        // The selected strategy's row (Tab) is the one `F` asks about.
+        let (mark, style) = if k == v.strategy() {
+            ('>', theme.key())
+        } else {
+            (' ', theme.title())
+        };
         let mut spans = vec![Span::styled(
-            fit(config.strategy.name(), NAME_W),
-            theme.title(),
+            fit(&format!("{mark}{}", config.strategy.name()), NAME_W),
+            style,
         )];
         match (v.runs().get(k), &tails[k]) {
             (Some(run), Some(tail)) => {

@@ -21,7 +21,10 @@ use crate::tui::theme::Theme;
 use crate::util::group_digits;
 
 fn ours(what: &LoadKind) -> bool {
-    matches!(what, LoadKind::Session { .. } | LoadKind::Replay { .. })
+    matches!(
+        what,
+        LoadKind::Session { .. } | LoadKind::Replay { .. } | LoadKind::Analysis { .. }
+    )
 }
 
 /// Lines of the usage panel under the list, for a pane `inner` lines high.

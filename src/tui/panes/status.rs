@@ -70,6 +70,7 @@ pub fn loading_text(app: &App) -> Option<String> {
             ),
             (read, None) => format!("opening {name}: {} read", human_bytes(read)),
         },
+        LoadKind::Analysis { what, .. } => format!("{what} {name}"),
     };
     let elapsed = fmt_elapsed(app.tick().saturating_sub(l.since));
     Some(format!("{} {what} {elapsed}", spinner(app.tick())))
@@ -161,6 +162,8 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     let compare: &[(&str, &str)] = &[
         ("h/l", "call"),
         ("j/k", "piece"),
+        ("Tab", "strategy"),
+        ("F", "forgot"),
         ("n", "unseen"),
         ("Esc/q", "close"),
     ];
@@ -189,6 +192,8 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
         Pane::Outputs => &[("Enter", "view"), ("m", "jump"), ("R", "refresh")],
         Pane::Transcripts if app.sessions().open().is_some() => &[
             ("j/k", "move"),
+            ("F", "forgot"),
+            ("w", "context"),
             ("o", "text"),
             ("r", "replay"),
             ("C", "compare"),

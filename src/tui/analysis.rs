@@ -1,0 +1,207 @@
+//! The analysis jobs behind the forgot view and the "where the context goes" view when
+//! they are asked for from an opened session or the compare view: what one recorded
+//! compaction forgot (the same library call as `ctxlab forgot FILE --compaction N`), what
+//! one strategy's stages forgot at a call of a replay, and every recorded call broken down
+//! by category (`ctxlab inspect FILE --calls`). Heavy on a big session, so they run off
+//! the UI task (`Work::Analysis`); the results come back as `Done::Analysis`.
+//!
+//! Nothing here touches `App` or the terminal: the lines it returns are sanitized already
+//! (`forgot_view`, the forgot view's text wherever it opens, the timeline's `F` included),
+//! the breakdown is data for `panes::context` (which sanitizes tool names as it draws).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::breakdown::session::{SessionBreakdown, of_session};
+use crate::compact::PipelineConfig;
+use crate::forgot::CompactionForgot;
+use crate::forgot::analyze;
+use crate::forgot::from_replay::replay_inputs_by_call;
+use crate::forgot::from_session::inputs_of_session;
+use crate::forgot::text::{CHECK_RULE, report_lines};
+use crate::message::Message;
+use crate::pipeline_replay::ReplayOptions;
+use crate::sanitize::sanitize_line;
+use crate::session::load_session;
+use crate::session::recorded::RecordedEvent;
+use crate::store::Store;
+use crate::tui::job_id::JobId;
+
+/// A job for the forgot and context views.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnalysisWork {
+    /// What compaction `compaction` (1-based) of the session file at `path` forgot.
+    Forgot {
+        id: JobId,
+        path: PathBuf,
+        compaction: usize,
+    },
+    /// What the stages of a replay of `session` under `config` forgot before call `call`
+    /// (1-based), replayed as the compare view replays (extractive summary, clock at 0, a
+    /// dry-run store in a scratch folder).
+    ReplayForgot {
+        id: JobId,
+        session: SharedSession,
+        config: PipelineConfig,
+        recorded: Vec<RecordedEvent>,
+        call: usize,
+    },
+    /// Every recorded call of the session file at `path`, by category; `pick` says which
+    /// call the view opens on.
+    Calls {
+        id: JobId,
+        path: PathBuf,
+        pick: CallPick,
+    },
+}
+
+/// Which call a context view opens on: the opened session's recorded call (an index into
+/// its calls), else the answer at or before its message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallPick {
+    pub call: Option<usize>,
+    pub message: Option<usize>,
+}
+
+/// A forgot view's title and its lines (sanitized).
+pub type ForgotLines = (String, Vec<String>);
+
+/// The session a compare replay is given. Compared by address: effects are compared in
+/// tests, a session never is.
+#[derive(Clone)]
+pub struct SharedSession(pub Arc<Vec<Message>>);
+
+impl PartialEq for SharedSession {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for SharedSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedSession({} messages)", self.0.len())
+    }
+}
+
+/// What an analysis job found, or why not.
+#[derive(Debug)]
+pub enum AnalysisDone {
+    Forgot {
+        id: JobId,
+        result: Result<ForgotLines, String>,
+    },
+    Calls {
+        id: JobId,
+        pick: CallPick,
+        result: Result<Box<SessionBreakdown>, String>,
+    },
+}
+
+impl AnalysisWork {
+    /// Does the job (blocking: from `spawn_blocking`, or directly in tests).
+    pub fn run(self) -> AnalysisDone {
+        match self {
+            AnalysisWork::Forgot {
+                id,
+                path,
+                compaction,
+            } => AnalysisDone::Forgot {
+                id,
+                result: recorded_forgot(&path, compaction),
+            },
+            AnalysisWork::ReplayForgot {
+                id,
+                session,
+                config,
+                recorded,
+                call,
+            } => AnalysisDone::Forgot {
+                id,
+                result: replay_forgot(&session, config, recorded, call),
+            },
+            AnalysisWork::Calls { id, path, pick } => AnalysisDone::Calls {
+                id,
+                pick,
+                result: load_session(&path)
+                    .map(|s| Box::new(of_session(&s)))
+                    .map_err(|e| format!("cannot read {}: {e}", path.display())),
+            },
+        }
+    }
+}
+
+/// `ctxlab forgot FILE --compaction N`'s analysis (`commands::forgot` does the same two
+/// steps: the session's inputs, then the one asked for analysed).
+fn recorded_forgot(path: &std::path::Path, compaction: usize) -> Result<ForgotLines, String> {
+    let session = load_session(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let inputs = inputs_of_session(&session);
+    drop(session);
+    let input = compaction
+        .checked_sub(1)
+        .and_then(|k| inputs.get(k))
+        .ok_or_else(|| {
+            format!(
+                "{}: there is no compaction {compaction}: the file has {}",
+                path.display(),
+                inputs.len()
+            )
+        })?;
+    Ok(forgot_view(&analyze(compaction, input), &[]))
+}
+
+fn replay_forgot(
+    session: &SharedSession,
+    config: PipelineConfig,
+    recorded: Vec<RecordedEvent>,
+    call: usize,
+) -> Result<ForgotLines, String> {
+    let scratch = tempfile::tempdir().map_err(|e| format!("no scratch folder: {e}"))?;
+    let store = Store::new(scratch.path()).dry_run();
+    let options = ReplayOptions {
+        config,
+        summary_text: None,
+        now_secs: 0,
+        recorded,
+    };
+    let name = config.strategy.name();
+    let inputs = replay_inputs_by_call(session.0.iter().cloned(), name, &store, &options)
+        .map_err(|e| format!("the replay under {name}: {e}"))?;
+    let reports: Vec<_> = inputs
+        .iter()
+        .enumerate()
+        .filter(|(_, (c, _))| *c == Some(call))
+        .map(|(i, (_, input))| analyze(i + 1, input))
+        .collect();
+    let Some((first, rest)) = reports.split_first() else {
+        return Err(format!(
+            "{name} forgot nothing before call {call}: no stage there dropped a message or cleared a result"
+        ));
+    };
+    let (_, mut lines) = forgot_view(first, rest);
+    lines.insert(
+        0,
+        format!("{name}, replayed as the compare view replays it, before call {call}"),
+    );
+    Ok((format!("what {name} forgot at call {call}"), lines))
+}
+
+/// The forgot view of `report` (then `more` reports of the same moment): its title and its
+/// lines, sanitized (summaries, paths and commands come from files and models), the facts
+/// check's rule last.
+pub fn forgot_view(report: &CompactionForgot, more: &[CompactionForgot]) -> (String, Vec<String>) {
+    let mut lines: Vec<String> = Vec::new();
+    for (k, r) in std::iter::once(report).chain(more).enumerate() {
+        if k > 0 {
+            lines.push(String::new());
+        }
+        lines.extend(
+            report_lines(r, true)
+                .iter()
+                .map(|l| sanitize_line(l).into_owned()),
+        );
+    }
+    lines.push(String::new());
+    lines.push(format!("facts check: {CHECK_RULE}"));
+    let title = format!("what {} forgot", sanitize_line(&report.kind));
+    (title, lines)
+}
