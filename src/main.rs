@@ -33,8 +33,11 @@ mod cli;
 #[path = "main/watch.rs"]
 mod watch;
 use cli::*;
+#[path = "main/open.rs"]
+mod open;
 #[path = "main/recording.rs"]
 mod recording;
+use open::cmd_open;
 
 /// A line on stderr, through the sanitizer: it may quote file names, file content and
 /// server text.
@@ -502,36 +505,13 @@ fn restarter(options: LaunchOptions, scripted: bool) -> ctxlab::tui::run::Restar
     }))
 }
 
-/// `ctxlab open [PATH]`: the workbench on the sessions browser. A path that cannot be read
-/// is an error before the screen is taken; a folder inside it that cannot be read is a row.
-fn cmd_open(args: cli::OpenArgs) -> anyhow::Result<ExitCode> {
-    let sessions = match args.path {
-        None => ctxlab::tui::run::OpenSessions::Browse(Vec::new()),
-        Some(path) => {
-            let meta = std::fs::metadata(&path)
-                .with_context(|| format!("cannot open {}", path.display()))?;
-            if meta.is_dir() {
-                ctxlab::tui::run::OpenSessions::Browse(vec![path])
-            } else if let Some(what) = ctxlab::session::open::not_regular(meta.file_type()) {
-                // Said before the screen is taken: a device or a FIFO is never read.
-                anyhow::bail!(
-                    "{}: not a session file: it is {what}; only regular files are read",
-                    path.display()
-                );
-            } else {
-                ctxlab::tui::run::OpenSessions::File(path)
-            }
-        }
-    };
-    cmd_workbench(args.agent, false, Some(sessions))
-}
-
 pub(crate) fn cmd_workbench(
     args: AgentArgs,
     step: bool,
     sessions: Option<ctxlab::tui::run::OpenSessions>,
 ) -> anyhow::Result<ExitCode> {
     let mut launch = prepare(&args.launch_options()).map_err(launch_error)?;
+    let browsing = sessions.is_some();
     // Paused before the first stage or model call: the agent says so as it starts.
     launch.setup.step_mode = step;
     // Logs go to a file: nothing may reach stdout or stderr while the TUI owns the screen.
@@ -544,7 +524,13 @@ pub(crate) fn cmd_workbench(
         provider_label: launch.label.clone(),
         config: launch.setup.config,
         no_color: ctxlab::tui::no_color_from_env(),
-        notices: launch.notices.clone(),
+        // Under `ctxlab open` the agent's notices (no API key, the demo) are not the point.
+        notices: launch
+            .notices
+            .clone()
+            .into_iter()
+            .filter(|_| !browsing)
+            .collect(),
         legend_marker: ctxlab::tui::run::legend_marker(),
         sessions: sessions.clone(),
         restart: Some(restarter(
@@ -555,7 +541,11 @@ pub(crate) fn cmd_workbench(
     let rt = runtime()?;
     let result = rt.block_on(async move {
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
-        let events = recording::recorded(events, "workbench", |line| tracing::info!("{line}"));
+        // Reading sessions is not a session of its own to record.
+        let events = match browsing {
+            true => events,
+            false => recording::recorded(events, "workbench", |line| tracing::info!("{line}")),
+        };
         if let Some(request) = launch.scenario_request.filter(|_| sessions.is_none()) {
             // A first run always shows something real: the scenario starts by itself
             // (not under `ctxlab open`: the session opened is what is to be seen).

@@ -45,6 +45,7 @@ mod summary_refusals;
 mod timeline;
 mod tools;
 mod tui_answer_cut;
+mod tui_browse;
 mod tui_context;
 mod tui_help;
 mod tui_issue25_small;

@@ -77,7 +77,7 @@ pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
 pub use outputs::OutputsState;
-pub use search::{Hit, Search, event_text as search_event_text};
+pub use search::{Hit, Search, event_text as search_event_text, search_matches};
 pub use sessions::SessionsState;
 pub use state::ConvRow;
 pub use state::{
@@ -350,10 +350,11 @@ impl App {
     // ----- derived views, shared with the panes -----
 
     pub fn areas(&self) -> Option<Areas> {
-        layout::areas_for(
+        layout::areas_of(
             Rect::new(0, 0, self.size.0, self.size.1),
             self.input_rows(),
             self.timeline_view.is_some(),
+            self.browsing(),
         )
     }
 
@@ -515,6 +516,7 @@ impl App {
             }
             Msg::Tick => {
                 self.tick += 1;
+                self.expire_ctrl_c();
                 if self.notice_text().is_none() {
                     self.notice = None;
                     if let Some(next) = self.notices_queued.pop_front() {

@@ -9,6 +9,9 @@ use super::{App, Effect, Overlay, Pane, TICKS_PER_SECOND};
 use crate::agent::events::{StepTarget, UserCommand};
 use crate::tui::keys::{self, Action};
 
+/// What the first Ctrl-C says, for as long as a second one quits.
+const CTRL_C_NOTICE: &str = "cancel sent; Ctrl-C again within 1 s quits";
+
 impl App {
     pub(super) fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         if key.kind == KeyEventKind::Release {
@@ -26,12 +29,19 @@ impl App {
         if self.context.is_some() {
             return self.context_key(key);
         }
+        if self.browsing() && self.browser_filter_typing() {
+            self.browser_filter_key(key);
+            return Vec::new();
+        }
         if self.search.as_ref().is_some_and(|s| s.typing) {
             self.search_key(key);
             return Vec::new();
         }
         if self.focus == Pane::Input {
             return self.input_key(key);
+        }
+        if self.browsing() && self.browser_fold_key(key) {
+            return Vec::new();
         }
         let Some(action) = keys::action(&key) else {
             return Vec::new();
@@ -72,6 +82,10 @@ impl App {
             {
                 self.next_hit(action == Action::SearchNext)
             }
+            // Space folds a group of the sessions browser, outside step mode.
+            Action::Step if self.browsing() && !self.step.mode() => {
+                return self.transcripts_action(action);
+            }
             Action::Step => return self.step(),
             Action::RunToStage => return self.run_to(StepTarget::Stage),
             Action::RunToCall => return self.run_to(StepTarget::ModelCall),
@@ -101,8 +115,27 @@ impl App {
             return vec![Effect::Quit];
         }
         self.last_ctrl_c = Some(self.tick);
-        self.notify("cancel sent; Ctrl-C again within 1 s quits");
+        self.notify(CTRL_C_NOTICE);
         vec![Effect::Send(UserCommand::Cancel)]
+    }
+
+    /// On a tick: once the second a Ctrl-C gave has passed, its notice goes (it would
+    /// promise a quit the next Ctrl-C no longer makes).
+    pub(super) fn expire_ctrl_c(&mut self) {
+        let Some(at) = self.last_ctrl_c else {
+            return;
+        };
+        if self.tick.saturating_sub(at) <= TICKS_PER_SECOND {
+            return;
+        }
+        self.last_ctrl_c = None;
+        if self
+            .notice
+            .as_ref()
+            .is_some_and(|(text, _)| text == CTRL_C_NOTICE)
+        {
+            self.notice = None;
+        }
     }
 
     pub(super) fn cycle_pane(&mut self, delta: isize) -> Vec<Effect> {

@@ -1,0 +1,66 @@
+//! A session's title for a listing: its first request, the first user message of the main
+//! conversation that a person typed (not context the tool injected, not a tool's result,
+//! not a summary), on one line, sanitized and capped, so that sessions of one project can
+//! be told apart at a glance. Pure: it reads a parsed `Session`, nothing else.
+
+use super::model::{MessageKind, Session};
+
+/// Chars a title keeps at most: a listing shows far fewer, and a pasted log as the first
+/// request must not cost its whole length in every row.
+pub const TITLE_MAX_CHARS: usize = 200;
+
+/// The first request of `session`, whitespace runs as one space, control characters
+/// escaped, at most `TITLE_MAX_CHARS` chars (`…` when cut); None when it has none.
+pub fn first_request(session: &Session) -> Option<String> {
+    session
+        .messages
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| {
+            m.role() == "user"
+                && !m.is_tool_result_message()
+                && session
+                    .info
+                    .get(*i)
+                    .is_none_or(|o| o.kind == MessageKind::Conversation)
+        })
+        .map(|(_, m)| one_line(&m.joined_text()))
+        .find(|t| !t.is_empty())
+}
+
+/// `text` on one line: whitespace runs (newlines too) as one space, cut to
+/// `TITLE_MAX_CHARS`, then sanitized.
+pub fn one_line(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = 0;
+    for word in text.split_whitespace() {
+        if chars > 0 {
+            out.push(' ');
+            chars += 1;
+        }
+        for c in word.chars() {
+            if chars >= TITLE_MAX_CHARS {
+                out.push('…');
+                return crate::sanitize::sanitize_line(&out).into_owned();
+            }
+            out.push(c);
+            chars += 1;
+        }
+    }
+    crate::sanitize::sanitize_line(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_joins_lines_caps_and_escapes() {
+        assert_eq!(one_line("  fix\n\nthe   parser\t"), "fix the parser");
+        assert_eq!(one_line("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+        let long = "x".repeat(TITLE_MAX_CHARS + 50);
+        let t = one_line(&long);
+        assert_eq!(t.chars().count(), TITLE_MAX_CHARS + 1);
+        assert!(t.ends_with('…'));
+    }
+}
