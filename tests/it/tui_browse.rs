@@ -376,3 +376,43 @@ fn the_ctrl_c_notice_goes_when_its_second_has_passed() {
     ));
     assert!(!fx.contains(&ctxlab::tui::Effect::Quit), "{fx:?}");
 }
+
+#[test]
+fn a_title_is_one_line_and_its_control_characters_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("claude/projects/-home-dev-esc");
+    std::fs::create_dir_all(&project).unwrap();
+    // Written from the format: an injected command line first, then the typed request
+    // with a newline, a tab and a terminal escape in it.
+    let line = |uuid: &str, parent: &str, content: &str| {
+        serde_json::json!({
+            "parentUuid": if parent.is_empty() { serde_json::Value::Null } else { parent.into() },
+            "isSidechain": false, "type": "user", "cwd": "/home/dev/esc", "sessionId": "s-esc",
+            "message": {"role": "user", "content": content},
+            "uuid": uuid, "timestamp": "2026-01-05T08:00:00.000Z"
+        })
+        .to_string()
+    };
+    let text = [
+        line(
+            "e1",
+            "",
+            "<command-name>/clear</command-name>\n<command-message>clear</command-message>",
+        ),
+        line("e2", "e1", "Clean\nup\tthe \u{1b}[2Jlogs please"),
+    ]
+    .join("\n");
+    std::fs::write(project.join("s-esc.jsonl"), text + "\n").unwrap();
+    let mut d = driver(dir.path());
+    browse(&mut d, vec![dir.path().join("claude/projects")]);
+    let Some(BrowserRow::Session(s)) = selected(&d) else {
+        panic!("a session row");
+    };
+    assert_eq!(
+        s.entry().title.as_deref(),
+        Some("Clean up the \u{1b}[2Jlogs please")
+    );
+    let text = screen(&mut d.app, 120, 40);
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(text.contains("Clean up the \\e[2Jlogs please"), "{text}");
+}

@@ -49,17 +49,9 @@ impl Search {
     }
 }
 
-fn fold(s: &str) -> String {
-    s.chars()
-        .map(|c| c.to_lowercase().next().unwrap_or(c))
-        .collect()
-}
-
-/// Whether `text` holds `query`, case-insensitive by char (an empty query is in every
-/// text): how every search and filter of the workbench matches.
-pub fn search_matches(text: &str, query: &str) -> bool {
-    fold(text).contains(&fold(query))
-}
+/// Whether `text` holds `query`, case-insensitive by char: every search and filter of the
+/// workbench matches with this one function.
+pub use crate::util::contains_folded as search_matches;
 
 /// The text an event row is searched by.
 pub fn event_text(e: &EventRow) -> String {

@@ -143,7 +143,7 @@ impl BrowserView {
     }
 
     fn matches_text(&self, text: &str) -> bool {
-        crate::tui::app::search_matches(text, &self.query)
+        crate::util::contains_folded(text, &self.query)
     }
 }
 
