@@ -237,7 +237,7 @@ impl Columns {
     }
 }
 
-/// The file's name as a row shows it: without `.jsonl`, and a Codex rollout without its
+/// The file's name as a row shows it: a Codex rollout without its
 /// `rollout-2026-01-02T10-11-12-` (the start column says when), so the id that tells two
 /// apart is what shows (the filter still matches the whole name). Sanitized before it is measured: a
 /// control character in a file name would otherwise count as a column the terminal
@@ -249,13 +249,12 @@ fn short_name(item: &SessionItem) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
-    let short = match stem.strip_prefix("rollout-") {
+    let short = match name.strip_prefix("rollout-") {
         // `YYYY-MM-DDTHH-MM-SS-` is 20 chars.
         Some(rest) if rest.len() > 20 && rest.as_bytes().get(10) == Some(&b'T') => {
             rest.get(20..).unwrap_or(rest).to_string()
         }
-        _ => stem.to_string(),
+        _ => name.clone(),
     };
     sanitize_line(&short).into_owned()
 }
