@@ -176,10 +176,7 @@ pub const HELP: &[(&str, &str)] = &[
         "/  n  N",
         "filter by project, first request, file (Esc clears); next / previous session",
     ),
-    (
-        "/  n  N",
-        "opened: search the session; next / previous hit",
-    ),
+    ("/  n  N", "opened: search the session; next / previous hit"),
     (
         "Enter / o",
         "opened: a message's text, or a compaction's summary and kept",
