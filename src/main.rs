@@ -33,8 +33,11 @@ mod cli;
 #[path = "main/watch.rs"]
 mod watch;
 use cli::*;
+#[path = "main/open.rs"]
+mod open;
 #[path = "main/recording.rs"]
 mod recording;
+use open::cmd_open;
 
 /// A line on stderr, through the sanitizer: it may quote file names, file content and
 /// server text.
@@ -509,30 +512,6 @@ fn restarter(options: LaunchOptions, scripted: bool) -> ctxlab::tui::run::Restar
     }))
 }
 
-/// `ctxlab open [PATH]`: the workbench on the sessions browser. A path that cannot be read
-/// is an error before the screen is taken; a folder inside it that cannot be read is a row.
-fn cmd_open(args: cli::OpenArgs) -> anyhow::Result<ExitCode> {
-    let sessions = match args.path {
-        None => ctxlab::tui::run::OpenSessions::Browse(Vec::new()),
-        Some(path) => {
-            let meta = std::fs::metadata(&path)
-                .with_context(|| format!("cannot open {}", path.display()))?;
-            if meta.is_dir() {
-                ctxlab::tui::run::OpenSessions::Browse(vec![path])
-            } else if let Some(what) = ctxlab::session::open::not_regular(meta.file_type()) {
-                // Said before the screen is taken: a device or a FIFO is never read.
-                anyhow::bail!(
-                    "{}: not a session file: it is {what}; only regular files are read",
-                    path.display()
-                );
-            } else {
-                ctxlab::tui::run::OpenSessions::File(path)
-            }
-        }
-    };
-    cmd_workbench(args.agent, false, Some(sessions), None)
-}
-
 /// The workbench; `live`: the settings for following a session and, for `ctxlab watch`,
 /// the session to follow at once (None: the bell as config.toml says, nothing followed).
 pub(crate) fn cmd_workbench(
@@ -545,6 +524,7 @@ pub(crate) fn cmd_workbench(
         live.unwrap_or_else(|| ctxlab::tui::live::LiveOptions::new(watch::bell_setting(false)));
     let following = live.follows();
     let mut launch = prepare(&args.launch_options()).map_err(launch_error)?;
+    let browsing = sessions.is_some();
     // Paused before the first stage or model call: the agent says so as it starts.
     launch.setup.step_mode = step;
     // Logs go to a file: nothing may reach stdout or stderr while the TUI owns the screen.
@@ -557,7 +537,13 @@ pub(crate) fn cmd_workbench(
         provider_label: launch.label.clone(),
         config: launch.setup.config,
         no_color: ctxlab::tui::no_color_from_env(),
-        notices: launch.notices.clone(),
+        // Under `ctxlab open` the agent's notices (no API key, the demo) are not the point.
+        notices: launch
+            .notices
+            .clone()
+            .into_iter()
+            .filter(|_| !browsing)
+            .collect(),
         // The legend explains the panes; the live view of `ctxlab watch` covers them.
         legend_marker: ctxlab::tui::run::legend_marker().filter(|_| !following),
         sessions: sessions.clone(),
@@ -569,8 +555,9 @@ pub(crate) fn cmd_workbench(
     let rt = runtime()?;
     let result = rt.block_on(async move {
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
-        // `ctxlab watch` runs no session of its own: nothing to record.
-        let events = if following {
+        // Reading sessions and following another agent's are not sessions of their own to
+        // record.
+        let events = if browsing || following {
             events
         } else {
             recording::recorded(events, "workbench", |line| tracing::info!("{line}"))

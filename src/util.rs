@@ -66,6 +66,17 @@ pub fn display_width(s: &str) -> usize {
     s.width()
 }
 
+/// Whether `text` holds `query`, case-insensitive by char (an empty query is in every
+/// text): how the workbench's searches and the sessions browser's filter match.
+pub fn contains_folded(text: &str, query: &str) -> bool {
+    let fold = |s: &str| -> String {
+        s.chars()
+            .map(|c| c.to_lowercase().next().unwrap_or(c))
+            .collect()
+    };
+    fold(text).contains(&fold(query))
+}
+
 /// `1 result`, `2 results`.
 pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {

@@ -101,9 +101,10 @@ impl NextStep {
                 reason,
                 ..
             } => format!(
-                "next: {} will summarize {} ({size} chars): {reason}",
+                "next: {} will summarize {} ({} chars): {reason}",
                 stage.name(),
-                plural(*messages, "message")
+                plural(*messages, "message"),
+                group_digits(*size)
             ),
             NextStep::Reactive {
                 stage,
@@ -136,8 +137,9 @@ impl NextStep {
             }
             NextStep::ModelCall { messages, size } => {
                 format!(
-                    "next: model call with {} ({size} chars)",
-                    plural(*messages, "message")
+                    "next: model call with {} ({} chars)",
+                    plural(*messages, "message"),
+                    group_digits(*size)
                 )
             }
         }

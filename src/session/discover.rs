@@ -116,6 +116,10 @@ pub struct SessionFile {
     pub size_bytes: u64,
     #[serde(skip)]
     pub modified: Option<SystemTime>,
+    /// The session's first request, on one line (`title::first_request`), from its first
+    /// lines; None when they hold none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
 }
 
 /// Session files under `paths` (files or folders); the default roots when none is given.
@@ -292,10 +296,10 @@ pub fn entry_or_reason(path: &Path) -> Result<SessionFile, String> {
             .ok_or_else(|| "not a session: no line is in a format ctxlab reads".to_string())?
     };
     // The first lines read as a session: the same project and start as the whole file.
-    let numbers = super::parse_session_text(&head)
+    let (numbers, title) = super::parse_session_text(&head)
         .map(|mut s| {
             note_project_folder(&mut s, path);
-            SessionNumbers::of(&s)
+            (SessionNumbers::of(&s), super::title::first_request(&s))
         })
         .unwrap_or_default();
     Ok(SessionFile {
@@ -307,6 +311,7 @@ pub fn entry_or_reason(path: &Path) -> Result<SessionFile, String> {
         started: numbers.started,
         size_bytes: meta.len(),
         modified: meta.modified().ok(),
+        title,
     })
 }
 

@@ -30,6 +30,7 @@ pub mod recorded;
 mod recorded_event;
 mod stream;
 pub mod summary;
+pub mod title;
 mod transcript;
 pub mod watch;
 

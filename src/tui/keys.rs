@@ -173,6 +173,15 @@ pub const HELP: &[(&str, &str)] = &[
         "open the session (its first lines at once, the rest as it loads)",
     ),
     (
+        "Enter Space, ← →",
+        "on a project: fold / unfold its sessions (▸ folded, ▾ open)",
+    ),
+    (
+        "/  n  N",
+        "filter by project, first request, file (Esc clears); next / previous session",
+    ),
+    ("/  n  N", "opened: search the session; next / previous hit"),
+    (
         "Enter / o",
         "opened: a message's text, or a compaction's summary and kept",
     ),

@@ -72,6 +72,30 @@ pub fn areas_for(area: Rect, input_lines: usize, timeline: bool) -> Option<Areas
     })
 }
 
+/// `areas_for`, or, while the sessions browser or an opened session has focus
+/// (`browsing`), the main pane across the whole middle: the gauge and the events belong
+/// to the live run, not to the session being read, so they get no room (empty rects at
+/// the middle's bottom edge, which nothing draws into and no click lands on).
+pub fn areas_of(area: Rect, input_lines: usize, timeline: bool, browsing: bool) -> Option<Areas> {
+    let mut a = areas_for(area, input_lines, timeline)?;
+    if browsing && !timeline {
+        let middle = a.main.union(a.gauge).union(a.events);
+        let edge = Rect {
+            y: middle.y + middle.height,
+            height: 0,
+            ..middle
+        };
+        a.main = middle;
+        a.gauge = Rect { width: 0, ..edge };
+        a.events = Rect { width: 0, ..edge };
+    }
+    Some(a)
+}
+
+/// From this terminal width on, an opened session's replay stands beside the recording;
+/// below it, under it.
+pub const SESSION_SIDE_BY_SIDE_FROM: u16 = 120;
+
 /// The timeline pane: where the gauge and the events are.
 pub fn timeline_area(a: &Areas) -> Rect {
     a.gauge.union(a.events)

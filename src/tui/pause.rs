@@ -60,11 +60,25 @@ pub fn stage_of(next: &NextStep) -> Option<Stage> {
     }
 }
 
-/// `rows 3-5`, `row 12`, `rows 0-16`: which rows are highlighted.
+/// `ranges` sorted, with overlapping, repeated and touching ones merged: two changes of a
+/// stage may name the same row, which is still one row.
+fn merged(ranges: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut sorted: Vec<Range<usize>> = ranges.iter().filter(|r| !r.is_empty()).cloned().collect();
+    sorted.sort_by_key(|r| (r.start, r.end));
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(sorted.len());
+    for r in sorted {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// `rows 3-5`, `row 12`, `rows 0-16`: which rows are highlighted, each once.
 fn rows_text(ranges: &[Range<usize>]) -> Option<String> {
-    let parts: Vec<String> = ranges
+    let parts: Vec<String> = merged(ranges)
         .iter()
-        .filter(|r| !r.is_empty())
         .map(|r| {
             if r.len() == 1 {
                 format!("{}", r.start)
@@ -280,6 +294,48 @@ mod tests {
         };
         assert!(rows_to_change(&call).is_empty());
         assert_eq!(stage_of(&call), None);
+    }
+
+    #[test]
+    fn a_row_two_changes_name_is_listed_once() {
+        // Two placeholders in one message (two of its blocks): row 4, once.
+        let next = NextStep::Stage {
+            stage: Stage::MicroCompact,
+            preview: report(
+                Stage::MicroCompact,
+                [(2, 0), (4, 0), (4, 1)]
+                    .into_iter()
+                    .map(|(message, block)| Change::Placeholder {
+                        message,
+                        block,
+                        tool_use_id: None,
+                        chars: 300,
+                    })
+                    .collect(),
+            ),
+        };
+        let line = &card(&next, 1).1[1];
+        assert!(line.ends_with("(rows 2, 4 highlighted)"), "{line}");
+        assert_eq!(
+            rows_text(&[5..9, 2..3, 6..7, 2..3, 9..10]).as_deref(),
+            Some("rows 2, 5-9 highlighted")
+        );
+        assert_eq!(
+            rows_text(&[7..8, 7..8]).as_deref(),
+            Some("row 7 highlighted")
+        );
+    }
+
+    #[test]
+    fn the_next_calls_size_has_thousands_separators() {
+        let call = NextStep::ModelCall {
+            messages: 3,
+            size: 96_266,
+        };
+        assert_eq!(
+            call.describe(),
+            "next: model call with 3 messages (96,266 chars)"
+        );
     }
 
     #[test]

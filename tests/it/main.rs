@@ -52,6 +52,7 @@ mod timeline;
 mod tools;
 mod tui_answer_cut;
 mod tui_branch;
+mod tui_browse;
 mod tui_context;
 mod tui_help;
 mod tui_issue25_small;

@@ -462,6 +462,7 @@ fn search_finds_hits_in_the_conversation_the_full_session_and_the_events() {
                 assert_eq!(a.focus(), Pane::Events);
                 assert_eq!(a.visible_events()[a.events_state().list().selected], *e);
             }
+            Hit::Opened(_) => panic!("no recorded session is open: {hit:?}"),
         }
     }
     a.update(key(KeyCode::Char('n')));

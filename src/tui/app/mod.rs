@@ -93,7 +93,7 @@ pub use outputs::OutputsState;
 use screen::Screen;
 pub use screen::notice_pages;
 pub use overlays::STRATEGY_ROW;
-pub use search::{Hit, Search, event_text as search_event_text};
+pub use search::{Hit, Search, event_text as search_event_text, search_matches};
 pub use sessions::SessionsState;
 pub use state::ConvRow;
 pub use state::{
@@ -344,10 +344,11 @@ impl App {
     // ----- derived views, shared with the panes -----
 
     pub fn areas(&self) -> Option<Areas> {
-        layout::areas_for(
+        layout::areas_of(
             Rect::new(0, 0, self.screen.size.0, self.screen.size.1),
             self.input_rows(),
             self.timeline_view.is_some(),
+            self.browsing(),
         )
     }
 
@@ -501,6 +502,7 @@ impl App {
             }
             Msg::Tick => {
                 self.screen.tick();
+                self.expire_ctrl_c();
                 self.count_tokens()
             }
             Msg::Done(done) => self.on_done(done),

@@ -9,6 +9,9 @@ use super::{App, Effect, Overlay, Pane, TICKS_PER_SECOND};
 use crate::agent::events::{StepTarget, UserCommand};
 use crate::tui::keys::{self, Action};
 
+/// What the first Ctrl-C says, for as long as a second one quits.
+const CTRL_C_NOTICE: &str = "cancel sent; Ctrl-C again within 1 s quits";
+
 impl App {
     pub(super) fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         if key.kind == KeyEventKind::Release {
@@ -29,6 +32,10 @@ impl App {
         if self.live_view().is_some() {
             return self.live_key(key);
         }
+        if self.browsing() && self.browser_filter_typing() {
+            self.browser_filter_key(key);
+            return Vec::new();
+        }
         if self.search.as_ref().is_some_and(|s| s.typing) {
             self.search_key(key);
             return Vec::new();
@@ -38,6 +45,9 @@ impl App {
         }
         if let Some(effects) = self.branch_key(key) {
             return effects;
+        }
+        if self.browsing() && self.browser_fold_key(key) {
+            return Vec::new();
         }
         let Some(action) = keys::action(&key) else {
             return Vec::new();
@@ -78,6 +88,10 @@ impl App {
             {
                 self.next_hit(action == Action::SearchNext)
             }
+            // Space folds a group of the sessions browser, outside step mode.
+            Action::Step if self.browsing() && !self.step.mode() => {
+                return self.transcripts_action(action);
+            }
             Action::Step => return self.step(),
             Action::RunToStage => return self.run_to(StepTarget::Stage),
             Action::RunToCall => return self.run_to(StepTarget::ModelCall),
@@ -109,8 +123,21 @@ impl App {
             return vec![Effect::Quit];
         }
         self.screen.last_ctrl_c = Some(self.screen.tick);
-        self.notify("cancel sent; Ctrl-C again within 1 s quits");
+        self.notify(CTRL_C_NOTICE);
         vec![Effect::Send(UserCommand::Cancel)]
+    }
+
+    /// On a tick: once the second a Ctrl-C gave has passed, its notice goes (it would
+    /// promise a quit the next Ctrl-C no longer makes).
+    pub(super) fn expire_ctrl_c(&mut self) {
+        let Some(at) = self.screen.last_ctrl_c else {
+            return;
+        };
+        if self.screen.tick.saturating_sub(at) <= TICKS_PER_SECOND {
+            return;
+        }
+        self.screen.last_ctrl_c = None;
+        self.screen.withdraw_notice(CTRL_C_NOTICE);
     }
 
     pub(super) fn cycle_pane(&mut self, delta: isize) -> Vec<Effect> {

@@ -85,6 +85,13 @@ impl Screen {
         }
     }
 
+    /// Takes `text` off the hint line if it is the notice shown (a promise no longer true).
+    pub(super) fn withdraw_notice(&mut self, text: &str) {
+        if self.notice.as_ref().is_some_and(|(shown, _)| shown == text) {
+            self.notice = None;
+        }
+    }
+
     /// One tick: the clock moves and an expired notice gives way to the next one waiting.
     pub(super) fn tick(&mut self) {
         self.tick += 1;

@@ -2,7 +2,9 @@
 //! (in the hint line), Enter finds every hit and shows the first, `n` / `N` go to the next
 //! and previous hit wherever it is (switching the view or the pane), Esc drops the search.
 //! Hits in the full session are the messages no longer in the context as they were (the
-//! live ones are already conversation hits). Case-insensitive, by char.
+//! live ones are already conversation hits). Case-insensitive, by char. In an opened
+//! recorded session (the sessions browser) `/` searches its rows instead, with the same
+//! prompt and the same `n` / `N`; the browser's filter matches with `search_matches` too.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
@@ -17,6 +19,8 @@ pub enum Hit {
     Session(usize),
     /// An index into `App::events`.
     Event(usize),
+    /// A row of the session opened from the sessions browser.
+    Opened(usize),
 }
 
 /// The last search.
@@ -38,17 +42,16 @@ impl Search {
                 Hit::Conversation(_) => c.0 += 1,
                 Hit::Session(_) => c.1 += 1,
                 Hit::Event(_) => c.2 += 1,
+                Hit::Opened(_) => {}
             }
         }
         c
     }
 }
 
-fn fold(s: &str) -> String {
-    s.chars()
-        .map(|c| c.to_lowercase().next().unwrap_or(c))
-        .collect()
-}
+/// Whether `text` holds `query`, case-insensitive by char: every search and filter of the
+/// workbench matches with this one function.
+pub use crate::util::contains_folded as search_matches;
 
 /// The text an event row is searched by.
 pub fn event_text(e: &EventRow) -> String {
@@ -112,8 +115,18 @@ impl App {
     }
 
     fn find_hits(&self, query: &str) -> Vec<Hit> {
-        let q = fold(query);
-        let has = |text: &str| fold(text).contains(&q);
+        if self.browsing()
+            && let Some(open) = self.sessions.open()
+        {
+            return (0..open.rows().len())
+                .filter(|&i| {
+                    super::sessions::opened_row_text(open, i)
+                        .is_some_and(|(_, text)| search_matches(&text, query))
+                })
+                .map(Hit::Opened)
+                .collect();
+        }
+        let has = |text: &str| search_matches(text, query);
         let mut hits: Vec<Hit> = self
             .conversation
             .history()
@@ -185,6 +198,11 @@ impl App {
                 self.events.select_row(k);
                 self.focus_pane_noeffect(Pane::Events);
             }
+            Hit::Opened(i) => {
+                self.select_opened_row(i);
+                self.announce_hit();
+                return;
+            }
         }
         self.fix_scroll();
         self.announce_hit();
@@ -195,6 +213,16 @@ impl App {
         let Some(s) = &self.search else {
             return;
         };
+        if matches!(s.hits.get(s.current), Some(Hit::Opened(_))) {
+            let text = format!(
+                "\"{}\": hit {}/{} in the session · n/N next/prev",
+                s.query,
+                s.current + 1,
+                s.hits.len()
+            );
+            self.notify(text);
+            return;
+        }
         let (c, f, e) = s.counts();
         let text = format!(
             "\"{}\": hit {}/{} ({c} conversation · {f} full session · {e} events) · n/N next/prev",

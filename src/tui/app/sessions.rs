@@ -4,6 +4,8 @@
 //! a row's full text, `r` to replay it into a scratch store, Esc to close it (its scratch
 //! folder goes with it). Only asks for work (`Work::Session`); takes the results here too.
 
+mod keys;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,6 +13,7 @@ use super::{App, Effect, ListState, LoadKind, Pane};
 use crate::message::Message;
 use crate::session::Summary;
 use crate::tui::keys::Action;
+use crate::tui::sessions::browse::BrowserView;
 use crate::tui::sessions::scratch::scratch_dir;
 use crate::tui::sessions::{
     BrowserRow, OpenedSession, Progress, SessionDone, SessionWork, ViewRow, uncounted,
@@ -30,6 +33,8 @@ pub struct SessionsState {
     /// The listing arrived (before that the browser says it is looking).
     listed: bool,
     rows: Vec<BrowserRow>,
+    /// Folds and the filter, and the rows they leave on screen; `list` selects among those.
+    view: BrowserView,
     list: ListState,
     open: Option<OpenedSession>,
     /// Where replays write (`<data dir>/ctxlab/scratch`); None: replays are not offered.
@@ -57,12 +62,24 @@ impl SessionsState {
         self.listed
     }
 
+    /// Every row of the listing (folded and filtered ones too).
     pub fn rows(&self) -> &[BrowserRow] {
         &self.rows
     }
 
+    /// Folds and the filter, and the rows on screen (`list` selects among them).
+    pub fn view(&self) -> &BrowserView {
+        &self.view
+    }
+
+    /// The selection among the rows on screen.
     pub fn list(&self) -> &ListState {
         &self.list
+    }
+
+    /// The listing's row under the cursor.
+    pub fn selected_row(&self) -> Option<&BrowserRow> {
+        self.rows.get(*self.view.visible().get(self.list.selected)?)
     }
 
     /// The session opened from the browser.
@@ -77,6 +94,12 @@ impl SessionsState {
 }
 
 impl App {
+    /// The sessions browser or an opened session has focus: the main pane takes the
+    /// screen's width (`layout::areas_of`).
+    pub fn browsing(&self) -> bool {
+        self.sessions.active && self.screen.focus == Pane::Transcripts && self.timeline_view.is_none()
+    }
+
     /// The sessions browser's and the opened session's state.
     pub fn sessions(&self) -> &SessionsState {
         &self.sessions
@@ -89,6 +112,7 @@ impl App {
         self.sessions.paths = paths;
         self.sessions.listed = false;
         self.sessions.rows.clear();
+        self.sessions.view = BrowserView::default();
         self.sessions.list = Default::default();
         self.focus_pane_noeffect(Pane::Transcripts);
         vec![self.discover_sessions()]
@@ -140,7 +164,7 @@ impl App {
         Some((open.label(), open.messages().clone()))
     }
 
-    fn discover_sessions(&self) -> Effect {
+    pub(super) fn discover_sessions(&self) -> Effect {
         Effect::Work(Work::Session(SessionWork::Discover {
             paths: self.sessions.paths.clone(),
         }))
@@ -188,54 +212,7 @@ impl App {
         if self.sessions.open.is_some() {
             return self.opened_action(action);
         }
-        let page = self.page();
-        let len = self.sessions.rows.len();
-        if self.sessions.list.apply(action, len, page) {
-            self.scroll_sessions();
-            return Vec::new();
-        }
-        match action {
-            Action::Back => {
-                if self.jobs.loading.is_some() {
-                    self.stop_waiting();
-                } else {
-                    self.sessions.active = false;
-                }
-                Vec::new()
-            }
-            Action::Refresh => {
-                self.sessions.listed = false;
-                vec![self.discover_sessions()]
-            }
-            Action::Enter | Action::Replay => {
-                match self.sessions.rows.get(self.sessions.list.selected) {
-                    Some(BrowserRow::Session(s)) => {
-                        let (path, bytes) = (s.entry().path.clone(), s.entry().size_bytes);
-                        self.open_session(path, Some(bytes))
-                    }
-                    Some(BrowserRow::Error { path, message }) => {
-                        let text = format!("{}: {message}", path.display());
-                        self.notify(text);
-                        Vec::new()
-                    }
-                    _ => Vec::new(),
-                }
-            }
-            // `w` here follows the row's session live (in the timeline it is "where the
-            // context goes"): keys are per pane.
-            Action::Context => match self.sessions.rows.get(self.sessions.list.selected) {
-                Some(BrowserRow::Session(s)) => {
-                    let chosen = crate::session::watch::Chosen {
-                        path: s.entry().path.clone(),
-                        why: "chosen in the sessions browser".into(),
-                        scope: crate::session::watch::project::scope_of(s.entry()),
-                    };
-                    self.follow_session(chosen)
-                }
-                _ => Vec::new(),
-            },
-            _ => Vec::new(),
-        }
+        self.browser_action(action)
     }
 
     fn opened_action(&mut self, action: Action) -> Vec<Effect> {
@@ -258,9 +235,19 @@ impl App {
             Action::Replay => return self.replay_session(),
             Action::Forgot => return self.forgot_of_opened_row(),
             Action::Context => return self.context_of_opened(),
+            Action::Search => self.start_search(),
+            Action::SearchNext | Action::SearchPrev => self.next_hit(action == Action::SearchNext),
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Selects row `i` of the opened session (a search hit) and scrolls to it.
+    pub(super) fn select_opened_row(&mut self, i: usize) {
+        if let Some(open) = &mut self.sessions.open {
+            open.list_mut().selected = i;
+        }
+        self.scroll_sessions();
     }
 
     /// Esc in an opened session: back to the list; its scratch store is removed.
@@ -330,8 +317,16 @@ impl App {
                 if paths != self.sessions.paths {
                     return Vec::new();
                 }
+                let first = !self.sessions.listed && self.sessions.rows.is_empty();
+                let was = self.sessions.selected_row().map(keys::RowKey::of);
                 self.sessions.rows = rows;
                 self.sessions.listed = true;
+                self.sessions.view.rebuild(&self.sessions.rows);
+                if first {
+                    self.select_first_session();
+                } else {
+                    self.reselect(was);
+                }
                 self.scroll_sessions();
                 // A session being opened whole is counted from its view when it arrives:
                 // counting it here too would parse it twice at once.
@@ -449,13 +444,15 @@ impl App {
     }
 
     /// Keeps the browser's and the opened session's selection on screen (one line a row).
-    fn scroll_sessions(&mut self) {
+    pub(super) fn scroll_sessions(&mut self) {
         let (_, h) = self.main_viewport();
         // The list's header line, and the opened session's usage lines below it.
-        let browser_rows = h.saturating_sub(1).max(1);
+        let view = &self.sessions.view;
+        let filter_line = usize::from(!view.query().is_empty() || view.typing());
+        let browser_rows = h.saturating_sub(1 + filter_line).max(1);
         keep_visible(
             &mut self.sessions.list,
-            self.sessions.rows.len(),
+            self.sessions.view.visible().len(),
             browser_rows,
         );
         if let Some(open) = &mut self.sessions.open {
@@ -466,7 +463,7 @@ impl App {
     }
 }
 
-fn keep_visible(list: &mut super::ListState, len: usize, viewport: usize) {
+pub(super) fn keep_visible(list: &mut super::ListState, len: usize, viewport: usize) {
     let viewport = viewport.max(1);
     list.selected = list.selected.min(len.saturating_sub(1));
     if list.selected < list.top {
@@ -479,7 +476,12 @@ fn keep_visible(list: &mut super::ListState, len: usize, viewport: usize) {
 /// A row's full text for the viewer: a message's blocks, or everything a compaction
 /// recorded.
 fn row_text(open: &OpenedSession) -> Option<(String, String)> {
-    match open.rows().get(open.list().selected)? {
+    opened_row_text(open, open.list().selected)
+}
+
+/// Row `i`'s title and full text (what the viewer shows and `/` searches).
+pub(super) fn opened_row_text(open: &OpenedSession, i: usize) -> Option<(String, String)> {
+    match open.rows().get(i)? {
         ViewRow::Message { index, .. } => {
             let info = open.infos().get(*index)?;
             Some((

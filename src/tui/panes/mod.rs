@@ -40,7 +40,12 @@ use super::theme::Theme;
 /// Draws the whole screen.
 pub fn render(app: &App, f: &mut Frame) {
     let area = f.area();
-    let Some(a) = layout::areas_for(area, app.input_rows(), app.timeline_view().is_some()) else {
+    let Some(a) = layout::areas_of(
+        area,
+        app.input_rows(),
+        app.timeline_view().is_some(),
+        app.browsing(),
+    ) else {
         too_small(app, f, area);
         return;
     };
@@ -52,7 +57,7 @@ pub fn render(app: &App, f: &mut Frame) {
     }
     if app.timeline_view().is_some() {
         timeline::render(app, f, layout::timeline_area(&a));
-    } else {
+    } else if !app.browsing() {
         gauge::render(app, f, a.gauge);
         events::render(app, f, a.events);
     }

@@ -1,4 +1,5 @@
-//! The search prompt in the hint line (`f` in the conversation, events or timeline).
+//! The search prompt in the hint line (`f` in the conversation, events or timeline, `/`
+//! in an opened recorded session) and the sessions browser's filter prompt (`/`).
 //! Draws `App` state only.
 
 use ratatui::text::{Line, Span};
@@ -8,10 +9,26 @@ use crate::tui::app::App;
 
 /// The prompt while a query is typed; None otherwise.
 pub fn hint_line(app: &App, width: usize) -> Option<Line<'static>> {
-    let s = app.search().filter(|s| s.typing)?;
+    let browser = app.sessions().view();
+    let (query, rest) = if app.browsing() && app.sessions().open().is_none() && browser.typing() {
+        (
+            browser.query(),
+            "  filters by project, first request, file name · Enter keep · Esc clear",
+        )
+    } else {
+        let s = app.search().filter(|s| s.typing)?;
+        let rest = if app.browsing() && app.sessions().open().is_some() {
+            "  Enter search the session · Esc cancel"
+        } else {
+            "  Enter search the conversation, full session and events · Esc cancel"
+        };
+        (s.query.as_str(), rest)
+    };
     let theme = app.theme();
-    let rest = "  Enter search the conversation, full session and events · Esc cancel";
-    let query = clip(&format!("{}▏", s.query), width.saturating_sub(2));
+    let query = clip(
+        &format!("{}▏", crate::sanitize::sanitize_line(query)),
+        width.saturating_sub(2),
+    );
     Some(Line::from(vec![
         Span::styled("/", theme.key()),
         Span::raw(query.clone()),

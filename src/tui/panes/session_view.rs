@@ -31,7 +31,7 @@ fn ours(what: &LoadKind) -> bool {
 pub fn render(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
     let (left, right) = match &open.replay() {
         // Too narrow for two columns: the recording above, the replay below.
-        Some(_) if area.width < 100 => {
+        Some(_) if app.size().0 < crate::tui::layout::SESSION_SIDE_BY_SIDE_FROM => {
             let (top, bottom) = split_top(area, area.height / 2);
             (top, Some(bottom))
         }

@@ -1,7 +1,8 @@
 //! The sessions browser (the transcripts pane's other mode, `b`): recorded Claude Code and
-//! Codex sessions grouped by project, newest first, with date, size, model calls,
-//! compactions and peak context (`…` until a background job has counted the file), and a
-//! row for each folder that could not be read. Draws `App` state only.
+//! Codex sessions grouped by project (`▾` open, `▸` folded), newest first, with date,
+//! file, first request, size, model calls, compactions and peak context (`…` until a
+//! background job has counted the file), the filter typed after `/`, and a row for each
+//! folder that could not be read. Draws `App` state only.
 
 use crate::sanitize::sanitize_line;
 use ratatui::Frame;
@@ -25,15 +26,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     }
     let s = app.sessions();
     let focused = app.focus() == Pane::Transcripts;
-    let where_ = if s.paths().is_empty() {
-        "Claude Code and Codex folders".to_string()
-    } else {
-        s.paths()
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let where_ = where_text(app);
     let count = s
         .rows()
         .iter()
@@ -48,17 +41,30 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     let width = inner.width as usize;
+    let cols = Columns::new(width, s.rows());
     let mut lines = vec![Line::from(Span::styled(
-        fit(
-            &format!(
-                "  {:<16}  {}{STATS_HEAD}",
-                "started",
-                fit("session", name_width(width))
-            ),
-            width,
-        ),
+        fit(&cols.head(), width),
         app.theme().title(),
     ))];
+    let view = s.view();
+    if !view.query().is_empty() || view.typing() {
+        let text = format!(
+            "filter /{}{} · {} · Esc clears",
+            sanitize_line(view.query()),
+            if view.typing() { "▏" } else { "" },
+            super::plural(
+                view.visible()
+                    .iter()
+                    .filter(|&&i| matches!(s.rows().get(i), Some(BrowserRow::Session(_))))
+                    .count(),
+                "session"
+            )
+        );
+        lines.push(Line::from(Span::styled(
+            fit(&text, width),
+            app.theme().key(),
+        )));
+    }
     if !s.listed() {
         lines.push(Line::from(Span::styled(
             "looking for sessions…",
@@ -71,22 +77,44 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             "no sessions found there"
         };
         lines.push(Line::from(Span::styled(text, app.theme().dim())));
+    } else if view.visible().is_empty() {
+        lines.push(Line::from(Span::styled(
+            "no session matches the filter",
+            app.theme().dim(),
+        )));
     }
-    let rows = (inner.height as usize).saturating_sub(1);
-    for (i, row) in s.rows().iter().enumerate().skip(s.list().top).take(rows) {
+    let rows = (inner.height as usize).saturating_sub(lines.len());
+    let shown = view
+        .visible()
+        .iter()
+        .enumerate()
+        .skip(s.list().top)
+        .take(rows);
+    for (k, &i) in shown {
+        let Some(row) = s.rows().get(i) else {
+            continue;
+        };
         let mut line = match row {
-            BrowserRow::Project { name, sessions } => Line::from(Span::styled(
-                fit(
-                    &format!(
-                        "▾ {} ({})",
-                        sanitize_line(name),
-                        super::plural(*sessions, "session")
+            BrowserRow::Project { name, sessions } => {
+                let folded = view.is_folded(name);
+                let count = if view.query().is_empty() {
+                    super::plural(*sessions, "session")
+                } else {
+                    format!("{} of {sessions}", view.matching(s.rows(), i))
+                };
+                Line::from(Span::styled(
+                    fit(
+                        &format!(
+                            "{} {} ({count})",
+                            if folded { "▸" } else { "▾" },
+                            sanitize_line(name),
+                        ),
+                        width,
                     ),
-                    width,
-                ),
-                app.theme().title(),
-            )),
-            BrowserRow::Session(item) => Line::from(fit(&session_text(item, width), width)),
+                    app.theme().title(),
+                ))
+            }
+            BrowserRow::Session(item) => Line::from(fit(&cols.session(item), width)),
             BrowserRow::Error { path, message } => Line::from(Span::styled(
                 fit(
                     &sanitize_line(&format!("  ! {}: {message}", path.display())),
@@ -95,7 +123,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                 app.theme().error(),
             )),
         };
-        if i == s.list().selected {
+        if k == s.list().selected {
             line = super::selected_line(line, app.theme());
         }
         lines.push(line);
@@ -103,55 +131,130 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-/// The counts' columns, right of the name.
-const STATS_HEAD: &str = "       size  calls  comp.   peak tok";
-
-/// Columns left for a session's name and format.
-fn name_width(width: usize) -> usize {
-    width.saturating_sub(2 + 16 + 2 + STATS_HEAD.len()).max(8)
+/// What the browser lists: the folders named, or the default ones.
+pub fn where_text(app: &App) -> String {
+    let s = app.sessions();
+    if s.paths().is_empty() {
+        "Claude Code and Codex folders".to_string()
+    } else {
+        s.paths()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
-fn session_text(item: &SessionItem, width: usize) -> String {
-    let e = &item.entry();
-    let started = e
-        .started
-        .as_deref()
-        .map(|t| {
-            sanitize_line(t)
-                .chars()
-                .take(16)
-                .collect::<String>()
-                .replace('T', " ")
-        })
-        .unwrap_or_else(|| "?".into());
-    let (calls, comp, peak) = match &item.stats() {
-        None => ("…".to_string(), "…".to_string(), "…".to_string()),
-        Some(Err(_)) => ("!".to_string(), "!".to_string(), "unreadable".to_string()),
-        Some(Ok(q)) => (
-            group_digits(q.calls),
-            group_digits(q.compactions),
-            q.peak_context_tokens
-                .map(|t| group_digits(t as usize))
-                .unwrap_or_else(|| "-".into()),
-        ),
-    };
-    // Sanitized before it is measured: a control character in a file name would
-    // otherwise count as a column the terminal never shows.
-    let name = e
+/// The counts' columns, right of the file and the title.
+const STATS_HEAD: &str = "       size  calls  comp.   peak tok";
+/// The start column: `2026-01-02 10:11`.
+const STARTED_W: usize = 16;
+/// Columns a title is worth giving before the file's name gets them all.
+const TITLE_MIN_W: usize = 8;
+
+/// Where the columns of a session row go at a width: the start, the file's name (as
+/// `short_name` gives it, so a Codex rollout shows its id rather than the date the start
+/// column already shows), the first request, the counts.
+struct Columns {
+    name_w: usize,
+    title_w: usize,
+}
+
+impl Columns {
+    fn new(width: usize, rows: &[BrowserRow]) -> Columns {
+        let room = width.saturating_sub(2 + STARTED_W + 2 + STATS_HEAD.len());
+        let longest = rows
+            .iter()
+            .filter_map(|r| match r {
+                BrowserRow::Session(s) => Some(crate::util::display_width(&short_name(s))),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(8)
+            .max(8);
+        // The name gets a third of the room (all of what it needs when less), the title
+        // the rest; too little room for both: the name alone.
+        let name_w = longest.min((room / 3).max(10)).min(room);
+        let title_w = room.saturating_sub(name_w + 2);
+        if title_w < TITLE_MIN_W {
+            return Columns {
+                name_w: room.max(8),
+                title_w: 0,
+            };
+        }
+        Columns { name_w, title_w }
+    }
+
+    fn head(&self) -> String {
+        let mut text = format!("  {:<STARTED_W$}  {}", "started", fit("file", self.name_w));
+        if self.title_w > 0 {
+            text.push_str("  ");
+            text.push_str(&fit("first request", self.title_w));
+        }
+        text.push_str(STATS_HEAD);
+        text
+    }
+
+    fn session(&self, item: &SessionItem) -> String {
+        let e = item.entry();
+        let started = e
+            .started
+            .as_deref()
+            .map(|t| {
+                sanitize_line(t)
+                    .chars()
+                    .take(STARTED_W)
+                    .collect::<String>()
+                    .replace('T', " ")
+            })
+            .unwrap_or_else(|| "?".into());
+        let (calls, comp, peak) = match &item.stats() {
+            None => ("…".to_string(), "…".to_string(), "…".to_string()),
+            Some(Err(_)) => ("!".to_string(), "!".to_string(), "unreadable".to_string()),
+            Some(Ok(q)) => (
+                group_digits(q.calls),
+                group_digits(q.compactions),
+                q.peak_context_tokens
+                    .map(|t| group_digits(t as usize))
+                    .unwrap_or_else(|| "-".into()),
+            ),
+        };
+        let mut text = format!(
+            "  {started:<STARTED_W$}  {}",
+            fit(&short_name(item), self.name_w)
+        );
+        if self.title_w > 0 {
+            // Made one line and sanitized by the listing (`session::title`).
+            let title = e.title.as_deref().unwrap_or("–");
+            text.push_str("  ");
+            text.push_str(&fit(&sanitize_line(title), self.title_w));
+        }
+        text.push_str(&format!(
+            "  {:>9}  {calls:>5}  {comp:>5}  {peak:>9}",
+            human_bytes(e.size_bytes),
+        ));
+        text
+    }
+}
+
+/// The file's name as a row shows it: a Codex rollout without its
+/// `rollout-2026-01-02T10-11-12-` (the start column says when), so the id that tells two
+/// apart is what shows (the filter still matches the whole name). Sanitized before it is measured: a
+/// control character in a file name would otherwise count as a column the terminal
+/// never shows.
+fn short_name(item: &SessionItem) -> String {
+    let name = item
+        .entry()
         .path
         .file_name()
-        .map(|n| sanitize_line(&n.to_string_lossy()).into_owned())
+        .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let room = name_width(width);
-    let with_format = format!("{name} · {}", e.format.name());
-    // The format when it fits; the name always comes first.
-    let name = if crate::util::display_width(&with_format) <= room {
-        fit(&with_format, room)
-    } else {
-        fit(&name, room)
+    let short = match name.strip_prefix("rollout-") {
+        // `YYYY-MM-DDTHH-MM-SS-` is 20 chars.
+        Some(rest) if rest.len() > 20 && rest.as_bytes().get(10) == Some(&b'T') => {
+            rest.get(20..).unwrap_or(rest).to_string()
+        }
+        _ => name.clone(),
     };
-    format!(
-        "  {started:<16}  {name}  {:>9}  {calls:>5}  {comp:>5}  {peak:>9}",
-        human_bytes(e.size_bytes),
-    )
+    sanitize_line(&short).into_owned()
 }

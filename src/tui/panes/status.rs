@@ -76,6 +76,40 @@ pub fn loading_text(app: &App) -> Option<String> {
     Some(format!("{} {what} {elapsed}", spinner(app.tick())))
 }
 
+/// What is open while the sessions browser or an opened session has focus (the agent's
+/// provider and workspace are not what is being read): `session rollout-….jsonl · codex ·
+/// 7.6 KB`, `sessions browser · Claude Code and Codex folders · 5 sessions`.
+fn browsing_text(app: &App) -> Option<String> {
+    if !app.browsing() {
+        return None;
+    }
+    let s = app.sessions();
+    if let Some(open) = s.open() {
+        return Some(
+            crate::sanitize::sanitize_line(&format!(
+                "session {} · {} · {}",
+                open.label(),
+                open.format().name(),
+                human_bytes(open.bytes())
+            ))
+            .into_owned(),
+        );
+    }
+    let where_ = super::sessions::where_text(app);
+    let count = s
+        .rows()
+        .iter()
+        .filter(|r| matches!(r, crate::tui::sessions::BrowserRow::Session(_)))
+        .count();
+    Some(
+        crate::sanitize::sanitize_line(&format!(
+            "sessions browser · {where_} · {}",
+            super::plural(count, "session")
+        ))
+        .into_owned(),
+    )
+}
+
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let theme = app.theme();
     let width = area.width as usize;
@@ -92,14 +126,24 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         f.render_widget(Paragraph::new(Line::from(spans)), area);
         return;
     }
+    let browsing = browsing_text(app);
     let mut spans = vec![
         Span::styled(" ctxlab ", theme.title()),
         Span::raw("│ "),
-        Span::raw(app.provider().to_string()),
+        Span::raw(
+            browsing
+                .clone()
+                .unwrap_or_else(|| app.provider().to_string()),
+        ),
         Span::raw(" │ "),
     ];
     {
-        spans.push(Span::raw(state_text(app)));
+        // Reading a session, the agent's state matters only when it is doing something.
+        if browsing.is_some() && *app.run_state() == RunState::Idle {
+            spans.pop();
+        } else {
+            spans.push(Span::raw(state_text(app)));
+        }
         if app.step_state().mode() {
             spans.push(Span::raw(" │ "));
             spans.push(Span::styled(
@@ -122,7 +166,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         let used: usize = spans.iter().map(|s| display_width(&s.content)).sum();
         let ws = app.workspace().display().to_string();
         let room = width.saturating_sub(used + 3);
-        if room > 8 {
+        if room > 8 && browsing.is_none() {
             spans.push(Span::raw(" │ "));
             spans.push(Span::styled(clip(&ws, room), theme.dim()));
         }
@@ -195,12 +239,14 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
             ("F", "forgot"),
             ("w", "context"),
             ("o", "text"),
+            ("/", "search"),
             ("r", "replay"),
             ("C", "compare"),
             ("Esc", "close"),
         ],
         Pane::Transcripts if app.sessions().active() => &[
-            ("Enter", "open"),
+            ("Enter", "open/fold"),
+            ("/", "filter"),
             ("w", "follow live"),
             ("R", "refresh"),
             ("b", "transcripts"),

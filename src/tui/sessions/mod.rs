@@ -7,6 +7,7 @@
 //! Plain data and blocking jobs: nothing here touches `App` or the terminal. Source session
 //! files are only ever read; the one place a job writes is its scratch folder (`scratch`).
 
+pub mod browse;
 mod jobs;
 pub mod scratch;
 pub mod text;

@@ -188,7 +188,7 @@ fn pause_text_and_step_key() {
     }));
     assert_eq!(
         a.step_state().paused(),
-        Some("next: model call with 3 messages (1234 chars)")
+        Some("next: model call with 3 messages (1,234 chars)")
     );
     // Focus is in the input (typing needs an explicit `i`), which is empty: Space steps.
     a.update(key(KeyCode::Char('i')));
