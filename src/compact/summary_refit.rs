@@ -185,6 +185,7 @@ impl PendingCompaction {
             reason,
             ran: true,
             unit: self.unit,
+            adjusted: self.adjusted,
         };
         (out, report)
     }

@@ -36,5 +36,8 @@ impl App {
         lines.push(format!("facts check: {CHECK_RULE}"));
         let title = format!("what {} forgot", sanitize_line(&report.kind));
         self.open_viewer(title, &lines.join("\n"));
+        if let Some(super::Overlay::Viewer(v)) = &mut self.overlay {
+            v.set_help_section(crate::tui::keys::section::FORGOT);
+        }
     }
 }

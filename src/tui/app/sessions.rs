@@ -286,6 +286,8 @@ impl App {
             return Vec::new();
         }
         let (label, messages) = (open.label().to_string(), open.messages().clone());
+        // A recording's refusals and compact-tool calls, as `ctxlab replay` honours them.
+        let recorded = open.recorded().to_vec();
         self.sessions.scratch_seq += 1;
         let scratch = scratch_dir(&root, self.sessions.scratch_seq);
         let mut effects = Vec::new();
@@ -304,6 +306,7 @@ impl App {
             id,
             messages,
             config: self.config,
+            recorded,
             scratch,
         })));
         effects
