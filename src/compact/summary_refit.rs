@@ -253,6 +253,7 @@ mod tests {
             size_before: input_chars,
             messages_before: 3,
             summary_cut_at: None,
+            adjusted: Vec::new(),
         }
     }
 
