@@ -288,12 +288,12 @@ pub enum AgentEvent {
     },
 }
 
-/// What every front end says about an answer cut at its output limit (`AnswerCut`).
+/// What every front end says about an answer cut at its output limit (`AnswerCut`). The
+/// message is numbered from 0, as every view numbers messages (docs/architecture.md).
 pub fn answer_cut_text(max_tokens: u32, index: usize) -> String {
     format!(
-        "answer cut at max_tokens: {} (message #{}: it may be incomplete)",
+        "answer cut at max_tokens: {} (message {index}: it may be incomplete)",
         group_digits(usize::try_from(max_tokens).unwrap_or(usize::MAX)),
-        index + 1
     )
 }
 

@@ -142,7 +142,7 @@ pub fn describe_event(event: &AgentEvent) -> Option<String> {
             if report.reason.is_empty() {
                 format!("[stage] {}", report.summary())
             } else {
-                format!("[stage] {} · why: {}", report.summary(), report.reason)
+                format!("[stage] {} · why: {}", report.summary(), report.why())
             }
         }
         AgentEvent::PromptTooLong {

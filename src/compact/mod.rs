@@ -36,7 +36,7 @@ pub mod window;
 pub use config::{ConfigError, PipelineConfig};
 pub use design::{Design, TranscriptIds};
 pub use pipeline::{Pipeline, PreCall};
-pub use report::{Change, CompactTrigger, Stage, StageDelta, StageReport};
+pub use report::{Adjustment, Change, CompactTrigger, Stage, StageDelta, StageReport};
 pub use s08::{
     begin_compact_history, begin_reactive_compact, compact_reason, micro_compact,
     reactive_tail_start, snip_compact, tool_result_budget,

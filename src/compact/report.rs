@@ -125,6 +125,61 @@ pub enum Change {
     },
 }
 
+/// A count in a stage's reason that is not the configured number the legend shows, and
+/// why. Data, so that every front end explains it the same way without reading the reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Adjustment {
+    /// The kept tail starts `kept - configured` messages earlier than the setting says,
+    /// so that it does not open with a tool_result whose tool_use would be cut away.
+    TailKeepsToolPair { configured: usize, kept: usize },
+    /// The kept head runs past the setting over the tool_result messages of the tool_use
+    /// it ends with.
+    HeadKeepsToolPair { configured: usize, kept: usize },
+}
+
+impl Adjustment {
+    /// The adjustments of a cut that keeps `head` and `tail` messages where the settings
+    /// say `head_cfg` and `tail_cfg` (none when both are as set).
+    pub fn of_cut(
+        (head, head_cfg): (usize, usize),
+        (tail, tail_cfg): (usize, usize),
+    ) -> Vec<Adjustment> {
+        let mut out = Vec::new();
+        if head > head_cfg {
+            out.push(Adjustment::HeadKeepsToolPair {
+                configured: head_cfg,
+                kept: head,
+            });
+        }
+        if tail > tail_cfg {
+            out.push(Adjustment::TailKeepsToolPair {
+                configured: tail_cfg,
+                kept: tail,
+            });
+        }
+        out
+    }
+
+    /// `kept the last 48, not 47: 1 more so a tool_use keeps its tool_result`.
+    pub fn describe(&self) -> String {
+        let more = |kept: usize, configured: usize| {
+            let n = kept.saturating_sub(configured);
+            format!("{n} more")
+        };
+        match *self {
+            Adjustment::TailKeepsToolPair { configured, kept } => format!(
+                "kept the last {kept}, not {configured}: {} so a tool_use keeps its tool_result",
+                more(kept, configured)
+            ),
+            Adjustment::HeadKeepsToolPair { configured, kept } => format!(
+                "kept the first {kept}, not {configured}: {} so a tool_use keeps its tool_result",
+                more(kept, configured)
+            ),
+        }
+    }
+}
+
 /// The result of one stage: before and after, and what changed in between.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StageReport {
@@ -146,6 +201,9 @@ pub struct StageReport {
     /// The unit of `size_before` and `size_after`: the strategy's.
     #[serde(skip_serializing_if = "SizeUnit::is_chars")]
     pub unit: SizeUnit,
+    /// Counts in `reason` that differ from the settings, and why (`why()` says them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adjusted: Vec<Adjustment>,
 }
 
 fn is_true(b: &bool) -> bool {
@@ -166,7 +224,22 @@ impl StageReport {
             reason: String::new(),
             ran: true,
             unit: SizeUnit::Chars,
+            adjusted: Vec::new(),
         }
+    }
+
+    /// The reason with every adjustment explained beside it: `53 messages > 50 (head 3,
+    /// kept 48); kept the last 48, not 47: 1 more so a tool_use keeps its tool_result`.
+    /// The reason itself stays as the stage wrote it.
+    pub fn why(&self) -> String {
+        let mut s = self.reason.clone();
+        for a in &self.adjusted {
+            if !s.is_empty() {
+                s.push_str("; ");
+            }
+            s.push_str(&a.describe());
+        }
+        s
     }
 
     /// The report of a stage the strategy did not run, with why.

@@ -239,6 +239,8 @@ pub struct PendingCompaction {
     pub(crate) messages_before: usize,
     /// The summary stopped at this many tokens, its `max_tokens`: it may be cut short.
     pub(crate) summary_cut_at: Option<usize>,
+    /// Counts that differ from the settings (a kept tail one longer), for the report.
+    pub(crate) adjusted: Vec<crate::compact::report::Adjustment>,
 }
 
 impl PendingCompaction {
@@ -268,6 +270,7 @@ impl PendingCompaction {
             size_before: what.unit.measure(messages),
             messages_before: messages.len(),
             summary_cut_at: None,
+            adjusted: Vec::new(),
         }
     }
 
@@ -395,6 +398,7 @@ impl PendingCompaction {
             reason,
             ran: true,
             unit: self.unit,
+            adjusted: self.adjusted,
         };
         (history, report)
     }

@@ -185,6 +185,7 @@ impl PendingCompaction {
             reason,
             ran: true,
             unit: self.unit,
+            adjusted: self.adjusted,
         };
         (out, report)
     }
@@ -252,6 +253,7 @@ mod tests {
             size_before: input_chars,
             messages_before: 3,
             summary_cut_at: None,
+            adjusted: Vec::new(),
         }
     }
 

@@ -34,7 +34,7 @@ impl Timeline {
                 }
             }
             AgentEvent::Usage { input_tokens, .. } => self.usage(*input_tokens),
-            AgentEvent::PromptTooLong { .. } => self.refused(),
+            AgentEvent::PromptTooLong { message, .. } => self.refused(message),
             _ => {}
         }
         None
@@ -64,8 +64,8 @@ impl Timeline {
             ReplayStep::Call { record, .. } => {
                 timeline.request_sent(None, false);
                 // A recording's refused call is marked as the live run marked it.
-                if record.refused.is_some() {
-                    timeline.refused();
+                if let Some(words) = &record.refused {
+                    timeline.refused(words);
                 }
             }
         })?;

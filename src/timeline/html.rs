@@ -34,6 +34,7 @@ svg.plot{width:100%;height:auto;background:#fafafa;border:1px solid #ddd}\
 svg .before{fill:#b9c7e6}svg .after{fill:#2f5db3}svg .refused{fill:#c0392b}\
 svg .limit{stroke:#c0392b;stroke-width:1.5;stroke-dasharray:6 4}svg .limit-label{fill:#c0392b;font-size:12px}\
 svg .grid{stroke:#e3e3e3}svg .axis{fill:#555;font-size:11px}\
+svg .clip{fill:none;stroke:#fafafa;stroke-width:2.5}svg .clip-label{fill:#555;font-size:11px}\
 .legend span{display:inline-block;margin-right:1.5em}.sw{display:inline-block;width:.9em;height:.9em;vertical-align:middle;margin-right:.3em}\
 @media (prefers-color-scheme: dark){body{background:#161616;color:#e6e6e6}pre{background:#222}th,td{border-color:#333}\
 .removed{background:#3a1f1f}.added{background:#1f3a22}.changed{background:#3a331c}svg.plot{background:#1d1d1d}.reason{color:#bbb}}";
@@ -88,6 +89,7 @@ pub fn page(t: &Timeline) -> String {
          <span><i class=\"sw\" style=\"background:#c0392b\"></i>limit, and a request the API refused</span></p>\n",
         super::svg::plot(t)
     );
+    refusals(&mut s, t);
     context_section(&mut s, t);
     calls_table(&mut s, t);
     stage_events(&mut s, t);
@@ -97,6 +99,39 @@ pub fn page(t: &Timeline) -> String {
     super::html_exact::section(&mut s, t);
     s.push_str("</body>\n</html>\n");
     s
+}
+
+/// Every refused call with the API's reason, under the plot whose red bars they are.
+fn refusals(s: &mut String, t: &Timeline) {
+    let refused: Vec<String> = t
+        .calls
+        .iter()
+        .filter(|c| c.outcome == CallOutcome::PromptTooLong)
+        .map(|c| {
+            format!(
+                "<li><a href=\"#call-{n}\">call {n}</a> ({} chars of history sent): {}</li>",
+                group_digits(c.size_after),
+                escape(&refusal_reason(c)),
+                n = c.number
+            )
+        })
+        .collect();
+    if refused.is_empty() {
+        return;
+    }
+    let _ = write!(
+        s,
+        "<p>Refused by the API as too long:</p>\n<ul class=\"refusals\">\n{}\n</ul>\n",
+        refused.join("\n")
+    );
+}
+
+/// The API's words for a refused call, or that they were not recorded.
+fn refusal_reason(c: &super::ModelCall) -> String {
+    match &c.refusal {
+        Some(words) => words.clone(),
+        None => "prompt too long (the API's words were not recorded)".to_string(),
+    }
 }
 
 /// Where each call's context goes, stacked by category (docs/pipeline.md).
@@ -148,9 +183,9 @@ fn calls_table(s: &mut String, t: &Timeline) {
             .map(|n| group_digits(n as usize))
             .unwrap_or_else(|| "–".into());
         let outcome = match c.outcome {
-            CallOutcome::Answered => "answered",
-            CallOutcome::PromptTooLong => "prompt too long",
-            CallOutcome::Pending => "no answer recorded",
+            CallOutcome::Answered => "answered".to_string(),
+            CallOutcome::PromptTooLong => format!("refused: {}", escape(&refusal_reason(c))),
+            CallOutcome::Pending => "no answer recorded".to_string(),
         };
         let ran: Vec<String> = t.steps[c.steps.clone()]
             .iter()
@@ -176,7 +211,7 @@ fn calls_table(s: &mut String, t: &Timeline) {
 
 /// `snip_compact: 53 messages > 50 (head 3, kept 47)`, linked to its event when it changed.
 fn step_line(st: &StageStep, index: usize) -> String {
-    let text = escape(&format!("{}: {}", st.report.stage.name(), st.report.reason));
+    let text = escape(&format!("{}: {}", st.report.stage.name(), st.report.why()));
     if st.report.changed {
         format!("<a href=\"#step-{index}\">{text}</a>")
     } else {
@@ -203,7 +238,7 @@ fn stage_events(s: &mut String, t: &Timeline) {
             group_digits(r.size_after),
             r.messages_before,
             r.messages_after,
-            escape(&r.reason),
+            escape(&r.why()),
             escape(&r.summary())
         );
         if let Some(note) = t.snip_note(i) {

@@ -25,6 +25,7 @@ mod html_forgot;
 pub mod label;
 pub mod lineage;
 mod svg;
+mod svg_scale;
 mod svg_stack;
 
 use std::ops::Range;
@@ -127,6 +128,9 @@ pub struct ModelCall {
     /// The API's count of input tokens, when it reported one.
     pub input_tokens: Option<u64>,
     pub outcome: CallOutcome,
+    /// The API's words when it refused the call as too long (its reason, for every view
+    /// and the export).
+    pub refusal: Option<String>,
     /// The body as the provider encoded and sent it (`exact_request` reads it); None when
     /// the source did not record it (a replay).
     pub body: Option<Arc<SentRequest>>,
@@ -439,6 +443,7 @@ impl Timeline {
             gone: std::mem::take(&mut self.gone),
             input_tokens: None,
             outcome: CallOutcome::Pending,
+            refusal: None,
             body: None,
         });
     }
@@ -446,7 +451,7 @@ impl Timeline {
     /// The API refused the last request as too long. Every refusal marks its call, whether
     /// a reactive compaction follows or not (an error, a reduction without a model); a
     /// refused summary request is not a call of the timeline.
-    pub fn refused(&mut self) {
+    pub fn refused(&mut self, words: &str) {
         if self.in_summary {
             return;
         }
@@ -454,6 +459,7 @@ impl Timeline {
             && c.outcome == CallOutcome::Pending
         {
             c.outcome = CallOutcome::PromptTooLong;
+            c.refusal = Some(words.to_string());
         }
     }
 

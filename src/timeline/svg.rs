@@ -1,6 +1,8 @@
 //! The timeline's plot as an inline SVG: per model call a light bar for the history's size
 //! before the pipeline and a dark bar for the request actually sent, the limit as a dashed
-//! line, labelled axes, and a tooltip per call. Text only; every string is escaped.
+//! line, labelled axes with ticks at round numbers, a spike clipped at the top with its
+//! value (`svg_scale`), and a tooltip per call (a refused one with the API's words). Text
+//! only; every string is escaped.
 
 use std::fmt::Write;
 
@@ -20,20 +22,20 @@ pub fn plot(t: &Timeline) -> String {
     if t.calls.is_empty() {
         return "<p class=\"empty\">No model call yet.</p>".to_string();
     }
-    let max = t
+    let tallest: Vec<usize> = t
         .calls
         .iter()
         .map(|c| c.size_before.max(c.size_after))
-        .max()
-        .unwrap_or(0)
-        .max(t.limit_chars())
-        .max(1) as f64;
+        .collect();
+    let scale = super::svg_scale::scale(&tallest, t.limit_chars());
+    let max = scale.top.max(1) as f64;
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let n = t.calls.len() as f64;
     let slot = plot_w / n;
     let bar = (slot * 0.8).max(1.0);
-    let y = |v: usize| TOP + plot_h - (v as f64 / max) * plot_h;
+    // A clipped value is drawn at the top.
+    let y = |v: usize| TOP + plot_h - (v.min(scale.top) as f64 / max) * plot_h;
     let mut s = String::new();
     let _ = write!(
         s,
@@ -41,9 +43,8 @@ pub fn plot(t: &Timeline) -> String {
          role=\"img\" aria-labelledby=\"plot-title\" class=\"plot\">\
          <title id=\"plot-title\">Request size per model call, in the lesson's chars</title>"
     );
-    // Grid and y labels at quarters of the scale.
-    for q in 0..=4 {
-        let v = (max * q as f64 / 4.0).round() as usize;
+    // Grid and y labels at round numbers.
+    for &v in &scale.ticks {
         let yy = y(v);
         let _ = write!(
             s,
@@ -62,9 +63,10 @@ pub fn plot(t: &Timeline) -> String {
             .input_tokens
             .map(|n| format!(", API {} input tokens", group_digits(n as usize)))
             .unwrap_or_default();
-        let outcome = match c.outcome {
-            CallOutcome::PromptTooLong => ", refused: prompt too long",
-            _ => "",
+        let outcome = match (&c.outcome, &c.refusal) {
+            (CallOutcome::PromptTooLong, Some(words)) => format!(", refused: {words}"),
+            (CallOutcome::PromptTooLong, None) => ", refused: prompt too long".to_string(),
+            _ => String::new(),
         };
         let tip = format!(
             "call {}: {} chars before the pipeline, {} sent{}{}{}",
@@ -96,9 +98,26 @@ pub fn plot(t: &Timeline) -> String {
         };
         let _ = write!(
             s,
-            "<rect x=\"{x:.1}\" y=\"{top:.1}\" width=\"{bar:.1}\" height=\"{:.1}\" class=\"{class}\"/></g>",
+            "<rect x=\"{x:.1}\" y=\"{top:.1}\" width=\"{bar:.1}\" height=\"{:.1}\" class=\"{class}\"/>",
             (TOP + plot_h - top).max(0.5)
         );
+        let tall = c.size_before.max(c.size_after);
+        if tall > scale.top {
+            // Clipped: a break mark across the bar's top and its value above it.
+            let cx = x + bar / 2.0;
+            let _ = write!(
+                s,
+                "<path d=\"M{:.1} {:.1} l{:.1} -4 l{:.1} 4\" class=\"clip\"/>\
+                 <text x=\"{cx:.1}\" y=\"{:.1}\" class=\"clip-label\" text-anchor=\"middle\">{}</text>",
+                x,
+                TOP + 6.0,
+                bar / 2.0,
+                bar / 2.0,
+                TOP - 4.0,
+                group_digits(tall)
+            );
+        }
+        s.push_str("</g>");
     }
     // The limit is in the strategy's unit, the bars in chars: drawn where it is in chars.
     let ly = y(t.limit_chars());

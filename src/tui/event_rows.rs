@@ -145,11 +145,16 @@ pub fn stage_text(report: &StageReport) -> String {
         report.reason.clone()
     };
     if report.changed {
-        format!(
+        let mut s = format!(
             "{}: {reason} · {sizes} {}",
             short_name(report.stage),
             report.delta().what
-        )
+        );
+        // After the sizes, so a narrow pane still shows them; the detail has it whole.
+        for a in &report.adjusted {
+            s.push_str(&format!(" · {}", a.describe()));
+        }
+        s
     } else {
         format!("{}: {reason} · no change", short_name(report.stage))
     }
@@ -268,9 +273,9 @@ pub fn detail(kind: &EventKind) -> (String, String) {
                 "{}\nwhy: {}\nsize: {}\nmessages: {} -> {}\n{}",
                 report.stage.name(),
                 if report.reason.is_empty() {
-                    "(no reason recorded)"
+                    "(no reason recorded)".to_string()
                 } else {
-                    &report.reason
+                    report.why()
                 },
                 report.delta().sizes(),
                 report.messages_before,

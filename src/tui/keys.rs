@@ -106,15 +106,36 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
     })
 }
 
+/// The help sections a view's `?` opens at (`help_section_row`).
+pub mod section {
+    pub const EVERYWHERE: &str = "Everywhere";
+    pub const CONVERSATION: &str = "Conversation (1)";
+    pub const EVENTS: &str = "Events (2)";
+    pub const FILES: &str = "Outputs (3) and Transcripts (4)";
+    pub const SESSIONS: &str = "Sessions browser (b) and an opened session";
+    pub const TIMELINE: &str = "Timeline (6 or t)";
+    pub const CONTEXT: &str = "Context view (w in the timeline)";
+    pub const COMPARE: &str = "Compare (C or /compare s06,guarded)";
+    pub const FORGOT: &str = "Forgot view (F on a stage row)";
+    pub const DIFF: &str = "Diff";
+    pub const VIEWER: &str = "Viewer";
+    pub const INPUT: &str = "Input (5)";
+}
+
 /// The help overlay's table: (keys, what they do), grouped by a header row with no keys.
 pub const HELP: &[(&str, &str)] = &[
-    ("", "Everywhere"),
+    ("", section::EVERYWHERE),
     ("Tab / Shift-Tab", "next / previous pane"),
     (
         "1 2 3 4 5 6",
         "conversation, events, outputs, transcripts, input, timeline",
     ),
-    ("?", "this help (Esc closes)"),
+    (
+        "?",
+        "this help, at the section of the view you are in (Esc closes)",
+    ),
+    ("t", "the timeline: every model call, its request and diff"),
+    ("C", "compare strategies on this session"),
     ("l", "the legend: panes, stages, letters"),
     ("Ctrl-C", "cancel the running turn; twice within 1 s: quit"),
     ("q", "quit (outside the input box)"),
@@ -136,7 +157,7 @@ pub const HELP: &[(&str, &str)] = &[
         "search conversation, full session, events; next / previous hit",
     ),
     ("/", "start a slash command (conversation pane)"),
-    ("", "Conversation (1)"),
+    ("", section::CONVERSATION),
     ("v", "toggle: what the model sees / full session"),
     ("o", "open the selected message in the viewer"),
     (
@@ -155,11 +176,11 @@ pub const HELP: &[(&str, &str)] = &[
         "w / click gauge",
         "where the context goes, at the latest call",
     ),
-    ("", "Events (2)"),
+    ("", section::EVENTS),
     ("u", "show / hide stages that changed nothing"),
     ("Enter", "before/after diff of the stage"),
     ("F", "what the selected compaction forgot"),
-    ("", "Outputs (3) and Transcripts (4)"),
+    ("", section::FILES),
     ("m", "jump to the conversation row pointing at the file"),
     ("r", "replay the transcript through the pipeline"),
     ("R", "refresh the file lists"),
@@ -167,7 +188,7 @@ pub const HELP: &[(&str, &str)] = &[
         "b",
         "sessions browser: Claude Code and Codex sessions (b again: transcripts)",
     ),
-    ("", "Sessions browser (b) and an opened session"),
+    ("", section::SESSIONS),
     (
         "Enter",
         "open the session (its first lines at once, the rest as it loads)",
@@ -216,7 +237,7 @@ pub const HELP: &[(&str, &str)] = &[
         "a row in full: a compaction's summary and what it kept",
     ),
     ("Esc", "close the live view (following stops)"),
-    ("", "Timeline (6 or t)"),
+    ("", section::TIMELINE),
     (
         "j k",
         "view call N: the conversation shows the selected call's request",
@@ -240,7 +261,14 @@ pub const HELP: &[(&str, &str)] = &[
         "plot",
         "░ history before the pipeline, █ request sent, ┄ the limit",
     ),
-    ("", "Compare (C or /compare s06,guarded)"),
+    ("", section::CONTEXT),
+    ("h l / j k", "select a model call"),
+    (
+        "bars",
+        "the call's request by category; every call stacked (~ estimate)",
+    ),
+    ("Esc / w / q", "close the context view"),
+    ("", section::COMPARE),
     (
         "C",
         "this session (or the open transcript) under the current strategy and guarded",
@@ -269,16 +297,23 @@ pub const HELP: &[(&str, &str)] = &[
         "█ in_context ▓ referenced ▒ on_disk ░ lost (chars, at the call)",
     ),
     ("Esc / q", "close the compare view"),
-    ("", "Diff"),
+    ("", section::FORGOT),
+    (
+        "F",
+        "what the selected compaction forgot: kept, dropped, facts the summary lost",
+    ),
+    ("/  n  N", "search, next match, previous match"),
+    ("Esc", "back to the events pane"),
+    ("", section::DIFF),
     ("n  N", "next / previous change"),
     (
         "Enter",
         "a change's text before and after; unfold a folded run",
     ),
-    ("", "Viewer"),
+    ("", section::VIEWER),
     ("/  n  N", "search, next match, previous match"),
     ("w, h l", "wrap long lines or not; scroll sideways"),
-    ("", "Input (5)"),
+    ("", section::INPUT),
     ("Enter", "send"),
     ("Shift-Enter / Alt-Enter", "new line"),
     ("Up / Down", "earlier inputs (on the first / last line)"),
@@ -339,6 +374,15 @@ pub fn help_rows(width: usize) -> Vec<HelpRow> {
         }
     }
     out
+}
+
+/// The row of the help (at `width` columns) where `heading`'s section starts; 0 when no
+/// section has that heading.
+pub fn help_section_row(heading: &str, width: usize) -> usize {
+    help_rows(width)
+        .iter()
+        .position(|r| matches!(r, HelpRow::Heading(h) if *h == heading))
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
-//! The first-run legend's text: what the panes are, the five stages with their letters and
-//! the thresholds in force (from the config, so the numbers are the ones that apply; under
-//! another strategy than s08, which stages that one runs), the marks, the step keys, and the
-//! start-up notices in full. A leaf: the overlay draws these lines (`panes::legend`) and its
+//! The first-run legend's text: what the panes are, the stages of the strategy in force with
+//! their letters and thresholds (from the config, so the numbers are the ones that apply, in
+//! the strategy's unit), why a kept count can be one more, the marks, the views (`t`, `C`),
+//! the step keys, and the start-up notices in full. A leaf: the overlay draws these lines (`panes::legend`) and its
 //! scrolling counts them (`app`).
 
 use ratatui::layout::Rect;
@@ -47,6 +47,64 @@ fn sizes_line(strategy: Strategy) -> String {
     }
 }
 
+/// What a stage does, with the numbers in force, in the strategy's unit.
+fn stage_what(stage: Stage, c: &PipelineConfig) -> String {
+    let unit = c.strategy.unit().label();
+    let tail = c.snip_max_messages.saturating_sub(c.snip_keep_head);
+    match (stage, c.strategy) {
+        (Stage::ToolResultBudget, _) => format!(
+            "batch > {} chars: biggest results to files",
+            group_digits(c.budget_chars)
+        ),
+        (Stage::SnipCompact, Strategy::S08) => format!(
+            "> {} messages: keep the first {}, last {tail}",
+            c.snip_max_messages, c.snip_keep_head
+        ),
+        (Stage::SnipCompact, Strategy::S08Latest) => format!(
+            "> {} messages: first {}, last {}, rest archived",
+            c.snip_max_messages,
+            c.snip_keep_head,
+            tail.saturating_sub(1)
+        ),
+        (Stage::SnipCompact, _) => format!(
+            "> {} messages: first {}, last {tail}, cut archived",
+            c.snip_max_messages, c.snip_keep_head
+        ),
+        (Stage::MicroCompact, Strategy::S06) => format!(
+            "> {} results: older > {} chars -> [Previous: …]",
+            c.micro_keep_recent, c.micro_min_chars
+        ),
+        (Stage::MicroCompact, Strategy::S08) => format!(
+            "> {} results: older > {} chars -> placeholder",
+            c.micro_keep_recent, c.micro_min_chars
+        ),
+        (Stage::MicroCompact, _) => format!(
+            "> {} results: older > {} chars -> saved, path",
+            c.micro_keep_recent, c.micro_min_chars
+        ),
+        (Stage::FitToolResults, _) => {
+            format!(
+                "> {} {unit}: largest results -> previews",
+                group_digits(c.context_limit)
+            )
+        }
+        // A row has 48 columns for this: "one" goes when the unit is longer.
+        (Stage::CompactHistory, _) => format!(
+            "still > {} {unit}: {}[Compacted] summary",
+            group_digits(c.context_limit),
+            if unit == "chars" { "one " } else { "" }
+        ),
+        (Stage::AutoCompact, _) => format!(
+            "> {} {unit}: summary replaces the history",
+            group_digits(c.context_limit)
+        ),
+        (Stage::ReactiveCompact, _) => format!(
+            "API: prompt too long -> summary, keep {}, retry",
+            c.reactive_keep_tail
+        ),
+    }
+}
+
 /// The legend's lines, at the width the box will have.
 pub fn lines(
     theme: &Theme,
@@ -83,55 +141,19 @@ pub fn lines(
             head("Stages"),
             Span::raw("before every model call, cheapest first; letter = row tag"),
         ]),
-        stage(
-            Stage::ToolResultBudget,
-            format!(
-                "batch > {} chars: biggest results to files",
-                group_digits(c.budget_chars)
-            ),
-        ),
-        stage(
-            Stage::SnipCompact,
-            format!(
-                "> {} messages: keep the first {}, last {}",
-                c.snip_max_messages,
-                c.snip_keep_head,
-                c.snip_max_messages.saturating_sub(c.snip_keep_head)
-            ),
-        ),
-        stage(
-            Stage::MicroCompact,
-            format!(
-                "> {} results: older > {} chars -> placeholder",
-                c.micro_keep_recent, c.micro_min_chars
-            ),
-        ),
-        stage(
-            Stage::CompactHistory,
-            format!(
-                "still > {} chars: one [Compacted] summary",
-                group_digits(c.context_limit)
-            ),
-        ),
-        stage(
-            Stage::ReactiveCompact,
-            format!(
-                "API: prompt too long -> summary, keep {}, retry",
-                c.reactive_keep_tail
-            ),
-        ),
     ];
+    // The strategy's own stages, in its order, then its summary on a refusal if it has one.
+    let pipeline = Pipeline::new(*c);
+    let mut stages: Vec<Stage> = pipeline.stages().to_vec();
+    stages.push(pipeline.summarizing_stage());
+    if c.strategy.reactive_attempts() > 0 {
+        stages.push(Stage::ReactiveCompact);
+    }
+    out.extend(stages.iter().map(|&s| stage(s, stage_what(s, c))));
     if c.strategy != Strategy::S08 {
-        // The rows above are s08's: say which stages the chosen strategy runs instead.
-        let pipeline = Pipeline::new(*c);
-        let names: Vec<&str> = pipeline
-            .stages()
-            .iter()
-            .chain([&pipeline.summarizing_stage()])
-            .map(|s| s.name())
-            .collect();
+        let names: Vec<&str> = stages.iter().map(|s| s.name()).collect();
         let text = format!(
-            "these are s08's; --strategy {} runs {} (docs/strategies.md)",
+            "--strategy {} runs {} (docs/strategies.md)",
             c.strategy,
             names.join(", ")
         );
@@ -139,10 +161,18 @@ pub fn lines(
             out.push(Line::from(Span::styled(format!("  {l}"), theme.warn())));
         }
     }
+    let why = "a kept count can be one more than above: a tool call is kept with its result";
+    for l in wrap_words(why, width.saturating_sub(2)) {
+        out.push(Line::from(Span::styled(format!("  {l}"), theme.dim())));
+    }
     out.extend([
         Line::from(vec![
             head("Marks"),
             Span::raw("Δ the event has a before/after diff (Enter)   ▸ Enter expands"),
+        ]),
+        Line::from(vec![
+            head("Views"),
+            Span::raw("t timeline of every call   C compare strategies   ? help here"),
         ]),
         Line::from(vec![
             head("Step"),

@@ -108,7 +108,7 @@ pub fn card(next: &NextStep, limit: usize) -> (String, Vec<String>) {
             (
                 format!("before {}", stage.name()),
                 vec![
-                    format!("why: {}", preview.reason),
+                    format!("why: {}", preview.why()),
                     with_rows(format!("will do: {}; {}", delta.what, delta.sizes())),
                 ],
             )

@@ -1,11 +1,14 @@
 //! What the transcripts pane shows for a replayed transcript: the rows of the library's one
 //! replay loop (`crate::pipeline_replay`), collected for drawing. A transcript's runs on a dry-run
 //! store, so nothing is written; an opened session's (`replay_into`) on a scratch store
-//! under the data dir. The clock is at 0, so transcript names never matter.
+//! under the data dir. The clock is at 0, so transcript names never matter. A ctxlab
+//! recording's events (refusals, compact-tool calls, settings) go into the same loop, as
+//! `ctxlab replay` and the compare view hand them (`replay_recorded_into`).
 
 use crate::compact::{PipelineConfig, StageReport};
 use crate::message::Message;
 use crate::pipeline_replay::{ReplayOptions, replay as replay_session};
+use crate::session::recorded::RecordedEvent;
 use crate::store::Store;
 
 /// What a replay found.
@@ -25,6 +28,26 @@ pub struct Replay {
     pub next_call: Option<Vec<StageReport>>,
     /// A store error stops the replay; the rows so far stay.
     pub error: Option<String>,
+    /// The recorded events this replay could not follow, in words
+    /// (`NotApplied::describe`).
+    not_applied: Vec<String>,
+}
+
+impl Replay {
+    /// A replay that could not start, with why.
+    pub fn failed(error: String, context_limit: usize) -> Replay {
+        Replay {
+            error: Some(error),
+            context_limit,
+            ..Replay::default()
+        }
+    }
+
+    /// The recorded events this replay could not follow (another strategy than the live
+    /// run's), as `ctxlab replay` says them.
+    pub fn not_applied(&self) -> &[String] {
+        &self.not_applied
+    }
 }
 
 /// Runs the replay (blocking: the loop runs it as `Work::Replay`). `store` is used only
@@ -36,11 +59,22 @@ pub fn replay(transcript: Vec<Message>, config: PipelineConfig, store: &Store) -
 /// `replay`, writing what the pipeline persists into `store` as it would (the opened
 /// session's replay hands it a scratch store under the data dir, never a workspace).
 pub fn replay_into(transcript: Vec<Message>, config: PipelineConfig, store: &Store) -> Replay {
+    replay_recorded_into(transcript, config, Vec::new(), store)
+}
+
+/// `replay_into` honouring a recording's events where they happened (a refusal makes the
+/// reactive stage run at its call), through the one replay loop the CLI uses.
+pub fn replay_recorded_into(
+    transcript: Vec<Message>,
+    config: PipelineConfig,
+    recorded: Vec<RecordedEvent>,
+    store: &Store,
+) -> Replay {
     let options = ReplayOptions {
         config,
         summary_text: None,
         now_secs: 0,
-        recorded: Vec::new(),
+        recorded,
     };
     let mut out = Replay {
         context_limit: config.context_limit,
@@ -59,6 +93,7 @@ pub fn replay_into(transcript: Vec<Message>, config: PipelineConfig, store: &Sto
             out.final_chars = totals.final_estimate_size;
             out.final_messages = totals.final_messages;
             out.next_call = totals.next_call.map(|c| c.reports);
+            out.not_applied = totals.not_applied.iter().map(|n| n.describe()).collect();
         }
         Err(e) => out.error = Some(e.to_string()),
     }

@@ -48,6 +48,7 @@ mod sessions_pairing;
 mod sessions_rewind;
 mod store_safety;
 mod summary_refusals;
+mod teach22;
 mod timeline;
 mod tools;
 mod tui_answer_cut;

@@ -4,7 +4,7 @@
 
 use crate::compact::config::PipelineConfig;
 use crate::compact::report::CompactTrigger;
-use crate::compact::report::Stage;
+use crate::compact::report::{Adjustment, Stage};
 use crate::compact::summarize::{LessonLines, PendingCompaction, Summarizing, SummaryRequest};
 use crate::compact::unit::SizeUnit;
 use crate::message::Message;
@@ -46,7 +46,12 @@ pub fn begin_reactive_compact(
         focus: None,
     };
     let request = SummaryRequest::from_lines(&lines, tail_start, cfg, None);
-    Ok(PendingCompaction::new(
-        what, messages, tail_start, request, transcript, reason,
-    ))
+    let mut pending =
+        PendingCompaction::new(what, messages, tail_start, request, transcript, reason);
+    // The legend says "keep 5": a tail one longer keeps a tool pair together.
+    pending.adjusted = Adjustment::of_cut(
+        (0, 0),
+        (messages.len() - tail_start, cfg.reactive_keep_tail),
+    );
+    Ok(pending)
 }

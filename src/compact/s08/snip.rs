@@ -5,7 +5,7 @@
 //! own bounds by ids (`guarded/snip.rs`).
 
 use crate::compact::config::PipelineConfig;
-use crate::compact::report::{Change, Stage, StageReport};
+use crate::compact::report::{Adjustment, Change, Stage, StageReport};
 use crate::message::Message;
 use crate::message::estimate_size;
 
@@ -16,8 +16,7 @@ pub fn snip_marker(n: usize) -> String {
 
 /// Where the cut would go: `(head_end, tail_start)`, or None when nothing is snipped.
 pub fn snip_bounds(messages: &[Message], cfg: &PipelineConfig) -> Option<(usize, usize)> {
-    let keep_tail = cfg.snip_max_messages.saturating_sub(cfg.snip_keep_head);
-    lesson_bounds(messages, cfg, keep_tail)
+    lesson_bounds(messages, cfg, keep_tail(cfg))
 }
 
 /// The lesson's cut with a given tail length: s08 keeps `max - head` messages after the
@@ -71,8 +70,18 @@ pub fn snip_compact(messages: &mut Vec<Message>, cfg: &PipelineConfig) -> StageR
             removed,
         },
     );
+    // The legend says "last 47": a kept count one longer says why.
+    report.adjusted = Adjustment::of_cut(
+        (head_end, cfg.snip_keep_head),
+        (count - tail_start, keep_tail(cfg)),
+    );
     report.size_after = estimate_size(messages);
     report
+}
+
+/// The tail the settings keep: `max - head`.
+fn keep_tail(cfg: &PipelineConfig) -> usize {
+    cfg.snip_max_messages.saturating_sub(cfg.snip_keep_head)
 }
 
 /// Why nothing was cut.

@@ -72,6 +72,10 @@ pub fn snip_archive(
         },
     );
     report.files_written.push(transcript);
+    report.adjusted = crate::compact::report::Adjustment::of_cut(
+        (head_end, cfg.snip_keep_head),
+        (count - tail_start, keep_tail),
+    );
     report.size_after = unit.measure(messages);
     Ok(report)
 }

@@ -110,9 +110,12 @@ pub fn begin_reactive(
     };
     let replaced = summarized.len();
     let request = request(summarized, cfg, None);
-    Ok(PendingCompaction::new(
-        what, messages, replaced, request, transcript, reason,
-    ))
+    let mut pending = PendingCompaction::new(what, messages, replaced, request, transcript, reason);
+    pending.adjusted = crate::compact::report::Adjustment::of_cut(
+        (0, 0),
+        (messages.len() - replaced, cfg.reactive_keep_tail),
+    );
+    Ok(pending)
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ use super::{
 };
 use crate::compact::estimate_size;
 use crate::message::{block, block_type};
+use crate::util::group_digits;
 use extractive::extractive_summary_from_request;
 
 /// The scenario played when none is chosen.
@@ -319,7 +320,9 @@ impl Model for ScriptedModel {
         req: &ModelRequest,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, ProviderError> {
-        let input_chars = estimate_size(&req.messages) + req.system.chars().count();
+        let history_chars = estimate_size(&req.messages);
+        let system_chars = req.system.chars().count();
+        let input_chars = history_chars + system_chars;
         // The summarizer's input is cut at 80,000 chars, more than a small simulated window:
         // a real summarizer call would go to a model with room for it, so no window here.
         if req.kind == RequestKind::Summary {
@@ -332,10 +335,17 @@ impl Model for ScriptedModel {
         }
         let window = self.scenario.context_window_chars;
         if input_chars > window {
-            // The scripted window is in chars, not tokens: no token numbers to give.
+            // The scripted window is in chars, not tokens: no token numbers to give. It
+            // counts the system prompt too, so its number is more than the history's size
+            // every front end shows: the words say so.
             return Err(ProviderError::ContextTooLong {
                 message: format!(
-                    "prompt is too long: {input_chars} chars > {window} maximum (scripted window)"
+                    "prompt is too long: {} chars > {} maximum (scripted window: it counts \
+                     the system prompt's {} chars as well as the history's {})",
+                    group_digits(input_chars),
+                    group_digits(window),
+                    group_digits(system_chars),
+                    group_digits(history_chars)
                 ),
                 prompt_tokens: None,
                 window_tokens: None,

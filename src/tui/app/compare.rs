@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{App, Effect, Overlay, Pane};
+use super::{App, Effect, Pane};
 use crate::compact::{PipelineConfig, Strategy};
 use crate::compare::{Piece, PieceState, Reach, StrategyRun};
 use crate::message::Message;
@@ -458,7 +458,7 @@ impl App {
         };
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('C') => self.close_compare(),
-            KeyCode::Char('?') => self.screen.overlay = Some(Overlay::Help { top: 0 }),
+            KeyCode::Char('?') => self.open_help(),
             KeyCode::Left | KeyCode::Char('h') => v.move_call(-1),
             KeyCode::Right | KeyCode::Char('l') => v.move_call(1),
             KeyCode::Up | KeyCode::Char('k') => v.move_piece(-1),

@@ -91,6 +91,10 @@ impl App {
     }
 
     pub(super) fn context_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if key.code == KeyCode::Char('?') {
+            self.open_help();
+            return Vec::new();
+        }
         if let Some(v) = &mut self.context
             && !v.key(key)
         {

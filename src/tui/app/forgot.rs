@@ -30,5 +30,8 @@ impl App {
         let report = analyze(n + 1, &inputs[n].1);
         let (title, lines) = forgot_view(&report, &[]);
         self.open_viewer(title, &lines.join("\n"));
+        if let Some(super::Overlay::Viewer(v)) = &mut self.screen.overlay {
+            v.set_help_section(crate::tui::keys::section::FORGOT);
+        }
     }
 }

@@ -42,6 +42,7 @@ mod conversation;
 mod diff_view;
 mod events;
 mod forgot;
+mod help_at;
 mod history;
 mod input;
 mod jobs;

@@ -5,7 +5,7 @@
 
 use crossterm::event::{KeyEvent, KeyEventKind};
 
-use super::{App, Effect, Overlay, Pane, TICKS_PER_SECOND};
+use super::{App, Effect, Pane, TICKS_PER_SECOND};
 use crate::agent::events::{StepTarget, UserCommand};
 use crate::tui::keys::{self, Action};
 
@@ -54,7 +54,7 @@ impl App {
         };
         match action {
             Action::Quit => return vec![Effect::Quit],
-            Action::Help => self.screen.overlay = Some(Overlay::Help { top: 0 }),
+            Action::Help => self.open_help(),
             Action::NextPane => return self.cycle_pane(1),
             Action::PrevPane => return self.cycle_pane(-1),
             Action::FocusPane(6) | Action::Timeline => {

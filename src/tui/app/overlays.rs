@@ -59,6 +59,11 @@ impl App {
                 Some(a) => scroll(top, a, legend_len, page),
                 None => {}
             },
+            // `?` in the viewer (outside its search prompt) or a diff: that view's help.
+            Overlay::Viewer(v) if key.code == KeyCode::Char('?') && !v.typing() => {
+                self.open_help();
+            }
+            Overlay::Diff(_) if key.code == KeyCode::Char('?') => self.open_help(),
             Overlay::Diff(_) => {
                 if let Some(a) = keys::action(&key) {
                     self.diff_key(a);

@@ -288,6 +288,8 @@ impl App {
             return Vec::new();
         }
         let (label, messages) = (open.label().to_string(), open.messages().clone());
+        // A recording's refusals and compact-tool calls, as `ctxlab replay` honours them.
+        let recorded = open.recorded().to_vec();
         self.sessions.scratch_seq += 1;
         let scratch = scratch_dir(&root, self.sessions.scratch_seq);
         let mut effects = Vec::new();
@@ -306,6 +308,7 @@ impl App {
             id,
             messages,
             config: self.agent.config,
+            recorded,
             scratch,
         })));
         effects

@@ -306,7 +306,7 @@ impl App {
         let rows = self.timeline.step_diff(step);
         let lines = from_timeline(&rows, |m| MessageInfo::new(m.as_ref().clone()));
         let title = format!("call {}: {}", s.call, s.report.summary());
-        let mut note = format!("why: {}", s.report.reason);
+        let mut note = format!("why: {}", s.report.why());
         if let Some(snip) = self.timeline.snip_note(step) {
             note = format!("{note}; {snip}");
         }

@@ -63,6 +63,9 @@ pub struct Viewer {
     /// Every occurrence of the query.
     matches: Vec<TextMatch>,
     current: usize,
+    /// The help section `?` opens at: the viewer's own unless the view shown in it has
+    /// one (the forgot view).
+    help: Option<&'static str>,
 }
 
 /// One occurrence of the search query: its line and its place in chars.
@@ -94,6 +97,16 @@ impl Viewer {
 
     pub fn title(&self) -> &str {
         &self.title
+    }
+
+    /// The heading of the help section `?` opens at.
+    pub fn help_section(&self) -> &'static str {
+        self.help.unwrap_or(crate::tui::keys::section::VIEWER)
+    }
+
+    /// Names the help section of the view the viewer shows.
+    pub(super) fn set_help_section(&mut self, heading: &'static str) {
+        self.help = Some(heading);
     }
 
     pub fn lines(&self) -> &[String] {

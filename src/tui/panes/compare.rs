@@ -239,7 +239,7 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
                 "{}{:>3} {:>4}  {} {}",
                 if i == v.piece() { "▸" } else { " " },
                 i + 1,
-                p.message + 1,
+                p.message,
                 fit(&piece_label(v.session(), p, 16), 16),
                 fit(&format!("{:>7}", group_digits(p.chars)), 7)
             )

@@ -163,7 +163,7 @@ pub(super) fn detail_lines(v: &CompareView, width: usize) -> Vec<String> {
     }
     let sentence = format!(
         "msg {} · {what} · {} chars: {}.",
-        p.message + 1,
+        p.message,
         group_digits(p.chars),
         parts.join("; ")
     );

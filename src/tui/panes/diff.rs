@@ -18,8 +18,10 @@ use crate::tui::diff::DiffCell;
 use crate::tui::layout::centered;
 use crate::util::{display_width, group_digits};
 
-/// Width of the cause column, when a diff has causes.
-const TAG_COL: usize = 9;
+/// The cause column's width with its space: at least `TAG_COL_MIN` (the short names fit),
+/// at most `TAG_COL_MAX` (the label needs the rest).
+const TAG_COL_MIN: usize = 9;
+const TAG_COL_MAX: usize = 16;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
     let r = centered(area, 90, 85);
@@ -62,7 +64,15 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
         theme.dim(),
     ));
     lines.push(Line::from(counts));
-    let tags = d.lines.iter().any(|l| !l.tag.is_empty());
+    // As wide as the longest cause (`compact_history` is 15), plus its space, so every
+    // stage's row keeps its size column.
+    let tag_w = d
+        .lines
+        .iter()
+        .map(|l| display_width(l.tag))
+        .max()
+        .filter(|&w| w > 0)
+        .map_or(0, |w| (w + 1).clamp(TAG_COL_MIN, TAG_COL_MAX));
     let body = (inner.height as usize).saturating_sub(lines.len());
     let mut k = d.top;
     let start = lines.len();
@@ -78,9 +88,8 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
             ))],
             Fold::Line(i) => {
                 let l = &d.lines[i];
-                let tag = if tags { l.tag } else { "" };
                 let line = |op: char, a: Option<usize>, b: Option<usize>, c: &DiffCell, st| {
-                    row(op, a, b, c, tag, tags, st, width)
+                    row(op, a, b, c, (l.tag, tag_w), st, width)
                 };
                 match (l.op, &l.old, &l.new) {
                     (DiffOp::Same, Some(o), Some(n)) => {
@@ -117,14 +126,13 @@ fn num(n: Option<usize>) -> String {
         .unwrap_or_else(|| "    ".into())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One diff row; `tag_w` is the cause column's width with its space (0: no column).
 fn row<'a>(
     op: char,
     old: Option<usize>,
     new: Option<usize>,
     cell: &DiffCell,
-    tag: &str,
-    tags: bool,
+    (tag, tag_w): (&str, usize),
     style: Style,
     width: usize,
 ) -> Line<'a> {
@@ -137,7 +145,6 @@ fn row<'a>(
     let size = format!("{:>9}", group_digits(m.chars));
     let head = format!("{op} {} {} ", num(old), num(new));
     let head_role = format!("{role} ");
-    let tag_w = if tags { TAG_COL } else { 0 };
     let label_w = width
         .saturating_sub(display_width(&head) + display_width(&head_role) + size.len() + 1 + tag_w);
     let mut spans = vec![
@@ -146,8 +153,10 @@ fn row<'a>(
         Span::styled(fit(&m.label, label_w), style),
         Span::raw(" "),
     ];
-    if tags {
-        spans.push(Span::styled(format!("{tag:>8} "), style));
+    if tag_w > 0 {
+        let cause = crate::util::clip_chars(tag, tag_w - 1);
+        let pad = (tag_w - 1).saturating_sub(display_width(&cause));
+        spans.push(Span::styled(format!("{}{cause} ", " ".repeat(pad)), style));
     }
     spans.push(Span::styled(size, style));
     Line::from(spans)

@@ -104,6 +104,12 @@ pub fn render(f: &mut Frame, area: Rect, open: &OpenedSession, r: &SessionReplay
             width,
         )),
     ];
+    for said in r.replay().not_applied() {
+        lines.push(Line::from(Span::styled(
+            fit(&format!("recorded {said}"), width),
+            theme.warn(),
+        )));
+    }
     if let Some(e) = &r.replay().error {
         lines.push(Line::from(Span::styled(
             fit(&format!("stopped: {e}"), width),

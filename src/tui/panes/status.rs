@@ -278,17 +278,30 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     if !app.step_state().mode() && app.focus() != Pane::Input && !comparing {
         items.push(("i", "type"));
     }
-    // Dropped first when the line is short.
+    // Dropped first when the line is short; the two views a class is shown come first.
     let optional: &[(&str, &str)] = if comparing {
         &[]
-    } else {
+    } else if app.focus() == Pane::Input {
+        // `t` and `C` are text in the input box.
         &[("Tab/1-5", "panes"), ("^C", "cancel")]
+    } else if app.focus() == Pane::Timeline {
+        &[("C", "compare"), ("Tab/1-5", "panes"), ("^C", "cancel")]
+    } else {
+        &[
+            ("t", "timeline"),
+            ("C", "compare"),
+            ("Tab/1-5", "panes"),
+            ("^C", "cancel"),
+        ]
     };
     let tail = hint_tail(app, theme);
     let tail_w: usize = tail.iter().map(|s| display_width(&s.content)).sum();
     let item_w = |(k, w): &(&str, &str)| display_width(k) + display_width(w) + 3;
     let mut used: usize = items.iter().map(item_w).sum::<usize>() + tail_w;
     for &o in optional {
+        if items.iter().any(|(k, _)| *k == o.0) {
+            continue;
+        }
         if used + item_w(&o) <= width {
             used += item_w(&o);
             items.push(o);

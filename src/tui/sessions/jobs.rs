@@ -15,7 +15,7 @@ use crate::session::numbers::numbers_of_file;
 use crate::session::open::open_regular;
 use crate::session::{SessionError, load_session_with, parse_session_text};
 use crate::store::Store;
-use crate::tui::replay::replay_into;
+use crate::tui::replay::replay_recorded_into;
 
 /// The first bytes of a session parsed for its first screen, while the rest loads.
 pub const HEAD_BYTES: usize = 1024 * 1024;
@@ -74,17 +74,17 @@ pub(super) fn run(work: SessionWork) -> SessionDone {
             id,
             messages,
             config,
+            recorded,
             scratch,
         } => {
             // A scratch folder removed on close: never worth a sync.
             let store = Store::new(&scratch).without_sync();
             let replay = match std::fs::create_dir_all(&scratch) {
-                Ok(()) => replay_into(messages.as_ref().clone(), config, &store),
-                Err(e) => crate::tui::replay::Replay {
-                    error: Some(format!("cannot create {}: {e}", scratch.display())),
-                    context_limit: config.context_limit,
-                    ..Default::default()
-                },
+                Ok(()) => replay_recorded_into(messages.as_ref().clone(), config, recorded, &store),
+                Err(e) => crate::tui::replay::Replay::failed(
+                    format!("cannot create {}: {e}", scratch.display()),
+                    config.context_limit,
+                ),
             };
             let persisted = store
                 .list_tool_results()

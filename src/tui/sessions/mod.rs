@@ -339,11 +339,13 @@ pub enum SessionWork {
         head: bool,
         progress: Progress,
     },
-    /// Replay an opened session's conversation with `config` into the store at `scratch`.
+    /// Replay an opened session's conversation with `config` into the store at `scratch`,
+    /// honouring a ctxlab recording's events (`recorded`; empty for other tools' files).
     Replay {
         id: JobId,
         messages: Arc<Vec<Message>>,
         config: PipelineConfig,
+        recorded: Vec<crate::session::recorded::RecordedEvent>,
         scratch: PathBuf,
     },
     /// Remove one scratch folder (the view closed).
