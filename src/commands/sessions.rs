@@ -1,5 +1,6 @@
 //! `ctxlab sessions [PATH...]`: the sessions discovery finds (the tools' default folders, or
-//! the files and folders named), one line each by project and date with size, model calls,
+//! the files and folders named), one line each under its project, in the browser's order
+//! (`discover::order_newest_first`: newest first), with size, model calls,
 //! compactions and peak context; `--json` prints one array. The numbers are
 //! `session::numbers`', the same `ctxlab inspect` prints.
 
@@ -9,9 +10,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::session::SessionError;
-use crate::session::discover::{DiscoverError, SessionFile, discover_reporting};
-use crate::session::numbers::{FileNumbers, file_numbers};
-use crate::util::group_digits;
+use crate::session::discover::{
+    DiscoverError, SessionFile, discover_reporting, order_newest_first,
+};
+use crate::session::numbers::{FileNumbers, file_numbers, project_label};
+use crate::util::{group_digits, noun};
 
 /// One listed session with its numbers (or why they could not be computed).
 #[derive(Debug, Clone, Serialize)]
@@ -68,12 +71,12 @@ pub fn list_sessions_reporting(
             }
         })
         .collect();
-    listed.sort_by(|a, b| {
-        (&a.entry.project, &a.entry.started, &a.entry.path).cmp(&(
-            &b.entry.project,
-            &b.entry.started,
-            &b.entry.path,
-        ))
+    order_newest_first(&mut listed, |s| {
+        (
+            s.entry.project.as_deref(),
+            s.entry.started.as_deref(),
+            &s.entry.path,
+        )
     });
     Ok((listed, skipped))
 }
@@ -124,14 +127,7 @@ pub fn write_listing(
     for s in sessions {
         if project != Some(&s.entry.project) {
             let mark = s.entry.project_source.map(|p| p.mark()).unwrap_or("");
-            writeln!(
-                out,
-                "{}{mark}",
-                s.entry
-                    .project
-                    .as_deref()
-                    .unwrap_or("(project not recorded)")
-            )?;
+            writeln!(out, "{}{mark}", project_label(s.entry.project.as_deref()))?;
             project = Some(&s.entry.project);
         }
         let date = s
@@ -142,9 +138,11 @@ pub fn write_listing(
             .unwrap_or_else(|| "?".into());
         let counts = match (&s.numbers, &s.error) {
             (Some(st), _) => format!(
-                "{:>6} calls {:>3} compactions  peak {:>9}",
+                "{:>6} {:<5} {:>3} {:<11}  peak {:>9}",
                 group_digits(st.calls),
+                noun(st.calls, "call", "calls"),
                 st.compactions,
+                noun(st.compactions, "compaction", "compactions"),
                 st.peak_context_tokens
                     .map(|p| format!("{} tok", group_digits(p as usize)))
                     .unwrap_or_else(|| "-".into())

@@ -167,6 +167,37 @@ pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionFile>, Vec<DiscoverE
     (entries, errors)
 }
 
+/// The one order of every listing (`ctxlab sessions` and the browser): sessions grouped by
+/// project, the project with the newest session first, each project's sessions newest
+/// first; a session without a start goes last in its project, ties by path. `key` gives an
+/// item's project, start (ISO 8601, so text order is time order) and path.
+pub fn order_newest_first<T>(
+    items: &mut [T],
+    key: impl Fn(&T) -> (Option<&str>, Option<&str>, &Path),
+) {
+    use std::cmp::Reverse;
+    let mut newest: std::collections::HashMap<Option<String>, Option<String>> =
+        std::collections::HashMap::new();
+    for item in items.iter() {
+        let (project, started, _) = key(item);
+        let slot = newest.entry(project.map(str::to_string)).or_default();
+        if started.map(str::to_string) > *slot {
+            *slot = started.map(str::to_string);
+        }
+    }
+    items.sort_by_cached_key(|item| {
+        let (project, started, path) = key(item);
+        let project = project.map(str::to_string);
+        let group_newest = newest.get(&project).cloned().flatten();
+        (
+            Reverse(group_newest),
+            project,
+            Reverse(started.map(str::to_string)),
+            path.to_path_buf(),
+        )
+    });
+}
+
 /// Whether a file is a subagent's sidechain, listed with its session rather than alone.
 pub(crate) fn is_subagent_file(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");

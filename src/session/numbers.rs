@@ -84,6 +84,12 @@ impl SessionNumbers {
     }
 }
 
+/// What every listing calls the project of a session that records none (and whose folder
+/// name says nothing either): the CLI's heading and the browser's are this one text.
+pub fn project_label(project: Option<&str>) -> &str {
+    project.unwrap_or("(project not recorded)")
+}
+
 /// What a listing shows of one session file: its numbers and, for a file without
 /// conversation, what it holds instead (the sentence `inspect`, `replay` and `export` give).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -112,12 +112,13 @@ fn sessions_lists_the_default_roots_without_subagent_files() {
                 .unwrap()
         })
         .collect();
+    // Newest first, the browser's order (issue 22: one order for both).
     assert_eq!(
         names,
-        ["rollout-2025-11-02T09-00-00-0199a.jsonl", "s-main.jsonl"],
+        ["s-main.jsonl", "rollout-2025-11-02T09-00-00-0199a.jsonl"],
         "{v}"
     );
-    let codex_entry = &list[0];
+    let codex_entry = &list[1];
     assert_eq!(codex_entry["tool"], "codex");
     assert_eq!(codex_entry["project"], "/home/dev/api");
     // What `inspect` says (issue 18, "One number everywhere"): six answers, one of them
@@ -126,7 +127,7 @@ fn sessions_lists_the_default_roots_without_subagent_files() {
     assert_eq!(codex_entry["compactions"], 2);
     assert_eq!(codex_entry["peak_context_tokens"], 6000);
     assert_eq!(codex_entry["started"], "2025-11-02T09:00:00.000Z");
-    let claude_entry = &list[1];
+    let claude_entry = &list[0];
     assert_eq!(claude_entry["tool"], "claude-code");
     assert_eq!(claude_entry["calls"], 2);
     assert_eq!(claude_entry["peak_context_tokens"], 1000);

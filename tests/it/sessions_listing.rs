@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::common::cli::{homeless as ctxlab, json_out};
 use crate::common::files::session_fixture as fixture;
 
-fn listed_names(v: &serde_json::Value) -> Vec<String> {
+pub(crate) fn listed_names(v: &serde_json::Value) -> Vec<String> {
     v.as_array()
         .unwrap()
         .iter()

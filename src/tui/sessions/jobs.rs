@@ -3,15 +3,14 @@
 //! so the loading line can say how far it got) and replaying into a scratch store. Reads
 //! session files only; writes only under the scratch folder it is given.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::scratch;
 use super::{BrowserRow, OpenedSession, Progress, SessionDone, SessionItem, SessionReplay};
 use super::{SessionWork, build_view};
-use crate::session::discover::{SessionFile, discover_reporting};
-use crate::session::numbers::numbers_of_file;
+use crate::session::discover::{SessionFile, discover_reporting, order_newest_first};
+use crate::session::numbers::{numbers_of_file, project_label};
 use crate::session::open::open_regular;
 use crate::session::{SessionError, load_session_with, parse_session_text};
 use crate::store::Store;
@@ -118,32 +117,27 @@ pub(super) fn run(work: SessionWork) -> SessionDone {
     }
 }
 
-/// Entries grouped by project (the project with the newest session first), each group's
-/// sessions newest first, under a heading row.
-fn group(entries: Vec<SessionFile>) -> Vec<BrowserRow> {
-    let mut by_project: BTreeMap<String, Vec<SessionFile>> = BTreeMap::new();
-    for e in entries {
-        let name = e.project.clone().unwrap_or_else(|| "(no project)".into());
-        by_project.entry(name).or_default().push(e);
-    }
-    let mut groups: Vec<(String, Vec<SessionFile>)> = by_project.into_iter().collect();
-    for (_, list) in &mut groups {
-        list.sort_by(|a, b| b.started.cmp(&a.started).then(a.path.cmp(&b.path)));
-    }
-    groups.sort_by(|a, b| {
-        let newest = |g: &[SessionFile]| g.first().and_then(|e| e.started.clone());
-        newest(&b.1).cmp(&newest(&a.1)).then(a.0.cmp(&b.0))
+/// Entries grouped by project under a heading row, in the one listing order
+/// (`discover::order_newest_first`: the project with the newest session first, each
+/// group's sessions newest first).
+fn group(mut entries: Vec<SessionFile>) -> Vec<BrowserRow> {
+    order_newest_first(&mut entries, |e| {
+        (e.project.as_deref(), e.started.as_deref(), &e.path)
     });
     let mut rows = Vec::new();
-    for (name, list) in groups {
-        rows.push(BrowserRow::Project {
-            name,
-            sessions: list.len(),
-        });
-        rows.extend(
-            list.into_iter()
-                .map(|entry| BrowserRow::Session(SessionItem { entry, stats: None })),
-        );
+    let mut heading: Option<usize> = None;
+    for entry in entries {
+        let name = project_label(entry.project.as_deref()).to_string();
+        let same = heading
+            .is_some_and(|h| matches!(&rows[h], BrowserRow::Project { name: n, .. } if *n == name));
+        if !same {
+            heading = Some(rows.len());
+            rows.push(BrowserRow::Project { name, sessions: 0 });
+        }
+        if let Some(BrowserRow::Project { sessions, .. }) = heading.and_then(|h| rows.get_mut(h)) {
+            *sessions += 1;
+        }
+        rows.push(BrowserRow::Session(SessionItem { entry, stats: None }));
     }
     rows
 }
