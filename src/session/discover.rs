@@ -208,6 +208,29 @@ pub(crate) fn is_subagent_file(path: &Path) -> bool {
             .is_some_and(|n| n == "subagents")
 }
 
+/// Whether a subagent's file is listed with a session of its own: one in a `subagents/`
+/// folder always is (the folder is named after it); an older `agent-*.jsonl` only when the
+/// session its lines name (`<sessionId>.jsonl` beside it) is there, so a subagent whose
+/// session was deleted is still listed rather than lost.
+fn has_parent_session(path: &Path) -> bool {
+    let in_subagents = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .is_some_and(|n| n == "subagents");
+    if in_subagents {
+        return true;
+    }
+    let Some(id) = first_session_id(path) else {
+        return false;
+    };
+    // A name from the file: only a plain file name is looked up beside it.
+    if id.is_empty() || id.starts_with('.') || id.contains(['/', '\\', '\0']) {
+        return false;
+    }
+    let parent = path.with_file_name(format!("{id}.jsonl"));
+    parent != path && parent.is_file()
+}
+
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, errors: &mut Vec<DiscoverError>) {
     if depth > MAX_DEPTH {
         return;
@@ -233,7 +256,9 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, errors: &mut Vec<Disco
                 continue;
             }
             walk(&path, depth + 1, out, errors);
-        } else if path.extension().is_some_and(|e| e == "jsonl") && !is_subagent_file(&path) {
+        } else if path.extension().is_some_and(|e| e == "jsonl")
+            && !(is_subagent_file(&path) && has_parent_session(&path))
+        {
             // Never opened unless regular (a FIFO would block the listing): a symlink is
             // judged by what it leads to.
             let target = if kind.is_symlink() {

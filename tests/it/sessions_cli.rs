@@ -112,13 +112,19 @@ fn sessions_lists_the_default_roots_without_subagent_files() {
                 .unwrap()
         })
         .collect();
-    // Newest first, the browser's order (issue 22: one order for both).
+    // Newest first, the browser's order (issue 22: one order for both). `agent-cd34.jsonl`
+    // and `s-main/subagents/agent-ab12.jsonl` are s-main's subagents, listed with it;
+    // `agent-zz99.jsonl` names a session `s-other` that is not there, so it is listed.
     assert_eq!(
         names,
-        ["s-main.jsonl", "rollout-2025-11-02T09-00-00-0199a.jsonl"],
+        [
+            "agent-zz99.jsonl",
+            "s-main.jsonl",
+            "rollout-2025-11-02T09-00-00-0199a.jsonl"
+        ],
         "{v}"
     );
-    let codex_entry = &list[1];
+    let codex_entry = &list[2];
     assert_eq!(codex_entry["tool"], "codex");
     assert_eq!(codex_entry["project"], "/home/dev/api");
     // What `inspect` says (issue 18, "One number everywhere"): six answers, one of them
@@ -127,7 +133,7 @@ fn sessions_lists_the_default_roots_without_subagent_files() {
     assert_eq!(codex_entry["compactions"], 2);
     assert_eq!(codex_entry["peak_context_tokens"], 6000);
     assert_eq!(codex_entry["started"], "2025-11-02T09:00:00.000Z");
-    let claude_entry = &list[0];
+    let claude_entry = &list[1];
     assert_eq!(claude_entry["tool"], "claude-code");
     assert_eq!(claude_entry["calls"], 2);
     assert_eq!(claude_entry["peak_context_tokens"], 1000);

@@ -147,3 +147,35 @@ fn the_cli_and_the_browser_list_in_one_order_newest_first_with_one_project_wordi
     assert!(text.lines().any(|l| l == heading), "{heading:?} in {text}");
     assert_eq!(heading, ctxlab::session::numbers::project_label(None));
 }
+
+/// One subagent line (`isSidechain`) of session `parent`.
+fn agent_file(path: &std::path::Path, parent: &str) {
+    let line = serde_json::json!({
+        "parentUuid": null, "isSidechain": true, "cwd": "/home/dev/a", "sessionId": parent,
+        "type": "user", "uuid": "g1", "timestamp": "2025-03-02T10:00:00.000Z",
+        "message": {"role": "user", "content": "check the links"}, "agentId": "g",
+    });
+    std::fs::write(path, format!("{line}\n")).unwrap();
+}
+
+#[test]
+fn an_agent_file_whose_session_is_gone_is_listed_and_one_with_its_session_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("-home-dev-a");
+    one_call_session(
+        &project.join("s-here.jsonl"),
+        Some("/home/dev/a"),
+        "2025-03-01T10:00:00.000Z",
+    );
+    agent_file(&project.join("agent-with.jsonl"), "s-here");
+    agent_file(&project.join("agent-orphan.jsonl"), "s-deleted");
+    // A session id that is no plain name never looks outside the folder.
+    agent_file(&project.join("agent-odd.jsonl"), "../-home-dev-a/s-here");
+    let v = crate::common::cli::json_out(ctxlab().args(["sessions", "--json"]).arg(dir.path()));
+    let mut names = super::listed_names(&v);
+    names.sort();
+    assert_eq!(
+        names,
+        ["agent-odd.jsonl", "agent-orphan.jsonl", "s-here.jsonl"]
+    );
+}
