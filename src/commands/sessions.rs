@@ -9,10 +9,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::listing_cache::ListingCache;
 use crate::session::SessionError;
-use crate::session::discover::{
-    DiscoverError, SessionFile, discover_reporting, order_newest_first,
-};
+use crate::session::discover::{self, DiscoverError, SessionFile, find_files, order_newest_first};
 use crate::session::numbers::{FileNumbers, file_numbers, project_label};
 use crate::util::{group_digits, noun};
 
@@ -49,28 +48,43 @@ pub fn list_sessions(paths: &[PathBuf]) -> Result<Vec<ListedSession>, (PathBuf, 
 pub fn list_sessions_reporting(
     paths: &[PathBuf],
 ) -> Result<(Vec<ListedSession>, Vec<DiscoverError>), (PathBuf, SessionError)> {
-    let (found, skipped) = discover_reporting(paths);
-    for p in paths.iter().filter(|p| p.is_file()) {
-        if !found.iter().any(|f| &f.path == p)
-            && let Err(e) = file_numbers(p)
-        {
-            return Err((p.clone(), e));
-        }
-    }
-    let mut listed: Vec<ListedSession> = found
-        .into_iter()
-        .map(|mut entry| {
-            let (numbers, error) = match file_numbers(&entry.path) {
-                Ok(n) => (Some(listed_numbers(&mut entry, n)), None),
-                Err(e) => (None, Some(e.to_string())),
-            };
-            ListedSession {
-                entry,
-                numbers,
-                error,
+    list_sessions_cached(paths, &mut ListingCache::disabled())
+}
+
+/// `list_sessions_reporting` through `cache`: a file whose path, size and modification time
+/// it knows is not read; the rows read are added to it (the caller saves it).
+pub fn list_sessions_cached(
+    paths: &[PathBuf],
+    cache: &mut ListingCache,
+) -> Result<(Vec<ListedSession>, Vec<DiscoverError>), (PathBuf, SessionError)> {
+    let (files, mut skipped) = find_files(paths);
+    let mut listed = Vec::with_capacity(files.len());
+    for path in files {
+        let row = cache.row(&path);
+        let mut entry = match row.entry {
+            Ok(entry) => entry,
+            Err(reason) => {
+                if paths.contains(&path) {
+                    // Named on the command line: the error `inspect` would give for it.
+                    if let Err(e) = file_numbers(&path) {
+                        return Err((path, e));
+                    }
+                }
+                skipped.push(discover::skipped(path, &reason));
+                continue;
             }
-        })
-        .collect();
+        };
+        let (numbers, error) = match row.numbers {
+            Some(Ok(n)) => (Some(listed_numbers(&mut entry, n)), None),
+            Some(Err(e)) => (None, Some(e)),
+            None => (None, None),
+        };
+        listed.push(ListedSession {
+            entry,
+            numbers,
+            error,
+        });
+    }
     order_newest_first(&mut listed, |s| {
         (
             s.entry.project.as_deref(),

@@ -91,7 +91,7 @@ pub fn roots_from(
 }
 
 /// One session file found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SessionFile {
     pub path: PathBuf,
     pub tool: Tool,
@@ -122,6 +122,32 @@ pub struct DiscoverError {
 /// `discover`, with the folders and named files that could not be read (a default root that
 /// does not exist is not an error: the tool is just not installed).
 pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionFile>, Vec<DiscoverError>) {
+    let (files, mut errors) = find_files(paths);
+    let mut entries = Vec::with_capacity(files.len());
+    for f in files {
+        match entry_or_reason(&f) {
+            Ok(entry) => entries.push(entry),
+            // Named, never dropped in silence: a person looking for a session sees why.
+            Err(reason) => errors.push(skipped(f, &reason)),
+        }
+    }
+    entries
+        .sort_by(|a, b| (&a.project, &a.started, &a.path).cmp(&(&b.project, &b.started, &b.path)));
+    (entries, errors)
+}
+
+/// How a listing names a file it found that is not a session.
+pub fn skipped(path: PathBuf, reason: &str) -> DiscoverError {
+    DiscoverError {
+        path,
+        message: format!("skipped: {reason}"),
+    }
+}
+
+/// The session files under `paths` (the default roots when empty), sorted, before any is
+/// opened: the walk's `stat`s only (and a peek at an `agent-*.jsonl` for its session), with
+/// the folders and named files that could not be read.
+pub fn find_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<DiscoverError>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     if paths.is_empty() {
@@ -151,20 +177,7 @@ pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionFile>, Vec<DiscoverE
     }
     files.sort();
     files.dedup();
-    let mut entries = Vec::with_capacity(files.len());
-    for f in files {
-        match entry_or_reason(&f) {
-            Ok(entry) => entries.push(entry),
-            // Named, never dropped in silence: a person looking for a session sees why.
-            Err(reason) => errors.push(DiscoverError {
-                path: f,
-                message: format!("skipped: {reason}"),
-            }),
-        }
-    }
-    entries
-        .sort_by(|a, b| (&a.project, &a.started, &a.path).cmp(&(&b.project, &b.started, &b.path)));
-    (entries, errors)
+    (files, errors)
 }
 
 /// The one order of every listing (`ctxlab sessions` and the browser): sessions grouped by

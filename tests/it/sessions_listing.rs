@@ -80,4 +80,5 @@ fn files_that_are_not_sessions_are_listed_as_skipped_with_the_reason() {
     assert_eq!(listed_names(&v), ["s-rewind.jsonl"]);
 }
 
+mod cache;
 mod small;

@@ -74,6 +74,15 @@ impl SessionsState {
     pub fn scratch_root(&self) -> Option<&PathBuf> {
         self.scratch_root.as_ref()
     }
+
+    /// The data dir the listing cache is kept in: the scratch root's folder (both are the
+    /// platform data dir's, `scratch::scratch_root`); None: the listing is not cached.
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.scratch_root
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+    }
 }
 
 impl App {
@@ -143,6 +152,7 @@ impl App {
     fn discover_sessions(&self) -> Effect {
         Effect::Work(Work::Session(SessionWork::Discover {
             paths: self.sessions.paths.clone(),
+            data_dir: self.sessions.data_dir(),
         }))
     }
 
@@ -325,7 +335,10 @@ impl App {
                     .filter(|p| !self.opening(p))
                     .collect();
                 if !files.is_empty() {
-                    return vec![Effect::Work(Work::Session(SessionWork::Stats { files }))];
+                    return vec![Effect::Work(Work::Session(SessionWork::Stats {
+                        files,
+                        data_dir: self.sessions.data_dir(),
+                    }))];
                 }
             }
             SessionDone::Stats { results, rest } => {
@@ -341,6 +354,7 @@ impl App {
                 if !rest.is_empty() {
                     return vec![Effect::Work(Work::Session(SessionWork::Stats {
                         files: rest,
+                        data_dir: self.sessions.data_dir(),
                     }))];
                 }
             }

@@ -120,6 +120,7 @@ fn the_cli_and_the_browser_list_in_one_order_newest_first_with_one_project_wordi
     );
     let ctxlab::tui::sessions::SessionDone::Discovered { rows, .. } = SessionWork::Discover {
         paths: vec![dir.path().to_path_buf()],
+        data_dir: None,
     }
     .run() else {
         panic!("a listing");
