@@ -182,8 +182,13 @@ fn session_error(path: &Path, e: SessionError) -> anyhow::Error {
         SessionError::Read(io) if io.kind() != std::io::ErrorKind::NotFound => {
             anyhow::Error::new(io).context(format!("{}: cannot read", path.display()))
         }
-        // It exists but is not a file to read (a folder, a FIFO, a device): exit 1.
-        e @ SessionError::NotRegular(_) => anyhow::anyhow!("{}: {e}", path.display()),
+        // Named, but not a file to read (a folder, a FIFO, a device): bad input, exit 2.
+        e @ SessionError::NotRegular("a folder") => UsageError(format!(
+            "{}: {e} (`ctxlab sessions {}` lists the sessions in a folder)",
+            path.display(),
+            path.display()
+        ))
+        .into(),
         e => UsageError(format!("{}: {e}", path.display())).into(),
     }
 }

@@ -86,6 +86,12 @@ pub fn plural(n: usize, word: &str) -> String {
     }
 }
 
+/// The form of a noun for `n` of it: `one` for exactly one, else `many` (the one rule every
+/// count in a sentence or a column follows, so no line says "1 calls").
+pub fn noun<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 { one } else { many }
+}
+
 /// Seconds since the Unix epoch (0 if the clock is before it): transcript names and the
 /// demo workspace's folder name.
 pub fn unix_now() -> u64 {

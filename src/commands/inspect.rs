@@ -20,7 +20,7 @@ fn tokens(t: &Option<TokenCount>) -> String {
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{} {}", group_digits(n), if n == 1 { one } else { many })
+    format!("{} {}", group_digits(n), crate::util::noun(n, one, many))
 }
 
 fn compaction_line(i: usize, c: &CompactionLine) -> String {

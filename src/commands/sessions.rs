@@ -1,5 +1,6 @@
 //! `ctxlab sessions [PATH...]`: the sessions discovery finds (the tools' default folders, or
-//! the files and folders named), one line each by project and date with size, model calls,
+//! the files and folders named), one line each under its project, in the browser's order
+//! (`discover::order_newest_first`: newest first), with size, model calls,
 //! compactions and peak context; `--json` prints one array. The numbers are
 //! `session::numbers`', the same `ctxlab inspect` prints.
 
@@ -8,10 +9,11 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::listing_cache::ListingCache;
 use crate::session::SessionError;
-use crate::session::discover::{DiscoverError, SessionFile, discover_reporting};
-use crate::session::numbers::{FileNumbers, file_numbers};
-use crate::util::group_digits;
+use crate::session::discover::{self, DiscoverError, SessionFile, find_files, order_newest_first};
+use crate::session::numbers::{FileNumbers, file_numbers, project_label};
+use crate::util::{group_digits, noun};
 
 /// One listed session with its numbers (or why they could not be computed).
 #[derive(Debug, Clone, Serialize)]
@@ -46,34 +48,49 @@ pub fn list_sessions(paths: &[PathBuf]) -> Result<Vec<ListedSession>, (PathBuf, 
 pub fn list_sessions_reporting(
     paths: &[PathBuf],
 ) -> Result<(Vec<ListedSession>, Vec<DiscoverError>), (PathBuf, SessionError)> {
-    let (found, skipped) = discover_reporting(paths);
-    for p in paths.iter().filter(|p| p.is_file()) {
-        if !found.iter().any(|f| &f.path == p)
-            && let Err(e) = file_numbers(p)
-        {
-            return Err((p.clone(), e));
-        }
-    }
-    let mut listed: Vec<ListedSession> = found
-        .into_iter()
-        .map(|mut entry| {
-            let (numbers, error) = match file_numbers(&entry.path) {
-                Ok(n) => (Some(listed_numbers(&mut entry, n)), None),
-                Err(e) => (None, Some(e.to_string())),
-            };
-            ListedSession {
-                entry,
-                numbers,
-                error,
+    list_sessions_cached(paths, &mut ListingCache::disabled())
+}
+
+/// `list_sessions_reporting` through `cache`: a file whose path, size and modification time
+/// it knows is not read; the rows read are added to it (the caller saves it).
+pub fn list_sessions_cached(
+    paths: &[PathBuf],
+    cache: &mut ListingCache,
+) -> Result<(Vec<ListedSession>, Vec<DiscoverError>), (PathBuf, SessionError)> {
+    let (files, mut skipped) = find_files(paths);
+    let mut listed = Vec::with_capacity(files.len());
+    for path in files {
+        let row = cache.row(&path);
+        let mut entry = match row.entry {
+            Ok(entry) => entry,
+            Err(reason) => {
+                if paths.contains(&path) {
+                    // Named on the command line: the error `inspect` would give for it.
+                    if let Err(e) = file_numbers(&path) {
+                        return Err((path, e));
+                    }
+                }
+                skipped.push(discover::skipped(path, &reason));
+                continue;
             }
-        })
-        .collect();
-    listed.sort_by(|a, b| {
-        (&a.entry.project, &a.entry.started, &a.entry.path).cmp(&(
-            &b.entry.project,
-            &b.entry.started,
-            &b.entry.path,
-        ))
+        };
+        let (numbers, error) = match row.numbers {
+            Some(Ok(n)) => (Some(listed_numbers(&mut entry, n)), None),
+            Some(Err(e)) => (None, Some(e)),
+            None => (None, None),
+        };
+        listed.push(ListedSession {
+            entry,
+            numbers,
+            error,
+        });
+    }
+    order_newest_first(&mut listed, |s| {
+        (
+            s.entry.project.as_deref(),
+            s.entry.started.as_deref(),
+            &s.entry.path,
+        )
     });
     Ok((listed, skipped))
 }
@@ -124,14 +141,7 @@ pub fn write_listing(
     for s in sessions {
         if project != Some(&s.entry.project) {
             let mark = s.entry.project_source.map(|p| p.mark()).unwrap_or("");
-            writeln!(
-                out,
-                "{}{mark}",
-                s.entry
-                    .project
-                    .as_deref()
-                    .unwrap_or("(project not recorded)")
-            )?;
+            writeln!(out, "{}{mark}", project_label(s.entry.project.as_deref()))?;
             project = Some(&s.entry.project);
         }
         let date = s
@@ -142,9 +152,11 @@ pub fn write_listing(
             .unwrap_or_else(|| "?".into());
         let counts = match (&s.numbers, &s.error) {
             (Some(st), _) => format!(
-                "{:>6} calls {:>3} compactions  peak {:>9}",
+                "{:>6} {:<5} {:>3} {:<11}  peak {:>9}",
                 group_digits(st.calls),
+                noun(st.calls, "call", "calls"),
                 st.compactions,
+                noun(st.compactions, "compaction", "compactions"),
                 st.peak_context_tokens
                     .map(|p| format!("{} tok", group_digits(p as usize)))
                     .unwrap_or_else(|| "-".into())

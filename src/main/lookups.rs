@@ -53,8 +53,16 @@ pub(crate) fn cmd_forgot(args: ForgotArgs) -> anyhow::Result<()> {
 }
 
 pub(crate) fn cmd_sessions(args: SessionsArgs) -> anyhow::Result<()> {
-    let (listing, skipped) = ctxlab::commands::sessions::list_sessions_reporting(&args.paths)
-        .map_err(|(path, e)| session_error(&path, e))?;
+    // A listing works without its cache: one that cannot be read is empty, one that cannot
+    // be written is left as it was.
+    let mut cache = match ctxlab::session::discover::ctxlab_data_dir() {
+        Some(dir) => ctxlab::listing_cache::ListingCache::load(&dir),
+        None => ctxlab::listing_cache::ListingCache::disabled(),
+    };
+    let (listing, skipped) =
+        ctxlab::commands::sessions::list_sessions_cached(&args.paths, &mut cache)
+            .map_err(|(path, e)| session_error(&path, e))?;
+    let _ = cache.save();
     for s in &skipped {
         say!("ctxlab: {}: {}", s.path.display(), s.message);
     }

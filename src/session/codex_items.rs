@@ -118,9 +118,43 @@ fn arguments_input(arguments: Option<&Value>) -> Value {
 }
 
 /// A tool output as tool_result content: text, or blocks for structured output.
+/// A shell tool's output as Codex writes it: a JSON string holding `{"output": "...",
+/// "metadata": {"exit_code", "duration_seconds"}}`. The text, with the exit code and the
+/// duration on a last line when recorded; None when the string is not that shape.
+fn shell_output_text(s: &str) -> Option<String> {
+    if !s.trim_start().starts_with('{') {
+        return None;
+    }
+    let v: Value = serde_json::from_str(s).ok()?;
+    let text = v.get("output")?.as_str()?;
+    let meta = v.get("metadata");
+    let mut facts = Vec::new();
+    if let Some(code) = meta
+        .and_then(|m| m.get("exit_code"))
+        .and_then(Value::as_i64)
+    {
+        facts.push(format!("exit code {code}"));
+    }
+    if let Some(secs) = meta
+        .and_then(|m| m.get("duration_seconds"))
+        .and_then(Value::as_f64)
+    {
+        facts.push(format!("{secs:.1} s"));
+    }
+    if facts.is_empty() {
+        return Some(text.to_string());
+    }
+    let sep = if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    Some(format!("{text}{sep}({})", facts.join(", ")))
+}
+
 fn output_content(output: Option<&Value>) -> Value {
     match output {
-        Some(Value::String(s)) => Value::String(s.clone()),
+        Some(Value::String(s)) => Value::String(shell_output_text(s).unwrap_or_else(|| s.clone())),
         // Older rollouts: {"content": "...", "success": bool}.
         Some(Value::Object(m)) => match m.get("content") {
             Some(Value::String(s)) => Value::String(s.clone()),
@@ -273,6 +307,15 @@ mod tests {
     fn outputs_of_every_shape_become_tool_results() {
         let s = item(json!({"type": "function_call_output", "call_id": "c", "output": "ok"}));
         assert_eq!(s, Item::ToolResult(block::tool_result("c", "ok")));
+        let shell = item(json!({"type": "function_call_output", "call_id": "c",
+            "output": "{\"output\":\"a\\nb\\n\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":0.25}}"}));
+        assert_eq!(
+            shell,
+            Item::ToolResult(block::tool_result("c", "a\nb\n(exit code 1, 0.2 s)"))
+        );
+        let bare = item(json!({"type": "function_call_output", "call_id": "c",
+            "output": "{\"output\":\"plain\"}"}));
+        assert_eq!(bare, Item::ToolResult(block::tool_result("c", "plain")));
         let old = item(
             json!({"type": "function_call_output", "call_id": "c", "output": {"content": "x", "success": true}}),
         );

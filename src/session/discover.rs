@@ -103,7 +103,7 @@ pub fn roots_from(
 }
 
 /// One session file found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SessionFile {
     pub path: PathBuf,
     pub tool: Tool,
@@ -138,6 +138,32 @@ pub struct DiscoverError {
 /// `discover`, with the folders and named files that could not be read (a default root that
 /// does not exist is not an error: the tool is just not installed).
 pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionFile>, Vec<DiscoverError>) {
+    let (files, mut errors) = find_files(paths);
+    let mut entries = Vec::with_capacity(files.len());
+    for f in files {
+        match entry_or_reason(&f) {
+            Ok(entry) => entries.push(entry),
+            // Named, never dropped in silence: a person looking for a session sees why.
+            Err(reason) => errors.push(skipped(f, &reason)),
+        }
+    }
+    entries
+        .sort_by(|a, b| (&a.project, &a.started, &a.path).cmp(&(&b.project, &b.started, &b.path)));
+    (entries, errors)
+}
+
+/// How a listing names a file it found that is not a session.
+pub fn skipped(path: PathBuf, reason: &str) -> DiscoverError {
+    DiscoverError {
+        path,
+        message: format!("skipped: {reason}"),
+    }
+}
+
+/// The session files under `paths` (the default roots when empty), sorted, before any is
+/// opened: the walk's `stat`s only (and a peek at an `agent-*.jsonl` for its session), with
+/// the folders and named files that could not be read.
+pub fn find_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<DiscoverError>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     if paths.is_empty() {
@@ -167,20 +193,38 @@ pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionFile>, Vec<DiscoverE
     }
     files.sort();
     files.dedup();
-    let mut entries = Vec::with_capacity(files.len());
-    for f in files {
-        match entry_or_reason(&f) {
-            Ok(entry) => entries.push(entry),
-            // Named, never dropped in silence: a person looking for a session sees why.
-            Err(reason) => errors.push(DiscoverError {
-                path: f,
-                message: format!("skipped: {reason}"),
-            }),
+    (files, errors)
+}
+
+/// The one order of every listing (`ctxlab sessions` and the browser): sessions grouped by
+/// project, the project with the newest session first, each project's sessions newest
+/// first; a session without a start goes last in its project, ties by path. `key` gives an
+/// item's project, start (ISO 8601, so text order is time order) and path.
+pub fn order_newest_first<T>(
+    items: &mut [T],
+    key: impl Fn(&T) -> (Option<&str>, Option<&str>, &Path),
+) {
+    use std::cmp::Reverse;
+    let mut newest: std::collections::HashMap<Option<String>, Option<String>> =
+        std::collections::HashMap::new();
+    for item in items.iter() {
+        let (project, started, _) = key(item);
+        let slot = newest.entry(project.map(str::to_string)).or_default();
+        if started.map(str::to_string) > *slot {
+            *slot = started.map(str::to_string);
         }
     }
-    entries
-        .sort_by(|a, b| (&a.project, &a.started, &a.path).cmp(&(&b.project, &b.started, &b.path)));
-    (entries, errors)
+    items.sort_by_cached_key(|item| {
+        let (project, started, path) = key(item);
+        let project = project.map(str::to_string);
+        let group_newest = newest.get(&project).cloned().flatten();
+        (
+            Reverse(group_newest),
+            project,
+            Reverse(started.map(str::to_string)),
+            path.to_path_buf(),
+        )
+    });
 }
 
 /// Whether a file is a subagent's sidechain, listed with its session rather than alone.
@@ -191,6 +235,29 @@ pub(crate) fn is_subagent_file(path: &Path) -> bool {
             .parent()
             .and_then(|p| p.file_name())
             .is_some_and(|n| n == "subagents")
+}
+
+/// Whether a subagent's file is listed with a session of its own: one in a `subagents/`
+/// folder always is (the folder is named after it); an older `agent-*.jsonl` only when the
+/// session its lines name (`<sessionId>.jsonl` beside it) is there, so a subagent whose
+/// session was deleted is still listed rather than lost.
+fn has_parent_session(path: &Path) -> bool {
+    let in_subagents = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .is_some_and(|n| n == "subagents");
+    if in_subagents {
+        return true;
+    }
+    let Some(id) = first_session_id(path) else {
+        return false;
+    };
+    // A name from the file: only a plain file name is looked up beside it.
+    if id.is_empty() || id.starts_with('.') || id.contains(['/', '\\', '\0']) {
+        return false;
+    }
+    let parent = path.with_file_name(format!("{id}.jsonl"));
+    parent != path && parent.is_file()
 }
 
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, errors: &mut Vec<DiscoverError>) {
@@ -218,7 +285,9 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, errors: &mut Vec<Disco
                 continue;
             }
             walk(&path, depth + 1, out, errors);
-        } else if path.extension().is_some_and(|e| e == "jsonl") && !is_subagent_file(&path) {
+        } else if path.extension().is_some_and(|e| e == "jsonl")
+            && !(is_subagent_file(&path) && has_parent_session(&path))
+        {
             // Never opened unless regular (a FIFO would block the listing): a symlink is
             // judged by what it leads to.
             let target = if kind.is_symlink() {

@@ -6,7 +6,7 @@
 use super::model::{MessageKind, Session};
 
 fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+    format!("{n} {}", crate::util::noun(n, one, many))
 }
 
 /// None when the session has a conversation to replay; else what the file holds instead

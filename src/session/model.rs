@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::message::{Message, block_type};
 
 /// The tool that recorded a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Tool {
     ClaudeCode,
@@ -38,7 +38,7 @@ impl Tool {
 }
 
 /// The file layout a session was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SessionFormat {
     /// `~/.claude/projects/<project>/<session>.jsonl`.

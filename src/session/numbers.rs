@@ -12,7 +12,7 @@ use super::SessionError;
 use super::model::{RecordedCall, Session, SessionFormat, SessionMeta};
 
 /// Where a session's project comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProjectSource {
     /// The file records the folder the agent worked in (`cwd`, Codex's `<cwd>`).
@@ -33,7 +33,7 @@ impl ProjectSource {
 }
 
 /// The numbers every view of a session shows.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SessionNumbers {
     pub project: Option<String>,
     pub project_source: Option<ProjectSource>,
@@ -84,9 +84,15 @@ impl SessionNumbers {
     }
 }
 
+/// What every listing calls the project of a session that records none (and whose folder
+/// name says nothing either): the CLI's heading and the browser's are this one text.
+pub fn project_label(project: Option<&str>) -> &str {
+    project.unwrap_or("(project not recorded)")
+}
+
 /// What a listing shows of one session file: its numbers and, for a file without
 /// conversation, what it holds instead (the sentence `inspect`, `replay` and `export` give).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct FileNumbers {
     pub numbers: SessionNumbers,
     pub without_conversation: Option<String>,

@@ -112,12 +112,19 @@ fn sessions_lists_the_default_roots_without_subagent_files() {
                 .unwrap()
         })
         .collect();
+    // Newest first, the browser's order (issue 22: one order for both). `agent-cd34.jsonl`
+    // and `s-main/subagents/agent-ab12.jsonl` are s-main's subagents, listed with it;
+    // `agent-zz99.jsonl` names a session `s-other` that is not there, so it is listed.
     assert_eq!(
         names,
-        ["rollout-2025-11-02T09-00-00-0199a.jsonl", "s-main.jsonl"],
+        [
+            "agent-zz99.jsonl",
+            "s-main.jsonl",
+            "rollout-2025-11-02T09-00-00-0199a.jsonl"
+        ],
         "{v}"
     );
-    let codex_entry = &list[0];
+    let codex_entry = &list[2];
     assert_eq!(codex_entry["tool"], "codex");
     assert_eq!(codex_entry["project"], "/home/dev/api");
     // What `inspect` says (issue 18, "One number everywhere"): six answers, one of them

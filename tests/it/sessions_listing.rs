@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::common::cli::{homeless as ctxlab, json_out};
 use crate::common::files::session_fixture as fixture;
 
-fn listed_names(v: &serde_json::Value) -> Vec<String> {
+pub(crate) fn listed_names(v: &serde_json::Value) -> Vec<String> {
     v.as_array()
         .unwrap()
         .iter()
@@ -79,3 +79,6 @@ fn files_that_are_not_sessions_are_listed_as_skipped_with_the_reason() {
     );
     assert_eq!(listed_names(&v), ["s-rewind.jsonl"]);
 }
+
+mod cache;
+mod small;

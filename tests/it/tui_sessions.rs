@@ -314,7 +314,8 @@ fn b_opens_the_browser_on_the_default_roots_and_b_again_goes_back() {
     assert_eq!(
         fx,
         vec![Effect::Work(Work::Session(SessionWork::Discover {
-            paths: Vec::new()
+            paths: Vec::new(),
+            data_dir: Some(dir.path().join("data")),
         }))]
     );
     assert!(d.app.sessions().active());

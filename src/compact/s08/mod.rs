@@ -152,6 +152,13 @@ mod reason_tests {
     }
 
     #[test]
+    fn snip_reason_says_one_message_in_the_singular() {
+        let cfg = PipelineConfig::default();
+        let mut one = vec![Message::user_text("hello")];
+        assert_eq!(snip_compact(&mut one, &cfg).reason, "1 message <= 50");
+    }
+
+    #[test]
     fn micro_reason_counts_results_and_the_replaced_ones() {
         let cfg = PipelineConfig::default();
         let long = "x".repeat(200);

@@ -87,7 +87,11 @@ fn keep_tail(cfg: &PipelineConfig) -> usize {
 /// Why nothing was cut.
 pub(crate) fn no_cut_reason(count: usize, cfg: &PipelineConfig) -> String {
     if count <= cfg.snip_max_messages {
-        format!("{count} messages <= {}", cfg.snip_max_messages)
+        format!(
+            "{} <= {}",
+            crate::util::plural(count, "message"),
+            cfg.snip_max_messages
+        )
     } else {
         format!(
             "{count} messages > {}, but the kept head reaches the tail: nothing to cut",

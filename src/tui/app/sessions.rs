@@ -91,6 +91,15 @@ impl SessionsState {
     pub fn scratch_root(&self) -> Option<&PathBuf> {
         self.scratch_root.as_ref()
     }
+
+    /// The data dir the listing cache is kept in: the scratch root's folder (both are the
+    /// platform data dir's, `scratch::scratch_root`); None: the listing is not cached.
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.scratch_root
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+    }
 }
 
 impl App {
@@ -167,6 +176,7 @@ impl App {
     pub(super) fn discover_sessions(&self) -> Effect {
         Effect::Work(Work::Session(SessionWork::Discover {
             paths: self.sessions.paths.clone(),
+            data_dir: self.sessions.data_dir(),
         }))
     }
 
@@ -338,7 +348,10 @@ impl App {
                     .filter(|p| !self.opening(p))
                     .collect();
                 if !files.is_empty() {
-                    return vec![Effect::Work(Work::Session(SessionWork::Stats { files }))];
+                    return vec![Effect::Work(Work::Session(SessionWork::Stats {
+                        files,
+                        data_dir: self.sessions.data_dir(),
+                    }))];
                 }
             }
             SessionDone::Stats { results, rest } => {
@@ -354,6 +367,7 @@ impl App {
                 if !rest.is_empty() {
                     return vec![Effect::Work(Work::Session(SessionWork::Stats {
                         files: rest,
+                        data_dir: self.sessions.data_dir(),
                     }))];
                 }
             }

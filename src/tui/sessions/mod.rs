@@ -325,12 +325,20 @@ impl SessionReplay {
 /// A job for the sessions browser (run by `Work::Session` off the UI task).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionWork {
-    /// List the sessions under `paths` (the default roots when empty). Peeks at each file's
-    /// first lines only.
-    Discover { paths: Vec<PathBuf> },
+    /// List the sessions under `paths` (the default roots when empty). A file the listing
+    /// cache in `data_dir` knows (`listing_cache`) comes with its counts and is not read;
+    /// the others are peeked at (their first lines only).
+    Discover {
+        paths: Vec<PathBuf>,
+        data_dir: Option<PathBuf>,
+    },
     /// Count calls, compactions and peak context of these files, about
-    /// `STATS_BYTES_PER_JOB` bytes' worth; the rest comes back to be asked for again.
-    Stats { files: Vec<PathBuf> },
+    /// `STATS_BYTES_PER_JOB` bytes' worth, adding them to the listing cache in `data_dir`;
+    /// the rest comes back to be asked for again.
+    Stats {
+        files: Vec<PathBuf>,
+        data_dir: Option<PathBuf>,
+    },
     /// Open a session: its first `HEAD_BYTES` only (`head`), or all of it, counting the
     /// bytes read into `progress`.
     Open {

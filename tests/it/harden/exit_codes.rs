@@ -147,8 +147,9 @@ fn an_os_error_is_printed_once() {
 }
 
 /// A session path that exists but cannot be read as a file (a folder) is the same failure
-/// for every command that reads one: exit 1 and one line naming it. A path that does not
-/// exist is the user's mistake: exit 2, the same way for every command.
+/// for every command that reads one: one line naming it. Like a path that does not exist it
+/// is the user's mistake: exit 2, the same way for every command (issue 22 made the folder
+/// exit 2; it was 1).
 #[test]
 fn every_session_reader_exits_alike_on_a_folder_and_a_missing_file() {
     let s = Scratch::new();
@@ -156,7 +157,7 @@ fn every_session_reader_exits_alike_on_a_folder_and_a_missing_file() {
     std::fs::create_dir_all(&folder).unwrap();
     let missing = s.path().join("missing.jsonl");
     let out_html = s.path().join("page.html");
-    for (path, code) in [(&folder, 1), (&missing, 2)] {
+    for (path, code) in [(&folder, 2), (&missing, 2)] {
         let runs = [
             vec!["inspect".into(), path.clone()],
             vec!["replay".into(), path.clone(), "--workspace".into(), s.ws()],
