@@ -154,7 +154,11 @@ impl App {
         };
         let n = call.number;
         self.branch.asking = Some(n);
-        self.notify(continue_question(n, &self.agent.config, &self.agent.provider));
+        self.notify(continue_question(
+            n,
+            &self.agent.config,
+            &self.agent.provider,
+        ));
     }
 
     fn start_continue(&mut self, n: usize) -> Vec<Effect> {

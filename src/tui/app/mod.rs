@@ -53,8 +53,8 @@ mod navigation;
 mod outputs;
 mod overlays;
 mod pane_actions;
-mod screen;
 mod recorded_views;
+mod screen;
 mod search;
 mod sessions;
 mod state;
@@ -91,9 +91,9 @@ pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
 pub use outputs::OutputsState;
+pub use overlays::STRATEGY_ROW;
 use screen::Screen;
 pub use screen::notice_pages;
-pub use overlays::STRATEGY_ROW;
 pub use search::{Hit, Search, event_text as search_event_text, search_matches};
 pub use sessions::SessionsState;
 pub use state::ConvRow;

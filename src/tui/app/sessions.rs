@@ -106,7 +106,9 @@ impl App {
     /// The sessions browser or an opened session has focus: the main pane takes the
     /// screen's width (`layout::areas_of`).
     pub fn browsing(&self) -> bool {
-        self.sessions.active && self.screen.focus == Pane::Transcripts && self.timeline_view.is_none()
+        self.sessions.active
+            && self.screen.focus == Pane::Transcripts
+            && self.timeline_view.is_none()
     }
 
     /// The sessions browser's and the opened session's state.
