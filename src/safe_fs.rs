@@ -402,6 +402,48 @@ pub fn is_stale_temp_name(name: &str) -> bool {
     temp_name_pid(name).is_some_and(|pid| pid != std::process::id() && !process_alive(pid))
 }
 
+/// A new append-only log file in `dir` (made, with its parents, if missing), named
+/// `<prefix>-<started>-<pid>.jsonl`, or `-2`, `-3`, ... after it when that name is taken:
+/// opened with `O_EXCL`, never following a symlink, mode 0600. ctxlab's recordings and the
+/// proxy's captures are both such files; a second process never appends to the first's.
+pub fn create_numbered_log(dir: &Path, prefix: &str, started: u64) -> io::Result<(PathBuf, File)> {
+    std::fs::create_dir_all(dir)?;
+    let pid = std::process::id();
+    for n in 1..10_000u32 {
+        let name = match n {
+            1 => format!("{prefix}-{started}-{pid}.jsonl"),
+            n => format!("{prefix}-{started}-{pid}-{n}.jsonl"),
+        };
+        let path = dir.join(name);
+        match open_log(&path, true) {
+            Ok(file) => return Ok((path, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "every name is taken",
+    ))
+}
+
+/// An append-only log file opened for appending whole lines: mode 0600 when created,
+/// never through a symlink, never blocking on a FIFO; `new`: it must not exist yet.
+pub fn open_log(path: &Path, new: bool) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.append(true);
+    if new {
+        options.create_new(true);
+    } else {
+        options.create(true);
+    }
+    options
+        .mode(0o600)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32);
+    options.open(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 //! `<data dir>/captures/`; a file named with `--capture` may already exist, but then only
 //! if it is a capture (its first line says so), and it is appended to.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -33,31 +33,14 @@ impl CaptureFile {
             path: path.to_path_buf(),
             source,
         };
-        std::fs::create_dir_all(dir).map_err(|e| failed(dir, e))?;
-        let pid = std::process::id();
-        for n in 1..10_000u32 {
-            let name = match n {
-                1 => format!("capture-{started}-{pid}.jsonl"),
-                n => format!("capture-{started}-{pid}-{n}.jsonl"),
-            };
-            let path = dir.join(name);
-            match open(&path, true) {
-                Ok(file) => {
-                    let capture = CaptureFile {
-                        path,
-                        file: Mutex::new(file),
-                    };
-                    capture.append(&CaptureLine::Header(header.clone()))?;
-                    return Ok(capture);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(failed(&path, e)),
-            }
-        }
-        Err(failed(
-            dir,
-            std::io::Error::new(std::io::ErrorKind::AlreadyExists, "every name is taken"),
-        ))
+        let (path, file) = crate::safe_fs::create_numbered_log(dir, "capture", started)
+            .map_err(|e| failed(dir, e))?;
+        let capture = CaptureFile {
+            path,
+            file: Mutex::new(file),
+        };
+        capture.append(&CaptureLine::Header(header.clone()))?;
+        Ok(capture)
     }
 
     /// The file `--capture` names: created with its header, or appended to when it is
@@ -67,7 +50,7 @@ impl CaptureFile {
             path: path.to_path_buf(),
             source,
         };
-        let file = open(path, false).map_err(failed)?;
+        let file = crate::safe_fs::open_log(path, false).map_err(failed)?;
         let meta = file.metadata().map_err(failed)?;
         if !meta.is_file() {
             return Err(ProxyError::NotACapture(path.to_path_buf()));
@@ -103,25 +86,6 @@ impl CaptureFile {
                 source,
             })
     }
-}
-
-/// Opens for appending, 0600, not following a link at the name; `new` demands a new file.
-fn open(path: &Path, new: bool) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.append(true);
-    if new {
-        options.create_new(true);
-    } else {
-        options.create(true);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600).custom_flags(
-            (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
-        );
-    }
-    options.open(path)
 }
 
 /// Whether the first line of an existing file is a capture's header (read up to 64 KiB).

@@ -3,7 +3,7 @@
 //! one `write` of the whole line, so a reader (the sessions browser, `ctxlab replay`)
 //! never sees half a line from a crash, only whole lines.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -43,24 +43,9 @@ impl RecordingFile {
             path: path.to_path_buf(),
             source,
         };
-        std::fs::create_dir_all(dir).map_err(|e| created(dir, e))?;
-        let pid = std::process::id();
-        for n in 1..10_000u32 {
-            let name = match n {
-                1 => format!("session-{started}-{pid}.jsonl"),
-                n => format!("session-{started}-{pid}-{n}.jsonl"),
-            };
-            let path = dir.join(name);
-            match open_new(&path) {
-                Ok(file) => return Ok(RecordingFile { path, file }),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(created(&path, e)),
-            }
-        }
-        Err(created(
-            dir,
-            std::io::Error::new(std::io::ErrorKind::AlreadyExists, "every name is taken"),
-        ))
+        let (path, file) = crate::safe_fs::create_numbered_log(dir, "session", started)
+            .map_err(|e| created(dir, e))?;
+        Ok(RecordingFile { path, file })
     }
 
     pub fn path(&self) -> &Path {
@@ -83,16 +68,4 @@ impl RecordingFile {
                 source,
             })
     }
-}
-
-/// Opens a new file for appending: exclusive, not following a link at the name, 0600.
-fn open_new(path: &Path) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.append(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)
 }
