@@ -542,12 +542,13 @@ pub(crate) fn cmd_workbench(
         provider_label: launch.label.clone(),
         config: launch.setup.config,
         no_color: ctxlab::tui::no_color_from_env(),
-        // Under `ctxlab open` the agent's notices (no API key, the demo) are not the point.
+        // Under `ctxlab open` and `ctxlab watch` the agent's notices (no API key, the demo)
+        // are not the point: the session read or followed is.
         notices: launch
             .notices
             .clone()
             .into_iter()
-            .filter(|_| !browsing)
+            .filter(|_| !browsing && !following)
             .collect(),
         // The legend explains the panes; the live view of `ctxlab watch` covers them.
         legend_marker: ctxlab::tui::run::legend_marker().filter(|_| !following),
