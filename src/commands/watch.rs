@@ -238,6 +238,9 @@ pub fn watch_json(
             out,
             json!({"event": "error", "path": path, "message": message}),
         ),
+        WatchEvent::Recognised { format } => {
+            write(out, json!({"event": "recognised", "format": format.name()}))
+        }
     });
     match result {
         _ if closed => WatchEnd::Closed,

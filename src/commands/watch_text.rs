@@ -144,6 +144,7 @@ pub fn watch_text(
         }
         WatchEvent::File { event, .. } => write(out, &file_line(&event)),
         WatchEvent::Error { message, .. } => write(out, &format!("cannot read on: {message}")),
+        WatchEvent::Recognised { format } => write(out, &format!("format: {}", format.name())),
     });
     match result {
         _ if closed => WatchEnd::Closed,

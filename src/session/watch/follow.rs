@@ -97,6 +97,11 @@ pub enum WatchEvent {
         path: PathBuf,
         message: String,
     },
+    /// The format became known after `CaughtUp` said it was not (a file followed while
+    /// still empty): said once, when its first lines are read.
+    Recognised {
+        format: SessionFormat,
+    },
 }
 
 /// A sink's answer: go on or stop.
@@ -252,6 +257,8 @@ fn follow_file(
     }
     let mut live = LiveSession::new();
     let mut caught_up = false;
+    // The format the sink was last told (by `CaughtUp` or `Recognised`).
+    let mut told_format: Option<SessionFormat> = None;
     let mut items = Vec::new();
     loop {
         if stop.load(Ordering::Relaxed) {
@@ -284,6 +291,7 @@ fn follow_file(
             if restart {
                 // Everything is read again, as a new session of the same name.
                 live = LiveSession::new();
+                told_format = None;
                 if !sink(WatchEvent::Following {
                     path: path.clone(),
                     why: "the same name, read again from its start".into(),
@@ -321,8 +329,18 @@ fn follow_file(
         if read.more {
             continue;
         }
+        if caught_up
+            && told_format.is_none()
+            && let Some(format) = live.format()
+        {
+            told_format = Some(format);
+            if !sink(WatchEvent::Recognised { format }) {
+                return Ok(None);
+            }
+        }
         if !caught_up {
             caught_up = true;
+            told_format = live.format();
             if !sink(WatchEvent::CaughtUp {
                 path: path.clone(),
                 format: live.format(),

@@ -427,6 +427,10 @@ impl LiveView {
                 self.push(LiveRow::Notice(text));
                 false
             }
+            WatchEvent::Recognised { format } => {
+                self.format = Some(format);
+                false
+            }
             WatchEvent::Error { message, .. } => {
                 let text = format!("cannot read on: {message}");
                 self.push(LiveRow::Notice(text.clone()));

@@ -366,3 +366,25 @@ fn a_missing_session_is_said_in_one_line_and_a_closed_stdout_ends_quietly() {
         "{err}"
     );
 }
+
+#[test]
+fn a_file_followed_while_empty_says_its_format_once_its_first_lines_arrive() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    std::fs::write(&file, "").unwrap();
+    let mut w = Watch::start(
+        &[file.to_str().unwrap(), "--json", "--poll-ms", "50"],
+        dir.path(),
+        &[],
+    );
+    let summary = w.until("the summary", is("summary"));
+    assert_eq!(summary["format"], Value::Null, "{summary}");
+    line(&file, &claude_user(1, "hi"));
+    line(&file, &claude_call(2, 10));
+    let told = w.until("the format", is("recognised"));
+    assert_eq!(told["format"], "claude-code", "{told}");
+    w.until("the call", is("call"));
+    let seen = w.interrupt();
+    let times = seen.iter().filter(|v| event(v) == "recognised").count();
+    assert_eq!(times, 1, "said once: {seen:#?}");
+}
