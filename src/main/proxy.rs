@@ -44,7 +44,7 @@ pub(crate) fn cmd_proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
         say!(
             "ctxlab proxy: listening on http://{addr}, forwarding to {}",
             match &config.upstream {
-                Some(u) => ctxlab::proxy::without_query(u).to_string(),
+                Some(u) => ctxlab::proxy::public_url(u),
                 None => "https://api.anthropic.com (/v1/messages...) and https://api.openai.com (/v1/chat/completions, /v1/responses)".to_string(),
             }
         );

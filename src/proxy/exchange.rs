@@ -59,7 +59,7 @@ pub async fn handle(
         method: parts.method.as_str().to_string(),
         path: parts.uri.path().to_string(),
         api,
-        upstream: super::without_query(&root).to_string(),
+        upstream: super::public_url(&root),
         headers: recorded(&headers),
     };
     // The one header changed on the way: the capture must be able to read the answer, and

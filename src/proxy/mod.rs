@@ -175,10 +175,7 @@ impl Proxy {
             ctxlab: env!("CARGO_PKG_VERSION").to_string(),
             started: crate::record::lines::iso_utc(crate::util::unix_now()),
             listen: addr.to_string(),
-            upstream: config
-                .upstream
-                .as_deref()
-                .map(|u| without_query(u).to_string()),
+            upstream: config.upstream.as_deref().map(public_url),
         };
         let capture = match &config.capture {
             CaptureTarget::NewIn(dir) => {
@@ -274,9 +271,18 @@ fn upstream_is_loopback(upstream: Option<&str>) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// A URL without its query and fragment: what may be written down.
-pub fn without_query(url: &str) -> &str {
-    url.split(['?', '#']).next().unwrap_or(url)
+/// An upstream URL as it may be shown and recorded: without its query and fragment (a query
+/// may carry a key) and without a `user:password@` before its host.
+pub fn public_url(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or(url);
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
 }
 
 /// Now as ISO 8601 UTC with milliseconds.
@@ -338,4 +344,19 @@ pub fn watch_line(e: &Exchange) -> String {
         line.push_str(&format!(" · {f}"));
     }
     crate::sanitize::sanitize_line(&line).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::public_url;
+
+    #[test]
+    fn an_upstream_is_recorded_without_its_query_or_credentials() {
+        assert_eq!(
+            public_url("https://user:s3cret@example.test:8443/v1?key=abc#x"),
+            "https://example.test:8443/v1"
+        );
+        assert_eq!(public_url("http://127.0.0.1:9/v1"), "http://127.0.0.1:9/v1");
+        assert_eq!(public_url("http://h/p@q"), "http://h/p@q");
+    }
 }
