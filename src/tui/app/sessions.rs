@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use super::{App, Effect, ListState, LoadKind, Pane};
 use crate::message::Message;
-use crate::session::Summary;
 use crate::tui::keys::Action;
 use crate::tui::sessions::browse::BrowserView;
 use crate::tui::sessions::scratch::scratch_dir;
@@ -510,21 +509,11 @@ pub(super) fn opened_row_text(open: &OpenedSession, i: usize) -> Option<(String,
         }
         ViewRow::Compaction(k) => {
             let c = open.compactions().get(*k)?;
-            let mut text = crate::tui::sessions::text::compaction_headline(c, *k);
-            text.push_str("\n\n");
-            match &c.summary {
-                Summary::Text(t) => text.push_str(t),
-                Summary::Encrypted => text.push_str(
-                    "The summary is encrypted by the provider: the model read it, nobody else can.",
-                ),
-                Summary::NotRecorded => text.push_str("The file holds no summary for it."),
-                Summary::None => {}
-            }
-            let kept = crate::tui::sessions::text::kept_text(c);
-            if !kept.is_empty() {
-                text.push_str("\n\nKept:\n");
-                text.push_str(&kept);
-            }
+            let text = crate::tui::sessions::text::compaction_detail(
+                c,
+                crate::tui::sessions::text::compaction_headline(c, *k),
+                "The file holds no summary for it.",
+            );
             Some((format!("{} compaction {}", open.label(), k + 1), text))
         }
     }

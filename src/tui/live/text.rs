@@ -1,9 +1,8 @@
 //! The live view's words: what happened to the followed file, and a row's full text for
 //! the viewer. Unsanitized (the drawing and the viewer sanitize what they show).
 
-use crate::session::model::Summary;
 use crate::session::watch::FileEvent;
-use crate::tui::sessions::text::{compaction_headline, kept_text};
+use crate::tui::sessions::text::{compaction_detail, compaction_headline};
 use crate::util::group_digits;
 
 use super::LiveRow;
@@ -74,22 +73,8 @@ pub fn row_full_text(row: &LiveRow) -> (String, String) {
         }
         LiveRow::Compaction { index, compaction } => {
             let c = compaction;
-            let mut text = compaction_headline(c, *index);
-            text.push_str(&format!(" · line {}", c.line));
-            text.push_str("\n\n");
-            match &c.summary {
-                Summary::Text(t) => text.push_str(t),
-                Summary::Encrypted => text.push_str(
-                    "The summary is encrypted by the provider: the model read it, nobody else can.",
-                ),
-                Summary::NotRecorded => text.push_str("The file holds no summary for it (yet)."),
-                Summary::None => {}
-            }
-            let kept = kept_text(c);
-            if !kept.is_empty() {
-                text.push_str("\n\nKept:\n");
-                text.push_str(&kept);
-            }
+            let headline = format!("{} · line {}", compaction_headline(c, *index), c.line);
+            let text = compaction_detail(c, headline, "The file holds no summary for it (yet).");
             (format!("compaction {}", index + 1), text)
         }
         LiveRow::Skipped { line, what } => (

@@ -2,7 +2,7 @@
 //! text of a row) and the drawing (its rows and headlines) use: a leaf, so neither reaches
 //! into the other.
 
-use crate::session::{Compaction, CompactionKind, TokenCount};
+use crate::session::{Compaction, CompactionKind, Summary, TokenCount};
 use crate::util::plural;
 
 /// A token count as shown, `?` when the file does not record it.
@@ -67,4 +67,26 @@ pub fn kept_text(c: &Compaction) -> String {
             .collect::<Vec<_>>()
             .join("\n"),
     }
+}
+
+/// A recorded compaction in full, as the viewer shows it (an opened session and the live
+/// view): `headline`, a blank line, the summary or why there is none (`no_summary` when the
+/// file records none) and what it kept.
+pub fn compaction_detail(c: &Compaction, headline: String, no_summary: &str) -> String {
+    let mut text = headline;
+    text.push_str("\n\n");
+    match &c.summary {
+        Summary::Text(t) => text.push_str(t),
+        Summary::Encrypted => text.push_str(
+            "The summary is encrypted by the provider: the model read it, nobody else can.",
+        ),
+        Summary::NotRecorded => text.push_str(no_summary),
+        Summary::None => {}
+    }
+    let kept = kept_text(c);
+    if !kept.is_empty() {
+        text.push_str("\n\nKept:\n");
+        text.push_str(&kept);
+    }
+    text
 }
