@@ -331,6 +331,7 @@ fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
         .map_err(|e| session_error(&args.session, e))?;
     let config = recording::recorded_config(config, loaded.recorded_config, &args.thresholds);
     let recorded = loaded.recorded;
+    let recorded_run = loaded.recorded_run;
     let session = loaded.messages;
     let name = args
         .session
@@ -348,7 +349,7 @@ fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
         now_secs: now_secs(args.now),
         recorded,
     };
-    let (page, totals) = export_page(&name, session, root, &options)?;
+    let (page, totals) = export_page(&name, session, Some(&recorded_run), root, &options)?;
     write_page(&args.out, &page, &[&args.session])?;
     say!(
         "wrote {} ({} model calls, {} bytes)",
