@@ -529,8 +529,15 @@ pub(crate) fn cmd_workbench(
     let live =
         live.unwrap_or_else(|| ctxlab::tui::live::LiveOptions::new(watch::bell_setting(false)));
     let following = live.follows();
-    let mut launch = prepare(&args.launch_options()).map_err(launch_error)?;
     let browsing = sessions.is_some();
+    // Reading or following sessions calls no model: no provider setting is looked up, so
+    // a wrong one does not stop the workbench from opening.
+    let launch = if browsing || following {
+        ctxlab::startup::reading::prepare_reader(&args.launch_options())
+    } else {
+        prepare(&args.launch_options())
+    };
+    let mut launch = launch.map_err(launch_error)?;
     // Paused before the first stage or model call: the agent says so as it starts.
     launch.setup.step_mode = step;
     // Logs go to a file: nothing may reach stdout or stderr while the TUI owns the screen.
