@@ -349,7 +349,7 @@ fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
         now_secs: now_secs(args.now),
         recorded,
     };
-    let (page, totals) = export_page(&name, session, Some(&recorded_run), root, &options)?;
+    let (page, totals) = export_page(&name, session, Some(recorded_run.as_ref()), root, &options)?;
     write_page(&args.out, &page, &[&args.session])?;
     say!(
         "wrote {} ({} model calls, {} bytes)",

@@ -323,7 +323,7 @@ pub struct LoadedHistory {
     pub recorded_config: Option<crate::compact::PipelineConfig>,
     /// What the file records of its live run (usage, compactions, stage events), for a
     /// replay to show beside its own figures (`ctxlab export`).
-    pub recorded_run: recorded_run::RecordedRun,
+    pub recorded_run: Box<recorded_run::RecordedRun>,
 }
 
 impl LoadedHistory {
@@ -347,7 +347,7 @@ pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
     let without_conversation = holds::without_conversation(&session);
     let recorded = session.recorded.clone();
     let recorded_config = session.recorded_config;
-    let recorded_run = recorded_run::RecordedRun::of(&session);
+    let recorded_run = Box::new(recorded_run::RecordedRun::of(&session));
     let messages = session.into_replay_messages();
     // The pipeline asks every message's size before the first call: compute them now, on
     // every core (arrays already did while parsing).

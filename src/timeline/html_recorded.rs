@@ -101,9 +101,9 @@ pub(super) fn section(s: &mut String, t: &Timeline) {
 /// A ctxlab recording: its stage events, and whether the replay fired the same.
 fn ctxlab_run(s: &mut String, t: &Timeline, live: &LiveRun, config: &PipelineConfig) {
     let stages = live.stage_counts();
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<p>The live run ran {} and recorded {} that changed the history ({}).</p>\n",
+        "<p>The live run ran {} and recorded {} that changed the history ({}).</p>",
         escape(&settings(config)),
         plural(live.run.stages.len(), "stage event", "stage events"),
         escape(&named_counts(&stages)),
@@ -139,11 +139,11 @@ fn ctxlab_run(s: &mut String, t: &Timeline, live: &LiveRun, config: &PipelineCon
     } else {
         "other settings than the live run"
     };
-    let _ = write!(
+    let _ = writeln!(
         s,
         "<p>This replay ran {} ({same}) and fired {} ({}){}. Its stages and sizes are its \
          own; the API input tokens in the table are the live run's, each on the call that \
-         produced the same answer.</p>\n",
+         produced the same answer.</p>",
         escape(&settings(&live.replay_config)),
         plural(
             t.steps.iter().filter(|st| st.report.changed).count(),
@@ -169,12 +169,12 @@ fn other_tool(s: &mut String, live: &LiveRun) {
         Tool::Proxy => "the captured agent",
         other => other.name(),
     };
-    let _ = write!(
+    let _ = writeln!(
         s,
         "<p>The live run compacted as {} does; this replay runs {} on the same conversation \
          instead, so its stages and sizes are its own. The API input tokens in the table are \
          the live run's, each on the call that produced the same answer (after a compaction \
-         the live run sent other requests than the replay).</p>\n",
+         the live run sent other requests than the replay).</p>",
         escape(tool),
         escape(&settings(&live.replay_config)),
     );
