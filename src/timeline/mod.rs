@@ -129,9 +129,8 @@ pub struct ModelCall {
     pub gone: Vec<GoneRow>,
     /// The API's count of input tokens, when it reported one.
     pub input_tokens: Option<u64>,
-    /// A replay of a session file that records usage: the API's input tokens of the live
-    /// run's call that produced the same answer (the live run's figure, not this
-    /// request's; `recorded`).
+    /// A replay: the live run's API input tokens for the same answer, as the file recorded
+    /// them (not this request's count; `recorded`).
     pub live_input_tokens: Option<u64>,
     pub outcome: CallOutcome,
     /// The API's words when it refused the call as too long (its reason, for every view
