@@ -331,6 +331,7 @@ fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
         .map_err(|e| session_error(&args.session, e))?;
     let config = recording::recorded_config(config, loaded.recorded_config, &args.thresholds);
     let recorded = loaded.recorded;
+    let recorded_run = loaded.recorded_run;
     let session = loaded.messages;
     let name = args
         .session
@@ -348,7 +349,7 @@ fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
         now_secs: now_secs(args.now),
         recorded,
     };
-    let (page, totals) = export_page(&name, session, root, &options)?;
+    let (page, totals) = export_page(&name, session, Some(recorded_run.as_ref()), root, &options)?;
     write_page(&args.out, &page, &[&args.session])?;
     say!(
         "wrote {} ({} model calls, {} bytes)",
@@ -528,8 +529,15 @@ pub(crate) fn cmd_workbench(
     let live =
         live.unwrap_or_else(|| ctxlab::tui::live::LiveOptions::new(watch::bell_setting(false)));
     let following = live.follows();
-    let mut launch = prepare(&args.launch_options()).map_err(launch_error)?;
     let browsing = sessions.is_some();
+    // Reading or following sessions calls no model: no provider setting is looked up, so
+    // a wrong one does not stop the workbench from opening.
+    let launch = if browsing || following {
+        ctxlab::startup::reading::prepare_reader(&args.launch_options())
+    } else {
+        prepare(&args.launch_options())
+    };
+    let mut launch = launch.map_err(launch_error)?;
     // Paused before the first stage or model call: the agent says so as it starts.
     launch.setup.step_mode = step;
     // Logs go to a file: nothing may reach stdout or stderr while the TUI owns the screen.

@@ -5,6 +5,8 @@
 //! both checked) and what child processes may see (no provider keys; their values redacted
 //! from tool output). Shared by the TUI and `ctxlab run` so both start the same way.
 
+pub mod reading;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

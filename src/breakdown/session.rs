@@ -86,12 +86,11 @@ fn call_points(s: &Session) -> Vec<CallPoint> {
                     .rposition(|m| m.role() == "assistant")
                     .unwrap_or(k)
             });
-            let t = c.usage.context_tokens();
             CallPoint {
                 upto,
                 message: c.message,
                 model: c.model.clone(),
-                recorded: (t > 0).then_some(t),
+                recorded: c.prompt_tokens(),
             }
         })
         .collect()

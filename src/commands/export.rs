@@ -10,19 +10,24 @@ pub use crate::export_file::{ExportError, Target, write_export};
 
 use crate::message::Message;
 use crate::pipeline_replay::{ReplayOptions, ReplayTotals};
+use crate::session::recorded_run::RecordedRun;
 use crate::store::Store;
 use crate::timeline::{Timeline, html};
 
 /// The page for `session` (named `name` in its title), replayed with `options`; file
-/// names are decided as in a workspace at `root`, which is never written.
+/// names are decided as in a workspace at `root`, which is never written. `recorded`: what
+/// the file recorded of its live run (usage, compactions, stage events), shown beside the
+/// replay's own figures.
 pub fn export_page(
     name: &str,
     session: Vec<Message>,
+    recorded: Option<&RecordedRun>,
     root: &Path,
     options: &ReplayOptions,
 ) -> Result<(String, ReplayTotals), ExportError> {
     let store = Store::new(root).dry_run();
-    let (timeline, totals) = Timeline::from_replay(name, session, &store, options)?;
+    let (timeline, totals) =
+        Timeline::from_recorded_replay(name, session, recorded, &store, options)?;
     Ok((html::page(&timeline), totals))
 }
 

@@ -4,59 +4,11 @@
 
 use std::io::Write;
 
-use crate::session::summary::{CompactionLine, SessionSummary};
-use crate::session::{TokenCount, TokenSource};
+use crate::session::summary::SessionSummary;
 use crate::util::group_digits;
-
-fn tokens(t: &Option<TokenCount>) -> String {
-    match t {
-        None => "?".to_string(),
-        Some(t) => match t.source {
-            TokenSource::Recorded => t.text(),
-            TokenSource::LastCallBefore => format!("{} (last call before)", t.text()),
-            TokenSource::FirstCallAfter => format!("{} (first call after)", t.text()),
-        },
-    }
-}
 
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{} {}", group_digits(n), crate::util::noun(n, one, many))
-}
-
-fn compaction_line(i: usize, c: &CompactionLine) -> String {
-    let mut s = format!(
-        "  #{} {} {} at message {} (line {}): {} -> {} tokens",
-        i + 1,
-        c.kind,
-        c.trigger.as_deref().unwrap_or("trigger unknown"),
-        c.at,
-        c.line,
-        tokens(&c.tokens_before),
-        tokens(&c.tokens_after),
-    );
-    if let Some(ms) = c.duration_ms {
-        s.push_str(&format!(", {:.1} s", ms as f64 / 1000.0));
-    }
-    match (c.summary, c.summary_chars) {
-        ("text", Some(n)) => s.push_str(&format!("; summary {}", plural(n, "char", "chars"))),
-        ("encrypted", _) => s.push_str("; summary encrypted by the provider"),
-        ("not_recorded", _) => s.push_str("; summary not recorded"),
-        _ => {}
-    }
-    match c.kept_messages {
-        Some(n) if c.kind == "full" => {
-            s.push_str(&format!("; kept {}", plural(n, "message", "messages")))
-        }
-        None => s.push_str("; what was kept is not recorded"),
-        _ => {}
-    }
-    if c.cleared_tool_results > 0 {
-        s.push_str(&format!(
-            "; {} cleared",
-            plural(c.cleared_tool_results, "tool result", "tool results")
-        ));
-    }
-    s
 }
 
 /// Writes the summary as lines (or one JSON object).
@@ -136,7 +88,7 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
     )?;
     writeln!(out, "compactions: {}", s.compactions.len())?;
     for (i, c) in s.compactions.iter().enumerate() {
-        writeln!(out, "{}", compaction_line(i, c))?;
+        writeln!(out, "  {}", c.describe(i))?;
     }
     if !s.sidechains.is_empty() {
         writeln!(out, "sidechains: {}", s.sidechains.len())?;

@@ -30,19 +30,24 @@ pub(crate) fn cmd_open(args: cli::OpenArgs) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    // Reading sessions needs no demo: the agent idles in a folder removed at exit, so an
-    // open leaves nothing in the data dir (no `workspaces/tour-*`, no recording).
     let mut agent = args.agent;
-    let _idle_workspace = match agent.workspace {
-        Some(_) => None,
-        None => {
-            let dir = tempfile::Builder::new()
-                .prefix("ctxlab-open-")
-                .tempdir()
-                .context("cannot create a temporary workspace")?;
-            agent.workspace = Some(dir.path().to_path_buf());
-            Some(dir)
-        }
-    };
+    let _idle_workspace = idle_workspace(&mut agent)?;
     cmd_workbench(agent, false, Some(sessions), None)
+}
+
+/// Reading or following sessions needs no demo: the agent idles in a folder removed at
+/// exit, so `open` and `watch` leave nothing in the data dir (no `workspaces/tour-*`, no
+/// recording). None when `--workspace` names one.
+pub(crate) fn idle_workspace(
+    agent: &mut cli::AgentArgs,
+) -> anyhow::Result<Option<tempfile::TempDir>> {
+    if agent.workspace.is_some() {
+        return Ok(None);
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("ctxlab-open-")
+        .tempdir()
+        .context("cannot create a temporary workspace")?;
+    agent.workspace = Some(dir.path().to_path_buf());
+    Ok(Some(dir))
 }

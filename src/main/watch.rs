@@ -55,7 +55,9 @@ pub(crate) fn cmd_watch(args: WatchArgs) -> anyhow::Result<ExitCode> {
         let live = ctxlab::tui::live::LiveOptions::new(bell)
             .waiting(options.poll, options.notify)
             .following(chosen);
-        return crate::cmd_workbench(crate::cli::AgentArgs::default(), false, None, Some(live));
+        let mut agent = crate::cli::AgentArgs::default();
+        let _idle_workspace = crate::open::idle_workspace(&mut agent)?;
+        return crate::cmd_workbench(agent, false, None, Some(live));
     }
     exit_on_signal_or_closed_stdout();
     let stop = AtomicBool::new(false);

@@ -28,6 +28,7 @@ pub mod numbers;
 pub mod open;
 pub mod recorded;
 mod recorded_event;
+pub mod recorded_run;
 mod stream;
 pub mod summary;
 pub mod title;
@@ -320,6 +321,9 @@ pub struct LoadedHistory {
     pub recorded: Vec<recorded::RecordedEvent>,
     /// A ctxlab recording's strategy and numbers at its start.
     pub recorded_config: Option<crate::compact::PipelineConfig>,
+    /// What the file records of its live run (usage, compactions, stage events), for a
+    /// replay to show beside its own figures (`ctxlab export`).
+    pub recorded_run: Box<recorded_run::RecordedRun>,
 }
 
 impl LoadedHistory {
@@ -343,6 +347,7 @@ pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
     let without_conversation = holds::without_conversation(&session);
     let recorded = session.recorded.clone();
     let recorded_config = session.recorded_config;
+    let recorded_run = Box::new(recorded_run::RecordedRun::of(&session));
     let messages = session.into_replay_messages();
     // The pipeline asks every message's size before the first call: compute them now, on
     // every core (arrays already did while parsing).
@@ -359,6 +364,7 @@ pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
         without_conversation,
         recorded,
         recorded_config,
+        recorded_run,
     })
 }
 

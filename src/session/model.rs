@@ -354,6 +354,16 @@ pub struct RecordedCall {
     pub context_window: Option<u64>,
 }
 
+impl RecordedCall {
+    /// The API's count of the prompt this call sent (cache included), when the file
+    /// records one: the one figure `inspect --calls`, the workbench and an exported
+    /// replay show for a recorded call (a count of 0 is a file that wrote no usage).
+    pub fn prompt_tokens(&self) -> Option<u64> {
+        let t = self.usage.context_tokens();
+        (t > 0).then_some(t)
+    }
+}
+
 /// Something in the file that could not be used; the rest of the file still loaded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LoadWarning {
@@ -388,6 +398,10 @@ pub struct Session {
     /// A ctxlab recording's strategy and numbers at its start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_config: Option<crate::compact::PipelineConfig>,
+    /// A ctxlab recording's stage events that changed the history, in order, each with
+    /// the call it ran before; empty for the other formats.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recorded_stages: Vec<super::recorded_event::RecordedStage>,
 }
 
 /// Claude Code writes this into a tool result that a micro compaction cleared.
@@ -408,6 +422,7 @@ impl Session {
             lines: 0,
             recorded: Vec::new(),
             recorded_config: None,
+            recorded_stages: Vec::new(),
         }
     }
 

@@ -6,8 +6,28 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::model::{Compaction, LoadWarning, MessageKind, Session, Summary, TokenCount};
+use super::model::{
+    Compaction, LoadWarning, MessageKind, Session, Summary, TokenCount, TokenSource,
+};
 use super::numbers::{ProjectSource, SessionNumbers};
+use crate::util::group_digits;
+
+/// A compaction's token count as `inspect` writes it: `~` for an estimate, and where an
+/// estimate came from.
+fn tokens(t: &Option<TokenCount>) -> String {
+    match t {
+        None => "?".to_string(),
+        Some(t) => match t.source {
+            TokenSource::Recorded => t.text(),
+            TokenSource::LastCallBefore => format!("{} (last call before)", t.text()),
+            TokenSource::FirstCallAfter => format!("{} (first call after)", t.text()),
+        },
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", group_digits(n), crate::util::noun(n, one, many))
+}
 
 /// One compaction, summarized.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -30,7 +50,46 @@ pub struct CompactionLine {
 }
 
 impl CompactionLine {
-    fn of(c: &Compaction) -> CompactionLine {
+    /// `#1 full manual at message 5 (line 14): 2,150 -> 900 tokens, 12.0 s; summary 202
+    /// chars; kept 1 message`: compaction `i` (from 0) as `inspect` lists it and an
+    /// exported replay shows it.
+    pub fn describe(&self, i: usize) -> String {
+        let mut s = format!(
+            "#{} {} {} at message {} (line {}): {} -> {} tokens",
+            i + 1,
+            self.kind,
+            self.trigger.as_deref().unwrap_or("trigger unknown"),
+            self.at,
+            self.line,
+            tokens(&self.tokens_before),
+            tokens(&self.tokens_after),
+        );
+        if let Some(ms) = self.duration_ms {
+            s.push_str(&format!(", {:.1} s", ms as f64 / 1000.0));
+        }
+        match (self.summary, self.summary_chars) {
+            ("text", Some(n)) => s.push_str(&format!("; summary {}", plural(n, "char", "chars"))),
+            ("encrypted", _) => s.push_str("; summary encrypted by the provider"),
+            ("not_recorded", _) => s.push_str("; summary not recorded"),
+            _ => {}
+        }
+        match self.kept_messages {
+            Some(n) if self.kind == "full" => {
+                s.push_str(&format!("; kept {}", plural(n, "message", "messages")))
+            }
+            None => s.push_str("; what was kept is not recorded"),
+            _ => {}
+        }
+        if self.cleared_tool_results > 0 {
+            s.push_str(&format!(
+                "; {} cleared",
+                plural(self.cleared_tool_results, "tool result", "tool results")
+            ));
+        }
+        s
+    }
+
+    pub fn of(c: &Compaction) -> CompactionLine {
         let (summary, summary_chars) = match &c.summary {
             Summary::Text(t) => ("text", Some(t.chars().count())),
             Summary::Encrypted => ("encrypted", None),

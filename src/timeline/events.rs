@@ -2,10 +2,12 @@
 //! replay of a recorded session through the one replay loop (`from_replay`). Both feed the
 //! same builder methods, so a live session and a replayed one give the same kind of model.
 
+use super::recorded::LiveRun;
 use super::{Source, StepId, Timeline};
 use crate::agent::events::AgentEvent;
 use crate::message::Message;
 use crate::pipeline_replay::{ReplayOptions, ReplayStep, ReplayTotals, replay_steps};
+use crate::session::recorded_run::RecordedRun;
 use crate::store::{Store, StoreError};
 
 impl Timeline {
@@ -49,6 +51,20 @@ impl Timeline {
         store: &Store,
         options: &ReplayOptions,
     ) -> Result<(Timeline, ReplayTotals), StoreError> {
+        Timeline::from_recorded_replay(name, session, None, store, options)
+    }
+
+    /// `from_replay` of a session file that recorded its live run (`RecordedRun`): each
+    /// call also gets the recorded input tokens of the live run's call that produced the
+    /// same answer, and the timeline keeps the recorded stage events and compactions
+    /// beside its own (`recorded::LiveRun`).
+    pub fn from_recorded_replay(
+        name: &str,
+        session: Vec<Message>,
+        recorded: Option<&RecordedRun>,
+        store: &Store,
+        options: &ReplayOptions,
+    ) -> Result<(Timeline, ReplayTotals), StoreError> {
         let mut timeline = Timeline::new(
             Source::Replay {
                 name: name.to_string(),
@@ -56,8 +72,14 @@ impl Timeline {
             options.config.context_limit,
         );
         timeline.unit = options.config.strategy.unit();
+        // Messages entered so far: a call is made just before its answer enters, so this
+        // is the index of the answer it produces.
+        let mut entered = 0usize;
         let totals = replay_steps(session, store, options, |step| match step {
-            ReplayStep::Appended(m) => timeline.appended(m.clone()),
+            ReplayStep::Appended(m) => {
+                entered += 1;
+                timeline.appended(m.clone());
+            }
             ReplayStep::Stage { report, history } => {
                 timeline.stage_ran(report.clone(), report.changed.then_some(history));
             }
@@ -66,9 +88,19 @@ impl Timeline {
                 // A recording's refused call is marked as the live run marked it.
                 if let Some(words) = &record.refused {
                     timeline.refused(words);
+                } else if let (Some(run), Some(c)) = (recorded, timeline.calls.last_mut()) {
+                    c.live_input_tokens = run.input_tokens_for(entered);
                 }
             }
         })?;
+        if let Some(run) = recorded.filter(|r| !r.is_empty()) {
+            timeline.live_run = Some(Box::new(LiveRun::new(
+                run.clone(),
+                options.config,
+                &totals.not_applied,
+                &timeline.steps,
+            )));
+        }
         Ok((timeline, totals))
     }
 }

@@ -81,6 +81,7 @@ pub fn page(t: &Timeline) -> String {
         escape(&name)
     );
     header(&mut s, t);
+    super::html_recorded::section(&mut s, t);
     let _ = write!(
         s,
         "<h2 id=\"plot\">Request size per model call</h2>\n{}\n<p class=\"legend\">\
@@ -119,9 +120,16 @@ fn refusals(s: &mut String, t: &Timeline) {
     if refused.is_empty() {
         return;
     }
+    // A replay that does not reproduce the live run sent other sizes than the API refused.
+    let whose = match t.live_run() {
+        Some(live) if !live.reproduces() => {
+            " (the live run's refusals: the API's words are for the live run's request)"
+        }
+        _ => "",
+    };
     let _ = write!(
         s,
-        "<p>Refused by the API as too long:</p>\n<ul class=\"refusals\">\n{}\n</ul>\n",
+        "<p>Refused by the API as too long{whose}:</p>\n<ul class=\"refusals\">\n{}\n</ul>\n",
         refused.join("\n")
     );
 }
@@ -157,14 +165,19 @@ fn header(s: &mut String, t: &Timeline) {
         }
     }
     let fired: Vec<String> = fired.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    let fired = if fired.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", fired.join(", "))
+    };
     let note = super::html_exact::note(t);
     let _ = write!(
         s,
-        "<p>{} model calls · {} stage events that changed the history ({}) · limit {} · \
+        "<p>{} model calls · {} stage events that changed the history{} · limit {} · \
          {} messages appended.</p>\n<p class=\"reason\">{}</p>\n",
         t.calls.len(),
         changed,
-        escape(&fired.join(", ")),
+        escape(&fired),
         escape(&t.limit_text()),
         t.session.len(),
         escape(&note)
@@ -172,14 +185,17 @@ fn header(s: &mut String, t: &Timeline) {
 }
 
 fn calls_table(s: &mut String, t: &Timeline) {
-    s.push_str(
+    let _ = write!(
+        s,
         "<h2 id=\"calls\">Model calls</h2>\n<table>\n<tr><th class=\"n\">call</th>\
          <th class=\"n\">before</th><th class=\"n\">sent</th><th class=\"n\">messages</th>\
-         <th>stages</th><th class=\"n\">API input tokens</th><th>outcome</th><th>every stage that ran</th></tr>\n",
+         <th>stages</th><th class=\"n\">{}</th><th>outcome</th><th>every stage that ran</th></tr>\n",
+        super::html_recorded::usage_column(t)
     );
     for c in &t.calls {
         let tokens = c
             .input_tokens
+            .or(c.live_input_tokens)
             .map(|n| group_digits(n as usize))
             .unwrap_or_else(|| "–".into());
         let outcome = match c.outcome {

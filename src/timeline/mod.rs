@@ -22,8 +22,10 @@ pub mod html;
 mod html_escape;
 mod html_exact;
 mod html_forgot;
+mod html_recorded;
 pub mod label;
 pub mod lineage;
+pub mod recorded;
 mod svg;
 mod svg_scale;
 mod svg_stack;
@@ -127,6 +129,9 @@ pub struct ModelCall {
     pub gone: Vec<GoneRow>,
     /// The API's count of input tokens, when it reported one.
     pub input_tokens: Option<u64>,
+    /// A replay: the live run's API input tokens for the same answer, as the file recorded
+    /// them (not this request's count; `recorded`).
+    pub live_input_tokens: Option<u64>,
     pub outcome: CallOutcome,
     /// The API's words when it refused the call as too long (its reason, for every view
     /// and the export).
@@ -250,6 +255,8 @@ pub struct Timeline {
     oldest_kept_body: usize,
     /// Most bytes of one kept body, and of all together (`exact::KEPT_BODY_BYTES`, ...).
     body_budget: (usize, usize),
+    /// A replay of a session file: what it recorded of its live run (`recorded`).
+    live_run: Option<Box<recorded::LiveRun>>,
 }
 
 impl Timeline {
@@ -270,6 +277,7 @@ impl Timeline {
             kept_body_bytes: 0,
             oldest_kept_body: 0,
             body_budget: (exact::KEPT_BODY_BYTES, exact::KEPT_BODIES_BYTES),
+            live_run: None,
         }
     }
 
@@ -442,6 +450,7 @@ impl Timeline {
             rows,
             gone: std::mem::take(&mut self.gone),
             input_tokens: None,
+            live_input_tokens: None,
             outcome: CallOutcome::Pending,
             refusal: None,
             body: None,

@@ -213,3 +213,172 @@ fn ctxlab_export_reads_every_session_format_and_strategy_the_replay_does() {
         );
     }
 }
+
+/// The tour's live run written by the recorder (as `ctxlab run` records it) into `dir`.
+fn recorded_tour(dir: &Path) -> std::path::PathBuf {
+    let mut recorder = ctxlab::record::Recorder::create(dir, "run").unwrap();
+    for e in &tour().events {
+        recorder.record(e);
+    }
+    recorder.path().to_path_buf()
+}
+
+/// `ctxlab export FILE` (more `args` first), the page it wrote.
+fn exported(file: &Path, args: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("page.html");
+    fixed("export")
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .arg(file)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    check(&html).unwrap();
+    html
+}
+
+/// The page's table row of call `n`.
+fn call_row(html: &str, n: usize) -> &str {
+    let start = html
+        .find(&format!("<tr id=\"call-{n}\">"))
+        .unwrap_or_else(|| panic!("no row for call {n}"));
+    let end = start + html[start..].find("</tr>").unwrap();
+    &html[start..end]
+}
+
+/// The live tour's API input tokens per call (the last count of each), calls counted as
+/// the timeline counts them; and its stage events that changed the history.
+fn live_usage_and_stages() -> (Vec<(usize, u64)>, Vec<&'static str>) {
+    let mut calls = 0;
+    let mut summary = false;
+    let mut usage: Vec<(usize, u64)> = Vec::new();
+    let mut stages = Vec::new();
+    for e in &tour().events {
+        match e {
+            AgentEvent::RequestSent { summary: s, .. } => {
+                summary = *s;
+                if !s {
+                    calls += 1;
+                }
+            }
+            AgentEvent::Usage {
+                input_tokens: Some(t),
+                ..
+            } if !summary => match usage.last_mut() {
+                Some(last) if last.0 == calls => last.1 = *t,
+                _ => usage.push((calls, *t)),
+            },
+            AgentEvent::StageRan { report, .. } if report.changed => {
+                stages.push(report.stage.name())
+            }
+            _ => {}
+        }
+    }
+    (usage, stages)
+}
+
+fn named_counts(names: &[&str]) -> String {
+    let mut out: Vec<(&str, usize)> = Vec::new();
+    for n in names {
+        match out.iter_mut().find(|(k, _)| k == n) {
+            Some(e) => e.1 += 1,
+            None => out.push((n, 1)),
+        }
+    }
+    let parts: Vec<String> = out.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    parts.join(", ")
+}
+
+#[test]
+fn the_export_of_a_recording_holds_its_recorded_usage_and_stage_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = recorded_tour(dir.path());
+    let (usage, stages) = live_usage_and_stages();
+    assert!(
+        usage.len() > 30 && stages.len() > 20,
+        "{usage:?} {stages:?}"
+    );
+    // Under its own strategy and settings: the replay is the live run, and every call shows
+    // the API's input tokens the live run recorded for it.
+    let html = exported(&file, &[]);
+    assert!(html.contains("API input tokens (live run, recorded)"));
+    for (call, tokens) in &usage {
+        let cell = format!(
+            "<td class=\"n\">{}</td>",
+            ctxlab::util::group_digits(*tokens as usize)
+        );
+        assert!(
+            call_row(&html, *call).contains(&cell),
+            "call {call}: {tokens}"
+        );
+    }
+    let recorded = format!(
+        "recorded {} stage events that changed the history ({})",
+        stages.len(),
+        named_counts(&stages)
+    );
+    assert!(html.contains(&escape(&recorded)), "{recorded}");
+    assert!(html.contains("fired the same stage events at the same calls"));
+
+    // Under another strategy the replay's stages are its own; the recorded figures stay on
+    // the page, said to be the live run's, with what the replay could not follow.
+    let html = exported(&file, &["--strategy", "s06"]);
+    assert!(html.contains(&escape(&recorded)), "{recorded}");
+    assert!(!html.contains("fired the same stage events at the same calls"));
+    assert!(html.contains("the API input tokens in the table are the live run's"));
+    assert!(html.contains("not applied (s06 has no reactive compaction)"));
+    let (call, tokens) = usage[0];
+    let cell = format!(
+        "<td class=\"n\">{}</td>",
+        ctxlab::util::group_digits(tokens as usize)
+    );
+    assert!(call_row(&html, call).contains(&cell));
+}
+
+#[test]
+fn the_export_of_a_claude_code_session_holds_its_usage_and_compactions_as_inspect_counts_them() {
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions/claude_code.jsonl");
+    let html = exported(&file, &[]);
+    // Each call's recorded tokens, as `inspect --calls` reads them, on the replay's call
+    // that produced the same answer (here one replayed call per recorded one).
+    let out = Command::cargo_bin("ctxlab")
+        .unwrap()
+        .args(["inspect", "--calls", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let calls: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let calls = calls["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 5);
+    for c in calls {
+        let n = c["call"].as_u64().unwrap() as usize;
+        let tokens = c["recorded_tokens"].as_u64().unwrap() as usize;
+        let cell = format!(
+            "<td class=\"n\">{}</td>",
+            ctxlab::util::group_digits(tokens)
+        );
+        assert!(call_row(&html, n).contains(&cell), "call {n}: {tokens}");
+    }
+    // Its three compactions, each line as `inspect` writes it.
+    let out = Command::cargo_bin("ctxlab")
+        .unwrap()
+        .arg("inspect")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  #"))
+        .map(str::trim)
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for line in lines {
+        assert!(html.contains(&escape(line)), "{line}");
+    }
+    assert!(html.contains("Recorded by claude-code: 5 model calls (5 with the API's usage)"));
+    assert!(html.contains("The live run compacted as claude-code does"));
+}

@@ -136,6 +136,34 @@ fn the_browser_lists_sessions_by_project_with_counts_and_an_error_row() {
     snap_all("sessions_browser", &mut d, dir.path());
 }
 
+/// The browser's hint line keeps its own keys and `?` help at 80 columns: `b transcripts`
+/// had been dropped since `w follow live` joined it; `R refresh` (also in `?` help) is the
+/// key it spares when short.
+#[test]
+fn the_browsers_hint_line_fits_its_keys_and_help_at_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (claude, codex) = roots(dir.path());
+    let mut d = driver(dir.path());
+    browse(&mut d, vec![claude, codex]);
+    for (w, h) in SIZES {
+        let text = screen(&mut d.app, w, h);
+        let hint = text.lines().rfind(|l| !l.trim().is_empty()).unwrap();
+        for key in [
+            "Enter open/fold",
+            "/ filter",
+            "w follow live",
+            "b transcripts",
+            "? help",
+            "q quit",
+        ] {
+            assert!(hint.contains(key), "{w}x{h}: {key:?} missing in {hint:?}");
+        }
+        if w >= 120 {
+            assert!(hint.contains("R refresh"), "{hint:?}");
+        }
+    }
+}
+
 #[test]
 fn the_listing_shows_before_the_counts_arrive() {
     let dir = tempfile::tempdir().unwrap();

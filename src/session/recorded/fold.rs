@@ -253,6 +253,7 @@ impl RecordFold {
     pub fn finish(mut self) -> Session {
         self.session.recorded = self.events;
         self.session.recorded_config = self.header.map(|h| h.config);
+        self.session.recorded_stages = self.stages;
         self.session
     }
 }

@@ -307,6 +307,20 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
             items.push(o);
         }
     }
+    // A key the pane can spare goes before the others: the browser keeps `b transcripts`
+    // at 80 columns and lets `R refresh` (also in `?` help) go.
+    let spare: &[&str] = match app.focus() {
+        Pane::Transcripts if app.sessions().open().is_none() && app.sessions().active() => &["R"],
+        _ => &[],
+    };
+    for key in spare {
+        if used <= width {
+            break;
+        }
+        if let Some(at) = items.iter().position(|(k, _)| k == key) {
+            used -= item_w(&items.remove(at));
+        }
+    }
     while used > width && items.len() > 1 {
         if let Some(last) = items.pop() {
             used -= item_w(&last);

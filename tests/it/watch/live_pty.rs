@@ -126,3 +126,58 @@ fn the_live_view_follows_a_session_as_it_is_written() {
     assert_eq!(pty.wait_exit(), 0);
     pty.assert_clean();
 }
+
+/// Watching and opening sessions call no model: a config.toml whose provider is wrong (or
+/// one that names a provider without its key) does not stop `ctxlab watch` or `ctxlab
+/// open` from opening, and watching makes no demo workspace in the data dir.
+#[test]
+fn a_broken_provider_setting_stops_neither_watch_nor_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let data = home.join("data/ctxlab");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("legend-seen"), "").unwrap();
+    let config = home.join("config/ctxlab");
+    std::fs::create_dir_all(&config).unwrap();
+    let path = dir.path().join("s1.jsonl");
+    std::fs::write(
+        &path,
+        format!(
+            "{}\n{}\n",
+            claude_user(1, "list the files"),
+            claude_call(2, 1000)
+        ),
+    )
+    .unwrap();
+    let codex =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions/codex_rollout.jsonl");
+    let bin = Path::new(env!("CARGO_BIN_EXE_ctxlab"));
+    for setting in ["provider = \"nonsense\"\n", "provider = \"anthropic\"\n"] {
+        std::fs::write(config.join("config.toml"), setting).unwrap();
+        let mut pty = Pty::start(
+            bin,
+            &["watch", path.to_str().unwrap(), "--poll-ms", "50"],
+            dir.path(),
+            &home,
+            &[],
+        );
+        pty.wait_for_all(&["Live · live", "call 1 ·"]);
+        pty.send(b"q");
+        assert_eq!(pty.wait_exit(), 0, "{setting}");
+        pty.assert_clean();
+        let mut pty = Pty::start(
+            bin,
+            &["open", codex.to_str().unwrap()],
+            dir.path(),
+            &home,
+            &[],
+        );
+        pty.wait_for("compaction 1 full");
+        pty.send(b"q");
+        assert_eq!(pty.wait_exit(), 0, "{setting}");
+    }
+    assert!(
+        !data.join("workspaces").exists(),
+        "no demo workspace in the data dir"
+    );
+}
