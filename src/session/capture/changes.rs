@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::request::ExactRequest;
 use crate::message::{Content, Message, ResultContent, block_type, tool_names};
+use crate::util::group_digits;
 
 /// Ids and tool names longer than this are clipped: they come from a capture.
 const NAME_CHARS: usize = 64;
@@ -40,7 +41,7 @@ pub enum RequestChange {
     },
     /// The earlier messages after the first `kept_start` are gone and a new message (the
     /// summary, `summary_chars` long) stands in their place.
-    SummaryReplacedHistory {
+    SummaryReplacingHistory {
         removed: usize,
         kept_start: usize,
         summary_chars: usize,
@@ -70,7 +71,7 @@ impl RequestChange {
         match self {
             RequestChange::Appended { .. } => "appended",
             RequestChange::ClearedToolResult { .. } => "cleared tool result",
-            RequestChange::SummaryReplacedHistory { .. } => "summary replacing history",
+            RequestChange::SummaryReplacingHistory { .. } => "summary replacing history",
             RequestChange::DroppedSystemReminder { .. } => "dropped system reminder",
             RequestChange::SystemPromptChanged { .. } => "system prompt changed",
             RequestChange::ToolsChanged { .. } => "tool schemas changed",
@@ -90,31 +91,39 @@ impl RequestChange {
                 chars_before,
                 chars_after,
             } => format!(
-                "cleared tool result: {} {id} (message {}), {chars_before} -> {chars_after} chars",
+                "cleared tool result: {} {id} (message {}), {} -> {} chars",
                 tool.as_deref().unwrap_or("(unknown tool)"),
-                message + 1
+                message + 1,
+                group_digits(*chars_before),
+                group_digits(*chars_after)
             ),
-            RequestChange::SummaryReplacedHistory {
+            RequestChange::SummaryReplacingHistory {
                 removed,
                 kept_start,
                 summary_chars,
             } => format!(
-                "summary replacing history: {removed} message{} removed, first {kept_start} kept, summary {summary_chars} chars",
-                plural(*removed)
+                "summary replacing history: {removed} message{} removed, first {kept_start} kept, summary {} chars",
+                plural(*removed),
+                group_digits(*summary_chars)
             ),
             RequestChange::DroppedSystemReminder {
                 message,
                 chars,
                 whole_message,
             } => format!(
-                "dropped system reminder: {chars} chars {} message {}",
+                "dropped system reminder: {} chars {} message {}",
+                group_digits(*chars),
                 if *whole_message { "(the whole)" } else { "of" },
                 message + 1
             ),
             RequestChange::SystemPromptChanged {
                 chars_before,
                 chars_after,
-            } => format!("system prompt changed: {chars_before} -> {chars_after} chars"),
+            } => format!(
+                "system prompt changed: {} -> {} chars",
+                group_digits(*chars_before),
+                group_digits(*chars_after)
+            ),
             RequestChange::ToolsChanged {
                 added,
                 removed,
@@ -161,7 +170,7 @@ pub fn request_changes(before: &ExactRequest, after: &ExactRequest) -> Vec<Reque
 pub fn headline(changes: &[RequestChange]) -> String {
     let count = |label: &str| changes.iter().filter(|c| c.label() == label).count();
     for c in changes {
-        if let RequestChange::SummaryReplacedHistory { .. } = c {
+        if let RequestChange::SummaryReplacingHistory { .. } = c {
             return c.label().to_string();
         }
     }
@@ -258,7 +267,7 @@ pub fn message_changes(before: &[Message], after: &[Message]) -> Vec<RequestChan
         None => Vec::new(),
     };
     let common = before.iter().zip(after).take_while(|(a, b)| a == b).count();
-    out.push(RequestChange::SummaryReplacedHistory {
+    out.push(RequestChange::SummaryReplacingHistory {
         removed: before.len() - common,
         kept_start: common,
         summary_chars: after

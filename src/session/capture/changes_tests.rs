@@ -101,7 +101,7 @@ fn history_replaced_by_a_new_first_message_is_a_summary() {
     assert_eq!(
         c,
         vec![
-            RequestChange::SummaryReplacedHistory {
+            RequestChange::SummaryReplacingHistory {
                 removed: 4,
                 kept_start: 0,
                 summary_chars: 51,
@@ -240,7 +240,7 @@ fn chat_completions_cleared_result_and_summary() {
     let c = request_changes(&b, &s);
     assert!(matches!(
         c.as_slice(),
-        [RequestChange::SummaryReplacedHistory {
+        [RequestChange::SummaryReplacingHistory {
             removed: 4,
             kept_start: 0,
             ..
@@ -288,5 +288,8 @@ fn a_block_added_to_an_earlier_message_is_not_in_place() {
         json!([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]),
     );
     let c = request_changes(&a, &b);
-    assert!(matches!(c[0], RequestChange::SummaryReplacedHistory { .. }));
+    assert!(matches!(
+        c[0],
+        RequestChange::SummaryReplacingHistory { .. }
+    ));
 }
