@@ -28,46 +28,77 @@ pub struct RequestPoint<'a> {
 /// Every request broken down, in order (call `k` is `points[k - 1]`), and each one's
 /// characters over every category.
 pub fn of_requests(points: &[RequestPoint]) -> (SessionBreakdown, Vec<u64>) {
-    let bpe = exact_encoder(points);
-    let mut walk = Walk {
-        bpe: bpe.map(|(_, b)| b),
-        prev: Vec::new(),
-        prev_parts: Vec::new(),
-    };
-    let parts: Vec<Parts> = points.iter().map(|p| walk.parts(p.request)).collect();
-    let counting = match bpe {
-        Some((family, _)) => Counting::Exact(family),
-        None => {
-            let fit: Vec<(u64, u64)> = parts
-                .iter()
-                .zip(points)
-                .filter_map(|(p, c)| {
-                    let images = p.get(&Category::Images).tokens;
-                    Some((p.chars(), c.recorded?.checked_sub(images)?))
-                })
-                .collect();
-            Counting::Calibrated(Fit::through_origin(&fit))
+    let models: Vec<Option<&str>> = points.iter().map(|p| p.request.model.as_deref()).collect();
+    let mut sizer = RequestSizer::new(&models);
+    for p in points {
+        sizer.add(p.request, p.recorded);
+    }
+    sizer.finish()
+}
+
+/// Requests sized one after the other, so a caller need not hold them all: only the
+/// previous request's messages are kept (to reuse their sizes), and each request's parts.
+pub struct RequestSizer {
+    family: Option<super::tokens::Family>,
+    walk: Walk,
+    points: Vec<(Parts, Option<u64>, Option<String>)>,
+}
+
+impl RequestSizer {
+    /// Counts exactly when every model named is of one tokenizer family ctxlab has.
+    pub fn new(models: &[Option<&str>]) -> RequestSizer {
+        let bpe = exact_encoder(models);
+        RequestSizer {
+            family: bpe.map(|(f, _)| f),
+            walk: Walk {
+                bpe: bpe.map(|(_, b)| b),
+                prev: Vec::new(),
+                prev_parts: Vec::new(),
+            },
+            points: Vec::new(),
         }
-    };
-    let calls = parts
-        .iter()
-        .zip(points)
-        .enumerate()
-        .map(|(i, (p, c))| {
-            let mut b = finish(i + 1, p, &counting, c.recorded, Remainder::None);
-            b.model = c.request.model.clone();
-            b
-        })
-        .collect();
-    let chars = parts.iter().map(Parts::chars).collect();
-    (SessionBreakdown { counting, calls }, chars)
+    }
+
+    pub fn add(&mut self, request: &ExactRequest, recorded: Option<u64>) {
+        let parts = self.walk.parts(request);
+        self.points.push((parts, recorded, request.model.clone()));
+    }
+
+    /// Every request added, broken down, and each one's characters.
+    pub fn finish(self) -> (SessionBreakdown, Vec<u64>) {
+        let points = self.points;
+        let counting = match self.family {
+            Some(family) => Counting::Exact(family),
+            None => {
+                let fit: Vec<(u64, u64)> = points
+                    .iter()
+                    .filter_map(|(p, recorded, _)| {
+                        let images = p.get(&Category::Images).tokens;
+                        Some((p.chars(), recorded.as_ref()?.checked_sub(images)?))
+                    })
+                    .collect();
+                Counting::Calibrated(Fit::through_origin(&fit))
+            }
+        };
+        let chars = points.iter().map(|(p, _, _)| p.chars()).collect();
+        let calls = points
+            .into_iter()
+            .enumerate()
+            .map(|(i, (p, recorded, model))| {
+                let mut b = finish(i + 1, &p, &counting, recorded, Remainder::None);
+                b.model = model;
+                b
+            })
+            .collect();
+        (SessionBreakdown { counting, calls }, chars)
+    }
 }
 
 /// The tokenizer when every request names a model of one family we have.
-fn exact_encoder(points: &[RequestPoint]) -> Option<(super::tokens::Family, &'static CoreBPE)> {
+fn exact_encoder(models: &[Option<&str>]) -> Option<(super::tokens::Family, &'static CoreBPE)> {
     let mut family = None;
-    for p in points {
-        let f = p.request.model.as_deref().and_then(family_of)?;
+    for m in models {
+        let f = m.and_then(family_of)?;
         if family.is_some_and(|g| g != f) {
             return None;
         }

@@ -17,7 +17,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::breakdown::CallBreakdown;
-use crate::breakdown::request::{RequestPoint, of_requests};
+use crate::breakdown::request::RequestSizer;
 use crate::compact::Strategy;
 use crate::compare::beside::{StrategyAt, strategies_beside};
 use crate::session::capture::{
@@ -100,46 +100,60 @@ pub enum NotACapture {
     Format(&'static str),
 }
 
-/// The rows of a capture's exchanges, without the strategies.
+/// What a row holds before the breakdown is finished.
+struct Pending<'a> {
+    exchange: &'a Exchange,
+    model: Option<String>,
+    side: bool,
+    messages: usize,
+    size: usize,
+    label: String,
+    changes: Vec<RequestChange>,
+}
+
+/// The rows of a capture's exchanges, without the strategies. Two passes over the bodies,
+/// each request built, used and dropped: a request repeats the whole history, so holding
+/// them all would cost requests x history.
 pub fn of_exchanges(calls: &CaptureCalls) -> CaptureRequests {
-    let requests: Vec<(&Exchange, ExactRequest)> = calls
-        .exchanges
-        .iter()
-        .filter(|(_, e)| e.api.is_model_call())
-        .filter_map(|(_, e)| Some((e, exact_request(e.api, e.request.body.as_ref()?)?)))
-        .collect();
-    // The main thread as the capture reader takes it: the tools of the largest request.
-    let main_tools = requests
-        .iter()
-        .max_by_key(|(_, r)| r.messages.len())
-        .map(|(_, r)| r.tool_names());
-    let points: Vec<RequestPoint> = requests
-        .iter()
-        .map(|(e, r)| RequestPoint {
-            request: r,
-            recorded: usage_tokens(e),
-        })
-        .collect();
-    let (breakdown, chars) = of_requests(&points);
-    let mut prev: Option<&ExactRequest> = None;
-    let mut rows = Vec::with_capacity(requests.len());
-    for (((e, r), b), chars) in requests.iter().zip(breakdown.calls).zip(chars) {
+    let model_calls = || {
+        calls
+            .exchanges
+            .iter()
+            .map(|(_, e)| e)
+            .filter(|e| e.api.is_model_call())
+            .filter_map(|e| Some((e, exact_request(e.api, e.request.body.as_ref()?)?)))
+    };
+    // The main thread as the capture reader takes it: the tools of the largest request
+    // (the last of the largest, as `max_by_key` picks).
+    let mut main_tools: Option<(usize, Vec<String>)> = None;
+    let mut models = Vec::new();
+    for (_, r) in model_calls() {
+        if main_tools
+            .as_ref()
+            .is_none_or(|(most, _)| r.messages.len() >= *most)
+        {
+            main_tools = Some((r.messages.len(), r.tool_names()));
+        }
+        models.push(r.model);
+    }
+    let main_tools = main_tools.map(|(_, t)| t);
+    let model_names: Vec<Option<&str>> = models.iter().map(Option::as_deref).collect();
+    let mut sizer = RequestSizer::new(&model_names);
+    let mut prev: Option<ExactRequest> = None;
+    let mut pending = Vec::with_capacity(models.len());
+    for (e, r) in model_calls() {
+        sizer.add(&r, usage_tokens(e));
         let side = main_tools.as_ref() != Some(&r.tool_names());
-        let (label, changes) = match (side, prev) {
+        let (label, changes) = match (side, &prev) {
             (true, _) => ("side request".to_string(), Vec::new()),
             (false, None) => ("first request".to_string(), Vec::new()),
             (false, Some(p)) => {
-                let c = request_changes(p, r);
+                let c = request_changes(p, &r);
                 (headline(&c), c)
             }
         };
-        if !side {
-            prev = Some(r);
-        }
-        rows.push(RequestRow {
-            n: e.n,
-            started: e.started.clone(),
-            api: e.api.name(),
+        pending.push(Pending {
+            exchange: e,
             model: e
                 .response
                 .model
@@ -149,18 +163,38 @@ pub fn of_exchanges(calls: &CaptureCalls) -> CaptureRequests {
             side,
             messages: r.messages.len(),
             size: crate::message::estimate_size(&r.messages),
-            chars,
-            usage_tokens: usage_tokens(e),
             label,
             changes,
+        });
+        if !side {
+            prev = Some(r);
+        }
+    }
+    let (breakdown, chars) = sizer.finish();
+    let rows = pending
+        .into_iter()
+        .zip(breakdown.calls)
+        .zip(chars)
+        .map(|((p, b), chars)| RequestRow {
+            n: p.exchange.n,
+            started: p.exchange.started.clone(),
+            api: p.exchange.api.name(),
+            model: p.model,
+            side: p.side,
+            messages: p.messages,
+            size: p.size,
+            chars,
+            usage_tokens: usage_tokens(p.exchange),
+            label: p.label,
+            changes: p.changes,
             breakdown: b,
             strategies: Vec::new(),
-        });
-    }
+        })
+        .collect::<Vec<_>>();
     CaptureRequests {
         counting: breakdown.counting.describe(),
         rows,
-        other_exchanges: calls.exchanges.len() - requests.len(),
+        other_exchanges: calls.exchanges.len() - models.len(),
         strategies_error: None,
         warnings: calls
             .warnings
