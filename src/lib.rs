@@ -10,6 +10,7 @@ compile_error!("ctxlab supports Linux and macOS only");
 
 pub mod agent;
 pub mod breakdown;
+pub mod capture_view;
 pub mod commands;
 pub mod compact;
 pub mod compare;

@@ -11,6 +11,7 @@
 pub mod calibrate;
 pub mod classify;
 mod image;
+pub mod request;
 pub mod session;
 pub mod tokens;
 

@@ -236,6 +236,10 @@ pub(crate) struct InspectArgs {
     /// Every model call's context by category instead of the summary.
     #[arg(long)]
     pub(crate) calls: bool,
+    /// A `ctxlab proxy` capture's requests: each one's change since the previous one, its
+    /// exact breakdown, and what each strategy would have sent instead.
+    #[arg(long, conflicts_with = "calls")]
+    pub(crate) requests: bool,
     /// One JSON object instead of readable lines.
     #[arg(long)]
     pub(crate) json: bool,

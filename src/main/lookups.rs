@@ -9,6 +9,9 @@ use super::cli::{ForgotArgs, InspectArgs, SessionsArgs};
 use super::{UsageError, config_from, now_secs, session_error, stdout_for};
 
 pub(crate) fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
+    if args.requests {
+        return inspect_requests(&args);
+    }
     let session =
         ctxlab::session::load_session(&args.file).map_err(|e| session_error(&args.file, e))?;
     if args.calls {
@@ -22,6 +25,21 @@ pub(crate) fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
     drop(session);
     let mut out = stdout_for(args.json);
     ctxlab::commands::inspect::write_inspect(&mut out, &summary, args.json)
+        .context("cannot write to stdout")
+}
+
+/// `inspect --requests`: only a capture has requests; any other session is a usage error.
+fn inspect_requests(args: &InspectArgs) -> anyhow::Result<()> {
+    use ctxlab::capture_view::{NotACapture, of_capture_file};
+    let reqs = match of_capture_file(&args.file) {
+        Ok(r) => r,
+        Err(NotACapture::Read(e)) => return Err(session_error(&args.file, e)),
+        Err(e @ NotACapture::Format(_)) => {
+            return Err(UsageError(format!("--requests: {}: {e}", args.file.display())).into());
+        }
+    };
+    let mut out = stdout_for(args.json);
+    ctxlab::capture_view::text::write_requests(&mut out, &reqs, args.json)
         .context("cannot write to stdout")
 }
 

@@ -2,7 +2,8 @@
 //! they are asked for from an opened session or the compare view: what one recorded
 //! compaction forgot (the same library call as `ctxlab forgot FILE --compaction N`), what
 //! one strategy's stages forgot at a call of a replay, and every recorded call broken down
-//! by category (`ctxlab inspect FILE --calls`). Heavy on a big session, so they run off
+//! by category (`ctxlab inspect FILE --calls`), and a capture's requests view (`ctxlab
+//! inspect FILE --requests`, its strategies replayed). Heavy on a big session, so they run off
 //! the UI task (`Work::Analysis`); the results come back as `Done::Analysis`.
 //!
 //! Nothing here touches `App` or the terminal: the lines it returns are sanitized already
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::breakdown::session::{SessionBreakdown, of_session};
+use crate::capture_view::{CaptureRequests, of_capture_file};
 use crate::compact::PipelineConfig;
 use crate::forgot::CompactionForgot;
 use crate::forgot::analyze;
@@ -52,6 +54,13 @@ pub enum AnalysisWork {
         id: JobId,
         path: PathBuf,
         pick: CallPick,
+    },
+    /// The requests view of the capture at `path` (`ctxlab inspect FILE --requests`), on
+    /// request index `selected`.
+    Requests {
+        id: JobId,
+        path: PathBuf,
+        selected: usize,
     },
 }
 
@@ -95,6 +104,11 @@ pub enum AnalysisDone {
         pick: CallPick,
         result: Result<Box<SessionBreakdown>, String>,
     },
+    Requests {
+        id: JobId,
+        selected: usize,
+        result: Result<Box<CaptureRequests>, String>,
+    },
 }
 
 impl AnalysisWork {
@@ -125,6 +139,13 @@ impl AnalysisWork {
                 result: load_session(&path)
                     .map(|s| Box::new(of_session(&s)))
                     .map_err(|e| format!("cannot read {}: {e}", path.display())),
+            },
+            AnalysisWork::Requests { id, path, selected } => AnalysisDone::Requests {
+                id,
+                selected,
+                result: of_capture_file(&path)
+                    .map(Box::new)
+                    .map_err(|e| format!("{}: {e}", path.display())),
             },
         }
     }

@@ -117,6 +117,7 @@ pub mod section {
     pub const CONTEXT: &str = "Context view (w in the timeline)";
     pub const COMPARE: &str = "Compare (C or /compare s06,guarded)";
     pub const FORGOT: &str = "Forgot view (F on a stage row)";
+    pub const REQUESTS: &str = "Requests view (R in an opened proxy capture)";
     pub const DIFF: &str = "Diff";
     pub const VIEWER: &str = "Viewer";
     pub const INPUT: &str = "Input (5)";
@@ -219,6 +220,10 @@ pub const HELP: &[(&str, &str)] = &[
         "opened: where the context goes, its recorded calls by category",
     ),
     (
+        "R",
+        "opened capture: its exact requests, the change between each two",
+    ),
+    (
         "Esc",
         "close the session (its scratch store is removed), then the browser",
     ),
@@ -268,6 +273,18 @@ pub const HELP: &[(&str, &str)] = &[
         "the call's request by category; every call stacked (~ estimate)",
     ),
     ("Esc / w / q", "close the context view"),
+    ("", section::REQUESTS),
+    ("j k / Up Down", "select a request"),
+    ("J K / PgDn PgUp", "scroll the selected request's detail"),
+    (
+        "rows",
+        "n, time, model, msgs, tokens (~ estimate), usage, change label",
+    ),
+    (
+        "detail",
+        "labelled changes, exact breakdown, each strategy's request beside",
+    ),
+    ("Esc / R / q", "close the requests view"),
     ("", section::COMPARE),
     (
         "C",

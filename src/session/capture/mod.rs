@@ -2,12 +2,15 @@
 //! format (`format`, shared with the writer in the `proxy` module), a request body as the
 //! exact conversation it sent (`request`), and the fold that reads a capture as a session
 //! (`read`): each model call with the exact messages it sent, and what the agent's own
-//! compaction changed between two calls. Only reads.
+//! compaction changed between two calls (`changes`, the labelled diff of two requests).
+//! Only reads.
 
+pub mod changes;
 pub mod format;
 mod read;
 pub mod request;
 
+pub use changes::{RequestChange, headline, message_changes, request_changes};
 pub use format::{
     ApiKind, CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, CaptureLine, CapturedRequest,
     CapturedResponse, CapturedToolCall, CapturedUsage, Exchange, RecordedHeader, Timing,

@@ -9,11 +9,9 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
 use super::format::{CaptureLine, Exchange};
 use super::request::{ExactRequest, exact_request};
-use crate::message::{Message, block_type};
+use crate::message::Message;
 use crate::session::SessionError;
 use crate::session::lines::{ParsedLine, parse_json_lines};
 use crate::session::model::{
@@ -239,37 +237,10 @@ fn push_all(
     }
 }
 
-/// The tool results emptied in place between two calls, when that is all that changed:
-/// the later call is at least as long, and every differing message differs only in some
-/// tool results' content.
+/// The tool results emptied in place between two calls, when that is all that changed
+/// (`changes::cleared_only`: the same rule as the requests view's "cleared tool result").
 fn cleared_in_place(before: &[Message], after: &[Message]) -> Option<Vec<String>> {
-    if after.len() < before.len() {
-        return None;
-    }
-    let mut cleared = Vec::new();
-    for (a, b) in before.iter().zip(after) {
-        if a == b {
-            continue;
-        }
-        if a.role() != b.role() || a.blocks().len() != b.blocks().len() || a.blocks().is_empty() {
-            return None;
-        }
-        for (x, y) in a.blocks().iter().zip(b.blocks()) {
-            if x == y {
-                continue;
-            }
-            let same_result = block_type(x) == Some("tool_result")
-                && block_type(y) == Some("tool_result")
-                && x.get("tool_use_id") == y.get("tool_use_id");
-            if !same_result {
-                return None;
-            }
-            if let Some(id) = x.get("tool_use_id").and_then(Value::as_str) {
-                cleared.push(id.to_string());
-            }
-        }
-    }
-    (!cleared.is_empty()).then_some(cleared)
+    super::changes::cleared_only(before, after)
 }
 
 fn usage_of(e: &Exchange) -> RecordedUsage {

@@ -20,6 +20,9 @@ impl App {
         if self.context.is_some() {
             return section::CONTEXT;
         }
+        if self.requests.is_some() {
+            return section::REQUESTS;
+        }
         // The panes open the help at its top, every key in order; the views at their own.
         match self.screen.focus {
             Pane::Timeline => section::TIMELINE,

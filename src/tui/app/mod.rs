@@ -54,6 +54,7 @@ mod outputs;
 mod overlays;
 mod pane_actions;
 mod recorded_views;
+mod requests_view;
 mod screen;
 mod search;
 mod sessions;
@@ -92,6 +93,7 @@ pub use list::{
 };
 pub use outputs::OutputsState;
 pub use overlays::STRATEGY_ROW;
+pub use requests_view::RequestsView;
 use screen::Screen;
 pub use screen::notice_pages;
 pub use search::{Hit, Search, event_text as search_event_text, search_matches};
@@ -220,6 +222,8 @@ pub struct App {
     compare: Option<CompareView>,
     /// Where the context goes (`w` in the timeline), when open: it covers the panes.
     context: Option<ContextView>,
+    /// An opened capture's requests view (`R`), when open: it covers the panes.
+    requests: Option<RequestsView>,
     /// The outputs pane: persisted outputs and the selection.
     outputs: OutputsState,
     /// The transcripts pane: the listing, its selection, the open transcript.
@@ -256,6 +260,7 @@ impl App {
             search: None,
             compare: None,
             context: None,
+            requests: None,
             outputs: OutputsState::default(),
             transcripts: TranscriptsState::default(),
             sessions: Default::default(),

@@ -29,6 +29,9 @@ impl App {
         if self.context.is_some() {
             return self.context_key(key);
         }
+        if self.requests.is_some() {
+            return self.requests_key(key);
+        }
         if self.live_view().is_some() {
             return self.live_key(key);
         }

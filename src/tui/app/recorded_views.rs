@@ -165,6 +165,16 @@ impl App {
                     Err(e) => self.notify(e),
                 }
             }
+            AnalysisDone::Requests {
+                id,
+                selected,
+                result,
+            } => {
+                if self.finish_job(id).is_none() {
+                    return;
+                }
+                self.requests_done(selected, result);
+            }
         }
     }
 }

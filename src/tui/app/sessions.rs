@@ -246,6 +246,7 @@ impl App {
             Action::Replay => return self.replay_session(),
             Action::Forgot => return self.forgot_of_opened_row(),
             Action::Context => return self.context_of_opened(),
+            Action::Refresh => return self.requests_of_opened(),
             Action::Search => self.start_search(),
             Action::SearchNext | Action::SearchPrev => self.next_hit(action == Action::SearchNext),
             _ => {}

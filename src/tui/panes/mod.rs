@@ -19,6 +19,7 @@ pub mod live;
 pub mod msglist;
 pub mod outputs;
 pub mod plot;
+pub mod requests;
 pub mod search;
 pub mod session_replay;
 pub mod session_view;
@@ -67,6 +68,9 @@ pub fn render(app: &App, f: &mut Frame) {
     }
     if app.context_view().is_some() {
         context::render(app, f, area);
+    }
+    if app.requests_view().is_some() {
+        requests::render(app, f, area);
     }
     if app.live_view().is_some() {
         live::render(app, f, area);

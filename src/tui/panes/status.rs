@@ -214,6 +214,9 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     let pane: &[(&str, &str)] = match app.focus() {
         _ if app.compare().is_some() => compare,
         _ if app.context_view().is_some() => &[("h/l", "call"), ("Esc", "close")],
+        _ if app.requests_view().is_some() => {
+            &[("j/k", "request"), ("J/K", "detail"), ("Esc", "close")]
+        }
         _ if app.live_view().is_some() => &[
             ("j/k", "move"),
             ("o", "text"),
@@ -234,6 +237,23 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
             ("u", "unchanged"),
         ],
         Pane::Outputs => &[("Enter", "view"), ("m", "jump"), ("R", "refresh")],
+        Pane::Transcripts
+            if app
+                .sessions()
+                .open()
+                .is_some_and(|o| o.format() == crate::session::SessionFormat::ProxyCapture) =>
+        {
+            &[
+                ("j/k", "move"),
+                ("R", "requests"),
+                ("F", "forgot"),
+                ("w", "context"),
+                ("o", "text"),
+                ("r", "replay"),
+                ("C", "compare"),
+                ("Esc", "close"),
+            ]
+        }
         Pane::Transcripts if app.sessions().open().is_some() => &[
             ("j/k", "move"),
             ("F", "forgot"),
@@ -269,8 +289,10 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     // In step mode the step keys come first: they are what a class is waiting for.
     let mut items: Vec<(&str, &str)> = Vec::new();
     // The compare view takes every key: only its own are offered.
-    let comparing =
-        app.compare().is_some() || app.context_view().is_some() || app.live_view().is_some();
+    let comparing = app.compare().is_some()
+        || app.context_view().is_some()
+        || app.requests_view().is_some()
+        || app.live_view().is_some();
     if app.step_state().mode() && app.focus() != Pane::Input && !comparing {
         items.extend([("Space", "step"), ("s", "stage"), ("c", "call")]);
     }

@@ -1,0 +1,238 @@
+//! A capture's requests view (docs/capture.md, "The requests view"): one row per model
+//! request the proxy recorded, with what changed since the thread's previous request
+//! (`session::capture::changes`), the request by category, exact (`breakdown::request`),
+//! the usage its response recorded, and what ctxlab's strategies would have sent instead
+//! (`compare::beside`). `ctxlab inspect CAPTURE --requests` prints these rows and the
+//! workbench's requests view (`R`) draws them, both from `of_file` and `text`, so the two
+//! say the same numbers.
+//!
+//! Reads the capture (twice: its exchanges, and as a session for the replay) and nothing
+//! else; the replays write nothing (dry-run stores). Everything from the capture is clipped
+//! here and sanitized by `text`.
+
+pub mod text;
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::breakdown::CallBreakdown;
+use crate::breakdown::request::RequestSizer;
+use crate::compact::Strategy;
+use crate::compare::beside::{StrategyAt, strategies_beside};
+use crate::session::capture::{
+    CaptureCalls, ExactRequest, Exchange, RequestChange, exact_request, headline, read_exchanges,
+    request_changes,
+};
+use crate::session::{MessageKind, Session, SessionError, SessionFormat, load_session};
+
+/// A model name longer than this is clipped: it comes from the capture.
+const MODEL_CHARS: usize = 48;
+
+/// One request of the capture.
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestRow {
+    /// The exchange's number (the order requests arrived).
+    pub n: u64,
+    pub started: String,
+    pub api: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Not the agent's main thread (a title, a quota probe): no diff, no strategies.
+    pub side: bool,
+    pub messages: usize,
+    /// The messages in Python `str()` chars: the unit the strategies' sizes are in.
+    pub size: usize,
+    /// Every category's characters (system prompt and tool schemas included).
+    pub chars: u64,
+    /// The prompt tokens the response recorded (input, cache reads and writes), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_tokens: Option<u64>,
+    /// What the changes since the previous request most likely were, in a few words.
+    pub label: String,
+    pub changes: Vec<RequestChange>,
+    pub breakdown: CallBreakdown,
+    /// Each strategy's request at the same point of the conversation, when it has one.
+    pub strategies: Vec<StrategyAt>,
+}
+
+/// Every request of a capture, and how its tokens were counted.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaptureRequests {
+    /// `exact (o200k_base)` or the estimate's ratio.
+    pub counting: String,
+    pub rows: Vec<RequestRow>,
+    /// Exchanges that are no model call with a readable body.
+    pub other_exchanges: usize,
+    /// Why the strategies are missing, when their replay failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strategies_error: Option<String>,
+    /// Lines of the capture that could not be read.
+    pub warnings: Vec<String>,
+}
+
+/// The capture at `path` as rows, with what each strategy would have sent: `session` is
+/// the same file read as a session (its conversation is replayed, the slow part).
+pub fn of_file(path: &Path, session: &Session) -> Result<CaptureRequests, SessionError> {
+    let calls = read_exchanges(path)?;
+    let mut out = of_exchanges(&calls);
+    if let Err(e) = attach_strategies(&mut out.rows, session) {
+        out.strategies_error = Some(e);
+    }
+    Ok(out)
+}
+
+/// `of_file` for a file not read yet; a file that is no capture is refused.
+pub fn of_capture_file(path: &Path) -> Result<CaptureRequests, NotACapture> {
+    let session = load_session(path).map_err(NotACapture::Read)?;
+    if session.format != SessionFormat::ProxyCapture {
+        return Err(NotACapture::Format(session.format.name()));
+    }
+    of_file(path, &session).map_err(NotACapture::Read)
+}
+
+/// Why a file's requests cannot be shown.
+#[derive(Debug, thiserror::Error)]
+pub enum NotACapture {
+    #[error(transparent)]
+    Read(SessionError),
+    #[error("no ctxlab proxy capture (it is {0}): only a capture records its requests")]
+    Format(&'static str),
+}
+
+/// What a row holds before the breakdown is finished.
+struct Pending<'a> {
+    exchange: &'a Exchange,
+    model: Option<String>,
+    side: bool,
+    messages: usize,
+    size: usize,
+    label: String,
+    changes: Vec<RequestChange>,
+}
+
+/// The rows of a capture's exchanges, without the strategies. Two passes over the bodies,
+/// each request built, used and dropped: a request repeats the whole history, so holding
+/// them all would cost requests x history.
+pub fn of_exchanges(calls: &CaptureCalls) -> CaptureRequests {
+    let model_calls = || {
+        calls
+            .exchanges
+            .iter()
+            .map(|(_, e)| e)
+            .filter(|e| e.api.is_model_call())
+            .filter_map(|e| Some((e, exact_request(e.api, e.request.body.as_ref()?)?)))
+    };
+    // The main thread as the capture reader takes it: the tools of the largest request
+    // (the last of the largest, as `max_by_key` picks).
+    let mut main_tools: Option<(usize, Vec<String>)> = None;
+    let mut models = Vec::new();
+    for (_, r) in model_calls() {
+        if main_tools
+            .as_ref()
+            .is_none_or(|(most, _)| r.messages.len() >= *most)
+        {
+            main_tools = Some((r.messages.len(), r.tool_names()));
+        }
+        models.push(r.model);
+    }
+    let main_tools = main_tools.map(|(_, t)| t);
+    let model_names: Vec<Option<&str>> = models.iter().map(Option::as_deref).collect();
+    let mut sizer = RequestSizer::new(&model_names);
+    let mut prev: Option<ExactRequest> = None;
+    let mut pending = Vec::with_capacity(models.len());
+    for (e, r) in model_calls() {
+        sizer.add(&r, usage_tokens(e));
+        let side = main_tools.as_ref() != Some(&r.tool_names());
+        let (label, changes) = match (side, &prev) {
+            (true, _) => ("side request".to_string(), Vec::new()),
+            (false, None) => ("first request".to_string(), Vec::new()),
+            (false, Some(p)) => {
+                let c = request_changes(p, &r);
+                (headline(&c), c)
+            }
+        };
+        pending.push(Pending {
+            exchange: e,
+            model: e
+                .response
+                .model
+                .as_deref()
+                .or(r.model.as_deref())
+                .map(|m| crate::util::clip_chars(m, MODEL_CHARS)),
+            side,
+            messages: r.messages.len(),
+            size: crate::message::estimate_size(&r.messages),
+            label,
+            changes,
+        });
+        if !side {
+            prev = Some(r);
+        }
+    }
+    let (breakdown, chars) = sizer.finish();
+    let rows = pending
+        .into_iter()
+        .zip(breakdown.calls)
+        .zip(chars)
+        .map(|((p, b), chars)| RequestRow {
+            n: p.exchange.n,
+            started: p.exchange.started.clone(),
+            api: p.exchange.api.name(),
+            model: p.model,
+            side: p.side,
+            messages: p.messages,
+            size: p.size,
+            chars,
+            usage_tokens: usage_tokens(p.exchange),
+            label: p.label,
+            changes: p.changes,
+            breakdown: b,
+            strategies: Vec::new(),
+        })
+        .collect::<Vec<_>>();
+    CaptureRequests {
+        counting: breakdown.counting.describe(),
+        rows,
+        other_exchanges: calls.exchanges.len() - models.len(),
+        strategies_error: None,
+        warnings: calls
+            .warnings
+            .iter()
+            .map(|w| format!("line {}: {}", w.line, w.message))
+            .collect(),
+    }
+}
+
+fn usage_tokens(e: &Exchange) -> Option<u64> {
+    let u = e.response.usage?;
+    let t = u.input_tokens + u.cache_read_tokens + u.cache_creation_tokens;
+    (t > 0).then_some(t)
+}
+
+/// Fills each main-thread row's strategies: the session's call `i` is the main thread's
+/// request `i`, and its answer message is the replay's call of the same number.
+fn attach_strategies(rows: &mut [RequestRow], session: &Session) -> Result<(), String> {
+    let conversation = session.replay_messages();
+    let runs = strategies_beside(&conversation, &Strategy::ALL).map_err(|e| e.to_string())?;
+    // The replay call each session message is the answer of (assistant messages in order).
+    let mut call_of = vec![None; session.messages.len()];
+    let mut calls = 0;
+    for (k, (m, info)) in session.messages.iter().zip(&session.info).enumerate() {
+        if info.kind == MessageKind::Conversation && m.role() == "assistant" {
+            calls += 1;
+            call_of[k] = Some(calls);
+        }
+    }
+    let main = rows.iter_mut().filter(|r| !r.side);
+    for (row, call) in main.zip(&session.calls) {
+        let Some(c) = call.message.and_then(|m| call_of.get(m).copied().flatten()) else {
+            continue;
+        };
+        row.strategies = runs
+            .iter()
+            .filter_map(|run| run.get(c - 1).cloned())
+            .collect();
+    }
+    Ok(())
+}

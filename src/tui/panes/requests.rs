@@ -1,0 +1,83 @@
+//! The requests view of an opened capture (`R`), over the panes: the list of exact
+//! requests (one row each: number, time, model, messages, tokens, recorded usage, the
+//! change since the previous one) above the selected request's detail. Both are the lines
+//! `capture_view::text` makes for `ctxlab inspect --requests`, sanitized there; this only
+//! fits them to the area. Draws `App` state only.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+
+use super::{compare, fit, pane_block, selected_line};
+use crate::capture_view::text::{detail_lines, header_line, row_line};
+use crate::tui::app::{App, RequestsView};
+use crate::tui::theme::Theme;
+
+/// The list takes at most this share of the inside (in eighths); the detail the rest.
+const LIST_EIGHTHS: usize = 3;
+
+pub fn render(app: &App, f: &mut Frame, full: Rect) {
+    let (Some(v), Some(r)) = (app.requests_view(), compare::area(app, full)) else {
+        return;
+    };
+    let theme = app.theme();
+    f.render_widget(Clear, r);
+    let rows = v.requests().rows.len();
+    let title = Line::from(vec![
+        Span::styled(" Requests ", theme.title()),
+        Span::raw(format!("· {} of {rows} ", v.selected() + 1)),
+        Span::styled("(j/k request, J/K detail, Esc) ", theme.dim()),
+    ]);
+    let block = pane_block(title, true, theme);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let lines = lines(v, inner.width as usize, inner.height as usize, theme);
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Every line of the view's inside, `width` columns, at most `height` lines.
+pub fn lines(v: &RequestsView, width: usize, height: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let reqs = v.requests();
+    let mut out = Vec::new();
+    if height == 0 {
+        return out;
+    }
+    out.push(Line::from(Span::styled(
+        fit(&header_line(), width),
+        theme.dim(),
+    )));
+    // The list: as many rows as its share allows, scrolled to keep the selection in view.
+    let list_rows = (height * LIST_EIGHTHS / 8)
+        .max(2)
+        .min(reqs.rows.len())
+        .min(height.saturating_sub(1));
+    let top = v
+        .selected()
+        .saturating_sub(list_rows.saturating_sub(1))
+        .min(reqs.rows.len().saturating_sub(list_rows));
+    for (i, row) in reqs.rows.iter().enumerate().skip(top).take(list_rows) {
+        let line = Line::from(fit(&row_line(row), width));
+        out.push(if i == v.selected() {
+            selected_line(line, theme)
+        } else if row.side {
+            line.style(theme.dim())
+        } else {
+            line
+        });
+    }
+    let Some(row) = reqs.rows.get(v.selected()) else {
+        return out;
+    };
+    let rest = height.saturating_sub(out.len() + 1);
+    if rest == 0 {
+        return out;
+    }
+    out.push(Line::from(Span::styled("─".repeat(width), theme.dim())));
+    let detail = detail_lines(row, &reqs.counting);
+    let top = v.detail_top().min(detail.len().saturating_sub(1));
+    for l in detail.into_iter().skip(top).take(rest) {
+        out.push(Line::from(fit(&l, width)));
+    }
+    out
+}
