@@ -1,13 +1,15 @@
 //! `ctxlab proxy`'s captures (`<data dir>/captures/*.jsonl`, docs/capture.md): the line
 //! format (`format`, shared with the writer in the `proxy` module), a request body as the
 //! exact conversation it sent (`request`), and the fold that reads a capture as a session
-//! (`read`): each model call with the exact messages it sent, and what the agent's own
+//! (`read`, line by line in `fold`, which the follower uses too): each model call with the exact messages it sent, and what the agent's own
 //! compaction changed between two calls. Only reads.
 
+pub mod fold;
 pub mod format;
 mod read;
 pub mod request;
 
+pub use fold::CaptureFold;
 pub use format::{
     ApiKind, CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, CaptureLine, CapturedRequest,
     CapturedResponse, CapturedToolCall, CapturedUsage, Exchange, RecordedHeader, Timing,

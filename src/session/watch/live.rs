@@ -9,13 +9,15 @@
 //! that share one request; the context size is on the first). Subagent lines of a Claude
 //! Code file are their own conversations: counted apart, never on the main curve. A Codex
 //! `token_count` that follows a compaction before the model wrote anything is the
-//! compaction's own summary call: reported with `summary: true`, off the curve.
+//! compaction's own summary call: reported with `summary: true`, off the curve. A
+//! `ctxlab proxy` capture goes through the capture reader's fold (`live_capture`).
 
 use std::collections::HashSet;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::live_capture::LiveCapture;
 use crate::message::{block_tool_id, block_type};
 use crate::session::assemble::fill_tokens_from_calls;
 use crate::session::claude::{self, Thread};
@@ -88,6 +90,8 @@ enum Reader {
     Detecting(Vec<(usize, String)>),
     Claude(Box<Thread>),
     Codex(Box<CodexReader>),
+    /// A `ctxlab proxy` capture (`live_capture`).
+    Capture(Box<LiveCapture>),
     /// Not a Claude Code or Codex file after `DETECT_LINES` lines.
     Unknown,
 }
@@ -152,6 +156,7 @@ impl LiveSession {
         match &self.reader {
             Reader::Claude(t) => Some(&t.builder.session),
             Reader::Codex(r) => Some(&r.b.session),
+            Reader::Capture(c) => Some(c.session()),
             _ => None,
         }
     }
@@ -194,6 +199,11 @@ impl LiveSession {
                     Some(f @ (SessionFormat::Codex | SessionFormat::CodexLegacy)) => {
                         let held = std::mem::take(held);
                         self.reader = Reader::Codex(Box::new(CodexReader::new(f)));
+                        self.replay(held, number, text, out);
+                    }
+                    Some(SessionFormat::ProxyCapture) => {
+                        let held = std::mem::take(held);
+                        self.reader = Reader::Capture(Box::default());
                         self.replay(held, number, text, out);
                     }
                     _ if held.len() + 1 >= DETECT_LINES => self.reader = Reader::Unknown,
@@ -251,6 +261,7 @@ impl LiveSession {
                     }
                 }
             }
+            Reader::Capture(c) => return c.read(number, text, out),
             _ => return,
         }
         self.report(number, out);
@@ -399,7 +410,12 @@ impl LiveSession {
     }
 }
 
-fn push_tool_call(seen: &mut HashSet<String>, b: &Value, line: usize, out: &mut Vec<LiveItem>) {
+pub(super) fn push_tool_call(
+    seen: &mut HashSet<String>,
+    b: &Value,
+    line: usize,
+    out: &mut Vec<LiveItem>,
+) {
     if block_type(b) != Some("tool_use") {
         return;
     }
@@ -419,7 +435,7 @@ fn push_tool_call(seen: &mut HashSet<String>, b: &Value, line: usize, out: &mut 
     }
 }
 
-fn preview(m: &crate::message::Message) -> String {
+pub(super) fn preview(m: &crate::message::Message) -> String {
     let text = match m.text() {
         Some(t) => t.to_string(),
         None => m.joined_text(),
