@@ -143,12 +143,8 @@ impl CaptureFold {
 
     /// Folds one exchange (its line's number).
     pub fn exchange(&mut self, line: usize, e: &Exchange) {
-        let req = e
-            .api
-            .is_model_call()
-            .then(|| e.request.body.as_ref())
-            .flatten()
-            .and_then(|b| exact_request(e.api, b));
+        let body = e.request.body.as_ref().filter(|_| e.api.is_model_call());
+        let req = body.and_then(|b| exact_request(e.api, b));
         let Some(req) = req else {
             self.count(NOT_A_CALL);
             return;
@@ -339,3 +335,7 @@ fn push_all(
         session.info.push(origin(MessageKind::Conversation));
     }
 }
+
+#[cfg(test)]
+#[path = "fold_tests.rs"]
+mod tests;
