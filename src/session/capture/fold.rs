@@ -1,5 +1,5 @@
 //! The one fold of a capture into a session, line by line: the whole-file reader
-//! (`read_capture`) and the follower (`watch::live`) both push each line here in file
+//! (`read_capture`, here) and the follower (`watch::live_capture`) both push each line here in file
 //! order, so a capture followed as the proxy writes it and the same file read whole give
 //! the same calls and compactions (docs/capture.md, "A capture as a session").
 //!
@@ -15,17 +15,16 @@
 use std::collections::BTreeSet;
 
 use super::format::{CaptureLine, Exchange};
-use super::read::{answer_message, cleared_in_place, usage_of};
+use super::read::{TORN_LAST_LINE, answer_message, cleared_in_place, usage_of};
 use super::request::{ExactRequest, exact_request};
 use crate::message::Message;
+use crate::session::SessionError;
+use crate::session::lines::ParsedLine;
 use crate::session::model::{
     Compaction, CompactionKind, KeptMessage, LoadWarning, MessageKind, MessageOrigin, RecordedCall,
     RecordedUsage, Session, SessionFormat, Summary, TokenCount, TokenSource,
 };
 
-/// What the warning for a cut last line says.
-pub(crate) const TORN_LAST_LINE: &str =
-    "the last line is cut off (the proxy was stopped while writing it): skipped";
 /// What a side request is counted as.
 pub const SIDE_REQUEST: &str = "side request (other tools than the main thread's)";
 /// What an exchange that is no model call is counted as.
@@ -36,6 +35,17 @@ pub const NOT_A_LINE: &str = "line not in the capture format";
 const MAX_WARNINGS: usize = 20;
 /// Tool-less calls held while the thread is not known; older ones go as side requests.
 const MAX_HELD: usize = 32;
+
+/// Reads a capture's parsed lines as a session: each line through the fold the follower
+/// uses too (`fold`), in file order.
+pub(crate) fn read_capture(lines: Vec<ParsedLine>) -> Result<Session, SessionError> {
+    let mut fold = CaptureFold::new();
+    let last = lines.last().map(|l| l.number);
+    for ParsedLine { number, value } in lines {
+        fold.push(number, value, Some(number) == last);
+    }
+    Ok(fold.finish())
+}
 
 /// One model call, as much of its exchange as the fold needs.
 struct Call {

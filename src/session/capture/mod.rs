@@ -10,11 +10,11 @@ mod read;
 pub mod request;
 
 pub use fold::CaptureFold;
+pub(crate) use fold::read_capture;
 pub use format::{
     ApiKind, CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, CaptureLine, CapturedRequest,
     CapturedResponse, CapturedToolCall, CapturedUsage, Exchange, RecordedHeader, Timing,
     header_value_kept, is_header,
 };
-pub(crate) use read::read_capture;
 pub use read::{CaptureCalls, read_exchanges};
 pub use request::{ExactRequest, exact_request};

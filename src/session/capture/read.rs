@@ -1,21 +1,23 @@
 //! A capture read back: its exchanges (`read_exchanges`, with a cut last line skipped and
-//! warned about), and as a session (`read_capture`, through `fold`, the follower's fold
-//! too). The rules between two calls of the thread live here: where a call's messages
-//! extend the previous call's, the new ones are appended; where they do not, the agent
-//! compacted in between: results emptied in place are a micro compaction
-//! (`cleared_in_place`), anything else a full one whose first new message is the summary
-//! and whose common start is what it kept.
+//! warned about), and the rules between two calls of the thread that `fold` (the whole-file
+//! read and the follower's) applies: where a call's messages extend the previous call's,
+//! the new ones are appended; where they do not, the agent compacted in between: results
+//! emptied in place are a micro compaction (`cleared_in_place`), anything else a full one
+//! whose first new message is the summary and whose common start is what it kept.
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::fold::{CaptureFold, TORN_LAST_LINE};
 use super::format::{CaptureLine, Exchange};
 use crate::message::{Message, block_type};
 use crate::session::SessionError;
 use crate::session::lines::{ParsedLine, parse_json_lines};
-use crate::session::model::{LoadWarning, RecordedUsage, Session};
+use crate::session::model::{LoadWarning, RecordedUsage};
+
+/// What the warning for a cut last line says.
+pub(super) const TORN_LAST_LINE: &str =
+    "the last line is cut off (the proxy was stopped while writing it): skipped";
 
 /// A capture's exchanges in the order the requests arrived, and what could not be read.
 #[derive(Debug, Default)]
@@ -67,17 +69,6 @@ pub fn read_exchanges(path: &Path) -> Result<CaptureCalls, SessionError> {
     let bytes = crate::session::open::read_file(path)?;
     let (text, _) = crate::session::text_of_bytes(bytes)?;
     Ok(fold_lines(parse_json_lines(&text, 1)))
-}
-
-/// Reads a capture's parsed lines as a session: each line through the fold the follower
-/// uses too (`fold`), in file order.
-pub(crate) fn read_capture(lines: Vec<ParsedLine>) -> Result<Session, SessionError> {
-    let mut fold = CaptureFold::new();
-    let last = lines.last().map(|l| l.number);
-    for ParsedLine { number, value } in lines {
-        fold.push(number, value, Some(number) == last);
-    }
-    Ok(fold.finish())
 }
 
 /// The tool results emptied in place between two calls, when that is all that changed:

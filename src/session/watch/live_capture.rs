@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::live::{LiveCall, LiveItem, LiveMessage, preview, push_tool_call};
+use super::live_item::{LiveCall, LiveItem, LiveMessage, preview, push_tool_call};
 use crate::session::capture::CaptureFold;
 use crate::session::capture::fold::{NOT_A_CALL, SIDE_REQUEST};
 use crate::session::lines::{ParsedLine, parse_json_lines_here};

@@ -13,6 +13,7 @@ pub mod follow;
 pub mod headroom;
 pub mod live;
 mod live_capture;
+mod live_item;
 pub mod project;
 pub mod tail;
 pub mod tail_read;
