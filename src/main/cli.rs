@@ -49,8 +49,8 @@ pub(crate) enum Command {
     /// Start the workbench on the sessions browser, listing a file's or a folder's sessions
     /// (a file opens directly).
     Open(OpenArgs),
-    /// Follow a Claude Code or Codex session as it is written: its calls, context curve and
-    /// compactions, live, in the workbench's live view (default: the newest session of the
+    /// Follow a Claude Code or Codex session, or a `ctxlab proxy` capture, as it is written:
+    /// its calls, context curve and compactions, live, in the workbench's live view (default: the newest session of the
     /// project in this folder; --text or a stdout that is not a terminal: readable lines).
     Watch(WatchArgs),
     /// Claude Code's status line command: reads its JSON on stdin, prints one short line
@@ -287,7 +287,8 @@ pub(crate) struct ForgotArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct WatchArgs {
-    /// A session file, or a folder (its most recently written session). Default: the
+    /// A session file or capture, or a folder (its most recently written session or
+    /// capture, such as the captures folder). Default: the
     /// newest Claude Code or Codex session of the project in the current folder.
     pub(crate) path: Option<PathBuf>,
     /// One JSON object per line instead of the workbench's live view.

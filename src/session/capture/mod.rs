@@ -1,21 +1,23 @@
 //! `ctxlab proxy`'s captures (`<data dir>/captures/*.jsonl`, docs/capture.md): the line
 //! format (`format`, shared with the writer in the `proxy` module), a request body as the
 //! exact conversation it sent (`request`), and the fold that reads a capture as a session
-//! (`read`): each model call with the exact messages it sent, and what the agent's own
-//! compaction changed between two calls (`changes`, the labelled diff of two requests).
-//! Only reads.
+//! (`read`, line by line in `fold`, which the follower uses too): each model call with the
+//! exact messages it sent, and what the agent's own compaction changed between two calls
+//! (`changes`, the labelled diff of two requests). Only reads.
 
 pub mod changes;
+pub mod fold;
 pub mod format;
 mod read;
 pub mod request;
 
 pub use changes::{RequestChange, headline, message_changes, request_changes};
+pub use fold::CaptureFold;
+pub(crate) use fold::read_capture;
 pub use format::{
     ApiKind, CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, CaptureLine, CapturedRequest,
     CapturedResponse, CapturedToolCall, CapturedUsage, Exchange, RecordedHeader, Timing,
     header_value_kept, is_header,
 };
-pub(crate) use read::read_capture;
 pub use read::{CaptureCalls, read_exchanges};
 pub use request::{ExactRequest, exact_request};

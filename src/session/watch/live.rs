@@ -9,85 +9,32 @@
 //! that share one request; the context size is on the first). Subagent lines of a Claude
 //! Code file are their own conversations: counted apart, never on the main curve. A Codex
 //! `token_count` that follows a compaction before the model wrote anything is the
-//! compaction's own summary call: reported with `summary: true`, off the curve.
+//! compaction's own summary call: reported with `summary: true`, off the curve. A
+//! `ctxlab proxy` capture goes through the capture reader's fold (`live_capture`).
 
 use std::collections::HashSet;
 
-use serde::Serialize;
 use serde_json::Value;
 
-use crate::message::{block_tool_id, block_type};
+use super::live_capture::LiveCapture;
+pub use super::live_item::{LiveCall, LiveItem, LiveMessage};
+use super::live_item::{preview, push_tool_call};
 use crate::session::assemble::fill_tokens_from_calls;
 use crate::session::claude::{self, Thread};
 use crate::session::codex::CodexReader;
 use crate::session::lines::{ParsedLine, parse_json_lines_keeping_here};
-use crate::session::model::{
-    Compaction, LoadWarning, MessageKind, RecordedUsage, Session, SessionFormat, Summary,
-};
+use crate::session::model::{Compaction, Session, SessionFormat, Summary};
 use crate::session::{format_of_line, lines};
 
 /// Lines read before giving up on recognising the format (as `detect_lines` does).
 const DETECT_LINES: usize = 200;
-/// Characters of a message's text kept for its event.
-const PREVIEW_CHARS: usize = 160;
-
-/// One model call as it is written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LiveCall {
-    pub line: usize,
-    pub timestamp: Option<String>,
-    pub model: Option<String>,
-    pub usage: RecordedUsage,
-    /// Input + cache read + cache write: the size of the prompt it sent.
-    pub context_tokens: u64,
-    /// The window the file records with the call (Codex does).
-    pub context_window: Option<u64>,
-    /// A compaction's own call (its summary request): not on the context curve.
-    pub summary: bool,
-}
-
-/// One message of the session, once the reader has closed it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LiveMessage {
-    pub index: usize,
-    pub line: usize,
-    pub role: String,
-    pub kind: MessageKind,
-    /// Its text blocks joined, cut at `PREVIEW_CHARS` characters.
-    pub preview: String,
-    pub tool_uses: usize,
-    pub tool_results: usize,
-}
-
-/// What a line added to the session.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum LiveItem {
-    Call(LiveCall),
-    /// A compaction, when it first appears (`update` false) and each time the lines after
-    /// it add to it (its summary, its trigger, the tokens after it).
-    Compaction {
-        index: usize,
-        compaction: Box<Compaction>,
-        update: bool,
-    },
-    Message(LiveMessage),
-    ToolCall {
-        line: usize,
-        id: String,
-        name: String,
-    },
-    /// A line of a kind the reader does not know (a newer agent's), counted and passed over.
-    Skipped {
-        line: usize,
-        what: String,
-    },
-    Warning(LoadWarning),
-}
 
 enum Reader {
     Detecting(Vec<(usize, String)>),
     Claude(Box<Thread>),
     Codex(Box<CodexReader>),
+    /// A `ctxlab proxy` capture (`live_capture`).
+    Capture(Box<LiveCapture>),
     /// Not a Claude Code or Codex file after `DETECT_LINES` lines.
     Unknown,
 }
@@ -152,6 +99,7 @@ impl LiveSession {
         match &self.reader {
             Reader::Claude(t) => Some(&t.builder.session),
             Reader::Codex(r) => Some(&r.b.session),
+            Reader::Capture(c) => Some(c.session()),
             _ => None,
         }
     }
@@ -194,6 +142,11 @@ impl LiveSession {
                     Some(f @ (SessionFormat::Codex | SessionFormat::CodexLegacy)) => {
                         let held = std::mem::take(held);
                         self.reader = Reader::Codex(Box::new(CodexReader::new(f)));
+                        self.replay(held, number, text, out);
+                    }
+                    Some(SessionFormat::ProxyCapture) => {
+                        let held = std::mem::take(held);
+                        self.reader = Reader::Capture(Box::default());
                         self.replay(held, number, text, out);
                     }
                     _ if held.len() + 1 >= DETECT_LINES => self.reader = Reader::Unknown,
@@ -251,6 +204,7 @@ impl LiveSession {
                     }
                 }
             }
+            Reader::Capture(c) => return c.read(number, text, out),
             _ => return,
         }
         self.report(number, out);
@@ -396,37 +350,6 @@ impl LiveSession {
         if builder.open_call().is_some_and(|c| c.blocks.is_empty()) {
             r.open_blocks = 0;
         }
-    }
-}
-
-fn push_tool_call(seen: &mut HashSet<String>, b: &Value, line: usize, out: &mut Vec<LiveItem>) {
-    if block_type(b) != Some("tool_use") {
-        return;
-    }
-    let Some(id) = block_tool_id(b) else {
-        return;
-    };
-    if seen.insert(id.to_string()) {
-        out.push(LiveItem::ToolCall {
-            line,
-            id: id.to_string(),
-            name: b
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-        });
-    }
-}
-
-fn preview(m: &crate::message::Message) -> String {
-    let text = match m.text() {
-        Some(t) => t.to_string(),
-        None => m.joined_text(),
-    };
-    match text.char_indices().nth(PREVIEW_CHARS) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
     }
 }
 

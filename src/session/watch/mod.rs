@@ -2,7 +2,8 @@
 //! `ctxlab statusline`): `tail` reads whole lines as they are written and notices a file
 //! truncated, replaced or gone; `live` reads each line with the session readers themselves
 //! into the same model a whole-file read makes, reporting each call, compaction, message
-//! and tool call once; `follow` sleeps on file-change notifications (with a polling
+//! and tool call once (a `ctxlab proxy` capture through the capture reader's own fold,
+//! `live_capture`); `follow` sleeps on file-change notifications (with a polling
 //! fallback) and moves to a newer session of the same project (`project`); `headroom`
 //! says how far the context is from the next compaction, each figure with its source
 //! (`windows`); `tail_read` reads only the end of a transcript, for a status line.
@@ -11,6 +12,8 @@
 pub mod follow;
 pub mod headroom;
 pub mod live;
+mod live_capture;
+mod live_item;
 pub mod project;
 pub mod tail;
 pub mod tail_read;

@@ -2,7 +2,7 @@
 //! of a working folder (Claude Code's `projects/<encoded folder>/`, Codex rollouts whose
 //! `cwd` is that folder), the newest session under a folder, and, while following, a newer
 //! session file of the same project (Claude Code after `/clear` or a resume; a new Codex
-//! rollout). Built on `discover`; only reads, and peeks at no more files than it needs.
+//! rollout; a new capture of `ctxlab proxy` beside the followed one). Built on `discover`; only reads, and peeks at no more files than it needs.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -21,6 +21,8 @@ pub enum ProjectScope {
     Claude { folder: PathBuf },
     /// Codex: rollouts under `root` whose `cwd` is `cwd`.
     Codex { root: PathBuf, cwd: String },
+    /// `ctxlab proxy`: the captures' folder (a proxy started again writes a new capture).
+    Captures { folder: PathBuf },
 }
 
 /// A session to follow and why that one.
@@ -182,7 +184,10 @@ pub fn scope_of(file: &SessionFile) -> Option<ProjectScope> {
                 .to_path_buf();
             Some(ProjectScope::Codex { root, cwd })
         }
-        Tool::Ctxlab | Tool::Proxy => None,
+        Tool::Proxy => Some(ProjectScope::Captures {
+            folder: file.path.parent()?.to_path_buf(),
+        }),
+        Tool::Ctxlab => None,
     }
 }
 
@@ -194,11 +199,11 @@ pub fn choose_path(path: &Path) -> Result<Chosen, String> {
         let count = files.len();
         let newest = files
             .into_iter()
-            .filter(|f| !matches!(f.tool, Tool::Ctxlab | Tool::Proxy))
+            .filter(|f| f.tool != Tool::Ctxlab)
             .max_by_key(|f| f.modified)
             .ok_or_else(|| {
                 format!(
-                    "no Claude Code session or Codex rollout under {}",
+                    "no Claude Code session, Codex rollout or proxy capture under {}",
                     path.display()
                 )
             })?;
@@ -248,12 +253,13 @@ impl NewerSession {
         match &self.scope {
             ProjectScope::Claude { folder } => vec![folder.clone()],
             ProjectScope::Codex { root, .. } => newest_day_folder(root).into_iter().collect(),
+            ProjectScope::Captures { folder } => vec![folder.clone()],
         }
     }
 
     fn candidates(&self) -> Vec<PathBuf> {
         match &self.scope {
-            ProjectScope::Claude { folder } => jsonl_in(folder),
+            ProjectScope::Claude { folder } | ProjectScope::Captures { folder } => jsonl_in(folder),
             ProjectScope::Codex { .. } => self.folders().iter().flat_map(|f| jsonl_in(f)).collect(),
         }
     }
@@ -277,6 +283,7 @@ impl NewerSession {
                 ProjectScope::Codex { cwd, .. } => {
                     entry.tool == Tool::Codex && entry.project.as_deref() == Some(cwd.as_str())
                 }
+                ProjectScope::Captures { .. } => entry.tool == Tool::Proxy,
             };
             self.known.insert(p.clone());
             if belongs {
@@ -292,6 +299,10 @@ impl NewerSession {
             ProjectScope::Codex { cwd, .. } => {
                 format!("a new Codex rollout whose cwd is {cwd}")
             }
+            ProjectScope::Captures { folder } => format!(
+                "a new capture in {} (the proxy was started again)",
+                folder.display()
+            ),
         };
         Some((path, why))
     }

@@ -1,5 +1,5 @@
-//! The live view's data: a Claude Code or Codex session followed as the agent writes it
-//! (`ctxlab watch` in the workbench, `w` on a row of the sessions browser). The follower
+//! The live view's data: a Claude Code or Codex session, or a `ctxlab proxy` capture,
+//! followed as it is written (`ctxlab watch` in the workbench, `w` on a row of the sessions browser). The follower
 //! (`follower`) runs `session::watch::follow` on a thread of its own and sends each
 //! `WatchEvent` to the loop as a `LiveMsg`; `App::update` folds it here (`LiveView::fold`):
 //! conversation rows, model calls with their context, tool calls, every compaction as one
@@ -414,8 +414,10 @@ impl LiveView {
                 self.format = format;
                 self.skipped = skipped;
                 if unknown_format {
-                    self.notice =
-                        Some("not a Claude Code or Codex session: nothing to show".into());
+                    self.notice = Some(
+                        "not a Claude Code or Codex session nor a proxy capture: nothing to show"
+                            .into(),
+                    );
                 }
                 false
             }

@@ -15,14 +15,14 @@ const EVENT_WAIT: Duration = Duration::from_secs(10);
 /// The pause between two writes: long enough that each is read on its own.
 const STEP: Duration = Duration::from_millis(150);
 
-struct Watch {
+pub(super) struct Watch {
     child: Child,
     lines: Receiver<Value>,
-    seen: Vec<Value>,
+    pub(super) seen: Vec<Value>,
 }
 
 impl Watch {
-    fn start(args: &[&str], cwd: &Path, env: &[(&str, &Path)]) -> Watch {
+    pub(super) fn start(args: &[&str], cwd: &Path, env: &[(&str, &Path)]) -> Watch {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ctxlab"));
         cmd.arg("watch")
             .args(args)
@@ -56,7 +56,7 @@ impl Watch {
     }
 
     /// Waits for the next event that `want` accepts; the events before it are kept.
-    fn until(&mut self, what: &str, want: impl Fn(&Value) -> bool) -> Value {
+    pub(super) fn until(&mut self, what: &str, want: impl Fn(&Value) -> bool) -> Value {
         loop {
             let v = self.lines.recv_timeout(EVENT_WAIT).unwrap_or_else(|_| {
                 panic!("no {what} within {EVENT_WAIT:?}; saw {:#?}", self.seen)
@@ -69,13 +69,13 @@ impl Watch {
     }
 
     /// What arrived without being waited for, within `wait`.
-    fn drain(&mut self, wait: Duration) {
+    pub(super) fn drain(&mut self, wait: Duration) {
         while let Ok(v) = self.lines.recv_timeout(wait) {
             self.seen.push(v);
         }
     }
 
-    fn interrupt(mut self) -> Vec<Value> {
+    pub(super) fn interrupt(mut self) -> Vec<Value> {
         let pid = self.child.id() as i32;
         // SAFETY: a plain kill(2) on our own child.
         unsafe { libc::kill(pid, libc::SIGINT) };
@@ -86,15 +86,15 @@ impl Watch {
     }
 }
 
-fn event(v: &Value) -> &str {
+pub(super) fn event(v: &Value) -> &str {
     v["event"].as_str().unwrap_or("")
 }
 
-fn is(name: &'static str) -> impl Fn(&Value) -> bool {
+pub(super) fn is(name: &'static str) -> impl Fn(&Value) -> bool {
     move |v| event(v) == name
 }
 
-fn append(path: &Path, text: &str) {
+pub(super) fn append(path: &Path, text: &str) {
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .create(true)
@@ -104,7 +104,7 @@ fn append(path: &Path, text: &str) {
     f.flush().unwrap();
 }
 
-fn line(path: &Path, text: &str) {
+pub(super) fn line(path: &Path, text: &str) {
     append(path, &format!("{text}\n"));
     std::thread::sleep(STEP);
 }

@@ -26,7 +26,7 @@ fn chosen() -> Chosen {
 }
 
 /// An app following `PATH` (as `ctxlab watch PATH` starts), and its follower's id.
-fn following(bell: bool) -> (App, u64) {
+pub(super) fn following(bell: bool) -> (App, u64) {
     let mut a = app();
     a.update(Msg::Live(LiveMsg::Setup(
         LiveOptions::new(bell).following(chosen()),
@@ -45,7 +45,7 @@ fn following(bell: bool) -> (App, u64) {
 }
 
 /// What the follower sends for these lines (numbered from `first`).
-fn items(live: &mut LiveSession, first: usize, lines: &[String]) -> Vec<LiveItem> {
+pub(super) fn items(live: &mut LiveSession, first: usize, lines: &[String]) -> Vec<LiveItem> {
     let mut out = Vec::new();
     for (k, l) in lines.iter().enumerate() {
         live.push_line(first + k, l, &mut out);
@@ -53,11 +53,16 @@ fn items(live: &mut LiveSession, first: usize, lines: &[String]) -> Vec<LiveItem
     out
 }
 
-fn send(a: &mut App, id: u64, event: WatchEvent) -> Vec<Effect> {
+pub(super) fn send(a: &mut App, id: u64, event: WatchEvent) -> Vec<Effect> {
     a.update(Msg::Live(LiveMsg::Event { id, event }))
 }
 
-fn send_items(a: &mut App, id: u64, items: Vec<LiveItem>, caught_up: bool) -> Vec<Effect> {
+pub(super) fn send_items(
+    a: &mut App,
+    id: u64,
+    items: Vec<LiveItem>,
+    caught_up: bool,
+) -> Vec<Effect> {
     let mut fx = Vec::new();
     for item in items {
         fx.extend(send(a, id, WatchEvent::Item { item, caught_up }));
@@ -69,7 +74,7 @@ fn bells(fx: &[Effect]) -> usize {
     fx.iter().filter(|e| matches!(e, Effect::Bell)).count()
 }
 
-fn start(a: &mut App, id: u64) {
+pub(super) fn start(a: &mut App, id: u64) {
     send(
         a,
         id,

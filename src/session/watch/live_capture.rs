@@ -1,0 +1,119 @@
+//! A `ctxlab proxy` capture followed as the proxy appends its exchanges: each line goes
+//! through the capture fold the whole-file reader uses (`session::capture::fold`), and what
+//! it added is reported once: a compaction the agent made between two requests, the
+//! request's new messages and tool calls, then the call with the usage of its response.
+//! Side requests (other tools, a quota probe, a title) and exchanges that are no model call
+//! are reported as skipped, never as calls: they stay off the context curve.
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::live_item::{LiveCall, LiveItem, LiveMessage, preview, push_tool_call};
+use crate::session::capture::CaptureFold;
+use crate::session::capture::fold::{NOT_A_CALL, SIDE_REQUEST};
+use crate::session::lines::{ParsedLine, parse_json_lines_here};
+use crate::session::model::Session;
+
+/// A capture read line by line, and what of it was reported.
+#[derive(Default)]
+pub(super) struct LiveCapture {
+    fold: CaptureFold,
+    calls: usize,
+    messages: usize,
+    compactions: usize,
+    warnings: usize,
+    /// Side requests and other exchanges counted, as last reported.
+    skipped: BTreeMap<&'static str, usize>,
+    tool_ids: HashSet<String>,
+}
+
+impl LiveCapture {
+    pub(super) fn session(&self) -> &Session {
+        self.fold.session()
+    }
+
+    /// Folds one whole line and appends what it added to `out`. The tail hands over only
+    /// whole lines, so a line is never the half the proxy is still writing.
+    pub(super) fn read(&mut self, number: usize, text: &str, out: &mut Vec<LiveItem>) {
+        for ParsedLine { number, value } in parse_json_lines_here(text, number) {
+            self.fold.push(number, value, false);
+            self.report(number, out);
+        }
+    }
+
+    fn report(&mut self, number: usize, out: &mut Vec<LiveItem>) {
+        let s = self.fold.session();
+        for what in [SIDE_REQUEST, NOT_A_CALL] {
+            let n = s.skipped.get(what).copied().unwrap_or(0);
+            let before = self.skipped.get(what).copied().unwrap_or(0);
+            if n > before {
+                out.extend((before..n).map(|_| LiveItem::Skipped {
+                    line: number,
+                    what: what.to_string(),
+                }));
+                self.skipped.insert(what, n);
+            }
+        }
+        out.extend(
+            s.warnings[self.warnings..]
+                .iter()
+                .cloned()
+                .map(LiveItem::Warning),
+        );
+        self.warnings = s.warnings.len();
+        // In session order: the messages before each new compaction (the previous call's
+        // answer, taken from its response when no request holds it), the compaction, the
+        // messages after it.
+        for (index, c) in s.compactions.iter().enumerate().skip(self.compactions) {
+            self.messages = messages(s, self.messages, c.at, &mut self.tool_ids, out);
+            out.push(LiveItem::Compaction {
+                index,
+                compaction: Box::new(c.clone()),
+                update: false,
+            });
+        }
+        self.compactions = s.compactions.len();
+        self.messages = messages(s, self.messages, s.messages.len(), &mut self.tool_ids, out);
+        for c in &s.calls[self.calls..] {
+            out.push(LiveItem::Call(LiveCall {
+                line: c.line,
+                timestamp: c.timestamp.clone(),
+                model: c.model.clone(),
+                usage: c.usage,
+                context_tokens: c.usage.context_tokens(),
+                context_window: c.context_window,
+                summary: false,
+            }));
+        }
+        self.calls = s.calls.len();
+    }
+}
+
+/// Reports the messages from `from` up to `to` (with their tool calls); the next to report.
+fn messages(
+    s: &Session,
+    from: usize,
+    to: usize,
+    tool_ids: &mut HashSet<String>,
+    out: &mut Vec<LiveItem>,
+) -> usize {
+    let to = to.min(s.messages.len()).max(from);
+    for index in from..to {
+        let m = &s.messages[index];
+        let Some(info) = s.info.get(index) else {
+            continue;
+        };
+        for b in m.tool_uses() {
+            push_tool_call(tool_ids, b, info.line, out);
+        }
+        out.push(LiveItem::Message(LiveMessage {
+            index,
+            line: info.line,
+            role: m.role().to_string(),
+            kind: info.kind,
+            preview: preview(m),
+            tool_uses: m.tool_uses().count(),
+            tool_results: m.tool_results().count(),
+        }));
+    }
+    to
+}
