@@ -129,6 +129,7 @@ impl App {
         self.sessions.paths = paths;
         self.sessions.listed = false;
         self.sessions.rows.clear();
+        self.sessions.unfilled.clear();
         self.sessions.view = BrowserView::default();
         self.sessions.list = Default::default();
         self.focus_pane_noeffect(Pane::Transcripts);

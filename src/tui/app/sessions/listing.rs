@@ -53,11 +53,11 @@ impl App {
         self.sessions.filling = false;
         self.sessions.unfilled = rest;
         let was = self.sessions.selected_row().map(RowKey::of);
-        if apply_filled(&mut self.sessions.rows, results) {
-            self.sessions.view.rebuild(&self.sessions.rows);
-            self.reselect(was);
-            self.scroll_sessions();
-        }
+        apply_filled(&mut self.sessions.rows, results);
+        // A title read further may change what the filter keeps; the cursor stays on its row.
+        self.sessions.view.rebuild(&self.sessions.rows);
+        self.reselect(was);
+        self.scroll_sessions();
         self.next_fill()
     }
 
