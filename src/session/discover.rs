@@ -316,14 +316,18 @@ fn peek(path: &Path) -> Option<String> {
 }
 
 fn peek_or_reason(path: &Path) -> Result<String, String> {
+    peek_at_most(path, PEEK_BYTES)
+}
+
+fn peek_at_most(path: &Path, limit: usize) -> Result<String, String> {
     let opened = super::open::open_regular(path).map_err(|e| e.to_string())?;
-    let mut buf = Vec::with_capacity(16 * 1024);
+    let mut buf = Vec::with_capacity(limit.min(16 * 1024));
     opened
         .file
-        .take(PEEK_BYTES.min(opened.len as usize) as u64)
+        .take(limit.min(opened.len as usize) as u64)
         .read_to_end(&mut buf)
         .map_err(|e| e.to_string())?;
-    if buf.len() == PEEK_BYTES {
+    if buf.len() == limit {
         let end = buf.iter().rposition(|&b| b == b'\n').unwrap_or(0);
         buf.truncate(end);
     }
@@ -337,16 +341,28 @@ pub fn entry_for(path: &Path) -> Option<SessionFile> {
 
 /// A listing entry for one file, or why it is none (what a listing says of it).
 pub fn entry_or_reason(path: &Path) -> Result<SessionFile, String> {
+    entry_from_head(path, PEEK_BYTES)
+}
+
+/// `entry_or_reason` from the file's first `limit` bytes only (at most `PEEK_BYTES`): the
+/// browser's first look (`tui::sessions::listing`). A recorded project and the start are
+/// the first ones the lines give, so once these bytes hold them, more lines do not change
+/// them (the title may still change).
+pub fn entry_from_head(path: &Path, limit: usize) -> Result<SessionFile, String> {
+    let limit = limit.min(PEEK_BYTES);
     let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    let head = peek_or_reason(path)?;
+    let head = peek_at_most(path, limit)?;
     if head.trim().is_empty() {
         return Err(if meta.len() == 0 {
             // The words every command gives for an empty file.
             super::SessionError::Empty.to_string()
-        } else if meta.len() <= PEEK_BYTES as u64 {
+        } else if meta.len() <= limit as u64 {
             "not a session: only blank lines".to_string()
         } else {
-            "not a session: no whole line in its first 256 KiB".to_string()
+            format!(
+                "not a session: no whole line in its first {} KiB",
+                limit / 1024
+            )
         });
     }
     let format = if head.trim_start().starts_with('[') {

@@ -81,4 +81,5 @@ fn files_that_are_not_sessions_are_listed_as_skipped_with_the_reason() {
 }
 
 mod cache;
+mod first_screen;
 mod small;

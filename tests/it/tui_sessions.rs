@@ -186,6 +186,25 @@ fn the_listing_shows_before_the_counts_arrive() {
     assert!(!text.contains("…      …          …"), "counted: {text}");
 }
 
+/// The first screen of a cold listing: every row in its place, the counts pending as `…`
+/// (never 0) until a batch fills them in.
+#[test]
+fn a_browser_with_its_counts_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let (claude, codex) = roots(dir.path());
+    let mut d = driver(dir.path());
+    let fx = d.app.open_sessions(vec![claude, codex]);
+    let [Effect::Work(w)] = fx.as_slice() else {
+        panic!("one listing job: {fx:?}");
+    };
+    d.app.update(ctxlab::tui::Msg::Done(w.clone().run()));
+    assert!(d.app.sessions().rows().iter().all(|r| match r {
+        BrowserRow::Session(s) => s.stats().is_none(),
+        _ => true,
+    }));
+    snap_all("sessions_browser_pending", &mut d, dir.path());
+}
+
 #[test]
 fn an_opened_claude_session_shows_its_compaction_usage_and_curve() {
     let dir = tempfile::tempdir().unwrap();

@@ -5,6 +5,7 @@
 //! folder goes with it). Only asks for work (`Work::Session`); takes the results here too.
 
 mod keys;
+mod listing;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use crate::tui::keys::Action;
 use crate::tui::sessions::browse::BrowserView;
 use crate::tui::sessions::scratch::scratch_dir;
 use crate::tui::sessions::{
-    BrowserRow, OpenedSession, Progress, SessionDone, SessionWork, ViewRow, uncounted,
+    BrowserRow, OpenedSession, Progress, SessionDone, SessionWork, ViewRow,
 };
 use crate::tui::work::Work;
 
@@ -43,6 +44,12 @@ pub struct SessionsState {
     open_on_start: Option<(PathBuf, Option<u64>)>,
     /// Scratch folders handed out by this run.
     scratch_seq: u64,
+    /// The listing's number: a batch of filled rows for another one is dropped.
+    listing: u64,
+    /// The listed files whose rows wait for their counts (`app::sessions::listing`).
+    unfilled: Vec<PathBuf>,
+    /// A batch of them is being filled.
+    filling: bool,
 }
 
 impl SessionsState {
@@ -122,6 +129,7 @@ impl App {
         self.sessions.paths = paths;
         self.sessions.listed = false;
         self.sessions.rows.clear();
+        self.sessions.unfilled.clear();
         self.sessions.view = BrowserView::default();
         self.sessions.list = Default::default();
         self.focus_pane_noeffect(Pane::Transcripts);
@@ -190,7 +198,8 @@ impl App {
         self.sessions.active = true;
         self.focus_pane_noeffect(Pane::Transcripts);
         if self.sessions.listed {
-            Vec::new()
+            // Rows left unfilled while the browser was not shown.
+            self.next_fill()
         } else {
             vec![self.discover_sessions()]
         }
@@ -328,51 +337,12 @@ impl App {
 
     pub(super) fn sessions_done(&mut self, done: SessionDone) -> Vec<Effect> {
         match done {
-            SessionDone::Discovered { paths, rows } => {
-                if paths != self.sessions.paths {
-                    return Vec::new();
-                }
-                let first = !self.sessions.listed && self.sessions.rows.is_empty();
-                let was = self.sessions.selected_row().map(keys::RowKey::of);
-                self.sessions.rows = rows;
-                self.sessions.listed = true;
-                self.sessions.view.rebuild(&self.sessions.rows);
-                if first {
-                    self.select_first_session();
-                } else {
-                    self.reselect(was);
-                }
-                self.scroll_sessions();
-                // A session being opened whole is counted from its view when it arrives:
-                // counting it here too would parse it twice at once.
-                let files: Vec<PathBuf> = uncounted(&self.sessions.rows)
-                    .into_iter()
-                    .filter(|p| !self.opening(p))
-                    .collect();
-                if !files.is_empty() {
-                    return vec![Effect::Work(Work::Session(SessionWork::Stats {
-                        files,
-                        data_dir: self.sessions.data_dir(),
-                    }))];
-                }
-            }
-            SessionDone::Stats { results, rest } => {
-                for (path, stats) in results {
-                    for row in &mut self.sessions.rows {
-                        if let BrowserRow::Session(s) = row
-                            && s.entry().path == path
-                        {
-                            s.set_stats(stats.clone());
-                        }
-                    }
-                }
-                if !rest.is_empty() {
-                    return vec![Effect::Work(Work::Session(SessionWork::Stats {
-                        files: rest,
-                        data_dir: self.sessions.data_dir(),
-                    }))];
-                }
-            }
+            SessionDone::Discovered { paths, rows } => return self.listing_arrived(paths, rows),
+            SessionDone::Stats {
+                listing,
+                results,
+                rest,
+            } => return self.rows_filled(listing, results, rest),
             SessionDone::Opened { id, head, result } => {
                 let awaited = self.jobs.loading.as_ref().is_some_and(|l| l.id == id);
                 if !awaited {

@@ -1,7 +1,7 @@
 //! The sessions browser (the transcripts pane's other mode, `b`): recorded Claude Code and
 //! Codex sessions grouped by project (`▾` open, `▸` folded), newest first, with date,
 //! file, first request, size, model calls, compactions and peak context (`…` until a
-//! background job has counted the file), the filter typed after `/`, and a row for each
+//! background job has counted the file, and the title says how many wait), the filter typed after `/`, and a row for each
 //! folder that could not be read. Draws `App` state only.
 
 use crate::sanitize::sanitize_line;
@@ -32,9 +32,23 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         .iter()
         .filter(|r| matches!(r, BrowserRow::Session(_)))
         .count();
+    // Rows whose counts a batch has not filled in yet (`…` in their columns).
+    let counting = s
+        .rows()
+        .iter()
+        .filter(|r| matches!(r, BrowserRow::Session(item) if item.stats().is_none()))
+        .count();
+    let counting = if counting > 0 {
+        format!(", {} counting…", group_digits(counting))
+    } else {
+        String::new()
+    };
     let title = Line::from(vec![
         Span::styled(" 4 Sessions ", app.theme().title()),
-        Span::raw(format!("· {} · {where_} ", super::plural(count, "session"))),
+        Span::raw(format!(
+            "· {}{counting} · {where_} ",
+            super::plural(count, "session")
+        )),
         title_hint(app, "(Enter open, b transcripts) ", ours),
     ]);
     let block = pane_block(title, focused, app.theme());

@@ -1,17 +1,15 @@
-//! The sessions browser's blocking jobs: listing (one peek per file), counting (a light scan
-//! per file, a batch per job), opening (the head first, then the whole file read in chunks
+//! The sessions browser's blocking jobs: listing and filling its rows in batches
+//! (`listing`), opening (the head first, then the whole file read in chunks
 //! so the loading line can say how far it got) and replaying into a scratch store. Reads
 //! session files only; writes only under the scratch folder it is given.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::scratch;
-use super::{BrowserRow, OpenedSession, Progress, SessionDone, SessionItem, SessionReplay};
+use super::{OpenedSession, Progress, SessionDone, SessionReplay};
 use super::{SessionWork, build_view};
-use crate::listing_cache::{FileKey, ListingCache};
-use crate::session::discover::{entry_or_reason, find_files, order_newest_first, skipped};
-use crate::session::numbers::{numbers_of_file, project_label};
+use super::{listing, scratch};
+use crate::listing_cache::ListingCache;
 use crate::session::open::open_regular;
 use crate::session::{SessionError, load_session_with, parse_session_text};
 use crate::store::Store;
@@ -19,45 +17,24 @@ use crate::tui::replay::replay_recorded_into;
 
 /// The first bytes of a session parsed for its first screen, while the rest loads.
 pub const HEAD_BYTES: usize = 1024 * 1024;
-/// Bytes of session files one `Stats` job scans before it hands back the rest.
-pub const STATS_BYTES_PER_JOB: u64 = 16 * 1024 * 1024;
 
 pub(super) fn run(work: SessionWork) -> SessionDone {
     match work {
         SessionWork::Discover { paths, data_dir } => {
             let cache = data_dir.map(|d| ListingCache::load(&d));
-            let (rows, _) = discover_rows(&paths, cache);
+            let (rows, _) = listing::first_rows(&paths, cache);
             SessionDone::Discovered { paths, rows }
         }
-        SessionWork::Stats { files, data_dir } => {
-            let mut cache = data_dir.map(|d| ListingCache::load(&d));
-            let mut results = Vec::new();
-            let mut bytes = 0u64;
-            let mut rest = files.into_iter();
-            for path in rest.by_ref() {
-                let stats = match cache.as_mut() {
-                    Some(cache) => {
-                        let row = cache.row(&path);
-                        match row.numbers {
-                            Some(numbers) => numbers.map(|n| n.numbers),
-                            None => Err(row.entry.err().unwrap_or_default()),
-                        }
-                    }
-                    None => numbers_of_file(&path).map_err(|e| e.to_string()),
-                };
-                bytes += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-                results.push((path, stats));
-                if bytes >= STATS_BYTES_PER_JOB {
-                    break;
-                }
-            }
-            if let Some(cache) = cache.as_mut() {
-                // The listing works without it: a cache that cannot be written stays as it was.
-                let _ = cache.save();
-            }
+        SessionWork::Stats {
+            listing,
+            files,
+            data_dir,
+        } => {
+            let (results, rest) = listing::fill(files, data_dir.as_deref());
             SessionDone::Stats {
+                listing,
                 results,
-                rest: rest.collect(),
+                rest,
             }
         }
         SessionWork::Open {
@@ -125,77 +102,6 @@ pub(super) fn run(work: SessionWork) -> SessionDone {
     }
 }
 
-/// The browser's rows for `paths`: the folders and files that could not be read first,
-/// then the sessions grouped. With a cache, a file it knows in its present state comes with
-/// its counts (or as the skipped row it was) without being opened; the others are peeked
-/// at. Returns how many came from the cache.
-pub fn discover_rows(
-    paths: &[PathBuf],
-    mut cache: Option<ListingCache>,
-) -> (Vec<BrowserRow>, usize) {
-    let (files, mut errors) = find_files(paths);
-    let mut items = Vec::with_capacity(files.len());
-    let mut cached = 0;
-    for path in files {
-        let hit = cache.as_mut().and_then(|c| {
-            let key = FileKey::of(&path)?;
-            c.get(&path, &key)
-                .filter(|r| r.entry.is_err() || r.numbers.is_some())
-                .cloned()
-        });
-        let (entry, stats) = match hit {
-            Some(row) => {
-                cached += 1;
-                let stats = row.numbers.map(|n| n.map(|n| n.numbers));
-                (row.entry, stats)
-            }
-            None => (entry_or_reason(&path), None),
-        };
-        match entry {
-            Ok(entry) => items.push(SessionItem { entry, stats }),
-            Err(reason) => errors.push(skipped(path, &reason)),
-        }
-    }
-    let mut rows: Vec<BrowserRow> = errors
-        .into_iter()
-        .map(|e| BrowserRow::Error {
-            path: e.path,
-            message: e.message,
-        })
-        .collect();
-    rows.extend(group(items));
-    (rows, cached)
-}
-
-/// Entries grouped by project under a heading row, in the one listing order
-/// (`discover::order_newest_first`: the project with the newest session first, each
-/// group's sessions newest first).
-fn group(mut items: Vec<SessionItem>) -> Vec<BrowserRow> {
-    order_newest_first(&mut items, |i| {
-        (
-            i.entry.project.as_deref(),
-            i.entry.started.as_deref(),
-            &i.entry.path,
-        )
-    });
-    let mut rows = Vec::new();
-    let mut heading: Option<usize> = None;
-    for item in items {
-        let name = project_label(item.entry.project.as_deref()).to_string();
-        let same = heading
-            .is_some_and(|h| matches!(&rows[h], BrowserRow::Project { name: n, .. } if *n == name));
-        if !same {
-            heading = Some(rows.len());
-            rows.push(BrowserRow::Project { name, sessions: 0 });
-        }
-        if let Some(BrowserRow::Project { sessions, .. }) = heading.and_then(|h| rows.get_mut(h)) {
-            *sessions += 1;
-        }
-        rows.push(BrowserRow::Session(item));
-    }
-    rows
-}
-
 /// The first `HEAD_BYTES` of a session, cut at the last whole line, as a view. Only a
 /// regular file is read, opened without blocking (`session::open`).
 pub fn open_head(path: &Path) -> Result<OpenedSession, String> {
@@ -241,14 +147,4 @@ pub fn open_full(path: &Path, progress: &Progress) -> Result<OpenedSession, Stri
         e => format!("{}: {e}", path.display()),
     })?;
     Ok(build_view(path, read.get(), true, session))
-}
-
-/// Paths of the sessions listed in `rows` that have no counts yet.
-pub fn uncounted(rows: &[BrowserRow]) -> Vec<PathBuf> {
-    rows.iter()
-        .filter_map(|r| match r {
-            BrowserRow::Session(s) if s.stats.is_none() => Some(s.entry.path.clone()),
-            _ => None,
-        })
-        .collect()
 }

@@ -9,6 +9,7 @@
 
 pub mod browse;
 mod jobs;
+pub mod listing;
 pub mod scratch;
 pub mod text;
 mod view;
@@ -27,7 +28,8 @@ use crate::tui::list::ListState;
 use crate::tui::replay::Replay;
 use crate::tui::rows::MessageInfo;
 
-pub use jobs::{HEAD_BYTES, STATS_BYTES_PER_JOB, open_full, open_head, uncounted};
+pub use jobs::{HEAD_BYTES, open_full, open_head};
+pub use listing::{Filled, STATS_BYTES_PER_JOB, uncounted};
 pub use view::build_view;
 
 /// How many bytes of a file a job has read, shared with the screen's loading line, and
@@ -325,17 +327,21 @@ impl SessionReplay {
 /// A job for the sessions browser (run by `Work::Session` off the UI task).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionWork {
-    /// List the sessions under `paths` (the default roots when empty). A file the listing
-    /// cache in `data_dir` knows (`listing_cache`) comes with its counts and is not read;
-    /// the others are peeked at (their first lines only).
+    /// List the sessions under `paths` (the default roots when empty), each row in its
+    /// place with its counts pending (`listing::first_rows`). A file the listing cache in
+    /// `data_dir` knows (`listing_cache`) comes with its counts and is not read; the others
+    /// get a first look at their first lines.
     Discover {
         paths: Vec<PathBuf>,
         data_dir: Option<PathBuf>,
     },
-    /// Count calls, compactions and peak context of these files, about
-    /// `STATS_BYTES_PER_JOB` bytes' worth, adding them to the listing cache in `data_dir`;
-    /// the rest comes back to be asked for again.
+    /// Fill a batch of rows of listing number `listing` (`listing::fill`): about
+    /// `STATS_BYTES_PER_JOB` bytes' worth of `files`, each counted and given its full
+    /// entry through the listing cache in `data_dir`; the rest comes back to be asked for
+    /// again.
     Stats {
+        /// The listing the rows belong to: a batch for an older one is dropped.
+        listing: u64,
         files: Vec<PathBuf>,
         data_dir: Option<PathBuf>,
     },
@@ -369,8 +375,10 @@ pub enum SessionDone {
         paths: Vec<PathBuf>,
         rows: Vec<BrowserRow>,
     },
+    /// A batch of filled rows for listing number `listing`.
     Stats {
-        results: Vec<(PathBuf, Result<SessionNumbers, String>)>,
+        listing: u64,
+        results: Vec<Filled>,
         rest: Vec<PathBuf>,
     },
     Opened {

@@ -128,7 +128,8 @@ fn the_browser_shows_cached_rows_with_their_counts_at_once_and_caches_what_it_co
     };
     assert_eq!(counts(&rows), [None, None]);
     let files = ctxlab::tui::sessions::uncounted(&rows);
-    let SessionDone::Stats { results, rest } = (SessionWork::Stats {
+    let SessionDone::Stats { results, rest, .. } = (SessionWork::Stats {
+        listing: 1,
         files,
         data_dir: Some(data.clone()),
     })
