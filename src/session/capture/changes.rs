@@ -4,7 +4,7 @@
 //! `<system-reminder>` text (a block, or a message of nothing else) present before and
 //! absent now is a dropped reminder; any other loss of the earlier messages is a summary
 //! replacing the history; the system prompt and the tool schemas are compared apart. The
-//! capture reader's micro compaction is `cleared_only` of the same rule.
+//! capture reader's fold takes an in-place edit by the same rule (`edited_in_place`).
 //!
 //! Pure: two requests in, typed changes out. Ids and tool names come from the capture:
 //! they are clipped here and sanitized by whatever prints them.
@@ -281,18 +281,31 @@ pub fn message_changes(before: &[Message], after: &[Message]) -> Vec<RequestChan
     out
 }
 
-/// The ids of the tool results cleared in place, when that is all that happened to the
-/// earlier messages (new ones may follow): the capture reader's micro compaction.
-pub fn cleared_only(before: &[Message], after: &[Message]) -> Option<Vec<String>> {
-    let (changes, _) = in_place(before, after, &HashMap::new())?;
-    let mut ids = Vec::new();
-    for c in changes {
-        match c {
-            RequestChange::ClearedToolResult { id, .. } => ids.push(id),
-            _ => return None,
-        }
-    }
-    (!ids.is_empty()).then_some(ids)
+/// What the capture reader keeps of an in-place edit between two calls (earlier messages
+/// only had results cleared or reminders dropped; new ones may follow): the cleared
+/// results' ids (its micro compaction, none when only reminders went) and where in `after`
+/// the appended messages start (a reminder message that went shifts them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InPlace {
+    pub cleared: Vec<String>,
+    pub appended_from: usize,
+}
+
+/// The in-place edit from `before` to `after`, or None when an earlier message was lost
+/// or rewritten otherwise (a summary replacing the history).
+pub fn edited_in_place(before: &[Message], after: &[Message]) -> Option<InPlace> {
+    let (changes, appended_from) = in_place(before, after, &HashMap::new())?;
+    let cleared = changes
+        .into_iter()
+        .filter_map(|c| match c {
+            RequestChange::ClearedToolResult { id, .. } => Some(id),
+            _ => None,
+        })
+        .collect();
+    Some(InPlace {
+        cleared,
+        appended_from,
+    })
 }
 
 /// Walks `before` against `after`: equal messages match, a reminder-only message may be

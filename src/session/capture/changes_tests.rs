@@ -72,7 +72,7 @@ fn a_result_replaced_in_place_is_a_cleared_tool_result_with_its_tool() {
     );
     assert_eq!(headline(&c), "cleared tool result");
     assert_eq!(
-        cleared_only(&a.messages, &b.messages),
+        edited_in_place(&a.messages, &b.messages).map(|e| e.cleared),
         Some(vec!["t1".to_string()])
     );
 }
@@ -110,7 +110,7 @@ fn history_replaced_by_a_new_first_message_is_a_summary() {
         ]
     );
     assert_eq!(headline(&c), "summary replacing history");
-    assert_eq!(cleared_only(&a.messages, &b.messages), None);
+    assert_eq!(edited_in_place(&a.messages, &b.messages), None);
 }
 
 #[test]
@@ -154,8 +154,15 @@ fn a_reminder_block_or_message_gone_is_a_dropped_system_reminder() {
         ]
     );
     assert_eq!(headline(&c), "dropped system reminder");
-    // Not a micro compaction: no result was cleared.
-    assert_eq!(cleared_only(&a.messages, &b.messages), None);
+    // An edit in place but no micro compaction: no result was cleared. The reminder
+    // message that went shifts the new answer to index 3 of the later request.
+    assert_eq!(
+        edited_in_place(&a.messages, &b.messages),
+        Some(InPlace {
+            cleared: Vec::new(),
+            appended_from: 3
+        })
+    );
 }
 
 #[test]

@@ -14,8 +14,9 @@
 
 use std::collections::BTreeSet;
 
+use super::changes::edited_in_place;
 use super::format::{CaptureLine, Exchange};
-use super::read::{TORN_LAST_LINE, answer_message, cleared_in_place, usage_of};
+use super::read::{TORN_LAST_LINE, answer_message, usage_of};
 use super::request::{ExactRequest, exact_request};
 use crate::message::Message;
 use crate::session::SessionError;
@@ -251,12 +252,16 @@ impl CaptureFold {
         let mut answer_at = session.messages.len();
         if common == prev.len() {
             push_all(session, &msgs[common..], &origin);
-        } else if let Some(cleared) = cleared_in_place(&prev[common..], &msgs[common..]) {
-            let mut c = Compaction::new(CompactionKind::Micro, session.messages.len(), line);
-            c.timestamp = Some(started.clone());
-            c.cleared_tool_ids = cleared;
-            session.compactions.push(c);
-            push_all(session, &msgs[prev.len().min(msgs.len())..], &origin);
+        } else if let Some(edit) = edited_in_place(&prev[common..], &msgs[common..]) {
+            // Results cleared are the agent's micro compaction. A reminder it dropped is
+            // no compaction: the conversation goes on, only its new messages are added.
+            if !edit.cleared.is_empty() {
+                let mut c = Compaction::new(CompactionKind::Micro, session.messages.len(), line);
+                c.timestamp = Some(started.clone());
+                c.cleared_tool_ids = edit.cleared;
+                session.compactions.push(c);
+            }
+            push_all(session, &msgs[common + edit.appended_from..], &origin);
         } else {
             // The previous answer is in no later request (a summary call's answer is the
             // summary): it is taken from its response, before the compaction.

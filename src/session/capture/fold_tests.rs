@@ -92,3 +92,64 @@ fn tool_less_calls_wait_until_a_call_says_what_they_were() {
         "the question and the answer from the response"
     );
 }
+
+/// Claude Code drops a reminder message between two calls: the conversation goes on (no
+/// compaction, no message twice), and a result cleared beside it is still the agent's micro
+/// compaction with the new messages appended once.
+#[test]
+fn a_dropped_reminder_is_no_compaction_and_repeats_no_message() {
+    let reminder = user("<system-reminder>the todo list is empty</system-reminder>");
+    let result = |text: &str| {
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": text}]})
+    };
+    let call = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]});
+    let f = fold(&[
+        exchange(1, &["Read"], json!([user("a"), reminder.clone()])),
+        exchange(
+            2,
+            &["Read"],
+            json!([user("a"), reminder, call.clone(), result("long output")]),
+        ),
+        // The reminder is gone and nothing else changed: two new messages follow.
+        exchange(
+            3,
+            &["Read"],
+            json!([
+                user("a"),
+                call.clone(),
+                result("long output"),
+                asst("b"),
+                user("c")
+            ]),
+        ),
+        // The result is cleared and the answer appended.
+        exchange(
+            4,
+            &["Read"],
+            json!([
+                user("a"),
+                call,
+                result("[cleared]"),
+                asst("b"),
+                user("c"),
+                asst("d"),
+                user("e")
+            ]),
+        ),
+    ]);
+    let s = f.session();
+    assert_eq!(s.calls.len(), 4);
+    assert_eq!(s.compactions.len(), 1, "{:?}", s.compactions);
+    assert_eq!(s.compactions[0].kind, CompactionKind::Micro);
+    assert_eq!(s.compactions[0].cleared_tool_ids, vec!["t1".to_string()]);
+    let texts: Vec<String> = s.messages.iter().map(|m| m.joined_text()).collect();
+    for once in ["a", "b", "c", "d", "e"] {
+        assert_eq!(
+            texts.iter().filter(|t| t.as_str() == once).count(),
+            1,
+            "{once} once in {texts:?}"
+        );
+    }
+}

@@ -1,10 +1,10 @@
 //! A capture read back: its exchanges (`read_exchanges`, with a cut last line skipped and
-//! warned about), and the rules between two calls of the thread that `fold` (the whole-file
-//! read and the follower's) applies: where a call's messages extend the previous call's,
-//! the new ones are appended; where they do not, the agent compacted in between: results
-//! emptied in place are a micro compaction (`cleared_in_place`), anything else a full one
-//! whose first new message is the summary and whose common start is what it kept.
-
+//! warned about), and the pieces of an exchange that `fold` (the whole-file read and the
+//! follower's) keeps: its usage and its assembled answer. Between two calls of the thread,
+//! `fold` appends what extends the previous call; results emptied in place are a micro
+//! compaction and reminders dropped in place none (`changes::edited_in_place`); anything
+//! else is a full one whose first new message is the summary and whose common start is
+//! what it kept.
 use std::path::Path;
 
 use super::format::{CaptureLine, Exchange};
@@ -67,12 +67,6 @@ pub fn read_exchanges(path: &Path) -> Result<CaptureCalls, SessionError> {
     let bytes = crate::session::open::read_file(path)?;
     let (text, _) = crate::session::text_of_bytes(bytes)?;
     Ok(fold_lines(parse_json_lines(&text, 1)))
-}
-
-/// The tool results emptied in place between two calls, when that is all that changed
-/// (`changes::cleared_only`: the same rule as the requests view's "cleared tool result").
-pub(super) fn cleared_in_place(before: &[Message], after: &[Message]) -> Option<Vec<String>> {
-    super::changes::cleared_only(before, after)
 }
 
 pub(super) fn usage_of(e: &Exchange) -> RecordedUsage {
