@@ -103,8 +103,8 @@ pub fn detail_lines(r: &RequestRow, counting: &str) -> Vec<String> {
         head.push_str(&format!(", {m}"));
     }
     head.push_str(&format!(
-        "): {} messages, {} chars",
-        r.messages,
+        "): {}, {} chars",
+        crate::util::plural(r.messages, "message"),
         group_digits(r.chars as usize)
     ));
     out.push(head);

@@ -188,7 +188,12 @@ fn inspect_requests_text_has_the_rows_and_each_detail() {
     assert!(row("5").ends_with("dropped system reminder"));
     assert!(row("6").ends_with("summary replacing history"));
     assert!(row("3").ends_with("side request"));
-    assert!(text.contains("cleared tool result: read_file t1 (message 3), 30,800 -> 33 chars"));
+    // Messages are numbered from 0, as everywhere: the read's result is the request's third.
+    assert!(text.contains("cleared tool result: read_file t1 (message 2), 30,800 -> 33 chars"));
+    assert!(
+        text.contains("(anthropic_messages, claude-test): 1 message, "),
+        "{text}"
+    );
     assert!(text.contains("  system prompt"));
     assert!(text.contains("  tool definitions"));
     assert!(text.contains("recorded by the response"));

@@ -81,7 +81,7 @@ fn r_in_an_opened_capture_lists_its_requests_with_their_labels() {
     assert_eq!(d.app.requests_view().unwrap().selected(), 3);
     let text = screen(&mut d.app, 120, 40);
     assert!(
-        text.contains("cleared tool result: read_file t1 (message 3), 30,800 -> 33 chars"),
+        text.contains("cleared tool result: read_file t1 (message 2), 30,800 -> 33 chars"),
         "{text}"
     );
     insta::assert_snapshot!("requests_120x40", masked(text, dir.path()));

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::request::ExactRequest;
 use crate::message::{Content, Message, ResultContent, block_type, tool_names};
-use crate::util::group_digits;
+use crate::util::{group_digits, plural};
 
 /// Ids and tool names longer than this are clipped: they come from a capture.
 const NAME_CHARS: usize = 64;
@@ -82,7 +82,7 @@ impl RequestChange {
     pub fn describe(&self) -> String {
         match self {
             RequestChange::Appended { messages } => {
-                format!("appended {messages} message{}", plural(*messages))
+                format!("appended {}", plural(*messages, "message"))
             }
             RequestChange::ClearedToolResult {
                 id,
@@ -91,9 +91,8 @@ impl RequestChange {
                 chars_before,
                 chars_after,
             } => format!(
-                "cleared tool result: {} {id} (message {}), {} -> {} chars",
+                "cleared tool result: {} {id} (message {message}), {} -> {} chars",
                 tool.as_deref().unwrap_or("(unknown tool)"),
-                message + 1,
                 group_digits(*chars_before),
                 group_digits(*chars_after)
             ),
@@ -102,8 +101,8 @@ impl RequestChange {
                 kept_start,
                 summary_chars,
             } => format!(
-                "summary replacing history: {removed} message{} removed, first {kept_start} kept, summary {} chars",
-                plural(*removed),
+                "summary replacing history: {} removed, first {kept_start} kept, summary {} chars",
+                plural(*removed, "message"),
                 group_digits(*summary_chars)
             ),
             RequestChange::DroppedSystemReminder {
@@ -111,10 +110,9 @@ impl RequestChange {
                 chars,
                 whole_message,
             } => format!(
-                "dropped system reminder: {} chars {} message {}",
+                "dropped system reminder: {} chars {} message {message}",
                 group_digits(*chars),
                 if *whole_message { "(the whole)" } else { "of" },
-                message + 1
             ),
             RequestChange::SystemPromptChanged {
                 chars_before,
@@ -143,10 +141,6 @@ impl RequestChange {
             }
         }
     }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// Everything that changed from `before` to `after`: the system prompt, the tools, then
