@@ -13,7 +13,7 @@ use crate::session::model::Summary;
 use crate::session::watch::{
     Chosen, FileEvent, FollowOptions, HeadroomTracker, LiveItem, WatchEvent, follow,
 };
-use crate::util::group_digits;
+use crate::util::{group_digits, plural};
 
 use super::watch::WatchEnd;
 
@@ -45,7 +45,10 @@ fn item_line(item: &LiveItem, tracker: &HeadroomTracker) -> Option<String> {
                 Summary::Text(t) => format!(" · summary {} chars", g(t.chars().count() as u64)),
                 Summary::Encrypted => " · summary encrypted by the provider".into(),
                 Summary::NotRecorded => String::new(),
-                Summary::None => format!(" · cleared {} tool results", c.cleared_tool_ids.len()),
+                Summary::None => format!(
+                    " · cleared {}",
+                    plural(c.cleared_tool_ids.len(), "tool result")
+                ),
             };
             format!(
                 "line {}: {} {} compaction{}{before}{summary}",
@@ -63,9 +66,16 @@ fn item_line(item: &LiveItem, tracker: &HeadroomTracker) -> Option<String> {
             )
         }
         LiveItem::Message(m) => {
-            let mut preview: String = m.preview.chars().take(PREVIEW_CHARS).collect();
+            // One event, one line: a reader piping this into grep keeps the `line N:` on
+            // every line, so a message's own line breaks become spaces.
+            let mut preview: String = m
+                .preview
+                .chars()
+                .take(PREVIEW_CHARS)
+                .map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c })
+                .collect();
             if preview.is_empty() && m.tool_results > 0 {
-                preview = format!("{} tool result(s)", m.tool_results);
+                preview = plural(m.tool_results, "tool result");
             }
             format!("line {}:   {}: {preview}", m.line, m.role)
         }
@@ -150,5 +160,39 @@ pub fn watch_text(
         _ if closed => WatchEnd::Closed,
         Ok(()) => WatchEnd::Stopped,
         Err(e) => WatchEnd::Failed(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::MessageKind;
+    use crate::session::watch::LiveMessage;
+
+    fn message(preview: &str, tool_results: usize) -> LiveItem {
+        LiveItem::Message(LiveMessage {
+            index: 0,
+            line: 7,
+            role: "user".into(),
+            kind: MessageKind::Conversation,
+            preview: preview.into(),
+            tool_uses: 0,
+            tool_results,
+        })
+    }
+
+    #[test]
+    fn a_message_of_several_lines_is_one_line_and_counts_are_singular_for_one() {
+        let tracker = HeadroomTracker::default();
+        let line = item_line(
+            &message("<system-reminder>x</system-reminder>\nfix a.rs", 0),
+            &tracker,
+        );
+        assert_eq!(
+            line.as_deref(),
+            Some("line 7:   user: <system-reminder>x</system-reminder> fix a.rs")
+        );
+        let line = item_line(&message("", 1), &tracker);
+        assert_eq!(line.as_deref(), Some("line 7:   user: 1 tool result"));
     }
 }
