@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::live_capture::LiveCapture;
 pub use super::live_item::{LiveCall, LiveItem, LiveMessage};
-use super::live_item::{preview, push_tool_call};
+use super::live_item::{push_tool_call, report_messages};
 use crate::session::assemble::fill_tokens_from_calls;
 use crate::session::claude::{self, Thread};
 use crate::session::codex::CodexReader;
@@ -330,23 +330,7 @@ impl LiveSession {
         }
         // Messages, once closed (the open call's when the next piece closes it).
         let s = &builder.session;
-        for index in r.messages..s.messages.len() {
-            let m = &s.messages[index];
-            let info = &s.info[index];
-            for b in m.tool_uses() {
-                push_tool_call(&mut r.tool_ids, b, info.line, out);
-            }
-            out.push(LiveItem::Message(LiveMessage {
-                index,
-                line: info.line,
-                role: m.role().to_string(),
-                kind: info.kind,
-                preview: preview(m),
-                tool_uses: m.tool_uses().count(),
-                tool_results: m.tool_results().count(),
-            }));
-        }
-        r.messages = s.messages.len();
+        r.messages = report_messages(s, r.messages, s.messages.len(), &mut r.tool_ids, out);
         if builder.open_call().is_some_and(|c| c.blocks.is_empty()) {
             r.open_blocks = 0;
         }

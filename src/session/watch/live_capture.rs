@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::live_item::{LiveCall, LiveItem, LiveMessage, preview, push_tool_call};
+use super::live_item::{LiveCall, LiveItem, report_messages};
 use crate::session::capture::CaptureFold;
 use crate::session::capture::fold::{NOT_A_CALL, SIDE_REQUEST};
 use crate::session::lines::{ParsedLine, parse_json_lines_here};
@@ -64,7 +64,7 @@ impl LiveCapture {
         // answer, taken from its response when no request holds it), the compaction, the
         // messages after it.
         for (index, c) in s.compactions.iter().enumerate().skip(self.compactions) {
-            self.messages = messages(s, self.messages, c.at, &mut self.tool_ids, out);
+            self.messages = report_messages(s, self.messages, c.at, &mut self.tool_ids, out);
             out.push(LiveItem::Compaction {
                 index,
                 compaction: Box::new(c.clone()),
@@ -72,7 +72,8 @@ impl LiveCapture {
             });
         }
         self.compactions = s.compactions.len();
-        self.messages = messages(s, self.messages, s.messages.len(), &mut self.tool_ids, out);
+        self.messages =
+            report_messages(s, self.messages, s.messages.len(), &mut self.tool_ids, out);
         for c in &s.calls[self.calls..] {
             out.push(LiveItem::Call(LiveCall {
                 line: c.line,
@@ -86,34 +87,4 @@ impl LiveCapture {
         }
         self.calls = s.calls.len();
     }
-}
-
-/// Reports the messages from `from` up to `to` (with their tool calls); the next to report.
-fn messages(
-    s: &Session,
-    from: usize,
-    to: usize,
-    tool_ids: &mut HashSet<String>,
-    out: &mut Vec<LiveItem>,
-) -> usize {
-    let to = to.min(s.messages.len()).max(from);
-    for index in from..to {
-        let m = &s.messages[index];
-        let Some(info) = s.info.get(index) else {
-            continue;
-        };
-        for b in m.tool_uses() {
-            push_tool_call(tool_ids, b, info.line, out);
-        }
-        out.push(LiveItem::Message(LiveMessage {
-            index,
-            line: info.line,
-            role: m.role().to_string(),
-            kind: info.kind,
-            preview: preview(m),
-            tool_uses: m.tool_uses().count(),
-            tool_results: m.tool_results().count(),
-        }));
-    }
-    to
 }

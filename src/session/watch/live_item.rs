@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::message::{block_tool_id, block_type};
-use crate::session::model::{Compaction, LoadWarning, MessageKind, RecordedUsage};
+use crate::session::model::{Compaction, LoadWarning, MessageKind, RecordedUsage, Session};
 
 /// Characters of a message's text kept for its event.
 const PREVIEW_CHARS: usize = 160;
@@ -100,4 +100,34 @@ pub(super) fn preview(m: &crate::message::Message) -> String {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text,
     }
+}
+
+/// Reports the messages from `from` up to `to` (with their tool calls); the next to report.
+pub(super) fn report_messages(
+    s: &Session,
+    from: usize,
+    to: usize,
+    tool_ids: &mut HashSet<String>,
+    out: &mut Vec<LiveItem>,
+) -> usize {
+    let to = to.min(s.messages.len()).max(from);
+    for index in from..to {
+        let m = &s.messages[index];
+        let Some(info) = s.info.get(index) else {
+            continue;
+        };
+        for b in m.tool_uses() {
+            push_tool_call(tool_ids, b, info.line, out);
+        }
+        out.push(LiveItem::Message(LiveMessage {
+            index,
+            line: info.line,
+            role: m.role().to_string(),
+            kind: info.kind,
+            preview: preview(m),
+            tool_uses: m.tool_uses().count(),
+            tool_results: m.tool_results().count(),
+        }));
+    }
+    to
 }

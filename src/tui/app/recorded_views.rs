@@ -14,7 +14,7 @@ use crate::tui::work::Work;
 
 impl App {
     /// Whether a job is awaited: a second one would take its place, so it is refused.
-    fn busy_for(&mut self, key: &str) -> bool {
+    pub(super) fn busy_for(&mut self, key: &str) -> bool {
         if let Some(l) = &self.jobs.loading {
             let text = format!("{key}: wait for {} first", l.what.relative());
             self.notify(text);

@@ -85,9 +85,7 @@ impl App {
         }
         let selected = open.selected_call().unwrap_or(0);
         let (path, label) = (open.path().to_path_buf(), open.label().to_string());
-        if let Some(l) = &self.jobs.loading {
-            let text = format!("R: wait for {} first", l.what.relative());
-            self.notify(text);
+        if self.busy_for("R") {
             return Vec::new();
         }
         let id = self.start_job(LoadKind::Analysis {
