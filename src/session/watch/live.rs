@@ -277,15 +277,7 @@ impl LiveSession {
             r.calls = builder.session.calls.len();
         } else {
             for c in &builder.session.calls[r.calls..] {
-                calls.push(LiveCall {
-                    line: c.line,
-                    timestamp: c.timestamp.clone(),
-                    model: c.model.clone(),
-                    usage: c.usage,
-                    context_tokens: c.usage.context_tokens(),
-                    context_window: c.context_window,
-                    summary: r.after_compaction,
-                });
+                calls.push(LiveCall::of(c, r.after_compaction));
                 r.after_compaction = false;
             }
             r.calls = builder.session.calls.len();

@@ -75,15 +75,7 @@ impl LiveCapture {
         self.messages =
             report_messages(s, self.messages, s.messages.len(), &mut self.tool_ids, out);
         for c in &s.calls[self.calls..] {
-            out.push(LiveItem::Call(LiveCall {
-                line: c.line,
-                timestamp: c.timestamp.clone(),
-                model: c.model.clone(),
-                usage: c.usage,
-                context_tokens: c.usage.context_tokens(),
-                context_window: c.context_window,
-                summary: false,
-            }));
+            out.push(LiveItem::Call(LiveCall::of(c, false)));
         }
         self.calls = s.calls.len();
     }

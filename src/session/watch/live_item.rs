@@ -8,7 +8,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::message::{block_tool_id, block_type};
-use crate::session::model::{Compaction, LoadWarning, MessageKind, RecordedUsage, Session};
+use crate::session::model::{
+    Compaction, LoadWarning, MessageKind, RecordedCall, RecordedUsage, Session,
+};
 
 /// Characters of a message's text kept for its event.
 const PREVIEW_CHARS: usize = 160;
@@ -26,6 +28,21 @@ pub struct LiveCall {
     pub context_window: Option<u64>,
     /// A compaction's own call (its summary request): not on the context curve.
     pub summary: bool,
+}
+
+impl LiveCall {
+    /// The event of a call the reader has closed (`summary`: the compaction's own call).
+    pub(super) fn of(c: &RecordedCall, summary: bool) -> LiveCall {
+        LiveCall {
+            line: c.line,
+            timestamp: c.timestamp.clone(),
+            model: c.model.clone(),
+            usage: c.usage,
+            context_tokens: c.usage.context_tokens(),
+            context_window: c.context_window,
+            summary,
+        }
+    }
 }
 
 /// One message of the session, once the reader has closed it.
