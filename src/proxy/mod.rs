@@ -317,7 +317,7 @@ pub fn watch_line(e: &Exchange) -> String {
             .and_then(serde_json::Value::as_array)
             .map_or(0, Vec::len);
         if messages > 0 {
-            line.push_str(&format!(" · {messages} messages"));
+            line.push_str(&format!(" · {}", crate::util::plural(messages, "message")));
         }
     }
     line.push_str(&format!(" · {} bytes in", e.request.bytes));

@@ -115,6 +115,7 @@ async fn start_lines_watch_lines_and_no_key_anywhere() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "Ctrl-C ends the proxy cleanly");
     assert!(stdout.contains("#1 POST /v1/messages -> 200"), "{stdout}");
+    assert!(stdout.contains(" · 1 message · "), "{stdout}");
     assert!(
         !stdout.contains("beta=true"),
         "the query is not printed: {stdout}"
