@@ -12,6 +12,7 @@
 
 pub mod text;
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use serde::Serialize;
@@ -75,7 +76,8 @@ pub struct CaptureRequests {
 /// the same file read as a session (its conversation is replayed, the slow part).
 pub fn of_file(path: &Path, session: &Session) -> Result<CaptureRequests, SessionError> {
     let calls = read_exchanges(path)?;
-    let mut out = of_exchanges(&calls);
+    let thread: HashSet<usize> = session.calls.iter().map(|c| c.line).collect();
+    let mut out = of_exchanges(&calls, &thread);
     if let Err(e) = attach_strategies(&mut out.rows, session) {
         out.strategies_error = Some(e);
     }
@@ -111,39 +113,29 @@ struct Pending<'a> {
     changes: Vec<RequestChange>,
 }
 
-/// The rows of a capture's exchanges, without the strategies. Two passes over the bodies,
-/// each request built, used and dropped: a request repeats the whole history, so holding
-/// them all would cost requests x history.
-pub fn of_exchanges(calls: &CaptureCalls) -> CaptureRequests {
+/// The rows of a capture's exchanges, without the strategies; `thread` holds the lines of
+/// the main thread's calls as the capture reader's fold chose them (one rule: the view's
+/// side requests are the fold's). Two passes over the bodies, each request built, used and
+/// dropped: a request repeats the whole history, so holding them all would cost requests x
+/// history.
+pub fn of_exchanges(calls: &CaptureCalls, thread: &HashSet<usize>) -> CaptureRequests {
     let model_calls = || {
         calls
             .exchanges
             .iter()
-            .map(|(_, e)| e)
-            .filter(|e| e.api.is_model_call())
-            .filter_map(|e| Some((e, exact_request(e.api, e.request.body.as_ref()?)?)))
+            .filter(|(_, e)| e.api.is_model_call())
+            .filter_map(|(line, e)| {
+                Some((*line, e, exact_request(e.api, e.request.body.as_ref()?)?))
+            })
     };
-    // The main thread as the capture reader takes it: the tools of the largest request
-    // (the last of the largest, as `max_by_key` picks).
-    let mut main_tools: Option<(usize, Vec<String>)> = None;
-    let mut models = Vec::new();
-    for (_, r) in model_calls() {
-        if main_tools
-            .as_ref()
-            .is_none_or(|(most, _)| r.messages.len() >= *most)
-        {
-            main_tools = Some((r.messages.len(), r.tool_names()));
-        }
-        models.push(r.model);
-    }
-    let main_tools = main_tools.map(|(_, t)| t);
+    let models: Vec<Option<String>> = model_calls().map(|(_, _, r)| r.model).collect();
     let model_names: Vec<Option<&str>> = models.iter().map(Option::as_deref).collect();
     let mut sizer = RequestSizer::new(&model_names);
     let mut prev: Option<ExactRequest> = None;
     let mut pending = Vec::with_capacity(models.len());
-    for (e, r) in model_calls() {
+    for (line, e, r) in model_calls() {
         sizer.add(&r, usage_tokens(e));
-        let side = main_tools.as_ref() != Some(&r.tool_names());
+        let side = !thread.contains(&line);
         let (label, changes) = match (side, &prev) {
             (true, _) => ("side request".to_string(), Vec::new()),
             (false, None) => ("first request".to_string(), Vec::new()),

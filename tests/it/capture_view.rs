@@ -213,3 +213,52 @@ fn inspect_requests_refuses_a_session_that_is_no_capture() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no ctxlab proxy capture"));
 }
+
+/// A client that gains a tool (an MCP server connected late) is still one thread: the view
+/// takes the capture reader's thread, so its first request is no side request and the
+/// second is diffed against it.
+#[test]
+fn a_client_that_gains_a_tool_is_one_thread_in_the_requests_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("capture-1-1.jsonl");
+    let body = |tools: &[&str], messages: Vec<Value>| {
+        let tools: Vec<Value> = tools
+            .iter()
+            .map(|t| json!({"name": t, "input_schema": {"type": "object"}}))
+            .collect();
+        json!({"model": "claude-test", "system": "s", "tools": tools, "messages": messages})
+    };
+    let lines = [
+        exchange(
+            1,
+            "claude-test",
+            body(&["read_file"], vec![first(false)]),
+            "a",
+            50,
+        ),
+        exchange(
+            2,
+            "claude-test",
+            body(
+                &["read_file", "mcp_x"],
+                vec![
+                    first(false),
+                    json!({"role": "assistant", "content": "a"}),
+                    json!({"role": "user", "content": "more"}),
+                ],
+            ),
+            "b",
+            60,
+        ),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    let v: Value = serde_json::from_str(&inspect(&path, true)).unwrap();
+    let labels: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["first request", "tool schemas changed"]);
+}
