@@ -209,22 +209,43 @@ pub fn config_file_path() -> Option<PathBuf> {
 
 /// Reads `config.toml`; a missing file is empty settings, a broken one an error.
 pub fn load_file_settings(path: &Path) -> Result<FileSettings, SettingsError> {
+    load_file_settings_without(path, &[])
+}
+
+/// `load_file_settings` with `keys` taken out of the file first: a workbench that only
+/// reads sessions ignores the model's keys, whatever they hold (`startup::reading`).
+pub fn load_file_settings_without(
+    path: &Path,
+    keys: &[&str],
+) -> Result<FileSettings, SettingsError> {
+    let error = |message: String| SettingsError::ConfigFile {
+        path: path.to_path_buf(),
+        message,
+    };
     match std::fs::read_to_string(path) {
-        Ok(text) => toml::from_str(&text)
+        Ok(text) => settings_from_text(&text, keys)
             .map(|settings| FileSettings {
                 path: Some(path.to_path_buf()),
                 ..settings
             })
-            .map_err(|e| SettingsError::ConfigFile {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            }),
+            .map_err(error),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileSettings::default()),
-        Err(e) => Err(SettingsError::ConfigFile {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        }),
+        Err(e) => Err(error(e.to_string())),
     }
+}
+
+/// The settings of config.toml's `text` without `keys`.
+pub fn settings_from_text(text: &str, keys: &[&str]) -> Result<FileSettings, String> {
+    if keys.is_empty() {
+        return toml::from_str(text).map_err(|e: toml::de::Error| e.to_string());
+    }
+    let mut table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+    for key in keys {
+        table.remove(*key);
+    }
+    toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| e.to_string())
 }
 
 /// Whether a compaction written while a session is followed rings the terminal bell:

@@ -10,7 +10,10 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::{Launch, LaunchError, LaunchOptions, prepare_with};
-use crate::user_config::{FileSettings, Lookup, ProviderKind, SettingsError, config_file_path};
+use crate::user_config::{
+    FileSettings, Lookup, ProviderKind, SettingsError, config_file_path,
+    load_file_settings_without, settings_from_text,
+};
 
 /// config.toml's keys that only choose and reach a model: a reader ignores them.
 const MODEL_KEYS: [&str; 10] = [
@@ -59,30 +62,12 @@ pub fn prepare_reader_with(
 /// config.toml at `path` without the model's keys (a missing file is empty settings; a
 /// file that is not TOML, or a wrong value of another key, is still an error).
 pub fn reader_settings(path: &Path) -> Result<FileSettings, SettingsError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileSettings::default()),
-        Err(e) => return Err(config_error(path, e.to_string())),
-    };
-    reader_settings_from(&text).map_err(|message| config_error(path, message))
-}
-
-fn config_error(path: &Path, message: String) -> SettingsError {
-    SettingsError::ConfigFile {
-        path: path.to_path_buf(),
-        message,
-    }
+    load_file_settings_without(path, &MODEL_KEYS)
 }
 
 /// `reader_settings` of a file's text.
 pub fn reader_settings_from(text: &str) -> Result<FileSettings, String> {
-    let mut table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
-    for key in MODEL_KEYS {
-        table.remove(key);
-    }
-    toml::Value::Table(table)
-        .try_into()
-        .map_err(|e: toml::de::Error| e.to_string())
+    settings_from_text(text, &MODEL_KEYS)
 }
 
 #[cfg(test)]
