@@ -92,7 +92,7 @@ fn main() -> ExitCode {
         Some(Command::Sessions(args)) => lookups::cmd_sessions(args).map(|()| ExitCode::SUCCESS),
         Some(Command::Open(args)) => cmd_open(args),
         Some(Command::Watch(args)) => watch::cmd_watch(args),
-        Some(Command::Statusline) => Ok(watch::cmd_statusline()),
+        Some(Command::Statusline(args)) => Ok(watch::cmd_statusline(&args)),
         Some(Command::Proxy(args)) => proxy::cmd_proxy(args),
         None => cmd_workbench(cli.agent, cli.step, None, None),
     });

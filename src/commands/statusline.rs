@@ -1,49 +1,96 @@
 //! `ctxlab statusline`: Claude Code's status line command. Claude Code runs it after each
-//! answer with a JSON object on stdin (`transcript_path`, `model.id`, `model.display_name`,
-//! `cwd`, and in newer versions `context_window`); it prints one short line: the context
-//! of the last call, of the window and in percent, the compactions counted in what was
-//! read, and the headroom when known. Only the end of the transcript is read
-//! (`session::watch::tail_read`). Whatever goes wrong, the answer is one short line saying
-//! so: a status line must never break the agent's screen, so there is no error exit.
+//! answer with a JSON object on stdin (`transcript_path`, `model`, and in recent versions
+//! `context_window` with `current_usage`, `context_window_size` and `used_percentage`); it
+//! prints one line: the context of the last call against the window, the compactions of
+//! the whole session, and the headroom to where the session compacted by itself last time.
+//!
+//! Claude Code's own figures come first; the transcript second, through a per-path index
+//! (`session::watch::compaction_index`) that is extended from where the previous run
+//! stopped, so the count covers the whole session and a run reads only what is new. Right
+//! after a compaction, before the next call, the context is the compaction's `postTokens`
+//! (Claude Code's `current_usage` still holds the call before it). The line fits the width
+//! it is given. Whatever goes wrong, the answer is one short line saying so: a status line
+//! must never break the agent's screen, so there is no error exit.
 
 use std::path::Path;
 
 use serde_json::Value;
 
 use crate::sanitize::sanitize_line;
-use crate::session::watch::tail_read::{EndOfSession, read_end};
+use crate::session::SessionError;
+use crate::session::watch::compaction_index::{Scanned, call_at, indexed};
+use crate::session::watch::windows::window_of;
 use crate::util::group_digits;
 
 /// Characters of the model's name shown at most.
 const MODEL_CHARS: usize = 24;
+/// The width when neither `--max-width` nor `COLUMNS` gives one.
+pub const DEFAULT_WIDTH: usize = 120;
+/// The narrowest line it will make.
+const MIN_WIDTH: usize = 20;
+
+/// What the line is fitted to and where its index is kept.
+#[derive(Debug, Clone, Default)]
+pub struct StatusOptions<'a> {
+    /// Columns at most (`--max-width`, else `COLUMNS`, else `DEFAULT_WIDTH`).
+    pub max_width: usize,
+    /// ctxlab's data dir, for the index; None scans from the start every run.
+    pub data_dir: Option<&'a Path>,
+}
 
 fn g(n: u64) -> String {
     group_digits(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
-fn kb(bytes: u64) -> String {
-    if bytes >= 1 << 20 {
-        format!("{} MB", bytes >> 20)
-    } else {
-        format!("{} KB", bytes.div_ceil(1024))
+/// Claude Code's own figures of the moment, from its status JSON.
+#[derive(Debug, Default, PartialEq)]
+struct Given {
+    /// `context_window.current_usage`: input + cache read + cache creation.
+    context: Option<u64>,
+    window: Option<u64>,
+    percent: Option<u64>,
+}
+
+fn given(input: &Value) -> Given {
+    let Some(w) = input.get("context_window") else {
+        return Given::default();
+    };
+    // Older versions passed the window as a bare number.
+    if let Some(n) = w.as_u64() {
+        return Given {
+            window: Some(n).filter(|n| *n > 0),
+            ..Given::default()
+        };
+    }
+    let context = w.get("current_usage").and_then(|u| {
+        let obj = u.as_object()?;
+        let n = |k: &str| obj.get(k).and_then(Value::as_u64).unwrap_or(0);
+        Some(n("input_tokens") + n("cache_read_input_tokens") + n("cache_creation_input_tokens"))
+    });
+    Given {
+        context,
+        window: w
+            .get("context_window_size")
+            .and_then(Value::as_u64)
+            .filter(|n| *n > 0),
+        percent: w.get("used_percentage").and_then(Value::as_u64),
     }
 }
 
-/// The window Claude Code passes: `context_window.context_window_size` (or a bare number).
-fn given_window(input: &Value) -> Option<u64> {
-    let w = input.get("context_window")?;
-    w.as_u64()
-        .or_else(|| w.get("context_window_size").and_then(Value::as_u64))
-        .filter(|w| *w > 0)
-}
-
 /// The status line for Claude Code's JSON `input`.
-pub fn status_line(input: &str) -> String {
+pub fn status_line(input: &str, options: &StatusOptions) -> String {
+    let width = options.max_width.max(MIN_WIDTH);
     let Ok(input) = serde_json::from_str::<Value>(input) else {
-        return "ctxlab: no status (stdin is not Claude Code's status JSON)".to_string();
+        return fit(
+            vec!["ctxlab: no status (stdin is not Claude Code's status JSON)".into()],
+            width,
+        );
     };
     let Some(path) = input.get("transcript_path").and_then(Value::as_str) else {
-        return "ctxlab: no status (no transcript_path in the input)".to_string();
+        return fit(
+            vec!["ctxlab: no status (no transcript_path in the input)".into()],
+            width,
+        );
     };
     let model_id = input
         .get("model")
@@ -53,85 +100,125 @@ pub fn status_line(input: &str) -> String {
         .get("model")
         .and_then(|m| m.get("display_name"))
         .and_then(Value::as_str)
-        .or(model_id);
-    let window = given_window(&input);
-    let end = match read_end(
-        Path::new(path),
-        model_id,
-        window.map(|w| (w, "Claude Code's status line input")),
-    ) {
-        Ok(end) => end,
+        .or(model_id)
+        .map(|n| {
+            sanitize_line(n)
+                .chars()
+                .take(MODEL_CHARS)
+                .collect::<String>()
+        });
+    let given = given(&input);
+    let scanned = match indexed(Path::new(path), options.data_dir) {
+        Ok(s) => Some(s),
+        // Claude Code names the transcript before it writes the first line.
+        Err(SessionError::Read(e)) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
-            let text = format!("ctxlab: no status (transcript: {e})");
-            return sanitize_line(&text).chars().take(120).collect();
+            return fit(
+                vec![sanitize_line(&format!("ctxlab: no status (transcript: {e})")).into_owned()],
+                width,
+            );
         }
     };
-    let mut parts = Vec::new();
-    if let Some(name) = name {
-        let name: String = sanitize_line(name).chars().take(MODEL_CHARS).collect();
-        parts.push(name);
+    let mut parts: Vec<String> = name.into_iter().collect();
+    let Some(scanned) = scanned else {
+        parts.push("new session".into());
+        return fit(parts, width);
+    };
+    let index = &scanned.index;
+    let last_call = index
+        .last_call
+        .and_then(|off| call_at(Path::new(path), off));
+    // The window Claude Code passes, else the table's for its model or the last call's.
+    let window = given.window.or_else(|| {
+        model_id
+            .or(last_call.as_ref().and_then(|(_, m)| m.as_deref()))
+            .and_then(window_of)
+            .map(|w| w.tokens)
+    });
+    // The context now: after a compaction with no call since, its postTokens; else Claude
+    // Code's own figure; else the last call the transcript records.
+    let (context, after_compaction, percent_given) = match index.compacted_since_last_call() {
+        Some(c) if c.post_tokens.is_some() => (c.post_tokens, true, None),
+        _ => match given.context {
+            Some(n) => (Some(n), false, given.percent),
+            None => (last_call.as_ref().map(|(n, _)| *n), false, None),
+        },
+    };
+    match context {
+        None if index.compactions == 0 => {
+            parts.push("new session".into());
+            return fit(parts, width);
+        }
+        None => parts.push("ctx unknown".into()),
+        Some(tokens) => {
+            let mut text = match window {
+                Some(w) => format!(
+                    "ctx {}/{} ({}%)",
+                    g(tokens),
+                    g(w),
+                    percent_given.unwrap_or(tokens.saturating_mul(100) / w.max(1))
+                ),
+                None => format!("ctx {} tokens", g(tokens)),
+            };
+            if after_compaction {
+                text.push_str(" after compaction");
+            }
+            parts.push(text);
+        }
     }
-    parts.push(context_part(&end, window));
-    parts.push(compactions_part(&end));
-    if let (Some(left), Some(limit)) = (end.headroom.tokens_left, &end.headroom.limit)
-        && matches!(limit, crate::session::watch::Limit::CompactedAt { .. })
-    {
+    parts.push(compactions_part(&scanned));
+    if let (Some(at), Some(now)) = (index.last_auto_pre_tokens, context) {
         parts.push(format!(
-            "{} to go (compacted at {} last time)",
-            g(left.max(0) as u64),
-            g(limit.tokens())
+            "{} to go (auto-compacted at {})",
+            g(at.saturating_sub(now)),
+            g(at)
         ));
     }
-    parts.join(" · ")
+    fit(parts, width)
 }
 
-fn context_part(end: &EndOfSession, window: Option<u64>) -> String {
-    let Some(tokens) = end.headroom.context_tokens else {
-        return format!("no model call in the last {}", kb(end.read));
-    };
-    // The window Claude Code passes, else the one the file or the table gives.
-    let window = window.or(end.headroom.window.as_ref().map(|w| w.tokens()));
-    match window {
-        Some(w) => format!(
-            "ctx {}/{} ({}%)",
-            g(tokens),
-            g(w),
-            (tokens.saturating_mul(100) / w.max(1))
-        ),
-        None => format!("ctx {} tokens", g(tokens)),
-    }
-}
-
-fn compactions_part(end: &EndOfSession) -> String {
-    let n = end.headroom.compactions;
+fn compactions_part(scanned: &Scanned) -> String {
+    let n = scanned.index.compactions;
     let word = if n == 1 { "compaction" } else { "compactions" };
-    if end.whole_file() {
-        format!("{n} {word}")
-    } else if n == 0 {
-        format!("no compaction in the last {}", kb(end.read))
-    } else {
-        format!("{n} {word} in the last {}", kb(end.read))
+    match (n, scanned.complete) {
+        (0, true) => "no compaction".into(),
+        (n, true) => format!("{n} {word}"),
+        (n, false) => format!("{n}+ {word} (counting)"),
     }
+}
+
+/// Joins `parts` within `width` columns: the last parts give way first, then the line is
+/// cut with an ellipsis. The first part (the model, or the message) stays.
+fn fit(mut parts: Vec<String>, width: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    loop {
+        let line = parts.join(" · ");
+        if line.width() <= width || parts.len() <= 2 {
+            return cut(&line, width);
+        }
+        parts.pop();
+    }
+}
+
+fn cut(line: &str, width: usize) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if line.width() <= width {
+        return line.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in line.chars() {
+        let w = ch.width().unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        used += w;
+        out.push(ch);
+    }
+    out.push('…');
+    out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bad_input_is_one_short_line() {
-        for input in [
-            "",
-            "nope",
-            "{}",
-            r#"{"transcript_path": "/no/such/file.jsonl"}"#,
-        ] {
-            let line = status_line(input);
-            assert!(line.starts_with("ctxlab: no status"), "{line}");
-            assert!(
-                !line.contains('\n') && line.chars().count() <= 120,
-                "{line}"
-            );
-        }
-    }
-}
+#[path = "statusline_tests.rs"]
+mod tests;

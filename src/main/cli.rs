@@ -55,7 +55,7 @@ pub(crate) enum Command {
     Watch(WatchArgs),
     /// Claude Code's status line command: reads its JSON on stdin, prints one short line
     /// (context, window, compactions, headroom).
-    Statusline,
+    Statusline(StatuslineArgs),
     /// An HTTP proxy on loopback that an agent (Claude Code, Codex, any Anthropic or OpenAI
     /// client) is pointed at: each request goes on unchanged, and each exchange is captured
     /// with the exact request body (a session ctxlab reads like the others).
@@ -313,4 +313,11 @@ pub(crate) struct WatchArgs {
     /// Poll only: do not ask for file-change notifications.
     #[arg(long)]
     pub(crate) no_notify: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StatuslineArgs {
+    /// Columns the line may take at most (default: $COLUMNS, else 120)
+    #[arg(long, value_name = "COLUMNS", value_parser = clap::value_parser!(u16).range(20..))]
+    pub max_width: Option<u16>,
 }

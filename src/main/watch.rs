@@ -14,10 +14,12 @@ use ctxlab::process::{TerminationSignals, output_closed, signal_exit_code};
 use ctxlab::session::watch::{Chosen, FollowOptions, choose_path, newest_for_cwd};
 
 use crate::UsageError;
-use crate::cli::WatchArgs;
+use crate::cli::{StatuslineArgs, WatchArgs};
 
 /// Bytes of status JSON read from stdin at most.
 const MAX_STATUS_INPUT_BYTES: u64 = 1 << 20;
+/// How long the status line waits for its JSON on stdin.
+const STATUS_INPUT_DEADLINE: Duration = Duration::from_secs(2);
 
 fn chosen_session(args: &WatchArgs) -> anyhow::Result<Chosen> {
     match &args.path {
@@ -116,17 +118,83 @@ fn exit_on_signal_or_closed_stdout() {
     }
 }
 
-pub(crate) fn cmd_statusline() -> ExitCode {
-    let mut input = String::new();
-    let line = match std::io::stdin()
-        .take(MAX_STATUS_INPUT_BYTES)
-        .read_to_string(&mut input)
-    {
-        Ok(_) => ctxlab::commands::statusline::status_line(&input),
-        Err(e) => format!("ctxlab: no status (cannot read stdin: {e})"),
+pub(crate) fn cmd_statusline(args: &StatuslineArgs) -> ExitCode {
+    let max_width = args.max_width.map(usize::from).unwrap_or_else(|| {
+        std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|c| *c > 0)
+            .unwrap_or(ctxlab::commands::statusline::DEFAULT_WIDTH)
+    });
+    let data_dir = ctxlab::session::discover::ctxlab_data_dir();
+    let options = ctxlab::commands::statusline::StatusOptions {
+        max_width,
+        data_dir: data_dir.as_deref(),
+    };
+    let line = match read_status_input(std::io::stdin(), STATUS_INPUT_DEADLINE) {
+        Ok(input) => ctxlab::commands::statusline::status_line(&input, &options),
+        Err(why) => format!("ctxlab: no status ({why})"),
     };
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
     ExitCode::SUCCESS
+}
+
+/// Reads Claude Code's status JSON: done as soon as what was read parses (a stdin that is
+/// never closed does not hold the status line), at most `MAX_STATUS_INPUT_BYTES`, and given
+/// up after `deadline`. The reading thread may stay blocked on a silent stdin; the process
+/// exits without it.
+fn read_status_input(
+    stdin: impl Read + Send + 'static,
+    deadline: Duration,
+) -> Result<String, String> {
+    let (tx, rx) = std::sync::mpsc::channel::<std::io::Result<Vec<u8>>>();
+    let spawned = std::thread::Builder::new()
+        .name("statusline-stdin".into())
+        .spawn(move || {
+            let mut stdin = stdin.take(MAX_STATUS_INPUT_BYTES);
+            let mut buf = vec![0u8; 64 << 10];
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) => return,
+                    Ok(n) => {
+                        if tx.send(Ok(buf[..n].to_vec())).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        return Err(format!("cannot read stdin: {e}"));
+    }
+    let until = std::time::Instant::now() + deadline;
+    let mut input = Vec::new();
+    loop {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(Ok(chunk)) => {
+                input.extend_from_slice(&chunk);
+                if serde_json::from_slice::<serde::de::IgnoredAny>(&input).is_ok() {
+                    break;
+                }
+            }
+            Ok(Err(e)) => return Err(format!("cannot read stdin: {e}")),
+            // Closed: what was read is all there is.
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                return Err(format!(
+                    "stdin gave no complete status JSON within {} s",
+                    deadline.as_secs()
+                ));
+            }
+        }
+    }
+    Ok(String::from_utf8_lossy(&input).into_owned())
 }

@@ -72,6 +72,13 @@ pub fn open_regular(path: &Path) -> Result<OpenedFile, SessionError> {
     open_capped(path, max_file_bytes())
 }
 
+/// Opens `path` for reading if it is a regular file, whatever its size: for readers whose
+/// memory and time do not grow with the file (the status line's index reads what is new,
+/// a bounded budget per run).
+pub fn open_regular_any_size(path: &Path) -> Result<OpenedFile, SessionError> {
+    open_capped(path, u64::MAX)
+}
+
 fn open_capped(path: &Path, max: u64) -> Result<OpenedFile, SessionError> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);

@@ -6,9 +6,11 @@
 //! `live_capture`); `follow` sleeps on file-change notifications (with a polling
 //! fallback) and moves to a newer session of the same project (`project`); `headroom`
 //! says how far the context is from the next compaction, each figure with its source
-//! (`windows`); `tail_read` reads only the end of a transcript, for a status line.
-//! Only ever reads (docs/architecture.md, "Following a session").
+//! (`windows`); `compaction_index` keeps, for a status line, a transcript's compactions and
+//! last call per path, extended from where the last run stopped. Only ever reads session
+//! files (docs/architecture.md, "Following a session").
 
+pub mod compaction_index;
 pub mod follow;
 pub mod headroom;
 pub mod live;
@@ -16,7 +18,6 @@ mod live_capture;
 mod live_item;
 pub mod project;
 pub mod tail;
-pub mod tail_read;
 pub mod windows;
 
 pub use follow::{FileEvent, FollowOptions, WatchEvent, follow};

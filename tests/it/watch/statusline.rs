@@ -6,8 +6,11 @@ use std::process::{Command, Stdio};
 use super::fixtures::*;
 
 fn statusline(input: &str) -> (Option<i32>, String) {
+    // The index goes to a data dir of the test's own.
+    let data = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
         .arg("statusline")
+        .env("CTXLAB_DATA_DIR", data.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -54,7 +57,7 @@ fn the_status_line_gives_context_window_percent_compactions_and_headroom() {
     assert_eq!(code, Some(0));
     assert_eq!(
         out,
-        "Sonnet 4.5 · ctx 84,110/200,000 (42%) · 1 compaction · 82,902 to go (compacted at 167,012 last time)\n"
+        "Sonnet 4.5 · ctx 84,110/200,000 (42%) · 1 compaction · 82,902 to go (auto-compacted at 167,012)\n"
     );
     // Without the window in the input: the table's, for the model id.
     let input = serde_json::json!({"transcript_path": file, "model": {"id": "claude-opus-4-1"}});
@@ -63,7 +66,7 @@ fn the_status_line_gives_context_window_percent_compactions_and_headroom() {
 }
 
 #[test]
-fn a_long_transcript_is_read_from_its_end_and_the_count_says_so() {
+fn a_long_transcript_counts_every_compaction_of_the_whole_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.jsonl");
     let mut text = String::new();
@@ -81,19 +84,68 @@ fn a_long_transcript_is_read_from_its_end_and_the_count_says_so() {
     let input = serde_json::json!({"transcript_path": file});
     let (code, out) = statusline(&input.to_string());
     assert_eq!(code, Some(0));
-    // No window in the input: the table's for the model the calls name.
+    // No window in the input: the table's for the model the calls name. The compaction 2 MB
+    // before the end is counted (the old status line read the last 256 KB and said "no
+    // compaction in the last 256 KB").
     assert_eq!(
         out,
-        "ctx 5,110/200,000 (2%) · no compaction in the last 256 KB\n"
+        "ctx 5,110/200,000 (2%) · 1 compaction · 94,890 to go (auto-compacted at 100,000)\n"
     );
 }
 
 #[test]
 fn bad_or_missing_input_is_one_line_and_exit_0() {
-    for input in ["", "{", r#"{"transcript_path": "/nonexistent/x.jsonl"}"#] {
+    for input in ["", "{"] {
         let (code, out) = statusline(input);
         assert_eq!(code, Some(0), "{input}");
         assert_eq!(out.lines().count(), 1, "{out}");
         assert!(out.starts_with("ctxlab: no status"), "{out}");
     }
+    // Claude Code names the transcript before its first line is written.
+    let (code, out) = statusline(r#"{"transcript_path": "/nonexistent/x.jsonl"}"#);
+    assert_eq!((code, out.as_str()), (Some(0), "new session\n"));
+}
+
+#[test]
+fn a_stdin_that_never_closes_does_not_hold_the_status_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    std::fs::write(&file, format!("{}\n", claude_call(2, 5000))).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    // The whole JSON, stdin left open: the line comes without waiting for EOF.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
+        .arg("statusline")
+        .env("CTXLAB_DATA_DIR", data.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = serde_json::json!({"transcript_path": file}).to_string();
+    stdin.write_all(input.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ctx 5,110/200,000 (2%) · no compaction\n"
+    );
+    // Half a JSON object and silence: given up at the deadline, still one line and exit 0.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
+        .arg("statusline")
+        .env("CTXLAB_DATA_DIR", data.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"transcript_path\": ").unwrap();
+    stdin.flush().unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ctxlab: no status (stdin gave no complete status JSON within 2 s)\n"
+    );
 }

@@ -1,0 +1,136 @@
+use std::io::Write;
+
+use super::*;
+
+fn options(dir: &Path, width: usize) -> StatusOptions<'_> {
+    StatusOptions {
+        max_width: width,
+        data_dir: Some(dir),
+    }
+}
+
+fn input(path: &Path, current: Option<u64>, percent: Option<u64>) -> String {
+    let usage = current.map_or("null".to_string(), |n| {
+        format!(r#"{{"input_tokens":{n},"output_tokens":9,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}"#)
+    });
+    let percent = percent.map_or("null".to_string(), |p| p.to_string());
+    format!(
+        r#"{{"transcript_path":{:?},"model":{{"id":"claude-sonnet-4-6","display_name":"Sonnet 4.6"}},"context_window":{{"context_window_size":200000,"current_usage":{usage},"used_percentage":{percent}}}}}"#,
+        path.to_string_lossy()
+    )
+}
+
+fn write(path: &Path, lines: &[&str]) {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    for l in lines {
+        writeln!(f, "{l}").unwrap();
+    }
+}
+
+const CALL: &str = r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-6","usage":{"input_tokens":48000,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":3}}}"#;
+const MANUAL: &str = r#"{"type":"system","subtype":"compact_boundary","compactMetadata":{"trigger":"manual","preTokens":48004,"postTokens":2730}}"#;
+const AUTO: &str = r#"{"type":"system","subtype":"compact_boundary","compactMetadata":{"trigger":"auto","preTokens":170251,"postTokens":9000}}"#;
+
+#[test]
+fn bad_input_is_one_short_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for input in ["", "nope", "{}"] {
+        let line = status_line(input, &options(dir.path(), 120));
+        assert!(line.starts_with("ctxlab: no status"), "{line}");
+        assert!(
+            !line.contains('\n') && line.chars().count() <= 120,
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn before_the_first_call_it_is_a_new_session_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("not-yet.jsonl");
+    let line = status_line(&input(&missing, None, None), &options(dir.path(), 120));
+    assert_eq!(line, "Sonnet 4.6 · new session");
+    let empty = dir.path().join("empty.jsonl");
+    write(&empty, &[r#"{"type":"user","message":{"content":"hi"}}"#]);
+    let line = status_line(&input(&empty, None, None), &options(dir.path(), 120));
+    assert_eq!(line, "Sonnet 4.6 · new session");
+}
+
+#[test]
+fn claude_codes_own_figures_come_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    write(&path, &[CALL]);
+    // The transcript says 48,000; Claude Code says 80,000 and 40%: its figures are shown.
+    let line = status_line(
+        &input(&path, Some(80_000), Some(40)),
+        &options(dir.path(), 120),
+    );
+    assert_eq!(
+        line,
+        "Sonnet 4.6 · ctx 80,000/200,000 (40%) · no compaction"
+    );
+    // Without them, the transcript's last call.
+    let line = status_line(&input(&path, None, None), &options(dir.path(), 120));
+    assert_eq!(
+        line,
+        "Sonnet 4.6 · ctx 48,000/200,000 (24%) · no compaction"
+    );
+}
+
+#[test]
+fn right_after_a_compaction_the_context_is_its_post_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    write(&path, &[CALL, MANUAL]);
+    // Claude Code still passes the call before the compaction.
+    let line = status_line(
+        &input(&path, Some(48_000), Some(24)),
+        &options(dir.path(), 120),
+    );
+    assert_eq!(
+        line,
+        "Sonnet 4.6 · ctx 2,730/200,000 (1%) after compaction · 1 compaction"
+    );
+}
+
+#[test]
+fn a_manual_compaction_sets_no_headroom_and_an_automatic_one_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    write(&path, &[CALL, MANUAL, CALL]);
+    let line = status_line(&input(&path, Some(50_000), None), &options(dir.path(), 120));
+    assert!(!line.contains("to go"), "{line}");
+    write(&path, &[AUTO, CALL]);
+    let line = status_line(&input(&path, Some(50_000), None), &options(dir.path(), 120));
+    assert_eq!(
+        line,
+        "Sonnet 4.6 · ctx 50,000/200,000 (25%) · 2 compactions · 120,251 to go (auto-compacted at 170,251)"
+    );
+}
+
+#[test]
+fn the_line_fits_the_width_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    write(&path, &[CALL, AUTO, CALL]);
+    let full = status_line(&input(&path, Some(50_000), None), &options(dir.path(), 200));
+    assert!(full.contains("to go"), "{full}");
+    for width in [20, 40, 60, 80, 100] {
+        let line = status_line(
+            &input(&path, Some(50_000), None),
+            &options(dir.path(), width),
+        );
+        assert!(
+            unicode_width::UnicodeWidthStr::width(line.as_str()) <= width,
+            "{width}: {line}"
+        );
+    }
+    // The headroom gives way before the compactions do.
+    let line = status_line(&input(&path, Some(50_000), None), &options(dir.path(), 80));
+    assert_eq!(line, "Sonnet 4.6 · ctx 50,000/200,000 (25%) · 1 compaction");
+}
