@@ -267,11 +267,12 @@ pub fn call_at(path: &Path, offset: u64) -> Option<(u64, Option<String>)> {
 /// not ours.
 fn load(data_dir: &Path) -> IndexFile {
     let path = data_dir.join(FILE_NAME);
-    let Ok(Ok(file)) = crate::safe_fs::open_regular_path(&path) else {
+    let Ok(opened) = open_regular_any_size(&path) else {
         return IndexFile::default();
     };
     let mut bytes = Vec::new();
-    if file
+    if opened
+        .file
         .take(MAX_INDEX_BYTES + 1)
         .read_to_end(&mut bytes)
         .is_err()
