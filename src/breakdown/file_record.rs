@@ -150,7 +150,10 @@ mod tests {
             .map(|b| b["text"].as_str().unwrap())
             .collect();
         let system_chars = system.join("\n\n").chars().count() as u64;
-        let tools_chars = serde_json::to_string(&shape["tools"]).unwrap().chars().count() as u64;
+        let tools_chars = serde_json::to_string(&shape["tools"])
+            .unwrap()
+            .chars()
+            .count() as u64;
         let mut sizer = RecordSizer::new(&s, None);
         let first = call_lines(&s, 0);
         let p = sizer.parts(&first);

@@ -136,7 +136,11 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
             group_digits(r.requests),
             plural(r.calls_with_shape, "call", "calls"),
             plural(r.shapes, "request shape", "request shapes"),
-            plural(r.rendered_attachments, "rendered attachment", "rendered attachments"),
+            plural(
+                r.rendered_attachments,
+                "rendered attachment",
+                "rendered attachments"
+            ),
             plural(r.blobs, "message blob", "message blobs"),
         )?;
     }
@@ -146,7 +150,11 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
             "persisted outputs: {} (Claude Code's persisted-output stage, the analogue of \
              ctxlab's tool_result_budget: a ~2 KB preview in context, the full output in the \
              session's tool-results/)",
-            plural(s.claude_code_persisted_outputs, "tool result", "tool results"),
+            plural(
+                s.claude_code_persisted_outputs,
+                "tool result",
+                "tool results"
+            ),
         )?;
     }
     out.flush()

@@ -15,8 +15,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Map, Value};
 
-use super::assemble::str_field;
-
 /// One request shape: the system prompt and the tool schemas as the API got them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestShape {
@@ -90,6 +88,11 @@ pub(super) struct RecordReader {
 /// The line types that make the record; `read` takes them.
 pub(super) const RECORD_TYPES: &[&str] = &["api-request-shape", "api-request", "api-request-blob"];
 
+/// A line's text field (this module is a leaf beside `model`, so it has its own).
+fn str_field<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    o.get(key).and_then(Value::as_str)
+}
+
 /// Anthropic's `system`: a string, or text blocks joined by blank lines (the capture's
 /// `exact_request` joins them the same way, so both sources size alike).
 fn system_text(system: Option<&Value>) -> String {
@@ -110,7 +113,8 @@ impl RecordReader {
     pub(super) fn read(&mut self, kind: &str, o: &Map<String, Value>) -> bool {
         match kind {
             "api-request-shape" => {
-                let (Some(hash), Some(Value::Object(shape))) = (str_field(o, "shapeHash"), o.get("shape"))
+                let (Some(hash), Some(Value::Object(shape))) =
+                    (str_field(o, "shapeHash"), o.get("shape"))
                 else {
                     return false;
                 };
@@ -281,6 +285,9 @@ mod tests {
         let s = &r.record.shapes["h"];
         assert_eq!(s.system, "ab\n\ncd");
         assert_eq!(s.tools, r#"[{"name":"Bash"}]"#);
-        assert!(!r.read("api-request-shape", &obj(json!({"type": "api-request-shape"}))));
+        assert!(!r.read(
+            "api-request-shape",
+            &obj(json!({"type": "api-request-shape"}))
+        ));
     }
 }

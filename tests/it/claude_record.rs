@@ -25,7 +25,11 @@ fn fixture_lines() -> Vec<Value> {
 
 fn text_out(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -34,10 +38,20 @@ fn every_line_type_of_2_1_332_is_known() {
     let lines = fixture_lines();
     let types: std::collections::BTreeSet<&str> =
         lines.iter().filter_map(|l| l["type"].as_str()).collect();
-    for t in ["api-request-shape", "api-request", "api-request-blob", "attachment", "cost-state"] {
+    for t in [
+        "api-request-shape",
+        "api-request",
+        "api-request-blob",
+        "attachment",
+        "cost-state",
+    ] {
         assert!(types.contains(t), "the fixture holds {t}");
     }
-    let v = json_out(homeless().args(["inspect", "--json"]).arg(session_fixture(FIXTURE)));
+    let v = json_out(
+        homeless()
+            .args(["inspect", "--json"])
+            .arg(session_fixture(FIXTURE)),
+    );
     assert_eq!(v["unknown_types"], serde_json::json!({}), "{v}");
     for key in v["skipped"].as_object().unwrap().keys() {
         assert!(!key.starts_with("unknown"), "{key}");
@@ -59,9 +73,15 @@ fn an_unknown_line_type_is_named_in_text_and_json() {
     text.push_str("{\"type\":\"brand-new-record\",\"sessionId\":\"x\"}\n");
     std::fs::write(&path, text).unwrap();
     let v = json_out(homeless().args(["inspect", "--json"]).arg(&path));
-    assert_eq!(v["unknown_types"], serde_json::json!({"brand-new-record": 1}));
+    assert_eq!(
+        v["unknown_types"],
+        serde_json::json!({"brand-new-record": 1})
+    );
     let out = text_out(homeless().arg("inspect").arg(&path));
-    assert!(out.contains("\nunknown types: brand-new-record 1\n"), "{out}");
+    assert!(
+        out.contains("\nunknown types: brand-new-record 1\n"),
+        "{out}"
+    );
 }
 
 /// The call's tokens of one category.
@@ -89,7 +109,10 @@ fn the_breakdown_takes_the_prompt_tools_and_reminders_from_the_file() {
         .map(|b| b["text"].as_str().unwrap().chars().count())
         .sum::<usize>()
         + 2 * (shape["system"].as_array().unwrap().len() - 1);
-    let tools_chars = serde_json::to_string(&shape["tools"]).unwrap().chars().count();
+    let tools_chars = serde_json::to_string(&shape["tools"])
+        .unwrap()
+        .chars()
+        .count();
     let v = json_out(
         homeless()
             .args(["inspect", "--calls", "--json"])
@@ -98,12 +121,18 @@ fn the_breakdown_takes_the_prompt_tools_and_reminders_from_the_file() {
     let calls = v["calls"].as_array().unwrap();
     assert_eq!(calls.len(), 12);
     let first = &calls[0];
-    let (system, tools) = (tokens(first, "system_prompt"), tokens(first, "tool_definitions"));
+    let (system, tools) = (
+        tokens(first, "system_prompt"),
+        tokens(first, "tool_definitions"),
+    );
     assert!(system > 0 && tools > 0, "{first}");
     // Both are the shape's characters over one ratio: their ratio is the characters'.
     let want = tools_chars as f64 / system_chars as f64;
     let got = tools as f64 / system as f64;
-    assert!((got / want - 1.0).abs() < 0.01, "tools/system {got} vs {want}");
+    assert!(
+        (got / want - 1.0).abs() < 0.01,
+        "tools/system {got} vs {want}"
+    );
     assert!(tokens(first, "reminders") > 0, "{first}");
     for call in calls {
         let recorded = call["recorded_tokens"].as_u64().unwrap();
@@ -137,7 +166,11 @@ fn the_compaction_has_the_files_compact_metadata() {
         .iter()
         .find(|l| l["subtype"] == "compact_boundary")
         .unwrap()["compactMetadata"];
-    let v = json_out(homeless().args(["inspect", "--json"]).arg(session_fixture(FIXTURE)));
+    let v = json_out(
+        homeless()
+            .args(["inspect", "--json"])
+            .arg(session_fixture(FIXTURE)),
+    );
     let compactions = v["compactions"].as_array().unwrap();
     assert_eq!(compactions.len(), 1);
     let c = &compactions[0];
