@@ -143,6 +143,21 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
             ),
             plural(r.blobs, "message blob", "message blobs"),
         )?;
+        if !r.context_edits.is_empty() {
+            let edits: Vec<String> = r
+                .context_edits
+                .iter()
+                .map(|(t, n)| {
+                    let t = crate::sanitize::sanitize_line(t);
+                    format!("{t} in {}", plural(*n, "request", "requests"))
+                })
+                .collect();
+            writeln!(
+                out,
+                "context editing asked of the API: {}",
+                edits.join(", ")
+            )?;
+        }
     }
     if s.claude_code_persisted_outputs > 0 {
         writeln!(

@@ -48,6 +48,9 @@ pub struct RequestRecord {
     /// `api-request-blob` lines: the user messages as sent (counted through the
     /// transcript and the attachments).
     pub blobs: usize,
+    /// The `context_management` edits the requests asked the API for (server-side context
+    /// editing, such as `clear_thinking_20251015`), by type: how many requests named each.
+    pub context_edits: BTreeMap<String, usize>,
 }
 
 impl RequestRecord {
@@ -75,6 +78,9 @@ struct Pending {
 /// Most unmatched `api-request` lines kept: side requests (a title, a summary) write one
 /// and get no assistant line, so only the latest few can still be the next call's.
 const PENDING_MAX: usize = 8;
+
+/// Most distinct `context_management` edit types kept (they come from a file).
+const EDIT_TYPES_MAX: usize = 16;
 
 /// The record being read with one conversation.
 #[derive(Debug, Default)]
@@ -133,11 +139,29 @@ impl RecordReader {
             }
             "api-request" => {
                 self.record.requests += 1;
-                let model = o
-                    .get("params")
+                let params = o.get("params");
+                let model = params
                     .and_then(|p| p.get("model"))
                     .and_then(Value::as_str)
                     .map(str::to_string);
+                let edits = params
+                    .and_then(|p| p.pointer("/context_management/edits"))
+                    .and_then(Value::as_array);
+                let mut named = std::collections::BTreeSet::new();
+                for e in edits.into_iter().flatten() {
+                    if let Some(t) = e.get("type").and_then(Value::as_str)
+                        && named.len() < EDIT_TYPES_MAX
+                    {
+                        named.insert(t);
+                    }
+                }
+                for t in named {
+                    if self.record.context_edits.len() < EDIT_TYPES_MAX
+                        || self.record.context_edits.contains_key(t)
+                    {
+                        *self.record.context_edits.entry(t.to_string()).or_default() += 1;
+                    }
+                }
                 if self.pending.len() == PENDING_MAX {
                     self.pending.remove(0);
                 }
@@ -240,7 +264,8 @@ mod tests {
 
     fn request(r: &mut RecordReader, id: &str, shape: &str, model: &str) {
         let line = json!({"type": "api-request", "id": id, "shapeHash": shape,
-            "params": {"model": model}});
+            "params": {"model": model, "context_management": {"edits": [
+                {"type": "clear_thinking_20251015", "keep": "all"}]}}});
         assert!(r.read("api-request", &obj(line)));
     }
 
@@ -255,6 +280,7 @@ mod tests {
         assert_eq!(r.record.shape_of_line.get(&10).unwrap(), "shape-main");
         assert_eq!(r.record.shape_of_line.get(&11).unwrap(), "shape-main");
         assert_eq!(r.record.requests_matched, 1);
+        assert_eq!(r.record.context_edits["clear_thinking_20251015"], 2);
     }
 
     #[test]

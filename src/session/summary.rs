@@ -185,6 +185,8 @@ pub struct RecordLine {
     pub rendered_attachments: usize,
     /// `api-request-blob` lines (user messages as sent, counted through the others).
     pub blobs: usize,
+    /// The API's context editing the requests asked for, by edit type: requests naming it.
+    pub context_edits: BTreeMap<String, usize>,
 }
 
 /// The prefixes under which the readers count what they do not know.
@@ -215,6 +217,7 @@ fn record_line(s: &Session) -> Option<RecordLine> {
             .count(),
         rendered_attachments: r.attachments.len(),
         blobs: r.blobs,
+        context_edits: r.context_edits.clone(),
     })
 }
 

@@ -61,6 +61,10 @@ fn every_line_type_of_2_1_332_is_known() {
     assert_eq!(record["requests_matched"], 12);
     assert_eq!(record["calls_with_shape"], v["calls_with_usage"]);
     assert_eq!(record["shapes"], 1);
+    assert_eq!(
+        record["context_edits"],
+        serde_json::json!({"clear_thinking_20251015": 12})
+    );
     let text = text_out(homeless().arg("inspect").arg(session_fixture(FIXTURE)));
     assert!(text.contains("\nunknown types: none\n"), "{text}");
 }
