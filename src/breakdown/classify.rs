@@ -2,7 +2,8 @@
 //! a user text a compaction wrote (a `[Compacted]` summary, a snip or archive marker) and
 //! a result a compaction replaced (its placeholders, Claude Code's cleared text) count as
 //! summaries and markers; a result that starts with `<persisted-output>` is a preview of a
-//! result saved to a file. Tool results go under the tool's name, which `names` gives by
+//! result saved to a file: Claude Code's persisted-output stage when it is that marker
+//! (`session::claude_persisted`), else ctxlab's tool_result_budget. Tool results go under the tool's name, which `names` gives by
 //! the `tool_use` id. Characters always; tokens when a tokenizer is given.
 
 use std::collections::{HashMap, HashSet};
@@ -17,6 +18,7 @@ use crate::compact::s08::micro::MICRO_PLACEHOLDER;
 use crate::compact::summary_label::SummaryLabel;
 use crate::message::{Content, Message, ResultContent, block_type};
 use crate::session::CLEARED_RESULT_TEXT;
+use crate::session::claude_persisted::claude_code_persisted;
 
 /// What the source says a message is, beyond its content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +125,9 @@ fn block_parts(
                 return;
             }
             let text_of = |p: &mut Parts, t: &str| {
-                let cat = if t.starts_with("<persisted-output>") {
+                let cat = if claude_code_persisted(t).is_some() {
+                    over(Category::ClaudeCodePersisted)
+                } else if t.starts_with("<persisted-output>") {
                     over(Category::PersistedPreviews)
                 } else if is_placeholder(t) {
                     Category::Summaries

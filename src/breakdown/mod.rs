@@ -10,6 +10,7 @@
 
 pub mod calibrate;
 pub mod classify;
+mod file_record;
 mod image;
 pub mod request;
 pub mod session;
@@ -27,6 +28,9 @@ pub use classify::{Hint, message_parts};
 pub enum Category {
     SystemPrompt,
     ToolDefinitions,
+    /// Context the agent put into a user message that the transcript does not show as
+    /// one: Claude Code's rendered attachments (`<system-reminder>`s).
+    Reminders,
     UserText,
     AssistantText,
     Thinking,
@@ -36,11 +40,17 @@ pub enum Category {
     /// Summaries a compaction left, and the markers and placeholders compaction writes in
     /// place of what it removed.
     Summaries,
-    /// ctxlab's `<persisted-output>` previews of results saved to files.
+    /// ctxlab's `<persisted-output>` previews of results saved to files (its
+    /// tool_result_budget stage).
     PersistedPreviews,
+    /// Claude Code's persisted-output stage: a result over its limit is saved under the
+    /// session's `tool-results/` and the model gets a `<persisted-output>` marker with a
+    /// ~2 KB preview (the analogue of ctxlab's tool_result_budget).
+    ClaudeCodePersisted,
     Images,
-    /// A recorded call's usage beyond what the file holds (the system prompt and the tool
-    /// schemas Claude Code does not write): never spread over the other categories.
+    /// A recorded call's usage beyond what the file holds (for older Claude Code files, the
+    /// system prompt and the tool schemas they do not write): never spread over the other
+    /// categories.
     NotInFile,
 }
 
@@ -57,6 +67,7 @@ impl Category {
         match self {
             Category::SystemPrompt => "system_prompt",
             Category::ToolDefinitions => "tool_definitions",
+            Category::Reminders => "reminders",
             Category::UserText => "user_text",
             Category::AssistantText => "assistant_text",
             Category::Thinking => "thinking",
@@ -64,6 +75,7 @@ impl Category {
             Category::ToolResults(_) => "tool_results",
             Category::Summaries => "summaries",
             Category::PersistedPreviews => "persisted_previews",
+            Category::ClaudeCodePersisted => "claude_code_persisted_output",
             Category::Images => "images",
             Category::NotInFile => "not_in_file",
         }
@@ -75,6 +87,7 @@ impl Category {
         match self {
             Category::SystemPrompt => "system prompt".into(),
             Category::ToolDefinitions => "tool definitions".into(),
+            Category::Reminders => "reminders/attachments".into(),
             Category::UserText => "user text".into(),
             Category::AssistantText => "assistant text".into(),
             Category::Thinking => "thinking".into(),
@@ -82,6 +95,7 @@ impl Category {
             Category::ToolResults(t) => format!("tool results: {t}"),
             Category::Summaries => "summaries and markers".into(),
             Category::PersistedPreviews => "persisted-output previews".into(),
+            Category::ClaudeCodePersisted => "Claude Code persisted output".into(),
             Category::Images => "images".into(),
             Category::NotInFile => "not in the file".into(),
         }

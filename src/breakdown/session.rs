@@ -1,7 +1,8 @@
 //! A recorded session's calls broken down: for each call, the messages in context at it
 //! (what `Session::model_view` rebuilds: the latest summary, what its compaction kept,
-//! the messages since, micro compactions' cleared results), sized by category, and the
-//! call's recorded usage beyond them as "not in the file".
+//! the messages since, micro compactions' cleared results), sized by category, what the
+//! file records beside them (`file_record`: Claude Code's system prompt, tool schemas and
+//! reminders), and the call's recorded usage beyond all that as "not in the file".
 //!
 //! The view is followed call to call (a call adds the messages since the one before;
 //! only a compaction makes it start again), and each message is sized once, so a session
@@ -13,6 +14,7 @@ use serde::Serialize;
 use tiktoken_rs::CoreBPE;
 
 use super::classify::{Classifier, Hint, message_parts, tool_names};
+use super::file_record::{CallLines, RecordSizer};
 use super::tokens::{Family, encoder, family_of};
 use super::{CallBreakdown, Counting, Fit, Parts, Remainder, finish};
 use crate::message::Message;
@@ -56,6 +58,8 @@ struct CallPoint {
     message: Option<usize>,
     model: Option<String>,
     recorded: Option<u64>,
+    /// Where the call is in the file, for what the file records beside the transcript.
+    lines: Option<CallLines>,
 }
 
 fn call_points(s: &Session) -> Vec<CallPoint> {
@@ -72,6 +76,7 @@ fn call_points(s: &Session) -> Vec<CallPoint> {
                 message: Some(k),
                 model: None,
                 recorded: None,
+                lines: None,
             })
             .collect();
     }
@@ -91,6 +96,14 @@ fn call_points(s: &Session) -> Vec<CallPoint> {
                 message: c.message,
                 model: c.model.clone(),
                 recorded: c.prompt_tokens(),
+                lines: Some(CallLines {
+                    usage_line: c.line,
+                    answer_line: c
+                        .message
+                        .and_then(|m| s.info.get(m))
+                        .map_or(c.line, |i| i.line),
+                    upto,
+                }),
             }
         })
         .collect()
@@ -130,7 +143,17 @@ pub fn of_session(s: &Session) -> SessionBreakdown {
         names.extend(tool_names(c.kept.iter().flatten().map(|k| &k.message)));
     }
     let mut walk = ViewWalk::new(s, bpe, &names);
-    let parts: Vec<Parts> = points.iter().map(|p| walk.parts_at(p.upto)).collect();
+    let mut record = RecordSizer::new(s, bpe);
+    let parts: Vec<Parts> = points
+        .iter()
+        .map(|p| {
+            let mut parts = walk.parts_at(p.upto);
+            if let Some(lines) = &p.lines {
+                parts.merge(&record.parts(lines));
+            }
+            parts
+        })
+        .collect();
     if let Counting::Calibrated(_) = counting {
         let fit_points: Vec<(u64, u64)> = parts
             .iter()

@@ -117,5 +117,60 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
     } else {
         writeln!(out, "skipped: {} ({})", s.skipped_total, skipped.join(", "))?;
     }
+    let unknown: Vec<String> = s
+        .unknown_types
+        .iter()
+        .map(|(name, n)| format!("{} {n}", crate::sanitize::sanitize_line(name)))
+        .collect();
+    if unknown.is_empty() {
+        writeln!(out, "unknown types: none")?;
+    } else {
+        writeln!(out, "unknown types: {}", unknown.join(", "))?;
+    }
+    if let Some(r) = &s.request_record {
+        writeln!(
+            out,
+            "request record: {} ({} of {} matched to a call), {} with their shape, {}, {}, {}",
+            plural(r.requests, "api-request line", "api-request lines"),
+            group_digits(r.requests_matched),
+            group_digits(r.requests),
+            plural(r.calls_with_shape, "call", "calls"),
+            plural(r.shapes, "request shape", "request shapes"),
+            plural(
+                r.rendered_attachments,
+                "rendered attachment",
+                "rendered attachments"
+            ),
+            plural(r.blobs, "message blob", "message blobs"),
+        )?;
+        if !r.context_edits.is_empty() {
+            let edits: Vec<String> = r
+                .context_edits
+                .iter()
+                .map(|(t, n)| {
+                    let t = crate::sanitize::sanitize_line(t);
+                    format!("{t} in {}", plural(*n, "request", "requests"))
+                })
+                .collect();
+            writeln!(
+                out,
+                "context editing asked of the API: {}",
+                edits.join(", ")
+            )?;
+        }
+    }
+    if s.claude_code_persisted_outputs > 0 {
+        writeln!(
+            out,
+            "persisted outputs: {} (Claude Code's persisted-output stage, the analogue of \
+             ctxlab's tool_result_budget: a ~2 KB preview in context, the full output in the \
+             session's tool-results/)",
+            plural(
+                s.claude_code_persisted_outputs,
+                "tool result",
+                "tool results"
+            ),
+        )?;
+    }
     out.flush()
 }

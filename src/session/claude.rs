@@ -9,7 +9,10 @@
 //! or the newer preservedMessages), followed by the `user` line with `isCompactSummary`
 //! holding the summary; older files have only that summary line. `microcompact_boundary`
 //! marks cleared tool results. Lines with `isSidechain` belong to subagents and become
-//! sessions of their own. Every other line type is counted and skipped; a line that is not
+//! sessions of their own. The request record of newer files (`api-request-shape`,
+//! `api-request`, `api-request-blob`, attachments' `rendered` text) is read by
+//! `claude_requests`. Every other line type is counted and skipped, a known one as `line
+//! type x`, any other as `unknown line type x` (`inspect` names those); a line that is not
 //! JSON is a warning, never the end.
 
 use std::collections::HashMap;
@@ -17,6 +20,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::assemble::{Builder, Origin, str_field, u64_field};
+use super::claude_requests::{RECORD_TYPES, RecordReader};
 use super::claude_rewind::{Parent, before_user_message, index_other_line};
 use super::lines::ParsedLine;
 use super::model::{
@@ -25,7 +29,10 @@ use super::model::{
 };
 use crate::message::{Message, block_type};
 
-/// Line types Claude Code writes that hold nothing for the model's context.
+/// Line types Claude Code writes that hold nothing for the model's context: counted as
+/// known metadata (`line type x`), never as unknown. `attachment` lines are read when they
+/// carry `rendered` text (`claude_requests`); the others are metadata too. 2.1.332 added
+/// `cost-state` (running cost), `mode`, `tools-used`, `atis-latch`.
 const KNOWN_OTHER_TYPES: &[&str] = &[
     "file-history-snapshot",
     "attachment",
@@ -37,6 +44,10 @@ const KNOWN_OTHER_TYPES: &[&str] = &[
     "last-prompt",
     "permission-mode",
     "pr-link",
+    "cost-state",
+    "mode",
+    "tools-used",
+    "atis-latch",
 ];
 
 /// The keys of a line the reader uses; the others are skipped while parsing.
@@ -59,6 +70,13 @@ pub(crate) const LINE_KEYS: &[&str] = &[
     "compactMetadata",
     "microcompactMetadata",
     "summary",
+    // The request record (`claude_requests`).
+    "rendered",
+    "shape",
+    "shapeHash",
+    "params",
+    "id",
+    "requestRef",
 ];
 
 /// What a compaction's boundary records as kept, resolved once every line is read.
@@ -83,6 +101,8 @@ pub(super) struct Thread {
     preserved: Vec<Preserved>,
     /// A message line named a parent: the file records a chain (`claude_rewind`).
     chained: bool,
+    /// The file's record of its requests (`claude_requests`).
+    record: RecordReader,
 }
 
 impl Thread {
@@ -91,6 +111,7 @@ impl Thread {
             builder: Builder::new(SessionFormat::ClaudeCode),
             preserved: Vec::new(),
             chained: false,
+            record: RecordReader::default(),
         }
     }
 
@@ -98,9 +119,11 @@ impl Thread {
         let Thread {
             mut builder,
             preserved,
+            record,
             ..
         } = self;
         builder.flush();
+        builder.session.request_record = record.record;
         for p in preserved {
             let (kept, what) = match &p.what {
                 PreservedKind::Segment { head, tail } => (
@@ -285,12 +308,24 @@ pub(super) fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>
     let b = &mut t.builder;
     match kind.as_str() {
         "user" => user_line(t, number, &mut o, &parent),
-        "assistant" => assistant_line(b, number, &mut o),
+        "assistant" => {
+            if let Some((key, model)) = assistant_line(b, number, &mut o) {
+                let request_ref = str_field(&o, "requestRef");
+                t.record
+                    .assistant(number, &key, model.as_deref(), request_ref);
+            }
+        }
         "system" => system_line(t, number, &o),
         "summary" => {
             b.session.meta.summary_lines += 1;
             if let Some(title) = str_field(&o, "summary") {
                 b.session.meta.title = Some(title.to_string());
+            }
+        }
+        "attachment" if t.record.attachment(number, &o) => {}
+        k if RECORD_TYPES.contains(&k) => {
+            if !t.record.read(k, &o) {
+                b.skip(format!("line type {k} without its fields"));
             }
         }
         k if KNOWN_OTHER_TYPES.contains(&k) => b.skip(format!("line type {k}")),
@@ -409,17 +444,22 @@ fn user_line(t: &mut Thread, number: usize, o: &mut Map<String, Value>, parent: 
     }
 }
 
-fn assistant_line(b: &mut Builder, number: usize, o: &mut Map<String, Value>) {
+/// Reads an assistant line; its call's key and model, when it is a model call.
+fn assistant_line(
+    b: &mut Builder,
+    number: usize,
+    o: &mut Map<String, Value>,
+) -> Option<(String, Option<String>)> {
     let origin = origin(number, o);
     let Some(Value::Object(mut message)) = o.remove("message") else {
         b.warn(number, "assistant line without a message; skipped");
-        return;
+        return None;
     };
     let model = str_field(&message, "model").map(str::to_string);
     // Claude Code's own stand-ins (API errors, "No response requested.") are no model call.
     if model.as_deref() == Some("<synthetic>") {
         b.skip("synthetic assistant line");
-        return;
+        return None;
     }
     let key = str_field(&message, "id")
         .or_else(|| str_field(o, "requestId"))
@@ -445,6 +485,7 @@ fn assistant_line(b: &mut Builder, number: usize, o: &mut Map<String, Value>) {
         };
         b.call_usage(usage, number, timestamp);
     }
+    Some((key, model))
 }
 
 fn recorded(tokens: Option<u64>) -> Option<TokenCount> {

@@ -15,6 +15,8 @@ mod assemble;
 pub mod capture;
 mod chunked;
 mod claude;
+pub mod claude_persisted;
+pub mod claude_requests;
 mod claude_rewind;
 mod codex;
 mod codex_items;

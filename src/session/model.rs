@@ -402,6 +402,11 @@ pub struct Session {
     /// the call it ran before; empty for the other formats.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub recorded_stages: Vec<super::recorded_event::RecordedStage>,
+    /// What a Claude Code file records of its requests beyond the transcript (the system
+    /// prompt and tool schemas of each call, the rendered reminders); empty for the other
+    /// formats and for older Claude Code files.
+    #[serde(skip)]
+    pub request_record: super::claude_requests::RequestRecord,
 }
 
 /// Claude Code writes this into a tool result that a micro compaction cleared.
@@ -423,6 +428,7 @@ impl Session {
             recorded: Vec::new(),
             recorded_config: None,
             recorded_stages: Vec::new(),
+            request_record: Default::default(),
         }
     }
 

@@ -159,6 +159,78 @@ pub struct SessionSummary {
     pub warnings: Vec<LoadWarning>,
     pub skipped: BTreeMap<String, usize>,
     pub skipped_total: usize,
+    /// The line (or item) types the reader does not know, by name, with their counts: the
+    /// `unknown line type x` entries of `skipped`, so a format change is named.
+    pub unknown_types: BTreeMap<String, usize>,
+    /// What a Claude Code file records of its requests beyond the transcript; None when it
+    /// records nothing (older files, other formats).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_record: Option<RecordLine>,
+    /// Tool results Claude Code's persisted-output stage replaced by a `<persisted-output>`
+    /// marker with a preview (the full output in the session's `tool-results/`).
+    pub claude_code_persisted_outputs: usize,
+}
+
+/// Claude Code's request record, counted (`claude_requests`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecordLine {
+    /// Distinct request shapes (system prompt and tool schemas).
+    pub shapes: usize,
+    /// `api-request` lines, and how many were matched to a call of the file.
+    pub requests: usize,
+    pub requests_matched: usize,
+    /// Model calls whose request shape is known.
+    pub calls_with_shape: usize,
+    /// Attachments with rendered text (reminders sent to the model).
+    pub rendered_attachments: usize,
+    /// `api-request-blob` lines (user messages as sent, counted through the others).
+    pub blobs: usize,
+    /// The API's context editing the requests asked for, by edit type: requests naming it.
+    pub context_edits: BTreeMap<String, usize>,
+}
+
+/// The prefixes under which the readers count what they do not know.
+const UNKNOWN_PREFIXES: &[&str] = &["unknown line type ", "unknown item type "];
+
+fn unknown_types(skipped: &BTreeMap<String, usize>) -> BTreeMap<String, usize> {
+    skipped
+        .iter()
+        .filter_map(|(what, n)| {
+            UNKNOWN_PREFIXES
+                .iter()
+                .find_map(|p| what.strip_prefix(p))
+                .map(|name| (name.to_string(), *n))
+        })
+        .collect()
+}
+
+fn record_line(s: &Session) -> Option<RecordLine> {
+    let r = &s.request_record;
+    (!r.is_empty()).then(|| RecordLine {
+        shapes: r.shapes.len(),
+        requests: r.requests,
+        requests_matched: r.requests_matched,
+        calls_with_shape: s
+            .calls
+            .iter()
+            .filter(|c| r.shape_of_call(c.line).is_some())
+            .count(),
+        rendered_attachments: r.attachments.len(),
+        blobs: r.blobs,
+        context_edits: r.context_edits.clone(),
+    })
+}
+
+/// Tool results that are Claude Code's persisted-output markers.
+fn claude_code_persisted_outputs(s: &Session) -> usize {
+    s.messages
+        .iter()
+        .flat_map(|m| m.tool_results())
+        .filter(|b| {
+            matches!(crate::message::ResultContent::of(b),
+                crate::message::ResultContent::Text(t) if super::claude_persisted::claude_code_persisted(t).is_some())
+        })
+        .count()
 }
 
 /// `estimate_size` of `replay_messages`, without copying them.
@@ -220,6 +292,9 @@ impl SessionSummary {
             warnings: s.warnings.clone(),
             skipped: s.skipped.clone(),
             skipped_total: s.skipped.values().sum(),
+            unknown_types: unknown_types(&s.skipped),
+            request_record: record_line(s),
+            claude_code_persisted_outputs: claude_code_persisted_outputs(s),
         }
     }
 }

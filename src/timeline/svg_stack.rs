@@ -20,6 +20,7 @@ const BOTTOM: f64 = 40.0;
 pub const BANDS: &[(&str, &str, &str)] = &[
     ("system_prompt", "#7f8c8d", "system prompt"),
     ("tool_definitions", "#95a5a6", "tool definitions"),
+    ("reminders", "#f7dc6f", "reminders/attachments"),
     ("not_in_file", "#d5d8dc", "not in the file"),
     ("summaries", "#8e44ad", "summaries and markers"),
     ("user_text", "#2f5db3", "user text"),
@@ -28,6 +29,11 @@ pub const BANDS: &[(&str, &str, &str)] = &[
     ("tool_calls", "#f39c12", "tool calls"),
     ("tool_results", "#e67e22", "tool results"),
     ("persisted_previews", "#f5cba7", "persisted-output previews"),
+    (
+        "claude_code_persisted_output",
+        "#edbb99",
+        "Claude Code persisted output",
+    ),
     ("images", "#c0392b", "images"),
 ];
 

@@ -11,6 +11,7 @@ mod agent_tour;
 mod architecture;
 mod breakdown;
 mod capture_view;
+mod claude_record;
 mod cli;
 mod cli_run;
 mod cli_run_session;

@@ -20,6 +20,7 @@ use crate::util::{clip_chars, group_digits};
 const BANDS: &[(&str, char, Color)] = &[
     ("system_prompt", 'S', Color::DarkGray),
     ("tool_definitions", 'D', Color::Cyan),
+    ("reminders", 'E', Color::Yellow),
     ("not_in_file", 'N', Color::DarkGray),
     ("summaries", 'M', Color::Magenta),
     ("user_text", 'U', Color::Blue),
@@ -28,6 +29,7 @@ const BANDS: &[(&str, char, Color)] = &[
     ("tool_calls", 'C', Color::Red),
     ("tool_results", 'R', Color::LightRed),
     ("persisted_previews", 'P', Color::Magenta),
+    ("claude_code_persisted_output", 'O', Color::LightMagenta),
     ("images", 'I', Color::Red),
 ];
 /// Most rows of the stacked curve.
