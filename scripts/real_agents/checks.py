@@ -121,7 +121,7 @@ def from_inspect(doc) -> dict:
         "tool_pairs": doc.get("tool_pairs"),
         "compactions": [{"before": tokens(c.get("tokens_before")), "after": tokens(c.get("tokens_after"))} for c in doc.get("compactions") or []],
         "peak": doc.get("peak_context_tokens"),
-        "unknown": sorted(k for k in (doc.get("skipped") or {}) if "unknown" in k),
+        "unknown": sorted(set(doc.get("unknown_types") or {}) | {k for k in (doc.get("skipped") or {}) if "unknown" in k}),
     }
 
 
