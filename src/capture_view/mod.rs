@@ -22,8 +22,8 @@ use crate::breakdown::request::RequestSizer;
 use crate::compact::Strategy;
 use crate::compare::beside::{StrategyAt, strategies_beside};
 use crate::session::capture::{
-    CaptureCalls, ExactRequest, Exchange, RequestChange, exact_request, headline, read_exchanges,
-    request_changes,
+    CaptureCalls, ExactRequest, Exchange, RequestChange, RequestKind, exact_request, headline,
+    read_exchanges, request_changes, request_kind,
 };
 use crate::session::{MessageKind, Session, SessionError, SessionFormat, load_session};
 
@@ -39,8 +39,11 @@ pub struct RequestRow {
     pub api: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// Not the agent's main thread (a title, a quota probe): no diff, no strategies.
+    /// Not the agent's main thread (a title, a quota probe, the agent's compaction request,
+    /// a refused request): no diff, no strategies.
     pub side: bool,
+    /// What the request is to the capture's fold (`session::capture::kind`).
+    pub kind: RowKind,
     pub messages: usize,
     /// The messages in Python `str()` chars: the unit the strategies' sizes are in.
     pub size: usize,
@@ -55,6 +58,17 @@ pub struct RequestRow {
     pub breakdown: CallBreakdown,
     /// Each strategy's request at the same point of the conversation, when it has one.
     pub strategies: Vec<StrategyAt>,
+}
+
+/// What a request is: a call of the main thread, a side request, the agent's compaction
+/// request, or a request refused (a 429: no answer, the client sent it again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowKind {
+    Call,
+    Side,
+    CompactionRequest,
+    Refused,
 }
 
 /// Every request of a capture, and how its tokens were counted.
@@ -107,6 +121,7 @@ struct Pending<'a> {
     exchange: &'a Exchange,
     model: Option<String>,
     side: bool,
+    kind: RowKind,
     messages: usize,
     size: usize,
     label: String,
@@ -133,11 +148,27 @@ pub fn of_exchanges(calls: &CaptureCalls, thread: &HashSet<usize>) -> CaptureReq
     let mut sizer = RequestSizer::new(&model_names);
     let mut prev: Option<ExactRequest> = None;
     let mut pending = Vec::with_capacity(models.len());
+    let mut side_label = String::new();
     for (line, e, r) in model_calls() {
         sizer.add(&r, usage_tokens(e));
         let side = !thread.contains(&line);
+        let kind = match (side, request_kind(e, &r)) {
+            (false, _) => RowKind::Call,
+            (true, RequestKind::Refused { why }) => {
+                side_label = format!("refused ({why})");
+                RowKind::Refused
+            }
+            (true, RequestKind::CompactionRequest { .. }) => {
+                side_label = "compaction request".to_string();
+                RowKind::CompactionRequest
+            }
+            (true, RequestKind::Call) => {
+                side_label = "side request".to_string();
+                RowKind::Side
+            }
+        };
         let (label, changes) = match (side, &prev) {
-            (true, _) => ("side request".to_string(), Vec::new()),
+            (true, _) => (std::mem::take(&mut side_label), Vec::new()),
             (false, None) => ("first request".to_string(), Vec::new()),
             (false, Some(p)) => {
                 let c = request_changes(p, &r);
@@ -153,6 +184,7 @@ pub fn of_exchanges(calls: &CaptureCalls, thread: &HashSet<usize>) -> CaptureReq
                 .or(r.model.as_deref())
                 .map(|m| crate::util::clip_chars(m, MODEL_CHARS)),
             side,
+            kind,
             messages: r.messages.len(),
             size: crate::message::estimate_size(&r.messages),
             label,
@@ -173,6 +205,7 @@ pub fn of_exchanges(calls: &CaptureCalls, thread: &HashSet<usize>) -> CaptureReq
             api: p.exchange.api.name(),
             model: p.model,
             side: p.side,
+            kind: p.kind,
             messages: p.messages,
             size: p.size,
             chars,

@@ -118,7 +118,10 @@ pub fn detail_lines(r: &RequestRow, counting: &str) -> Vec<String> {
     ));
     out.push(String::new());
     if r.side {
-        out.push("a side request (other tools than the main thread's): not diffed".into());
+        out.push(format!(
+            "{}: not a call of the main thread, not diffed",
+            r.label
+        ));
     } else if r.changes.is_empty() {
         out.push(format!("changes: none ({})", r.label));
     } else {

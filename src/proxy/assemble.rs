@@ -32,6 +32,8 @@ pub struct Assembler {
     events: Vec<SseEvent>,
     /// A compressed body cannot be read here; it is still passed on untouched.
     unreadable: Option<String>,
+    /// The stream's last event passed (`message_stop`, `response.completed`, `[DONE]`).
+    complete: bool,
 }
 
 impl Assembler {
@@ -59,6 +61,7 @@ impl Assembler {
             calls: Vec::new(),
             events: Vec::new(),
             unreadable,
+            complete: false,
         }
     }
 
@@ -80,6 +83,12 @@ impl Assembler {
             self.unreadable = Some(format!("the body is over {MAX_PLAIN_BYTES} bytes"));
             self.plain = Vec::new();
         }
+    }
+
+    /// Whether the answer's final event has passed: a client that hangs up after it got the
+    /// whole answer (Codex closes on `response.completed`), it cancelled nothing.
+    pub fn complete(&self) -> bool {
+        self.complete
     }
 
     /// The body ended (or broke off): the assembled answer.
@@ -114,11 +123,19 @@ impl Assembler {
         for e in &events {
             self.out.events += 1;
             if e.data.trim() == "[DONE]" {
+                self.complete = true;
                 continue;
             }
             let Ok(v) = serde_json::from_str::<Value>(&e.data) else {
                 continue;
             };
+            let kind = v.get("type").and_then(Value::as_str).unwrap_or(&e.event);
+            if matches!(
+                kind,
+                "message_stop" | "response.completed" | "response.incomplete" | "response.failed"
+            ) {
+                self.complete = true;
+            }
             match self.api {
                 ApiKind::OpenaiChat => self.chat_event(&v),
                 ApiKind::OpenaiResponses => self.responses_event(&e.event, &v),

@@ -128,7 +128,10 @@ pub async fn handle(
             let next = tokio::select! {
                 biased;
                 _ = tx.closed() => {
-                    failure = Some("the client went away: the upstream request was cancelled".to_string());
+                    // After the final event the client has its whole answer: not a cancel.
+                    if !assembler.complete() {
+                        failure = Some("the client went away: the upstream request was cancelled".to_string());
+                    }
                     break;
                 }
                 next = stream.next() => next,
@@ -142,12 +145,16 @@ pub async fn handle(
                     // Passed on first, read after: the assembler is never in the chunk's way
                     // (a clone of `Bytes` shares the buffer).
                     let copy = chunk.clone();
+                    let had_all = assembler.complete();
                     let sent = tx.send(Ok(chunk)).await;
                     assembler.feed(&copy);
                     if sent.is_err() {
-                        failure = Some(
-                            "the client went away: the upstream request was cancelled".to_string(),
-                        );
+                        if !had_all {
+                            failure = Some(
+                                "the client went away: the upstream request was cancelled"
+                                    .to_string(),
+                            );
+                        }
                         break;
                     }
                 }

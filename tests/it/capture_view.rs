@@ -262,3 +262,51 @@ fn a_client_that_gains_a_tool_is_one_thread_in_the_requests_view() {
         .collect();
     assert_eq!(labels, ["first request", "tool schemas changed"]);
 }
+
+/// Claude Code's `/compact` (a real run's capture, `capture_fidelity`): its summary request
+/// is a row marked as the compaction request, not diffed as the thread's; a 429 before a
+/// retry is a row marked refused.
+#[test]
+fn the_compaction_request_and_a_refused_request_are_marked_in_the_requests_view() {
+    let rows = |path: &Path| -> Vec<(String, String)> {
+        let v: Value = serde_json::from_str(&inspect(path, true)).unwrap();
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["kind"].as_str().unwrap().to_string(),
+                    r["label"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let real = rows(&crate::capture_fidelity::fixture(
+        "claude_code_compact.jsonl",
+    ));
+    assert_eq!(real.len(), 13);
+    assert_eq!(
+        real[8],
+        ("compaction_request".into(), "compaction request".into())
+    );
+    assert!(real[9].1.contains("summary"), "{:?}", real[9]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("capture-1-1.jsonl");
+    let mut refused = exchange(2, "claude-test", main_request(vec![first(false)]), "", 0);
+    refused["response"] = json!({"status": 429, "bytes": 60, "error": "rate_limit_error"});
+    let lines = [
+        exchange(1, "claude-test", main_request(vec![first(false)]), "a", 50),
+        refused,
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    assert_eq!(
+        rows(&path),
+        [
+            ("call".to_string(), "first request".to_string()),
+            ("refused".to_string(), "refused (status 429)".to_string())
+        ]
+    );
+}

@@ -10,6 +10,7 @@ mod agent_strategies;
 mod agent_tour;
 mod architecture;
 mod breakdown;
+mod capture_fidelity;
 mod capture_view;
 mod claude_record;
 mod cli;

@@ -99,3 +99,53 @@ async fn a_client_that_goes_away_cancels_the_upstream_request() {
             .contains("client went away")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_hangs_up_after_the_completed_event_cancelled_nothing() {
+    // Codex closes its connection once `response.completed` arrived, while the upstream
+    // still holds the connection open (here: a keep-alive comment it never gets to send).
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("cap.jsonl");
+    let completed = json!({"type": "response.completed", "response": {
+        "model": "gpt-5.1-codex", "status": "completed",
+        "output": [{"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": "done"}]}],
+        "usage": {"input_tokens": 10, "output_tokens": 2}}});
+    let chunks = vec![
+        sse(&[(
+            "response.output_text.delta",
+            json!({"type": "response.output_text.delta", "delta": "done"}),
+        )]),
+        sse(&[("response.completed", completed)]),
+        b": keep-alive\n\n".to_vec(),
+    ];
+    // One permit: the delta and the completed event go, the comment waits for ever.
+    let gate = Arc::new(Semaphore::new(1));
+    let (c2, g2) = (chunks.clone(), gate.clone());
+    let upstream = Upstream::start(move |_| Reply::streamed(c2.clone(), Some(g2.clone()))).await;
+    let proxy = start_proxy(&upstream.url, &capture).await;
+    let mut resp = crate::proxy_upstream::client()
+        .post(format!("{proxy}/v1/responses"))
+        .header("content-type", "application/json")
+        .body(r#"{"model":"gpt-5.1-codex","stream":true,"input":"go"}"#)
+        .send()
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    while !String::from_utf8_lossy(&got).contains("response.completed") {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), resp.chunk())
+            .await
+            .expect("the completed event never came")
+            .unwrap()
+            .unwrap();
+        got.extend_from_slice(&chunk);
+    }
+    drop(resp);
+    let lines = capture_lines(&capture, 1).await;
+    assert_eq!(lines[1]["response"]["stop_reason"], "completed");
+    assert!(
+        lines[1].get("failure").is_none(),
+        "a completed exchange was marked: {}",
+        lines[1]["failure"]
+    );
+}

@@ -11,23 +11,40 @@
 //! what they were: a tooled call makes them side requests; a tool-less call that extends a
 //! held one's messages shows a client without tools, whose thread they are. `finish` takes
 //! whatever is still held as the thread (a capture of one tool-less request).
+//!
+//! Before that, `kind::request_kind` sets apart what is no call: a refused request (listed,
+//! the client retries it) and the agent's compaction request, whose answer is the summary
+//! the next call of the thread starts from. A request that does not extend the thread is a
+//! compaction only when it is the same conversation: after a compaction request, or from
+//! the same client and model; otherwise it is another conversation, left out like a side
+//! request.
 
 use std::collections::BTreeSet;
 
 use super::changes::edited_in_place;
+use super::compaction::{Before, PendingCompaction, full_compaction, push_all};
 use super::format::{CaptureLine, Exchange};
+use super::kind::{
+    RequestKind, codex_thread, request_kind, summary_needle, without_summary_prompt,
+};
 use super::read::{TORN_LAST_LINE, answer_message, usage_of};
 use super::request::{ExactRequest, exact_request};
 use crate::message::Message;
 use crate::session::SessionError;
 use crate::session::lines::ParsedLine;
 use crate::session::model::{
-    Compaction, CompactionKind, KeptMessage, LoadWarning, MessageKind, MessageOrigin, RecordedCall,
-    RecordedUsage, Session, SessionFormat, Summary, TokenCount, TokenSource,
+    Compaction, CompactionKind, LoadWarning, MessageKind, MessageOrigin, RecordedCall,
+    RecordedUsage, Session, SessionFormat,
 };
 
 /// What a side request is counted as.
 pub const SIDE_REQUEST: &str = "side request (other tools than the main thread's)";
+/// What a request of another conversation than the thread's is counted as.
+pub const OTHER_CONVERSATION: &str = "request of another conversation (other client or model)";
+/// What the agent's compaction request is counted as: its answer is the summary.
+pub const COMPACTION_REQUEST: &str = "compaction request (the agent asking for its summary)";
+/// What a request that got no answer is counted as (a 429, an error event).
+pub const REFUSED: &str = "refused request (no answer: an error status or event)";
 /// What an exchange that is no model call is counted as.
 pub const NOT_A_CALL: &str = "exchange that is no model call with a readable body";
 /// What a line that is no capture line is counted as.
@@ -53,6 +70,10 @@ struct Call {
     line: usize,
     started: String,
     model: Option<String>,
+    /// The client's `user-agent`, when the capture kept it.
+    client: Option<String>,
+    /// The conversation the client names (Codex's `thread_id`).
+    thread: Option<String>,
     usage: RecordedUsage,
     /// The assembled answer, for when no later request holds it.
     answer: Option<Message>,
@@ -65,6 +86,13 @@ impl Call {
             line,
             started: e.started.clone(),
             model: e.response.model.clone().or_else(|| req.model.clone()),
+            client: e
+                .request
+                .headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case("user-agent"))
+                .and_then(|h| h.value.clone()),
+            thread: codex_thread(e),
             usage: usage_of(e),
             answer: answer_message(e),
             req,
@@ -88,6 +116,20 @@ pub struct CaptureFold {
     last_answer: Option<(String, Message)>,
     /// The header's ctxlab version and start.
     started: Option<String>,
+    /// The client, model and system prompt of the thread's last call.
+    last: Option<Speaker>,
+    /// A compaction request seen since the thread's last call.
+    pending: Option<PendingCompaction>,
+}
+
+/// Who made the thread's last call: a request that does not extend the thread comes from
+/// the same conversation only when it is the same client, model and system prompt.
+#[derive(Debug, Clone, PartialEq)]
+struct Speaker {
+    client: Option<String>,
+    thread: Option<String>,
+    model: Option<String>,
+    system: String,
 }
 
 impl Default for CaptureFold {
@@ -105,6 +147,8 @@ impl CaptureFold {
             prev: Vec::new(),
             last_answer: None,
             started: None,
+            last: None,
+            pending: None,
         }
     }
 
@@ -160,9 +204,30 @@ impl CaptureFold {
             self.count(NOT_A_CALL);
             return;
         };
+        match request_kind(e, &req) {
+            RequestKind::Call => {}
+            RequestKind::Refused { .. } => return self.count(REFUSED),
+            RequestKind::CompactionRequest { trigger } => {
+                self.count(COMPACTION_REQUEST);
+                // The thread's own: it starts as the thread's last request did (another
+                // client's compaction says nothing about this thread).
+                let shares = matches!((self.prev.first(), req.messages.first()), (Some(a), Some(b)) if a == b);
+                if !shares {
+                    return;
+                }
+                self.absorb(line, &e.started, req.messages);
+                self.pending = Some(PendingCompaction {
+                    line,
+                    started: e.started.clone(),
+                    needle: summary_needle(&e.response.text),
+                    trigger,
+                });
+                return;
+            }
+        }
         let call = Call::of(line, e, req);
         let tools = call.tools();
-        match &mut self.main {
+        match &self.main {
             Some(main) if main.is_empty() => {
                 if tools.is_empty() {
                     self.fold(call);
@@ -172,8 +237,9 @@ impl CaptureFold {
             }
             Some(main) => {
                 if tools.is_superset(main) {
-                    *main = tools;
-                    self.fold(call);
+                    if self.fold(call) {
+                        self.main = Some(tools);
+                    }
                 } else {
                     self.count(SIDE_REQUEST);
                 }
@@ -212,9 +278,48 @@ impl CaptureFold {
         }
     }
 
+    /// The messages a compaction request adds to the thread before its prompt (Codex sends
+    /// the last tool results only there): they are the conversation's, and the thread's
+    /// last answer is the first of them. Nothing when it does not extend the thread (Claude
+    /// Code's summary request puts its prompt into the last message).
+    fn absorb(&mut self, line: usize, started: &str, mut msgs: Vec<Message>) {
+        if self.session.calls.is_empty()
+            || msgs.len() <= self.prev.len()
+            || !msgs.starts_with(&self.prev)
+        {
+            return;
+        }
+        without_summary_prompt(&mut msgs);
+        let session = &mut self.session;
+        let at = session.messages.len();
+        push_all(
+            session,
+            msgs.get(self.prev.len()..).unwrap_or(&[]),
+            &|kind| MessageOrigin {
+                line,
+                timestamp: Some(started.to_string()),
+                uuid: None,
+                kind,
+            },
+        );
+        if let Some(prev_call) = session.calls.last_mut()
+            && prev_call.message.is_none()
+            && session
+                .messages
+                .get(at)
+                .is_some_and(|m| m.role() == "assistant")
+        {
+            prev_call.message = Some(at);
+        }
+        self.prev = msgs;
+    }
+
     /// The session, with what is still held taken as the thread and the last answer in it.
     pub fn finish(mut self) -> Session {
         for h in std::mem::take(&mut self.held) {
+            if self.main.is_none() {
+                self.main = Some(BTreeSet::new());
+            }
             self.fold(h);
         }
         self.push_lost_answer();
@@ -226,15 +331,49 @@ impl CaptureFold {
     }
 
     /// One call of the thread: its new messages, or the compaction before it, and the call.
-    fn fold(&mut self, call: Call) {
+    /// False, and counted as another conversation, when it neither extends the thread nor
+    /// comes from the same conversation (`Speaker`, or a compaction request before it).
+    fn fold(&mut self, call: Call) -> bool {
         let Call {
             line,
             started,
             model,
+            client,
+            thread,
             usage,
             answer,
             req,
         } = call;
+        let msgs = req.messages;
+        let speaker = Speaker {
+            client,
+            thread,
+            model: model.clone(),
+            system: req.system,
+        };
+        let common = self
+            .prev
+            .iter()
+            .zip(&msgs)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let extends = common == self.prev.len();
+        let edit = match (extends, &self.pending) {
+            (false, None) => edited_in_place(&self.prev[common..], &msgs[common..]),
+            _ => None,
+        };
+        if !extends
+            && edit.is_none()
+            && self.pending.is_none()
+            && self
+                .last
+                .as_ref()
+                .is_some_and(|l| *l != speaker && !same_but_system(l, &speaker, common))
+        {
+            self.count(OTHER_CONVERSATION);
+            return false;
+        }
+        let pending = self.pending.take();
         let session = &mut self.session;
         session.meta.saw_timestamp(&started);
         if let Some(m) = &model {
@@ -246,13 +385,10 @@ impl CaptureFold {
             uuid: None,
             kind,
         };
-        let msgs = req.messages;
-        let prev = &self.prev;
-        let common = prev.iter().zip(&msgs).take_while(|(a, b)| a == b).count();
         let mut answer_at = session.messages.len();
-        if common == prev.len() {
+        if extends {
             push_all(session, &msgs[common..], &origin);
-        } else if let Some(edit) = edited_in_place(&prev[common..], &msgs[common..]) {
+        } else if let Some(edit) = edit {
             // Results cleared are the agent's micro compaction. A reminder it dropped is
             // no compaction: the conversation goes on, only its new messages are added.
             if !edit.cleared.is_empty() {
@@ -266,33 +402,18 @@ impl CaptureFold {
             // The previous answer is in no later request (a summary call's answer is the
             // summary): it is taken from its response, before the compaction.
             self.push_lost_answer();
-            let session = &mut self.session;
             answer_at = usize::MAX;
-            let mut c = Compaction::new(CompactionKind::Full, session.messages.len(), line);
-            c.timestamp = Some(started.clone());
-            c.kept = Some(
-                msgs[..common]
-                    .iter()
-                    .map(|m| KeptMessage {
-                        message: m.clone(),
-                        from: None,
-                    })
-                    .collect(),
+            full_compaction(
+                &mut self.session,
+                &self.prev,
+                Before {
+                    msgs: &msgs,
+                    common,
+                    pending,
+                    usage: &usage,
+                },
+                &origin,
             );
-            if let Some(summary) = msgs.get(common) {
-                c.summary = Summary::Text(summary.joined_text());
-                c.summary_message = Some(session.messages.len());
-                session.messages.push(summary.clone());
-                session.info.push(origin(MessageKind::CompactSummary));
-            }
-            if let Some(before) = session.calls.last() {
-                c.tokens_before = Some(TokenCount {
-                    tokens: before.usage.context_tokens(),
-                    source: TokenSource::LastCallBefore,
-                });
-            }
-            session.compactions.push(c);
-            push_all(session, msgs.get(common + 1..).unwrap_or(&[]), &origin);
         }
         let session = &mut self.session;
         // The previous call's answer is this call's first new assistant message.
@@ -314,7 +435,9 @@ impl CaptureFold {
             context_window: None,
         });
         self.prev = msgs;
+        self.last = Some(speaker);
         self.last_answer = answer.map(|a| (started, a));
+        true
     }
 
     /// The last call's answer, assembled from its response, when no request holds it.
@@ -340,15 +463,10 @@ impl CaptureFold {
     }
 }
 
-fn push_all(
-    session: &mut Session,
-    msgs: &[Message],
-    origin: &dyn Fn(MessageKind) -> MessageOrigin,
-) {
-    for m in msgs {
-        session.messages.push(m.clone());
-        session.info.push(origin(MessageKind::Conversation));
-    }
+/// The same client and model whose system prompt changed with the history (it names the
+/// date, the folder's state): still the conversation when the requests share a start.
+fn same_but_system(a: &Speaker, b: &Speaker, common: usize) -> bool {
+    a.client == b.client && a.thread == b.thread && a.model == b.model && common > 0
 }
 
 #[cfg(test)]

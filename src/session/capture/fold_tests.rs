@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::session::model::TokenSource;
 
 fn exchange(n: u64, tools: &[&str], messages: Value) -> Value {
     let tools: Vec<Value> = tools
@@ -152,4 +153,105 @@ fn a_dropped_reminder_is_no_compaction_and_repeats_no_message() {
             "{once} once in {texts:?}"
         );
     }
+}
+
+/// One tool-less, one-message request from a client of its own (`user-agent`, model).
+fn lone_request(n: u64, client: &str, model: &str, text: &str) -> Value {
+    let mut e = exchange(n, &[], json!([user(text)]));
+    e["request"]["headers"] = json!([{"name": "user-agent", "value": client}]);
+    e["request"]["body"]["model"] = json!(model);
+    e["response"]["model"] = json!(model);
+    e
+}
+
+/// Three clients each send one unrelated request through the same proxy: three
+/// conversations, never one thread that "compacted" twice.
+#[test]
+fn unrelated_one_message_requests_are_separate_conversations_not_compactions() {
+    let s = fold(&[
+        lone_request(1, "curl/8", "claude-haiku-4-5", "what is 2+2"),
+        lone_request(2, "python-httpx/0.27", "gpt-5.1", "name a colour"),
+        lone_request(3, "node", "claude-sonnet-4-6", "say hi"),
+    ])
+    .finish();
+    assert!(s.compactions.is_empty(), "{:?}", s.compactions);
+    assert_eq!(s.calls.len(), 1);
+    assert_eq!(
+        s.skipped.get(OTHER_CONVERSATION),
+        Some(&2),
+        "{:?}",
+        s.skipped
+    );
+    // The thread's messages are its question and its answer, nothing of the others.
+    assert_eq!(s.messages.len(), 2);
+}
+
+/// A 429 answered nothing: the client sends the same request again, which is the call.
+#[test]
+fn a_refused_request_is_listed_and_is_no_call() {
+    let mut refused = exchange(2, &["Read"], json!([user("a"), asst("b"), user("c")]));
+    refused["response"] = json!({"status": 429, "bytes": 80,
+        "error": "rate_limit_error: slow down", "headers": [{"name": "retry-after", "value": "1"}]});
+    let s = fold(&[
+        exchange(1, &["Read"], json!([user("a")])),
+        refused,
+        exchange(3, &["Read"], json!([user("a"), asst("b"), user("c")])),
+    ])
+    .finish();
+    assert_eq!(
+        s.calls.iter().map(|c| c.line).collect::<Vec<_>>(),
+        [1, 3],
+        "the refused request is no call"
+    );
+    assert_eq!(s.skipped.get(REFUSED), Some(&1), "{:?}", s.skipped);
+    assert!(s.compactions.is_empty());
+}
+
+/// Claude Code's summary request keeps its tools and puts its prompt into the last user
+/// message: it is the compaction's request, not a call and not a second compaction; the
+/// tokens after come from the next call's recorded usage.
+#[test]
+fn a_summary_request_with_tools_is_one_compaction_with_the_tokens_after_it() {
+    let prompt = json!({"role": "user", "content": [
+        {"type": "text", "text": "c"},
+        {"type": "text", "text": "Your task is to create a detailed summary of the conversation so far, paying close attention to the user's explicit requests."}]});
+    let mut ask = exchange(3, &["Read"], json!([user("a"), asst("b"), prompt]));
+    ask["response"]["text"] =
+        json!("<analysis>x</analysis>\n<summary>The user asked for a.</summary>");
+    let s = fold(&[
+        exchange(1, &["Read"], json!([user("a")])),
+        exchange(2, &["Read"], json!([user("a"), asst("b"), user("c")])),
+        ask,
+        exchange(
+            4,
+            &["Read"],
+            json!([
+                user("This session is being continued. Summary:\nThe user asked for a."),
+                asst("ok"),
+                user("go on")
+            ]),
+        ),
+    ])
+    .finish();
+    assert_eq!(
+        s.calls.iter().map(|c| c.line).collect::<Vec<_>>(),
+        [1, 2, 4]
+    );
+    assert_eq!(s.compactions.len(), 1, "{:?}", s.compactions);
+    let c = &s.compactions[0];
+    assert_eq!((c.kind, c.line), (CompactionKind::Full, 3));
+    assert_eq!(c.tokens_before.map(|t| t.tokens), Some(200));
+    assert_eq!(
+        c.tokens_after.map(|t| (t.tokens, t.source)),
+        Some((400, TokenSource::FirstCallAfter))
+    );
+    assert_eq!(s.skipped.get(COMPACTION_REQUEST), Some(&1));
+    // The answer the summary request left out and the next request kept verbatim is one
+    // message: one assistant message per call.
+    let answers = s
+        .messages
+        .iter()
+        .filter(|m| m.role() == "assistant")
+        .count();
+    assert_eq!(answers, s.calls.len());
 }

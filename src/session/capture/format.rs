@@ -117,6 +117,10 @@ const KEPT_VALUES: &[&str] = &[
     "openai-processing-ms",
     "anthropic-ratelimit-requests-remaining",
     "x-ratelimit-remaining-requests",
+    // Codex says what a request is for (`"request_kind":"compaction"`): the reader needs it
+    // to tell a compaction request from a call. It names installation, session and turn ids,
+    // no key.
+    "x-codex-turn-metadata",
 ];
 
 /// Whether a header's value may be written anywhere (a capture, a log, a line on screen).

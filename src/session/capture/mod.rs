@@ -3,11 +3,15 @@
 //! exact conversation it sent (`request`), and the fold that reads a capture as a session
 //! (`read`, line by line in `fold`, which the follower uses too): each model call with the
 //! exact messages it sent, and what the agent's own compaction changed between two calls
-//! (`changes`, the labelled diff of two requests). Only reads.
+//! (`changes`, the labelled diff of two requests; `compaction`, a full one read from two
+//! requests). `kind` says what a request is before any thread is chosen (refused, the
+//! agent's compaction request, a call). Only reads.
 
 pub mod changes;
+mod compaction;
 pub mod fold;
 pub mod format;
+pub mod kind;
 mod read;
 pub mod request;
 
@@ -19,5 +23,6 @@ pub use format::{
     CapturedResponse, CapturedToolCall, CapturedUsage, Exchange, RecordedHeader, Timing,
     header_value_kept, is_header,
 };
+pub use kind::{RequestKind, request_kind};
 pub use read::{CaptureCalls, read_exchanges};
 pub use request::{ExactRequest, exact_request};

@@ -2,14 +2,17 @@
 //! through the capture fold the whole-file reader uses (`session::capture::fold`), and what
 //! it added is reported once: a compaction the agent made between two requests, the
 //! request's new messages and tool calls, then the call with the usage of its response.
-//! Side requests (other tools, a quota probe, a title) and exchanges that are no model call
-//! are reported as skipped, never as calls: they stay off the context curve.
+//! Side requests (other tools, a quota probe, a title), other conversations, the agent's
+//! compaction requests, refused requests and exchanges that are no model call are reported
+//! as skipped, never as calls: they stay off the context curve.
 
 use std::collections::{BTreeMap, HashSet};
 
 use super::live_item::{LiveCall, LiveItem, report_messages};
 use crate::session::capture::CaptureFold;
-use crate::session::capture::fold::{NOT_A_CALL, SIDE_REQUEST};
+use crate::session::capture::fold::{
+    COMPACTION_REQUEST, NOT_A_CALL, OTHER_CONVERSATION, REFUSED, SIDE_REQUEST,
+};
 use crate::session::lines::{ParsedLine, parse_json_lines_here};
 use crate::session::model::Session;
 
@@ -42,7 +45,13 @@ impl LiveCapture {
 
     fn report(&mut self, number: usize, out: &mut Vec<LiveItem>) {
         let s = self.fold.session();
-        for what in [SIDE_REQUEST, NOT_A_CALL] {
+        for what in [
+            SIDE_REQUEST,
+            OTHER_CONVERSATION,
+            COMPACTION_REQUEST,
+            REFUSED,
+            NOT_A_CALL,
+        ] {
             let n = s.skipped.get(what).copied().unwrap_or(0);
             let before = self.skipped.get(what).copied().unwrap_or(0);
             if n > before {

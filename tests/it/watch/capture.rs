@@ -336,3 +336,42 @@ fn snapshot_live_view_of_a_capture() {
     let text = screen(&mut a, 100, 40);
     insta::assert_snapshot!("live_view_capture_100x40", text);
 }
+
+/// The real agents' captures (`capture_fidelity`), followed from their start: the calls,
+/// tool calls and compactions (their tokens before and after) of the whole-file read.
+#[test]
+fn a_real_agents_capture_followed_from_its_start_gives_what_inspect_gives() {
+    for name in ["claude_code_compact.jsonl", "codex_compactions.jsonl"] {
+        let path = crate::capture_fidelity::fixture(name);
+        let whole = crate::capture_fidelity::inspect(&path);
+        let dir = tempfile::tempdir().unwrap();
+        let file = path.to_string_lossy().into_owned();
+        let mut w = Watch::start(
+            &[&file, "--json", "--from-start", "--poll-ms", "200"],
+            dir.path(),
+            &[],
+        );
+        let caught_up = w.until("caught up", is("caught_up"));
+        let seen = w.interrupt();
+        assert_eq!(caught_up["calls"], whole["calls_with_usage"], "{name}");
+        assert_eq!(caught_up["tool_calls"], whole["tool_pairs"], "{name}");
+        let live: Vec<(Value, Value)> = seen
+            .iter()
+            .filter(|v| event(v) == "compaction")
+            .map(|v| (v["tokens_before"].clone(), v["tokens_after"].clone()))
+            .collect();
+        let read: Vec<(Value, Value)> = whole["compactions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["tokens_before"]["tokens"].clone(),
+                    c["tokens_after"]["tokens"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(live, read, "{name}");
+        assert!(!read.is_empty());
+    }
+}
