@@ -34,10 +34,13 @@ def read_jsonl(path: Path):
 
 def claude_record(session: Path) -> dict:
     """Claude Code's own figures: one call per API message id with usage (main chain), tool
-    pairs by id, and each compact boundary's `compactMetadata`."""
+    pairs by id, and each compact boundary's `compactMetadata` (its `preTokens` is the last
+    call's prompt plus its output; its `postTokens` is Claude Code's estimate of what it
+    kept), with the usage of the calls on either side for what a capture measures."""
     calls, seen = [], set()
     uses, results = set(), set()
     compactions = []
+    events = []
     for line in read_jsonl(session):
         if line.get("isSidechain"):
             continue
@@ -48,7 +51,9 @@ def claude_record(session: Path) -> dict:
             usage = message.get("usage")
             if mid and usage and mid not in seen:
                 seen.add(mid)
-                calls.append(usage.get("input_tokens", 0) + usage.get("cache_read_input_tokens", 0) + usage.get("cache_creation_input_tokens", 0))
+                tokens = usage.get("input_tokens", 0) + usage.get("cache_read_input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
+                calls.append(tokens)
+                events.append(("call", tokens))
             for block in message.get("content") or []:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
                     uses.add(block.get("id"))
@@ -59,7 +64,18 @@ def claude_record(session: Path) -> dict:
         elif kind == "system" and line.get("subtype") == "compact_boundary":
             meta = line.get("compactMetadata") or {}
             compactions.append({"trigger": meta.get("trigger"), "before": meta.get("preTokens"), "after": meta.get("postTokens")})
+            events.append(("compaction", len(compactions) - 1))
+    around_calls(events, compactions)
     return {"calls": len(calls), "tool_pairs": len(uses & results), "compactions": compactions, "peak": max(calls, default=0), "last_context": calls[-1] if calls else None}
+
+
+def around_calls(events, compactions):
+    """Each compaction's neighbours: the usage of the last call before it and the first after."""
+    for i, (kind, which) in enumerate(events):
+        if kind != "compaction":
+            continue
+        compactions[which]["before_usage"] = next((t for k, t in reversed(events[:i]) if k == "call"), None)
+        compactions[which]["after_usage"] = next((t for k, t in events[i + 1:] if k == "call"), None)
 
 
 def codex_record(session: Path) -> dict:
@@ -91,7 +107,7 @@ def codex_record(session: Path) -> dict:
             continue
         before = next((t for k, t in reversed(events[:i]) if k == "call"), None)
         after = next((t for k, t in events[i + 1:] if k == "call"), None)
-        compactions.append({"trigger": "auto", "before": before, "after": after})
+        compactions.append({"trigger": "auto", "before": before, "after": after, "before_usage": before, "after_usage": after})
     return {"calls": len(calls), "tool_pairs": len(uses & outputs), "compactions": compactions, "peak": max(calls, default=0), "last_context": calls[-1] if calls else None}
 
 
@@ -200,7 +216,10 @@ def compare(agent: str, truth: dict, surfaces: dict) -> list:
             for i, (want, have) in enumerate(zip(truth["compactions"], got["compactions"])):
                 for side in ("before", "after"):
                     if side in have:
-                        rows.append((surface, f"compaction #{i + 1} tokens {side}", want[side], have[side]))
+                        # A capture measures the requests themselves: the calls on either
+                        # side, not the figures the agent wrote on its boundary line.
+                        key = f"{side}_usage" if surface == "capture" else side
+                        rows.append((surface, f"compaction #{i + 1} tokens {side}", want[key], have[side]))
         if got.get("unknown"):
             failures.append(f"{agent} {surface}: line types still unknown: {', '.join(got['unknown'])}")
     print(f"\n{agent}: every number, against the agent's own record")
