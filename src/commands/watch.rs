@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::session::SessionError;
 use crate::session::model::{Compaction, Summary};
+use crate::session::watch::threshold::AgentSettings;
 use crate::session::watch::{
     Chosen, FollowOptions, Headroom, HeadroomTracker, LiveItem, WatchEvent, follow,
 };
@@ -34,6 +35,8 @@ pub fn headroom_json(h: &Headroom) -> Value {
         "context_tokens": h.context_tokens,
         "limit_tokens": h.limit.as_ref().map(|l| l.tokens()),
         "limit": h.limit.as_ref().map(|l| l.text()),
+        "limit_source": h.limit.as_ref().map(|l| l.source()),
+        "calls_left": h.calls_left(),
         "tokens_left": h.tokens_left,
         "calls_since_compaction": h.calls_since_compaction,
         "growth_since_compaction": h.growth_since_compaction,
@@ -157,7 +160,8 @@ pub fn watch_json(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> WatchEnd {
-    let mut tracker = HeadroomTracker::new();
+    let settings = AgentSettings::read();
+    let mut tracker = HeadroomTracker::with_settings(settings.clone());
     let mut folded = Folded::default();
     let mut first_file = true;
     let mut closed = false;
@@ -176,7 +180,10 @@ pub fn watch_json(
                 "ctxlab: following {} ({why}; {waiting})",
                 path.display()
             );
-            tracker = HeadroomTracker::new();
+            tracker = HeadroomTracker::with_settings(settings.clone());
+            if let Some(format) = crate::session::sniff_format(&path) {
+                tracker.set_format(format);
+            }
             folded = Folded::default();
             true
         }
@@ -239,6 +246,7 @@ pub fn watch_json(
             json!({"event": "error", "path": path, "message": message}),
         ),
         WatchEvent::Recognised { format } => {
+            tracker.set_format(format);
             write(out, json!({"event": "recognised", "format": format.name()}))
         }
     });

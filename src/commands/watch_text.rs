@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::sanitize::sanitize;
 use crate::session::model::Summary;
+use crate::session::watch::threshold::AgentSettings;
 use crate::session::watch::{
     Chosen, FileEvent, FollowOptions, HeadroomTracker, LiveItem, WatchEvent, follow,
 };
@@ -109,7 +110,8 @@ pub fn watch_text(
     stop: &AtomicBool,
     out: &mut dyn Write,
 ) -> WatchEnd {
-    let mut tracker = HeadroomTracker::new();
+    let settings = AgentSettings::read();
+    let mut tracker = HeadroomTracker::with_settings(settings.clone());
     let mut closed = false;
     let mut write = |out: &mut dyn Write, text: &str| -> bool {
         let ok = writeln!(out, "{}", sanitize(text))
@@ -120,7 +122,10 @@ pub fn watch_text(
     };
     let result = follow(chosen, options, stop, &mut |event| match event {
         WatchEvent::Following { path, why, waiting } => {
-            tracker = HeadroomTracker::new();
+            tracker = HeadroomTracker::with_settings(settings.clone());
+            if let Some(format) = crate::session::sniff_format(&path) {
+                tracker.set_format(format);
+            }
             write(
                 out,
                 &format!("following {} ({why}; {waiting})", path.display()),
@@ -142,19 +147,29 @@ pub fn watch_text(
         }
         WatchEvent::CaughtUp { lines, .. } => {
             let h = tracker.headroom();
-            write(
-                out,
-                &format!(
-                    "{} lines read · {} compaction(s) so far · {} · from now on, as it is written:",
-                    g(lines as u64),
-                    h.compactions,
-                    h.text()
-                ),
-            )
+            // The limit's source is named here, once; the call lines give its figure.
+            let limit = h
+                .limit
+                .as_ref()
+                .map(|l| format!("headroom to {}: {}", l.text(), l.source()))
+                .unwrap_or_else(|| "no limit known (no window or rule for this model)".into());
+            write(out, &limit)
+                && write(
+                    out,
+                    &format!(
+                        "{} lines read · {} so far · {} · from now on, as it is written:",
+                        g(lines as u64),
+                        plural(h.compactions, "compaction"),
+                        h.text()
+                    ),
+                )
         }
         WatchEvent::File { event, .. } => write(out, &file_line(&event)),
         WatchEvent::Error { message, .. } => write(out, &format!("cannot read on: {message}")),
-        WatchEvent::Recognised { format } => write(out, &format!("format: {}", format.name())),
+        WatchEvent::Recognised { format } => {
+            tracker.set_format(format);
+            write(out, &format!("format: {}", format.name()))
+        }
     });
     match result {
         _ if closed => WatchEnd::Closed,

@@ -172,6 +172,18 @@ fn detect_lines(lines: &[ParsedLine]) -> Option<SessionFormat> {
         .find_map(format_of_line)
 }
 
+/// The format of the session file at `path` from its first 64 KiB (None: not known yet,
+/// or not readable): for a follower that must know the agent before the file is read.
+pub fn sniff_format(path: &std::path::Path) -> Option<SessionFormat> {
+    use std::io::Read;
+    let opened = open::open_regular_any_size(path).ok()?;
+    let mut head = Vec::new();
+    opened.file.take(64 << 10).read_to_end(&mut head).ok()?;
+    // The last line may be cut: only whole lines are looked at.
+    let end = head.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    detect_text(&String::from_utf8_lossy(&head[..end]))
+}
+
 /// The format of a JSON-lines text, from its first lines that say.
 fn detect_text(text: &str) -> Option<SessionFormat> {
     text.lines()

@@ -8,13 +8,16 @@
 use serde::Serialize;
 
 use super::live::{LiveCall, LiveItem};
+use super::threshold::{self, AgentSettings};
 use super::windows::window_of;
-use crate::session::model::{CompactionKind, TokenCount, Trigger};
+use crate::session::model::{CompactionKind, SessionFormat, TokenCount, Trigger};
 
 /// Where the limit headroom is measured against comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Limit {
+    /// Where the agent compacts by itself, by its own rule and settings (`threshold`).
+    Threshold { tokens: u64, source: String },
     /// The session compacted at this size last time.
     CompactedAt { tokens: TokenCount },
     /// The model's context window, and where that figure comes from.
@@ -24,20 +27,40 @@ pub enum Limit {
 impl Limit {
     pub fn tokens(&self) -> u64 {
         match self {
+            Limit::Threshold { tokens, .. } | Limit::Window { tokens, .. } => *tokens,
             Limit::CompactedAt { tokens } => tokens.tokens,
-            Limit::Window { tokens, .. } => *tokens,
         }
     }
 
     /// The limit in words: "compacted at 167,012 tokens last time".
     pub fn text(&self) -> String {
         match self {
+            // Its source is long: the front ends name it once (`source`), not on every line.
+            Limit::Threshold { tokens, .. } => format!(
+                "auto-compacts at {}",
+                crate::util::group_digits(usize::try_from(*tokens).unwrap_or(usize::MAX))
+            ),
             Limit::CompactedAt { tokens } => {
                 format!("compacted at {} tokens last time", tokens.text())
             }
             Limit::Window { tokens, source } => format!(
                 "window {} tokens ({source})",
                 crate::util::group_digits(usize::try_from(*tokens).unwrap_or(usize::MAX))
+            ),
+        }
+    }
+
+    /// Where the figure comes from, in words.
+    pub fn source(&self) -> String {
+        match self {
+            Limit::Threshold { source, .. } | Limit::Window { source, .. } => source.clone(),
+            Limit::CompactedAt { tokens } => format!(
+                "the size this session compacted at last time ({})",
+                if tokens.is_estimate() {
+                    "estimated from the call before it"
+                } else {
+                    "as the file records it"
+                }
             ),
         }
     }
@@ -82,9 +105,19 @@ impl Headroom {
             ));
         }
         if let Some(rate) = self.tokens_per_call {
-            parts.push(format!("{:+.0}/call", rate));
+            parts.push(format!("{:+.0} a call", rate));
+        }
+        if let Some(n) = self.calls_left() {
+            parts.push(format!("about {n} calls left"));
         }
         parts.join(" · ")
+    }
+
+    /// Calls left before the limit at the recent growth per call, when it grows.
+    pub fn calls_left(&self) -> Option<u64> {
+        let left = self.tokens_left?;
+        let rate = self.tokens_per_call?;
+        (left > 0 && rate >= 1.0).then(|| (left as f64 / rate).floor() as u64)
     }
 }
 
@@ -99,6 +132,10 @@ pub struct HeadroomTracker {
     recorded_window: Option<u64>,
     model: Option<String>,
     given_window: Option<(u64, String)>,
+    format: Option<SessionFormat>,
+    settings: AgentSettings,
+    /// The context before the last automatic full compaction.
+    auto_at: Option<u64>,
 }
 
 impl HeadroomTracker {
@@ -106,9 +143,27 @@ impl HeadroomTracker {
         HeadroomTracker::default()
     }
 
+    /// A tracker that measures to the agent's threshold as `settings` move it.
+    pub fn with_settings(settings: AgentSettings) -> HeadroomTracker {
+        HeadroomTracker {
+            settings,
+            ..HeadroomTracker::default()
+        }
+    }
+
     /// A window the caller knows (Claude Code's status line input), and its source.
     pub fn set_given_window(&mut self, tokens: u64, source: impl Into<String>) {
         self.given_window = Some((tokens, source.into()));
+    }
+
+    /// The session's format, once the follower recognised it: which agent's rule applies.
+    pub fn set_format(&mut self, format: SessionFormat) {
+        self.format = Some(format);
+    }
+
+    /// What the user set that moves the agent's threshold (`AgentSettings::read`).
+    pub fn set_settings(&mut self, settings: AgentSettings) {
+        self.settings = settings;
     }
 
     /// A model id the caller knows (used when no call names one).
@@ -141,6 +196,10 @@ impl HeadroomTracker {
                     if auto || self.compacted_at.is_none() {
                         self.compacted_at = Some(before);
                     }
+                    // Only a compaction the agent made by itself says where it does.
+                    if compaction.trigger == Some(Trigger::Auto) {
+                        self.auto_at = Some(before.tokens);
+                    }
                 }
             }
             _ => {}
@@ -164,7 +223,22 @@ impl HeadroomTracker {
         self.calls_since += 1;
     }
 
+    /// The agent's own threshold when its rule is known, else where the session compacted
+    /// last time, else the window.
     fn limit(&self) -> Option<Limit> {
+        let window = self.window().map(|w| w.tokens());
+        if let Some(t) = threshold::of_session(
+            self.format,
+            window,
+            self.recorded_window,
+            self.auto_at,
+            &self.settings,
+        ) {
+            return Some(Limit::Threshold {
+                tokens: t.tokens,
+                source: t.source,
+            });
+        }
         match self.compacted_at {
             Some(tokens) => Some(Limit::CompactedAt { tokens }),
             None => self.window(),

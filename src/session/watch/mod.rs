@@ -18,6 +18,7 @@ mod live_capture;
 mod live_item;
 pub mod project;
 pub mod tail;
+pub mod threshold;
 pub mod windows;
 
 pub use follow::{FileEvent, FollowOptions, WatchEvent, follow};

@@ -412,6 +412,9 @@ impl LiveView {
             } => {
                 self.caught_up = true;
                 self.format = format;
+                if let Some(f) = format {
+                    self.tracker.set_format(f);
+                }
                 self.skipped = skipped;
                 if unknown_format {
                     self.notice = Some(
@@ -431,6 +434,8 @@ impl LiveView {
             }
             WatchEvent::Recognised { format } => {
                 self.format = Some(format);
+                // The agent's rule with its defaults: the view reads no settings files.
+                self.tracker.set_format(format);
                 false
             }
             WatchEvent::Error { message, .. } => {

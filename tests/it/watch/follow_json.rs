@@ -206,8 +206,16 @@ fn a_claude_code_session_is_followed_line_by_line_through_a_compaction_a_truncat
     assert_eq!(micro["cleared_tool_ids"], serde_json::json!(["t2", "t4"]));
     line(&file, &claude_call(10, 20000));
     let call = w.until("the call after the compaction", is("call"));
+    // Claude Code's own threshold (window less 33,000): the compaction at 167,012 is
+    // above it, so it confirms the rule rather than moving it.
     assert_eq!(
-        call["headroom"]["limit"], "compacted at 167,012 tokens last time",
+        call["headroom"]["limit"], "auto-compacts at 167,000",
+        "{call}"
+    );
+    assert!(
+        call["headroom"]["limit_source"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("Claude Code's rule")),
         "{call}"
     );
     // Truncated and written again: read from the start.

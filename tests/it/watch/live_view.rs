@@ -189,7 +189,7 @@ fn rows_arrive_in_file_order_and_a_compaction_is_one_row_with_its_summary() {
     let h = v.headroom();
     assert_eq!(h.compactions, 1);
     assert!(
-        h.text().contains("compacted at 160,000 tokens last time"),
+        h.text().contains("auto-compacts at 160,000"),
         "{}",
         h.text()
     );
