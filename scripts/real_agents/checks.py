@@ -271,8 +271,34 @@ def check_run(agent: str, root: Path, ctxlab: Path) -> list:
     if "unknown" in surfaces["capture"]:
         surfaces["capture"].pop("unknown")
     failures += compare(agent, truth, surfaces)
+    if watch_path.exists():
+        failures += check_headroom(agent, read_jsonl(watch_path), truth)
     if agent == "claude":
         failures += check_statusline(logs / "statusline", truth)
+    return failures
+
+
+# Where each agent of the harness compacts by itself: Claude Code's rule for a 200,000
+# window; Codex's model_auto_compact_token_limit from the run's config.toml.
+EXPECTED_THRESHOLD = {"claude": 167_000, "codex": 30_000}
+
+
+def check_headroom(agent: str, lines, truth: dict) -> list:
+    """watch measures headroom to the agent's own threshold, and the agent compacted by
+    itself (Codex) once a call had passed it."""
+    limits = {(line.get("headroom") or {}).get("limit_tokens") for line in lines if line.get("event") == "call"}
+    want = EXPECTED_THRESHOLD[agent]
+    print(f"\n{agent}: headroom (watch) against where the agent compacted")
+    print(f"  watch measured to: {sorted(x for x in limits if x)}; the agent's threshold: {want:,}")
+    failures = []
+    if limits != {want}:
+        failures.append(f"{agent} watch: headroom measured to {sorted(x for x in limits if x)}, the agent's threshold is {want:,}")
+    for i, c in enumerate(truth["compactions"]):
+        if c.get("trigger") == "auto":
+            before = c.get("before_usage")
+            print(f"  compaction #{i + 1}: by itself after a call at {before:,} ({before - want:+,} past the threshold)")
+            if before is not None and before < want * 0.85:
+                failures.append(f"{agent}: compaction #{i + 1} came at {before:,}, far below the threshold {want:,}")
     return failures
 
 

@@ -87,7 +87,8 @@ class Run:
             "watch",
             [str(self.ctxlab), "watch", "--json", "--from-start", "--no-notify", "--no-bell", "--poll-ms", "100", str(session)],
             self.logs,
-            env=dict(os.environ, CTXLAB_DATA_DIR=str(self.root / "ctxlab-data")),
+            # The agent's own HOME: watch reads its settings (Codex's config.toml) from there.
+            env=dict(os.environ, CTXLAB_DATA_DIR=str(self.root / "ctxlab-data"), HOME=str(self.home), CODEX_HOME=str(self.home / ".codex")),
             stdout_path=self.logs / "watch.jsonl",
         )
         self.services.append(self.watch)
