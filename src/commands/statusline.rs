@@ -137,7 +137,11 @@ pub fn status_line(input: &str, options: &StatusOptions) -> String {
     });
     // The context now: after a compaction with no call since, its postTokens; else Claude
     // Code's own figure; else the last call the transcript records.
-    let (context, after_compaction, percent_given) = match index.compacted_since_last_call() {
+    // Only a scan that reached the end knows the last compaction is the last event.
+    let since = index
+        .compacted_since_last_call()
+        .filter(|_| scanned.complete);
+    let (context, after_compaction, percent_given) = match since {
         Some(c) if c.post_tokens.is_some() => (c.post_tokens, true, None),
         _ => match given.context {
             Some(n) => (Some(n), false, given.percent),

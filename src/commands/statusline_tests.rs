@@ -134,3 +134,36 @@ fn the_line_fits_the_width_it_is_given() {
     let line = status_line(&input(&path, Some(50_000), None), &options(dir.path(), 80));
     assert_eq!(line, "Sonnet 4.6 · ctx 50,000/200,000 (25%) · 1 compaction");
 }
+
+#[test]
+fn a_count_still_in_progress_says_so_and_never_claims_the_context_after_a_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    // Far more than one run scans, each MiB ending on a compaction: the first runs count,
+    // and the line says so without taking a compaction in the middle for the last event.
+    let filler = format!(
+        r#"{{"type":"user","message":{{"content":"{}"}}}}"#,
+        "y".repeat(1 << 20)
+    );
+    let blocks = (crate::session::watch::compaction_index::SCAN_BYTES_PER_RUN >> 20) + 8;
+    let mut f = std::fs::File::create(&path).unwrap();
+    for _ in 0..blocks {
+        writeln!(f, "{filler}").unwrap();
+        writeln!(f, "{CALL}").unwrap();
+        writeln!(f, "{MANUAL}").unwrap();
+    }
+    writeln!(f, "{CALL}").unwrap();
+    drop(f);
+    let first = status_line(&input(&path, Some(48_000), None), &options(dir.path(), 200));
+    assert!(first.contains("compactions (counting)"), "{first}");
+    assert!(!first.contains("after compaction"), "{first}");
+    let mut line = first;
+    for _ in 0..10 {
+        line = status_line(&input(&path, Some(48_000), None), &options(dir.path(), 200));
+        if !line.contains("counting") {
+            break;
+        }
+    }
+    assert!(line.contains(&format!("· {blocks} compactions")), "{line}");
+    assert!(line.contains("ctx 48,000/"), "{line}");
+}
