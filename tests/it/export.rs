@@ -382,3 +382,42 @@ fn the_export_of_a_claude_code_session_holds_its_usage_and_compactions_as_inspec
     assert!(html.contains("Recorded by claude-code: 5 model calls (5 with the API's usage)"));
     assert!(html.contains("The live run compacted as claude-code does"));
 }
+
+#[test]
+fn inspect_gives_a_recordings_compactions_their_tokens_from_the_calls_around_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = recorded_tour(dir.path());
+    let (usage, _) = live_usage_and_stages();
+    let recorded: Vec<u64> = usage.iter().map(|(_, t)| *t).collect();
+    let inspect = || {
+        let mut cmd = Command::cargo_bin("ctxlab").unwrap();
+        cmd.arg("inspect");
+        cmd
+    };
+    let out = inspect().arg("--json").arg(&file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let compactions = doc["compactions"].as_array().unwrap();
+    assert_eq!(compactions.len(), 3, "{doc}");
+    for c in compactions {
+        // Every call's usage is in the file, so no compaction is left at `?`: the calls on
+        // either side give its sizes, marked as theirs.
+        let before = c["tokens_before"]["tokens"]
+            .as_u64()
+            .expect("tokens before");
+        let after = c["tokens_after"]["tokens"].as_u64().expect("tokens after");
+        assert!(
+            recorded.contains(&before) && recorded.contains(&after),
+            "{c}"
+        );
+        assert_eq!(c["tokens_before"]["source"], "last_call_before", "{c}");
+        assert_eq!(c["tokens_after"]["source"], "first_call_after", "{c}");
+    }
+    let text = inspect().arg(&file).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(!text.contains("? -> ?"), "{text}");
+}

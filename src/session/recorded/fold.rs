@@ -174,8 +174,9 @@ impl RecordFold {
             return;
         }
         self.usage_call = Some(call);
+        // The usage is written before the answer is appended: the answer is the next message.
         self.session.calls.push(RecordedCall {
-            message: None,
+            message: Some(self.session.messages.len()),
             line: number,
             timestamp: None,
             model: None,
@@ -251,6 +252,9 @@ impl RecordFold {
 
     /// The session read, with its recorded events.
     pub fn finish(mut self) -> Session {
+        // A recording writes no token count on its compactions, but every call's usage: the
+        // calls on either side give them, marked as such (`~`), as for the other formats.
+        crate::session::assemble::fill_tokens_from_calls(&mut self.session);
         self.session.recorded = self.events;
         self.session.recorded_config = self.header.map(|h| h.config);
         self.session.recorded_stages = self.stages;
