@@ -1,0 +1,1 @@
+//! Tests of the fork writers on files cut from the real agents' (tests below).
