@@ -81,11 +81,12 @@ def conversation(body: dict) -> list:
 
 
 def render(items, width=90) -> list:
-    return [f"{role:<9} {kind:<6} {str(value).replace(chr(10), ' ')[:width]}" for role, kind, value in items]
+    """One line per item; `*` marks context the agent injects by itself."""
+    return [f"{'*' if injected((role, kind, value)) else ' '} {role:<9} {kind:<6} {str(value).replace(chr(10), ' ')[:width]}" for role, kind, value in items]
 
 
 def side_by_side(left_title, left, right_title, right) -> str:
-    a, b = render(left, 60), render(right, 60)
+    a, b = render(left, 58), render(right, 58)
     rows = [f"{left_title:<80} | {right_title}", "-" * 160]
     for i in range(max(len(a), len(b))):
         rows.append(f"{(a[i] if i < len(a) else ''):<80} | {b[i] if i < len(b) else ''}")
@@ -209,6 +210,7 @@ def run_forks(agent: str, root: Path, ctxlab: Path, bins) -> list:
             src = Path(case.source.fork["path"]) if case.source else source
             case.fork = make_fork(ctxlab, agent, home, src, case)
             case.inspect = inspect_fork(ctxlab, Path(case.fork["path"]))
+            case.against = forgot_against(ctxlab, src, Path(case.fork["path"]), case.before)
             before = len(read_log(upstream_log))
             resume(agent, bins, root, home, url, case.fork, case.prompt, logs / f"{agent}-{case.label}.log")
             case.requests = read_log(upstream_log)[before:]
@@ -217,6 +219,15 @@ def run_forks(agent: str, root: Path, ctxlab: Path, bins) -> list:
     original = read_log(root / "logs" / "upstream.jsonl")
     known_gaps = set((inspect_fork(ctxlab, source).get("skipped") or {}).keys())
     return check_forks(agent, original, cases, logs, known_gaps)
+
+
+def forgot_against(ctxlab: Path, original: Path, fork: Path, before: int) -> dict:
+    """`ctxlab forgot ORIGINAL --against FORK`, before the agent adds anything to the fork."""
+    cmd = [str(ctxlab), "forgot", str(original), "--against", str(fork), "--compaction", str(before), "--json"]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        return {"error": result.stderr.strip()[-300:]}
+    return json.loads(result.stdout)
 
 
 def inspect_fork(ctxlab: Path, path: Path) -> dict:
@@ -238,7 +249,7 @@ def check_forks(agent: str, original: list, cases: list, logs: Path, known_gaps:
     failures = []
     summaries = [r for r in original if r.get("kind") == "summary"]
     print(f"\n{agent}: forks resumed by the agent (first request after resuming)")
-    print(f"  {'fork':<16} {'--before':>8} {'--summary':<12} {'items':>5}  result")
+    print(f"  {'fork':<16} {'--before':>8} {'--summary':<12} {'items':>5} {'lost facts in fork':>18}  result")
     for case in cases:
         where = f"{agent} fork {case.label}"
         problems = []
@@ -288,12 +299,20 @@ def check_forks(agent: str, original: list, cases: list, logs: Path, known_gaps:
             if case.summary not in ("s08", "s08-latest", "s06", "guarded") and any(kind == "call" for _, kind, _ in first):
                 problems.append("a summary FILE stands in for every tool call, but the request holds some")
             expected_compactions = 1
+        if "error" in case.against:
+            problems.append(f"ctxlab forgot --against failed: {case.against['error']}")
+        elif case.exact:
+            # The whole history is back: every fact the summary lost is in the fork.
+            for c in case.against.get("compactions") or []:
+                if c["carried_by_fork"] != c["lost"]:
+                    problems.append(f"forgot --against: the fork carries {c['carried_by_fork']} of {c['lost']} lost facts, expected all")
         if "compactions" in case.inspect and len(case.inspect["compactions"]) != expected_compactions:
             problems.append(f"ctxlab inspect finds {len(case.inspect['compactions'])} compactions in the fork, expected {expected_compactions}")
         (logs / f"{case.label}.side-by-side.txt").write_text(
-            side_by_side(f"original: summary request {case.before} (its conversation)", conversation(summaries[case.before - 1]["body"]),
-                         f"fork {case.label}: first request after resuming", first))
+            side_by_side(f"original: summary request {case.before}", request_items(summaries[case.before - 1]["body"]),
+                         f"fork {case.label}: first request after resuming", request_items(case.requests[0]["body"])))
         mark = "ok" if not problems else "FAILED: " + "; ".join(problems)
-        print(f"  {case.label:<16} {case.before:>8} {Path(case.summary).name:<12} {len(first):>5}  {mark}")
+        carried = ", ".join(f"{c['carried_by_fork']}/{c['lost']}" for c in case.against.get("compactions") or [])
+        print(f"  {case.label:<16} {case.before:>8} {Path(case.summary).name:<12} {len(first):>5} {carried:>18}  {mark}")
         failures += [f"{where}: {p}" for p in problems]
     return failures

@@ -61,17 +61,24 @@ fn is_compaction_output(l: &Line) -> bool {
         == Some(true)
 }
 
-/// The original's lines before the `compacted` line at `cut_line`, renamed.
+/// The original's lines before the `compacted` line at `cut_line`, renamed, less this
+/// compaction's own call (earlier compactions' stay as they were: Codex starts from the
+/// last `compacted` line anyway).
 pub fn prefix(lines: &[Line], cut_line: usize, new_id: &str) -> Result<Written, ForkError> {
     let cut = cut_index(lines, cut_line)?;
     let compaction_call = lines[cut].payload_str("compaction_response_id");
+    // This compaction's output comes after the previous one's `compacted` line.
+    let since = lines[..cut]
+        .iter()
+        .rposition(|l| l.str_field("type") == Some("compacted"))
+        .map_or(0, |i| i + 1);
     let map = renamer(lines, new_id);
     let mut text = String::new();
-    for l in &lines[..cut] {
+    for (i, l) in lines[..cut].iter().enumerate() {
         let own_usage = l.str_field("type") == Some("token_usage_record")
             && compaction_call.is_some()
             && l.payload_str("response_id") == compaction_call;
-        if is_compaction_output(l) || own_usage {
+        if (i >= since && is_compaction_output(l)) || own_usage {
             continue;
         }
         text.push_str(&renamed(l, &map)?);

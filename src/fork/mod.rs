@@ -6,6 +6,7 @@
 //! `claude.rs` and `codex.rs` write the two formats, `place.rs` finds the agent's folder
 //! and writes the file once, never over anything. The original is only read.
 
+pub mod against;
 pub mod claude;
 pub mod codex;
 pub mod ids;
@@ -203,15 +204,15 @@ pub fn make_fork_of(
     let written = match &options.summary {
         SummaryChoice::None => {
             let tokens = compaction.tokens_before.as_ref().map(|t| t.tokens);
-            if let (Some(tokens), Some(window)) = (tokens, window_of(session)) {
-                if tokens > window {
-                    return Err(ForkError::DoesNotFit {
-                        compaction: options.before,
-                        tokens,
-                        window,
-                        over: tokens - window,
-                    });
-                }
+            if let (Some(tokens), Some(window)) = (tokens, window_of(session))
+                && tokens > window
+            {
+                return Err(ForkError::DoesNotFit {
+                    compaction: options.before,
+                    tokens,
+                    window,
+                    over: tokens - window,
+                });
             }
             let mut out = match tool {
                 Tool::Codex => codex::prefix(&lines, compaction.line, &place.session_id)?,

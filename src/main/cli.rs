@@ -319,6 +319,10 @@ pub(crate) struct ForgotArgs {
     /// One JSON object {"compactions": [...]} instead of readable lines.
     #[arg(long)]
     pub(crate) json: bool,
+    /// A fork of the session (`ctxlab fork`): which of the facts each compaction's summary
+    /// did not carry the fork carries.
+    #[arg(long, value_name = "FORK", conflicts_with = "replay")]
+    pub(crate) against: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) thresholds: Thresholds,
 }

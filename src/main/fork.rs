@@ -148,3 +148,32 @@ pub(crate) fn cmd_fork(args: ForkArgs) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// `ctxlab forgot ORIGINAL --against FORK [--compaction N] [--json]`.
+pub(crate) fn cmd_forgot_against(
+    original: &Path,
+    fork: &Path,
+    compaction: Option<usize>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let a = ctxlab::session::load_session(original).map_err(|e| session_error(original, e))?;
+    let b = ctxlab::session::load_session(fork).map_err(|e| session_error(fork, e))?;
+    let found = ctxlab::fork::against::against(&a, &b, compaction).ok_or_else(|| {
+        UsageError(format!(
+            "there is no compaction {}: the session has {}",
+            compaction.unwrap_or(0),
+            a.compactions.len()
+        ))
+    })?;
+    let mut out = crate::stdout_for(json);
+    use std::io::Write;
+    if json {
+        let text = serde_json::json!({ "against": fork, "compactions": found });
+        writeln!(out, "{text}")?;
+    } else {
+        for line in ctxlab::fork::against::lines(&found) {
+            writeln!(out, "{line}")?;
+        }
+    }
+    out.flush().context("cannot write to stdout")
+}
