@@ -39,7 +39,8 @@ pub enum ForkError {
     )]
     CutNotFound(usize),
     #[error(
-        "the history before compaction {compaction} is {tokens} tokens, {over} more than the {window}-token window: it does not fit (use --summary)"
+        "the history before compaction {compaction} is {} tokens, {} more than the {}-token window: it does not fit (use --summary)",
+        group(*.tokens), group(*.over), group(*.window)
     )]
     DoesNotFit {
         compaction: usize,
@@ -66,6 +67,10 @@ pub enum ForkError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+fn group(n: u64) -> String {
+    crate::util::group_digits(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 /// What stands in for the history before the compaction.
@@ -222,11 +227,8 @@ pub fn make_fork_of(
                 "the whole history before compaction {}{}",
                 options.before,
                 match (tokens, window_of(session)) {
-                    (Some(t), Some(w)) => format!(
-                        " ({} tokens of a {}-token window)",
-                        crate::util::group_digits(t as usize),
-                        crate::util::group_digits(w as usize)
-                    ),
+                    (Some(t), Some(w)) =>
+                        format!(" ({} tokens of a {}-token window)", group(t), group(w)),
                     _ => String::new(),
                 }
             );
