@@ -291,3 +291,64 @@ fn the_agents_place_and_the_resume_command() {
         format!("cd /tmp/ra2/proj && codex resume {}", x.session_id)
     );
 }
+
+/// A kept tail with a tool call and its result, as a strategy's reactive stage leaves one.
+fn tail() -> Vec<crate::message::Message> {
+    use crate::message::Message;
+    vec![
+        Message::user_text("THE SUMMARY"),
+        Message::assistant_blocks(vec![
+            serde_json::json!({"type": "text", "text": "Reading it."}),
+            serde_json::json!({"type": "tool_use", "id": "call_k1", "name": "exec_command", "input": {"cmd": "cat notes.txt"}}),
+        ]),
+        Message::user_blocks(vec![serde_json::json!({
+            "type": "tool_result", "tool_use_id": "call_k1", "content": "Keep this file unchanged."
+        })]),
+    ]
+}
+
+#[test]
+fn a_kept_tail_keeps_its_tool_pair_in_both_formats() {
+    let lines = lines::parse_lines(CLAUDE).unwrap();
+    let cut = parse_session_text(CLAUDE).unwrap().compactions[0].line;
+    let t = tail();
+    let w = claude::with_messages(&lines, cut, &t[0], &t[1..], "new-id", 1, None).unwrap();
+    let read = parse_session_text(&w.text).unwrap();
+    assert_eq!(read.tool_pairs(), 1, "{}", w.text);
+    assert!(texts_of(&read).contains("cat notes.txt"));
+    // Each line chains to the one before it.
+    let v = values(&w.text);
+    for pair in v.windows(2) {
+        assert_eq!(pair[1]["parentUuid"], pair[0]["uuid"]);
+    }
+
+    let lines = lines::parse_lines(CODEX).unwrap();
+    let cut = parse_session_text(CODEX).unwrap().compactions[1].line;
+    let w = codex::with_messages(&lines, cut, &t, "new-id").unwrap();
+    let v = values(&w.text);
+    let history = v[1]["payload"]["replacement_history"].as_array().unwrap();
+    let kinds: Vec<&str> = history.iter().filter_map(|i| i["type"].as_str()).collect();
+    assert!(
+        kinds.ends_with(&[
+            "message",
+            "message",
+            "function_call",
+            "function_call_output"
+        ]),
+        "{kinds:?}"
+    );
+    assert_eq!(v[1]["payload"]["message"], "THE SUMMARY");
+    assert!(
+        v[1]["payload"]
+            .get("replacement_history_metadata")
+            .is_none()
+    );
+    let read = parse_session_text(&w.text).unwrap();
+    assert_eq!(read.compactions.len(), 1);
+    assert!(
+        read.compactions[0]
+            .kept
+            .as_ref()
+            .is_some_and(|k| k.len() >= 3)
+    );
+}
