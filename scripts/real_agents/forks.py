@@ -208,7 +208,11 @@ def run_forks(agent: str, root: Path, ctxlab: Path, bins) -> list:
             write_codex_fork_config(home, url)
         for case in cases:
             src = Path(case.source.fork["path"]) if case.source else source
+            before_bytes = src.read_bytes()
             case.fork = make_fork(ctxlab, agent, home, src, case)
+            # The original is only read; the fork is its owner's alone.
+            case.untouched = src.read_bytes() == before_bytes
+            case.mode = Path(case.fork["path"]).stat().st_mode & 0o777
             case.inspect = inspect_fork(ctxlab, Path(case.fork["path"]))
             case.against = forgot_against(ctxlab, src, Path(case.fork["path"]), case.before)
             before = len(read_log(upstream_log))
@@ -253,6 +257,10 @@ def check_forks(agent: str, original: list, cases: list, logs: Path, known_gaps:
     for case in cases:
         where = f"{agent} fork {case.label}"
         problems = []
+        if not case.untouched:
+            problems.append("ctxlab fork changed the file it forked")
+        if case.mode != 0o600:
+            problems.append(f"the fork's mode is {case.mode:o}, not 600")
         if "error" in case.inspect:
             problems.append(f"ctxlab inspect failed: {case.inspect['error']}")
         else:
@@ -280,7 +288,8 @@ def check_forks(agent: str, original: list, cases: list, logs: Path, known_gaps:
             problems.append(f"the last message is not the prompt {case.prompt!r}: {render(first[-1:])}")
         leaked = [k for k in keys(first[:-1]) if k in forbidden]
         if leaked:
-            problems.append(f"holds {len(leaked)} item(s) from after the fork point: {sorted(leaked)[:3]}")
+            shown = [f"{kind} {str(value)[:60]!r}" for kind, value in sorted(leaked)[:3]]
+            problems.append(f"holds {len(leaked)} item(s) from after the fork point: {shown}")
         texts = "\n".join(str(v) for _, kind, v in first if kind == "text")
         if case.exact:
             if first[:len(reference)] != reference:

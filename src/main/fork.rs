@@ -129,7 +129,7 @@ pub(crate) fn cmd_fork(args: ForkArgs) -> anyhow::Result<()> {
     let resume = fork.resume_command();
     if args.json {
         let out = serde_json::json!({
-            "path": path,
+            "path": path.display().to_string(),
             "session_id": fork.session_id,
             "agent": fork.tool.name(),
             "cwd": fork.cwd,
@@ -168,7 +168,10 @@ pub(crate) fn cmd_forgot_against(
     let mut out = crate::stdout_for(json);
     use std::io::Write;
     if json {
-        let text = serde_json::json!({ "against": fork, "compactions": found });
+        let text = serde_json::json!({
+            "against": fork.display().to_string(),
+            "compactions": found,
+        });
         writeln!(out, "{text}")?;
     } else {
         for line in ctxlab::fork::against::lines(&found) {
