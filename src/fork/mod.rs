@@ -84,8 +84,8 @@ pub enum SummaryChoice {
     Strategy(Strategy),
 }
 
-/// Where the agents keep their sessions (resolved from the environment by the caller).
-#[derive(Debug, Clone, Default)]
+/// Where the agents keep their sessions (`place::homes_from_env`, as the agents look).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AgentHomes {
     /// `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
     pub claude: Option<PathBuf>,
@@ -307,6 +307,40 @@ pub fn make_fork_of(
         cwd,
         holds: written.holds,
     })
+}
+
+/// Makes and writes the fork of compaction `before` with the whole history (`B` in the
+/// workbench): the viewer's title and its lines, or why not.
+pub fn fork_whole(
+    path: &Path,
+    before: usize,
+    homes: AgentHomes,
+) -> Result<(String, Vec<String>), String> {
+    let options = ForkOptions {
+        before,
+        summary: SummaryChoice::None,
+        focus: None,
+        summary_text: None,
+        config: None,
+        out: None,
+        homes,
+        now_ms: ids::now_ms(),
+    };
+    let fork = make_fork(path, &options).map_err(|e| format!("fork: {e}"))?;
+    let written = place::write_fork(&fork).map_err(|e| format!("fork: {e}"))?;
+    let lines = vec![
+        format!("wrote {}", written.display()),
+        format!("{}: {}", fork.tool.name(), fork.holds),
+        String::new(),
+        "resume it with:".to_string(),
+        format!("  {}", fork.resume_command()),
+        String::new(),
+        format!(
+            "(ctxlab fork {} --before {before} --summary FILE|STRATEGY for a summary instead)",
+            path.display()
+        ),
+    ];
+    Ok((format!("fork before compaction {before}"), lines))
 }
 
 /// What a writer made: the file's text and what it holds in words.

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::ids::{codex_date_parts, uuid_v4, uuid_v7};
-use super::{Fork, ForkError, ForkOptions};
+use super::{AgentHomes, Fork, ForkError, ForkOptions};
 use crate::safe_fs::Dir;
 use crate::session::Tool;
 
@@ -17,6 +17,21 @@ pub struct Place {
     pub session_id: String,
     pub dir: PathBuf,
     pub file_name: String,
+}
+
+/// Where the agents keep their sessions, as they themselves look it up: Claude Code
+/// `$CLAUDE_CONFIG_DIR`, else `~/.claude`; Codex `$CODEX_HOME`, else `~/.codex`.
+pub fn homes_from_env() -> AgentHomes {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = var("HOME");
+    AgentHomes {
+        claude: var("CLAUDE_CONFIG_DIR").or_else(|| home.as_ref().map(|h| h.join(".claude"))),
+        codex: var("CODEX_HOME").or_else(|| home.as_ref().map(|h| h.join(".codex"))),
+    }
 }
 
 /// Claude Code's project folder name for a working directory.

@@ -1,33 +1,14 @@
 //! `ctxlab fork`: the flags turned into `fork::ForkOptions`, the editor for `--edit`, the
 //! fork written, and the command that resumes it printed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 
-use ctxlab::fork::{AgentHomes, ForkError, ForkOptions, SummaryChoice};
+use ctxlab::fork::{ForkError, ForkOptions, SummaryChoice};
 
 use crate::cli::ForkArgs;
 use crate::{UsageError, config_from, session_error};
-
-fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-}
-
-/// Where the agents keep their sessions, as they themselves look it up.
-fn agent_homes() -> AgentHomes {
-    let env_dir = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    AgentHomes {
-        claude: env_dir("CLAUDE_CONFIG_DIR").or_else(|| home().map(|h| h.join(".claude"))),
-        codex: env_dir("CODEX_HOME").or_else(|| home().map(|h| h.join(".codex"))),
-    }
-}
 
 /// `none`, a strategy's name, or a file holding the summary.
 fn summary_choice(given: &str) -> anyhow::Result<SummaryChoice> {
@@ -113,7 +94,7 @@ pub(crate) fn cmd_fork(args: ForkArgs) -> anyhow::Result<()> {
         summary_text: args.summary_text,
         config,
         out: args.out,
-        homes: agent_homes(),
+        homes: ctxlab::fork::place::homes_from_env(),
         now_ms: ctxlab::fork::ids::now_ms(),
     };
     let fork = match ctxlab::fork::make_fork(&args.session, &options) {

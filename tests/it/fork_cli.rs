@@ -145,3 +145,80 @@ fn a_history_over_the_window_is_refused_with_the_overshoot() {
     );
     assert!(!dir.path().join(".claude").exists());
 }
+
+/// `B` on an opened session's compaction row: the fork job for that compaction; done, the
+/// viewer says where the fork went and how to resume it. The job is run here with HOME
+/// folders of the test's own (the key takes the user's, as the agents would look).
+#[test]
+fn b_on_a_compaction_row_forks_the_opened_session() {
+    use crate::support::{Driver, key, press, settle};
+    use crossterm::event::KeyCode;
+    use ctxlab::fork::AgentHomes;
+    use ctxlab::tui::analysis::AnalysisWork;
+    use ctxlab::tui::app::{Overlay, Startup};
+    use ctxlab::tui::sessions::ViewRow;
+    use ctxlab::tui::work::Work;
+    use ctxlab::tui::{Effect, Msg};
+
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let mut d = Driver::new(&ws, false);
+    d.app.update(Msg::Start(Box::new(Startup {
+        scratch_root: Some(dir.path().join("data/scratch")),
+        ..Startup::default()
+    })));
+    let path = fixture(CLAUDE);
+    let fx = d.app.open_session(path.clone(), None);
+    settle(&mut d.app, fx);
+    let at = d
+        .app
+        .sessions()
+        .open()
+        .unwrap()
+        .rows()
+        .iter()
+        .position(|r| *r == ViewRow::Compaction(0))
+        .unwrap();
+    press(&mut d.app, KeyCode::Char('g'));
+    for _ in 0..at {
+        press(&mut d.app, KeyCode::Char('j'));
+    }
+    let fx = d.app.update(key(KeyCode::Char('B')));
+    let (id, compaction) = match fx.as_slice() {
+        [
+            Effect::Work(Work::Analysis(AnalysisWork::Fork {
+                id,
+                path: p,
+                compaction,
+                ..
+            })),
+        ] => {
+            assert_eq!(p, &path);
+            (*id, *compaction)
+        }
+        other => panic!("not a fork job: {other:?}"),
+    };
+    assert_eq!(compaction, 1);
+    let homes = AgentHomes {
+        claude: Some(dir.path().join("claude")),
+        codex: Some(dir.path().join("codex")),
+    };
+    let work = Work::Analysis(AnalysisWork::Fork {
+        id,
+        path: path.clone(),
+        compaction,
+        homes,
+    });
+    d.app.update(Msg::Done(work.run()));
+    let lines = match d.app.overlay() {
+        Some(Overlay::Viewer(v)) => v.lines().to_vec(),
+        other => panic!("no viewer: {other:?}"),
+    };
+    let text = lines.join("\n");
+    assert!(text.contains("claude --resume "), "{text}");
+    let folder = dir.path().join("claude/projects/-tmp-ra1-proj");
+    let written: Vec<_> = std::fs::read_dir(&folder).unwrap().collect();
+    assert_eq!(written.len(), 1);
+    assert!(text.contains(&folder.display().to_string()), "{text}");
+}
