@@ -17,6 +17,7 @@ pub mod compare;
 pub mod demo;
 pub mod export_file;
 pub mod forgot;
+pub mod fork;
 pub mod listing_cache;
 pub mod message;
 pub mod pipeline_replay;

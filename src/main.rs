@@ -48,6 +48,8 @@ macro_rules! say {
 }
 
 // The commands that read session files and print what they find.
+#[path = "main/fork.rs"]
+mod fork;
 #[path = "main/lookups.rs"]
 mod lookups;
 #[path = "main/proxy.rs"]
@@ -94,6 +96,7 @@ fn main() -> ExitCode {
         Some(Command::Watch(args)) => watch::cmd_watch(args),
         Some(Command::Statusline(args)) => Ok(watch::cmd_statusline(&args)),
         Some(Command::Proxy(args)) => proxy::cmd_proxy(args),
+        Some(Command::Fork(args)) => fork::cmd_fork(args).map(|()| ExitCode::SUCCESS),
         None => cmd_workbench(cli.agent, cli.step, None, None),
     });
     match result {

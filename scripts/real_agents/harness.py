@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import agents  # noqa: E402
 import checks  # noqa: E402
+import forks  # noqa: E402
 from agents import HarnessError, Service  # noqa: E402
 from pty_session import run_interactive  # noqa: E402
 
@@ -190,6 +191,7 @@ def main() -> int:
     try:
         ctxlab = find_ctxlab(args.ctxlab)
         names = [args.only] if args.only else ["claude", "codex"]
+        fork_failures = []
         if not args.check_only:
             bins = agents.install(agents.default_cache())
             print(f"real agents: Claude Code {agents.CLAUDE_VERSION}, Codex {agents.CODEX_VERSION} ({time.time() - started:.0f} s to install or find)", flush=True)
@@ -203,7 +205,10 @@ def main() -> int:
                 finally:
                     run.stop()
                 print(f"{name}: driven in {time.time() - started:.0f} s", flush=True)
-        failures = []
+                # After the run: ctxlab fork on it, each fork resumed by the agent (forks.py).
+                fork_failures += forks.run_forks(name, work / name, ctxlab, bins)
+                print(f"{name}: forks resumed in {time.time() - started:.0f} s", flush=True)
+        failures = list(fork_failures)
         for name in names:
             failures += checks.check_run(name, work / name, ctxlab)
         if failures:

@@ -60,6 +60,44 @@ pub(crate) enum Command {
     /// client) is pointed at: each request goes on unchanged, and each exchange is captured
     /// with the exact request body (a session ctxlab reads like the others).
     Proxy(ProxyArgs),
+    /// Undo a compaction: write a NEW Claude Code session or Codex rollout, in the agent's
+    /// own place, holding the history before compaction N (whole, or with the summary you
+    /// choose standing in), and print the command that resumes it. The original is only
+    /// read.
+    Fork(ForkArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ForkArgs {
+    /// The Claude Code session or Codex rollout to fork.
+    pub(crate) session: PathBuf,
+    /// The compaction to undo (1 is the first, as `ctxlab inspect` numbers them).
+    #[arg(long, value_name = "N")]
+    pub(crate) before: usize,
+    /// What stands in for the history before it: `none` (the whole history, if it fits
+    /// the window), a strategy (s08, s08-latest, s06, guarded: what it would have left),
+    /// or a FILE holding a summary you wrote.
+    #[arg(long, value_name = "none|STRATEGY|FILE", default_value = "none")]
+    pub(crate) summary: String,
+    /// Open $VISUAL / $EDITOR on the summary first (the original summary and the facts it
+    /// did not carry, or the FILE given).
+    #[arg(long)]
+    pub(crate) edit: bool,
+    /// The focus a strategy's summary request carries.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) focus: Option<String>,
+    /// The summary a strategy's compaction gets (default: an extractive summary).
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) summary_text: Option<String>,
+    /// Write into this folder instead of the agent's own (~/.claude/projects/<project>/,
+    /// $CODEX_HOME/sessions/YYYY/MM/DD/).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+    /// One JSON object (path, session_id, resume) instead of readable lines.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) thresholds: Thresholds,
 }
 
 #[derive(Debug, Args)]
@@ -281,6 +319,10 @@ pub(crate) struct ForgotArgs {
     /// One JSON object {"compactions": [...]} instead of readable lines.
     #[arg(long)]
     pub(crate) json: bool,
+    /// A fork of the session (`ctxlab fork`): which of the facts each compaction's summary
+    /// did not carry the fork carries.
+    #[arg(long, value_name = "FORK", conflicts_with = "replay")]
+    pub(crate) against: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) thresholds: Thresholds,
 }

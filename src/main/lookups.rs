@@ -45,6 +45,9 @@ fn inspect_requests(args: &InspectArgs) -> anyhow::Result<()> {
 
 pub(crate) fn cmd_forgot(args: ForgotArgs) -> anyhow::Result<()> {
     use ctxlab::commands::forgot::{ForgotError, ForgotOptions, find_forgotten, write_forgot};
+    if let Some(fork) = &args.against {
+        return crate::fork::cmd_forgot_against(&args.session, fork, args.compaction, args.json);
+    }
     let replay = match args.replay {
         Some(strategy) => Some(ReplayOptions {
             config: config_from(strategy, &args.thresholds)?,

@@ -3,7 +3,8 @@
 //! compaction forgot (the same library call as `ctxlab forgot FILE --compaction N`), what
 //! one strategy's stages forgot at a call of a replay, and every recorded call broken down
 //! by category (`ctxlab inspect FILE --calls`), and a capture's requests view (`ctxlab
-//! inspect FILE --requests`, its strategies replayed). Heavy on a big session, so they run off
+//! inspect FILE --requests`, its strategies replayed), and `B`'s fork (`ctxlab fork FILE
+//! --before N`, `fork::fork_whole`). Heavy on a big session, so they run off
 //! the UI task (`Work::Analysis`); the results come back as `Done::Analysis`.
 //!
 //! Nothing here touches `App` or the terminal: the lines it returns are sanitized already
@@ -62,6 +63,14 @@ pub enum AnalysisWork {
         path: PathBuf,
         selected: usize,
     },
+    /// `ctxlab fork FILE --before N`: a new session with the whole history before
+    /// compaction `compaction`, written in the agent's place under `homes`.
+    Fork {
+        id: JobId,
+        path: PathBuf,
+        compaction: usize,
+        homes: crate::fork::AgentHomes,
+    },
 }
 
 /// Which call a context view opens on: the opened session's recorded call (an index into
@@ -109,6 +118,11 @@ pub enum AnalysisDone {
         selected: usize,
         result: Result<Box<CaptureRequests>, String>,
     },
+    /// The fork written (the viewer's title and lines: where, what, how to resume it).
+    Forked {
+        id: JobId,
+        result: Result<ForgotLines, String>,
+    },
 }
 
 impl AnalysisWork {
@@ -139,6 +153,23 @@ impl AnalysisWork {
                 result: load_session(&path)
                     .map(|s| Box::new(of_session(&s)))
                     .map_err(|e| format!("cannot read {}: {e}", path.display())),
+            },
+            AnalysisWork::Fork {
+                id,
+                path,
+                compaction,
+                homes,
+            } => AnalysisDone::Forked {
+                id,
+                result: crate::fork::fork_whole(&path, compaction, homes).map(|(title, lines)| {
+                    (
+                        sanitize_line(&title).into_owned(),
+                        lines
+                            .iter()
+                            .map(|l| sanitize_line(l).into_owned())
+                            .collect(),
+                    )
+                }),
             },
             AnalysisWork::Requests { id, path, selected } => AnalysisDone::Requests {
                 id,

@@ -55,6 +55,8 @@ pub enum Action {
     Context,
     /// What the selected compaction forgot (`F`).
     Forgot,
+    /// Fork the opened session before the selected compaction (`B`).
+    Fork,
 }
 
 /// Ctrl-C: cancel the turn; a second one within a second quits. Checked before any map.
@@ -102,6 +104,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('b') => Action::Sessions,
         KeyCode::Char('w') => Action::Context,
         KeyCode::Char('F') => Action::Forgot,
+        KeyCode::Char('B') => Action::Fork,
         _ => return None,
     })
 }
@@ -214,6 +217,10 @@ pub const HELP: &[(&str, &str)] = &[
     (
         "F",
         "opened: what the selected compaction forgot (as `ctxlab forgot`)",
+    ),
+    (
+        "B",
+        "opened: fork it before the selected compaction (as `ctxlab fork`)",
     ),
     (
         "w",

@@ -26,6 +26,7 @@ mod export;
 mod forgot;
 mod forgot_opened;
 mod forgot_views;
+mod fork_cli;
 mod guarded_props;
 mod guarded_reach;
 mod harden;

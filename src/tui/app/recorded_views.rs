@@ -9,6 +9,7 @@
 use super::{App, ContextView, Effect, LoadKind};
 use crate::breakdown::session::SessionBreakdown;
 use crate::tui::analysis::{AnalysisDone, AnalysisWork, CallPick, SharedSession};
+// `B`: the fork is the library's (`fork::fork_whole`), run as a job.
 use crate::tui::sessions::ViewRow;
 use crate::tui::work::Work;
 
@@ -49,6 +50,35 @@ impl App {
             id,
             path,
             compaction: k + 1,
+        }))]
+    }
+
+    /// `B` in an opened session: fork it before the selected compaction (the whole history)
+    /// and show where the fork went and the command that resumes it.
+    pub(super) fn fork_of_opened_row(&mut self) -> Vec<Effect> {
+        let Some(open) = self.sessions.open() else {
+            return Vec::new();
+        };
+        let k = match open.rows().get(open.list().selected) {
+            Some(ViewRow::Compaction(k)) => *k,
+            _ => {
+                self.notify("B: select a compaction row of the session to fork before it");
+                return Vec::new();
+            }
+        };
+        let (path, label) = (open.path().to_path_buf(), open.label().to_string());
+        if self.busy_for("B") {
+            return Vec::new();
+        }
+        let id = self.start_job(LoadKind::Analysis {
+            relative: label,
+            what: "forking before a compaction:",
+        });
+        vec![Effect::Work(Work::Analysis(AnalysisWork::Fork {
+            id,
+            path,
+            compaction: k + 1,
+            homes: crate::fork::place::homes_from_env(),
         }))]
     }
 
@@ -141,7 +171,7 @@ impl App {
 
     pub(super) fn analysis_done(&mut self, done: AnalysisDone) {
         match done {
-            AnalysisDone::Forgot { id, result } => {
+            AnalysisDone::Forgot { id, result } | AnalysisDone::Forked { id, result } => {
                 if self.finish_job(id).is_none() {
                     return;
                 }

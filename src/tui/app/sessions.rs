@@ -254,6 +254,7 @@ impl App {
             }
             Action::Replay => return self.replay_session(),
             Action::Forgot => return self.forgot_of_opened_row(),
+            Action::Fork => return self.fork_of_opened_row(),
             Action::Context => return self.context_of_opened(),
             Action::Refresh => return self.requests_of_opened(),
             Action::Search => self.start_search(),

@@ -1,0 +1,163 @@
+//! `ctxlab fork`: the flags turned into `fork::ForkOptions`, the editor for `--edit`, the
+//! fork written, and the command that resumes it printed.
+
+use std::path::Path;
+
+use anyhow::Context;
+
+use ctxlab::fork::{ForkError, ForkOptions, SummaryChoice};
+
+use crate::cli::ForkArgs;
+use crate::{UsageError, config_from, session_error};
+
+/// `none`, a strategy's name, or a file holding the summary.
+fn summary_choice(given: &str) -> anyhow::Result<SummaryChoice> {
+    if given == "none" {
+        return Ok(SummaryChoice::None);
+    }
+    if let Ok(strategy) = given.parse() {
+        return Ok(SummaryChoice::Strategy(strategy));
+    }
+    let path = Path::new(given);
+    let text = read_summary_file(path)?;
+    Ok(SummaryChoice::Text(text))
+}
+
+/// A summary file: a regular file of at most 1 MiB of text.
+fn read_summary_file(path: &Path) -> anyhow::Result<String> {
+    const MAX: u64 = 1 << 20;
+    let file = ctxlab::safe_fs::open_regular_path(path)
+        .with_context(|| format!("--summary {}: cannot read", path.display()))?
+        .map_err(|_| UsageError(format!("--summary {}: not a regular file", path.display())))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > MAX {
+        return Err(UsageError(format!(
+            "--summary {}: {len} bytes, more than a summary's {MAX}",
+            path.display()
+        ))
+        .into());
+    }
+    let mut text = String::new();
+    use std::io::Read;
+    file.take(MAX)
+        .read_to_string(&mut text)
+        .with_context(|| format!("--summary {}: not UTF-8 text", path.display()))?;
+    Ok(text)
+}
+
+/// Opens `$VISUAL` / `$EDITOR` (else `vi`) on the seed and returns what it was left as.
+fn edit(seed: &str) -> anyhow::Result<String> {
+    let dir = tempfile::tempdir().context("cannot create a folder for the summary to edit")?;
+    let path = dir.path().join("fork-summary.md");
+    std::fs::write(&path, seed).context("cannot write the summary to edit")?;
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".to_string());
+    // The editor may carry arguments (`code -w`): run it through the shell, the file as $1.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(&path)
+        .status()
+        .with_context(|| format!("cannot run the editor {editor}"))?;
+    if !status.success() {
+        return Err(UsageError(format!(
+            "the editor {editor} failed ({status}); no fork written"
+        ))
+        .into());
+    }
+    let text = std::fs::read_to_string(&path).context("cannot read the edited summary")?;
+    Ok(ctxlab::fork::seed::read_edited(&text))
+}
+
+pub(crate) fn cmd_fork(args: ForkArgs) -> anyhow::Result<()> {
+    let mut summary = summary_choice(&args.summary)?;
+    let config = match &summary {
+        SummaryChoice::Strategy(s) => Some(config_from(*s, &args.thresholds)?),
+        _ => None,
+    };
+    if args.edit {
+        let session = ctxlab::session::load_session(&args.session)
+            .map_err(|e| session_error(&args.session, e))?;
+        let seed = match &summary {
+            SummaryChoice::Text(t) => Some(t.clone()),
+            _ => ctxlab::fork::seed::edit_seed(&session, args.before),
+        }
+        .ok_or_else(|| UsageError(format!("the session has no compaction {}", args.before)))?;
+        summary = SummaryChoice::Text(edit(&seed)?);
+    }
+    let options = ForkOptions {
+        before: args.before,
+        summary,
+        focus: args.focus,
+        summary_text: args.summary_text,
+        config,
+        out: args.out,
+        homes: ctxlab::fork::place::homes_from_env(),
+        now_ms: ctxlab::fork::ids::now_ms(),
+    };
+    let fork = match ctxlab::fork::make_fork(&args.session, &options) {
+        Ok(fork) => fork,
+        Err(ForkError::Session(e)) => return Err(session_error(&args.session, e)),
+        Err(e @ ForkError::Write { .. }) => return Err(e.into()),
+        Err(e) => return Err(UsageError(e.to_string()).into()),
+    };
+    let path = ctxlab::fork::place::write_fork(&fork).map_err(|e| match e {
+        e @ ForkError::Exists(_) => anyhow::Error::from(UsageError(e.to_string())),
+        e => e.into(),
+    })?;
+    let resume = fork.resume_command();
+    if args.json {
+        let out = serde_json::json!({
+            "path": path.display().to_string(),
+            "session_id": fork.session_id,
+            "agent": fork.tool.name(),
+            "cwd": fork.cwd,
+            "holds": fork.holds,
+            "resume": resume,
+        });
+        println!("{out}");
+    } else {
+        let text = format!(
+            "wrote {} ({}: {})\nresume it with:\n  {resume}",
+            path.display(),
+            fork.tool.name(),
+            fork.holds
+        );
+        println!("{}", ctxlab::sanitize::sanitize(&text));
+    }
+    Ok(())
+}
+
+/// `ctxlab forgot ORIGINAL --against FORK [--compaction N] [--json]`.
+pub(crate) fn cmd_forgot_against(
+    original: &Path,
+    fork: &Path,
+    compaction: Option<usize>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let a = ctxlab::session::load_session(original).map_err(|e| session_error(original, e))?;
+    let b = ctxlab::session::load_session(fork).map_err(|e| session_error(fork, e))?;
+    let found = ctxlab::fork::against::against(&a, &b, compaction).ok_or_else(|| {
+        UsageError(format!(
+            "there is no compaction {}: the session has {}",
+            compaction.unwrap_or(0),
+            a.compactions.len()
+        ))
+    })?;
+    let mut out = crate::stdout_for(json);
+    use std::io::Write;
+    if json {
+        let text = serde_json::json!({
+            "against": fork.display().to_string(),
+            "compactions": found,
+        });
+        writeln!(out, "{text}")?;
+    } else {
+        for line in ctxlab::fork::against::lines(&found) {
+            writeln!(out, "{line}")?;
+        }
+    }
+    out.flush().context("cannot write to stdout")
+}
