@@ -177,7 +177,8 @@ pub async fn handle(
 }
 
 /// Writes the capture line (off the runtime's threads: it may be megabytes) and tells the
-/// watcher.
+/// watcher. At most `CAPTURE_WORKERS` lines are built at once: each holds its body and
+/// its line in memory, so many large exchanges ending together wait their turn.
 async fn finish(
     shared: &Arc<Shared>,
     started: Started,
@@ -187,22 +188,29 @@ async fn finish(
     failure: Option<String>,
 ) {
     let shared = Arc::clone(shared);
+    let Ok(_permit) = Arc::clone(&shared.capture_work).acquire_owned().await else {
+        return;
+    };
     let _ = tokio::task::spawn_blocking(move || {
         let mut failure = failure;
+        let mut raw = None;
         let request = match spooled {
             Some(mut body) => {
                 if failure.is_none() {
                     failure = body.broken.clone();
                 }
-                let (json, omitted) = match body.read_json(MAX_CAPTURED_BODY_BYTES) {
-                    BodyRead::Json(v) => (Some(v), None),
-                    BodyRead::Omitted(why) => (None, Some(why)),
+                let omitted = match body.read_json(MAX_CAPTURED_BODY_BYTES) {
+                    BodyRead::Json(bytes) => {
+                        raw = Some(bytes);
+                        None
+                    }
+                    BodyRead::Omitted(why) => Some(why),
                 };
                 CapturedRequest {
                     headers: started.headers,
                     bytes: body.bytes,
                     sha256: body.sha256,
-                    body: json,
+                    body: None,
                     body_omitted: omitted,
                 }
             }
@@ -226,7 +234,7 @@ async fn finish(
             timing,
             failure,
         };
-        shared.record(exchange);
+        shared.record(exchange, raw);
     })
     .await;
 }

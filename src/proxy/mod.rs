@@ -12,6 +12,7 @@ mod assemble;
 mod body;
 mod capture_file;
 mod exchange;
+mod line;
 pub mod route;
 
 use std::net::SocketAddr;
@@ -25,12 +26,23 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use crate::session::capture::{
-    CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, CaptureLine, Exchange,
-};
+use crate::session::capture::{CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, Exchange};
 
 pub use capture_file::CaptureFile;
 pub use exchange::MAX_CAPTURED_BODY_BYTES;
+pub use line::MAX_CAPTURE_LINE_BYTES;
+
+/// Capture lines built at once (each holds a body of up to `MAX_CAPTURED_BODY_BYTES` and
+/// its line): the bound on the proxy's capture memory however many exchanges end together.
+const CAPTURE_WORKERS: usize = 2;
+
+/// An exchange as the watcher gets it: the capture line's fields without the request body
+/// (kept as bytes for the capture only), and the number of messages that body held.
+#[derive(Debug, Clone)]
+pub struct WatchedExchange {
+    pub exchange: Exchange,
+    pub messages: usize,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
@@ -53,6 +65,11 @@ pub enum ProxyError {
     },
     #[error("{0}: the file exists and is not a ctxlab capture; it is left alone")]
     NotACapture(PathBuf),
+    #[error(
+        "{0} is a symbolic link: a capture is never written through a link (name the file \
+         itself, or a new name)"
+    )]
+    CaptureIsLink(PathBuf),
     #[error("--upstream {0}: expected an http:// or https:// URL")]
     BadUpstream(String),
     #[error("cannot encode a capture line: {0}")]
@@ -68,7 +85,10 @@ impl ProxyError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            ProxyError::NotLoopback(_) | ProxyError::NotACapture(_) | ProxyError::BadUpstream(_)
+            ProxyError::NotLoopback(_)
+                | ProxyError::NotACapture(_)
+                | ProxyError::CaptureIsLink(_)
+                | ProxyError::BadUpstream(_)
         )
     }
 }
@@ -117,7 +137,8 @@ pub(crate) struct Shared {
     capture: CaptureFile,
     spool_dir: PathBuf,
     next: AtomicU64,
-    watch: Option<mpsc::Sender<Exchange>>,
+    watch: Option<mpsc::Sender<WatchedExchange>>,
+    capture_work: Arc<tokio::sync::Semaphore>,
 }
 
 impl Shared {
@@ -125,16 +146,22 @@ impl Shared {
         self.next.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// Appends the exchange to the capture and hands it to the watcher (dropped when the
-    /// watcher is behind: the capture is the record, the watch a view).
-    fn record(&self, exchange: Exchange) {
-        let exchange = Box::new(exchange);
-        let line = CaptureLine::Exchange(exchange);
-        if let Err(e) = self.capture.append(&line) {
-            tracing::error!("capture write failed: {e}");
+    /// Appends the exchange (its request body given as the client's JSON bytes) to the
+    /// capture and hands it to the watcher (dropped when the watcher is behind: the capture
+    /// is the record, the watch a view).
+    fn record(&self, mut exchange: Exchange, body: Option<Vec<u8>>) {
+        let messages = body.as_deref().map_or(0, body::message_count);
+        match line::encode(&mut exchange, body.as_deref()) {
+            Ok(bytes) => {
+                drop(body);
+                if let Err(e) = self.capture.append_encoded(&bytes) {
+                    tracing::error!("capture write failed: {e}");
+                }
+            }
+            Err(e) => tracing::error!("capture line not written: {e}"),
         }
-        if let (Some(tx), CaptureLine::Exchange(exchange)) = (&self.watch, line) {
-            let _ = tx.try_send(*exchange);
+        if let Some(tx) = &self.watch {
+            let _ = tx.try_send(WatchedExchange { exchange, messages });
         }
     }
 }
@@ -150,7 +177,7 @@ impl Proxy {
     /// `watch` receives each exchange as it is recorded.
     pub async fn bind(
         config: ProxyConfig,
-        watch: Option<mpsc::Sender<Exchange>>,
+        watch: Option<mpsc::Sender<WatchedExchange>>,
     ) -> Result<Proxy, ProxyError> {
         check_listen(config.listen, config.allow_non_loopback)?;
         if let Some(u) = &config.upstream
@@ -205,6 +232,7 @@ impl Proxy {
                 spool_dir,
                 next: AtomicU64::new(0),
                 watch,
+                capture_work: Arc::new(tokio::sync::Semaphore::new(CAPTURE_WORKERS)),
             }),
         })
     }
@@ -297,7 +325,8 @@ pub(crate) fn now_iso_ms() -> String {
 
 /// One readable line for an exchange (`ctxlab proxy --watch`), sanitized: paths, models
 /// and errors come from outside.
-pub fn watch_line(e: &Exchange) -> String {
+pub fn watch_line(w: &WatchedExchange) -> String {
+    let e = &w.exchange;
     let r = &e.response;
     let mut line = format!(
         "#{} {} {} -> {}",
@@ -310,15 +339,11 @@ pub fn watch_line(e: &Exchange) -> String {
     if let Some(m) = &r.model {
         line.push_str(&format!(" {m}"));
     }
-    if let Some(body) = e.request.body.as_ref() {
-        let messages = body
-            .get("messages")
-            .or_else(|| body.get("input"))
-            .and_then(serde_json::Value::as_array)
-            .map_or(0, Vec::len);
-        if messages > 0 {
-            line.push_str(&format!(" · {}", crate::util::plural(messages, "message")));
-        }
+    if w.messages > 0 {
+        line.push_str(&format!(
+            " · {}",
+            crate::util::plural(w.messages, "message")
+        ));
     }
     line.push_str(&format!(" · {} bytes in", e.request.bytes));
     if let Some(u) = &r.usage {
