@@ -192,6 +192,7 @@ impl<'de> serde::Deserialize<'de> for Counted {
 pub fn spool_request(
     mut body: Incoming,
     spool_dir: std::path::PathBuf,
+    limits: super::ConnectionLimits,
 ) -> (
     mpsc::Receiver<Result<Bytes, std::io::Error>>,
     tokio::task::JoinHandle<SpooledBody>,
@@ -199,13 +200,39 @@ pub fn spool_request(
     // Two chunks in flight: the upstream's pace holds the client back, not our memory.
     let (tx, rx) = mpsc::channel(2);
     let task = tokio::spawn(async move {
+        let whole = tokio::time::Instant::now() + limits.body_deadline;
         let mut spool = tempfile::tempfile_in(&spool_dir).ok();
         let mut hash = Sha256::new();
         let mut bytes = 0u64;
         let mut broken = None;
         let mut upstream_open = true;
         loop {
-            match body.frame().await {
+            let idle = tokio::time::Instant::now() + limits.body_idle;
+            let frame = match tokio::time::timeout_at(idle.min(whole), body.frame()).await {
+                Ok(frame) => frame,
+                Err(_) => {
+                    let text = if idle < whole {
+                        format!(
+                            "the request body stalled: nothing came for {} s",
+                            limits.body_idle.as_secs()
+                        )
+                    } else {
+                        format!(
+                            "the request body took longer than {} s",
+                            limits.body_deadline.as_secs()
+                        )
+                    };
+                    let _ = tx
+                        .send(Err(std::io::Error::new(
+                            std::io::ErrorKind::TimedOut,
+                            text.clone(),
+                        )))
+                        .await;
+                    broken = Some(text);
+                    break;
+                }
+            };
+            match frame {
                 None => break,
                 Some(Ok(frame)) => {
                     let Ok(data) = frame.into_data() else {

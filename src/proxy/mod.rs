@@ -12,6 +12,7 @@ mod assemble;
 mod body;
 mod capture_file;
 mod exchange;
+mod limits;
 mod line;
 pub mod route;
 
@@ -30,6 +31,7 @@ use crate::session::capture::{CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, Ex
 
 pub use capture_file::CaptureFile;
 pub use exchange::MAX_CAPTURED_BODY_BYTES;
+pub use limits::{ConnectionLimits, DEFAULT_UPSTREAM_DEADLINE, STOP_GRACE};
 pub use line::MAX_CAPTURE_LINE_BYTES;
 
 /// Capture lines built at once (each holds a body of up to `MAX_CAPTURED_BODY_BYTES` and
@@ -109,6 +111,7 @@ pub struct ProxyConfig {
     pub upstream: Option<String>,
     pub allow_non_loopback: bool,
     pub capture: CaptureTarget,
+    pub limits: ConnectionLimits,
 }
 
 /// Refuses a non-loopback address unless allowed.
@@ -139,6 +142,12 @@ pub(crate) struct Shared {
     next: AtomicU64,
     watch: Option<mpsc::Sender<WatchedExchange>>,
     capture_work: Arc<tokio::sync::Semaphore>,
+    limits: ConnectionLimits,
+    /// Cancelled when the proxy stops: exchanges in flight end and are written.
+    stopping: tokio_util::sync::CancellationToken,
+    in_flight: limits::InFlightCount,
+    /// Told when the connection cap is reached: idle connections close.
+    pressure: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -233,6 +242,10 @@ impl Proxy {
                 next: AtomicU64::new(0),
                 watch,
                 capture_work: Arc::new(tokio::sync::Semaphore::new(CAPTURE_WORKERS)),
+                limits: config.limits,
+                stopping: tokio_util::sync::CancellationToken::new(),
+                in_flight: limits::InFlightCount::default(),
+                pressure: tokio::sync::Notify::new(),
             }),
         })
     }
@@ -246,15 +259,35 @@ impl Proxy {
         self.shared.capture.path()
     }
 
-    /// Serves until `shutdown` resolves. Exchanges in flight at that moment are not waited for.
+    /// Serves until `shutdown` resolves, then ends the exchanges in flight (each written
+    /// to the capture, marked as cut by the stop) and waits up to `STOP_GRACE` for their
+    /// lines. At most `ConnectionLimits::max_connections` client connections are open: at
+    /// the cap the idle ones are closed and the next connection waits (in the listen
+    /// queue, holding no file) for a place.
     pub async fn run(
         self,
         shutdown: impl std::future::Future<Output = ()>,
     ) -> Result<(), ProxyError> {
         let mut shutdown = std::pin::pin!(shutdown);
-        loop {
+        let places = Arc::new(tokio::sync::Semaphore::new(
+            self.shared.limits.max_connections.max(1),
+        ));
+        let served = loop {
+            let place = match Arc::clone(&places).try_acquire_owned() {
+                Ok(place) => place,
+                Err(_) => {
+                    self.shared.pressure.notify_waiters();
+                    tokio::select! {
+                        _ = &mut shutdown => break Ok(()),
+                        place = Arc::clone(&places).acquire_owned() => match place {
+                            Ok(place) => place,
+                            Err(_) => break Ok(()),
+                        },
+                    }
+                }
+            };
             let (stream, _) = tokio::select! {
-                _ = &mut shutdown => return Ok(()),
+                _ = &mut shutdown => break Ok(()),
                 accepted = self.listener.accept() => match accepted {
                     Ok(a) => a,
                     // Out of descriptors and the like: wait a little rather than spin.
@@ -262,21 +295,54 @@ impl Proxy {
                         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                         continue;
                     }
-                    Err(e) => return Err(ProxyError::Accept(e)),
+                    Err(e) => break Err(ProxyError::Accept(e)),
                 },
             };
             let _ = stream.set_nodelay(true);
-            let shared = Arc::clone(&self.shared);
-            tokio::spawn(async move {
-                let service = service_fn(move |req| exchange::handle(req, Arc::clone(&shared)));
-                if let Err(e) = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await
-                {
-                    tracing::debug!("connection ended: {e}");
-                }
-            });
+            tokio::spawn(serve_connection(stream, Arc::clone(&self.shared), place));
+        };
+        drop(self.listener);
+        self.shared.stopping.cancel();
+        if !self.shared.in_flight.drained(STOP_GRACE).await {
+            tracing::warn!(
+                "{} exchanges were still in flight after {} s: not written",
+                self.shared.in_flight.now(),
+                STOP_GRACE.as_secs()
+            );
         }
+        served
+    }
+}
+
+/// One client connection, under the head deadline (also its idle deadline), closed when
+/// idle once the connection cap is reached or the proxy stops.
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    shared: Arc<Shared>,
+    _place: tokio::sync::OwnedSemaphorePermit,
+) {
+    let service = {
+        let shared = Arc::clone(&shared);
+        service_fn(move |req| exchange::handle(req, Arc::clone(&shared)))
+    };
+    let connection = http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(shared.limits.header_deadline)
+        .serve_connection(TokioIo::new(stream), service);
+    let mut connection = std::pin::pin!(connection);
+    let ended = tokio::select! {
+        ended = connection.as_mut() => ended,
+        _ = shared.pressure.notified() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+        _ = shared.stopping.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(e) = ended {
+        tracing::debug!("connection ended: {e}");
     }
 }
 

@@ -37,6 +37,7 @@ mod provider_scripted;
 mod provider_streams;
 mod proxy_capture;
 mod proxy_cli;
+mod proxy_limits;
 mod proxy_pass;
 mod proxy_stream;
 mod proxy_upstream;
