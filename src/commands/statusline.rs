@@ -37,6 +37,64 @@ fn given_window(input: &Value) -> Option<u64> {
         .filter(|w| *w > 0)
 }
 
+/// Most bytes of the status line's input read (Claude Code's object is a few hundred).
+pub const MAX_INPUT_BYTES: usize = 1 << 20;
+/// How long the status line waits for its input: Claude Code writes it at once, so a
+/// stdin that stays open without a whole object is not waited on past this.
+pub const INPUT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The input from `reader` (stdin): read until its end, until what was read is one whole
+/// JSON value (Claude Code may keep the pipe open), until `MAX_INPUT_BYTES`, or until
+/// `deadline`, whichever comes first. The read runs on its own thread, so a reader that
+/// never returns is left behind, not waited for.
+pub fn read_input(
+    reader: impl std::io::Read + Send + 'static,
+    deadline: std::time::Duration,
+) -> String {
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let spawned = std::thread::Builder::new()
+        .name("statusline-stdin".to_string())
+        .spawn(move || {
+            let mut reader = reader;
+            let mut chunk = vec![0u8; 64 << 10];
+            loop {
+                match reader.read(&mut chunk) {
+                    Ok(0) => return,
+                    Ok(n) => {
+                        if tx.send(chunk[..n].to_vec()).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => return,
+                }
+            }
+        });
+    let mut input = Vec::new();
+    if spawned.is_err() {
+        return String::new();
+    }
+    let until = std::time::Instant::now() + deadline;
+    loop {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(chunk) => {
+                input.extend_from_slice(&chunk);
+                if input.len() >= MAX_INPUT_BYTES {
+                    input.truncate(MAX_INPUT_BYTES);
+                    break;
+                }
+                if serde_json::from_slice::<serde::de::IgnoredAny>(&input).is_ok() {
+                    break;
+                }
+            }
+            // The end of the input, or the deadline.
+            Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&input).into_owned()
+}
+
 /// The status line for Claude Code's JSON `input`.
 pub fn status_line(input: &str) -> String {
     let Ok(input) = serde_json::from_str::<Value>(input) else {
@@ -117,6 +175,47 @@ fn compactions_part(end: &EndOfSession) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stdin that gives its bytes, then blocks forever (a pipe left open).
+    struct NeverEnds(Option<Vec<u8>>);
+
+    impl std::io::Read for NeverEnds {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.take() {
+                Some(bytes) => {
+                    buf[..bytes.len()].copy_from_slice(&bytes);
+                    Ok(bytes.len())
+                }
+                None => loop {
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                },
+            }
+        }
+    }
+
+    #[test]
+    fn a_stdin_that_never_closes_is_not_waited_on() {
+        // Issue 39, item 4: the status line blocked until EOF.
+        let start = std::time::Instant::now();
+        let whole = br#"{"transcript_path": "/x.jsonl"}"#.to_vec();
+        let input = read_input(NeverEnds(Some(whole)), std::time::Duration::from_secs(30));
+        assert_eq!(input, r#"{"transcript_path": "/x.jsonl"}"#);
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "a whole object ends the read"
+        );
+        let start = std::time::Instant::now();
+        let input = read_input(
+            NeverEnds(Some(b"{\"tr".to_vec())),
+            std::time::Duration::from_millis(200),
+        );
+        assert_eq!(input, "{\"tr");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "the deadline ends it"
+        );
+        assert!(status_line(&input).starts_with("ctxlab: no status"));
+    }
 
     #[test]
     fn bad_input_is_one_short_line() {

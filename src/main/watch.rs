@@ -3,7 +3,7 @@
 //! not a terminal) and the JSON follower with their exits (Ctrl-C: 0; stdout closed: 0,
 //! quietly), and the status line (always exit 0).
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -15,9 +15,6 @@ use ctxlab::session::watch::{Chosen, FollowOptions, choose_path, newest_for_cwd}
 
 use crate::UsageError;
 use crate::cli::WatchArgs;
-
-/// Bytes of status JSON read from stdin at most.
-const MAX_STATUS_INPUT_BYTES: u64 = 1 << 20;
 
 fn chosen_session(args: &WatchArgs) -> anyhow::Result<Chosen> {
     match &args.path {
@@ -117,14 +114,9 @@ fn exit_on_signal_or_closed_stdout() {
 }
 
 pub(crate) fn cmd_statusline() -> ExitCode {
-    let mut input = String::new();
-    let line = match std::io::stdin()
-        .take(MAX_STATUS_INPUT_BYTES)
-        .read_to_string(&mut input)
-    {
-        Ok(_) => ctxlab::commands::statusline::status_line(&input),
-        Err(e) => format!("ctxlab: no status (cannot read stdin: {e})"),
-    };
+    use ctxlab::commands::statusline::{INPUT_DEADLINE, read_input, status_line};
+    let input = read_input(std::io::stdin(), INPUT_DEADLINE);
+    let line = status_line(&input);
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();

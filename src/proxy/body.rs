@@ -122,6 +122,10 @@ pub fn message_count(json: &[u8]) -> usize {
         #[serde(default)]
         input: Counted,
     }
+    // Only an object has named fields (serde would read a list as the struct's fields).
+    if json.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return 0;
+    }
     serde_json::from_slice::<Conversation>(json).map_or(0, |c| {
         if c.messages.0 > 0 {
             c.messages.0
@@ -294,5 +298,6 @@ mod tests {
         assert_eq!(message_count(br#"{"input":[{"role":"user"}],"n":1.5}"#), 1);
         assert_eq!(message_count(br#"{"input":"just text"}"#), 0);
         assert_eq!(message_count(b"[1,2]"), 0);
+        assert_eq!(message_count(b"[[1,2],[3]]"), 0);
     }
 }

@@ -438,6 +438,9 @@ pub fn watch_line(w: &WatchedExchange) -> String {
 }
 
 #[cfg(test)]
+mod fuzz_tests;
+
+#[cfg(test)]
 mod tests {
     use super::public_url;
 

@@ -98,6 +98,12 @@ fn open_capped(path: &Path, max: u64) -> Result<OpenedFile, SessionError> {
     })
 }
 
+/// Opens `path` for reading if it is a regular file, whatever its size: for a reader of its
+/// end only (the status line), which never holds more than its own cap.
+pub fn open_regular_uncapped(path: &Path) -> Result<OpenedFile, SessionError> {
+    open_capped(path, u64::MAX)
+}
+
 /// A buffer of `n` bytes' capacity, or an error instead of an abort.
 pub fn reserve(n: u64) -> Result<Vec<u8>, SessionError> {
     let n = usize::try_from(n).map_err(|_| SessionError::OutOfMemory(n))?;

@@ -298,3 +298,72 @@ async fn with_256_open_files_300_idle_connections_do_not_starve_a_request() {
         .unwrap();
     assert_eq!(answer.status(), 200);
 }
+
+/// Random bytes, and heads with random parts, sent to the proxy on fresh connections: it
+/// answers or closes each within the head deadline, and still serves a request after.
+#[test]
+fn random_requests_never_stop_the_proxy() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("c.jsonl");
+    let (proxy, upstream) = rt.block_on(async {
+        let upstream = Upstream::start(|_| Reply::full(200, "application/json", b"{}")).await;
+        let (proxy, stop, run) = proxy_with(&upstream.url, &capture, quick()).await;
+        std::mem::forget((stop, run));
+        (proxy, upstream)
+    });
+    let addr = proxy.trim_start_matches("http://").to_string();
+    let request = prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..300),
+        (
+            "(GET|POST|PUT|\\PC{1,6})",
+            "(/v1/messages|/v1/responses|/[\\PC]{0,20}|\\*)",
+            proptest::collection::vec(("[a-zA-Z-]{1,12}", "[\\PC]{0,30}"), 0..6),
+            proptest::collection::vec(any::<u8>(), 0..100),
+        )
+            .prop_map(|(m, p, h, body)| {
+                let mut out = format!("{m} {p} HTTP/1.1\r\nhost: x\r\n").into_bytes();
+                for (n, v) in h {
+                    out.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
+                }
+                out.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+                out.extend_from_slice(&body);
+                out
+            }),
+    ];
+    let mut runner = TestRunner::new(Config {
+        cases: 48,
+        ..Config::default()
+    });
+    runner
+        .run(&request, |bytes| {
+            rt.block_on(async {
+                let mut socket = TcpStream::connect(&addr).await.unwrap();
+                let _ = socket.write_all(&bytes).await;
+                let _ = socket.shutdown().await;
+                let mut sink = Vec::new();
+                let read =
+                    tokio::time::timeout(Duration::from_secs(5), socket.read_to_end(&mut sink))
+                        .await;
+                assert!(read.is_ok(), "the proxy neither answered nor closed");
+            });
+            Ok(())
+        })
+        .unwrap();
+    rt.block_on(async {
+        let answer = client()
+            .post(format!("{proxy}/v1/messages"))
+            .body("{}")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+    });
+    drop(upstream);
+}
