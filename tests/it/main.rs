@@ -10,6 +10,7 @@ mod agent_strategies;
 mod agent_tour;
 mod architecture;
 mod breakdown;
+mod capture_fuzz;
 mod capture_view;
 mod cli;
 mod cli_run;
