@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ctxlab::proxy::{CaptureTarget, Proxy, ProxyConfig};
+use ctxlab::proxy::{CaptureTarget, ConnectionLimits, Proxy, ProxyConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::{Mutex, Semaphore};
@@ -149,6 +149,7 @@ async fn main() {
                     upstream: Some(up),
                     allow_non_loopback: false,
                     capture: CaptureTarget::File(capture),
+                    limits: ConnectionLimits::default(),
                 },
                 None,
             )

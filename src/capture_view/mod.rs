@@ -98,13 +98,34 @@ pub fn of_file(path: &Path, session: &Session) -> Result<CaptureRequests, Sessio
     Ok(out)
 }
 
-/// `of_file` for a file not read yet; a file that is no capture is refused.
+/// `of_file` for a file not read yet; a file that is no capture is refused, from its first
+/// lines when they say what it is (a million-line session is not read to be refused).
 pub fn of_capture_file(path: &Path) -> Result<CaptureRequests, NotACapture> {
+    if let Some(format) = head_format(path)
+        && format != SessionFormat::ProxyCapture
+    {
+        return Err(NotACapture::Format(format.name()));
+    }
     let session = load_session(path).map_err(NotACapture::Read)?;
     if session.format != SessionFormat::ProxyCapture {
         return Err(NotACapture::Format(session.format.name()));
     }
     of_file(path, &session).map_err(NotACapture::Read)
+}
+
+/// The format the first lines of `path` say (its first 256 KiB, whatever its size), when
+/// one of them says one.
+fn head_format(path: &Path) -> Option<SessionFormat> {
+    use std::io::Read;
+    let opened = crate::session::open::open_regular_uncapped(path).ok()?;
+    let mut head = Vec::new();
+    opened.file.take(256 << 10).read_to_end(&mut head).ok()?;
+    let text = String::from_utf8_lossy(&head);
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(200)
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| crate::session::format_of_line(&v))
 }
 
 /// Why a file's requests cannot be shown.

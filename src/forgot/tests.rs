@@ -265,3 +265,28 @@ proptest! {
         prop_assert!(same.carried, "{:?} not carried by {:?}", same, summary);
     }
 }
+
+/// Issue 39, item 8: a summary of 91 MB was printed whole in readable mode.
+#[test]
+fn a_huge_summary_is_shown_by_its_start_with_the_way_to_all_of_it() {
+    let summary = format!(
+        "{}\n{}",
+        "a line of the summary\n".repeat(100_000),
+        "x".repeat(50_000)
+    );
+    let r = analyze(1, &full(history(), &summary));
+    let lines = super::text::report_lines(&r, true);
+    let shown: Vec<&String> = lines.iter().filter(|l| l.starts_with("    | ")).collect();
+    assert_eq!(shown.len(), super::text::SUMMARY_LINES_SHOWN + 1);
+    let last = shown.last().unwrap();
+    assert!(
+        last.contains("99,602 more lines") && last.contains("--json"),
+        "{last}"
+    );
+    let text: usize = lines.iter().map(String::len).sum();
+    assert!(text < 100_000, "{text} bytes printed");
+    let short = analyze(1, &full(history(), "one\ntwo"));
+    let lines = super::text::report_lines(&short, true);
+    assert!(lines.iter().any(|l| l == "    | two"));
+    assert!(!lines.iter().any(|l| l.contains("--json")));
+}

@@ -56,6 +56,39 @@ pub fn kinds_line(b: &Breakdown) -> String {
     }
 }
 
+/// Lines of a summary shown at most, and characters of one line: a summary is a page or
+/// two; one of megabytes (a hostile or broken file) is shown by its start, with the way to
+/// get all of it.
+pub const SUMMARY_LINES_SHOWN: usize = 400;
+pub const SUMMARY_LINE_CHARS: usize = 2_000;
+
+/// The summary's lines, `    | ` before each, within the caps above.
+fn summary_lines(text: &str, l: &mut Vec<String>) {
+    let mut lines = text.lines();
+    let mut cut = false;
+    for line in lines.by_ref().take(SUMMARY_LINES_SHOWN) {
+        let mut chars = line.char_indices();
+        match chars.nth(SUMMARY_LINE_CHARS) {
+            Some((at, _)) => {
+                l.push(format!("    | {} [...]", &line[..at]));
+                cut = true;
+            }
+            None => l.push(format!("    | {line}")),
+        }
+    }
+    let more = lines.count();
+    if more > 0 || cut {
+        let rest = if more > 0 {
+            format!("{} more lines", group_digits(more))
+        } else {
+            "long lines cut".to_string()
+        };
+        l.push(format!(
+            "    | ... ({rest}: `ctxlab forgot --json` gives the summary whole)"
+        ));
+    }
+}
+
 fn where_(message: Option<usize>, role: &str) -> String {
     match message {
         Some(n) => format!("message {n}, {role}"),
@@ -86,7 +119,7 @@ pub fn report_lines(c: &CompactionForgot, summary: bool) -> Vec<String> {
                 group_digits(c.summary_chars)
             ));
             if summary {
-                l.extend(t.lines().map(|s| format!("    | {s}")));
+                summary_lines(t, &mut l);
             }
         }
         SummaryText::Encrypted => l.push("  summary: encrypted by the provider".into()),

@@ -121,6 +121,10 @@ pub(crate) struct ProxyArgs {
     /// Print one line per exchange on stdout as it completes.
     #[arg(long)]
     pub(crate) watch: bool,
+    /// Most seconds for one exchange upstream, from the request to the answer's last byte;
+    /// past it the answer is cut off (the client sees it broken) and recorded as such.
+    #[arg(long, value_name = "SECS", default_value_t = ctxlab::proxy::DEFAULT_UPSTREAM_DEADLINE.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) upstream_deadline: u64,
 }
 
 #[derive(Debug, Args, Clone, Default)]

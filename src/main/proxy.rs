@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use ctxlab::process::{TerminationSignals, signal_exit_code};
-use ctxlab::proxy::{CaptureTarget, Proxy, ProxyConfig, client_lines, watch_line};
+use ctxlab::proxy::{
+    CaptureTarget, ConnectionLimits, Proxy, ProxyConfig, client_lines, watch_line,
+};
 
 use super::UsageError;
 use super::cli::ProxyArgs;
@@ -27,6 +29,10 @@ pub(crate) fn cmd_proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
         upstream: args.upstream,
         allow_non_loopback: args.allow_non_loopback,
         capture,
+        limits: ConnectionLimits {
+            upstream_deadline: std::time::Duration::from_secs(args.upstream_deadline),
+            ..ConnectionLimits::default()
+        },
     };
     let rt = super::runtime()?;
     let code = rt.block_on(async move {

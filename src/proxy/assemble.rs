@@ -12,6 +12,37 @@ use crate::session::capture::{ApiKind, CapturedResponse, CapturedToolCall, Captu
 /// Most bytes of a plain (non-streamed) body kept for assembling; past it the answer is
 /// passed on whole and noted as not assembled.
 pub const MAX_PLAIN_BYTES: usize = 32 << 20;
+/// Most bytes of answer text one exchange keeps (a real answer is a few hundred KB); past
+/// it the text ends with `truncated_marker`, so no stream, however long, makes a capture
+/// line the readers refuse (docs/capture.md).
+pub const MAX_ANSWER_TEXT_BYTES: usize = 4 << 20;
+/// Most bytes of streamed tool-call arguments one exchange keeps, all calls together.
+pub const MAX_CALL_ARGS_BYTES: usize = 4 << 20;
+
+/// What ends a text the capture cut.
+pub fn truncated_marker(cap: usize) -> String {
+    format!("\n[ctxlab proxy: truncated at {cap} bytes]")
+}
+
+/// Appends `part` to `into` while `into` stays within `cap` bytes (cut at a character
+/// boundary); the first time it does not, the marker is appended and `cut` set.
+fn push_capped(into: &mut String, part: &str, cap: usize, cut: &mut bool) {
+    if *cut {
+        return;
+    }
+    let room = cap.saturating_sub(into.len());
+    if part.len() <= room {
+        into.push_str(part);
+        return;
+    }
+    let mut end = room;
+    while !part.is_char_boundary(end) {
+        end -= 1;
+    }
+    into.push_str(&part[..end]);
+    into.push_str(&truncated_marker(cap));
+    *cut = true;
+}
 
 /// A tool call being streamed: its id, name and argument text so far.
 #[derive(Debug, Default)]
@@ -30,6 +61,11 @@ pub struct Assembler {
     /// Streamed tool calls by their index (Anthropic's block index, OpenAI's call index).
     calls: Vec<(u64, PendingCall)>,
     events: Vec<SseEvent>,
+    /// The text reached `MAX_ANSWER_TEXT_BYTES`.
+    text_cut: bool,
+    /// Argument bytes kept so far, all calls together, and whether some were cut.
+    args_bytes: usize,
+    args_cut: bool,
     /// A compressed body cannot be read here; it is still passed on untouched.
     unreadable: Option<String>,
     /// The stream's last event passed (`message_stop`, `response.completed`, `[DONE]`).
@@ -60,6 +96,9 @@ impl Assembler {
             plain: Vec::new(),
             calls: Vec::new(),
             events: Vec::new(),
+            text_cut: false,
+            args_bytes: 0,
+            args_cut: false,
             unreadable,
             complete: false,
         }
@@ -175,17 +214,17 @@ impl Assembler {
                     call.name = str_of(block, "name");
                 } else if let Some(text) = block.and_then(|b| b.get("text")).and_then(Value::as_str)
                 {
-                    self.out.text.push_str(text);
+                    self.push_text(text);
                 }
             }
             "content_block_delta" => {
                 let delta = v.get("delta");
                 match delta.and_then(|d| d.get("type")).and_then(Value::as_str) {
-                    Some("text_delta") => self.out.text.push_str(&str_of(delta, "text")),
+                    Some("text_delta") => self.push_text(&str_of(delta, "text")),
                     Some("input_json_delta") => {
                         let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
                         let part = str_of(delta, "partial_json");
-                        self.call_at(index).args.push_str(&part);
+                        self.push_args(index, &part);
                     }
                     _ => {}
                 }
@@ -239,7 +278,7 @@ impl Assembler {
             return;
         };
         if let Some(t) = delta.get("content").and_then(Value::as_str) {
-            self.out.text.push_str(t);
+            self.push_text(t);
         }
         for call in delta
             .get("tool_calls")
@@ -257,7 +296,7 @@ impl Assembler {
                 pending.name.push_str(name);
             }
             if let Some(a) = f.and_then(|f| f.get("arguments")).and_then(Value::as_str) {
-                pending.args.push_str(a);
+                self.push_args(index, a);
             }
         }
     }
@@ -265,15 +304,17 @@ impl Assembler {
     fn responses_event(&mut self, name: &str, v: &Value) {
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(name);
         match kind {
-            "response.output_text.delta" => self.out.text.push_str(&str_of(Some(v), "delta")),
+            "response.output_text.delta" => self.push_text(&str_of(Some(v), "delta")),
             "response.completed" | "response.incomplete" | "response.failed" => {
                 if let Some(r) = v.get("response") {
                     // The final object says it all: what the deltas built is replaced.
                     let streamed_text = std::mem::take(&mut self.out.text);
+                    let streamed_cut = std::mem::take(&mut self.text_cut);
                     self.calls.clear();
                     self.responses_object(r);
                     if self.out.text.is_empty() {
                         self.out.text = streamed_text;
+                        self.text_cut = streamed_cut;
                     }
                 }
             }
@@ -302,7 +343,7 @@ impl Assembler {
                     .and_then(Value::as_str)
                     .map(str::to_string);
                 let msg = choice.get("message");
-                self.out.text = str_of(msg, "content");
+                self.push_text(&str_of(msg, "content"));
                 for call in msg
                     .and_then(|m| m.get("tool_calls"))
                     .and_then(Value::as_array)
@@ -332,7 +373,7 @@ impl Assembler {
                     .flatten()
                 {
                     match block.get("type").and_then(Value::as_str) {
-                        Some("text") => self.out.text.push_str(&str_of(Some(block), "text")),
+                        Some("text") => self.push_text(&str_of(Some(block), "text")),
                         Some("tool_use") => self.out.tool_calls.push(CapturedToolCall {
                             id: str_of(Some(block), "id"),
                             name: str_of(Some(block), "name"),
@@ -368,7 +409,8 @@ impl Assembler {
             .pointer("/incomplete_details/reason")
             .and_then(Value::as_str);
         self.out.stop_reason = incomplete.or(status).map(str::to_string);
-        let mut text = String::new();
+        self.out.text.clear();
+        self.text_cut = false;
         for item in r
             .get("output")
             .and_then(Value::as_array)
@@ -384,7 +426,7 @@ impl Assembler {
                         .flatten()
                     {
                         if part.get("type").and_then(Value::as_str) == Some("output_text") {
-                            text.push_str(&str_of(Some(part), "text"));
+                            self.push_text(&str_of(Some(part), "text"));
                         }
                     }
                 }
@@ -396,7 +438,29 @@ impl Assembler {
                 _ => {}
             }
         }
-        self.out.text = text;
+    }
+
+    fn push_text(&mut self, part: &str) {
+        push_capped(
+            &mut self.out.text,
+            part,
+            MAX_ANSWER_TEXT_BYTES,
+            &mut self.text_cut,
+        );
+    }
+
+    /// Streamed arguments of the call at `index`, within the exchange's budget.
+    fn push_args(&mut self, index: u64, part: &str) {
+        if self.args_cut {
+            return;
+        }
+        let cap = MAX_CALL_ARGS_BYTES.saturating_sub(self.args_bytes);
+        let mut cut = false;
+        let call = self.call_at(index);
+        let before = call.args.len();
+        push_capped(&mut call.args, part, before + cap, &mut cut);
+        self.args_bytes += call.args.len() - before;
+        self.args_cut = cut;
     }
 
     fn note_model(&mut self, v: &Value) {

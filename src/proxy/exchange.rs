@@ -42,6 +42,8 @@ pub async fn handle(
     shared: Arc<Shared>,
 ) -> Result<Response<ChannelBody>, std::convert::Infallible> {
     let arrived = Instant::now();
+    let in_flight = shared.in_flight.enter();
+    let deadline = tokio::time::Instant::now() + shared.limits.upstream_deadline;
     let (parts, body) = req.into_parts();
     let path_and_query = parts
         .uri
@@ -65,24 +67,31 @@ pub async fn handle(
     // The one header changed on the way: the capture must be able to read the answer, and
     // a compressed one it cannot (docs/capture.md).
     headers.insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
-    let (chunks, spool) = spool_request(body, shared.spool_dir.clone());
+    let (chunks, spool) = spool_request(body, shared.spool_dir.clone(), shared.limits);
     let stream =
         futures::stream::unfold(
             chunks,
             |mut rx| async move { rx.recv().await.map(|c| (c, rx)) },
         );
-    let sent = shared
+    let send = shared
         .client
         .request(parts.method, &url)
         .headers(headers)
         .body(reqwest::Body::wrap_stream(stream))
-        .send()
-        .await;
+        .send();
+    let sent = tokio::select! {
+        sent = send => sent.map_err(|e| format!("the upstream cannot be reached: {}", describe(&e))),
+        _ = shared.stopping.cancelled() => Err(STOPPED.to_string()),
+        _ = tokio::time::sleep_until(deadline) => Err(past_deadline(&shared)),
+    };
     let upstream = match sent {
         Ok(r) => r,
-        Err(e) => {
-            let why = format!("the upstream cannot be reached: {}", describe(&e));
-            let spooled = spool.await.ok();
+        Err(why) => {
+            // A stopped proxy does not wait long for a body still arriving.
+            let spooled = match tokio::time::timeout(SPOOL_WAIT_WHEN_CUT, spool).await {
+                Ok(Ok(spooled)) => Some(spooled),
+                _ => None,
+            };
             finish(
                 &shared,
                 started,
@@ -92,7 +101,15 @@ pub async fn handle(
                 Some(why.clone()),
             )
             .await;
-            return Ok(proxy_error(api, StatusCode::BAD_GATEWAY, &why));
+            drop(in_flight);
+            let status = if why == STOPPED {
+                StatusCode::SERVICE_UNAVAILABLE
+            } else if why.starts_with("the exchange passed") {
+                StatusCode::GATEWAY_TIMEOUT
+            } else {
+                StatusCode::BAD_GATEWAY
+            };
+            return Ok(proxy_error(api, status, &why));
         }
     };
     let headers_ms = ms_since(arrived);
@@ -130,8 +147,16 @@ pub async fn handle(
                 _ = tx.closed() => {
                     // After the final event the client has its whole answer: not a cancel.
                     if !assembler.complete() {
-                        failure = Some("the client went away: the upstream request was cancelled".to_string());
+                        failure = Some(CLIENT_LEFT.to_string());
                     }
+                    break;
+                }
+                _ = shared.stopping.cancelled() => {
+                    failure = Some(cut_off(&tx, STOPPED.to_string()));
+                    break;
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    failure = Some(cut_off(&tx, past_deadline(&shared)));
                     break;
                 }
                 next = stream.next() => next,
@@ -146,14 +171,22 @@ pub async fn handle(
                     // (a clone of `Bytes` shares the buffer).
                     let copy = chunk.clone();
                     let had_all = assembler.complete();
-                    let sent = tx.send(Ok(chunk)).await;
+                    // A client that stops reading holds this send: the stop and the
+                    // deadline still end the exchange.
+                    let sent = tokio::select! {
+                        sent = tx.send(Ok(chunk)) => sent.map_err(|_| CLIENT_LEFT.to_string()),
+                        _ = shared.stopping.cancelled() => Err(STOPPED.to_string()),
+                        _ = tokio::time::sleep_until(deadline) => Err(past_deadline(&shared)),
+                    };
                     assembler.feed(&copy);
-                    if sent.is_err() {
-                        if !had_all {
-                            failure = Some(
-                                "the client went away: the upstream request was cancelled"
-                                    .to_string(),
-                            );
+                    if let Err(why) = sent {
+                        // After the final event the client has its whole answer: not a cancel.
+                        if why == CLIENT_LEFT {
+                            if !had_all {
+                                failure = Some(why);
+                            }
+                        } else {
+                            failure = Some(cut_off(&tx, why));
                         }
                         break;
                     }
@@ -177,14 +210,51 @@ pub async fn handle(
         drop(tx);
         let mut answer = assembler.finish();
         answer.headers = recorded_back;
-        let spooled = spool.await.ok();
+        let spooled = if failure.is_some() {
+            match tokio::time::timeout(SPOOL_WAIT_WHEN_CUT, spool).await {
+                Ok(Ok(spooled)) => Some(spooled),
+                _ => None,
+            }
+        } else {
+            spool.await.ok()
+        };
         finish(&shared, started, spooled, answer, timing, failure).await;
+        drop(in_flight);
     });
     Ok(response)
 }
 
+/// The failure of an exchange the proxy's stop cut (Ctrl-C while it streamed).
+const STOPPED: &str = "incomplete: the proxy was stopped before the exchange ended";
+const CLIENT_LEFT: &str = "the client went away: the upstream request was cancelled";
+/// How long a cut exchange waits for the rest of its request body before it is written
+/// without it (the body has normally ended long before the answer does).
+const SPOOL_WAIT_WHEN_CUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+fn past_deadline(shared: &Shared) -> String {
+    format!(
+        "the exchange passed the proxy's deadline of {} s upstream (--upstream-deadline): cut off",
+        shared.limits.upstream_deadline.as_secs()
+    )
+}
+
+/// Ends the client's answer with an error (so a cut answer never looks complete to it)
+/// and gives back `why`.
+fn cut_off(tx: &tokio::sync::mpsc::Sender<super::body::Chunk>, why: String) -> String {
+    let error = std::io::Error::new(std::io::ErrorKind::TimedOut, why.clone());
+    if let Err(tokio::sync::mpsc::error::TrySendError::Full(error)) = tx.try_send(Err(error)) {
+        // Behind chunks the client has not read yet: queued after them, for a while.
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(SPOOL_WAIT_WHEN_CUT, tx.send(error)).await;
+        });
+    }
+    why
+}
+
 /// Writes the capture line (off the runtime's threads: it may be megabytes) and tells the
-/// watcher.
+/// watcher. At most `CAPTURE_WORKERS` lines are built at once: each holds its body and
+/// its line in memory, so many large exchanges ending together wait their turn.
 async fn finish(
     shared: &Arc<Shared>,
     started: Started,
@@ -194,22 +264,29 @@ async fn finish(
     failure: Option<String>,
 ) {
     let shared = Arc::clone(shared);
+    let Ok(_permit) = Arc::clone(&shared.capture_work).acquire_owned().await else {
+        return;
+    };
     let _ = tokio::task::spawn_blocking(move || {
         let mut failure = failure;
+        let mut raw = None;
         let request = match spooled {
             Some(mut body) => {
                 if failure.is_none() {
                     failure = body.broken.clone();
                 }
-                let (json, omitted) = match body.read_json(MAX_CAPTURED_BODY_BYTES) {
-                    BodyRead::Json(v) => (Some(v), None),
-                    BodyRead::Omitted(why) => (None, Some(why)),
+                let omitted = match body.read_json(MAX_CAPTURED_BODY_BYTES) {
+                    BodyRead::Json(bytes) => {
+                        raw = Some(bytes);
+                        None
+                    }
+                    BodyRead::Omitted(why) => Some(why),
                 };
                 CapturedRequest {
                     headers: started.headers,
                     bytes: body.bytes,
                     sha256: body.sha256,
-                    body: json,
+                    body: None,
                     body_omitted: omitted,
                 }
             }
@@ -233,7 +310,7 @@ async fn finish(
             timing,
             failure,
         };
-        shared.record(exchange);
+        shared.record(exchange, raw);
     })
     .await;
 }

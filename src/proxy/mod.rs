@@ -12,6 +12,8 @@ mod assemble;
 mod body;
 mod capture_file;
 mod exchange;
+mod limits;
+mod line;
 pub mod route;
 
 use std::net::SocketAddr;
@@ -25,12 +27,24 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use crate::session::capture::{
-    CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, CaptureLine, Exchange,
-};
+use crate::session::capture::{CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, Exchange};
 
 pub use capture_file::CaptureFile;
 pub use exchange::MAX_CAPTURED_BODY_BYTES;
+pub use limits::{ConnectionLimits, DEFAULT_UPSTREAM_DEADLINE, STOP_GRACE};
+pub use line::MAX_CAPTURE_LINE_BYTES;
+
+/// Capture lines built at once (each holds a body of up to `MAX_CAPTURED_BODY_BYTES` and
+/// its line): the bound on the proxy's capture memory however many exchanges end together.
+const CAPTURE_WORKERS: usize = 2;
+
+/// An exchange as the watcher gets it: the capture line's fields without the request body
+/// (kept as bytes for the capture only), and the number of messages that body held.
+#[derive(Debug, Clone)]
+pub struct WatchedExchange {
+    pub exchange: Exchange,
+    pub messages: usize,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
@@ -53,6 +67,11 @@ pub enum ProxyError {
     },
     #[error("{0}: the file exists and is not a ctxlab capture; it is left alone")]
     NotACapture(PathBuf),
+    #[error(
+        "{0} is a symbolic link: a capture is never written through a link (name the file \
+         itself, or a new name)"
+    )]
+    CaptureIsLink(PathBuf),
     #[error("--upstream {0}: expected an http:// or https:// URL")]
     BadUpstream(String),
     #[error("cannot encode a capture line: {0}")]
@@ -68,7 +87,10 @@ impl ProxyError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            ProxyError::NotLoopback(_) | ProxyError::NotACapture(_) | ProxyError::BadUpstream(_)
+            ProxyError::NotLoopback(_)
+                | ProxyError::NotACapture(_)
+                | ProxyError::CaptureIsLink(_)
+                | ProxyError::BadUpstream(_)
         )
     }
 }
@@ -89,6 +111,7 @@ pub struct ProxyConfig {
     pub upstream: Option<String>,
     pub allow_non_loopback: bool,
     pub capture: CaptureTarget,
+    pub limits: ConnectionLimits,
 }
 
 /// Refuses a non-loopback address unless allowed.
@@ -117,7 +140,14 @@ pub(crate) struct Shared {
     capture: CaptureFile,
     spool_dir: PathBuf,
     next: AtomicU64,
-    watch: Option<mpsc::Sender<Exchange>>,
+    watch: Option<mpsc::Sender<WatchedExchange>>,
+    capture_work: Arc<tokio::sync::Semaphore>,
+    limits: ConnectionLimits,
+    /// Cancelled when the proxy stops: exchanges in flight end and are written.
+    stopping: tokio_util::sync::CancellationToken,
+    in_flight: limits::InFlightCount,
+    /// Told when the connection cap is reached: idle connections close.
+    pressure: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -125,16 +155,22 @@ impl Shared {
         self.next.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// Appends the exchange to the capture and hands it to the watcher (dropped when the
-    /// watcher is behind: the capture is the record, the watch a view).
-    fn record(&self, exchange: Exchange) {
-        let exchange = Box::new(exchange);
-        let line = CaptureLine::Exchange(exchange);
-        if let Err(e) = self.capture.append(&line) {
-            tracing::error!("capture write failed: {e}");
+    /// Appends the exchange (its request body given as the client's JSON bytes) to the
+    /// capture and hands it to the watcher (dropped when the watcher is behind: the capture
+    /// is the record, the watch a view).
+    fn record(&self, mut exchange: Exchange, body: Option<Vec<u8>>) {
+        let messages = body.as_deref().map_or(0, body::message_count);
+        match line::encode(&mut exchange, body.as_deref()) {
+            Ok(bytes) => {
+                drop(body);
+                if let Err(e) = self.capture.append_encoded(&bytes) {
+                    tracing::error!("capture write failed: {e}");
+                }
+            }
+            Err(e) => tracing::error!("capture line not written: {e}"),
         }
-        if let (Some(tx), CaptureLine::Exchange(exchange)) = (&self.watch, line) {
-            let _ = tx.try_send(*exchange);
+        if let Some(tx) = &self.watch {
+            let _ = tx.try_send(WatchedExchange { exchange, messages });
         }
     }
 }
@@ -150,7 +186,7 @@ impl Proxy {
     /// `watch` receives each exchange as it is recorded.
     pub async fn bind(
         config: ProxyConfig,
-        watch: Option<mpsc::Sender<Exchange>>,
+        watch: Option<mpsc::Sender<WatchedExchange>>,
     ) -> Result<Proxy, ProxyError> {
         check_listen(config.listen, config.allow_non_loopback)?;
         if let Some(u) = &config.upstream
@@ -205,6 +241,11 @@ impl Proxy {
                 spool_dir,
                 next: AtomicU64::new(0),
                 watch,
+                capture_work: Arc::new(tokio::sync::Semaphore::new(CAPTURE_WORKERS)),
+                limits: config.limits,
+                stopping: tokio_util::sync::CancellationToken::new(),
+                in_flight: limits::InFlightCount::default(),
+                pressure: tokio::sync::Notify::new(),
             }),
         })
     }
@@ -218,15 +259,35 @@ impl Proxy {
         self.shared.capture.path()
     }
 
-    /// Serves until `shutdown` resolves. Exchanges in flight at that moment are not waited for.
+    /// Serves until `shutdown` resolves, then ends the exchanges in flight (each written
+    /// to the capture, marked as cut by the stop) and waits up to `STOP_GRACE` for their
+    /// lines. At most `ConnectionLimits::max_connections` client connections are open: at
+    /// the cap the idle ones are closed and the next connection waits (in the listen
+    /// queue, holding no file) for a place.
     pub async fn run(
         self,
         shutdown: impl std::future::Future<Output = ()>,
     ) -> Result<(), ProxyError> {
         let mut shutdown = std::pin::pin!(shutdown);
-        loop {
+        let places = Arc::new(tokio::sync::Semaphore::new(
+            self.shared.limits.max_connections.max(1),
+        ));
+        let served = loop {
+            let place = match Arc::clone(&places).try_acquire_owned() {
+                Ok(place) => place,
+                Err(_) => {
+                    self.shared.pressure.notify_waiters();
+                    tokio::select! {
+                        _ = &mut shutdown => break Ok(()),
+                        place = Arc::clone(&places).acquire_owned() => match place {
+                            Ok(place) => place,
+                            Err(_) => break Ok(()),
+                        },
+                    }
+                }
+            };
             let (stream, _) = tokio::select! {
-                _ = &mut shutdown => return Ok(()),
+                _ = &mut shutdown => break Ok(()),
                 accepted = self.listener.accept() => match accepted {
                     Ok(a) => a,
                     // Out of descriptors and the like: wait a little rather than spin.
@@ -234,21 +295,54 @@ impl Proxy {
                         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                         continue;
                     }
-                    Err(e) => return Err(ProxyError::Accept(e)),
+                    Err(e) => break Err(ProxyError::Accept(e)),
                 },
             };
             let _ = stream.set_nodelay(true);
-            let shared = Arc::clone(&self.shared);
-            tokio::spawn(async move {
-                let service = service_fn(move |req| exchange::handle(req, Arc::clone(&shared)));
-                if let Err(e) = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await
-                {
-                    tracing::debug!("connection ended: {e}");
-                }
-            });
+            tokio::spawn(serve_connection(stream, Arc::clone(&self.shared), place));
+        };
+        drop(self.listener);
+        self.shared.stopping.cancel();
+        if !self.shared.in_flight.drained(STOP_GRACE).await {
+            tracing::warn!(
+                "{} exchanges were still in flight after {} s: not written",
+                self.shared.in_flight.now(),
+                STOP_GRACE.as_secs()
+            );
         }
+        served
+    }
+}
+
+/// One client connection, under the head deadline (also its idle deadline), closed when
+/// idle once the connection cap is reached or the proxy stops.
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    shared: Arc<Shared>,
+    _place: tokio::sync::OwnedSemaphorePermit,
+) {
+    let service = {
+        let shared = Arc::clone(&shared);
+        service_fn(move |req| exchange::handle(req, Arc::clone(&shared)))
+    };
+    let connection = http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(shared.limits.header_deadline)
+        .serve_connection(TokioIo::new(stream), service);
+    let mut connection = std::pin::pin!(connection);
+    let ended = tokio::select! {
+        ended = connection.as_mut() => ended,
+        _ = shared.pressure.notified() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+        _ = shared.stopping.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(e) = ended {
+        tracing::debug!("connection ended: {e}");
     }
 }
 
@@ -297,7 +391,8 @@ pub(crate) fn now_iso_ms() -> String {
 
 /// One readable line for an exchange (`ctxlab proxy --watch`), sanitized: paths, models
 /// and errors come from outside.
-pub fn watch_line(e: &Exchange) -> String {
+pub fn watch_line(w: &WatchedExchange) -> String {
+    let e = &w.exchange;
     let r = &e.response;
     let mut line = format!(
         "#{} {} {} -> {}",
@@ -310,15 +405,11 @@ pub fn watch_line(e: &Exchange) -> String {
     if let Some(m) = &r.model {
         line.push_str(&format!(" {m}"));
     }
-    if let Some(body) = e.request.body.as_ref() {
-        let messages = body
-            .get("messages")
-            .or_else(|| body.get("input"))
-            .and_then(serde_json::Value::as_array)
-            .map_or(0, Vec::len);
-        if messages > 0 {
-            line.push_str(&format!(" · {}", crate::util::plural(messages, "message")));
-        }
+    if w.messages > 0 {
+        line.push_str(&format!(
+            " · {}",
+            crate::util::plural(w.messages, "message")
+        ));
     }
     line.push_str(&format!(" · {} bytes in", e.request.bytes));
     if let Some(u) = &r.usage {
@@ -345,6 +436,9 @@ pub fn watch_line(e: &Exchange) -> String {
     }
     crate::sanitize::sanitize_line(&line).into_owned()
 }
+
+#[cfg(test)]
+mod fuzz_tests;
 
 #[cfg(test)]
 mod tests {

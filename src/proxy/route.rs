@@ -23,16 +23,37 @@ pub fn upstream_root(given: Option<&str>, api: ApiKind) -> String {
     }
 }
 
-/// The URL to forward to: the root, then the request's path and query. A root written with
-/// `/v1` (as OpenAI's SDKs write base URLs) does not double it.
+/// The URL to forward to: the root's path, then the request's path, then the root's query
+/// and the request's (in that order, joined by `&`). A root written with `/v1` (as OpenAI's
+/// SDKs write base URLs) does not double it; a root with a query (`/gw?api-version=...`, as
+/// Azure-style gateways take) keeps the query after the whole path, never inside it. A
+/// fragment in the root is dropped: it is never sent.
 pub fn target_url(root: &str, path_and_query: &str) -> String {
-    let root = root.trim_end_matches('/');
-    let root = if path_and_query.starts_with("/v1/") || path_and_query == "/v1" {
-        root.strip_suffix("/v1").unwrap_or(root)
-    } else {
-        root
+    let root = root.split('#').next().unwrap_or(root);
+    let (root_path, root_query) = match root.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (root, None),
     };
-    format!("{root}{path_and_query}")
+    let (path, query) = match path_and_query.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (path_and_query, None),
+    };
+    let root_path = root_path.trim_end_matches('/');
+    let root_path = if path.starts_with("/v1/") || path == "/v1" {
+        root_path.strip_suffix("/v1").unwrap_or(root_path)
+    } else {
+        root_path
+    };
+    let queries: Vec<&str> = [root_query, query]
+        .into_iter()
+        .flatten()
+        .filter(|q| !q.is_empty())
+        .collect();
+    if queries.is_empty() {
+        format!("{root_path}{path}")
+    } else {
+        format!("{root_path}{path}?{}", queries.join("&"))
+    }
 }
 
 /// Headers that belong to one connection (RFC 9110 section 7.6.1), never forwarded.
@@ -123,6 +144,29 @@ mod tests {
             target_url("http://h:1/gw", "/v1/messages"),
             "http://h:1/gw/v1/messages"
         );
+    }
+
+    #[test]
+    fn an_upstream_query_goes_after_the_whole_path() {
+        // Issue 39, item 6: the query was kept inside the path
+        // (`/gw?api-version=2024-10-21/v1/messages`).
+        let root = upstream_root(
+            Some("https://gw.test/gw?api-version=2024-10-21"),
+            ApiKind::AnthropicMessages,
+        );
+        assert_eq!(
+            target_url(&root, "/v1/messages"),
+            "https://gw.test/gw/v1/messages?api-version=2024-10-21"
+        );
+        assert_eq!(
+            target_url(&root, "/v1/messages?beta=true"),
+            "https://gw.test/gw/v1/messages?api-version=2024-10-21&beta=true"
+        );
+        assert_eq!(
+            target_url("http://h:1/v1/?k=v#frag", "/v1/responses"),
+            "http://h:1/v1/responses?k=v"
+        );
+        assert_eq!(target_url("http://h:1/gw?", "/v1/x?"), "http://h:1/gw/v1/x");
     }
 
     #[test]

@@ -14,7 +14,9 @@ use serde_json::Value;
 
 use super::lines::{self, ParsedLine};
 use super::model::{Session, SessionFormat};
-use super::open::{MAX_LINE_BYTES, OpenedFile, open_regular, reserve};
+use super::open::{
+    MAX_LINE_BYTES, OpenedFile, blank_long_lines_at, long_line_warning, open_regular, reserve,
+};
 use super::{LoadWarning, SessionError, claude, codex, detect_text, stream};
 
 /// Bytes read per chunk: large enough that starting the parser threads is noise, small
@@ -34,6 +36,10 @@ pub(crate) struct ChunkedFile<'a> {
     done: bool,
     /// Bytes asked of each read (`CHUNK`; smaller in tests).
     chunk: usize,
+    /// The cap on one line (`MAX_LINE_BYTES`; smaller in tests).
+    max_line: usize,
+    /// The lines over `max_line`, skipped: one warning each.
+    skipped: Vec<LoadWarning>,
     progress: &'a dyn Fn(u64),
     cancelled: &'a dyn Fn() -> bool,
 }
@@ -53,6 +59,8 @@ impl<'a> ChunkedFile<'a> {
             line: 1,
             done: false,
             chunk: CHUNK,
+            max_line: MAX_LINE_BYTES,
+            skipped: Vec::new(),
             progress,
             cancelled,
         })
@@ -85,19 +93,18 @@ impl<'a> ChunkedFile<'a> {
     }
 
     /// The next run of whole lines (the last may lack its newline) with the number of its
-    /// first line; None after the last. A line over `MAX_LINE_BYTES` is an error that
-    /// gives its whole length, counted without holding it.
+    /// first line; None after the last. A line over the cap is skipped (read on to its end
+    /// without holding it) with a warning in `skipped`, as the follower skips one: the
+    /// lines around it are still read.
     pub(crate) fn next_lines(&mut self) -> Result<Option<(usize, Vec<u8>)>, SessionError> {
         if self.done {
             return Ok(None);
         }
         let mut buf = std::mem::take(&mut self.carry);
+        // Where the newline search starts: `carry` holds none, what a skip left may.
+        let mut from = buf.len();
         loop {
-            let from = buf.len();
-            if self.read_into(&mut buf, self.chunk)? == 0 {
-                self.done = true;
-                return Ok((!buf.is_empty()).then_some((self.line, buf)));
-            }
+            let n = self.read_into(&mut buf, self.chunk)?;
             if let Some(end) = buf[from..].iter().rposition(|&b| b == b'\n') {
                 let end = from + end + 1;
                 let mut rest = Vec::new();
@@ -108,38 +115,47 @@ impl<'a> ChunkedFile<'a> {
                 self.carry = rest;
                 let first = self.line;
                 self.line += buf.iter().filter(|&&b| b == b'\n').count();
+                // The first line may have passed the cap in this very read.
+                let warnings = blank_long_lines_at(&mut buf, first, self.max_line);
+                self.skipped.extend(warnings);
                 return Ok(Some((first, buf)));
             }
-            if buf.len() > MAX_LINE_BYTES {
-                return Err(self.line_too_long(buf.len()));
+            if n == 0 {
+                self.done = true;
+                return Ok((!buf.is_empty()).then_some((self.line, buf)));
             }
+            if buf.len() > self.max_line {
+                buf = self.skip_long_line(buf.len())?;
+                from = 0;
+                continue;
+            }
+            from = buf.len();
         }
     }
 
-    /// The error for the line being read, once it is over the cap: reads on to its end
-    /// (bounded by the file's length) to give its size.
-    fn line_too_long(&mut self, held: usize) -> SessionError {
+    /// Skips the line being read, `held` bytes of it read so far: reads on to its newline
+    /// and gives back what follows it in that read.
+    fn skip_long_line(&mut self, held: usize) -> Result<Vec<u8>, SessionError> {
         let mut bytes = held;
         let mut buf = Vec::new();
-        loop {
+        let rest = loop {
             buf.clear();
-            match self.read_into(&mut buf, self.chunk) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => match buf.iter().position(|&b| b == b'\n') {
-                    Some(at) => {
-                        bytes += at;
-                        break;
-                    }
-                    None => bytes += buf.len(),
-                },
+            if self.read_into(&mut buf, self.chunk)? == 0 {
+                self.done = true;
+                break Vec::new();
             }
-        }
-        self.done = true;
-        SessionError::LineTooLong {
-            line: self.line,
-            bytes,
-            max: MAX_LINE_BYTES,
-        }
+            match buf.iter().position(|&b| b == b'\n') {
+                Some(at) => {
+                    bytes += at;
+                    break buf.split_off(at + 1);
+                }
+                None => bytes += buf.len(),
+            }
+        };
+        self.skipped
+            .push(long_line_warning(self.line, bytes, self.max_line));
+        self.line += 1;
+        Ok(rest)
     }
 
     /// The rest of the file after `head` (which came from `next_lines`), for a file that
@@ -252,10 +268,13 @@ fn read_chunked(mut file: ChunkedFile) -> Result<ReadSession, SessionError> {
     let head_text = String::from_utf8_lossy(&head);
     let Some(format) = chunked_format(&head_text) else {
         drop(head_text);
-        let bytes = file.rest(head)?;
-        super::open::check_lines(&bytes)?;
+        let mut skipped = std::mem::take(&mut file.skipped);
+        let max_line = file.max_line;
+        let mut bytes = file.rest(head)?;
+        skipped.extend(super::open::blank_long_lines(&mut bytes, max_line));
         let (text, warning) = super::text_of_bytes(bytes)?;
-        let (session, given) = super::parse_text(&text)?;
+        let (mut session, given) = super::parse_text(&text)?;
+        session.warnings.extend(skipped);
         return Ok((session, given, warning));
     };
     let parse = if format == SessionFormat::ClaudeCode {
@@ -274,7 +293,7 @@ fn read_chunked(mut file: ChunkedFile) -> Result<ReadSession, SessionError> {
         lossy,
         error: None,
     };
-    let session = match format {
+    let mut session = match format {
         SessionFormat::ClaudeCode => claude::read_claude(&mut lines),
         _ => codex::read_codex(&mut lines, format),
     };
@@ -282,6 +301,7 @@ fn read_chunked(mut file: ChunkedFile) -> Result<ReadSession, SessionError> {
         return Err(e);
     }
     let warning = lines.lossy.then(stream::lossy_warning);
+    session.warnings.extend(std::mem::take(&mut file.skipped));
     Ok((session, None, warning))
 }
 
@@ -367,6 +387,62 @@ mod tests {
                 let (session, given, lossy) = read_chunked(opened(&path, chunk)).unwrap();
                 assert_eq!(shape(&session), shape(&whole), "{name}, chunks of {chunk}");
                 assert!(given.is_none() && lossy.is_none());
+            }
+        }
+    }
+
+    /// A line over the cap is skipped with a warning, whether the file is read in chunks
+    /// (Claude Code, Codex) or whole (a capture), and whatever the chunk size: the session
+    /// is the file's with that line blank. Issue 39, item 2: the whole file was refused.
+    #[test]
+    fn a_line_over_the_cap_is_skipped_and_the_rest_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let claude: Vec<String> = claude_text(30).lines().map(str::to_string).collect();
+        let longest = claude.iter().map(String::len).max().unwrap();
+        let max_line = longest.max(6_000) + 100;
+        let long_claude = format!(
+            r#"{{"type":"user","sessionId":"s1","uuid":"big","message":{{"role":"user","content":"{}"}}}}"#,
+            "y".repeat(max_line)
+        );
+        let capture = [
+            r#"{"type":"header","format":"ctxlab-capture","version":1,"ctxlab":"0","started":"2026-12-01T00:00:00Z","listen":"127.0.0.1:1"}"#.to_string(),
+            r#"{"type":"exchange","n":1,"started":"2026-12-01T00:00:01.000Z","method":"POST","path":"/v1/messages","api":"anthropic_messages","upstream":"u","request":{"headers":[],"bytes":1,"sha256":"0","body":{"model":"m","messages":[{"role":"user","content":"hi"}]}},"response":{"status":200,"text":"ok"},"timing":{}}"#.to_string(),
+            format!(
+                r#"{{"type":"exchange","n":2,"started":"2026-12-01T00:00:02.000Z","method":"POST","path":"/v1/messages","api":"anthropic_messages","upstream":"u","request":{{"headers":[],"bytes":1,"sha256":"0","body":{{"model":"m","messages":[{{"role":"user","content":"{}"}}]}}}},"response":{{"status":200}},"timing":{{}}}}"#,
+                "z".repeat(max_line)
+            ),
+            r#"{"type":"exchange","n":3,"started":"2026-12-01T00:00:03.000Z","method":"POST","path":"/v1/messages","api":"anthropic_messages","upstream":"u","request":{"headers":[],"bytes":1,"sha256":"0","body":{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"ok"},{"role":"user","content":"more"}]}},"response":{"status":200,"text":"done"},"timing":{}}"#.to_string(),
+        ]
+        .join("\n")
+            + "\n";
+        let mut with_long = claude.clone();
+        with_long.insert(7, long_claude);
+        let claude = with_long.join("\n") + "\n";
+        for (name, text, long_line) in [("c.jsonl", claude, 8), ("cap.jsonl", capture, 3)] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &text).unwrap();
+            let mut blanked: Vec<String> = text.lines().map(str::to_string).collect();
+            blanked[long_line - 1] = String::new();
+            let whole = super::super::parse_session_text(&(blanked.join("\n") + "\n")).unwrap();
+            for chunk in [7, 1000, 64 << 10] {
+                let mut f = opened(&path, chunk);
+                f.max_line = max_line;
+                let (mut session, _, _) = read_chunked(f).unwrap();
+                let at = session
+                    .warnings
+                    .iter()
+                    .position(|w| w.message.contains("over the cap"))
+                    .unwrap_or_else(|| panic!("{name}: {:?}", session.warnings));
+                let warning = session.warnings.remove(at);
+                assert_eq!(warning.line, long_line, "{name}, chunks of {chunk}");
+                assert!(
+                    warning
+                        .message
+                        .contains(&format!("over the cap of {max_line} bytes")),
+                    "{}",
+                    warning.message
+                );
+                assert_eq!(shape(&session), shape(&whole), "{name}, chunks of {chunk}");
             }
         }
     }

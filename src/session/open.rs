@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::SessionError;
+use super::model::LoadWarning;
 
 /// The cap on one session file unless the settings say otherwise: far above real sessions
 /// (a long Claude Code session is a few hundred MB).
@@ -104,6 +105,12 @@ fn open_capped(path: &Path, max: u64) -> Result<OpenedFile, SessionError> {
     })
 }
 
+/// Opens `path` for reading if it is a regular file, whatever its size: for a reader of its
+/// end only (the status line), which never holds more than its own cap.
+pub fn open_regular_uncapped(path: &Path) -> Result<OpenedFile, SessionError> {
+    open_capped(path, u64::MAX)
+}
+
 /// A buffer of `n` bytes' capacity, or an error instead of an abort.
 pub fn reserve(n: u64) -> Result<Vec<u8>, SessionError> {
     let n = usize::try_from(n).map_err(|_| SessionError::OutOfMemory(n))?;
@@ -149,13 +156,56 @@ pub fn read_session_bytes(
         }
         progress(buf.len() as u64);
     }
-    check_lines(&buf)?;
     Ok(buf)
 }
 
-/// `read_session_bytes` without progress or cancel.
+/// `read_session_bytes` without progress or cancel, a line over the cap an error.
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, SessionError> {
-    read_session_bytes(path, &|_| {}, &|| false)
+    let bytes = read_session_bytes(path, &|_| {}, &|| false)?;
+    check_lines(&bytes)?;
+    Ok(bytes)
+}
+
+/// `read_file` for a JSON-lines file whose lines stand alone (a capture): a line over the
+/// cap is blanked and warned about, the others read.
+pub(crate) fn read_lines_file(path: &Path) -> Result<(Vec<u8>, Vec<LoadWarning>), SessionError> {
+    let mut bytes = read_session_bytes(path, &|_| {}, &|| false)?;
+    let skipped = blank_long_lines(&mut bytes, MAX_LINE_BYTES);
+    Ok((bytes, skipped))
+}
+
+/// The warning for a line over the cap, skipped.
+pub(crate) fn long_line_warning(line: usize, bytes: usize, max: usize) -> LoadWarning {
+    LoadWarning {
+        line,
+        message: format!(
+            "line {line} is {bytes} bytes, over the cap of {max} bytes on one line: skipped"
+        ),
+    }
+}
+
+/// Blanks (with spaces, which every line reader skips) each line of JSON-lines text over
+/// `max` (`MAX_LINE_BYTES`), one warning each, so one oversize line costs a warning, not
+/// the file. A JSON array is one document, not lines: left as it is.
+pub(crate) fn blank_long_lines(bytes: &mut [u8], max: usize) -> Vec<LoadWarning> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if matches!(first, Some(b'[') | None) {
+        return Vec::new();
+    }
+    blank_long_lines_at(bytes, 1, max)
+}
+
+/// `blank_long_lines` for a run of lines whose first is line `first`, with the cap `max`.
+pub(crate) fn blank_long_lines_at(bytes: &mut [u8], first: usize, max: usize) -> Vec<LoadWarning> {
+    let mut warnings = Vec::new();
+    for (i, line) in bytes.split_mut(|&b| b == b'\n').enumerate() {
+        // A line blanked already (by an earlier pass over the same bytes) is not warned twice.
+        if line.len() > max && !line.iter().all(|&b| b == b' ') {
+            warnings.push(long_line_warning(first + i, line.len(), max));
+            line.fill(b' ');
+        }
+    }
+    warnings
 }
 
 /// The line cap, for JSON-lines text (a JSON array or object may be one long line: its

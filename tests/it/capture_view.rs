@@ -310,3 +310,23 @@ fn the_compaction_request_and_a_refused_request_are_marked_in_the_requests_view(
         ]
     );
 }
+
+/// Issue 39, item 8: `inspect --requests` read a whole non-capture before refusing it (15 s
+/// on a million lines); its first lines say what it is. A sparse file far over the file
+/// cap shows it: read whole, it was refused for its size, not for what it is.
+#[test]
+fn a_non_capture_is_refused_from_its_first_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let first = r#"{"type":"user","sessionId":"s1","uuid":"u1","cwd":"/p","timestamp":"2025-10-01T10:00:01Z","message":{"role":"user","content":"hi"}}"#;
+    std::fs::write(&path, format!("{first}\n")).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(3 << 30).unwrap();
+    drop(f);
+    let e = ctxlab::capture_view::of_capture_file(&path).err().unwrap();
+    assert!(
+        matches!(e, ctxlab::capture_view::NotACapture::Format(_)),
+        "{e}"
+    );
+    assert!(e.to_string().contains("claude-code"), "{e}");
+}

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ctxlab::proxy::{CaptureTarget, Proxy, ProxyConfig};
+use ctxlab::proxy::{CaptureTarget, ConnectionLimits, Proxy, ProxyConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
@@ -253,6 +253,7 @@ pub async fn start_proxy(upstream: &str, capture: &std::path::Path) -> String {
         upstream: Some(upstream.to_string()),
         allow_non_loopback: false,
         capture: CaptureTarget::File(capture.to_path_buf()),
+        limits: ConnectionLimits::default(),
     };
     let proxy = Proxy::bind(config, None).await.unwrap();
     let addr = proxy.local_addr().unwrap();

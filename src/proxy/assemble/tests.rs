@@ -93,3 +93,44 @@ fn arguments_that_are_not_json_stay_text() {
     assert_eq!(r.tool_calls[0].input, json!("{not json"));
     assert_eq!(r.text, "");
 }
+
+#[test]
+fn an_endless_stream_keeps_its_text_and_arguments_to_the_cap_with_a_marker() {
+    // Issue 39, item 2: an endless answer made a 260 MB capture line per exchange.
+    let mut a = Assembler::new(
+        ApiKind::AnthropicMessages,
+        200,
+        Some("text/event-stream"),
+        None,
+    );
+    let delta = "é".repeat(500);
+    let text_event = format!(
+        "event: content_block_delta\ndata: {}\n\n",
+        json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": delta}})
+    );
+    let args_event = format!(
+        "event: content_block_delta\ndata: {}\n\n",
+        json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": "a".repeat(1000)}})
+    );
+    a.feed(b"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"w\"}}\n\n");
+    let rounds = (MAX_ANSWER_TEXT_BYTES / 1000) * 2;
+    for i in 0..rounds {
+        a.feed(text_event.as_bytes());
+        if i % 2 == 0 {
+            a.feed(args_event.as_bytes());
+            a.feed(args_event.as_bytes());
+            a.feed(args_event.as_bytes());
+        }
+    }
+    let r = a.finish();
+    let marker = truncated_marker(MAX_ANSWER_TEXT_BYTES);
+    assert!(r.text.ends_with(&marker), "the text says it was cut");
+    assert!(r.text.len() <= MAX_ANSWER_TEXT_BYTES + marker.len());
+    assert!(r.text.len() > MAX_ANSWER_TEXT_BYTES - 4);
+    assert_eq!(r.text.matches("[ctxlab proxy").count(), 1);
+    let args = r.tool_calls[0].input.as_str().unwrap();
+    assert!(args.len() <= MAX_CALL_ARGS_BYTES + marker.len());
+    assert!(args.ends_with("bytes]"), "{}", &args[args.len() - 60..]);
+}

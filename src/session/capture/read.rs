@@ -64,9 +64,13 @@ fn fold_lines(lines: Vec<ParsedLine>) -> CaptureCalls {
 
 /// The exchanges of a capture file (read whole, within the session caps).
 pub fn read_exchanges(path: &Path) -> Result<CaptureCalls, SessionError> {
-    let bytes = crate::session::open::read_file(path)?;
+    let (bytes, long) = crate::session::open::read_lines_file(path)?;
     let (text, _) = crate::session::text_of_bytes(bytes)?;
-    Ok(fold_lines(parse_json_lines(&text, 1)))
+    let mut calls = fold_lines(parse_json_lines(&text, 1));
+    // A line over the readers' cap costs a warning, not the capture.
+    calls.skipped += long.len();
+    calls.warnings.splice(0..0, long.into_iter().take(20));
+    Ok(calls)
 }
 
 pub(super) fn usage_of(e: &Exchange) -> RecordedUsage {
