@@ -23,7 +23,7 @@ use crate::session::assemble::fill_tokens_from_calls;
 use crate::session::claude::{self, Thread};
 use crate::session::codex::CodexReader;
 use crate::session::lines::{ParsedLine, parse_json_lines_keeping_here};
-use crate::session::model::{Compaction, Session, SessionFormat, Summary};
+use crate::session::model::{Compaction, Session, SessionFormat, Summary, TokenCount, TokenSource};
 use crate::session::{format_of_line, lines};
 
 /// Lines read before giving up on recognising the format (as `detect_lines` does).
@@ -251,6 +251,22 @@ impl LiveSession {
             r.filled_at = Some(calls_now);
             // The whole-file reader's own fill, over the calls so far.
             fill_tokens_from_calls(&mut builder.session);
+        }
+        // The first call after a compaction may stay open to the file's end (the next line
+        // closes it, and there may be none yet): its usage is known, and the whole-file read
+        // closes it and takes it. A compaction closes the open call, so an open call now
+        // came after the last compaction.
+        let open_tokens = builder
+            .open_call()
+            .and_then(|c| c.usage.map(|(u, _)| u.context_tokens()));
+        if let Some(tokens) = open_tokens
+            && let Some(last) = builder.session.compactions.last_mut()
+            && last.tokens_after.is_none()
+        {
+            last.tokens_after = Some(TokenCount {
+                tokens,
+                source: TokenSource::FirstCallAfter,
+            });
         }
         // A call's model output since the compaction: later counts are the model's again.
         if builder.open_call().is_some_and(|c| !c.blocks.is_empty()) {
