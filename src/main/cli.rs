@@ -281,6 +281,13 @@ pub(crate) struct ForgotArgs {
     /// One JSON object {"compactions": [...]} instead of readable lines.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Every fact found, carried ones included (default: the most important ones not
+    /// carried).
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// Columns the lines may take (default: $COLUMNS, else 80).
+    #[arg(long, value_name = "COLUMNS", value_parser = clap::value_parser!(u16).range(40..))]
+    pub(crate) width: Option<u16>,
     #[command(flatten)]
     pub(crate) thresholds: Thresholds,
 }
