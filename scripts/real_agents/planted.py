@@ -79,11 +79,22 @@ def main() -> int:
         agents.run_agent(cmd + ["-p", "Do the task in TASK.md. Never push to main; use a feature branch."], project, env, log)
         agents.run_agent(cmd + ["-c", "-p", "/compact"], project, env, log)
         agents.run_agent(cmd + ["-c", "-p", "Remember: the cache must not reset on page reload."], project, env, log)
+        # Codex, in a project of its own: the same script through its shell tool.
+        codex_project = work / "codex-proj"
+        for rel, text in FILES.items():
+            (codex_project / rel).parent.mkdir(parents=True, exist_ok=True)
+            (codex_project / rel).write_text(text)
+        agents.write_codex_config(home, f"http://127.0.0.1:{port_file.read_text()}")
+        codex_env = agents.codex_env(home)
+        codex_log = work / "codex.log"
+        agents.run_agent(agents.codex_command(bins, "Do the task in TASK.md. Never push to main; use a feature branch."), codex_project, codex_env, codex_log)
+        agents.run_agent(agents.codex_command(bins, "Remember: the cache must not reset on page reload.", resume=True), codex_project, codex_env, codex_log)
     finally:
         server.terminate()
         server.wait()
-    sessions = sorted((home / ".claude" / "projects").glob("*/*.jsonl"), key=lambda p: p.stat().st_mtime)
-    print(sessions[-1] if sessions else "no session file")
+    for pattern_root, pattern in [(home / ".claude" / "projects", "*/*.jsonl"), (home / ".codex" / "sessions", "*/*/*/rollout-*.jsonl")]:
+        sessions = sorted(pattern_root.glob(pattern), key=lambda p: p.stat().st_mtime)
+        print(sessions[-1] if sessions else f"no session file under {pattern_root}")
     return 0
 
 

@@ -85,3 +85,32 @@ def next_call(body: dict, step: int):
 
 def final_text(body: dict) -> str:
     return "Done again." if after_compaction(body) else FINAL_TEXT
+
+
+def codex_command(call) -> str:
+    """Codex is offered a shell only: a write step becomes a shell command writing the file."""
+    _, name, tool_input = call
+    if name == "Bash":
+        return tool_input["command"]
+    path = tool_input["file_path"]
+    content = tool_input["content"].replace("'", "'\\''")
+    return f"mkdir -p \"$(dirname '{path}')\" && printf '%s' '{content}' > '{path}'"
+
+
+def codex_after_compaction(items) -> bool:
+    return SUMMARY_MARK in str(items)
+
+
+def codex_next_call(items, step: int):
+    """The step'th call of a Codex turn: the same script, paths relative to the project."""
+    script = AFTER_STEPS if codex_after_compaction(items) else steps(".")
+    return script[step] if step < len(script) else None
+
+
+def codex_final_text(items) -> str:
+    return "Done again." if codex_after_compaction(items) else FINAL_TEXT
+
+
+# Reported on turn one's last answer so that Codex compacts before the next turn (its
+# auto-compact limit is far below it), not in the middle of the planted steps.
+CODEX_ANSWER_USAGE_BONUS = 60_000

@@ -316,9 +316,10 @@ class Handler(BaseHTTPRequestHandler):
         usage_in = estimate_tokens(raw) + self.server.usage_bonus * len(outputs)
         tools = body.get("tools") or []
         tool_names = [t.get("name") for t in tools if isinstance(t, dict)]
+        planted = self.server.script == "planted"
         if '"compaction"' in meta or (not tools and "summary" in json.dumps(items[-1:]).lower()):
             kind = "summary"
-            output = [self.message_item(SUMMARY_TEXT)]
+            output = [self.message_item(planted_script.SUMMARY_TEXT if planted else SUMMARY_TEXT)]
         elif not tools:
             kind = "side"
             output = [self.message_item("Scripted session")]
@@ -334,7 +335,28 @@ class Handler(BaseHTTPRequestHandler):
                         continue
                     break
             name = next((n for n in ("exec_command", "shell_command", "shell") if n in tool_names), None)
-            if step < CALLS_PER_TURN and name:
+            call = planted_script.codex_next_call(items, step) if planted else None
+            if planted and call and name:
+                kind = "tool_call"
+                command = planted_script.codex_command(call)
+                arguments = {"cmd": command} if name == "exec_command" else {"command": command}
+                output = [
+                    self.message_item(call[0]),
+                    {
+                        "type": "function_call",
+                        "id": "fc_" + uuid.uuid4().hex[:24],
+                        "call_id": "call_" + uuid.uuid4().hex[:24],
+                        "name": name,
+                        "arguments": json.dumps(arguments),
+                        "status": "completed",
+                    },
+                ]
+            elif planted:
+                kind = "answer"
+                output = [self.message_item(planted_script.codex_final_text(items))]
+                if not planted_script.codex_after_compaction(items):
+                    usage_in += planted_script.CODEX_ANSWER_USAGE_BONUS
+            elif step < CALLS_PER_TURN and name:
                 kind = "tool_call"
                 command = command_for_step(step)
                 if name == "shell":
@@ -417,7 +439,7 @@ def main() -> int:
         "--script",
         choices=["default", "planted"],
         default="default",
-        help="planted: the planted-facts session of the forgot evaluation (Claude Code only; planted_script.py)",
+        help="planted: the planted-facts session of the forgot evaluation (planted_script.py)",
     )
     args = parser.parse_args()
     server = Server(("127.0.0.1", args.port), args.log, args.usage_bonus, args.script)

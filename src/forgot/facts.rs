@@ -232,6 +232,66 @@ fn pending_items(name: &str, input: &Value) -> Option<Vec<String>> {
     )
 }
 
+/// The files a shell command writes, as far as its words show: the target of a `>` or
+/// `>>` redirect, of `tee`, of `sed -i`, `touch`, `rm`, and the last argument of `mv` and
+/// `cp`. Scratch places (`/dev/…`, `/tmp/…`) are left out: a log written there is no
+/// change to the project.
+pub fn shell_writes(cmd: &str) -> Vec<String> {
+    let words: Vec<String> = cmd
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .map(|w| {
+            w.trim_matches(|c| matches!(c, '"' | '\'' | '(' | ')'))
+                .to_string()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].as_str();
+        let next = words.get(i + 1).map(String::as_str);
+        match w {
+            ">" | ">>" | "1>" => out.extend(next.map(str::to_string)),
+            _ if (w.starts_with('>') || w.starts_with("1>")) && !w.contains('&') => {
+                out.push(w.trim_start_matches(['1', '>']).to_string())
+            }
+            "tee" | "touch" | "rm" => out.extend(
+                words[i + 1..]
+                    .iter()
+                    .take_while(|a| !matches!(a.as_str(), "&&" | "||" | "|"))
+                    .filter(|a| !a.starts_with('-'))
+                    .cloned(),
+            ),
+            "mv" | "cp" => out.extend(
+                words[i + 1..]
+                    .iter()
+                    .take_while(|a| !matches!(a.as_str(), "&&" | "||" | "|"))
+                    .filter(|a| !a.starts_with('-'))
+                    .last()
+                    .cloned(),
+            ),
+            "sed" if words[i + 1..].iter().take(2).any(|a| a.starts_with("-i")) => out.extend(
+                words[i + 1..]
+                    .iter()
+                    .take_while(|a| !matches!(a.as_str(), "&&" | "||" | "|"))
+                    .last()
+                    .cloned(),
+            ),
+            _ => {}
+        }
+        i += 1;
+    }
+    out.retain(|p| {
+        !p.is_empty()
+            && !p.starts_with("/dev/")
+            && !p.starts_with("/tmp/")
+            && !p.starts_with('&')
+            && !p.starts_with('$')
+            && path_in(p).is_some()
+    });
+    out
+}
+
 /// A call as its result is read: its tool and target.
 struct Call {
     target: Option<Target>,
@@ -336,8 +396,16 @@ impl Extractor {
     }
 
     fn call(&mut self, name: &str, p: &Part) {
-        if let Some(Target::Changed(path)) = &p.target {
-            self.add(FactKind::FileChanged, path, p, name.to_string());
+        match &p.target {
+            Some(Target::Changed(path)) => {
+                self.add(FactKind::FileChanged, path, p, name.to_string());
+            }
+            Some(Target::Ran(cmd)) => {
+                for path in shell_writes(cmd) {
+                    self.add(FactKind::FileChanged, &path, p, format!("{name} (shell)"));
+                }
+            }
+            _ => {}
         }
         if name.to_ascii_lowercase().contains("patch") {
             // The patch's text is the call's input as JSON: its lines are `\n`-joined.

@@ -69,6 +69,31 @@ fn kinds_and_texts(r: &CompactionForgot) -> Vec<(FactKind, &str)> {
 }
 
 #[test]
+fn files_a_shell_command_writes() {
+    use super::facts::shell_writes;
+    assert_eq!(
+        shell_writes(
+            "mkdir -p \"$(dirname './.gitleaks.toml')\" && printf '%s' 'x' > './.gitleaks.toml'"
+        ),
+        vec!["./.gitleaks.toml"]
+    );
+    assert_eq!(
+        shell_writes("echo a >> notes.txt; cat x.md | tee out.md"),
+        vec!["notes.txt", "out.md"]
+    );
+    assert_eq!(
+        shell_writes("sed -i 's/a/b/' src/lib.rs"),
+        vec!["src/lib.rs"]
+    );
+    assert_eq!(
+        shell_writes("mv -f a.rs b/c.rs && rm old.py"),
+        vec!["b/c.rs", "old.py"]
+    );
+    assert!(shell_writes("cargo test > /tmp/out.log 2>&1").is_empty());
+    assert!(shell_writes("cat src/lib.rs").is_empty());
+}
+
+#[test]
 fn markers_of_decisions_not_narration() {
     assert!(is_decision("We decided to keep the cache"));
     assert!(is_decision("Use the session table rather than the browser"));

@@ -117,3 +117,42 @@ pub fn section(s: &mut String, t: &Timeline) {
         s.push_str("</details>\n");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forgot::parts::Numbered;
+    use crate::forgot::{CompactionInput, KeptInput, SummaryText};
+    use crate::message::Message;
+
+    #[test]
+    fn the_page_lists_what_the_losses_cost_afterwards() {
+        let input = CompactionInput {
+            kind: "test full".into(),
+            micro: false,
+            at: Some(1),
+            trigger: None,
+            rule: "everything is replaced".into(),
+            before: vec![Numbered::new(
+                Some(0),
+                Message::user_text("Never push to main."),
+            )],
+            summary: SummaryText::Text("Work went on.".into()),
+            kept: KeptInput::recorded(Vec::new(), Vec::new()),
+            cleared: Vec::new(),
+            after: vec![Numbered::new(
+                Some(2),
+                Message::user_text("Again: never push to <main>!"),
+            )],
+            tokens_before: None,
+        };
+        let c = analyze(1, &input);
+        let mut s = String::new();
+        afterwards(&mut s, &c);
+        assert!(s.contains("<p>Afterwards:</p>"), "{s}");
+        assert!(
+            s.contains("restated by the user: Never push to main. (message 2)"),
+            "{s}"
+        );
+    }
+}

@@ -1,8 +1,8 @@
-//! The labelled evaluation of `ctxlab forgot` (docs/forgot.md): a session the real Claude
-//! Code 2.1.332 wrote against the scripted server's "planted facts" script
-//! (`scripts/real_agents/planted.py`; the fixture keeps its message lines). Each planted
-//! loss is labelled; so is each item the summary carries and each piece of noise that must
-//! not be reported. Precision of the first 10 not-carried facts and recall over the
+//! The labelled evaluation of `ctxlab forgot` (docs/forgot.md): the sessions the real
+//! Claude Code 2.1.332 and Codex 0.171.0 wrote against the scripted server's "planted
+//! facts" script (`scripts/real_agents/planted.py`; the fixtures keep their message lines).
+//! Each planted loss is labelled; so is each item the summary carries and each piece of
+//! noise that must not be reported. Precision of the first 10 not-carried facts and recall over the
 //! planted losses must both be at least 80%; the cost afterwards must show the re-read,
 //! the repeated failure and the restated instruction.
 
@@ -14,9 +14,11 @@ use ctxlab::forgot::{CompactionForgot, FactKind};
 use crate::common::cli::ctxlab;
 
 const FIXTURE: &str = "tests/fixtures/forgot/eval_claude.jsonl";
+const CODEX_FIXTURE: &str = "tests/fixtures/forgot/eval_codex.jsonl";
 
 /// The planted losses: the summary leaves each out. (kind, a part of its text)
 const LOSSES: &[(FactKind, &str)] = &[
+    // Codex keeps the user's messages beside its summary: lost in Claude Code only.
     (FactKind::Constraint, "Never push to main"),
     (
         FactKind::Constraint,
@@ -57,7 +59,11 @@ const NOISE: &[&str] = &[
 ];
 
 fn report() -> CompactionForgot {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
+    report_of(FIXTURE)
+}
+
+fn report_of(fixture: &str) -> CompactionForgot {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture);
     let found = find_forgotten(&path, &ForgotOptions::default()).unwrap();
     assert_eq!(found.report.compactions.len(), 1);
     found.report.compactions.into_iter().next().unwrap()
@@ -67,30 +73,52 @@ fn is_loss(kind: FactKind, text: &str) -> bool {
     LOSSES.iter().any(|(k, t)| *k == kind && text.contains(t))
 }
 
-/// (precision of the first 10 not carried, recall over the planted losses), in percent.
-fn figures(c: &CompactionForgot) -> (usize, usize) {
+/// Counts for one session: [right among the first 10 not carried, listed among them,
+/// planted losses found, planted losses].
+fn counts(c: &CompactionForgot, losses: &[(FactKind, &str)]) -> [usize; 4] {
     let lost: Vec<_> = c.facts.iter().filter(|f| f.not_carried()).collect();
     let first: Vec<_> = lost.iter().take(10).collect();
     let right = first.iter().filter(|f| is_loss(f.kind, &f.text)).count();
-    let found = LOSSES
+    let found = losses
         .iter()
         .filter(|(k, t)| lost.iter().any(|f| f.kind == *k && f.text.contains(t)))
         .count();
-    (right * 100 / first.len().max(1), found * 100 / LOSSES.len())
+    [right, first.len(), found, losses.len()]
 }
 
 #[test]
 fn precision_of_the_first_ten_and_recall_are_at_least_80_percent() {
-    let c = report();
-    let (precision, recall) = figures(&c);
-    eprintln!("forgot evaluation: precision@10 {precision}%, recall {recall}%");
-    assert!(precision >= 80, "precision {precision}%: {:#?}", c.facts);
-    assert!(recall >= 80, "recall {recall}%: {:#?}", c.facts);
+    let claude = report();
+    let codex = report_of(CODEX_FIXTURE);
+    let mut total = [0; 4];
+    for (name, c, losses) in [("claude", &claude, LOSSES), ("codex", &codex, &LOSSES[1..])] {
+        let n = counts(c, losses);
+        eprintln!(
+            "forgot evaluation, {name}: {} of the first {} not carried are planted losses; {} of {} planted losses found",
+            n[0], n[1], n[2], n[3]
+        );
+        for (t, x) in total.iter_mut().zip(n) {
+            *t += x;
+        }
+    }
+    let precision = total[0] * 100 / total[1].max(1);
+    let recall = total[2] * 100 / total[3];
+    eprintln!("forgot evaluation: precision of the first 10 {precision}%, recall {recall}%");
+    assert!(
+        precision >= 80,
+        "precision {precision}%: {claude:#?} {codex:#?}"
+    );
+    assert!(recall >= 80, "recall {recall}%: {claude:#?} {codex:#?}");
 }
 
 #[test]
 fn what_the_summary_carries_is_carried_and_noise_is_not_a_fact() {
-    let c = report();
+    for fixture in [FIXTURE, CODEX_FIXTURE] {
+        carried_and_noise(&report_of(fixture));
+    }
+}
+
+fn carried_and_noise(c: &CompactionForgot) {
     for text in CARRIED {
         assert!(
             !c.facts
@@ -111,13 +139,21 @@ fn what_the_summary_carries_is_carried_and_noise_is_not_a_fact() {
     assert!(
         c.facts
             .iter()
-            .any(|f| f.text.ends_with(".gitleaks.toml") && f.carried == Some(true))
+            .any(|f| f.text.ends_with(".gitleaks.toml") && f.carried == Some(true)),
+        "{:#?}",
+        c.facts
     );
 }
 
 #[test]
-fn what_the_losses_cost_afterwards_on_the_real_session() {
-    let a = report().afterwards;
+fn what_the_losses_cost_afterwards_on_the_real_sessions() {
+    for fixture in [FIXTURE, CODEX_FIXTURE] {
+        cost_afterwards(&report_of(fixture));
+    }
+}
+
+fn cost_afterwards(c: &CompactionForgot) {
+    let a = &c.afterwards;
     assert!(
         a.read_again
             .iter()
