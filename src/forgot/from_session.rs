@@ -44,7 +44,7 @@ fn summary_text(s: &Summary) -> SummaryText {
 
 /// A message of the session; injected context and summaries count as injected (nobody
 /// typed them).
-fn numbered(s: &Session, i: usize) -> Numbered {
+pub(super) fn numbered(s: &Session, i: usize) -> Numbered {
     Numbered {
         number: Some(i),
         message: s.messages[i].clone(),

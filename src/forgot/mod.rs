@@ -9,6 +9,7 @@
 //! the front ends (`ctxlab forgot`, the export page, the workbench) only draw the reports.
 
 mod aftermath;
+pub mod at_risk;
 pub mod carry;
 mod cleared;
 pub mod facts;

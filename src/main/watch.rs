@@ -67,7 +67,14 @@ pub(crate) fn cmd_watch(args: WatchArgs) -> anyhow::Result<ExitCode> {
         // Readable lines (`--text`, or stdout is not a terminal).
         // `watch_text` sanitizes each line itself, so its bell reaches the terminal.
         let mut out = std::io::stdout().lock();
-        return match watch_text(chosen, bell, &options, &stop, &mut out) {
+        return match watch_text(
+            chosen,
+            bell,
+            Some(args.at_risk_within),
+            &options,
+            &stop,
+            &mut out,
+        ) {
             WatchEnd::Stopped | WatchEnd::Closed => Ok(ExitCode::SUCCESS),
             WatchEnd::Failed(e) => Err(anyhow::Error::new(e).context("cannot follow the session")),
         };
