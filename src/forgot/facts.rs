@@ -96,9 +96,8 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
     .filter(|w| !w.is_empty())
 }
 
-/// A path in a word, without a `:line:col` suffix: a known extension, or rooted with two
-/// components or more. `DateTime.diff` (a method) is not one: a path's name is not
-/// CamelCase before its extension unless it has a `/`.
+/// A path in a word, without a `:line:col` suffix: a known extension, a dot file, or rooted
+/// with two components or more.
 pub fn path_in(word: &str) -> Option<&str> {
     if word.contains("://") {
         return None;
@@ -113,9 +112,14 @@ pub fn path_in(word: &str) -> Option<&str> {
     let rooted = ["/", "~/", "./", "../"].iter().any(|p| word.starts_with(p))
         && word.chars().filter(|c| c.is_alphanumeric()).count() >= 2
         && word.matches('/').count() >= 2;
+    // `DateTime.diff`, `Foo.patch`: a CamelCase name and a method whose name is also an
+    // extension. `README.md` and `MyView.tsx` stay files.
     let method_like = !word.contains('/')
-        && word.starts_with(|c: char| c.is_ascii_uppercase())
-        && word.chars().skip(1).any(|c| c.is_ascii_uppercase());
+        && word.rsplit_once('.').is_some_and(|(stem, ext)| {
+            matches!(ext, "diff" | "patch" | "log")
+                && stem.chars().any(|c| c.is_ascii_lowercase())
+                && stem.chars().skip(1).any(|c| c.is_ascii_uppercase())
+        });
     ((has_extension(word) && !method_like) || rooted || is_dot_file(word)).then_some(word)
 }
 

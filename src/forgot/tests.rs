@@ -94,6 +94,30 @@ fn files_a_shell_command_writes() {
 }
 
 #[test]
+fn paths_and_method_names() {
+    use super::facts::path_in;
+    for p in [
+        "README.md",
+        "TASK.md",
+        "MyView.tsx",
+        ".gitignore",
+        "src/a.rs",
+        "/x/y/z",
+    ] {
+        assert_eq!(path_in(p), Some(p), "{p}");
+    }
+    for w in [
+        "DateTime.diff",
+        "FileUtil.patch",
+        "5%",
+        "e.g",
+        "https://x.org/a.rs",
+    ] {
+        assert_eq!(path_in(w), None, "{w}");
+    }
+}
+
+#[test]
 fn markers_of_decisions_not_narration() {
     assert!(is_decision("We decided to keep the cache"));
     assert!(is_decision("Use the session table rather than the browser"));

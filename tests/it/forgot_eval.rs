@@ -32,6 +32,8 @@ const LOSSES: &[(FactKind, &str)] = &[
     (FactKind::Constraint, "README.md documents the cache"),
     (FactKind::FileChanged, "src/cache.py"),
     (FactKind::Error, "E501 line too long"),
+    // The file the task says to change.
+    (FactKind::FileNamed, "README.md"),
     (
         FactKind::Decision,
         "store expansion state in the session table",
@@ -40,6 +42,7 @@ const LOSSES: &[(FactKind, &str)] = &[
 
 /// Planted and carried by the summary: never reported lost.
 const CARRIED: &[&str] = &[
+    "TASK.md",
     ".gitleaks.toml",
     ".github/workflows/ci.yml",
     "missing key retention_days",
