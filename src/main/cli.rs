@@ -320,8 +320,9 @@ pub(crate) struct WatchArgs {
     /// Poll only: do not ask for file-change notifications.
     #[arg(long)]
     pub(crate) no_notify: bool,
-    /// With --text: within this many tokens of the agent's compaction threshold, list the
-    /// facts a compaction would put at risk and a ready /compact focus (0: never).
+    /// Within this many tokens of the agent's compaction threshold, list the facts a
+    /// compaction would put at risk and a ready /compact focus (--json: an `at_risk` event;
+    /// 0: never).
     #[arg(long, value_name = "TOKENS", default_value_t = 20_000)]
     pub(crate) at_risk_within: u64,
 }
