@@ -205,11 +205,15 @@ pub fn watch_json(
             if !write(out, item_json(&item, &tracker.headroom())) {
                 return false;
             }
+            // Only what is written from now on: a session read from its start is not
+            // read again at every call of its past.
             match &item {
-                LiveItem::Call(c) if !c.summary => match risk.after_call(&tracker.headroom()) {
-                    Some(r) => write(out, at_risk_json(&r)),
-                    None => true,
-                },
+                LiveItem::Call(c) if caught_up && !c.summary => {
+                    match risk.after_call(&tracker.headroom()) {
+                        Some(r) => write(out, at_risk_json(&r)),
+                        None => true,
+                    }
+                }
                 _ => true,
             }
         }
