@@ -204,7 +204,9 @@ fn facts_section(c: &CompactionForgot, layout: &Layout, l: &mut Vec<String>) {
     }
     let rest = c.facts.len() - shown.len();
     if rest > 0 {
-        l.push(format!("    ({rest} more, carried ones included: --all)"));
+        l.push(format!(
+            "    ({rest} more, carried ones included: `ctxlab forgot --all` lists them)"
+        ));
     }
     afterwards_lines(c, layout.width, l);
 }
