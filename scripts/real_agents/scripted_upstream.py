@@ -25,6 +25,8 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import planted_script
+
 # How many shell calls one user turn gets before the scripted model answers with text.
 CALLS_PER_TURN = 3
 # The command whose output the agent should persist (about 98,000 characters: over Claude
@@ -203,9 +205,11 @@ class Handler(BaseHTTPRequestHandler):
             for b in (m.get("content") if isinstance(m.get("content"), list) else [])
             if isinstance(b, dict) and b.get("type") == "tool_result"
         )
+        planted = self.server.script == "planted"
         if claude_is_summary_request(body):
             kind = "summary"
-            blocks = [{"type": "text", "text": f"<analysis>Scripted.</analysis>\n<summary>{SUMMARY_TEXT}</summary>"}]
+            text = planted_script.SUMMARY_TEXT if planted else SUMMARY_TEXT
+            blocks = [{"type": "text", "text": f"<analysis>Scripted.</analysis>\n<summary>{text}</summary>"}]
             stop = "end_turn"
         elif not body.get("tools"):
             kind = "side"
@@ -214,7 +218,20 @@ class Handler(BaseHTTPRequestHandler):
         else:
             step = count_tool_results_since_prompt(messages)
             has_bash = any(t.get("name") == "Bash" for t in body.get("tools") or [])
-            if step < CALLS_PER_TURN and has_bash:
+            call = planted_script.next_call(body, step) if planted else None
+            if planted and call:
+                kind = "tool_call"
+                narration, name, tool_input = call
+                blocks = [
+                    {"type": "text", "text": narration},
+                    {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:24], "name": name, "input": tool_input},
+                ]
+                stop = "tool_use"
+            elif planted:
+                kind = "answer"
+                blocks = [{"type": "text", "text": planted_script.final_text(body)}]
+                stop = "end_turn"
+            elif step < CALLS_PER_TURN and has_bash:
                 kind = "tool_call"
                 blocks = [
                     {"type": "text", "text": f"Running step {step + 1}."},
@@ -299,9 +316,10 @@ class Handler(BaseHTTPRequestHandler):
         usage_in = estimate_tokens(raw) + self.server.usage_bonus * len(outputs)
         tools = body.get("tools") or []
         tool_names = [t.get("name") for t in tools if isinstance(t, dict)]
+        planted = self.server.script == "planted"
         if '"compaction"' in meta or (not tools and "summary" in json.dumps(items[-1:]).lower()):
             kind = "summary"
-            output = [self.message_item(SUMMARY_TEXT)]
+            output = [self.message_item(planted_script.SUMMARY_TEXT if planted else SUMMARY_TEXT)]
         elif not tools:
             kind = "side"
             output = [self.message_item("Scripted session")]
@@ -317,7 +335,28 @@ class Handler(BaseHTTPRequestHandler):
                         continue
                     break
             name = next((n for n in ("exec_command", "shell_command", "shell") if n in tool_names), None)
-            if step < CALLS_PER_TURN and name:
+            call = planted_script.codex_next_call(items, step) if planted else None
+            if planted and call and name:
+                kind = "tool_call"
+                command = planted_script.codex_command(call)
+                arguments = {"cmd": command} if name == "exec_command" else {"command": command}
+                output = [
+                    self.message_item(call[0]),
+                    {
+                        "type": "function_call",
+                        "id": "fc_" + uuid.uuid4().hex[:24],
+                        "call_id": "call_" + uuid.uuid4().hex[:24],
+                        "name": name,
+                        "arguments": json.dumps(arguments),
+                        "status": "completed",
+                    },
+                ]
+            elif planted:
+                kind = "answer"
+                output = [self.message_item(planted_script.codex_final_text(items))]
+                if not planted_script.codex_after_compaction(items):
+                    usage_in += planted_script.CODEX_ANSWER_USAGE_BONUS
+            elif step < CALLS_PER_TURN and name:
                 kind = "tool_call"
                 command = command_for_step(step)
                 if name == "shell":
@@ -376,8 +415,9 @@ class Handler(BaseHTTPRequestHandler):
 class Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, addr, log_path, usage_bonus):
+    def __init__(self, addr, log_path, usage_bonus, script="default"):
         super().__init__(addr, Handler)
+        self.script = script
         self.log_path = log_path
         self.usage_bonus = usage_bonus
         self._n = 0
@@ -395,8 +435,14 @@ def main() -> int:
     parser.add_argument("--log", required=True, help="JSON lines, one per request answered")
     parser.add_argument("--port-file", help="written with the port once listening")
     parser.add_argument("--usage-bonus", type=int, default=0, help="tokens added to the reported usage per tool result")
+    parser.add_argument(
+        "--script",
+        choices=["default", "planted"],
+        default="default",
+        help="planted: the planted-facts session of the forgot evaluation (planted_script.py)",
+    )
     args = parser.parse_args()
-    server = Server(("127.0.0.1", args.port), args.log, args.usage_bonus)
+    server = Server(("127.0.0.1", args.port), args.log, args.usage_bonus, args.script)
     port = server.server_address[1]
     if args.port_file:
         with open(args.port_file + ".tmp", "w") as f:

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::forgot::from_replay::replay_inputs;
 use crate::forgot::from_session::inputs_of_session;
-use crate::forgot::text::{CHECK_RULE, report_lines};
+use crate::forgot::text::{CHECK_RULE, Layout, report_lines, wrap};
 use crate::forgot::{CompactionForgot, CompactionInput, ForgotReport, analyze};
 use crate::pipeline_replay::ReplayOptions;
 use crate::session::{SessionError, load_history, load_session};
@@ -44,6 +44,9 @@ pub struct ForgotFindings {
     pub source: String,
     pub report: ForgotReport,
     pub note: Option<String>,
+    /// Lines of the file the reader could not use (malformed, or of no known shape), and
+    /// its warnings: said, never skipped silently.
+    pub load_warnings: Vec<String>,
 }
 
 fn pick(
@@ -64,6 +67,7 @@ fn pick(
 
 /// Reads the session (or replays it) and analyses the compactions asked for.
 pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFindings, ForgotError> {
+    let mut load_warnings = Vec::new();
     let (source, inputs) = match &options.replay {
         Some(replay) => {
             let loaded = load_history(path)?.require_conversation()?;
@@ -80,6 +84,19 @@ pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFind
         }
         None => {
             let session = load_session(path)?;
+            load_warnings.extend(
+                session
+                    .warnings
+                    .iter()
+                    .take(MAX_WARNINGS_SHOWN)
+                    .map(|w| format!("line {}: {}", w.line, w.message)),
+            );
+            if session.warnings.len() > MAX_WARNINGS_SHOWN {
+                load_warnings.push(format!(
+                    "and {} more warnings",
+                    session.warnings.len() - MAX_WARNINGS_SHOWN
+                ));
+            }
             let source = format!("recorded by {}", session.tool().name());
             (source, inputs_of_session(&session))
         }
@@ -98,14 +115,19 @@ pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFind
             compactions: pick(inputs, options.compaction)?,
         },
         note,
+        load_warnings,
     })
 }
+
+/// The reader's warnings printed before the reports, at most.
+const MAX_WARNINGS_SHOWN: usize = 5;
 
 /// Writes the findings as lines (through the caller's sanitizing writer) or as JSON.
 pub fn write_forgot(
     out: &mut dyn Write,
     findings: &ForgotFindings,
     json: bool,
+    layout: &Layout,
 ) -> Result<(), ForgotError> {
     let w = |out: &mut dyn Write| -> std::io::Result<()> {
         if json {
@@ -115,15 +137,23 @@ pub fn write_forgot(
         }
         let n = findings.report.compactions.len();
         writeln!(out, "{n} compactions, {}", findings.source)?;
-        writeln!(out, "facts check: {CHECK_RULE}")?;
+        for w in &findings.load_warnings {
+            for line in wrap("warning:", w, 2, layout.width) {
+                writeln!(out, "{line}")?;
+            }
+        }
         if let Some(note) = &findings.note {
             writeln!(out, "{note}")?;
         }
         for c in &findings.report.compactions {
             writeln!(out)?;
-            for line in report_lines(c, true) {
+            for line in report_lines(c, layout) {
                 writeln!(out, "{line}")?;
             }
+        }
+        writeln!(out)?;
+        for line in wrap("facts check:", CHECK_RULE, 2, layout.width) {
+            writeln!(out, "{line}")?;
         }
         out.flush()
     };

@@ -19,4 +19,5 @@ pub mod run;
 pub mod sessions;
 pub mod statusline;
 pub mod watch;
+pub mod watch_risk;
 pub mod watch_text;

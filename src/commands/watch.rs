@@ -11,6 +11,8 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::{Value, json};
 
+use super::watch_risk::RiskWatch;
+use crate::forgot::at_risk::AtRisk;
 use crate::session::SessionError;
 use crate::session::model::{Compaction, Summary};
 use crate::session::watch::threshold::AgentSettings;
@@ -123,6 +125,17 @@ pub fn item_json(item: &LiveItem, headroom: &Headroom) -> Value {
     }
 }
 
+/// The `at_risk` event: the facts a compaction now would put at risk, and the focus texts.
+fn at_risk_json(r: &AtRisk) -> Value {
+    json!({
+        "event": "at_risk",
+        "total": r.total,
+        "facts": r.top,
+        "claude_compact": r.claude_compact,
+        "codex_message": r.codex_message,
+    })
+}
+
 /// What was folded while catching up, for the `summary` object.
 #[derive(Default)]
 struct Folded {
@@ -155,6 +168,7 @@ impl Folded {
 pub fn watch_json(
     chosen: Chosen,
     from_start: bool,
+    at_risk_within: Option<u64>,
     options: &FollowOptions,
     stop: &AtomicBool,
     out: &mut dyn Write,
@@ -162,6 +176,7 @@ pub fn watch_json(
 ) -> WatchEnd {
     let settings = AgentSettings::read();
     let mut tracker = HeadroomTracker::with_settings(settings.clone());
+    let mut risk = RiskWatch::new(at_risk_within);
     let mut folded = Folded::default();
     let mut first_file = true;
     let mut closed = false;
@@ -184,6 +199,7 @@ pub fn watch_json(
             if let Some(format) = crate::session::sniff_format(&path) {
                 tracker.set_format(format);
             }
+            risk.following(&path);
             folded = Folded::default();
             true
         }
@@ -193,7 +209,20 @@ pub fn watch_json(
             if !caught_up && first_file && !from_start {
                 return true;
             }
-            write(out, item_json(&item, &tracker.headroom()))
+            if !write(out, item_json(&item, &tracker.headroom())) {
+                return false;
+            }
+            // Only what is written from now on: a session read from its start is not
+            // read again at every call of its past.
+            match &item {
+                LiveItem::Call(c) if caught_up && !c.summary => {
+                    match risk.after_call(&tracker.headroom()) {
+                        Some(r) => write(out, at_risk_json(&r)),
+                        None => true,
+                    }
+                }
+                _ => true,
+            }
         }
         WatchEvent::CaughtUp {
             path,

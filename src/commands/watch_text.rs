@@ -17,6 +17,7 @@ use crate::session::watch::{
 use crate::util::{group_digits, plural};
 
 use super::watch::WatchEnd;
+use super::watch_risk::{RiskWatch, risk_lines};
 
 /// Characters of a message's preview shown.
 const PREVIEW_CHARS: usize = 100;
@@ -102,16 +103,20 @@ fn file_line(event: &FileEvent) -> String {
     }
 }
 
-/// Follows `chosen`, writing readable, sanitized lines to `out` (the terminal), until `stop`.
+/// Follows `chosen`, writing readable, sanitized lines to `out` (the terminal), until `stop`;
+/// within `at_risk_within` tokens of the threshold, the facts a compaction would put at
+/// risk (`watch_risk`).
 pub fn watch_text(
     chosen: Chosen,
     bell: bool,
+    at_risk_within: Option<u64>,
     options: &FollowOptions,
     stop: &AtomicBool,
     out: &mut dyn Write,
 ) -> WatchEnd {
     let settings = AgentSettings::read();
     let mut tracker = HeadroomTracker::with_settings(settings.clone());
+    let mut risk = RiskWatch::new(at_risk_within);
     let mut closed = false;
     let mut write = |out: &mut dyn Write, text: &str| -> bool {
         let ok = writeln!(out, "{}", sanitize(text))
@@ -126,6 +131,7 @@ pub fn watch_text(
             if let Some(format) = crate::session::sniff_format(&path) {
                 tracker.set_format(format);
             }
+            risk.following(&path);
             write(
                 out,
                 &format!("following {} ({why}; {waiting})", path.display()),
@@ -140,10 +146,17 @@ pub fn watch_text(
             if compaction && bell && write!(out, "\x07").is_err() {
                 return false;
             }
-            match item_line(&item, &tracker) {
+            let written = match item_line(&item, &tracker) {
                 Some(text) => write(out, &text),
                 None => true,
+            };
+            if written && matches!(&item, LiveItem::Call(c) if !c.summary) {
+                let h = tracker.headroom();
+                if let Some(r) = risk.after_call(&h) {
+                    return risk_lines(&r, h.tokens_left).iter().all(|l| write(out, l));
+                }
             }
+            written
         }
         WatchEvent::CaughtUp { lines, .. } => {
             let h = tracker.headroom();

@@ -51,10 +51,34 @@ pub fn content_words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Words and paths of a normalised text. A leading `.` stays (`.gitignore`,
+/// `.github/workflows/ci.yml` are names, not sentence ends); trailing dots, dashes and
+/// slashes go.
 fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
-        .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-' | '/')))
-        .filter(|w| !w.is_empty())
+        .map(|w| {
+            w.trim_end_matches(['.', '-', '/'])
+                .trim_start_matches(['-', '/'])
+                .trim_start_matches("./")
+        })
+        .filter(|w| !w.is_empty() && *w != ".")
+}
+
+/// Whether a word is a path (it has a `/` between names or a known extension).
+fn is_pathlike(w: &str) -> bool {
+    w.trim_matches('/').contains('/') || has_extension(w) || is_dot_file(w)
+}
+
+/// A dot file's name: `.gitignore`, `.env`, `.gitleaks.toml`.
+pub fn is_dot_file(w: &str) -> bool {
+    let name = w.rsplit('/').next().unwrap_or(w);
+    name.strip_prefix('.').is_some_and(|rest| {
+        rest.len() >= 2
+            && rest.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && rest
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    })
 }
 
 /// Function words and the constraint markers themselves: a summary that keeps a
@@ -65,8 +89,15 @@ const STOP_WORDS: &[&str] = &[
     "any", "all", "its", "it's", "into", "then", "than", "will", "ill", "i'll", "we'll", "let",
     "lets", "let's", "also", "only", "make", "sure", "avoid", "instead", "have", "has", "can",
     "cannot", "can't", "would", "could", "our", "out", "what", "when", "there", "here", "them",
-    "they", "just", "more", "some", "very", "going", "decided", "ensure",
+    "they", "just", "more", "some", "very", "going", "decided", "ensure", "keep", "decision",
+    "rather", "error", "errors", "failed", "done", "does", "not", "should", "shall", "need",
+    "needs", "each", "which", "who", "how", "why", "being", "been", "had", "did", "may", "might",
+    "yes", "now", "next",
 ];
+
+/// `CONTENT_SHARE` = 7/10: the share of a sentence's content words that must appear.
+const CONTENT_SHARE_NUM: usize = 7;
+const CONTENT_SHARE_DEN: usize = 10;
 
 /// The summary and kept text, normalised once for every check.
 pub struct Reference {
@@ -86,7 +117,7 @@ impl Reference {
         let words: HashSet<String> = words(&text).map(str::to_string).collect();
         let paths = words
             .iter()
-            .filter(|w| w.contains('/') || has_extension(w))
+            .filter(|w| is_pathlike(w))
             .map(|w| components(w))
             .filter(|c| !c.is_empty())
             .collect();
@@ -124,13 +155,24 @@ impl Reference {
         !head.is_empty() && self.mentions(&head.join(" "))
     }
 
-    /// A sentence is carried when every content word of it appears.
+    /// A sentence is carried when at least `CONTENT_SHARE` of its content words appear (a
+    /// path among them as a path, by its trailing components): a summary that quotes an
+    /// error almost word for word, or spells a long path shorter, still carries it.
     pub fn mentions_words(&self, sentence: &str) -> bool {
         if self.mentions(sentence) {
             return true;
         }
         let words = content_words(sentence);
-        !words.is_empty() && words.iter().all(|w| self.words.contains(w))
+        if words.is_empty() {
+            return false;
+        }
+        let found = words
+            .iter()
+            .filter(|w| {
+                self.words.contains(w.as_str()) || (is_pathlike(w) && self.mentions_path(w))
+            })
+            .count();
+        found * CONTENT_SHARE_DEN >= words.len() * CONTENT_SHARE_NUM
     }
 }
 

@@ -27,6 +27,7 @@ const CLAUDE_RULE: &str = "Claude Code replaces everything before the boundary w
 const CODEX_LOCAL_RULE: &str = "Codex's local compaction keeps the recent user messages (newest first, up to about 20,000 tokens at 4 bytes a token) beside the summary; the rollout records only the summary, so the rule is applied here to the history before.";
 const CODEX_REMOTE_RULE: &str =
     "Codex's remote compaction records its replacement_history: that list is what the model kept.";
+const CODEX_UNRECORDED_RULE: &str = "Codex keeps either recent user messages beside a summary (local) or a replacement history (remote); this rollout marks a compaction and records neither, so what it kept is not known.";
 const CTXLAB_RULE: &str = "ctxlab's summary replaces the history it summarized (a reactive summary keeps the tail its report names); a transcript starts at the previous summary.";
 const CLAUDE_MICRO_RULE: &str = "Claude Code's microcompact clears the content of the tool results its boundary lists and keeps every message.";
 const PROXY_RULE: &str = "Read from two captured requests: the later one no longer extends the earlier; its first new message is taken as the summary, and the messages both start with as what was kept.";
@@ -43,7 +44,7 @@ fn summary_text(s: &Summary) -> SummaryText {
 
 /// A message of the session; injected context and summaries count as injected (nobody
 /// typed them).
-fn numbered(s: &Session, i: usize) -> Numbered {
+pub(super) fn numbered(s: &Session, i: usize) -> Numbered {
     Numbered {
         number: Some(i),
         message: s.messages[i].clone(),
@@ -274,7 +275,7 @@ fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
                 ),
                 (None, _) => (
                     "codex".to_string(),
-                    CODEX_REMOTE_RULE,
+                    CODEX_UNRECORDED_RULE,
                     KeptInput::not_recorded(
                         "the rollout marks a compaction but records neither its summary nor its replacement_history",
                     ),

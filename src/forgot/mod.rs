@@ -8,12 +8,15 @@
 //! Pure: no files, no terminal, no model. `from_session` and `from_replay` build the inputs;
 //! the front ends (`ctxlab forgot`, the export page, the workbench) only draw the reports.
 
+mod aftermath;
+pub mod at_risk;
 pub mod carry;
 mod cleared;
 pub mod facts;
 pub mod from_replay;
 pub mod from_session;
 pub mod parts;
+pub mod task_text;
 pub mod text;
 
 use std::collections::{BTreeMap, HashSet};
@@ -21,6 +24,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Serialize;
 
 use crate::message::Message;
+pub use aftermath::{Aftermath, FailedAgain, ReadAgain, Restated};
 pub use cleared::{Cleared, ReRead};
 pub use facts::{Fact, FactKind};
 use parts::{Numbered, Part, PartKind, parts_of, tool_names};
@@ -201,12 +205,20 @@ pub struct CompactionForgot {
     pub summary_chars: usize,
     pub kept: KeptReport,
     pub dropped: Breakdown,
-    /// Not carried first, ranked by kind; then the carried ones.
+    /// Not carried first, ranked by kind; then the unknown ones; then the carried ones.
     pub facts: Vec<Fact>,
     pub not_carried: usize,
-    /// More items were found than `facts::MAX_FACTS`: the rest are not listed.
+    /// Facts whose fate is unknown: no summary is recorded and the kept messages do not
+    /// mention them.
+    pub unknown: usize,
+    /// More items were found than `facts::MAX_FACTS`: the dropped messages up to this
+    /// one (the farthest from the compaction) were not checked.
     pub facts_capped: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unchecked_through: Option<usize>,
     pub cleared: Vec<Cleared>,
+    /// What the not-carried facts cost after the compaction.
+    pub afterwards: Aftermath,
 }
 
 /// The report for one compaction; `index` is its 1-based number.
@@ -263,13 +275,21 @@ pub fn analyze(index: usize, input: &CompactionInput) -> CompactionForgot {
             .chain(kept_parts.iter().map(|p| p.text.as_str()))
             .chain(reference_texts),
     );
-    let mut extractor = facts::Extractor::new();
-    for p in &dropped_parts {
-        extractor.part(p);
-    }
-    let facts_capped = extractor.items.len() >= facts::MAX_FACTS;
-    let facts = facts::check(extractor.items, &reference);
+    let extractor = facts::Extractor::new(&dropped_parts).run(&dropped_parts);
+    let facts_capped = extractor.unchecked_through.is_some();
+    let unchecked_through = extractor.unchecked_through.flatten();
+    let known = match input.summary {
+        SummaryText::Text(_) | SummaryText::None => facts::Known::Yes,
+        SummaryText::Encrypted | SummaryText::NotRecorded => facts::Known::OnlyKept,
+    };
+    let facts = facts::check(extractor.items, &reference, known);
     let cleared = cleared::cleared(input, &before_parts, &names);
+    let after_parts: Vec<Part> = input
+        .after
+        .iter()
+        .flat_map(|n| parts_of(n, &names))
+        .collect();
+    let afterwards = aftermath::aftermath(&facts, &after_parts, input.after.len());
     CompactionForgot {
         index,
         kind: input.kind.clone(),
@@ -294,8 +314,11 @@ pub fn analyze(index: usize, input: &CompactionInput) -> CompactionForgot {
             },
         },
         dropped: Breakdown::of(dropped_parts.iter().copied(), dropped_messages),
-        not_carried: facts.iter().filter(|f| !f.carried).count(),
+        not_carried: facts.iter().filter(|f| f.not_carried()).count(),
+        unknown: facts.iter().filter(|f| f.carried.is_none()).count(),
         facts_capped,
+        unchecked_through,
+        afterwards,
         facts,
         cleared,
         before,

@@ -53,6 +53,9 @@ pub struct Part {
     pub tool_id: Option<String>,
     /// A tool call's target.
     pub target: Option<Target>,
+    /// A tool result of a call that failed: its error flag, or a non-zero exit code its
+    /// output states.
+    pub failed: bool,
 }
 
 impl Part {
@@ -100,6 +103,7 @@ pub fn parts_of(n: &Numbered, names: &HashMap<String, String>) -> Vec<Part> {
         text,
         tool_id: None,
         target: None,
+        failed: false,
     };
     let text_kind = || match (role, n.injected) {
         (_, true) => PartKind::InjectedText,
@@ -140,12 +144,26 @@ pub fn parts_of(n: &Numbered, names: &HashMap<String, String>) -> Vec<Part> {
                     result_text(ResultContent::of(b)),
                 );
                 p.tool_id = id.map(str::to_string);
+                p.failed = b.get("is_error").and_then(Value::as_bool) == Some(true)
+                    || exit_code_of(&p.text).is_some_and(|c| c != 0);
                 out.push(p);
             }
             _ => out.push(part(PartKind::Other, String::new())),
         }
     }
     out
+}
+
+/// The exit code a command's output states in its first lines: Claude Code's `Exit code 1`,
+/// Codex's `Process exited with code 1` or `Exit code: 1`.
+pub fn exit_code_of(text: &str) -> Option<i64> {
+    text.lines().take(6).find_map(|l| {
+        let l = l.trim();
+        ["Exit code:", "Exit code", "Process exited with code"]
+            .iter()
+            .find_map(|head| l.strip_prefix(head))
+            .and_then(|rest| rest.trim().parse().ok())
+    })
 }
 
 /// A result's text: a string as is, a list's text blocks joined (images count as nothing).

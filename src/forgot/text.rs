@@ -2,11 +2,83 @@
 //! forgot view shows. The lines hold outside text (summaries, file names, commands) as it
 //! is: the front end that prints them sanitizes them.
 
-use super::{Breakdown, CompactionForgot, Count, KeptHow, SummaryText};
+use super::{Breakdown, CompactionForgot, Count, Fact, KeptHow, SummaryText};
 use crate::util::group_digits;
 
 /// How the facts check decides, as the view and the command state it (docs/forgot.md).
-pub const CHECK_RULE: &str = "carried = mentioned in the summary or the kept messages (case, quotes and path forms ignored; a path by its trailing components, a command by its first two words, a sentence by all its content words). A check of mentions, not of meaning: a mention can be wrong and a paraphrase can be missed.";
+pub const CHECK_RULE: &str = "carried = mentioned in the summary or the kept messages (case, quotes and path forms ignored; a path by its trailing components, dot files included; an instruction, error or decision by 7 in 10 of its content words). A check of mentions, not of meaning: a mention can be wrong and a paraphrase can be missed.";
+
+/// Facts listed per compaction unless `--all`: the most important, not carried first.
+pub const DEFAULT_FACTS_SHOWN: usize = 12;
+
+/// How the report's lines are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Columns a line may take (at least 40).
+    pub width: usize,
+    /// Every fact, carried ones included, instead of the first `DEFAULT_FACTS_SHOWN`.
+    pub all: bool,
+    /// The summary's text at the end (its size is always given).
+    pub summary: bool,
+}
+
+impl Default for Layout {
+    fn default() -> Layout {
+        Layout {
+            width: 80,
+            all: false,
+            summary: true,
+        }
+    }
+}
+
+/// The workbench's forgot view: the most important facts, not wrapped here (the viewer
+/// wraps to its own width, or not, `w`); the summary's text is last (End).
+pub const VIEW_LAYOUT: Layout = Layout {
+    width: usize::MAX,
+    all: false,
+    summary: true,
+};
+
+/// `text` cut into lines of at most `width` chars at spaces, the first after `first`, the
+/// rest after `indent` spaces. A word longer than a line is cut.
+pub fn wrap(first: &str, text: &str, indent: usize, width: usize) -> Vec<String> {
+    let width = width.max(40);
+    let mut out = Vec::new();
+    let mut line = first.to_string();
+    let mut len = line.chars().count();
+    // A label is followed by a space; a prefix that ends with one is not.
+    let mut empty = first.is_empty() || first.ends_with(' ');
+    for word in text.split_whitespace() {
+        let w = word.chars().count();
+        if !empty && len + 1 + w > width {
+            out.push(std::mem::take(&mut line));
+            line = " ".repeat(indent);
+            len = indent;
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+            len += 1;
+        }
+        let mut rest: Vec<char> = word.chars().collect();
+        while len + rest.len() > width && width > len {
+            let take = width - len;
+            line.extend(&rest[..take]);
+            out.push(std::mem::take(&mut line));
+            line = " ".repeat(indent);
+            len = indent;
+            rest.drain(..take);
+        }
+        len += rest.len();
+        line.extend(rest);
+        empty = false;
+    }
+    if !empty || out.is_empty() {
+        out.push(line);
+    }
+    out
+}
 
 fn count(label: &str, c: Count) -> Option<String> {
     (c.count > 0).then(|| format!("{label} {} ({} chars)", c.count, group_digits(c.chars)))
@@ -63,17 +135,17 @@ pub const SUMMARY_LINES_SHOWN: usize = 400;
 pub const SUMMARY_LINE_CHARS: usize = 2_000;
 
 /// The summary's lines, `    | ` before each, within the caps above.
-fn summary_lines(text: &str, l: &mut Vec<String>) {
+fn summary_lines(text: &str, width: usize, l: &mut Vec<String>) {
     let mut lines = text.lines();
     let mut cut = false;
     for line in lines.by_ref().take(SUMMARY_LINES_SHOWN) {
         let mut chars = line.char_indices();
         match chars.nth(SUMMARY_LINE_CHARS) {
             Some((at, _)) => {
-                l.push(format!("    | {} [...]", &line[..at]));
+                l.extend(wrap("    |", &format!("{} [...]", &line[..at]), 6, width));
                 cut = true;
             }
-            None => l.push(format!("    | {line}")),
+            None => l.extend(wrap("    |", line, 6, width)),
         }
     }
     let more = lines.count();
@@ -96,8 +168,173 @@ fn where_(message: Option<usize>, role: &str) -> String {
     }
 }
 
-/// The report's lines; `summary` false leaves the summary's text out (its size stays).
-pub fn report_lines(c: &CompactionForgot, summary: bool) -> Vec<String> {
+fn mark(f: &Fact) -> &'static str {
+    match f.carried {
+        Some(false) => "NOT CARRIED",
+        None => "unknown    ",
+        Some(true) => "carried    ",
+    }
+}
+
+fn fact_lines(f: &Fact, width: usize) -> Vec<String> {
+    let first = format!("    {} {:<12}", mark(f), f.kind.name());
+    let indent = first.chars().count() + 1;
+    let seen = if f.seen > 1 {
+        format!(", {} places", f.seen)
+    } else {
+        String::new()
+    };
+    let text = format!(
+        "{} ({}; message {}{seen})",
+        f.text.replace('\n', " "),
+        f.from,
+        f.message.map_or("?".to_string(), |m| m.to_string())
+    );
+    wrap(&first, &text, indent, width)
+}
+
+/// The facts, most important first; then the evidence of what they cost afterwards.
+fn facts_section(c: &CompactionForgot, layout: &Layout, l: &mut Vec<String>) {
+    let carried = c.facts.len() - c.not_carried - c.unknown;
+    let unknown = if c.unknown > 0 {
+        format!(
+            ", {} unknown (no summary is recorded: only the kept messages could be searched)",
+            c.unknown
+        )
+    } else {
+        String::new()
+    };
+    let capped = if c.facts_capped {
+        format!(
+            "; the list is full at {}: messages up to {} (the farthest from the compaction) were not checked",
+            super::facts::MAX_FACTS,
+            c.unchecked_through
+                .map_or("the first".to_string(), |m| m.to_string())
+        )
+    } else {
+        String::new()
+    };
+    l.extend(wrap(
+        "  facts:",
+        &format!(
+            "{} not carried, {carried} carried{unknown}{capped}",
+            c.not_carried
+        ),
+        4,
+        layout.width,
+    ));
+    let shown: Vec<&Fact> = if layout.all {
+        c.facts.iter().collect()
+    } else {
+        c.facts
+            .iter()
+            .filter(|f| f.carried != Some(true))
+            .take(DEFAULT_FACTS_SHOWN)
+            .collect()
+    };
+    for f in &shown {
+        l.extend(fact_lines(f, layout.width));
+    }
+    let rest = c.facts.len() - shown.len();
+    if rest > 0 {
+        l.push(format!(
+            "    ({rest} more, carried ones included: `ctxlab forgot --all` lists them)"
+        ));
+    }
+    afterwards_lines(c, layout.width, l);
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{} {what}s", group_digits(n))
+    }
+}
+
+fn times(n: usize) -> String {
+    if n == 1 {
+        "once".to_string()
+    } else {
+        format!("{n} times")
+    }
+}
+
+/// What the losses cost after the compaction.
+pub fn afterwards_lines(c: &CompactionForgot, width: usize, l: &mut Vec<String>) {
+    let a = &c.afterwards;
+    if c.not_carried == 0 {
+        return;
+    }
+    if a.messages == 0 {
+        l.push("  afterwards: no message after this compaction in the file".into());
+        return;
+    }
+    if a.is_empty() {
+        l.extend(wrap(
+            "  afterwards:",
+            &format!(
+                "in the {} after it, no lost file read again, no failed command failing again, no lost instruction restated",
+                plural(a.messages, "message")
+            ),
+            4,
+            width,
+        ));
+        return;
+    }
+    l.push(format!(
+        "  afterwards (the {} after it):",
+        plural(a.messages, "message")
+    ));
+    for r in &a.read_again {
+        l.extend(wrap(
+            "    read again:",
+            &format!(
+                "{} {} (~{} tokens), first at message {}",
+                r.file,
+                times(r.calls),
+                group_digits(r.tokens),
+                r.first_message.map_or("?".into(), |m| m.to_string())
+            ),
+            6,
+            width,
+        ));
+    }
+    for f in &a.failed_again {
+        l.extend(wrap(
+            "    failed again:",
+            &format!(
+                "{} {}: {} (first at message {})",
+                f.command,
+                times(f.times),
+                f.error,
+                f.first_message.map_or("?".into(), |m| m.to_string())
+            ),
+            6,
+            width,
+        ));
+    }
+    for r in &a.restated {
+        l.extend(wrap(
+            "    restated by the user:",
+            &format!(
+                "{} (message {})",
+                r.instruction,
+                r.message.map_or("?".into(), |m| m.to_string())
+            ),
+            6,
+            width,
+        ));
+    }
+    for t in &a.never_touched {
+        l.extend(wrap("    never touched afterwards:", t, 6, width));
+    }
+}
+
+/// The report's lines: the facts first, then what they cost afterwards, the sizes, and the
+/// summary's text last (when `layout.summary`).
+pub fn report_lines(c: &CompactionForgot, layout: &Layout) -> Vec<String> {
+    let w = layout.width;
     let mut l = Vec::new();
     let at = c.at.map(|a| format!(" at message {a}")).unwrap_or_default();
     let trigger = c
@@ -106,26 +343,23 @@ pub fn report_lines(c: &CompactionForgot, summary: bool) -> Vec<String> {
         .map(|t| format!(" ({t})"))
         .unwrap_or_default();
     l.push(format!("#{} {}{trigger}{at}", c.index, c.kind));
-    l.push(format!("  rule: {}", c.rule));
+    facts_section(c, layout, &mut l);
+    l.extend(wrap("  rule:", &c.rule, 4, w));
     let recorded = c
         .tokens_before
-        .map(|t| format!("; the file records {} tokens", group_digits(t as usize)))
+        .map(|t| {
+            format!(
+                "; the file records {} tokens for that call's whole request (system prompt, tool definitions and attachments included, in the model's own tokens), so the two differ",
+                group_digits(t as usize)
+            )
+        })
         .unwrap_or_default();
-    l.push(format!("  before: {}{recorded}", size_line(&c.before)));
-    match &c.summary {
-        SummaryText::Text(t) => {
-            l.push(format!(
-                "  summary: {} chars",
-                group_digits(c.summary_chars)
-            ));
-            if summary {
-                summary_lines(t, &mut l);
-            }
-        }
-        SummaryText::Encrypted => l.push("  summary: encrypted by the provider".into()),
-        SummaryText::NotRecorded => l.push("  summary: not recorded in the file".into()),
-        SummaryText::None => l.push("  summary: none (nothing is summarized)".into()),
-    }
+    l.extend(wrap(
+        "  before:",
+        &format!("{}{recorded}", size_line(&c.before)),
+        4,
+        w,
+    ));
     let how = match c.kept.how {
         KeptHow::Recorded => "recorded",
         KeptHow::ByRule => "by the agent's rule",
@@ -137,38 +371,36 @@ pub fn report_lines(c: &CompactionForgot, summary: bool) -> Vec<String> {
         .as_deref()
         .map(|w| format!(": {w}"))
         .unwrap_or_default();
-    l.push(format!(
-        "  kept ({how}{why}): {} messages, {} chars of message text",
-        group_digits(c.kept.messages),
-        group_digits(c.kept.chars)
+    l.extend(wrap(
+        &format!("  kept ({how}{why}):"),
+        &format!(
+            "{} messages, {} chars of message text",
+            group_digits(c.kept.messages),
+            group_digits(c.kept.chars)
+        ),
+        4,
+        w,
     ));
+    if c.kind == "claude-code full" {
+        l.extend(wrap(
+            "  note:",
+            "Claude Code also re-attaches files it read recently after a compaction; the session's messages do not record which, so they are not counted as kept.",
+            4,
+            w,
+        ));
+    }
     let bound = if c.kept.how == KeptHow::NotRecorded {
         " (an upper bound: what was kept is not known)"
     } else {
         ""
     };
-    l.push(format!("  dropped{bound}: {}", size_line(&c.dropped)));
-    l.push(format!("    {}", kinds_line(&c.dropped)));
-    let total = c.facts.len();
-    l.push(format!(
-        "  facts: {} of {} not carried{}",
-        c.not_carried,
-        total,
-        if c.facts_capped { " (list capped)" } else { "" }
+    l.extend(wrap(
+        &format!("  dropped{bound}:"),
+        &size_line(&c.dropped),
+        4,
+        w,
     ));
-    for f in &c.facts {
-        let mark = if f.carried {
-            "carried    "
-        } else {
-            "NOT CARRIED"
-        };
-        l.push(format!(
-            "    {mark} {:<15} {} ({})",
-            f.kind.name(),
-            f.text.replace('\n', " "),
-            where_(f.message, f.role)
-        ));
-    }
+    l.extend(wrap("   ", &kinds_line(&c.dropped), 4, w));
     for x in &c.cleared {
         let target = x
             .target
@@ -180,21 +412,37 @@ pub fn report_lines(c: &CompactionForgot, summary: bool) -> Vec<String> {
         } else {
             format!(
                 "read again {} (~{} tokens)",
-                if x.calls_again == 1 {
-                    "once".to_string()
-                } else {
-                    format!("{} times", x.calls_again)
-                },
+                times(x.calls_again),
                 group_digits(x.tokens_again)
             )
         };
-        l.push(format!(
-            "  cleared {} {}{target}: {} chars ({}); {again}",
-            x.tool_use_id,
-            x.tool,
-            group_digits(x.chars),
-            where_(x.message, "user")
+        l.extend(wrap(
+            "  cleared",
+            &format!(
+                "{} {}{target}: {} chars ({}); {again}",
+                x.tool_use_id,
+                x.tool,
+                group_digits(x.chars),
+                where_(x.message, "user")
+            ),
+            4,
+            w,
         ));
+    }
+    match &c.summary {
+        SummaryText::Text(t) => {
+            l.push(format!(
+                "  summary: {} chars{}",
+                group_digits(c.summary_chars),
+                if layout.summary { ":" } else { "" }
+            ));
+            if layout.summary {
+                summary_lines(t, w, &mut l);
+            }
+        }
+        SummaryText::Encrypted => l.push("  summary: encrypted by the provider (unknown)".into()),
+        SummaryText::NotRecorded => l.push("  summary: not recorded in the file (unknown)".into()),
+        SummaryText::None => l.push("  summary: none (nothing is summarized)".into()),
     }
     l
 }

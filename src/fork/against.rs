@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::forgot::carry::Reference;
-use crate::forgot::facts::check;
+use crate::forgot::facts::{Known, check};
 use crate::forgot::from_session::inputs_of_session;
 use crate::forgot::parts::{Numbered, parts_of};
 use crate::forgot::{Fact, analyze};
@@ -51,17 +51,19 @@ pub fn against(original: &Session, fork: &Session, only: Option<usize>) -> Optio
                 let lost: Vec<Fact> = report
                     .facts
                     .into_iter()
-                    .filter(|f| !f.carried)
+                    // Not carried, or not known to be (no summary recorded): the fork's
+                    // messages are all known, so each gets a verdict there.
+                    .filter(|f| f.carried != Some(true))
                     .map(|mut f| {
-                        f.carried = false;
+                        f.carried = None;
                         f
                     })
                     .collect();
-                let facts = check(lost, &reference);
+                let facts = check(lost, &reference, Known::Yes);
                 Against {
                     index: i + 1,
                     lost: facts.len(),
-                    carried_by_fork: facts.iter().filter(|f| f.carried).count(),
+                    carried_by_fork: facts.iter().filter(|f| f.carried == Some(true)).count(),
                     facts,
                 }
             })
@@ -78,7 +80,7 @@ pub fn lines(found: &[Against]) -> Vec<String> {
             a.index, a.carried_by_fork, a.lost
         ));
         for f in &a.facts {
-            let mark = if f.carried {
+            let mark = if f.carried == Some(true) {
                 "in the fork"
             } else {
                 "still lost "

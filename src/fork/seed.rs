@@ -17,7 +17,11 @@ pub fn edit_seed(session: &Session, before: usize) -> Option<String> {
     );
     out.push_str(input.summary.text().trim());
     out.push('\n');
-    let missing: Vec<_> = report.facts.iter().filter(|f| !f.carried).collect();
+    let missing: Vec<_> = report
+        .facts
+        .iter()
+        .filter(|f| f.carried != Some(true))
+        .collect();
     if !missing.is_empty() {
         out.push_str("\nFacts from before the compaction that the summary did not carry:\n");
         for f in missing {

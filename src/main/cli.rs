@@ -327,6 +327,13 @@ pub(crate) struct ForgotArgs {
     /// did not carry the fork carries.
     #[arg(long, value_name = "FORK", conflicts_with = "replay")]
     pub(crate) against: Option<PathBuf>,
+    /// Every fact found, carried ones included (default: the most important ones not
+    /// carried).
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// Columns the lines may take (default: $COLUMNS, else 80).
+    #[arg(long, value_name = "COLUMNS", value_parser = clap::value_parser!(u16).range(40..))]
+    pub(crate) width: Option<u16>,
     #[command(flatten)]
     pub(crate) thresholds: Thresholds,
 }
@@ -359,6 +366,11 @@ pub(crate) struct WatchArgs {
     /// Poll only: do not ask for file-change notifications.
     #[arg(long)]
     pub(crate) no_notify: bool,
+    /// Within this many tokens of the agent's compaction threshold, list the facts a
+    /// compaction would put at risk and a ready /compact focus (--json: an `at_risk` event;
+    /// 0: never).
+    #[arg(long, value_name = "TOKENS", default_value_t = 20_000)]
+    pub(crate) at_risk_within: u64,
 }
 
 #[derive(Debug, clap::Args)]

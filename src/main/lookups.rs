@@ -69,8 +69,19 @@ pub(crate) fn cmd_forgot(args: ForgotArgs) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e.into()),
     };
+    let width = args
+        .width
+        .map(usize::from)
+        .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+        .filter(|w| *w > 0)
+        .unwrap_or(80);
+    let layout = ctxlab::forgot::text::Layout {
+        width,
+        all: args.all,
+        summary: true,
+    };
     let mut out = stdout_for(args.json);
-    write_forgot(&mut out, &found, args.json).context("cannot write to stdout")
+    write_forgot(&mut out, &found, args.json, &layout).context("cannot write to stdout")
 }
 
 pub(crate) fn cmd_sessions(args: SessionsArgs) -> anyhow::Result<()> {

@@ -67,14 +67,29 @@ pub(crate) fn cmd_watch(args: WatchArgs) -> anyhow::Result<ExitCode> {
         // Readable lines (`--text`, or stdout is not a terminal).
         // `watch_text` sanitizes each line itself, so its bell reaches the terminal.
         let mut out = std::io::stdout().lock();
-        return match watch_text(chosen, bell, &options, &stop, &mut out) {
+        return match watch_text(
+            chosen,
+            bell,
+            Some(args.at_risk_within),
+            &options,
+            &stop,
+            &mut out,
+        ) {
             WatchEnd::Stopped | WatchEnd::Closed => Ok(ExitCode::SUCCESS),
             WatchEnd::Failed(e) => Err(anyhow::Error::new(e).context("cannot follow the session")),
         };
     }
     let mut out = std::io::stdout().lock();
     let mut err = ctxlab::sanitize::SanitizingWriter::new(std::io::stderr().lock());
-    match watch_json(chosen, args.from_start, &options, &stop, &mut out, &mut err) {
+    match watch_json(
+        chosen,
+        args.from_start,
+        Some(args.at_risk_within),
+        &options,
+        &stop,
+        &mut out,
+        &mut err,
+    ) {
         WatchEnd::Stopped | WatchEnd::Closed => Ok(ExitCode::SUCCESS),
         WatchEnd::Failed(e) => Err(anyhow::Error::new(e).context("cannot follow the session")),
     }

@@ -8,25 +8,39 @@ use std::fmt::Write;
 use super::Timeline;
 use super::forgot_inputs::timeline_inputs;
 use super::html_escape::escape;
-use crate::forgot::text::{CHECK_RULE, kinds_line, size_line};
+use crate::forgot::text::{CHECK_RULE, afterwards_lines, kinds_line, size_line};
 use crate::forgot::{Fact, KeptHow, analyze};
 use crate::util::group_digits;
 
 fn facts_table(s: &mut String, facts: &[&Fact]) {
     s.push_str(
-        "<table><tr><th>kind</th><th>item</th><th class=\"n\">message</th><th>role</th></tr>\n",
+        "<table><tr><th>kind</th><th>item</th><th>from</th><th class=\"n\">message</th></tr>\n",
     );
     for f in facts {
         let _ = writeln!(
             s,
-            "<tr><td>{}</td><td class=\"mono\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"mono\">{}</td><td>{}</td><td class=\"n\">{}</td></tr>",
             f.kind.name(),
             escape(&f.text),
+            escape(&f.from),
             f.message.map(|m| m.to_string()).unwrap_or_default(),
-            f.role
         );
     }
     s.push_str("</table>\n");
+}
+
+/// What the losses cost after the compaction: the same lines `ctxlab forgot` prints.
+fn afterwards(s: &mut String, c: &crate::forgot::CompactionForgot) {
+    let mut lines = Vec::new();
+    afterwards_lines(c, usize::MAX, &mut lines);
+    if lines.is_empty() {
+        return;
+    }
+    s.push_str("<p>Afterwards:</p>\n<ul class=\"afterwards\">\n");
+    for l in &lines {
+        let _ = writeln!(s, "<li>{}</li>", escape(l.trim()));
+    }
+    s.push_str("</ul>\n");
 }
 
 /// Appends the section.
@@ -68,11 +82,13 @@ pub fn section(s: &mut String, t: &Timeline) {
             escape(&size_line(&c.dropped)),
             escape(&kinds_line(&c.dropped)),
         );
-        let (gone, kept_facts): (Vec<&Fact>, Vec<&Fact>) = c.facts.iter().partition(|f| !f.carried);
+        let (gone, kept_facts): (Vec<&Fact>, Vec<&Fact>) =
+            c.facts.iter().partition(|f| f.carried != Some(true));
         if !gone.is_empty() {
-            s.push_str("<p>Not carried:</p>\n");
+            s.push_str("<p>Not carried (or unknown, where no summary is recorded):</p>\n");
             facts_table(s, &gone);
         }
+        afterwards(s, &c);
         if !kept_facts.is_empty() {
             let _ = writeln!(
                 s,
@@ -99,5 +115,44 @@ pub fn section(s: &mut String, t: &Timeline) {
             s.push_str("</table>\n");
         }
         s.push_str("</details>\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forgot::parts::Numbered;
+    use crate::forgot::{CompactionInput, KeptInput, SummaryText};
+    use crate::message::Message;
+
+    #[test]
+    fn the_page_lists_what_the_losses_cost_afterwards() {
+        let input = CompactionInput {
+            kind: "test full".into(),
+            micro: false,
+            at: Some(1),
+            trigger: None,
+            rule: "everything is replaced".into(),
+            before: vec![Numbered::new(
+                Some(0),
+                Message::user_text("Never push to main."),
+            )],
+            summary: SummaryText::Text("Work went on.".into()),
+            kept: KeptInput::recorded(Vec::new(), Vec::new()),
+            cleared: Vec::new(),
+            after: vec![Numbered::new(
+                Some(2),
+                Message::user_text("Again: never push to <main>!"),
+            )],
+            tokens_before: None,
+        };
+        let c = analyze(1, &input);
+        let mut s = String::new();
+        afterwards(&mut s, &c);
+        assert!(s.contains("<p>Afterwards:</p>"), "{s}");
+        assert!(
+            s.contains("restated by the user: Never push to main. (message 2)"),
+            "{s}"
+        );
     }
 }

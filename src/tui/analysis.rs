@@ -21,7 +21,7 @@ use crate::forgot::CompactionForgot;
 use crate::forgot::analyze;
 use crate::forgot::from_replay::replay_inputs_by_call;
 use crate::forgot::from_session::inputs_of_session;
-use crate::forgot::text::{CHECK_RULE, report_lines};
+use crate::forgot::text::{CHECK_RULE, VIEW_LAYOUT, report_lines};
 use crate::message::Message;
 use crate::pipeline_replay::ReplayOptions;
 use crate::sanitize::sanitize_line;
@@ -247,7 +247,7 @@ pub fn forgot_view(report: &CompactionForgot, more: &[CompactionForgot]) -> (Str
             lines.push(String::new());
         }
         lines.extend(
-            report_lines(r, true)
+            report_lines(r, &VIEW_LAYOUT)
                 .iter()
                 .map(|l| sanitize_line(l).into_owned()),
         );

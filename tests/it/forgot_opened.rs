@@ -12,7 +12,7 @@ use crate::tui_timeline::tour_app;
 use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ctxlab::commands::forgot::{ForgotOptions, find_forgotten};
 use ctxlab::compact::Strategy;
-use ctxlab::forgot::text::report_lines;
+use ctxlab::forgot::text::{VIEW_LAYOUT, report_lines};
 use ctxlab::tui::analysis::AnalysisWork;
 use ctxlab::tui::app::{Overlay, Startup};
 use ctxlab::tui::sessions::ViewRow;
@@ -97,7 +97,7 @@ fn cli_lines(path: &Path, n: usize) -> Vec<String> {
         replay: None,
     };
     let found = find_forgotten(path, &options).unwrap();
-    report_lines(&found.report.compactions[0], true)
+    report_lines(&found.report.compactions[0], &VIEW_LAYOUT)
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn f_on_an_opened_claude_compaction_shows_what_the_cli_prints() {
     assert_eq!(lines[..cli.len()], cli[..], "the same lines as the command");
     let text = lines.join("\n");
     assert!(
-        text.contains("NOT CARRIED user_constraint Never change the public API of src/ledger.rs"),
+        text.contains("NOT CARRIED constraint  Never change the public API of src/ledger.rs"),
         "{text}"
     );
     assert!(text.contains("A check of mentions, not of meaning"));

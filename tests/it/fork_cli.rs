@@ -65,12 +65,30 @@ fn a_claude_fork_lands_in_the_project_folder_and_prints_how_to_resume_it() {
         .unwrap();
     let doc: Value = serde_json::from_slice(&inspect.stdout).unwrap();
     assert_eq!(doc["compactions"].as_array().unwrap().len(), 0);
-    // forgot --against: the whole history carries every fact the summary lost.
+}
+
+/// `forgot --against`: a whole-history fork of the planted evaluation session (facts the
+/// summary lost, docs/forgot.md) carries every one of them. The fork fixtures above hold
+/// only the scripted steps, with nothing a summary could lose.
+#[test]
+fn a_whole_history_fork_carries_every_fact_the_summary_lost() {
+    let home = tempfile::tempdir().unwrap();
+    let eval = fixture("tests/fixtures/forgot/eval_claude.jsonl");
+    let out = fork_in(
+        home.path(),
+        &[eval.to_str().unwrap(), "--before", "1", "--json"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let against = ctxlab()
         .arg("forgot")
-        .arg(fixture(CLAUDE))
+        .arg(&eval)
         .arg("--against")
-        .arg(&path)
+        .arg(v["path"].as_str().unwrap())
         .arg("--json")
         .output()
         .unwrap();
@@ -81,8 +99,8 @@ fn a_claude_fork_lands_in_the_project_folder_and_prints_how_to_resume_it() {
     );
     let a: Value = serde_json::from_slice(&against.stdout).unwrap();
     let c = &a["compactions"][0];
-    assert!(c["lost"].as_u64().unwrap() > 0);
-    assert_eq!(c["carried_by_fork"], c["lost"]);
+    assert!(c["lost"].as_u64().unwrap() > 0, "{a}");
+    assert_eq!(c["carried_by_fork"], c["lost"], "{a}");
 }
 
 #[test]
@@ -117,8 +135,6 @@ fn edit_runs_the_editor_on_the_original_summary_and_the_facts_it_lost() {
     );
     let given = std::fs::read_to_string(&seen).unwrap();
     assert!(given.contains("Summary of the session so far"), "{given}");
-    assert!(given.contains("Facts from before the compaction that the summary did not carry"));
-    assert!(given.contains("echo scripted-step-1"), "{given}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let path = v["path"].as_str().unwrap();
     assert!(path.starts_with(home.path().join("codex/sessions/").to_str().unwrap()));
@@ -221,4 +237,34 @@ fn b_on_a_compaction_row_forks_the_opened_session() {
     let written: Vec<_> = std::fs::read_dir(&folder).unwrap().collect();
     assert_eq!(written.len(), 1);
     assert!(text.contains(&folder.display().to_string()), "{text}");
+}
+
+/// `--edit` puts the facts the summary lost under the summary, for the user to take in:
+/// on the planted evaluation session, its lost constraint and lint error.
+#[test]
+fn edit_gives_the_editor_the_facts_the_summary_lost() {
+    let home = tempfile::tempdir().unwrap();
+    let seen = home.path().join("seen.txt");
+    let editor = format!("sh -c 'cp \"$1\" {}' sh", seen.display());
+    let eval = fixture("tests/fixtures/forgot/eval_codex.jsonl");
+    let out = ctxlab()
+        .env("HOME", home.path())
+        .env("CODEX_HOME", home.path().join("codex"))
+        .env("EDITOR", &editor)
+        .env_remove("VISUAL")
+        .args(["fork", eval.to_str().unwrap(), "--before", "1", "--edit"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let given = std::fs::read_to_string(&seen).unwrap();
+    assert!(
+        given.contains("Facts from before the compaction that the summary did not carry"),
+        "{given}"
+    );
+    assert!(given.contains("server-authoritative"), "{given}");
+    assert!(given.contains("E501"), "{given}");
 }

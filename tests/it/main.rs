@@ -25,6 +25,7 @@ mod conformance_strategies;
 mod exact_request;
 mod export;
 mod forgot;
+mod forgot_eval;
 mod forgot_opened;
 mod forgot_views;
 mod fork_cli;

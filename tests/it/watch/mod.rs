@@ -5,6 +5,7 @@
 //! its whole-file read gives. The workbench's live view, folded by `App::update` and in a pty. Also
 //! `ctxlab statusline` on a transcript's end, and the readable lines' bell and sanitizer.
 
+mod at_risk;
 mod capture;
 mod fixtures;
 mod follow_json;
