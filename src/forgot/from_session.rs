@@ -14,8 +14,7 @@ use super::parts::Numbered;
 use super::{CompactionInput, KeptHow, KeptInput, SummaryText};
 use crate::message::{Message, block_type};
 use crate::session::{
-    CLEARED_RESULT_TEXT, Compaction, CompactionKind, MessageKind, Session, Summary, TokenSource,
-    Tool,
+    CLEARED_RESULT_TEXT, Compaction, CompactionKind, MessageKind, Session, Summary, Tool,
 };
 
 /// Codex keeps at most this many tokens of recent user messages beside a local summary,
@@ -306,10 +305,8 @@ fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
         kept,
         cleared: c.cleared_tool_ids.clone(),
         after: history_after(s, k),
-        tokens_before: c
-            .tokens_before
-            .filter(|t| t.source == TokenSource::Recorded)
-            .map(|t| t.tokens),
+        // The same figure as `inspect`'s, with its source (one number everywhere).
+        tokens_before: c.tokens_before,
         before,
     }
 }

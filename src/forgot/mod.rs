@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Serialize;
 
 use crate::message::Message;
+use crate::session::model::TokenCount;
 pub use aftermath::{Aftermath, FailedAgain, ReadAgain, Restated};
 pub use cleared::{Cleared, ReRead};
 pub use facts::{Fact, FactKind};
@@ -115,8 +116,9 @@ pub struct CompactionInput {
     pub cleared: Vec<String>,
     /// What came after, up to the next compaction: where a cleared result is read again.
     pub after: Vec<Numbered>,
-    /// The recording tool's count of the tokens before, when it wrote one.
-    pub tokens_before: Option<u64>,
+    /// The tokens before, as `inspect` gives them: the count the recording tool wrote on
+    /// the compaction, else the last call's before it (an estimate of the context, `~`).
+    pub tokens_before: Option<TokenCount>,
 }
 
 /// A count and its size in chars.
@@ -200,7 +202,7 @@ pub struct CompactionForgot {
     pub trigger: Option<String>,
     pub rule: String,
     pub before: Breakdown,
-    pub tokens_before: Option<u64>,
+    pub tokens_before: Option<TokenCount>,
     pub summary: SummaryText,
     pub summary_chars: usize,
     pub kept: KeptReport,

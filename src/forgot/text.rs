@@ -348,9 +348,14 @@ pub fn report_lines(c: &CompactionForgot, layout: &Layout) -> Vec<String> {
     let recorded = c
         .tokens_before
         .map(|t| {
+            let whose = if t.is_estimate() {
+                "the last call before it recorded"
+            } else {
+                "the file records"
+            };
             format!(
-                "; the file records {} tokens for that call's whole request (system prompt, tool definitions and attachments included, in the model's own tokens), so the two differ",
-                group_digits(t as usize)
+                "; {whose} {} tokens for that call's whole request (system prompt, tool definitions and attachments included, in the model's own tokens), so the two differ",
+                t.text()
             )
         })
         .unwrap_or_default();

@@ -62,7 +62,10 @@ fn claude_code_planted_facts_and_a_cleared_result_read_again() {
     let full = &cs[1];
     assert_eq!(full.kind, "claude-code full");
     assert_eq!(full.trigger.as_deref(), Some("auto"));
-    assert_eq!(full.tokens_before, Some(4200));
+    assert_eq!(
+        full.tokens_before.map(|t| (t.tokens, t.is_estimate())),
+        Some((4200, false))
+    );
     assert_eq!(full.kept.how, KeptHow::ByRule);
     assert_eq!(full.kept.messages, 0);
     assert!(full.summary_chars > 100);

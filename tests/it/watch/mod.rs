@@ -13,3 +13,4 @@ mod live_pty;
 mod live_view;
 mod readable;
 mod statusline;
+mod surfaces;
