@@ -347,6 +347,20 @@ pub fn estimate_size(messages: &[Message]) -> usize {
 }
 
 /// The `type` of a block, if it has a string one.
+/// Anthropic's `system` field as one text: a string, or its text blocks joined by blank
+/// lines (a capture's request and Claude Code's own record of one are sized alike).
+pub fn system_text(system: Option<&Value>) -> String {
+    match system {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => String::new(),
+    }
+}
+
 pub fn block_type(block: &Value) -> Option<&str> {
     block.get("type").and_then(Value::as_str)
 }

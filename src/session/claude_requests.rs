@@ -15,6 +15,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Map, Value};
 
+use crate::message::system_text;
+
 /// One request shape: the system prompt and the tool schemas as the API got them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestShape {
@@ -97,20 +99,6 @@ pub(super) const RECORD_TYPES: &[&str] = &["api-request-shape", "api-request", "
 /// A line's text field (this module is a leaf beside `model`, so it has its own).
 fn str_field<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     o.get(key).and_then(Value::as_str)
-}
-
-/// Anthropic's `system`: a string, or text blocks joined by blank lines (the capture's
-/// `exact_request` joins them the same way, so both sources size alike).
-fn system_text(system: Option<&Value>) -> String {
-    match system {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n\n"),
-        _ => String::new(),
-    }
 }
 
 impl RecordReader {

@@ -60,7 +60,7 @@ pub fn exact_request(api: ApiKind, body: &Value) -> Option<ExactRequest> {
     };
     match api {
         ApiKind::AnthropicMessages | ApiKind::AnthropicCountTokens => {
-            req.system = system_text(body.get("system"));
+            req.system = crate::message::system_text(body.get("system"));
             for m in body.get("messages")?.as_array()? {
                 match Message::from_value(without_cache_control(m.clone())) {
                     Ok(m) => req.messages.push(m),
@@ -84,19 +84,6 @@ pub fn exact_request(api: ApiKind, body: &Value) -> Option<ExactRequest> {
         ApiKind::Other => return None,
     }
     Some(req)
-}
-
-/// Anthropic's `system`: a string, or text blocks joined by blank lines.
-fn system_text(system: Option<&Value>) -> String {
-    match system {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n\n"),
-        _ => String::new(),
-    }
 }
 
 fn without_cache_control(mut m: Value) -> Value {
