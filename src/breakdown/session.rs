@@ -1,7 +1,8 @@
 //! A recorded session's calls broken down: for each call, the messages in context at it
 //! (what `Session::model_view` rebuilds: the latest summary, what its compaction kept,
-//! the messages since, micro compactions' cleared results), sized by category, and the
-//! call's recorded usage beyond them as "not in the file".
+//! the messages since, micro compactions' cleared results) and the system prompt when the
+//! file records one, sized by category, and the call's recorded usage beyond them as "not
+//! in the file".
 //!
 //! The view is followed call to call (a call adds the messages since the one before;
 //! only a compaction makes it start again), and each message is sized once, so a session
@@ -12,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 use tiktoken_rs::CoreBPE;
 
-use super::classify::{Classifier, Hint, message_parts, tool_names};
+use super::classify::{Classifier, Hint, message_parts, system_prompt_parts, tool_names};
 use super::tokens::{Family, encoder, family_of};
 use super::{CallBreakdown, Counting, Fit, Parts, Remainder, finish};
 use crate::message::Message;
@@ -128,9 +129,25 @@ pub fn of_session(s: &Session) -> SessionBreakdown {
     let mut names = tool_names(s.messages.iter());
     for c in &s.compactions {
         names.extend(tool_names(c.kept.iter().flatten().map(|k| &k.message)));
+        names.extend(tool_names(c.replacement.iter().flat_map(|r| &r.messages)));
     }
     let mut walk = ViewWalk::new(s, bpe, &names);
-    let parts: Vec<Parts> = points.iter().map(|p| walk.parts_at(p.upto)).collect();
+    // A system prompt the file records was in every call.
+    let system = s
+        .meta
+        .system_prompt
+        .as_deref()
+        .map(|t| system_prompt_parts(t, &walk.classifier()));
+    let parts: Vec<Parts> = points
+        .iter()
+        .map(|p| {
+            let mut parts = walk.parts_at(p.upto);
+            if let Some(sys) = &system {
+                parts.merge(sys);
+            }
+            parts
+        })
+        .collect();
     if let Counting::Calibrated(_) = counting {
         let fit_points: Vec<(u64, u64)> = parts
             .iter()
@@ -188,13 +205,16 @@ impl<'a> ViewWalk<'a> {
         }
     }
 
-    fn classify(&self, m: &Message, hint: Hint) -> Parts {
-        let c = Classifier {
+    fn classifier(&self) -> Classifier<'_> {
+        Classifier {
             bpe: self.bpe,
             names: self.names,
             cleared: (!self.cleared.is_empty()).then_some(&self.cleared),
-        };
-        message_parts(m, hint, &c)
+        }
+    }
+
+    fn classify(&self, m: &Message, hint: Hint) -> Parts {
+        message_parts(m, hint, &self.classifier())
     }
 
     fn has_cleared(&self, m: &Message) -> bool {
@@ -229,7 +249,18 @@ impl<'a> ViewWalk<'a> {
                 .collect();
             self.running = Parts::default();
             self.cursor = 0;
-            if let Some(k) = last_full {
+            if let Some(r) = last_full.and_then(|k| s.compactions[k].replacement.as_ref()) {
+                for (j, m) in r.messages.iter().enumerate() {
+                    let hint = if r.summary == Some(j) {
+                        Hint::Summary
+                    } else {
+                        Hint::Normal
+                    };
+                    let p = self.classify(m, hint);
+                    self.running.merge(&p);
+                }
+                self.cursor = last_full.map_or(0, |k| s.compactions[k].at.min(upto));
+            } else if let Some(k) = last_full {
                 let c = &s.compactions[k];
                 let mut from = c.at;
                 if let Some(i) = c.summary_message.filter(|&i| i < s.messages.len()) {

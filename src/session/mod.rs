@@ -17,13 +17,16 @@ mod chunked;
 mod claude;
 mod claude_rewind;
 mod codex;
+mod codex_compaction;
 mod codex_items;
+mod codex_usage;
 pub mod discover;
 mod fast_json;
 pub mod history_input;
 pub mod holds;
 mod lines;
 pub mod model;
+mod model_view;
 pub mod numbers;
 pub mod open;
 pub mod recorded;
@@ -41,8 +44,8 @@ use serde_json::Value;
 
 pub use model::{
     CLEARED_RESULT_TEXT, Compaction, CompactionKind, KeptMessage, LoadWarning, MessageKind,
-    MessageOrigin, RecordedCall, RecordedUsage, Session, SessionFormat, SessionMeta, Summary,
-    TokenCount, TokenSource, Tool, Trigger,
+    MessageOrigin, RecordedCall, RecordedUsage, Replacement, Session, SessionFormat, SessionMeta,
+    Summary, TokenCount, TokenSource, Tool, Trigger,
 };
 
 use crate::compact::request::latest_request;
@@ -386,5 +389,7 @@ pub fn open_history(path: &Path) -> Result<OpenedHistory, SessionError> {
     }
 }
 
+#[cfg(test)]
+mod codex_tests;
 #[cfg(test)]
 mod tests;

@@ -20,6 +20,7 @@ use crate::util::{clip_chars, group_digits};
 const BANDS: &[(&str, char, Color)] = &[
     ("system_prompt", 'S', Color::DarkGray),
     ("tool_definitions", 'D', Color::Cyan),
+    ("developer_messages", 'V', Color::Gray),
     ("not_in_file", 'N', Color::DarkGray),
     ("summaries", 'M', Color::Magenta),
     ("user_text", 'U', Color::Blue),

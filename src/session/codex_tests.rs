@@ -1,0 +1,245 @@
+//! The Codex 0.171 reader on a rollout the real CLI wrote (tests/fixtures/sessions/
+//! codex_0171.jsonl, long texts trimmed by scripts/real_agents/trim_codex_rollout.py):
+//! every number is checked against the file's own records (`token_usage_record`,
+//! `compacted`) and against the scripted server's log of the same run
+//! (tests/fixtures/upstream/codex_0171.jsonl: each request's kind and the usage it reported).
+
+use serde_json::Value;
+
+use super::numbers::SessionNumbers;
+use super::summary::SessionSummary;
+use super::*;
+
+const ROLLOUT: &str = include_str!("../../tests/fixtures/sessions/codex_0171.jsonl");
+const UPSTREAM: &str = include_str!("../../tests/fixtures/upstream/codex_0171.jsonl");
+
+fn lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn session() -> Session {
+    parse_session_text(ROLLOUT).unwrap()
+}
+
+/// (response_id, input tokens, output tokens) of every `token_usage_record`, in order.
+fn records() -> Vec<(String, u64, u64)> {
+    lines(ROLLOUT)
+        .iter()
+        .filter(|l| l["type"] == "token_usage_record")
+        .map(|l| {
+            let p = &l["payload"];
+            (
+                p["response_id"].as_str().unwrap().to_string(),
+                p["usage"]["input_tokens"].as_u64().unwrap(),
+                p["usage"]["output_tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn compacted_lines() -> Vec<Value> {
+    lines(ROLLOUT)
+        .into_iter()
+        .filter(|l| l["type"] == "compacted")
+        .map(|l| l["payload"].clone())
+        .collect()
+}
+
+/// (kind, input tokens) of every request the server answered, in order.
+fn upstream() -> Vec<(String, u64)> {
+    lines(UPSTREAM)
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap().to_string(),
+                r["usage"]["input_tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_calls_are_the_records_less_the_compactions_own() {
+    let s = session();
+    let own: Vec<String> = compacted_lines()
+        .iter()
+        .map(|p| p["compaction_response_id"].as_str().unwrap().to_string())
+        .collect();
+    let main: Vec<(u64, u64)> = records()
+        .into_iter()
+        .filter(|r| !own.contains(&r.0))
+        .map(|r| (r.1, r.2))
+        .collect();
+    let got: Vec<(u64, u64)> = s
+        .calls
+        .iter()
+        .map(|c| (c.usage.context_tokens(), c.usage.output_tokens))
+        .collect();
+    assert_eq!(got, main);
+    // The server saw the same calls: every request but the summaries.
+    let answered: Vec<u64> = upstream()
+        .into_iter()
+        .filter(|u| u.0 != "summary")
+        .map(|u| u.1)
+        .collect();
+    let inputs: Vec<u64> = got.iter().map(|g| g.0).collect();
+    assert_eq!(inputs, answered);
+    // Each call is an answer in the conversation, and knows the context window.
+    assert_eq!(SessionNumbers::of(&s).calls, s.calls.len());
+    assert!(s.calls.iter().all(|c| c.context_window == Some(258_400)));
+}
+
+#[test]
+fn each_compaction_costs_its_own_call_and_counts_the_main_calls_around_it() {
+    let s = session();
+    let compacted = compacted_lines();
+    assert_eq!(s.compactions.len(), compacted.len());
+    let server = upstream();
+    let summaries: Vec<usize> = (0..server.len())
+        .filter(|&i| server[i].0 == "summary")
+        .collect();
+    assert_eq!(summaries.len(), compacted.len());
+    for (k, c) in s.compactions.iter().enumerate() {
+        let p = &compacted[k];
+        let own = c.own_call.unwrap();
+        let latest = &p["latest_token_usage_record"];
+        assert_eq!(latest["response_id"], p["compaction_response_id"]);
+        assert_eq!(
+            Some(own.context_tokens()),
+            latest["usage"]["input_tokens"].as_u64()
+        );
+        let at = summaries[k];
+        assert_eq!(own.context_tokens(), server[at].1);
+        // Before: the main call that made Codex compact; after: the next call.
+        let before = c.tokens_before.unwrap();
+        assert_eq!(before.source, TokenSource::LastCallBefore);
+        assert_eq!(before.tokens, server[at - 1].1, "compaction {k}");
+        assert_ne!(before.tokens, own.context_tokens());
+        assert_eq!(c.tokens_after.unwrap().tokens, server[at + 1].1);
+        assert_eq!(
+            c.summary,
+            Summary::Text(p["message"].as_str().unwrap().into())
+        );
+    }
+}
+
+#[test]
+fn the_summary_item_is_no_conversation_message() {
+    let s = session();
+    let outputs: Vec<String> = lines(ROLLOUT)
+        .iter()
+        .filter(|l| l["metadata"]["compaction_output"] == true)
+        .map(|l| {
+            l["payload"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(outputs.len(), s.compactions.len());
+    for text in &outputs {
+        assert!(
+            !s.messages
+                .iter()
+                .any(|m| m.joined_text().contains(text.as_str())),
+            "the summary item became a message"
+        );
+    }
+    assert_eq!(
+        s.skipped.get("compaction summary item"),
+        Some(&outputs.len())
+    );
+    // A compaction happens after the results of the call that triggered it.
+    for c in &s.compactions {
+        assert!(s.messages[c.at - 1].is_tool_result_message());
+    }
+}
+
+#[test]
+fn kept_is_what_codex_retained_and_the_rest_is_reinjected_or_the_summary() {
+    let s = session();
+    for (k, p) in compacted_lines().iter().enumerate() {
+        let c = &s.compactions[k];
+        let items = p["replacement_history"].as_array().unwrap();
+        let meta = p["replacement_history_metadata"].as_array().unwrap();
+        let retained: Vec<&Value> = items
+            .iter()
+            .zip(meta)
+            .filter(|(_, m)| m.get("retained_source").is_some())
+            .map(|(i, _)| i)
+            .collect();
+        let kept = c.kept.as_ref().unwrap();
+        assert_eq!(kept.len(), retained.len(), "compaction {k}");
+        for (kept, item) in kept.iter().zip(&retained) {
+            let text = item["content"][0]["text"].as_str().unwrap();
+            assert_eq!(kept.message.joined_text(), text);
+            // The copy points at the prompt as it was first typed.
+            let from = kept.from.unwrap();
+            assert_eq!(s.messages[from].joined_text(), text);
+            assert_eq!(s.info[from].kind, MessageKind::Conversation);
+            assert!(from < c.at);
+        }
+        let r = c.replacement.as_ref().unwrap();
+        assert_eq!(r.messages.len(), items.len());
+        assert_eq!(r.reinjected, items.len() - retained.len() - 1);
+        let summary = r.summary.unwrap();
+        assert_eq!(
+            r.messages[summary].joined_text(),
+            p["message"].as_str().unwrap()
+        );
+        // The developer instructions stay developer messages in the new history.
+        assert!(r.messages.iter().any(|m| m.role() == "developer"));
+        // The model's view after the compaction starts with the whole new history.
+        assert_eq!(s.context_after(k), r.messages);
+    }
+}
+
+#[test]
+fn every_line_type_is_read_and_the_compaction_item_gives_the_duration() {
+    let s = session();
+    let summary = SessionSummary::of(&s);
+    assert!(summary.unknown.is_empty(), "{:?}", summary.unknown);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let count = |t: &str| lines(ROLLOUT).iter().filter(|l| l["type"] == t).count();
+    assert_eq!(s.skipped.get("world_state"), Some(&count("world_state")));
+    let durations: Vec<u64> = lines(ROLLOUT)
+        .iter()
+        .filter(|l| l["payload"]["item"]["type"] == "ContextCompaction")
+        .map(|l| {
+            let p = &l["payload"];
+            p["completed_at_ms"].as_u64().unwrap() - p["started_at_ms"].as_u64().unwrap()
+        })
+        .collect();
+    let got: Vec<u64> = s
+        .compactions
+        .iter()
+        .map(|c| c.duration_ms.unwrap())
+        .collect();
+    assert_eq!(got, durations);
+    // The system prompt is the session's base instructions.
+    let meta = &lines(ROLLOUT)[0]["payload"];
+    assert_eq!(
+        s.meta.system_prompt.as_deref(),
+        meta["base_instructions"]["text"].as_str()
+    );
+    // The compactions' calls are counted apart, their output in the session's.
+    assert_eq!(summary.compaction_calls, s.compactions.len());
+    let written: u64 = records().iter().map(|r| r.2).sum();
+    assert_eq!(summary.output_tokens, written);
+}
+
+#[test]
+fn an_unknown_line_type_is_listed_by_name() {
+    let text = format!(
+        "{ROLLOUT}{}\n",
+        r#"{"timestamp":"2026-12-02T07:53:21.000Z","ordinal":119,"type":"brand_new_line","payload":{}}"#
+    );
+    let s = parse_session_text(&text).unwrap();
+    let summary = SessionSummary::of(&s);
+    assert_eq!(
+        summary.unknown.into_iter().collect::<Vec<_>>(),
+        [("line type brand_new_line".to_string(), 1)]
+    );
+}
