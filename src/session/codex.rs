@@ -45,6 +45,9 @@ pub(super) struct CodexReader {
     /// The text of the item the compaction's summary came back as, until its `compacted`
     /// line (which holds the summary as the model reads it).
     summary_item: Option<String>,
+    /// Steps taken: one per line, per item of a replacement history, per message indexed
+    /// or looked up. The reader is linear when this grows with the file (a test checks).
+    pub(super) work: u64,
 }
 
 /// Reads the parsed lines of a Codex rollout (either layout).
@@ -52,6 +55,14 @@ pub(crate) fn read_codex(
     lines: impl IntoIterator<Item = ParsedLine>,
     format: SessionFormat,
 ) -> Session {
+    read_codex_counting(lines, format).0
+}
+
+/// `read_codex` with the steps it took (`CodexReader::work`).
+pub(crate) fn read_codex_counting(
+    lines: impl IntoIterator<Item = ParsedLine>,
+    format: SessionFormat,
+) -> (Session, u64) {
     let mut r = CodexReader::new(format);
     for ParsedLine { number, value } in lines {
         r.b.session.lines += 1;
@@ -61,7 +72,7 @@ pub(crate) fn read_codex(
             Err(e) => r.b.warn(number, format!("malformed line skipped: {e}")),
         }
     }
-    r.b.finish()
+    (r.b.finish(), r.work)
 }
 
 fn cwd_from_environment(text: &str) -> Option<String> {
@@ -81,10 +92,12 @@ impl CodexReader {
             usage: UsageLines::default(),
             prompts: PromptIndex::default(),
             summary_item: None,
+            work: 0,
         }
     }
 
     pub(super) fn line(&mut self, number: usize, mut o: Map<String, Value>) {
+        self.work += 1;
         // The 2025 layout's header line says when the session began (`session_meta`).
         let legacy_header = !o.contains_key("type") && !o.contains_key("payload");
         if let Some(ts) = str_field(&o, "timestamp")
@@ -347,7 +360,7 @@ impl CodexReader {
             c.timestamp = origin.timestamp.clone();
             self.b.compaction(c)
         };
-        self.prompts.catch_up(&self.b.session);
+        self.work += self.prompts.catch_up(&self.b.session);
         let message = str_field(p, "message").unwrap_or("");
         let history = match p.get("replacement_history") {
             Some(Value::Array(items)) => {
@@ -355,6 +368,7 @@ impl CodexReader {
                     Some(Value::Array(m)) => Some(m.as_slice()),
                     _ => None,
                 };
+                self.work += items.len() as u64;
                 Some(read_history(
                     &mut self.b,
                     &self.prompts,

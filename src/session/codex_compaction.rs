@@ -57,8 +57,10 @@ pub(super) struct PromptIndex {
 }
 
 impl PromptIndex {
-    /// Indexes the messages added since the last call (the latest of equal texts wins).
-    pub fn catch_up(&mut self, s: &Session) {
+    /// Indexes the messages added since the last call (the latest of equal texts wins);
+    /// returns how many it looked at.
+    pub fn catch_up(&mut self, s: &Session) -> u64 {
+        let from = self.scanned;
         for i in self.scanned..s.messages.len() {
             if s.info.get(i).map(|o| o.kind) != Some(MessageKind::Conversation) {
                 continue;
@@ -68,6 +70,7 @@ impl PromptIndex {
             }
         }
         self.scanned = s.messages.len();
+        (self.scanned - from) as u64
     }
 
     /// The index of the message equal to `m`, if one was indexed.

@@ -243,3 +243,85 @@ fn an_unknown_line_type_is_listed_by_name() {
         [("line type brand_new_line".to_string(), 1)]
     );
 }
+
+/// The fixture's turns `reps` times over, as `scripts/gen_codex_session.py --template`
+/// writes them: fresh ids each time, each prompt its own text, and each `compacted` line
+/// repeating the whole replacement history (every prompt so far with its
+/// `retained_source`, then the re-injected messages and the summary).
+fn repeated(reps: usize) -> String {
+    let template = lines(ROLLOUT);
+    let mut out = vec![template[0].to_string()];
+    let mut prompts: Vec<(Value, Value)> = Vec::new();
+    for rep in 0..reps {
+        for line in &template[1..] {
+            let mut text = line.to_string();
+            for prefix in ["\"call_", "\"resp_", "\"msg_", "\"fc_", "\"fco_"] {
+                text = text.replace(prefix, &format!("{prefix}r{rep}x"));
+            }
+            let mut line: Value = serde_json::from_str(&text).unwrap();
+            let p = &mut line["payload"];
+            let kinds = &p["internal_chat_message_metadata_passthrough"]["content_item_kinds"];
+            if p["role"] == "user" && *kinds == serde_json::json!(["user.text"]) {
+                let t = format!("{} (part {rep})", p["content"][0]["text"].as_str().unwrap());
+                p["content"][0]["text"] = Value::String(t);
+                let meta = serde_json::json!({"retained_source": {"id": {"message_id": p["id"]}}});
+                prompts.push((p.clone(), meta));
+            }
+            if line["type"] == "compacted" {
+                let p = &mut line["payload"];
+                let items = p["replacement_history"].as_array().unwrap().clone();
+                let meta = p["replacement_history_metadata"]
+                    .as_array()
+                    .unwrap()
+                    .clone();
+                let anew = items
+                    .into_iter()
+                    .zip(meta)
+                    .filter(|(_, m)| m.get("retained_source").is_none());
+                let both: Vec<(Value, Value)> = prompts.iter().cloned().chain(anew).collect();
+                p["replacement_history"] = both.iter().map(|b| b.0.clone()).collect();
+                p["replacement_history_metadata"] = both.iter().map(|b| b.1.clone()).collect();
+            }
+            out.push(line.to_string());
+        }
+    }
+    out.join("\n")
+}
+
+/// Steps the reader took on `text`, and the file's size in items (its lines and the items
+/// of its replacement histories).
+fn work_and_size(text: &str) -> (u64, u64) {
+    let parsed = super::lines::parse_json_lines(text, 1);
+    let items: u64 = parsed
+        .iter()
+        .map(|l| {
+            let v = l.value.as_ref().unwrap();
+            1 + v["payload"]["replacement_history"]
+                .as_array()
+                .map_or(0, |a| a.len() as u64)
+        })
+        .sum();
+    let (s, work) = super::codex::read_codex_counting(parsed, SessionFormat::Codex);
+    assert!(s.compactions.iter().all(|c| c.kept.is_some()));
+    (work, items)
+}
+
+#[test]
+fn reading_a_rollout_twice_as_long_takes_about_twice_the_work() {
+    let (w1, n1) = work_and_size(&repeated(8));
+    let (w2, n2) = work_and_size(&repeated(16));
+    let (w4, n4) = work_and_size(&repeated(32));
+    // The file grows faster than the repetitions (each compaction lists every prompt so
+    // far); the work follows the file, step for step.
+    for ((wa, na), (wb, nb)) in [((w1, n1), (w2, n2)), ((w2, n2), (w4, n4))] {
+        let file = nb as f64 / na as f64;
+        let work = wb as f64 / wa as f64;
+        assert!(file > 2.0, "the input doubled at least: {file}");
+        assert!(work <= file * 1.1, "work x{work:.2} for a file x{file:.2}");
+    }
+    // Each kept prompt was found where it was first typed, however far back.
+    let s = parse_session_text(&repeated(16)).unwrap();
+    let last = s.compactions.last().unwrap().kept.as_ref().unwrap();
+    assert_eq!(last.len(), 16 * 3);
+    assert!(last.iter().all(|k| k.from.is_some()));
+}
