@@ -17,7 +17,7 @@ use super::classify::{Classifier, Hint, message_parts, system_prompt_parts, tool
 use super::tokens::{Family, encoder, family_of};
 use super::{CallBreakdown, Counting, Fit, Parts, Remainder, finish};
 use crate::message::Message;
-use crate::session::model::synthesized_summary;
+use crate::session::model_view::synthesized_summary;
 use crate::session::{CompactionKind, MessageKind, Session};
 
 /// Every call of a session, broken down, and how the tokens were counted.

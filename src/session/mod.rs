@@ -20,13 +20,14 @@ mod codex;
 mod codex_compaction;
 mod codex_items;
 mod codex_usage;
+pub mod compressed;
 pub mod discover;
 mod fast_json;
 pub mod history_input;
 pub mod holds;
 mod lines;
 pub mod model;
-mod model_view;
+pub(crate) mod model_view;
 pub mod numbers;
 pub mod open;
 pub mod recorded;
@@ -76,6 +77,11 @@ pub enum SessionError {
          (the max_session_bytes setting or CTXLAB_MAX_SESSION_BYTES raises it)"
     )]
     TooLarge { bytes: u64, max: u64 },
+    #[error(
+        "the file decompresses to more than {max} bytes, over the cap on one session \
+         (the max_session_bytes setting or CTXLAB_MAX_SESSION_BYTES raises it)"
+    )]
+    DecompressedTooLarge { max: u64 },
     #[error("line {line} is {bytes} bytes, over the cap of {max} bytes on one line")]
     LineTooLong {
         line: usize,

@@ -522,5 +522,3 @@ impl Session {
         pairs
     }
 }
-
-pub(crate) use super::model_view::synthesized_summary;

@@ -194,10 +194,15 @@ fn a_codex_session_counts_exactly_with_its_models_tokenizer() {
 fn a_codex_0171_rollout_counts_its_system_prompt_and_developer_messages_apart() {
     let path = crate::common::files::session_fixture("codex_0171.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
-    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let bpe = tiktoken_rs::o200k_base().unwrap();
     let n = |t: &str| bpe.encode_ordinary(t).len() as u64;
-    let system = n(lines[0]["payload"]["base_instructions"]["text"].as_str().unwrap());
+    let system = n(lines[0]["payload"]["base_instructions"]["text"]
+        .as_str()
+        .unwrap());
     let developer = lines
         .iter()
         .find(|l| l["payload"]["role"] == "developer")
@@ -221,7 +226,12 @@ fn a_codex_0171_rollout_counts_its_system_prompt_and_developer_messages_apart() 
     assert_eq!(b.calls.len(), s.calls.len());
     for c in &b.calls {
         assert_eq!(c.tokens_of("system_prompt"), system, "call {}", c.call);
-        assert_eq!(c.tokens_of("developer_messages"), developer, "call {}", c.call);
+        assert_eq!(
+            c.tokens_of("developer_messages"),
+            developer,
+            "call {}",
+            c.call
+        );
         assert_eq!(sum(c), c.recorded_tokens.unwrap());
     }
     // The first call: the environment context and the prompt are the only user text.
