@@ -129,7 +129,7 @@ pub fn of_session(s: &Session) -> SessionBreakdown {
     let mut names = tool_names(s.messages.iter());
     for c in &s.compactions {
         names.extend(tool_names(c.kept.iter().flatten().map(|k| &k.message)));
-        names.extend(tool_names(c.replacement.iter().flat_map(|r| &r.messages)));
+        names.extend(tool_names(c.replacement.iter().flat_map(|r| &r.anew)));
     }
     let mut walk = ViewWalk::new(s, bpe, &names);
     // A system prompt the file records was in every call.
@@ -249,8 +249,11 @@ impl<'a> ViewWalk<'a> {
                 .collect();
             self.running = Parts::default();
             self.cursor = 0;
-            if let Some(r) = last_full.and_then(|k| s.compactions[k].replacement.as_ref()) {
-                for (j, m) in r.messages.iter().enumerate() {
+            let full = last_full.map(|k| &s.compactions[k]);
+            if let Some((r, history)) =
+                full.and_then(|c| Some((c.replacement.as_ref()?, c.new_history()?)))
+            {
+                for (j, m) in history.into_iter().enumerate() {
                     let hint = if r.summary == Some(j) {
                         Hint::Summary
                     } else {

@@ -110,7 +110,8 @@ pub(super) fn read_history(
     metadata: Option<&[Value]>,
     summary: &str,
 ) -> ReadHistory {
-    let mut messages = Vec::with_capacity(items.len());
+    let mut order = Vec::with_capacity(items.len());
+    let mut anew = Vec::new();
     let mut kept = Vec::new();
     let mut reinjected = 0;
     let mut summary_at = None;
@@ -126,7 +127,8 @@ pub(super) fn read_history(
                 .and_then(|x| x.get("retained_source"))
                 .is_some_and(|r| !r.is_null())
         });
-        let message = match convert_item(o) {
+        // Where the message goes: kept (with the message it copies), or written anew.
+        let (message, keep, from) = match convert_item(o) {
             Item::User {
                 content,
                 injected,
@@ -136,66 +138,56 @@ pub(super) fn read_history(
                 let is_summary =
                     marked_summary(o) || (!summary.is_empty() && message.text() == Some(summary));
                 if is_summary {
-                    summary_at = Some(messages.len());
+                    summary_at = Some(order.len());
+                    (message, false, None)
                 } else if retained.unwrap_or(!injected) {
                     let from = prompts.find(&b.session, &message);
-                    kept.push(KeptMessage {
-                        message: message.clone(),
-                        from,
-                    });
+                    (message, true, from)
                 } else {
                     reinjected += 1;
+                    (message, false, None)
                 }
-                message
             }
+            // An answer or a tool result is kept unless the metadata says Codex did not
+            // retain it.
             Item::Assistant(blocks) => {
-                let message = Message::assistant_blocks(blocks);
-                keep_or_count(&mut kept, &mut reinjected, retained, &message);
-                message
+                let keep = retained.unwrap_or(true);
+                reinjected += usize::from(!keep);
+                (Message::assistant_blocks(blocks), keep, None)
             }
             Item::ToolResult(block) => {
-                let message = Message::user_blocks(vec![block]);
-                keep_or_count(&mut kept, &mut reinjected, retained, &message);
-                message
+                let keep = retained.unwrap_or(true);
+                reinjected += usize::from(!keep);
+                (Message::user_blocks(vec![block]), keep, None)
             }
             Item::EncryptedSummary => {
                 encrypted = true;
-                summary_at = Some(messages.len());
-                Message::user_text("[compaction summary: encrypted by the provider]")
+                summary_at = Some(order.len());
+                let text = "[compaction summary: encrypted by the provider]";
+                (Message::user_text(text), false, None)
             }
             Item::Skip(reason) => {
                 b.skip(format!("replacement_history: {reason}"));
                 continue;
             }
         };
-        messages.push(message);
+        if keep {
+            order.push(Ok(kept.len()));
+            kept.push(KeptMessage { message, from });
+        } else {
+            order.push(Err(anew.len()));
+            anew.push(message);
+        }
     }
     ReadHistory {
         replacement: Replacement {
-            messages,
+            order,
+            anew,
             reinjected,
             summary: summary_at,
         },
         kept,
         encrypted,
-    }
-}
-
-/// An answer or a tool result in a replacement history: kept unless the metadata says
-/// Codex did not retain it.
-fn keep_or_count(
-    kept: &mut Vec<KeptMessage>,
-    reinjected: &mut usize,
-    retained: Option<bool>,
-    message: &Message,
-) {
-    if retained.unwrap_or(true) {
-        kept.push(KeptMessage {
-            message: message.clone(),
-            from: None,
-        });
-    } else {
-        *reinjected += 1;
     }
 }
 

@@ -310,16 +310,37 @@ pub struct Compaction {
     pub own_call: Option<RecordedUsage>,
 }
 
-/// A compaction's new history, in the order the model saw it: the messages it kept (also
-/// in `Compaction::kept`), the context the harness wrote anew, and the summary.
+/// A compaction's new history, in the order the model saw it: the messages it kept (held
+/// once, in `Compaction::kept`), the context the harness wrote anew, and the summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Replacement {
-    pub messages: Vec<Message>,
-    /// How many of `messages` the harness wrote anew (developer instructions, environment
+    /// Each message of the new history in order: `Ok(k)` is `kept[k]`, `Err(j)` is `anew[j]`.
+    pub order: Vec<Result<usize, usize>>,
+    /// The messages not kept from before: re-injected context and the summary.
+    pub anew: Vec<Message>,
+    /// How many of them the harness wrote anew (developer instructions, environment
     /// context): neither kept from before nor the summary.
     pub reinjected: usize,
-    /// Which of `messages` is the summary, when one is.
+    /// Which message of `order` is the summary, when one is.
     pub summary: Option<usize>,
+}
+
+impl Compaction {
+    /// The new history the model saw after this compaction, in order, when the file
+    /// records it as one list (`replacement`).
+    pub fn new_history(&self) -> Option<Vec<&Message>> {
+        let r = self.replacement.as_ref()?;
+        let kept = self.kept.as_deref().unwrap_or(&[]);
+        Some(
+            r.order
+                .iter()
+                .filter_map(|slot| match *slot {
+                    Ok(k) => kept.get(k).map(|k| &k.message),
+                    Err(j) => r.anew.get(j),
+                })
+                .collect(),
+        )
+    }
 }
 
 impl Compaction {

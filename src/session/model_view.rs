@@ -29,9 +29,8 @@ impl Session {
             Some(k) if self.compactions[k].replacement.is_some() => {
                 let c = &self.compactions[k];
                 let view = c
-                    .replacement
-                    .as_ref()
-                    .map_or(Vec::new(), |r| r.messages.clone());
+                    .new_history()
+                    .map_or(Vec::new(), |h| h.into_iter().cloned().collect());
                 (view, c.at.min(upto), k + 1)
             }
             Some(k) => {

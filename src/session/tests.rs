@@ -302,9 +302,10 @@ fn codex_compactions_with_a_summary_and_with_an_encrypted_replacement_history() 
     assert_eq!(kept[0].from, Some(2));
     assert_eq!(kept[1].from, Some(6));
     let replacement = remote.replacement.as_ref().unwrap();
-    assert_eq!(replacement.messages.len(), 3);
+    let history = remote.new_history().unwrap();
+    assert_eq!(history.len(), 3);
     assert_eq!((replacement.summary, replacement.reinjected), (Some(2), 0));
-    assert!(text_of(&replacement.messages[2]).contains("encrypted by the provider"));
+    assert!(text_of(history[2]).contains("encrypted by the provider"));
     assert_eq!(remote.tokens_after.map(|t| t.tokens), Some(1200));
     assert_eq!(s.context_after(1).len(), 3);
 }
