@@ -223,6 +223,8 @@ fn every_line_type_is_read_and_the_compaction_item_gives_the_duration() {
         .map(|c| c.duration_ms.unwrap())
         .collect();
     assert_eq!(got, durations);
+    let line = summary.compactions[0].describe(0);
+    assert!(line.contains(&format!(", {} ms;", durations[0])), "{line}");
     // The system prompt is the session's base instructions.
     let meta = &lines(ROLLOUT)[0]["payload"];
     assert_eq!(

@@ -72,7 +72,12 @@ impl CompactionLine {
             tokens(&self.tokens_after),
         );
         if let Some(ms) = self.duration_ms {
-            s.push_str(&format!(", {:.1} s", ms as f64 / 1000.0));
+            // Codex's compactions take tens of milliseconds: "0.0 s" would say none.
+            if ms < 1000 {
+                s.push_str(&format!(", {ms} ms"));
+            } else {
+                s.push_str(&format!(", {:.1} s", ms as f64 / 1000.0));
+            }
         }
         match (self.summary, self.summary_chars) {
             ("text", Some(n)) => s.push_str(&format!("; summary {}", plural(n, "char", "chars"))),
