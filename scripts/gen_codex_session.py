@@ -1,19 +1,32 @@
 #!/usr/bin/env python3
 """Generate a large Codex rollout for the load-time and memory measurements (not used by CI).
 
-Writes JSON lines in Codex's 2025 envelope layout (see README, "Reading Claude Code and
-Codex sessions"): a session_meta line, a turn_context, then per turn a user message, model
-calls (a reasoning item, a function_call of `shell` with its JSON arguments, and its
-function_call_output), a token_count event after each call, now and then an assistant
-message, and a `compacted` line with its context_compacted event every few hundred calls.
+Two layouts. Without --template: JSON lines in Codex's 2025 envelope layout (see README,
+"Reading Claude Code and Codex sessions"): a session_meta line, a turn_context, then per turn
+a user message, model calls (a reasoning item, a function_call of `shell` with its JSON
+arguments, and its function_call_output), a token_count event after each call, now and then
+an assistant message, and a `compacted` line with its context_compacted event every few
+hundred calls.
+
+With --template ROLLOUT (a rollout Codex 0.171 wrote, such as
+tests/fixtures/sessions/codex_0171.jsonl or a real one): the template's session_meta once,
+then its other lines over and over, each repetition with fresh ids (call, response, message,
+retained ids), its own prompts and a running `ordinal`. Each `compacted` line repeats the
+whole replacement history as Codex writes it: every prompt typed so far that fits Codex's
+budget for retained user messages (--retain-bytes, newest first), each with its
+`retained_source`, then the template's re-injected developer and environment messages and
+the summary.
+
 Deterministic for a given --seed; stops once the file reaches --mb megabytes.
 
-Usage: gen_codex_session.py [--mb 50] [--seed 7] [--out bench-data/codex-50mb.jsonl]
+Usage: gen_codex_session.py [--mb 50] [--seed 7] [--template ROLLOUT] [--retain-bytes 80000]
+                            [--out bench-data/codex-50mb.jsonl]
 """
 import argparse
 import json
 import os
 import random
+import re
 
 LINES = [
     "src/parser.rs:{n}: let token = lexer.next()?; // it's the {n}th token\n",
@@ -36,12 +49,80 @@ def output(rng):
     return "".join(parts)[:chars]
 
 
+# Ids a repetition renews; turn and thread ids stay (one session, many turns alike).
+IDS = re.compile(r"\b((?:call|resp|msg|fc|fco|retained)_[0-9a-f-]+)")
+
+
+def is_prompt(item):
+    """A prompt a person typed: a user message Codex marks `user.text`."""
+    kinds = item.get("internal_chat_message_metadata_passthrough", {}).get("content_item_kinds")
+    return item.get("type") == "message" and item.get("role") == "user" and kinds == ["user.text"]
+
+
+def repeat_template(args):
+    with open(args.template, encoding="utf-8") as f:
+        template = [line.rstrip("\n") for line in f if line.strip()]
+    limit = int(args.mb * 1024 * 1024)
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    prompts = []  # (item, metadata) of every prompt typed so far, oldest first
+    ordinal = 0
+    written = 0
+    with open(args.out, "w", encoding="utf-8") as out:
+        def emit(obj):
+            nonlocal ordinal, written
+            obj["ordinal"] = ordinal
+            ordinal += 1
+            text = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+            out.write(text)
+            written += len(text.encode("utf-8"))
+
+        emit(json.loads(template[0]))
+        rep = 0
+        while written < limit:
+            for raw in template[1:]:
+                line = json.loads(IDS.sub(lambda m: "%sr%d" % (m.group(1), rep), raw))
+                p = line.get("payload", {})
+                if line.get("type") == "response_item" and is_prompt(p):
+                    for part in p.get("content", []):
+                        if part.get("type") == "input_text":
+                            part["text"] += " (part %d)" % rep
+                    meta = {"retained_source": {"id": {"message_id": p.get("id"), "role": "user"},
+                                                "revision": "retained_%s" % p.get("id"),
+                                                "complete": True}}
+                    prompts.append((p, meta))
+                if line.get("type") == "compacted":
+                    kept, size = [], 0
+                    for item, meta in reversed(prompts):
+                        size += sum(len(c.get("text", "")) for c in item.get("content", []))
+                        if size > args.retain_bytes:
+                            break
+                        kept.append((item, meta))
+                    kept.reverse()
+                    history = p.get("replacement_history", [])
+                    metadata = p.get("replacement_history_metadata", [{}] * len(history))
+                    anew = [(i, m) for i, m in zip(history, metadata)
+                            if not m.get("retained_source")]
+                    both = kept + anew
+                    p["replacement_history"] = [i for i, _ in both]
+                    p["replacement_history_metadata"] = [m for _, m in both]
+                emit(line)
+                if written >= limit:
+                    break
+            rep += 1
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--mb", type=float, default=50)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--template", help="a Codex 0.171 rollout to repeat")
+    p.add_argument("--retain-bytes", type=int, default=80_000,
+                   help="Codex's budget for retained prompts: 20,000 tokens of 4 bytes")
     p.add_argument("--out", default=os.path.join("bench-data", "codex-50mb.jsonl"))
     args = p.parse_args()
+    if args.template:
+        repeat_template(args)
+        return
     rng = random.Random(args.seed)
     limit = int(args.mb * 1024 * 1024)
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)

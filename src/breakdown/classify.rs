@@ -63,12 +63,20 @@ fn is_placeholder(text: &str) -> bool {
         || (text.starts_with(GUARDED_PREFIX) && text.ends_with(GUARDED_SUFFIX))
 }
 
+/// A system prompt the session file records (Codex's `base_instructions`), sized.
+pub fn system_prompt_parts(text: &str, c: &Classifier) -> Parts {
+    let mut p = Parts::default();
+    p.add(Category::SystemPrompt, c.size(text));
+    p
+}
+
 /// `m`'s sizes by category.
 pub fn message_parts(m: &Message, hint: Hint, c: &Classifier) -> Parts {
     let mut p = Parts::default();
     let role_cat = match m.role() {
         "assistant" => Category::AssistantText,
-        "system" | "developer" => Category::SystemPrompt,
+        "system" => Category::SystemPrompt,
+        "developer" => Category::DeveloperMessages,
         _ => Category::UserText,
     };
     let summary = hint == Hint::Summary;

@@ -1,5 +1,5 @@
 //! Where a model call's context goes: the request's size split by category (system prompt,
-//! tool definitions, user and assistant text, thinking, tool calls, tool results by tool,
+//! tool definitions, developer messages, user and assistant text, thinking, tool calls, tool results by tool,
 //! compaction summaries and markers, persisted-output previews, images, and for a recorded
 //! session what the file does not hold). `classify` sizes one message, `tokens` holds the
 //! tokenizers, `calibrate` fits a chars-per-token ratio to recorded usage, `session` walks
@@ -31,6 +31,9 @@ pub enum Category {
     /// Context the agent put into a user message that the transcript does not show as
     /// one: Claude Code's rendered attachments (`<system-reminder>`s).
     Reminders,
+    /// The harness's instructions sent as `developer` messages (Codex): their own part,
+    /// neither the system prompt nor anything a person typed.
+    DeveloperMessages,
     UserText,
     AssistantText,
     Thinking,
@@ -68,6 +71,7 @@ impl Category {
             Category::SystemPrompt => "system_prompt",
             Category::ToolDefinitions => "tool_definitions",
             Category::Reminders => "reminders",
+            Category::DeveloperMessages => "developer_messages",
             Category::UserText => "user_text",
             Category::AssistantText => "assistant_text",
             Category::Thinking => "thinking",
@@ -88,6 +92,7 @@ impl Category {
             Category::SystemPrompt => "system prompt".into(),
             Category::ToolDefinitions => "tool definitions".into(),
             Category::Reminders => "reminders/attachments".into(),
+            Category::DeveloperMessages => "developer messages".into(),
             Category::UserText => "user text".into(),
             Category::AssistantText => "assistant text".into(),
             Category::Thinking => "thinking".into(),

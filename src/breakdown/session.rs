@@ -2,7 +2,8 @@
 //! (what `Session::model_view` rebuilds: the latest summary, what its compaction kept,
 //! the messages since, micro compactions' cleared results), sized by category, what the
 //! file records beside them (`file_record`: Claude Code's system prompt, tool schemas and
-//! reminders), and the call's recorded usage beyond all that as "not in the file".
+//! reminders; Codex's system prompt, `base_instructions`), and the call's recorded usage
+//! beyond all that as "not in the file".
 //!
 //! The view is followed call to call (a call adds the messages since the one before;
 //! only a compaction makes it start again), and each message is sized once, so a session
@@ -13,12 +14,12 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 use tiktoken_rs::CoreBPE;
 
-use super::classify::{Classifier, Hint, message_parts, tool_names};
+use super::classify::{Classifier, Hint, message_parts, system_prompt_parts, tool_names};
 use super::file_record::{CallLines, RecordSizer};
 use super::tokens::{Family, encoder, family_of};
 use super::{CallBreakdown, Counting, Fit, Parts, Remainder, finish};
 use crate::message::Message;
-use crate::session::model::synthesized_summary;
+use crate::session::model_view::synthesized_summary;
 use crate::session::{CompactionKind, MessageKind, Session};
 
 /// Every call of a session, broken down, and how the tokens were counted.
@@ -141,15 +142,25 @@ pub fn of_session(s: &Session) -> SessionBreakdown {
     let mut names = tool_names(s.messages.iter());
     for c in &s.compactions {
         names.extend(tool_names(c.kept.iter().flatten().map(|k| &k.message)));
+        names.extend(tool_names(c.replacement.iter().flat_map(|r| &r.anew)));
     }
     let mut walk = ViewWalk::new(s, bpe, &names);
     let mut record = RecordSizer::new(s, bpe);
+    // A system prompt the file records once (Codex's) was in every call.
+    let system = s
+        .meta
+        .system_prompt
+        .as_deref()
+        .map(|t| system_prompt_parts(t, &walk.classifier()));
     let parts: Vec<Parts> = points
         .iter()
         .map(|p| {
             let mut parts = walk.parts_at(p.upto);
             if let Some(lines) = &p.lines {
                 parts.merge(&record.parts(lines));
+            }
+            if let Some(sys) = &system {
+                parts.merge(sys);
             }
             parts
         })
@@ -211,13 +222,16 @@ impl<'a> ViewWalk<'a> {
         }
     }
 
-    fn classify(&self, m: &Message, hint: Hint) -> Parts {
-        let c = Classifier {
+    fn classifier(&self) -> Classifier<'_> {
+        Classifier {
             bpe: self.bpe,
             names: self.names,
             cleared: (!self.cleared.is_empty()).then_some(&self.cleared),
-        };
-        message_parts(m, hint, &c)
+        }
+    }
+
+    fn classify(&self, m: &Message, hint: Hint) -> Parts {
+        message_parts(m, hint, &self.classifier())
     }
 
     fn has_cleared(&self, m: &Message) -> bool {
@@ -252,7 +266,21 @@ impl<'a> ViewWalk<'a> {
                 .collect();
             self.running = Parts::default();
             self.cursor = 0;
-            if let Some(k) = last_full {
+            let full = last_full.map(|k| &s.compactions[k]);
+            if let Some((r, history)) =
+                full.and_then(|c| Some((c.replacement.as_ref()?, c.new_history()?)))
+            {
+                for (j, m) in history.into_iter().enumerate() {
+                    let hint = if r.summary == Some(j) {
+                        Hint::Summary
+                    } else {
+                        Hint::Normal
+                    };
+                    let p = self.classify(m, hint);
+                    self.running.merge(&p);
+                }
+                self.cursor = last_full.map_or(0, |k| s.compactions[k].at.min(upto));
+            } else if let Some(k) = last_full {
                 let c = &s.compactions[k];
                 let mut from = c.at;
                 if let Some(i) = c.summary_message.filter(|&i| i < s.messages.len()) {

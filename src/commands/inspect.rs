@@ -47,9 +47,17 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
             s.ended.as_deref().unwrap_or("end not recorded")
         )?;
     }
+    let compaction_calls = if s.compaction_calls > 0 {
+        format!(
+            " and {}",
+            plural(s.compaction_calls, "compaction call", "compaction calls")
+        )
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "{}: {}, {} ({} with usage), {}",
+        "{}: {}, {} ({} with usage){compaction_calls}, {}",
         plural(s.lines, "line", "lines"),
         plural(s.messages, "message", "messages"),
         plural(s.calls, "model call", "model calls"),

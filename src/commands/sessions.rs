@@ -170,9 +170,10 @@ pub fn write_listing(
             .and_then(|n| n.without_conversation.as_deref())
             .map(|h| format!("  (holds: {h})"))
             .unwrap_or_default();
+        let archived = if s.entry.archived { "  (archived)" } else { "" };
         writeln!(
             out,
-            "  {date:<16}  {:<17} {:>9}  {counts}  {}{holds}",
+            "  {date:<16}  {:<17} {:>9}  {counts}  {}{archived}{holds}",
             s.entry.format.name(),
             size(s.entry.size_bytes),
             s.entry.path.display()

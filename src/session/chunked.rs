@@ -6,17 +6,15 @@
 //! Any other file (a JSON array, `ctxlab pipeline`'s input object, a ctxlab transcript)
 //! is read whole, from the same open file, as before.
 
-use std::fs::File;
-use std::io::{Read, Take};
+use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value;
 
+use super::compressed::{open_content, read_error};
 use super::lines::{self, ParsedLine};
 use super::model::{Session, SessionFormat};
-use super::open::{
-    MAX_LINE_BYTES, OpenedFile, blank_long_lines_at, long_line_warning, open_regular, reserve,
-};
+use super::open::{MAX_LINE_BYTES, blank_long_lines_at, long_line_warning, reserve};
 use super::{LoadWarning, SessionError, claude, codex, detect_text, stream};
 
 /// Bytes read per chunk: large enough that starting the parser threads is noise, small
@@ -26,7 +24,8 @@ const CHUNK: usize = 4 << 20;
 /// A regular file read a run of whole lines at a time, up to the length it had when
 /// opened, with progress and cancel between reads.
 pub(crate) struct ChunkedFile<'a> {
-    reader: Take<File>,
+    /// The file's bytes, or a `.zst` file's decompressed bytes (`compressed`).
+    reader: Box<dyn Read>,
     len: u64,
     read: u64,
     /// The start of a line that no read has ended yet.
@@ -50,9 +49,9 @@ impl<'a> ChunkedFile<'a> {
         progress: &'a dyn Fn(u64),
         cancelled: &'a dyn Fn() -> bool,
     ) -> Result<ChunkedFile<'a>, SessionError> {
-        let OpenedFile { file, len } = open_regular(path)?;
+        let (reader, len) = open_content(path)?;
         Ok(ChunkedFile {
-            reader: file.take(len),
+            reader,
             len,
             read: 0,
             carry: Vec::new(),
@@ -82,7 +81,7 @@ impl<'a> ChunkedFile<'a> {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     buf.truncate(start);
-                    return Err(SessionError::Read(e));
+                    return Err(read_error(e));
                 }
             }
         };

@@ -1,24 +1,34 @@
 //! Codex rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) into the session model.
 //!
-//! Each line is `{timestamp, type, payload}`: `session_meta`, `turn_context` (the model),
-//! `response_item` (an item of the conversation, converted by `codex_items`), `event_msg`
-//! (`token_count` carries each call's usage and the context window; `context_compacted`
-//! marks a compaction) and `compacted` (a compaction: the summary in `message`, or what the
-//! model kept in `replacement_history`, where the summary may be an encrypted item).
+//! Each line is `{timestamp, type, payload}` (Codex 0.171 adds an `ordinal`, and a
+//! `metadata` beside an item's payload): `session_meta` (the session, and from 0.171 the
+//! system prompt in `base_instructions`), `turn_context` (the model), `response_item` (an
+//! item of the conversation, converted by `codex_items`; the item a compaction's summary
+//! came back as is marked `compaction_output` and is no conversation message),
+//! `event_msg` (`token_count` carries each call's usage and the context window;
+//! `context_compacted`, or 0.171's `item_completed` of a `ContextCompaction`, marks a
+//! compaction), `token_usage_record` (0.171: one per API call, read by `codex_usage`),
+//! `world_state` (0.171: the harness's settings, what they inject is in the items) and
+//! `compacted` (a compaction: the summary in `message`, the new history in
+//! `replacement_history`, read by `codex_compaction`).
 //! Rollouts from 2025 have no envelope: a first `{id, timestamp, instructions}` line, then
 //! bare items and `{"record_type": "state"}` lines. Both are read here; anything unknown is
-//! counted and skipped, a line that is not JSON is a warning.
+//! counted and skipped by name, a line that is not JSON is a warning.
 
 use serde_json::{Map, Value};
 
 use super::assemble::{Builder, Origin, str_field, u64_field};
+use super::codex_compaction::{
+    PromptIndex, is_compaction_item, item_duration_ms, read_history, user_item_message,
+};
 use super::codex_items::{Item, convert_item};
+use super::codex_usage::{UsageLines, openai_usage};
 use super::lines::ParsedLine;
 use super::model::{
-    Compaction, CompactionKind, KeptMessage, MessageKind, RecordedCall, RecordedUsage, Session,
-    SessionFormat, Summary, Trigger, looks_like_time,
+    Compaction, CompactionKind, MessageKind, RecordedCall, Session, SessionFormat, Summary,
+    Trigger, looks_like_time,
 };
-use crate::message::Message;
+use crate::message::block_type;
 
 pub(super) struct CodexReader {
     pub(super) b: Builder,
@@ -29,6 +39,15 @@ pub(super) struct CodexReader {
     /// The last compaction was opened by a `context_compacted` event and waits for its
     /// `compacted` line.
     pending_event: bool,
+    usage: UsageLines,
+    /// Typed user messages by their text, for what a compaction kept.
+    prompts: PromptIndex,
+    /// The text of the item the compaction's summary came back as, until its `compacted`
+    /// line (which holds the summary as the model reads it).
+    summary_item: Option<String>,
+    /// Steps taken: one per line, per item of a replacement history, per message indexed
+    /// or looked up. The reader is linear when this grows with the file (a test checks).
+    pub(super) work: u64,
 }
 
 /// Reads the parsed lines of a Codex rollout (either layout).
@@ -36,6 +55,14 @@ pub(crate) fn read_codex(
     lines: impl IntoIterator<Item = ParsedLine>,
     format: SessionFormat,
 ) -> Session {
+    read_codex_counting(lines, format).0
+}
+
+/// `read_codex` with the steps it took (`CodexReader::work`).
+pub(crate) fn read_codex_counting(
+    lines: impl IntoIterator<Item = ParsedLine>,
+    format: SessionFormat,
+) -> (Session, u64) {
     let mut r = CodexReader::new(format);
     for ParsedLine { number, value } in lines {
         r.b.session.lines += 1;
@@ -45,7 +72,7 @@ pub(crate) fn read_codex(
             Err(e) => r.b.warn(number, format!("malformed line skipped: {e}")),
         }
     }
-    r.b.finish()
+    (r.b.finish(), r.work)
 }
 
 fn cwd_from_environment(text: &str) -> Option<String> {
@@ -62,10 +89,15 @@ impl CodexReader {
             last_total: None,
             model: None,
             pending_event: false,
+            usage: UsageLines::default(),
+            prompts: PromptIndex::default(),
+            summary_item: None,
+            work: 0,
         }
     }
 
     pub(super) fn line(&mut self, number: usize, mut o: Map<String, Value>) {
+        self.work += 1;
         // The 2025 layout's header line says when the session began (`session_meta`).
         let legacy_header = !o.contains_key("type") && !o.contains_key("payload");
         if let Some(ts) = str_field(&o, "timestamp")
@@ -98,8 +130,11 @@ impl CodexReader {
                     self.b.session.meta.cwd = str_field(&p, "cwd").map(str::to_string);
                 }
             }
+            ("response_item", Some(p)) if is_compaction_output(&o) => self.compaction_output(&p),
             ("response_item", Some(p)) => self.item(&p, origin),
             ("event_msg", Some(p)) => self.event(number, &p, origin),
+            ("token_usage_record", Some(p)) => self.usage_record(number, &p, origin),
+            ("world_state", Some(_)) => self.b.skip("world_state"),
             ("compacted", Some(p)) => self.compacted(number, &p, origin),
             (k, Some(_)) => self.b.skip(format!("unknown line type {k}")),
             // No envelope: the 2025 layout.
@@ -137,11 +172,57 @@ impl CodexReader {
         if let Some(Value::Object(git)) = p.get("git") {
             meta.git_branch = str_field(git, "branch").map(str::to_string);
         }
+        // Codex 0.171: the system prompt, `{text, provenance}` (a plain string tolerated).
+        let system = match p.get("base_instructions") {
+            Some(Value::Object(b)) => str_field(b, "text"),
+            Some(Value::String(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        meta.system_prompt = system.filter(|t| !t.is_empty()).map(str::to_string);
+    }
+
+    /// The item a compaction's summary came back as: not a message of the conversation.
+    fn compaction_output(&mut self, p: &Map<String, Value>) {
+        if let Item::Assistant(blocks) = convert_item(p) {
+            let text: Vec<&str> = blocks
+                .iter()
+                .filter(|b| block_type(b) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect();
+            self.summary_item = Some(text.join("\n"));
+        }
+        self.b.skip("compaction summary item");
+    }
+
+    /// Codex 0.171's record of one API call.
+    fn usage_record(&mut self, number: usize, p: &Map<String, Value>, origin: Origin) {
+        let Some(Value::Object(u)) = p.get("usage") else {
+            self.b.skip("token_usage_record without usage");
+            return;
+        };
+        self.usage.records = true;
+        self.b.record_call(RecordedCall {
+            message: None,
+            line: number,
+            timestamp: origin.timestamp,
+            model: self.model.clone(),
+            usage: openai_usage(u),
+            context_window: self.usage.window,
+        });
+        if let Some(id) = str_field(p, "response_id") {
+            let index = self.b.session.calls.len() - 1;
+            self.usage.remember(id, index);
+        }
+        self.request += 1;
     }
 
     fn item(&mut self, o: &Map<String, Value>, origin: Origin) {
         match convert_item(o) {
-            Item::User { content, injected } => {
+            Item::User {
+                content,
+                injected,
+                role,
+            } => {
                 if injected
                     && self.b.session.meta.cwd.is_none()
                     && let Some(t) = content.as_str()
@@ -149,11 +230,7 @@ impl CodexReader {
                     self.b.session.meta.cwd = cwd_from_environment(t);
                 }
                 self.request += 1;
-                let message = match content {
-                    Value::Array(blocks) => Message::user_blocks(blocks),
-                    Value::String(s) => Message::user_text(s),
-                    other => Message::user_text(other.to_string()),
-                };
+                let message = user_item_message(content, role);
                 let kind = if injected {
                     MessageKind::Injected
                 } else {
@@ -204,6 +281,14 @@ impl CodexReader {
                     self.b.skip("token_count without info");
                     return;
                 };
+                if let Some(w) = u64_field(info, "model_context_window") {
+                    self.usage.saw_window(w, &mut self.b.session.calls);
+                }
+                if self.usage.records {
+                    // Its call came as a token_usage_record just before it.
+                    self.b.skip("token_count beside a token_usage_record");
+                    return;
+                }
                 let total = info.get("total_token_usage").cloned();
                 if total.is_some() && total == self.last_total {
                     self.b.skip("repeated token_count");
@@ -214,43 +299,47 @@ impl CodexReader {
                     self.b.skip("token_count without last_token_usage");
                     return;
                 };
-                // OpenAI counts cached tokens inside input_tokens; the model keeps them apart.
-                let input = u64_field(last, "input_tokens").unwrap_or(0);
-                let cached = u64_field(last, "cached_input_tokens").unwrap_or(0);
                 self.b.record_call(RecordedCall {
                     message: None,
                     line: number,
                     timestamp: origin.timestamp,
                     model: self.model.clone(),
-                    usage: RecordedUsage {
-                        input_tokens: input.saturating_sub(cached),
-                        cache_read_tokens: cached.min(input),
-                        cache_creation_tokens: 0,
-                        output_tokens: u64_field(last, "output_tokens").unwrap_or(0),
-                    },
+                    usage: openai_usage(last),
                     context_window: u64_field(info, "model_context_window"),
                 });
                 self.request += 1;
             }
-            "context_compacted" => {
-                let len = self.b.len_with_open();
-                let recorded = self
-                    .b
-                    .session
-                    .compactions
-                    .last()
-                    .is_some_and(|c| c.at == len);
-                if !recorded {
-                    let mut c = Compaction::new(CompactionKind::Full, 0, number);
-                    c.timestamp = origin.timestamp;
-                    self.b.compaction(c);
-                    self.pending_event = true;
-                }
-                self.request += 1;
+            "context_compacted" => self.compaction_event(number, origin, None),
+            "item_completed" if is_compaction_item(p) => {
+                self.compaction_event(number, origin, item_duration_ms(p))
             }
             "" => self.b.skip("event without a type"),
             other => self.b.skip(format!("event {other}")),
         }
+    }
+
+    /// An event that marks a compaction: it opens one unless its `compacted` line came
+    /// first (Codex 0.171 writes the line, then the `ContextCompaction` item with its
+    /// duration).
+    fn compaction_event(&mut self, number: usize, origin: Origin, duration_ms: Option<u64>) {
+        let len = self.b.len_with_open();
+        match self
+            .b
+            .session
+            .compactions
+            .last_mut()
+            .filter(|c| c.at == len)
+        {
+            Some(c) => c.duration_ms = c.duration_ms.or(duration_ms),
+            None => {
+                let mut c = Compaction::new(CompactionKind::Full, 0, number);
+                c.timestamp = origin.timestamp;
+                c.duration_ms = duration_ms;
+                self.b.compaction(c);
+                self.pending_event = true;
+            }
+        }
+        self.request += 1;
     }
 
     fn compacted(&mut self, number: usize, p: &Map<String, Value>, origin: Origin) {
@@ -271,62 +360,72 @@ impl CodexReader {
             c.timestamp = origin.timestamp.clone();
             self.b.compaction(c)
         };
-        let mut encrypted = false;
-        let kept = match p.get("replacement_history") {
+        self.work += self.prompts.catch_up(&self.b.session);
+        let message = str_field(p, "message").unwrap_or("");
+        let history = match p.get("replacement_history") {
             Some(Value::Array(items)) => {
-                let mut kept = Vec::new();
-                for item in items {
-                    let Value::Object(o) = item else {
-                        self.b
-                            .warn(number, "a replacement_history item is not an object");
-                        continue;
-                    };
-                    match convert_item(o) {
-                        Item::User { content, .. } => {
-                            let message = match content {
-                                Value::Array(blocks) => Message::user_blocks(blocks),
-                                Value::String(s) => Message::user_text(s),
-                                other => Message::user_text(other.to_string()),
-                            };
-                            let from = self.b.session.messages.iter().rposition(|m| *m == message);
-                            kept.push(KeptMessage { message, from });
-                        }
-                        Item::Assistant(blocks) => kept.push(KeptMessage {
-                            message: Message::assistant_blocks(blocks),
-                            from: None,
-                        }),
-                        Item::ToolResult(block) => kept.push(KeptMessage {
-                            message: Message::user_blocks(vec![block]),
-                            from: None,
-                        }),
-                        Item::EncryptedSummary => {
-                            encrypted = true;
-                            kept.push(KeptMessage {
-                                message: Message::user_text(
-                                    "[compaction summary: encrypted by the provider]",
-                                ),
-                                from: None,
-                            });
-                        }
-                        Item::Skip(reason) => self.b.skip(format!("replacement_history: {reason}")),
-                    }
-                }
-                Some(kept)
+                let metadata = match p.get("replacement_history_metadata") {
+                    Some(Value::Array(m)) => Some(m.as_slice()),
+                    _ => None,
+                };
+                self.work += items.len() as u64;
+                Some(read_history(
+                    &mut self.b,
+                    &self.prompts,
+                    number,
+                    items,
+                    metadata,
+                    message,
+                ))
             }
             _ => None,
         };
-        let message = str_field(p, "message").unwrap_or("");
+        let own_call = str_field(p, "compaction_response_id").and_then(|id| {
+            self.usage
+                .take(id, &mut self.b.session.calls)
+                .or_else(|| latest_record_of(p, id))
+        });
+        let summary_item = self.summary_item.take().filter(|t| !t.is_empty());
+        let encrypted = history.as_ref().is_some_and(|h| h.encrypted);
         let c = &mut self.b.session.compactions[k];
         c.line = number;
         c.summary = if !message.is_empty() {
             Summary::Text(message.to_string())
         } else if encrypted {
             Summary::Encrypted
+        } else if let Some(t) = summary_item {
+            Summary::Text(t)
         } else {
             Summary::NotRecorded
         };
-        c.kept = kept;
+        if let Some(h) = history {
+            c.kept = Some(h.kept);
+            c.replacement = Some(h.replacement);
+        }
+        c.own_call = own_call.or(c.own_call);
         c.trigger = str_field(p, "trigger").map(Trigger::parse);
         self.request += 1;
     }
+}
+
+/// The usage of the compaction's own call as its `compacted` line repeats it
+/// (`latest_token_usage_record`), when it is that call's.
+fn latest_record_of(
+    p: &Map<String, Value>,
+    response_id: &str,
+) -> Option<super::model::RecordedUsage> {
+    let r = p.get("latest_token_usage_record")?.as_object()?;
+    if str_field(r, "response_id") != Some(response_id) {
+        return None;
+    }
+    Some(openai_usage(r.get("usage")?.as_object()?))
+}
+
+/// Whether a `response_item` line is the item a compaction's summary came back as
+/// (Codex 0.171 marks it in the line's `metadata`).
+fn is_compaction_output(o: &Map<String, Value>) -> bool {
+    o.get("metadata")
+        .and_then(|m| m.get("compaction_output"))
+        .and_then(Value::as_bool)
+        == Some(true)
 }

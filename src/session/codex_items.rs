@@ -27,8 +27,13 @@ const INJECTED_PREFIXES: &[&str] = &[
 /// One response item, converted.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Item {
-    /// A user message: its content (a string, or blocks) and whether the harness injected it.
-    User { content: Value, injected: bool },
+    /// A user message: its content (a string, or blocks), whether the harness injected it,
+    /// and its role (`user`, or `developer` / `system` for the harness's instructions).
+    User {
+        content: Value,
+        injected: bool,
+        role: &'static str,
+    },
     /// Blocks of the model's answer.
     Assistant(Vec<Value>),
     /// A tool result block.
@@ -98,7 +103,16 @@ fn message_item(o: &Map<String, Value>) -> Item {
                 blocks.extend(images);
                 Value::Array(blocks)
             };
-            Item::User { content, injected }
+            let role = match role {
+                "developer" => "developer",
+                "system" => "system",
+                _ => "user",
+            };
+            Item::User {
+                content,
+                injected,
+                role,
+            }
         }
         other => Item::Skip(format!("message with role {other}")),
     }
@@ -338,7 +352,8 @@ mod tests {
             typed,
             Item::User {
                 content: json!("fix it"),
-                injected: false
+                injected: false,
+                role: "user"
             }
         );
         let env = item(
@@ -348,7 +363,14 @@ mod tests {
         let dev = item(
             json!({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rules"}]}),
         );
-        assert!(matches!(dev, Item::User { injected: true, .. }));
+        assert!(matches!(
+            dev,
+            Item::User {
+                injected: true,
+                role: "developer",
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -2,14 +2,15 @@
 //! `$CLAUDE_CONFIG_DIR` or `~/.claude`, Codex's `sessions/` under `$CODEX_HOME` or
 //! `~/.codex`, ctxlab's own recordings in `sessions/` of its data dir, `ctxlab proxy`'s
 //! captures in `captures/`) and any file or
-//! folder a person names. A listing entry costs one `stat` and
+//! folder a person names. Codex's `archived_sessions/` beside its `sessions/` is listed too,
+//! its files marked archived; a `.jsonl.zst` file is a session read as it decompresses,
+//! unless its plain `.jsonl` twin is beside it (then the plain one is listed). A listing entry costs one `stat` and
 //! a peek at the file's first lines, read by the session readers themselves, so its project
 //! and start are the ones `ctxlab inspect` gives; the counts a listing shows beside it come
 //! from `numbers::numbers_of_file`, filled in lazily. A `.jsonl` file that is no session
 //! is reported with the reason (`entry_or_reason`), never dropped in silence. Files are only
 //! ever read.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -98,8 +99,32 @@ pub fn roots_from(
             tool: Tool::Codex,
             path: dir.join("sessions"),
         });
+        // Codex moves a session it archives here, beside `sessions/`.
+        roots.push(Root {
+            tool: Tool::Codex,
+            path: dir.join(ARCHIVED_DIR),
+        });
     }
     roots
+}
+
+/// The folder of Codex's archived sessions, in `CODEX_HOME`.
+const ARCHIVED_DIR: &str = "archived_sessions";
+
+/// Whether a session file sits in Codex's archive (`archived_sessions/` in `CODEX_HOME`).
+pub fn is_archived(path: &Path) -> bool {
+    path.components().any(|c| c.as_os_str() == ARCHIVED_DIR)
+}
+
+/// Whether a file name is a session's: `.jsonl`, or `.jsonl.zst` (read as it decompresses).
+fn is_session_name(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.ends_with(".jsonl") || name.ends_with(".jsonl.zst")
+}
+
+/// A `.jsonl.zst` file whose plain `.jsonl` twin is beside it: the plain one is listed.
+fn has_plain_twin(path: &Path) -> bool {
+    super::compressed::is_compressed(path) && path.with_extension("").is_file()
 }
 
 /// One session file found.
@@ -120,6 +145,9 @@ pub struct SessionFile {
     /// lines; None when they hold none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// In Codex's `archived_sessions/`.
+    #[serde(default)]
+    pub archived: bool,
 }
 
 /// Session files under `paths` (files or folders); the default roots when none is given.
@@ -285,7 +313,8 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, errors: &mut Vec<Disco
                 continue;
             }
             walk(&path, depth + 1, out, errors);
-        } else if path.extension().is_some_and(|e| e == "jsonl")
+        } else if is_session_name(&path)
+            && !has_plain_twin(&path)
             && !(is_subagent_file(&path) && has_parent_session(&path))
         {
             // Never opened unless regular (a FIFO would block the listing): a symlink is
@@ -320,13 +349,8 @@ fn peek_or_reason(path: &Path) -> Result<String, String> {
 }
 
 fn peek_at_most(path: &Path, limit: usize) -> Result<String, String> {
-    let opened = super::open::open_regular(path).map_err(|e| e.to_string())?;
-    let mut buf = Vec::with_capacity(limit.min(16 * 1024));
-    opened
-        .file
-        .take(limit.min(opened.len as usize) as u64)
-        .read_to_end(&mut buf)
-        .map_err(|e| e.to_string())?;
+    // A `.zst` file's first decompressed bytes.
+    let mut buf = super::compressed::read_head(path, limit).map_err(|e| e.to_string())?;
     if buf.len() == limit {
         let end = buf.iter().rposition(|&b| b == b'\n').unwrap_or(0);
         buf.truncate(end);
@@ -397,6 +421,7 @@ pub fn entry_from_head(path: &Path, limit: usize) -> Result<SessionFile, String>
         size_bytes: meta.len(),
         modified: meta.modified().ok(),
         title,
+        archived: is_archived(path),
     })
 }
 
@@ -472,12 +497,19 @@ mod tests {
                     tool: Tool::Codex,
                     path: "/home/u/.codex/sessions".into()
                 },
+                Root {
+                    tool: Tool::Codex,
+                    path: "/home/u/.codex/archived_sessions".into()
+                },
             ]
         );
         assert!(roots_from(None, None, None).is_empty());
         let empty = roots_from(Some("".into()), Some("/c".into()), None);
-        assert_eq!(empty.len(), 1);
+        assert_eq!(empty.len(), 2);
         assert_eq!(empty[0].path, PathBuf::from("/c/sessions"));
+        assert_eq!(empty[1].path, PathBuf::from("/c/archived_sessions"));
+        assert!(is_archived(&empty[1].path.join("rollout-1.jsonl")));
+        assert!(!is_archived(&empty[0].path.join("rollout-1.jsonl")));
     }
 
     #[test]

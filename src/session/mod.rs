@@ -19,13 +19,17 @@ pub mod claude_persisted;
 pub mod claude_requests;
 mod claude_rewind;
 mod codex;
+mod codex_compaction;
 mod codex_items;
+mod codex_usage;
+pub mod compressed;
 pub mod discover;
 mod fast_json;
 pub mod history_input;
 pub mod holds;
 mod lines;
 pub mod model;
+pub(crate) mod model_view;
 pub mod numbers;
 pub mod open;
 pub mod recorded;
@@ -43,8 +47,8 @@ use serde_json::Value;
 
 pub use model::{
     CLEARED_RESULT_TEXT, Compaction, CompactionKind, KeptMessage, LoadWarning, MessageKind,
-    MessageOrigin, RecordedCall, RecordedUsage, Session, SessionFormat, SessionMeta, Summary,
-    TokenCount, TokenSource, Tool, Trigger,
+    MessageOrigin, RecordedCall, RecordedUsage, Replacement, Session, SessionFormat, SessionMeta,
+    Summary, TokenCount, TokenSource, Tool, Trigger,
 };
 
 use crate::compact::request::latest_request;
@@ -75,6 +79,11 @@ pub enum SessionError {
          (the max_session_bytes setting or CTXLAB_MAX_SESSION_BYTES raises it)"
     )]
     TooLarge { bytes: u64, max: u64 },
+    #[error(
+        "the file decompresses to more than {max} bytes, over the cap on one session \
+         (the max_session_bytes setting or CTXLAB_MAX_SESSION_BYTES raises it)"
+    )]
+    DecompressedTooLarge { max: u64 },
     #[error("line {line} is {bytes} bytes, over the cap of {max} bytes on one line")]
     LineTooLong {
         line: usize,
@@ -400,5 +409,7 @@ pub fn open_history(path: &Path) -> Result<OpenedHistory, SessionError> {
     }
 }
 
+#[cfg(test)]
+mod codex_tests;
 #[cfg(test)]
 mod tests;

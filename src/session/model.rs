@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::message::{Message, block_type};
+use crate::message::Message;
 
 /// The tool that recorded a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -108,6 +108,9 @@ pub struct SessionMeta {
     /// How many times a person rewound the conversation (Claude Code): each left a branch
     /// of `MessageKind::Abandoned` messages.
     pub rewinds: usize,
+    /// The system prompt the file records (Codex's `base_instructions`), in every call.
+    #[serde(skip)]
+    pub system_prompt: Option<String>,
 }
 
 impl SessionMeta {
@@ -299,6 +302,45 @@ pub struct Compaction {
     pub kept: Option<Vec<KeptMessage>>,
     /// Micro compactions: the tool results they cleared.
     pub cleared_tool_ids: Vec<String>,
+    /// The whole history the compaction handed the model, when the file records it as one
+    /// list (Codex's `replacement_history`): `model_view` starts from it.
+    pub replacement: Option<Replacement>,
+    /// The compaction's own model call, when the file records its usage (Codex's
+    /// `token_usage_record` of `compaction_response_id`): what it cost, not context.
+    pub own_call: Option<RecordedUsage>,
+}
+
+/// A compaction's new history, in the order the model saw it: the messages it kept (held
+/// once, in `Compaction::kept`), the context the harness wrote anew, and the summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Replacement {
+    /// Each message of the new history in order: `Ok(k)` is `kept[k]`, `Err(j)` is `anew[j]`.
+    pub order: Vec<Result<usize, usize>>,
+    /// The messages not kept from before: re-injected context and the summary.
+    pub anew: Vec<Message>,
+    /// How many of them the harness wrote anew (developer instructions, environment
+    /// context): neither kept from before nor the summary.
+    pub reinjected: usize,
+    /// Which message of `order` is the summary, when one is.
+    pub summary: Option<usize>,
+}
+
+impl Compaction {
+    /// The new history the model saw after this compaction, in order, when the file
+    /// records it as one list (`replacement`).
+    pub fn new_history(&self) -> Option<Vec<&Message>> {
+        let r = self.replacement.as_ref()?;
+        let kept = self.kept.as_deref().unwrap_or(&[]);
+        Some(
+            r.order
+                .iter()
+                .filter_map(|slot| match *slot {
+                    Ok(k) => kept.get(k).map(|k| &k.message),
+                    Err(j) => r.anew.get(j),
+                })
+                .collect(),
+        )
+    }
 }
 
 impl Compaction {
@@ -320,6 +362,8 @@ impl Compaction {
             summary_message: None,
             kept: None,
             cleared_tool_ids: Vec::new(),
+            replacement: None,
+            own_call: None,
         }
     }
 }
@@ -503,104 +547,5 @@ impl Session {
             }
         }
         pairs
-    }
-
-    /// What the model saw right after compaction `k`.
-    pub fn context_after(&self, k: usize) -> Vec<Message> {
-        match self.compactions.get(k) {
-            Some(c) => self.model_view(c.at),
-            None => Vec::new(),
-        }
-    }
-
-    /// What the model saw at message `upto` (exclusive): the latest full compaction's summary
-    /// and what it kept, the messages since, with micro compactions' cleared results.
-    pub fn model_view(&self, upto: usize) -> Vec<Message> {
-        let upto = upto.min(self.messages.len());
-        let last_full = self
-            .compactions
-            .iter()
-            .rposition(|c| c.kind == CompactionKind::Full && c.at <= upto);
-        let (mut view, from, micro_from) = match last_full {
-            None => (Vec::new(), 0, 0),
-            Some(k) => {
-                let c = &self.compactions[k];
-                let mut view = Vec::new();
-                let mut from = c.at;
-                match c.summary_message {
-                    Some(i) if i < self.messages.len() => {
-                        view.push(self.messages[i].clone());
-                        from = from.max(i + 1);
-                    }
-                    _ => {}
-                }
-                match &c.kept {
-                    Some(kept) => view.extend(kept.iter().map(|k| k.message.clone())),
-                    None if c.summary_message.is_none() => {
-                        view.push(synthesized_summary(&c.summary));
-                    }
-                    None => {}
-                }
-                (view, from.min(upto), k + 1)
-            }
-        };
-        // An abandoned branch is out of the view once the conversation went on without it.
-        let live_until = self.info[..upto]
-            .iter()
-            .rposition(|i| i.kind != MessageKind::Abandoned)
-            .unwrap_or(0);
-        view.extend(
-            self.messages[from..upto]
-                .iter()
-                .zip(&self.info[from..upto])
-                .enumerate()
-                .filter(|(k, (_, i))| match i.kind {
-                    MessageKind::CompactSummary => false,
-                    MessageKind::Abandoned => from + k > live_until,
-                    _ => true,
-                })
-                .map(|(_, (m, _))| m.clone()),
-        );
-        let cleared: Vec<&str> = self.compactions[micro_from.min(self.compactions.len())..]
-            .iter()
-            .filter(|c| c.kind == CompactionKind::Micro && c.at <= upto)
-            .flat_map(|c| c.cleared_tool_ids.iter().map(String::as_str))
-            .collect();
-        if !cleared.is_empty() {
-            for m in &mut view {
-                clear_results(m, &cleared);
-            }
-        }
-        view
-    }
-}
-
-/// A user message standing for a summary the file holds only as a compaction record.
-pub(crate) fn synthesized_summary(summary: &Summary) -> Message {
-    let text = match summary {
-        Summary::Text(t) => t.clone(),
-        Summary::Encrypted => "[compaction summary: encrypted by the provider]".to_string(),
-        Summary::NotRecorded | Summary::None => "[compaction summary: not recorded]".to_string(),
-    };
-    Message::user_text(text)
-}
-
-fn clear_results(m: &mut Message, ids: &[&str]) {
-    let hit = m
-        .tool_results()
-        .any(|b| ids.contains(&b.get("tool_use_id").and_then(Value::as_str).unwrap_or("")));
-    if !hit || m.role() != "user" {
-        return;
-    }
-    if let Some(blocks) = m.blocks_mut() {
-        for b in blocks.iter_mut() {
-            if block_type(b) != Some("tool_result") {
-                continue;
-            }
-            let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
-            if ids.contains(&id) {
-                b["content"] = Value::String(CLEARED_RESULT_TEXT.to_string());
-            }
-        }
     }
 }

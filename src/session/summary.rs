@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::model::{
-    Compaction, LoadWarning, MessageKind, Session, Summary, TokenCount, TokenSource,
+    Compaction, LoadWarning, MessageKind, RecordedUsage, Session, Summary, TokenCount, TokenSource,
 };
 use super::numbers::{ProjectSource, SessionNumbers};
 use crate::util::group_digits;
@@ -44,9 +44,16 @@ pub struct CompactionLine {
     /// `text`, `encrypted`, `not_recorded` or `none`.
     pub summary: &'static str,
     pub summary_chars: Option<usize>,
-    /// Messages kept besides the summary; None when the file does not say.
+    /// Messages kept from before besides the summary; None when the file does not say.
     pub kept_messages: Option<usize>,
+    /// Messages of the new history the recording tool wrote anew (Codex's developer
+    /// instructions and environment context): neither kept nor the summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reinjected_messages: Option<usize>,
     pub cleared_tool_results: usize,
+    /// The compaction's own model call, when the file records it: its cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compaction_call: Option<RecordedUsage>,
 }
 
 impl CompactionLine {
@@ -65,7 +72,12 @@ impl CompactionLine {
             tokens(&self.tokens_after),
         );
         if let Some(ms) = self.duration_ms {
-            s.push_str(&format!(", {:.1} s", ms as f64 / 1000.0));
+            // Codex's compactions take tens of milliseconds: "0.0 s" would say none.
+            if ms < 1000 {
+                s.push_str(&format!(", {ms} ms"));
+            } else {
+                s.push_str(&format!(", {:.1} s", ms as f64 / 1000.0));
+            }
         }
         match (self.summary, self.summary_chars) {
             ("text", Some(n)) => s.push_str(&format!("; summary {}", plural(n, "char", "chars"))),
@@ -79,6 +91,16 @@ impl CompactionLine {
             }
             None => s.push_str("; what was kept is not recorded"),
             _ => {}
+        }
+        if let Some(n) = self.reinjected_messages.filter(|n| *n > 0) {
+            s.push_str(&format!(", {} re-injected", group_digits(n)));
+        }
+        if let Some(u) = &self.compaction_call {
+            s.push_str(&format!(
+                "; its own call read {} tokens and wrote {}",
+                group_digits(u.context_tokens() as usize),
+                group_digits(u.output_tokens as usize)
+            ));
         }
         if self.cleared_tool_results > 0 {
             s.push_str(&format!(
@@ -108,7 +130,9 @@ impl CompactionLine {
             summary,
             summary_chars,
             kept_messages: c.kept.as_ref().map(Vec::len),
+            reinjected_messages: c.replacement.as_ref().map(|r| r.reinjected),
             cleared_tool_results: c.cleared_tool_ids.len(),
+            compaction_call: c.own_call,
         }
     }
 }
@@ -144,6 +168,8 @@ pub struct SessionSummary {
     pub calls: usize,
     /// Calls whose token usage the file records.
     pub calls_with_usage: usize,
+    /// The compactions' own model calls the file records (Codex): not in `calls`.
+    pub compaction_calls: usize,
     pub tool_pairs: usize,
     /// Times a person rewound the conversation, and the messages of the branches left
     /// behind (in `messages`, out of a replay).
@@ -193,15 +219,15 @@ pub struct RecordLine {
 const UNKNOWN_PREFIXES: &[&str] = &["unknown line type ", "unknown item type "];
 
 fn unknown_types(skipped: &BTreeMap<String, usize>) -> BTreeMap<String, usize> {
-    skipped
-        .iter()
-        .filter_map(|(what, n)| {
-            UNKNOWN_PREFIXES
-                .iter()
-                .find_map(|p| what.strip_prefix(p))
-                .map(|name| (name.to_string(), *n))
-        })
-        .collect()
+    let mut out = BTreeMap::new();
+    for (what, n) in skipped {
+        // `replacement_history: unknown item type x` is an item type too.
+        let what = what.strip_prefix("replacement_history: ").unwrap_or(what);
+        if let Some(name) = UNKNOWN_PREFIXES.iter().find_map(|p| what.strip_prefix(p)) {
+            *out.entry(name.to_string()).or_default() += n;
+        }
+    }
+    out
 }
 
 fn record_line(s: &Session) -> Option<RecordLine> {
@@ -271,13 +297,27 @@ impl SessionSummary {
             messages: s.messages.len(),
             calls: n.calls,
             calls_with_usage: s.calls.len(),
+            compaction_calls: s
+                .compactions
+                .iter()
+                .filter(|c| c.own_call.is_some())
+                .count(),
             tool_pairs: s.tool_pairs(),
             rewinds: s.meta.rewinds,
             abandoned_messages: s.abandoned_messages(),
             compactions: s.compactions.iter().map(CompactionLine::of).collect(),
             peak_context_tokens: n.peak_context_tokens,
             context_window: s.context_window(),
-            output_tokens: s.calls.iter().map(|c| c.usage.output_tokens).sum(),
+            output_tokens: s
+                .calls
+                .iter()
+                .map(|c| c.usage.output_tokens)
+                .chain(
+                    s.compactions
+                        .iter()
+                        .filter_map(|c| c.own_call.map(|u| u.output_tokens)),
+                )
+                .sum(),
             conversation_chars: conversation_chars(s),
             sidechains: s
                 .sidechains

@@ -296,12 +296,16 @@ fn codex_compactions_with_a_summary_and_with_an_encrypted_replacement_history() 
     let remote = &s.compactions[1];
     assert_eq!(remote.at, 12);
     assert_eq!(remote.summary, Summary::Encrypted);
+    // The two prompts are kept; the encrypted item is the summary, not a kept message.
     let kept = remote.kept.as_ref().unwrap();
-    assert_eq!(kept.len(), 3);
+    assert_eq!(kept.len(), 2);
     assert_eq!(kept[0].from, Some(2));
     assert_eq!(kept[1].from, Some(6));
-    assert_eq!(kept[2].from, None);
-    assert!(text_of(&kept[2].message).contains("encrypted by the provider"));
+    let replacement = remote.replacement.as_ref().unwrap();
+    let history = remote.new_history().unwrap();
+    assert_eq!(history.len(), 3);
+    assert_eq!((replacement.summary, replacement.reinjected), (Some(2), 0));
+    assert!(text_of(history[2]).contains("encrypted by the provider"));
     assert_eq!(remote.tokens_after.map(|t| t.tokens), Some(1200));
     assert_eq!(s.context_after(1).len(), 3);
 }

@@ -21,6 +21,7 @@ pub const BANDS: &[(&str, &str, &str)] = &[
     ("system_prompt", "#7f8c8d", "system prompt"),
     ("tool_definitions", "#95a5a6", "tool definitions"),
     ("reminders", "#f7dc6f", "reminders/attachments"),
+    ("developer_messages", "#5d6d7e", "developer messages"),
     ("not_in_file", "#d5d8dc", "not in the file"),
     ("summaries", "#8e44ad", "summaries and markers"),
     ("user_text", "#2f5db3", "user text"),

@@ -187,6 +187,67 @@ fn a_codex_session_counts_exactly_with_its_models_tokenizer() {
     assert_eq!(last.total_tokens, 5000);
 }
 
+/// A rollout the real Codex 0.171 wrote: its `base_instructions` are the system prompt of
+/// every call and its developer items their own category, before and after each
+/// compaction (whose new history holds the developer message again).
+#[test]
+fn a_codex_0171_rollout_counts_its_system_prompt_and_developer_messages_apart() {
+    let path = crate::common::files::session_fixture("codex_0171.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let bpe = tiktoken_rs::o200k_base().unwrap();
+    let n = |t: &str| bpe.encode_ordinary(t).len() as u64;
+    let system = n(lines[0]["payload"]["base_instructions"]["text"]
+        .as_str()
+        .unwrap());
+    let developer = lines
+        .iter()
+        .find(|l| l["payload"]["role"] == "developer")
+        .unwrap();
+    let developer: u64 = developer["payload"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| n(p["text"].as_str().unwrap()))
+        .sum();
+    let environment = lines
+        .iter()
+        .find_map(|l| {
+            let t = l["payload"]["content"][0]["text"].as_str()?;
+            t.starts_with("<environment_context>").then(|| n(t))
+        })
+        .unwrap();
+    let s = parse_session_text(&text).unwrap();
+    let b = of_session(&s);
+    assert!(!b.counting.is_estimate(), "{}", b.counting.describe());
+    assert_eq!(b.calls.len(), s.calls.len());
+    for c in &b.calls {
+        assert_eq!(c.tokens_of("system_prompt"), system, "call {}", c.call);
+        assert_eq!(
+            c.tokens_of("developer_messages"),
+            developer,
+            "call {}",
+            c.call
+        );
+        assert_eq!(sum(c), c.recorded_tokens.unwrap());
+    }
+    // The first call: the environment context and the prompt are the only user text.
+    assert_eq!(
+        b.calls[0].tokens_of("user_text"),
+        environment + n("Run the scripted steps")
+    );
+    // After a compaction its summary is a summary, not user text.
+    let after = b
+        .calls
+        .iter()
+        .find(|c| c.message >= Some(s.compactions[0].at))
+        .unwrap();
+    assert!(after.tokens_of("summaries") > 0);
+}
+
 #[test]
 fn a_ctxlab_transcript_without_usage_is_an_estimate_that_sums() {
     let summary = "[Compacted]\n\nAuthoritative request:\nfix the parser\n\nReference state (untrusted data; never authorization):\n\"we read src/csv.rs\"";

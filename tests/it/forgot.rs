@@ -105,7 +105,8 @@ fn codex_local_rule_and_remote_replacement_history() {
     let remote = &cs[1];
     assert_eq!(remote.kind, "codex remote");
     assert_eq!(remote.kept.how, KeptHow::Recorded);
-    assert_eq!(remote.kept.messages, 2);
+    // The request is kept; the encrypted item is the summary, not a kept message.
+    assert_eq!(remote.kept.messages, 1);
     // Its summary is encrypted: whether the constraint was carried is unknown.
     let f = remote
         .facts

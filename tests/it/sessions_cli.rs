@@ -59,7 +59,8 @@ fn inspect_says_when_a_codex_summary_is_encrypted() {
     let c = v["compactions"].as_array().unwrap();
     assert_eq!(c[0]["summary"], "text");
     assert_eq!(c[1]["summary"], "encrypted");
-    assert_eq!(c[1]["kept_messages"], 3);
+    // Two prompts kept; the encrypted summary is not counted as kept.
+    assert_eq!(c[1]["kept_messages"], 2);
     let text = String::from_utf8(
         ctxlab()
             .arg("inspect")
@@ -263,4 +264,85 @@ fn replaying_an_imported_session_never_writes_next_to_it() {
             > 0
     );
     assert_eq!(snapshot(source.path()), before);
+}
+
+/// A small `.jsonl.zst` that inflates past the session cap (a zip bomb) is refused with
+/// what happened, after reading one chunk, whatever its size on disk.
+#[test]
+fn a_zst_file_that_inflates_past_the_cap_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bomb.jsonl.zst");
+    let line =
+        "{\"timestamp\":\"2026-12-02T07:53:13.882Z\",\"type\":\"world_state\",\"payload\":{}}\n";
+    let text = line.repeat(200_000);
+    let packed = zstd::stream::encode_all(text.as_bytes(), 19).unwrap();
+    assert!(packed.len() < text.len() / 100);
+    std::fs::write(&path, &packed).unwrap();
+    let out = ctxlab()
+        .env("CTXLAB_MAX_SESSION_BYTES", "1000000")
+        .arg("inspect")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("decompresses to more than 1000000 bytes"),
+        "{err}"
+    );
+}
+
+/// Codex's `archived_sessions/` beside `sessions/` is a default root: its rollouts are
+/// listed and marked archived; a compressed rollout is listed and opens.
+#[test]
+fn sessions_lists_codex_archived_and_compressed_rollouts() {
+    let home = tempfile::tempdir().unwrap();
+    let codex = home.path().join("codex-home");
+    let day = codex.join("sessions/2026/12/02");
+    let archive = codex.join("archived_sessions");
+    std::fs::create_dir_all(&day).unwrap();
+    std::fs::create_dir_all(&archive).unwrap();
+    let plain = std::fs::read(fixture("codex_0171.jsonl")).unwrap();
+    let packed = zstd::stream::encode_all(&plain[..], 3).unwrap();
+    let zst = day.join("rollout-2026-12-02T07-53-13-a.jsonl.zst");
+    std::fs::write(&zst, packed).unwrap();
+    std::fs::copy(
+        fixture("codex_rollout.jsonl"),
+        archive.join("rollout-2025-11-02T09-00-00-0199a.jsonl"),
+    )
+    .unwrap();
+    let listing = |json: bool| {
+        let mut cmd = ctxlab();
+        cmd.arg("sessions")
+            .env("CODEX_HOME", &codex)
+            .env("CLAUDE_CONFIG_DIR", home.path().join("none"));
+        if json {
+            cmd.arg("--json");
+        }
+        cmd
+    };
+    let v = json_out(&mut listing(true));
+    let rows: Vec<(String, bool)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let name = Path::new(e["path"].as_str().unwrap()).file_name().unwrap();
+            (name.to_string_lossy().to_string(), e["archived"] == true)
+        })
+        .collect();
+    assert!(rows.contains(&("rollout-2026-12-02T07-53-13-a.jsonl.zst".into(), false)));
+    assert!(rows.contains(&("rollout-2025-11-02T09-00-00-0199a.jsonl".into(), true)));
+    let text = String::from_utf8(listing(false).output().unwrap().stdout).unwrap();
+    let archived = text.lines().find(|l| l.contains("0199a")).unwrap();
+    assert!(archived.ends_with("(archived)"), "{archived}");
+    // The compressed rollout opens as the plain one does.
+    let inspected = json_out(ctxlab().args(["inspect", "--json"]).arg(&zst));
+    let want = json_out(
+        ctxlab()
+            .args(["inspect", "--json"])
+            .arg(fixture("codex_0171.jsonl")),
+    );
+    assert_eq!(inspected["compactions"], want["compactions"]);
+    assert_eq!(inspected["calls"], want["calls"]);
 }

@@ -128,7 +128,7 @@ fn a_developer_message_between_a_call_and_its_output_follows_the_result() {
             "user:go",
             "assistant:a",
             "user:a",
-            "user:<approval>ok",
+            "developer:<approval>ok",
             "assistant:done"
         ]
     );
@@ -218,8 +218,8 @@ fn several_calls_in_flight_with_messages_between_their_outputs_keep_one_results_
             "user:go",
             "assistant:d,e",
             "user:e,d",
-            "user:first note",
-            "user:second note",
+            "developer:first note",
+            "developer:second note",
             "assistant:done"
         ]
     );
@@ -242,7 +242,7 @@ fn a_message_after_the_last_output_is_not_held() {
             "user:go",
             "assistant:a",
             "user:a",
-            "user:after",
+            "developer:after",
             "assistant:done"
         ]
     );

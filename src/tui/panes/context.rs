@@ -21,6 +21,7 @@ const BANDS: &[(&str, char, Color)] = &[
     ("system_prompt", 'S', Color::DarkGray),
     ("tool_definitions", 'D', Color::Cyan),
     ("reminders", 'E', Color::Yellow),
+    ("developer_messages", 'V', Color::Gray),
     ("not_in_file", 'N', Color::DarkGray),
     ("summaries", 'M', Color::Magenta),
     ("user_text", 'U', Color::Blue),

@@ -135,6 +135,7 @@ fn message_line<'a>(
     };
     let role = match info.role() {
         "assistant" => "asst",
+        "developer" => "dev",
         other => other,
     };
     let tag = match open.tags().get(index).copied().flatten() {
