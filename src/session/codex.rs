@@ -181,6 +181,12 @@ impl CodexReader {
         meta.system_prompt = system.filter(|t| !t.is_empty()).map(str::to_string);
     }
 
+    /// Whether a compaction's summary came back and its `compacted` line is still to come:
+    /// a call recorded now is that compaction's own (0.171 writes its record in between).
+    pub(crate) fn compaction_in_flight(&self) -> bool {
+        self.summary_item.is_some()
+    }
+
     /// The item a compaction's summary came back as: not a message of the conversation.
     fn compaction_output(&mut self, p: &Map<String, Value>) {
         if let Item::Assistant(blocks) = convert_item(p) {

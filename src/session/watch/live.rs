@@ -213,6 +213,8 @@ impl LiveSession {
     /// Appends what the last line added: calls, compactions, tool calls, messages.
     fn report(&mut self, number: usize, out: &mut Vec<LiveItem>) {
         let r = &mut self.reported;
+        let compaction_in_flight =
+            matches!(&self.reader, Reader::Codex(c) if c.compaction_in_flight());
         let (builder, is_claude) = match &mut self.reader {
             Reader::Claude(t) => (&mut t.builder, true),
             Reader::Codex(c) => (&mut c.b, false),
@@ -238,7 +240,15 @@ impl LiveSession {
         r.warnings = builder.session.warnings.len();
         // Compactions first: a compaction closes the open call, whose message follows.
         let new_compaction = builder.session.compactions.len() > r.compactions.len();
-        if new_compaction {
+        // Before 0.171 a Codex compaction's own call was recorded after its line; 0.171
+        // records it before, and the line names it (`own_call`): nothing to wait for then.
+        if new_compaction
+            && builder
+                .session
+                .compactions
+                .last()
+                .is_some_and(|c| c.own_call.is_none())
+        {
             r.after_compaction = true;
         }
         let missing = builder
@@ -292,8 +302,10 @@ impl LiveSession {
             }
             r.calls = builder.session.calls.len();
         } else {
-            for c in &builder.session.calls[r.calls..] {
-                calls.push(LiveCall::of(c, r.after_compaction));
+            // The `compacted` line takes its own call out of the calls: fewer than reported.
+            let start = r.calls.min(builder.session.calls.len());
+            for c in &builder.session.calls[start..] {
+                calls.push(LiveCall::of(c, r.after_compaction || compaction_in_flight));
                 r.after_compaction = false;
             }
             r.calls = builder.session.calls.len();

@@ -14,6 +14,7 @@ const FIXTURES: &[&str] = &[
     "sessions/claude_code_2_1_332.jsonl",
     "sessions/claude_code.jsonl",
     "sessions/codex_rollout.jsonl",
+    "sessions/codex_0171.jsonl",
     "sessions/codex_compactions_only.jsonl",
     "captures/claude_code_compact.jsonl",
     "captures/codex_compactions.jsonl",
