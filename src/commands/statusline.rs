@@ -2,7 +2,8 @@
 //! answer with a JSON object on stdin (`transcript_path`, `model`, and in recent versions
 //! `context_window` with `current_usage`, `context_window_size` and `used_percentage`); it
 //! prints one line: the context of the last call against the window, the compactions of
-//! the whole session, and the headroom to where the session compacted by itself last time.
+//! the whole session, and the headroom to where Claude Code compacts by itself (its rule,
+//! `session::watch::threshold`, moved by an automatic compaction seen below it).
 //!
 //! Claude Code's own figures come first; the transcript second, through a per-path index
 //! (`session::watch::compaction_index`) that is extended from where the previous run
@@ -18,7 +19,9 @@ use serde_json::Value;
 
 use crate::sanitize::sanitize_line;
 use crate::session::SessionError;
+use crate::session::model::SessionFormat;
 use crate::session::watch::compaction_index::{Scanned, call_at, indexed};
+use crate::session::watch::threshold::{self, AgentSettings};
 use crate::session::watch::windows::window_of;
 use crate::util::group_digits;
 
@@ -36,6 +39,8 @@ pub struct StatusOptions<'a> {
     pub max_width: usize,
     /// ctxlab's data dir, for the index; None scans from the start every run.
     pub data_dir: Option<&'a Path>,
+    /// What moves Claude Code's threshold (`AgentSettings::read`; default: nothing).
+    pub settings: AgentSettings,
 }
 
 fn g(n: u64) -> String {
@@ -171,11 +176,20 @@ pub fn status_line(input: &str, options: &StatusOptions) -> String {
         }
     }
     parts.push(compactions_part(&scanned));
-    if let (Some(at), Some(now)) = (index.last_auto_pre_tokens, context) {
+    // Headroom to where Claude Code compacts by itself: its rule for the window, moved by
+    // an automatic compaction seen below it (a manual one says nothing of it).
+    let threshold = threshold::of_session(
+        Some(SessionFormat::ClaudeCode),
+        window,
+        None,
+        index.last_auto_pre_tokens,
+        &options.settings,
+    );
+    if let (Some(t), Some(now)) = (threshold, context) {
         parts.push(format!(
-            "{} to go (auto-compacted at {})",
-            g(at.saturating_sub(now)),
-            g(at)
+            "{} to go (auto-compacts at {})",
+            g(t.tokens.saturating_sub(now)),
+            g(t.tokens)
         ));
     }
     fit(parts, width)

@@ -6,6 +6,7 @@ fn options(dir: &Path, width: usize) -> StatusOptions<'_> {
     StatusOptions {
         max_width: width,
         data_dir: Some(dir),
+        settings: AgentSettings::default(),
     }
 }
 
@@ -72,13 +73,13 @@ fn claude_codes_own_figures_come_first() {
     );
     assert_eq!(
         line,
-        "Sonnet 4.6 · ctx 80,000/200,000 (40%) · no compaction"
+        "Sonnet 4.6 · ctx 80,000/200,000 (40%) · no compaction · 87,000 to go (auto-compacts at 167,000)"
     );
     // Without them, the transcript's last call.
     let line = status_line(&input(&path, None, None), &options(dir.path(), 120));
     assert_eq!(
         line,
-        "Sonnet 4.6 · ctx 48,000/200,000 (24%) · no compaction"
+        "Sonnet 4.6 · ctx 48,000/200,000 (24%) · no compaction · 119,000 to go (auto-compacts at 167,000)"
     );
 }
 
@@ -94,22 +95,35 @@ fn right_after_a_compaction_the_context_is_its_post_tokens() {
     );
     assert_eq!(
         line,
-        "Sonnet 4.6 · ctx 2,730/200,000 (1%) after compaction · 1 compaction"
+        "Sonnet 4.6 · ctx 2,730/200,000 (1%) after compaction · 1 compaction · 164,270 to go (auto-compacts at 167,000)"
     );
 }
 
 #[test]
-fn a_manual_compaction_sets_no_headroom_and_an_automatic_one_does() {
+fn the_headroom_is_to_claude_codes_own_threshold_and_a_manual_compaction_never_moves_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
+    // A manual compaction well below the rule: the rule's 167,000 stands.
     write(&path, &[CALL, MANUAL, CALL]);
-    let line = status_line(&input(&path, Some(50_000), None), &options(dir.path(), 120));
-    assert!(!line.contains("to go"), "{line}");
+    let line = status_line(&input(&path, Some(50_000), None), &options(dir.path(), 200));
+    assert!(
+        line.ends_with("117,000 to go (auto-compacts at 167,000)"),
+        "{line}"
+    );
+    // An automatic one above it confirms it.
     write(&path, &[AUTO, CALL]);
-    let line = status_line(&input(&path, Some(50_000), None), &options(dir.path(), 120));
+    let line = status_line(&input(&path, Some(50_000), None), &options(dir.path(), 200));
     assert_eq!(
         line,
-        "Sonnet 4.6 · ctx 50,000/200,000 (25%) · 2 compactions · 120,251 to go (auto-compacted at 170,251)"
+        "Sonnet 4.6 · ctx 50,000/200,000 (25%) · 2 compactions · 117,000 to go (auto-compacts at 167,000)"
+    );
+    // CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=50 lowers it to half the window less the answer's share.
+    let mut o = options(dir.path(), 200);
+    o.settings.claude_percent = Some((50.0, "$CLAUDE_AUTOCOMPACT_PCT_OVERRIDE".into()));
+    let line = status_line(&input(&path, Some(50_000), None), &o);
+    assert!(
+        line.ends_with("40,000 to go (auto-compacts at 90,000)"),
+        "{line}"
     );
 }
 
@@ -133,6 +147,7 @@ fn the_line_fits_the_width_it_is_given() {
     // The headroom gives way before the compactions do.
     let line = status_line(&input(&path, Some(50_000), None), &options(dir.path(), 80));
     assert_eq!(line, "Sonnet 4.6 · ctx 50,000/200,000 (25%) · 1 compaction");
+    assert!(full.ends_with("to go (auto-compacts at 167,000)"), "{full}");
 }
 
 #[test]

@@ -11,6 +11,10 @@ fn statusline(input: &str) -> (Option<i32>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
         .arg("statusline")
         .env("CTXLAB_DATA_DIR", data.path())
+        .env("HOME", data.path())
+        .env_remove("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
+        .env_remove("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
+        .env_remove("DISABLE_AUTO_COMPACT")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -57,7 +61,7 @@ fn the_status_line_gives_context_window_percent_compactions_and_headroom() {
     assert_eq!(code, Some(0));
     assert_eq!(
         out,
-        "Sonnet 4.5 · ctx 84,110/200,000 (42%) · 1 compaction · 82,902 to go (auto-compacted at 167,012)\n"
+        "Sonnet 4.5 · ctx 84,110/200,000 (42%) · 1 compaction · 82,890 to go (auto-compacts at 167,000)\n"
     );
     // Without the window in the input: the table's, for the model id.
     let input = serde_json::json!({"transcript_path": file, "model": {"id": "claude-opus-4-1"}});
@@ -89,7 +93,7 @@ fn a_long_transcript_counts_every_compaction_of_the_whole_file() {
     // compaction in the last 256 KB").
     assert_eq!(
         out,
-        "ctx 5,110/200,000 (2%) · 1 compaction · 94,890 to go (auto-compacted at 100,000)\n"
+        "ctx 5,110/200,000 (2%) · 1 compaction · 94,890 to go (auto-compacts at 100,000)\n"
     );
 }
 
@@ -116,6 +120,10 @@ fn a_stdin_that_never_closes_does_not_hold_the_status_line() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
         .arg("statusline")
         .env("CTXLAB_DATA_DIR", data.path())
+        .env("HOME", data.path())
+        .env_remove("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
+        .env_remove("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
+        .env_remove("DISABLE_AUTO_COMPACT")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -128,12 +136,16 @@ fn a_stdin_that_never_closes_does_not_hold_the_status_line() {
     drop(stdin);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "ctx 5,110/200,000 (2%) · no compaction\n"
+        "ctx 5,110/200,000 (2%) · no compaction · 161,890 to go (auto-compacts at 167,000)\n"
     );
     // Half a JSON object and silence: given up at the deadline, still one line and exit 0.
     let mut child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
         .arg("statusline")
         .env("CTXLAB_DATA_DIR", data.path())
+        .env("HOME", data.path())
+        .env_remove("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
+        .env_remove("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
+        .env_remove("DISABLE_AUTO_COMPACT")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
