@@ -24,6 +24,14 @@ def _answer_queries(chunk: bytes, master: int):
         os.write(master, b"\x1b[?62;c")
 
 
+# Text Claude Code draws with its prompt box: typing before it is drawn can be lost.
+READY_MARKERS = (b"shift+tab", b"for shortcuts")
+# Typing waits at most this long for a ready marker, then types anyway.
+READY_WAIT_S = 20.0
+# With no answer this long after typing, Enter is pressed once more.
+ANSWER_WAIT_S = 30.0
+
+
 def run_interactive(cmd, cwd, env, log_path, prompt, done, timeout_s=90.0):
     """Runs `cmd` in a pty; types `prompt` once the CLI has drawn; `done()` says when to leave.
 
@@ -37,7 +45,8 @@ def run_interactive(cmd, cwd, env, log_path, prompt, done, timeout_s=90.0):
     os.close(slave)
     output = bytearray()
     deadline = time.time() + timeout_s
-    typed = False
+    typed = None
+    pressed_again = False
     leaving_at = None
     started = time.time()
     try:
@@ -54,14 +63,19 @@ def run_interactive(cmd, cwd, env, log_path, prompt, done, timeout_s=90.0):
                 _answer_queries(chunk, master)
             if proc.poll() is not None:
                 break
-            # The prompt box is drawn within a second or two; typing earlier can be lost.
-            if not typed and time.time() - started > 3.0 and len(output) > 200:
+            ready = any(m in output for m in READY_MARKERS)
+            if typed is None and (ready or time.time() - started > READY_WAIT_S):
+                time.sleep(0.5)
                 for ch in prompt:
                     os.write(master, ch.encode())
                     time.sleep(0.01)
                 time.sleep(0.3)
                 os.write(master, b"\r")
-                typed = True
+                typed = time.time()
+            if typed and not pressed_again and leaving_at is None and time.time() - typed > ANSWER_WAIT_S:
+                # A slow machine can take the first Enter as part of a paste: once more.
+                os.write(master, b"\r")
+                pressed_again = True
             if typed and leaving_at is None and done():
                 os.write(master, b"/exit")
                 time.sleep(0.3)
