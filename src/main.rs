@@ -52,18 +52,9 @@ macro_rules! say {
 mod fork;
 #[path = "main/lookups.rs"]
 mod lookups;
+use lookups::stdout_for;
 #[path = "main/proxy.rs"]
 mod proxy;
-
-/// Stdout for a command's output: exact for JSON, through the sanitizer for people.
-fn stdout_for(json: bool) -> std::io::BufWriter<Box<dyn Write>> {
-    let lock = std::io::stdout().lock();
-    if json {
-        std::io::BufWriter::new(Box::new(lock))
-    } else {
-        std::io::BufWriter::new(Box::new(ctxlab::sanitize::SanitizingWriter::new(lock)))
-    }
-}
 
 /// A failure the user caused (bad file, bad flag): exit 2 with one line. Failures of the
 /// system (a folder that cannot be made, a copy that fails) exit 1.

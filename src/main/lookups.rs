@@ -6,7 +6,17 @@ use anyhow::Context;
 use ctxlab::pipeline_replay::ReplayOptions;
 
 use super::cli::{ForgotArgs, InspectArgs, SessionsArgs};
-use super::{UsageError, config_from, now_secs, session_error, stdout_for};
+use super::{UsageError, config_from, now_secs, session_error};
+
+/// Stdout for a command's output: exact for JSON, through the sanitizer for people.
+pub(crate) fn stdout_for(json: bool) -> std::io::BufWriter<Box<dyn std::io::Write>> {
+    let lock = std::io::stdout().lock();
+    if json {
+        std::io::BufWriter::new(Box::new(lock))
+    } else {
+        std::io::BufWriter::new(Box::new(ctxlab::sanitize::SanitizingWriter::new(lock)))
+    }
+}
 
 pub(crate) fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
     if args.requests {
