@@ -5,13 +5,13 @@ use std::process::{Command, Stdio};
 
 use super::fixtures::*;
 
-fn statusline(input: &str) -> (Option<i32>, String) {
-    // The index goes to a data dir of the test's own.
-    let data = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
+/// `ctxlab statusline` with its index in `data` and no settings of the person running the
+/// tests (HOME is `data` too), stdin and stdout piped.
+fn spawn_statusline(data: &std::path::Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_ctxlab"))
         .arg("statusline")
-        .env("CTXLAB_DATA_DIR", data.path())
-        .env("HOME", data.path())
+        .env("CTXLAB_DATA_DIR", data)
+        .env("HOME", data)
         .env_remove("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
         .env_remove("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
         .env_remove("DISABLE_AUTO_COMPACT")
@@ -19,7 +19,12 @@ fn statusline(input: &str) -> (Option<i32>, String) {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+fn statusline(input: &str) -> (Option<i32>, String) {
+    let data = tempfile::tempdir().unwrap();
+    let mut child = spawn_statusline(data.path());
     child
         .stdin
         .take()
@@ -117,17 +122,7 @@ fn a_stdin_that_never_closes_does_not_hold_the_status_line() {
     std::fs::write(&file, format!("{}\n", claude_call(2, 5000))).unwrap();
     let data = tempfile::tempdir().unwrap();
     // The whole JSON, stdin left open: the line comes without waiting for EOF.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
-        .arg("statusline")
-        .env("CTXLAB_DATA_DIR", data.path())
-        .env("HOME", data.path())
-        .env_remove("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
-        .env_remove("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
-        .env_remove("DISABLE_AUTO_COMPACT")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_statusline(data.path());
     let mut stdin = child.stdin.take().unwrap();
     let input = serde_json::json!({"transcript_path": file}).to_string();
     stdin.write_all(input.as_bytes()).unwrap();
@@ -139,17 +134,7 @@ fn a_stdin_that_never_closes_does_not_hold_the_status_line() {
         "ctx 5,110/200,000 (2%) · no compaction · 161,890 to go (auto-compacts at 167,000)\n"
     );
     // Half a JSON object and silence: given up at the deadline, still one line and exit 0.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
-        .arg("statusline")
-        .env("CTXLAB_DATA_DIR", data.path())
-        .env("HOME", data.path())
-        .env_remove("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
-        .env_remove("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
-        .env_remove("DISABLE_AUTO_COMPACT")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_statusline(data.path());
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"{\"transcript_path\": ").unwrap();
     stdin.flush().unwrap();
