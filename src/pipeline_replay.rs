@@ -30,7 +30,7 @@ use crate::compact::request::request_in;
 use crate::compact::summarize::PendingCompaction;
 use crate::compact::{CompactTrigger, Pipeline, PipelineConfig, StageReport, estimate_size};
 use crate::message::Message;
-use crate::provider::scripted::extractive::extractive_summary_from_request;
+use crate::compact::extractive::extractive_summary_from_request;
 use crate::session::recorded::{RecordedEvent, RecordedKind};
 use crate::store::{FileWritten, Store, StoreError};
 

@@ -16,6 +16,7 @@
 
 pub mod config;
 pub mod design;
+pub mod extractive;
 pub mod guarded;
 pub mod micro_save;
 pub mod pipeline;

@@ -8,7 +8,6 @@
 //! says what it sends; the scripted model never guesses it from the prompt's words). It must not look at what the
 //! tools returned or adapt to the conversation: a scenario is a fixed script.
 
-pub mod extractive;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -25,7 +24,7 @@ use super::{
 use crate::compact::estimate_size;
 use crate::message::{block, block_type};
 use crate::util::group_digits;
-use extractive::extractive_summary_from_request;
+use crate::compact::extractive::extractive_summary_from_request;
 
 /// The scenario played when none is chosen.
 pub const DEFAULT_SCENARIO: &str = "tour";
