@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate src/pyrepr/printable_table.rs from this Python's str.isprintable().
+"""Regenerate crates/core/src/pyrepr/printable_table.rs from this Python's str.isprintable().
 
 The lesson's size estimate is the length of Python's repr(), which escapes every
 code point that Python 3.11 (Unicode 14) considers non-printable. We record those
@@ -31,5 +31,5 @@ out = [
 for a, b in ranges:
     out.append("    (0x%X, 0x%X)," % (a, b))
 out.append("];")
-open("src/pyrepr/printable_table.rs", "w").write("\n".join(out) + "\n")
+open("crates/core/src/pyrepr/printable_table.rs", "w").write("\n".join(out) + "\n")
 print(len(ranges), "ranges")

@@ -384,7 +384,7 @@ async fn s06_has_no_reactive_stage_where_s08_has_one() {
         // A window the request crosses after three tool rounds: the fourth call overflows.
         // The two small rounds first put something before s08's kept tail: a reactive
         // compaction that could not shrink the request (nothing before the tail) is refused
-        // by the agent in every strategy (src/agent/reactive.rs).
+        // by the agent in every strategy (crates/agent/src/agent/reactive.rs).
         let small = |id: &str| ctxlab::provider::scripted::ScenarioTurn {
             note: String::new(),
             content: vec![block::tool_use(

@@ -1,11 +1,14 @@
 //! The layout described in docs/architecture.md, checked against the code: every import
-//! between top-level modules (`crate::<module>` in `src/**/*.rs`) is one the table "What may
-//! import what" allows, the table names every module of `src/lib.rs` and has no cycle, every
+//! between top-level modules (`crate::<module>` in the library's sources, `src/` and each
+//! crate's `crates/<name>/src/`) is one the table "What may import what" allows, the table
+//! names every module the crates' `lib.rs` declare and has no cycle, the "Crates" table is the
+//! crates' own Cargo.toml and agrees with the import table (`crates`), every
 //! pointer to a heading of docs/pipeline.md or docs/architecture.md names a heading that
 //! exists, and no comment points to a document outside the repository. Circles inside folders
 //! (`folders`), the "must not" column (`rules`) and the paths the docs name (`doc_paths`) have
 //! their own files.
 
+mod crates;
 mod doc_paths;
 mod folders;
 mod rules;
@@ -53,9 +56,32 @@ fn relative(path: &Path) -> String {
         .replace('\\', "/")
 }
 
-/// The top-level modules `src/lib.rs` declares.
-fn lib_modules() -> BTreeSet<String> {
-    read("src/lib.rs")
+/// The folders that hold the library's modules, relative to the repository: each crate's
+/// `src/` under `crates/` (docs/architecture.md, "Crates") and the root package's `src/`.
+fn source_roots() -> Vec<String> {
+    let mut roots = vec!["src".to_string()];
+    let entries = std::fs::read_dir(root().join("crates")).expect("crates/ exists");
+    let mut crates: Vec<String> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("src/lib.rs").is_file())
+        .map(|p| format!("{}/src", relative(&p)))
+        .collect();
+    crates.sort();
+    roots.extend(crates);
+    roots
+}
+
+/// Every source file of the library and the binary, under every source root.
+fn library_files() -> Vec<PathBuf> {
+    source_roots()
+        .iter()
+        .flat_map(|r| files(r, &[".rs"]))
+        .collect()
+}
+
+/// The modules a `lib.rs` declares (`pub mod x;`), not the ones it imports from below.
+fn declared_modules(lib_rs: &str) -> BTreeSet<String> {
+    read(lib_rs)
         .lines()
         .filter_map(|l| {
             let l = l.trim();
@@ -67,9 +93,34 @@ fn lib_modules() -> BTreeSet<String> {
         .collect()
 }
 
-/// The top-level module a file under `src/` belongs to (None for lib.rs and main.rs).
+/// The top-level modules every `lib.rs` declares, each with the source root it lives in.
+fn module_homes() -> BTreeMap<String, String> {
+    let mut homes = BTreeMap::new();
+    for source in source_roots() {
+        for module in declared_modules(&format!("{source}/lib.rs")) {
+            let before = homes.insert(module.clone(), source.clone());
+            assert!(before.is_none(), "`{module}` is declared by two crates");
+        }
+    }
+    homes
+}
+
+/// The top-level modules of the library.
+fn lib_modules() -> BTreeSet<String> {
+    module_homes().into_keys().collect()
+}
+
+/// The source root a file lies under and its path within it.
+fn split_source(path: &Path) -> Option<(String, PathBuf)> {
+    source_roots().into_iter().rev().find_map(|r| {
+        let rest = path.strip_prefix(root().join(&r)).ok()?;
+        Some((r, rest.to_path_buf()))
+    })
+}
+
+/// The top-level module a source file belongs to (None for lib.rs and main.rs).
 fn module_of(path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(root().join("src")).ok()?;
+    let (_, rel) = split_source(path)?;
     let first = rel.components().next()?.as_os_str().to_string_lossy();
     let name = first.trim_end_matches(".rs").to_string();
     (name != "lib" && name != "main").then_some(name)
@@ -124,7 +175,7 @@ fn crate_imports(text: &str) -> BTreeSet<String> {
 }
 
 /// The table under "What may import what": module -> the modules it may import.
-fn allowed_table() -> BTreeMap<String, BTreeSet<String>> {
+pub(crate) fn allowed_table() -> BTreeMap<String, BTreeSet<String>> {
     let doc = read(ARCHITECTURE);
     let section = doc
         .split_once(TABLE_HEADING)
@@ -160,7 +211,7 @@ fn the_import_table_names_every_top_level_module_and_nothing_else() {
     assert_eq!(
         listed,
         lib_modules(),
-        "rows of {ARCHITECTURE} vs src/lib.rs"
+        "rows of {ARCHITECTURE} vs the modules the crates declare"
     );
     for (module, imports) in &table {
         let unknown: Vec<&String> = imports.iter().filter(|m| !listed.contains(*m)).collect();
@@ -197,7 +248,7 @@ fn no_module_imports_what_docs_architecture_does_not_allow() {
     let table = allowed_table();
     let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut violations = Vec::new();
-    for path in files("src", &[".rs"]) {
+    for path in library_files() {
         let Some(module) = module_of(&path) else {
             continue;
         };
@@ -282,7 +333,7 @@ fn pointers(text: &str, doc: &str) -> Vec<String> {
 
 /// The files whose comments may point into the docs or outside the repository.
 fn checked_sources() -> Vec<PathBuf> {
-    let mut all = files("src", &[".rs"]);
+    let mut all = library_files();
     all.extend(files("tests/it", &[".rs"]));
     all.extend(files("benches", &[".rs"]));
     all.extend(files("examples", &[".rs"]));

@@ -122,8 +122,7 @@ async fn summary_requests_get_a_summary_and_do_not_consume_a_turn() {
     assert!(req.system.starts_with(SUMMARY_PREFIX));
     let r = model.stream(&req, &tx).await.unwrap();
     assert_eq!(r.stop_reason.as_deref(), Some("end_turn"));
-    let expected =
-        ctxlab::provider::scripted::extractive::extractive_summary_from_request(&history);
+    let expected = ctxlab::compact::extractive::extractive_summary_from_request(&history);
     assert_eq!(r.content, vec![block::text(expected)]);
     assert_eq!(model.turns_played(), 0);
 }

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
+use ctxlab::compact::extractive::extractive_summary_from_request;
 use ctxlab::compact::{s06, s08_latest, summarize};
 use ctxlab::message::{Message, block};
-use ctxlab::provider::scripted::extractive::extractive_summary_from_request;
 use ctxlab::provider::{Model, ModelRequest, RequestKind, Scenario, ScriptedModel};
 use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;

@@ -2,9 +2,10 @@
 //! docs/*.md pointing at nothing.
 //!
 //! A path is a code span or a link target that ends in `.rs`, `.md`, `.py` or `.sh`, or holds
-//! a `/` and starts with a folder of the repository or of `src/` (`tests/it/`, `session/`).
-//! It is looked up from the repository root, from `src/`, from the folder of the module whose
-//! table row names it (`app/` in the `tui/` row), and for links from docs/. A bare file name
+//! a `/` and starts with a folder of the repository or of a source root (`src/`, each crate's
+//! `crates/<name>/src/`: `tests/it/`, `session/`). It is looked up from the repository root,
+//! from each source root, from the folder of the module whose table row names it (`app/` in
+//! the `tui/` row), and for links from docs/. A bare file name
 //! (`step.rs`) may sit anywhere under that module's folder. Paths outside the repository
 //! (`~/.local/…`, `<data dir>/…`) and names in the workspace (`.transcripts/`) are not checked.
 
@@ -36,11 +37,23 @@ fn mentions(line: &str) -> Vec<String> {
 fn row_module(line: &str) -> Option<String> {
     let first = line.strip_prefix("| `")?.split('`').next()?;
     let name = first.trim_end_matches('/').trim_end_matches(".rs");
-    root()
-        .join("src")
-        .join(name)
-        .is_dir()
+    module_dir(name)
+        .is_some_and(|d| root().join(d).is_dir())
         .then(|| name.to_string())
+}
+
+/// A top-level module's folder, relative to the repository (`crates/tui/src/tui`).
+fn module_dir(module: &str) -> Option<String> {
+    super::module_homes()
+        .get(module)
+        .map(|home| format!("{home}/{module}"))
+}
+
+/// The repository root and every source root.
+fn base_dirs() -> Vec<std::path::PathBuf> {
+    let mut bases = vec![root().to_path_buf()];
+    bases.extend(super::source_roots().iter().map(|r| root().join(r)));
+    bases
 }
 
 fn is_path_like(s: &str, top: &[String]) -> bool {
@@ -57,9 +70,9 @@ fn is_path_like(s: &str, top: &[String]) -> bool {
 }
 
 fn exists(path: &str, module: Option<&str>, from_docs: bool) -> bool {
-    let mut bases = vec![root().to_path_buf(), root().join("src")];
-    if let Some(m) = module {
-        bases.push(root().join("src").join(m));
+    let mut bases = base_dirs();
+    if let Some(d) = module.and_then(module_dir) {
+        bases.push(root().join(d));
     }
     if from_docs {
         bases.push(root().join("docs"));
@@ -67,11 +80,14 @@ fn exists(path: &str, module: Option<&str>, from_docs: bool) -> bool {
     if bases.iter().any(|b| b.join(path).exists()) {
         return true;
     }
-    // A bare file name within its module's folder (or anywhere in src/ outside a row).
+    // A bare file name within its module's folder (or anywhere in the sources outside a row).
     !path.contains('/') && {
-        let dir = module.map_or("src".to_string(), |m| format!("src/{m}"));
-        files(&dir, &[path])
-            .iter()
+        let dirs = match module.and_then(module_dir) {
+            Some(d) => vec![d],
+            None => super::source_roots(),
+        };
+        dirs.iter()
+            .flat_map(|d| files(d, &[path]))
             .any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == path))
     }
 }
@@ -80,8 +96,8 @@ fn exists(path: &str, module: Option<&str>, from_docs: bool) -> bool {
 /// segment of a checked path.
 fn top_folders(module: Option<&str>) -> Vec<String> {
     let mut top = Vec::new();
-    let mut dirs = vec![root().to_path_buf(), root().join("src")];
-    dirs.extend(module.map(|m| root().join("src").join(m)));
+    let mut dirs = base_dirs();
+    dirs.extend(module.and_then(module_dir).map(|d| root().join(d)));
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;

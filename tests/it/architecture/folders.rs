@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::rust_text::{code_only, is_ident_char, test_file_modules, without_test_modules};
-use super::{files, read, relative, root};
+use super::{read, relative};
 
 /// One path written in the code: its segments as written (`super`, `crate`, names), the
 /// alias it is imported as, the line it starts on and whether it sits in a `pub use`.
@@ -137,7 +137,7 @@ struct Source {
 }
 
 fn module_path(path: &Path) -> Option<Vec<String>> {
-    let rel = path.strip_prefix(root().join("src")).ok()?;
+    let (_, rel) = super::split_source(path)?;
     let mut parts: Vec<String> = rel
         .components()
         .map(|c| c.as_os_str().to_string_lossy().to_string())
@@ -157,7 +157,7 @@ fn module_path(path: &Path) -> Option<Vec<String>> {
 }
 
 fn library_sources() -> Vec<Source> {
-    let mut all: Vec<Source> = files("src", &[".rs"])
+    let mut all: Vec<Source> = super::library_files()
         .into_iter()
         .filter_map(|path| {
             let module = module_path(&path)?;

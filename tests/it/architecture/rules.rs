@@ -1,5 +1,5 @@
 //! The written rules of docs/architecture.md that a scan of the code can check: `ratatui` and
-//! `crossterm` only under `src/tui/`, and the "must not" column of the modules table.
+//! `crossterm` only under `tui/`, and the "must not" column of the modules table.
 //!
 //! The column is prose; each clause that names something visible in the code is checked:
 //! "import `a`, `b`" (no `crate::a`), "import anything of the crate", "import a front end"
@@ -134,12 +134,15 @@ fn holds(code: &str, needle: &str) -> bool {
 /// The library code of a top-level module, file by file, without test modules.
 fn module_code(module: &str) -> Vec<(String, String)> {
     let mut paths = Vec::new();
-    let single = format!("src/{module}.rs");
+    let Some(home) = super::module_homes().remove(module) else {
+        return Vec::new();
+    };
+    let single = format!("{home}/{module}.rs");
     if super::root().join(&single).is_file() {
         paths.push(super::root().join(&single));
     }
-    if super::root().join("src").join(module).is_dir() {
-        paths.extend(files(&format!("src/{module}"), &[".rs"]));
+    if super::root().join(&home).join(module).is_dir() {
+        paths.extend(files(&format!("{home}/{module}"), &[".rs"]));
     }
     paths
         .into_iter()
@@ -162,7 +165,7 @@ fn no_module_does_what_its_must_not_column_forbids() {
         let sources = module_code(module);
         assert!(
             !sources.is_empty(),
-            "{ARCHITECTURE} names `{module}` but src/ has no such module"
+            "{ARCHITECTURE} names `{module}` but no crate has such a module"
         );
         for rule in forbidden(module, cell) {
             checks += 1;
@@ -186,9 +189,9 @@ fn no_module_does_what_its_must_not_column_forbids() {
 #[test]
 fn ratatui_and_crossterm_are_used_only_under_tui() {
     let mut outside = Vec::new();
-    for path in files("src", &[".rs"]) {
+    for path in super::library_files() {
         let rel = relative(&path);
-        if rel.starts_with("src/tui/") {
+        if super::module_of(&path).as_deref() == Some("tui") {
             continue;
         }
         let code = code_only(&read(&rel));
@@ -210,7 +213,8 @@ fn ratatui_and_crossterm_are_used_only_under_tui() {
 #[test]
 fn nothing_outside_the_app_changes_it_but_update() {
     let mut mutators = BTreeSet::new();
-    for path in files("src/tui/app", &[".rs"]) {
+    let app_dir = format!("{}/tui/app", super::module_homes()["tui"]);
+    for path in files(&app_dir, &[".rs"]) {
         let code = code_only(&without_test_modules(&read(&relative(&path))));
         // From one item `impl` to the next (at a line's start, not `x: impl Trait`): the
         // methods of `impl App` only.
@@ -231,9 +235,9 @@ fn nothing_outside_the_app_changes_it_but_update() {
         "the scan found App's mutators: {mutators:?}"
     );
     let mut outside = Vec::new();
-    for path in files("src", &[".rs"]) {
+    for path in super::library_files() {
         let rel = relative(&path);
-        if rel.starts_with("src/tui/app/") {
+        if rel.starts_with(&format!("{app_dir}/")) {
             continue;
         }
         let code = code_only(&without_test_modules(&read(&rel)));

@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ctxlab::agent::events::{AgentEvent, ErrorKind, NextStep};
+use ctxlab::compact::extractive::extractive_summary_from_request;
 use ctxlab::compact::{
     CompactTrigger, Pipeline, PipelineConfig, StageReport, begin_compact_history, estimate_size,
 };
 use ctxlab::message::{Message, block};
 use ctxlab::provider::ModelRequest;
-use ctxlab::provider::scripted::extractive::extractive_summary_from_request;
 use ctxlab::store::Store;
 use ctxlab::tui::{App, Effect, Msg};
 use ratatui::Terminal;
