@@ -26,6 +26,7 @@ pub mod provider;
 pub mod proxy;
 pub mod pyrepr;
 pub mod record;
+pub mod run;
 pub mod safe_fs;
 pub mod sanitize;
 pub mod session;

@@ -13,14 +13,18 @@ use std::path::{Path, PathBuf};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use crate::agent::AgentEvent;
+use crate::run::{Run, RunFact};
 use crate::session::recorded::RecordFold;
 pub use lines::{LineMaker, RecordingOrigin, iso_utc};
 pub use writer::{RecordError, RecordingFile};
 
-/// A recording being written: the file and the line maker.
+/// A recording being written: the file, the run's fold that numbers its lines (this task's
+/// own: the recorder runs beside the front end, which folds the same stream with the same
+/// `Run`) and the line maker.
 #[derive(Debug)]
 pub struct Recorder {
     file: RecordingFile,
+    run: Run,
     lines: LineMaker,
     /// The first write error; the recording stops there (the session goes on).
     failed: bool,
@@ -33,6 +37,7 @@ impl Recorder {
         let file = RecordingFile::create_in(dir, started)?;
         Ok(Recorder {
             file,
+            run: Run::new(),
             lines: LineMaker::new(RecordingOrigin {
                 front_end: front_end.to_string(),
                 started_secs: started,
@@ -51,9 +56,15 @@ impl Recorder {
         if self.failed {
             return;
         }
-        if let Some(line) = self.lines.line(event) {
+        if let Some(line) = self.line(event) {
             self.write(&line);
         }
+    }
+
+    /// Folds `event` into the recorder's run and makes its line.
+    fn line(&mut self, event: &AgentEvent) -> Option<crate::session::recorded::RecordLine> {
+        let fact = self.run.on_event(event)?;
+        self.lines.line(&fact)
     }
 
     fn write(&mut self, line: &crate::session::recorded::RecordLine) {
@@ -84,7 +95,7 @@ pub fn tee(
     let (tx, rx) = unbounded_channel();
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
-            let line = recorder.lines.line(&event);
+            let line = recorder.line(&event);
             let gone = tx.send(event).is_err();
             if let Some(line) = line {
                 recorder.write(&line);
@@ -98,7 +109,8 @@ pub fn tee(
 }
 
 /// The live run's recorded events, folded as the file's reader folds them (the workbench's
-/// compare view replays the live session with them).
+/// compare view replays the live session with them). It takes the workbench's run facts,
+/// numbered by the workbench's one `Run`.
 #[derive(Debug, Clone)]
 pub struct LiveRecord {
     lines: LineMaker,
@@ -116,8 +128,8 @@ impl LiveRecord {
         }
     }
 
-    pub fn on_event(&mut self, event: &AgentEvent) {
-        if let Some(line) = self.lines.line(event) {
+    pub fn on_fact(&mut self, fact: &RunFact<'_>) {
+        if let Some(line) = self.lines.line(fact) {
             // Line numbers do not matter to the events.
             self.fold.line(0, line);
         }

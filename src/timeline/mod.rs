@@ -2,7 +2,7 @@
 //! each one, and where each message went.
 //!
 //! A `Timeline` is built from a stream of facts (a message appended, a stage ran, a request
-//! sent, usage reported) that either the agent's events (`Timeline::on_event`) or a replay
+//! sent, usage reported) that either the run's facts (`Timeline::on_fact`) or a replay
 //! of a recorded session (`Timeline::from_replay`) supply, so the workbench, `ctxlab export`
 //! and later views (a comparison of strategies, imported sessions) share one model. Rows are
 //! followed through each stage by the stage's own report (`lineage`), so every change
@@ -51,17 +51,9 @@ pub enum Source {
     Replay { name: String },
 }
 
-/// A stage step's id. Steps only ever join `Timeline::steps`, so an id names the same step
-/// for the timeline's whole life; `Timeline::on_event` hands it out when it adds the step,
-/// and everything tied to a step (an events row, a row's touch) keeps the id, not a count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StepId(usize);
-
-impl std::fmt::Display for StepId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
+/// A stage step's id: the run's fold hands it out (`crate::run::Run::on_event`), and the
+/// step sits at that index of `Timeline::steps` for the timeline's whole life.
+pub use crate::run::StepId;
 
 /// One stage's effect on one row, with where and when it happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -341,12 +333,12 @@ impl Timeline {
 
     /// The step `id` names.
     pub fn step(&self, id: StepId) -> Option<&StageStep> {
-        self.steps.get(id.0)
+        self.steps.get(id.index())
     }
 
     /// Every step with its id, oldest first.
     pub fn steps_by_id(&self) -> impl Iterator<Item = (StepId, &StageStep)> {
-        self.steps.iter().enumerate().map(|(i, s)| (StepId(i), s))
+        self.steps.iter().enumerate().map(|(i, s)| (StepId::new(i), s))
     }
 
     /// A stage ran; `after` is the history after it when it changed something. Returns
@@ -363,7 +355,7 @@ impl Timeline {
         {
             c.outcome = CallOutcome::PromptTooLong;
         }
-        let id = StepId(self.steps.len());
+        let id = StepId::new(self.steps.len());
         let call = self.next_call();
         let change = match after {
             Some(after) if report.changed => {

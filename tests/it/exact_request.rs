@@ -157,10 +157,7 @@ async fn the_exact_request_is_the_body_the_server_received_for_both_providers() 
         assert_eq!(received.len(), 2, "{wire:?}: a tool call and an answer");
 
         // The timeline's record holds the very bytes the server got.
-        let mut t = Timeline::new(Source::Live, 0);
-        for ev in &events {
-            t.on_event(ev);
-        }
+        let t = Timeline::from_events(Source::Live, 0, &events);
         assert_eq!(t.calls.len(), 2);
         for (call, got) in t.calls.iter().zip(&received) {
             let exact = call.exact_request().expect("a live call records its body");
@@ -232,10 +229,7 @@ async fn the_exact_request_is_the_body_the_server_received_for_both_providers() 
 #[test]
 fn the_scripted_models_record_is_said_to_be_its_own_shape_not_wire_bytes() {
     let t = tour();
-    let mut timeline = Timeline::new(Source::Live, 0);
-    for ev in &t.events {
-        timeline.on_event(ev);
-    }
+    let timeline = Timeline::from_events(Source::Live, 0, &t.events);
     let call = &timeline.calls[2];
     let exact = call.exact_request().unwrap();
     assert_eq!(exact.format, WireFormat::Record);

@@ -14,10 +14,7 @@ use ctxlab::timeline::{Source, Timeline};
 use serde_json::{Value, json};
 
 fn tour_page() -> String {
-    let mut t = Timeline::new(Source::Live, 0);
-    for ev in &tour().events {
-        t.on_event(ev);
-    }
+    let t = Timeline::from_events(Source::Live, 0, &tour().events);
     page(&t)
 }
 

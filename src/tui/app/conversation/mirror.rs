@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::{ConversationState, HistRow, SessionRow};
 use crate::compact::{Change, StageReport};
 use crate::message::Message;
+use crate::run::EntryId;
 use crate::timeline::lineage::{RowFrom, row_map};
 use crate::tui::app::tokens::TokenCounter;
 use crate::tui::rows::MessageInfo;
@@ -27,11 +28,11 @@ impl ConversationState {
         info
     }
 
-    /// Appends `message`, the timeline's session entry `entry`.
+    /// Appends `message`, the run's entry `entry`.
     pub(in crate::tui::app) fn append(
         &mut self,
         message: Message,
-        entry: Option<usize>,
+        entry: EntryId,
         counter: &mut TokenCounter,
     ) {
         let follow_conv = self.model_list.selected + 1 >= self.history.len();
@@ -40,7 +41,7 @@ impl ConversationState {
         self.session.push(SessionRow {
             info: info.clone(),
             live: true,
-            entry,
+            entry: Some(entry),
         });
         self.history.push(HistRow {
             info,
