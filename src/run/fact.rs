@@ -26,7 +26,9 @@ pub enum RunFact<'e> {
         config: PipelineConfig,
     },
     /// A turn began with the user's request.
-    Turn { request: &'e str },
+    Turn {
+        request: &'e str,
+    },
     /// A message joined the history and the full session as entry `entry`, before call
     /// `before_call`.
     Appended {
@@ -44,7 +46,9 @@ pub enum RunFact<'e> {
         history: Option<&'e Arc<Vec<Message>>>,
     },
     /// The history was replaced wholesale (after a summary, a cancel's repair, a continue).
-    Replaced { history: &'e Arc<Vec<Message>> },
+    Replaced {
+        history: &'e Arc<Vec<Message>>,
+    },
     /// A request went to the model: call `call`, or a summary request.
     Request {
         call: CallRef,
@@ -82,6 +86,11 @@ pub enum RunFact<'e> {
         message: &'e str,
     },
     /// The answer at `index` in the history stopped at `max_tokens`.
-    AnswerCut { max_tokens: u32, index: usize },
-    TurnDone { stop_reason: &'e StopReason },
+    AnswerCut {
+        max_tokens: u32,
+        index: usize,
+    },
+    TurnDone {
+        stop_reason: &'e StopReason,
+    },
 }

@@ -99,7 +99,10 @@ fn each_thing_gets_the_next_id_of_its_kind_and_the_call_it_came_before() {
         (2, 2, 3)
     );
     let c = run.compaction(CompactionId::new(1)).copied();
-    assert_eq!(c.map(|c| (c.step, c.before_call)), Some((StepId::new(1), 2)));
+    assert_eq!(
+        c.map(|c| (c.step, c.before_call)),
+        Some((StepId::new(1), 2))
+    );
     assert_eq!(
         run.step(StepId::new(1)).map(|s| s.compaction),
         Some(Some(CompactionId::new(1)))
@@ -191,7 +194,10 @@ fn a_continued_run_numbers_on_from_where_it_continues() {
         entries: 30,
         compactions: 1,
     });
-    let Some(RunFact::Appended { entry, before_call, .. }) = run.on_event(&appended("x")) else {
+    let Some(RunFact::Appended {
+        entry, before_call, ..
+    }) = run.on_event(&appended("x"))
+    else {
         panic!("an append");
     };
     assert_eq!((entry.index(), before_call), (30, 10));

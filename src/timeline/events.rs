@@ -7,8 +7,8 @@ use super::recorded::LiveRun;
 use super::{Source, Timeline};
 use crate::agent::events::AgentEvent;
 use crate::message::Message;
-use crate::run::{CallRef, Run, RunFact};
 use crate::pipeline_replay::{ReplayOptions, ReplayStep, ReplayTotals, replay_steps};
+use crate::run::{CallRef, Run, RunFact};
 use crate::session::recorded_run::RecordedRun;
 use crate::store::{Store, StoreError};
 

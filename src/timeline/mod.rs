@@ -338,7 +338,10 @@ impl Timeline {
 
     /// Every step with its id, oldest first.
     pub fn steps_by_id(&self) -> impl Iterator<Item = (StepId, &StageStep)> {
-        self.steps.iter().enumerate().map(|(i, s)| (StepId::new(i), s))
+        self.steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (StepId::new(i), s))
     }
 
     /// A stage ran; `after` is the history after it when it changed something. Returns
