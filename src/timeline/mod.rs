@@ -362,10 +362,8 @@ impl Timeline {
         let call = self.next_call();
         let change = match after {
             Some(after) if report.changed => {
-                let map = lineage::row_map(&report)
-                    .filter(|m| m.len() == after.len())
-                    .unwrap_or_else(|| text_map(&self.rows, after));
-                Some(self.apply(&map, after, Some((id, &report))))
+                let map = lineage::rows_through(Some(&report), &self.rows, row_message, after);
+                Some(self.apply(&map.rows, after, Some((id, &report))))
             }
             _ => None,
         };
@@ -383,8 +381,8 @@ impl Timeline {
         if self.holds(history) {
             return;
         }
-        let map = text_map(&self.rows, history);
-        self.apply(&map, history, None);
+        let map = lineage::rows_through(None, &self.rows, row_message, history);
+        self.apply(&map.rows, history, None);
     }
 
     /// A request went to the model. `request` is the exact request when the source has it;
@@ -479,11 +477,7 @@ impl Timeline {
 
     /// Whether the current rows are `history`, message for message.
     fn holds(&self, history: &[Message]) -> bool {
-        history.len() == self.rows.len()
-            && history
-                .iter()
-                .zip(&self.rows)
-                .all(|(m, r)| m.estimate_size() == r.message.estimate_size() && *m == *r.message)
+        lineage::same_history(&self.rows, row_message, history)
     }
 
     /// Moves the working rows through one change; returns the rows around it.
@@ -574,22 +568,7 @@ fn rows_size(rows: &[Row]) -> usize {
     2 + items + 2 * rows.len().saturating_sub(1)
 }
 
-/// A map by equal text, for a replacement no report describes: each new message takes
-/// the next equal old one in order; anything else is new.
-fn text_map(old: &[Row], new: &[Message]) -> Vec<RowFrom> {
-    let mut next = 0;
-    new.iter()
-        .map(|m| {
-            let size = m.estimate_size();
-            let found = (next..old.len())
-                .find(|&k| old[k].message.estimate_size() == size && *old[k].message == *m);
-            match found {
-                Some(k) => {
-                    next = k + 1;
-                    RowFrom::Kept(k)
-                }
-                None => RowFrom::New,
-            }
-        })
-        .collect()
+/// A working row's message (for `lineage::rows_through`).
+fn row_message(row: &Row) -> &Message {
+    &row.message
 }
