@@ -83,7 +83,6 @@ impl Timeline {
         t.rows = rows;
         t.gone.clear();
         t.started = None;
-        t.in_summary = false;
         let answered = t
             .calls
             .iter()

@@ -28,28 +28,28 @@ impl Timeline {
                 self.stage_ran(report.clone(), history.map(|h| h.as_slice()));
             }
             RunFact::Replaced { history } => self.history_replaced(history),
+            // A summary request, its usage and its refusal are its stage's, not a call's.
             RunFact::Request {
-                call,
+                call: CallRef::Call(_),
                 request,
                 body,
                 ..
             } => {
-                self.request_sent(request.map(|r| &**r), call.is_summary());
-                if let (false, Some(body)) = (call.is_summary(), body) {
+                self.request_sent(request.map(|r| &**r));
+                if let Some(body) = body {
                     self.body_sent(std::sync::Arc::clone(body));
                 }
             }
-            // A summary request's usage and refusal are its stage's, not a call's.
             RunFact::Usage {
-                call: CallRef::Call(_),
+                call: CallRef::Call(n),
                 input_tokens,
                 ..
-            } => self.usage(input_tokens),
+            } => self.usage(n, input_tokens),
             RunFact::Refused {
-                call: CallRef::Call(_),
+                call: CallRef::Call(n),
                 message,
                 ..
-            } => self.refused(message),
+            } => self.refused(n, message),
             _ => {}
         }
     }
@@ -113,10 +113,10 @@ impl Timeline {
                 timeline.stage_ran(report.clone(), report.changed.then_some(history));
             }
             ReplayStep::Call { record, .. } => {
-                timeline.request_sent(None, false);
+                timeline.request_sent(None);
                 // A recording's refused call is marked as the live run marked it.
                 if let Some(words) = &record.refused {
-                    timeline.refused(words);
+                    timeline.refused(timeline.calls.len(), words);
                 } else if let (Some(run), Some(c)) = (recorded, timeline.calls.last_mut()) {
                     c.live_input_tokens = run.input_tokens_for(entered);
                 }

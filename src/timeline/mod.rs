@@ -237,8 +237,6 @@ pub struct Timeline {
     gone: Vec<GoneRow>,
     /// Size and length of the history when the first stage since the last request ran.
     started: Option<(usize, usize)>,
-    /// The last request was a summary request (its usage is not a call's).
-    in_summary: bool,
     system: Option<Arc<str>>,
     tools: Arc<[ToolSpec]>,
     /// Bytes of the bodies kept as sent, and the first call that may still keep its own
@@ -263,7 +261,6 @@ impl Timeline {
             rows: Vec::new(),
             gone: Vec::new(),
             started: None,
-            in_summary: false,
             system: None,
             tools: Arc::from(Vec::new()),
             kept_body_bytes: 0,
@@ -385,13 +382,10 @@ impl Timeline {
         self.apply(&map.rows, history, None);
     }
 
-    /// A request went to the model. `request` is the exact request when the source has it;
-    /// without it (a replay) the request is the current history.
-    pub fn request_sent(&mut self, request: Option<&ModelRequest>, summary: bool) {
-        self.in_summary = summary;
-        if summary {
-            return;
-        }
+    /// A model call's request went out (a summary request is no call: the run's facts name
+    /// it apart). `request` is the exact request when the source has it; without it (a
+    /// replay) the request is the current history.
+    pub fn request_sent(&mut self, request: Option<&ModelRequest>) {
         let mut system = None;
         let mut max_tokens = None;
         if let Some(req) = request {
@@ -450,14 +444,11 @@ impl Timeline {
         });
     }
 
-    /// The API refused the last request as too long. Every refusal marks its call, whether
-    /// a reactive compaction follows or not (an error, a reduction without a model); a
-    /// refused summary request is not a call of the timeline.
-    pub fn refused(&mut self, words: &str) {
-        if self.in_summary {
-            return;
-        }
-        if let Some(c) = self.calls.last_mut()
+    /// The API refused call `number` as too long. Every refusal marks its call, whether a
+    /// reactive compaction follows or not (an error, a reduction without a model); a refused
+    /// summary request is no call of the timeline, so it never comes here.
+    pub fn refused(&mut self, number: usize, words: &str) {
+        if let Some(c) = self.call_mut(number)
             && c.outcome == CallOutcome::Pending
         {
             c.outcome = CallOutcome::PromptTooLong;
@@ -465,14 +456,15 @@ impl Timeline {
         }
     }
 
-    /// The API reported usage for the last request.
-    pub fn usage(&mut self, input_tokens: Option<u64>) {
-        if self.in_summary {
-            return;
-        }
-        if let (Some(t), Some(c)) = (input_tokens, self.calls.last_mut()) {
+    /// The API reported usage for call `number`.
+    pub fn usage(&mut self, number: usize, input_tokens: Option<u64>) {
+        if let (Some(t), Some(c)) = (input_tokens, self.call_mut(number)) {
             c.input_tokens = Some(t);
         }
+    }
+
+    fn call_mut(&mut self, number: usize) -> Option<&mut ModelCall> {
+        number.checked_sub(1).and_then(|i| self.calls.get_mut(i))
     }
 
     /// Whether the current rows are `history`, message for message.

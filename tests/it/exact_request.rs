@@ -268,7 +268,7 @@ fn kept_bodies_stay_within_the_budget_and_older_ones_are_rebuilt_and_checked() {
         let req = big_request(n);
         let body = Arc::new(SentRequest::encode(format.clone(), &req));
         sent.push(body.bytes().unwrap().clone());
-        t.request_sent(Some(&req), false);
+        t.request_sent(Some(&req));
         t.body_sent(body);
         assert!(t.kept_body_bytes() <= 5000, "{}", t.kept_body_bytes());
     }
@@ -293,7 +293,7 @@ fn kept_bodies_stay_within_the_budget_and_older_ones_are_rebuilt_and_checked() {
         messages: vec![Message::user_text("y".repeat(2000))],
         ..big_request(99)
     };
-    t.request_sent(Some(&req), false);
+    t.request_sent(Some(&req));
     t.body_sent(Arc::new(SentRequest::encode(format, &req)));
     let last = t.calls.last().unwrap();
     assert!(last.body.as_ref().unwrap().bytes().is_none());

@@ -71,7 +71,7 @@ fn text_is_escaped_everywhere() {
         50_000,
     );
     t.appended(Message::user_text(hostile));
-    t.request_sent(None, false);
+    t.request_sent(None);
     t.appended(Message::assistant_blocks(vec![
         block::text(hostile),
         block::tool_use("t1", "bash", json!({"command": hostile})),
