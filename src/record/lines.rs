@@ -17,15 +17,33 @@ pub struct RecordingOrigin {
 }
 
 /// Turns the run's facts into lines. It counts nothing: the call numbers are the run's
-/// (`crate::run::Run`), as the timeline's are.
+/// (`crate::run::Run`), as the timeline's are, less the calls made before this recording's
+/// agent started (a continued agent's recording holds its own calls, from 1).
 #[derive(Debug, Clone)]
 pub struct LineMaker {
     origin: RecordingOrigin,
+    calls_before: usize,
 }
 
 impl LineMaker {
     pub fn new(origin: RecordingOrigin) -> LineMaker {
-        LineMaker { origin }
+        LineMaker {
+            origin,
+            calls_before: 0,
+        }
+    }
+
+    /// Lines for a run that goes on after `calls` calls of an earlier one.
+    pub fn after_calls(self, calls: usize) -> LineMaker {
+        LineMaker {
+            calls_before: calls,
+            ..self
+        }
+    }
+
+    /// A call number of the run as this recording numbers it.
+    fn call(&self, run_call: usize) -> usize {
+        run_call.saturating_sub(self.calls_before)
     }
 
     /// The line for `fact`, or None for one a recording does not keep (the answer cut: the
@@ -58,7 +76,7 @@ impl LineMaker {
                 history,
                 ..
             } => RecordLine::Stage(stage_line(
-                before_call,
+                self.call(before_call),
                 report,
                 history.map(|h| h.as_slice()),
             )),
@@ -68,7 +86,7 @@ impl LineMaker {
                 messages,
                 ..
             } => RecordLine::Request {
-                call: call.recorded_call(),
+                call: self.call(call.recorded_call()),
                 summary: call.is_summary(),
                 estimate_chars,
                 messages,
@@ -79,14 +97,14 @@ impl LineMaker {
                 output_tokens,
                 cached_input_tokens,
             } => RecordLine::Usage {
-                call: call.recorded_call(),
+                call: self.call(call.recorded_call()),
                 summary: call.is_summary(),
                 input_tokens,
                 output_tokens,
                 cached_input_tokens,
             },
             RunFact::CompactTool { call, focus } => RecordLine::CompactTool {
-                call,
+                call: self.call(call),
                 focus: focus.map(str::to_string),
             },
             RunFact::Refused {
@@ -95,7 +113,7 @@ impl LineMaker {
                 messages,
                 estimate_chars,
             } => RecordLine::PromptTooLong {
-                call: call.recorded_call(),
+                call: self.call(call.recorded_call()),
                 summary: call.is_summary(),
                 message: message.to_string(),
                 messages,

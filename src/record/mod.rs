@@ -110,7 +110,8 @@ pub fn tee(
 
 /// The live run's recorded events, folded as the file's reader folds them (the workbench's
 /// compare view replays the live session with them). It takes the workbench's run facts,
-/// numbered by the workbench's one `Run`.
+/// numbered by the workbench's one `Run`; like the recording file, it numbers the calls of
+/// its own agent (`continuing`).
 #[derive(Debug, Clone)]
 pub struct LiveRecord {
     lines: LineMaker,
@@ -128,6 +129,14 @@ impl LiveRecord {
         }
     }
 
+    /// The record of a continued agent, whose run goes on after `calls` calls of the earlier
+    /// one: it holds the continued agent's own calls from 1, as its recording file does.
+    pub fn continuing(front_end: &str, calls: usize) -> LiveRecord {
+        let mut record = LiveRecord::new(front_end);
+        record.lines = record.lines.after_calls(calls);
+        record
+    }
+
     pub fn on_fact(&mut self, fact: &RunFact<'_>) {
         if let Some(line) = self.lines.line(fact) {
             // Line numbers do not matter to the events.
@@ -137,5 +146,49 @@ impl LiveRecord {
 
     pub fn fold(&self) -> &RecordFold {
         &self.fold
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::StageReport;
+    use crate::run::RunStart;
+
+    /// A continued run numbers on from the cut timeline; its record, like its recording
+    /// file, numbers the continued agent's own calls from 1.
+    #[test]
+    fn a_continued_record_numbers_its_own_agents_calls() {
+        let mut report = StageReport::unchanged(crate::compact::Stage::MicroCompact, 10, 1);
+        report.changed = true;
+        let events = [
+            AgentEvent::StageRan {
+                report,
+                history: None,
+            },
+            AgentEvent::RequestSent {
+                estimate_chars: 10,
+                messages: 1,
+                summary: false,
+                request: None,
+                body: None,
+            },
+        ];
+        let mut run = Run::continuing(RunStart {
+            calls: 9,
+            ..RunStart::default()
+        });
+        let mut record = LiveRecord::continuing("workbench", 9);
+        let mut calls = Vec::new();
+        for ev in &events {
+            let fact = run.on_event(ev).expect("a fact");
+            if let RunFact::Stage { before_call, .. } = fact {
+                calls.push(before_call);
+            }
+            record.on_fact(&fact);
+        }
+        assert_eq!(calls, [10], "the run's call number goes on");
+        let stages: Vec<usize> = record.fold().stages().iter().map(|s| s.call).collect();
+        assert_eq!(stages, [1], "the record's is the agent's own");
     }
 }

@@ -205,8 +205,11 @@ impl App {
         );
         let config = self.agent.config;
         let effects = self.restarted(provider, notices);
-        // The continued run's ids go on from the cut timeline, which its facts extend.
-        self.agent.run = crate::run::Run::continuing(cut.run_start());
+        // The continued run's ids go on from the cut timeline, which its facts extend; its
+        // record, like its recording file, holds the continued agent's own calls.
+        let start = cut.run_start();
+        self.agent.run = crate::run::Run::continuing(start);
+        self.agent.live_record = crate::record::LiveRecord::continuing("workbench", start.calls);
         self.timeline = cut;
         self.branch.other = Some((n, earlier));
         self.push_event(EventKind::Continued { call: n, config });
