@@ -14,8 +14,7 @@ use ctxlab::timeline::{Source, Timeline};
 use ctxlab::tui::app::{Overlay, Pane};
 
 fn tour_timeline() -> Timeline {
-    let t = Timeline::from_events(Source::Live, 0, &tour().events);
-    t
+    Timeline::from_events(Source::Live, 0, &tour().events)
 }
 
 #[test]

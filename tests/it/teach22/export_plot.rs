@@ -8,8 +8,7 @@ use ctxlab::timeline::{CallOutcome, Source, Timeline};
 use ctxlab::util::group_digits;
 
 fn tour_timeline() -> Timeline {
-    let t = Timeline::from_events(Source::Live, 0, &tour().events);
-    t
+    Timeline::from_events(Source::Live, 0, &tour().events)
 }
 
 /// The plot's y labels, in order.
