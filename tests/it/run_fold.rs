@@ -134,6 +134,41 @@ fn the_recording_numbers_calls_and_stages_as_the_timeline_does() {
     assert_eq!(stage_calls, timeline_calls);
 }
 
+/// The compare view replays the live run with the events the workbench's live record
+/// folded from the run's facts: the same events, at the same calls, as the recording file
+/// the recorder wrote from the same stream, and a refusal's call is the timeline's refused
+/// call.
+#[test]
+fn the_live_record_is_the_recording_files_and_names_timeline_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut recorder = ctxlab::record::Recorder::create(dir.path(), "workbench").unwrap();
+    for ev in &tour().events {
+        recorder.record(ev);
+    }
+    let file = ctxlab::session::load_history(recorder.path()).unwrap();
+
+    let mut a = tour_app();
+    a.update(key(KeyCode::Esc));
+    press(&mut a, KeyCode::Char('C'));
+    let live = a.compare().expect("the compare view is open").recorded();
+    assert_eq!(live, file.recorded.as_slice());
+    let refusals: Vec<usize> = live
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                ctxlab::session::recorded::RecordedKind::Refusal { .. }
+            )
+        })
+        .map(|e| e.call)
+        .collect();
+    assert!(!refusals.is_empty(), "the tour's API refuses once");
+    for n in refusals {
+        let call = a.timeline().call(n).expect("the refused call");
+        assert_eq!(call.outcome, ctxlab::timeline::CallOutcome::PromptTooLong);
+    }
+}
+
 /// The workbench's fold does not depend on which timeline the pane shows: after a continue,
 /// with the earlier branch on screen, a message the continued agent appends is filed under
 /// the live timeline's entry. (The mirror used to take "the timeline's newest entry" from
