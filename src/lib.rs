@@ -5,7 +5,7 @@
 //! flags and picks a front end.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub use ctxlab_agent::{agent, demo, record, startup, tools, user_config};
+pub use ctxlab_agent::{agent, demo, record, run, startup, tools, user_config};
 pub use ctxlab_analysis::{capture_view, compare, forgot, fork, pipeline_replay};
 pub use ctxlab_core::{export_file, message, process, pyrepr, safe_fs, sanitize, store, util};
 pub use ctxlab_pipeline::compact;

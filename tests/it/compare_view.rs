@@ -41,10 +41,7 @@ fn s06_events() -> Vec<AgentEvent> {
 
 #[test]
 fn s06_html_limit_line_is_drawn_in_chars() {
-    let mut t = Timeline::new(Source::Live, 0);
-    for ev in s06_events() {
-        t.on_event(&ev);
-    }
+    let t = Timeline::from_events(Source::Live, 0, &s06_events());
     assert_eq!(
         t.context_limit, 50_000,
         "the limit stays in the strategy's unit"

@@ -157,10 +157,7 @@ async fn the_exact_request_is_the_body_the_server_received_for_both_providers() 
         assert_eq!(received.len(), 2, "{wire:?}: a tool call and an answer");
 
         // The timeline's record holds the very bytes the server got.
-        let mut t = Timeline::new(Source::Live, 0);
-        for ev in &events {
-            t.on_event(ev);
-        }
+        let t = Timeline::from_events(Source::Live, 0, &events);
         assert_eq!(t.calls.len(), 2);
         for (call, got) in t.calls.iter().zip(&received) {
             let exact = call.exact_request().expect("a live call records its body");
@@ -232,10 +229,7 @@ async fn the_exact_request_is_the_body_the_server_received_for_both_providers() 
 #[test]
 fn the_scripted_models_record_is_said_to_be_its_own_shape_not_wire_bytes() {
     let t = tour();
-    let mut timeline = Timeline::new(Source::Live, 0);
-    for ev in &t.events {
-        timeline.on_event(ev);
-    }
+    let timeline = Timeline::from_events(Source::Live, 0, &t.events);
     let call = &timeline.calls[2];
     let exact = call.exact_request().unwrap();
     assert_eq!(exact.format, WireFormat::Record);
@@ -274,7 +268,7 @@ fn kept_bodies_stay_within_the_budget_and_older_ones_are_rebuilt_and_checked() {
         let req = big_request(n);
         let body = Arc::new(SentRequest::encode(format.clone(), &req));
         sent.push(body.bytes().unwrap().clone());
-        t.request_sent(Some(&req), false);
+        t.request_sent(Some(&req));
         t.body_sent(body);
         assert!(t.kept_body_bytes() <= 5000, "{}", t.kept_body_bytes());
     }
@@ -299,7 +293,7 @@ fn kept_bodies_stay_within_the_budget_and_older_ones_are_rebuilt_and_checked() {
         messages: vec![Message::user_text("y".repeat(2000))],
         ..big_request(99)
     };
-    t.request_sent(Some(&req), false);
+    t.request_sent(Some(&req));
     t.body_sent(Arc::new(SentRequest::encode(format, &req)));
     let last = t.calls.last().unwrap();
     assert!(last.body.as_ref().unwrap().bytes().is_none());

@@ -14,10 +14,7 @@ use ctxlab::timeline::{Source, Timeline};
 use serde_json::{Value, json};
 
 fn tour_page() -> String {
-    let mut t = Timeline::new(Source::Live, 0);
-    for ev in &tour().events {
-        t.on_event(ev);
-    }
+    let t = Timeline::from_events(Source::Live, 0, &tour().events);
     page(&t)
 }
 
@@ -74,7 +71,7 @@ fn text_is_escaped_everywhere() {
         50_000,
     );
     t.appended(Message::user_text(hostile));
-    t.request_sent(None, false);
+    t.request_sent(None);
     t.appended(Message::assistant_blocks(vec![
         block::text(hostile),
         block::tool_use("t1", "bash", json!({"command": hostile})),

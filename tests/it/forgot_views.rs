@@ -14,11 +14,7 @@ use ctxlab::timeline::{Source, Timeline};
 use ctxlab::tui::app::{Overlay, Pane};
 
 fn tour_timeline() -> Timeline {
-    let mut t = Timeline::new(Source::Live, 0);
-    for ev in &tour().events {
-        t.on_event(ev);
-    }
-    t
+    Timeline::from_events(Source::Live, 0, &tour().events)
 }
 
 #[test]

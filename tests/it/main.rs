@@ -48,6 +48,7 @@ mod proxy_stream;
 mod proxy_upstream;
 mod recording;
 mod request_kind;
+mod run_fold;
 mod sessions_cli;
 mod sessions_listing;
 mod sessions_numbers;

@@ -15,11 +15,7 @@ use ctxlab::timeline::lineage::RowEffect;
 use ctxlab::timeline::{CallOutcome, DiffOp, Timeline};
 
 fn tour_timeline() -> Timeline {
-    let mut t = Timeline::new(ctxlab::timeline::Source::Live, 0);
-    for ev in &tour().events {
-        t.on_event(ev);
-    }
-    t
+    Timeline::from_events(ctxlab::timeline::Source::Live, 0, &tour().events)
 }
 
 /// Rebuilds call N's messages from call N-1's and the diff: the diff is complete.

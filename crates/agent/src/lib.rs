@@ -14,6 +14,7 @@ use ctxlab_session::session;
 pub mod agent;
 pub mod demo;
 pub mod record;
+pub mod run;
 pub mod startup;
 pub mod tools;
 pub mod user_config;

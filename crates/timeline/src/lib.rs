@@ -6,7 +6,7 @@
 
 // The modules of the crates below, under the names the import table uses, so a path such as
 // `crate::message::Message` reads the same in every crate.
-use ctxlab_agent::agent;
+use ctxlab_agent::{agent, run};
 use ctxlab_analysis::{forgot, pipeline_replay};
 use ctxlab_core::{message, store, util};
 use ctxlab_pipeline::compact;

@@ -6,7 +6,7 @@
 
 // The modules of the crates below, under the names the import table uses, so a path such as
 // `crate::message::Message` reads the same in every crate.
-use ctxlab_agent::{agent, record};
+use ctxlab_agent::{agent, record, run};
 use ctxlab_analysis::{capture_view, compare, forgot, fork, pipeline_replay};
 use ctxlab_core::{export_file, message, process, sanitize, store, util};
 use ctxlab_pipeline::compact;

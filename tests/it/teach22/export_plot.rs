@@ -8,11 +8,7 @@ use ctxlab::timeline::{CallOutcome, Source, Timeline};
 use ctxlab::util::group_digits;
 
 fn tour_timeline() -> Timeline {
-    let mut t = Timeline::new(Source::Live, 0);
-    for ev in &tour().events {
-        t.on_event(ev);
-    }
-    t
+    Timeline::from_events(Source::Live, 0, &tour().events)
 }
 
 /// The plot's y labels, in order.

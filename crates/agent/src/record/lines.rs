@@ -1,9 +1,9 @@
-//! The agent's events as recording lines (`session::recorded::format`): which events are
-//! kept, and the call numbers they carry (every request of a turn counts, a refused one
-//! too, as the timeline counts them).
+//! The run's facts as recording lines (`session::recorded::format`): which facts are kept,
+//! and the call numbers they carry, the run's (`crate::run::Run`: every request of a turn
+//! counts, a refused one too, as the timeline counts them).
 
-use crate::agent::AgentEvent;
 use crate::compact::{Change, CompactTrigger, StageReport};
+use crate::run::RunFact;
 use crate::session::recorded::format::{Header, RECORD_FORMAT, RECORD_VERSION};
 use crate::session::recorded::{RecordLine, RecordedStageLine};
 use crate::util::iso_utc;
@@ -17,30 +17,41 @@ pub struct RecordingOrigin {
     pub started_secs: u64,
 }
 
-/// Turns events into lines; keeps the count of calls.
+/// Turns the run's facts into lines. It counts nothing: the call numbers are the run's
+/// (`crate::run::Run`), as the timeline's are, less the calls made before this recording's
+/// agent started (a continued agent's recording holds its own calls, from 1).
 #[derive(Debug, Clone)]
 pub struct LineMaker {
     origin: RecordingOrigin,
-    /// Turn requests sent so far.
-    calls: usize,
-    /// Whether the last request was a summary request.
-    last_summary: bool,
+    calls_before: usize,
 }
 
 impl LineMaker {
     pub fn new(origin: RecordingOrigin) -> LineMaker {
         LineMaker {
             origin,
-            calls: 0,
-            last_summary: false,
+            calls_before: 0,
         }
     }
 
-    /// The line for `event`, or None for one a recording does not keep (text deltas, tool
-    /// progress, pauses: the messages and reports hold what they led to).
-    pub fn line(&mut self, event: &AgentEvent) -> Option<RecordLine> {
-        Some(match event {
-            AgentEvent::Ready {
+    /// Lines for a run that goes on after `calls` calls of an earlier one.
+    pub fn after_calls(self, calls: usize) -> LineMaker {
+        LineMaker {
+            calls_before: calls,
+            ..self
+        }
+    }
+
+    /// A call number of the run as this recording numbers it.
+    fn call(&self, run_call: usize) -> usize {
+        run_call.saturating_sub(self.calls_before)
+    }
+
+    /// The line for `fact`, or None for one a recording does not keep (the answer cut: the
+    /// messages and reports hold what it led to).
+    pub fn line(&self, fact: &RunFact<'_>) -> Option<RecordLine> {
+        Some(match *fact {
+            RunFact::Started {
                 provider,
                 workspace,
                 config,
@@ -50,101 +61,105 @@ impl LineMaker {
                 ctxlab: env!("CARGO_PKG_VERSION").to_string(),
                 front_end: self.origin.front_end.clone(),
                 started: iso_utc(self.origin.started_secs),
-                provider: provider.clone(),
+                provider: provider.to_string(),
                 workspace: workspace.display().to_string(),
-                config: *config,
+                config,
             }),
-            AgentEvent::TurnStarted { request } => RecordLine::Turn {
-                request: request.clone(),
+            RunFact::Turn { request } => RecordLine::Turn {
+                request: request.to_string(),
             },
-            AgentEvent::MessageAppended { message } => RecordLine::Appended {
+            RunFact::Appended { message, .. } => RecordLine::Appended {
                 message: message.clone(),
             },
-            AgentEvent::StageRan { report, history } => {
-                RecordLine::Stage(self.stage(report, history.as_deref().map(Vec::as_slice)))
-            }
-            AgentEvent::RequestSent {
+            RunFact::Stage {
+                before_call,
+                report,
+                history,
+                ..
+            } => RecordLine::Stage(stage_line(
+                self.call(before_call),
+                report,
+                history.map(|h| h.as_slice()),
+            )),
+            RunFact::Request {
+                call,
                 estimate_chars,
                 messages,
-                summary,
                 ..
-            } => {
-                self.last_summary = *summary;
-                if !summary {
-                    self.calls += 1;
-                }
-                RecordLine::Request {
-                    call: self.calls,
-                    summary: *summary,
-                    estimate_chars: *estimate_chars,
-                    messages: *messages,
-                }
-            }
-            AgentEvent::Usage {
+            } => RecordLine::Request {
+                call: self.call(call.recorded_call()),
+                summary: call.is_summary(),
+                estimate_chars,
+                messages,
+            },
+            RunFact::Usage {
+                call,
                 input_tokens,
                 output_tokens,
                 cached_input_tokens,
             } => RecordLine::Usage {
-                call: self.calls,
-                summary: self.last_summary,
-                input_tokens: *input_tokens,
-                output_tokens: *output_tokens,
-                cached_input_tokens: *cached_input_tokens,
+                call: self.call(call.recorded_call()),
+                summary: call.is_summary(),
+                input_tokens,
+                output_tokens,
+                cached_input_tokens,
             },
-            AgentEvent::CompactRequested { focus } => RecordLine::CompactTool {
-                call: self.calls,
-                focus: focus.clone(),
+            RunFact::CompactTool { call, focus } => RecordLine::CompactTool {
+                call: self.call(call),
+                focus: focus.map(str::to_string),
             },
-            AgentEvent::PromptTooLong {
+            RunFact::Refused {
+                call,
                 message,
                 messages,
                 estimate_chars,
             } => RecordLine::PromptTooLong {
-                call: self.calls,
-                summary: self.last_summary,
-                message: message.clone(),
-                messages: *messages,
-                estimate_chars: *estimate_chars,
+                call: self.call(call.recorded_call()),
+                summary: call.is_summary(),
+                message: message.to_string(),
+                messages,
+                estimate_chars,
             },
-            AgentEvent::ConfigChanged { config } => RecordLine::Config { config: *config },
-            AgentEvent::Error { kind, message } => RecordLine::Error {
+            RunFact::Settings { config, .. } => RecordLine::Config { config },
+            RunFact::Error { kind, message } => RecordLine::Error {
                 kind: serde_json::to_value(kind)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default(),
-                message: message.clone(),
+                message: message.to_string(),
             },
-            AgentEvent::TurnDone { stop_reason } => RecordLine::TurnDone {
+            RunFact::TurnDone { stop_reason } => RecordLine::TurnDone {
                 stop_reason: stop_reason.as_str().to_string(),
             },
-            _ => return None,
+            RunFact::Replaced { .. } | RunFact::AnswerCut { .. } => return None,
         })
     }
+}
 
-    fn stage(
-        &self,
-        report: &StageReport,
-        history: Option<&[crate::message::Message]>,
-    ) -> RecordedStageLine {
-        let summarized = report.changes.iter().find_map(|c| match c {
-            Change::Summarized { trigger, focus, .. } => Some((trigger, focus)),
-            _ => None,
-        });
-        RecordedStageLine {
-            call: self.calls + 1,
-            stage: report.stage.name().to_string(),
-            changed: report.changed,
-            ran: report.ran,
-            reason: report.reason.clone(),
-            size_before: report.size_before,
-            size_after: report.size_after,
-            messages_before: report.messages_before,
-            messages_after: report.messages_after,
-            trigger: summarized.map(|(t, _)| trigger_name(t).to_string()),
-            focus: summarized.and_then(|(_, f)| f.clone()),
-            // Only a summary's history: the cheap stages are replayed, not stored.
-            history: summarized.and(history).map(<[_]>::to_vec),
-        }
+/// A stage's line; `call` is the call it ran before.
+fn stage_line(
+    call: usize,
+    report: &StageReport,
+    history: Option<&[crate::message::Message]>,
+) -> RecordedStageLine {
+    let summarized = report.changes.iter().find_map(|c| match c {
+        Change::Summarized { trigger, focus, .. } => Some((trigger, focus)),
+        _ => None,
+    });
+    RecordedStageLine {
+        call,
+        stage: report.stage.name().to_string(),
+        changed: report.changed,
+        ran: report.ran,
+        reason: report.reason.clone(),
+        size_before: report.size_before,
+        size_after: report.size_after,
+        messages_before: report.messages_before,
+        messages_after: report.messages_after,
+        trigger: summarized.map(|(t, _)| trigger_name(t).to_string()),
+        focus: summarized.and_then(|(_, f)| f.clone()),
+        // Only a summary's history: the cheap stages are replayed, not stored.
+        history: summarized.and(history).map(<[_]>::to_vec),
     }
 }
 

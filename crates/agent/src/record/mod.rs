@@ -13,14 +13,18 @@ use std::path::{Path, PathBuf};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use crate::agent::AgentEvent;
+use crate::run::{Run, RunFact};
 use crate::session::recorded::RecordFold;
 pub use lines::{LineMaker, RecordingOrigin};
 pub use writer::{RecordError, RecordingFile};
 
-/// A recording being written: the file and the line maker.
+/// A recording being written: the file, the run's fold that numbers its lines (this task's
+/// own: the recorder runs beside the front end, which folds the same stream with the same
+/// `Run`) and the line maker.
 #[derive(Debug)]
 pub struct Recorder {
     file: RecordingFile,
+    run: Run,
     lines: LineMaker,
     /// The first write error; the recording stops there (the session goes on).
     failed: bool,
@@ -33,6 +37,7 @@ impl Recorder {
         let file = RecordingFile::create_in(dir, started)?;
         Ok(Recorder {
             file,
+            run: Run::new(),
             lines: LineMaker::new(RecordingOrigin {
                 front_end: front_end.to_string(),
                 started_secs: started,
@@ -51,9 +56,15 @@ impl Recorder {
         if self.failed {
             return;
         }
-        if let Some(line) = self.lines.line(event) {
+        if let Some(line) = self.line(event) {
             self.write(&line);
         }
+    }
+
+    /// Folds `event` into the recorder's run and makes its line.
+    fn line(&mut self, event: &AgentEvent) -> Option<crate::session::recorded::RecordLine> {
+        let fact = self.run.on_event(event)?;
+        self.lines.line(&fact)
     }
 
     fn write(&mut self, line: &crate::session::recorded::RecordLine) {
@@ -84,7 +95,7 @@ pub fn tee(
     let (tx, rx) = unbounded_channel();
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
-            let line = recorder.lines.line(&event);
+            let line = recorder.line(&event);
             let gone = tx.send(event).is_err();
             if let Some(line) = line {
                 recorder.write(&line);
@@ -98,7 +109,9 @@ pub fn tee(
 }
 
 /// The live run's recorded events, folded as the file's reader folds them (the workbench's
-/// compare view replays the live session with them).
+/// compare view replays the live session with them). It takes the workbench's run facts,
+/// numbered by the workbench's one `Run`; like the recording file, it numbers the calls of
+/// its own agent (`continuing`).
 #[derive(Debug, Clone)]
 pub struct LiveRecord {
     lines: LineMaker,
@@ -116,8 +129,16 @@ impl LiveRecord {
         }
     }
 
-    pub fn on_event(&mut self, event: &AgentEvent) {
-        if let Some(line) = self.lines.line(event) {
+    /// The record of a continued agent, whose run goes on after `calls` calls of the earlier
+    /// one: it holds the continued agent's own calls from 1, as its recording file does.
+    pub fn continuing(front_end: &str, calls: usize) -> LiveRecord {
+        let mut record = LiveRecord::new(front_end);
+        record.lines = record.lines.after_calls(calls);
+        record
+    }
+
+    pub fn on_fact(&mut self, fact: &RunFact<'_>) {
+        if let Some(line) = self.lines.line(fact) {
             // Line numbers do not matter to the events.
             self.fold.line(0, line);
         }
@@ -125,5 +146,49 @@ impl LiveRecord {
 
     pub fn fold(&self) -> &RecordFold {
         &self.fold
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::StageReport;
+    use crate::run::RunStart;
+
+    /// A continued run numbers on from the cut timeline; its record, like its recording
+    /// file, numbers the continued agent's own calls from 1.
+    #[test]
+    fn a_continued_record_numbers_its_own_agents_calls() {
+        let mut report = StageReport::unchanged(crate::compact::Stage::MicroCompact, 10, 1);
+        report.changed = true;
+        let events = [
+            AgentEvent::StageRan {
+                report,
+                history: None,
+            },
+            AgentEvent::RequestSent {
+                estimate_chars: 10,
+                messages: 1,
+                summary: false,
+                request: None,
+                body: None,
+            },
+        ];
+        let mut run = Run::continuing(RunStart {
+            calls: 9,
+            ..RunStart::default()
+        });
+        let mut record = LiveRecord::continuing("workbench", 9);
+        let mut calls = Vec::new();
+        for ev in &events {
+            let fact = run.on_event(ev).expect("a fact");
+            if let RunFact::Stage { before_call, .. } = fact {
+                calls.push(before_call);
+            }
+            record.on_fact(&fact);
+        }
+        assert_eq!(calls, [10], "the run's call number goes on");
+        let stages: Vec<usize> = record.fold().stages().iter().map(|s| s.call).collect();
+        assert_eq!(stages, [1], "the record's is the agent's own");
     }
 }

@@ -25,6 +25,24 @@ pub struct BranchPoint {
 }
 
 impl Timeline {
+    /// Where a run that goes on from this timeline starts counting (a continue's run):
+    /// its calls, steps, entries and compactions so far.
+    pub fn run_start(&self) -> crate::run::RunStart {
+        let summarized = |s: &super::StageStep| {
+            s.report.changed
+                && s.report
+                    .changes
+                    .iter()
+                    .any(|c| matches!(c, crate::compact::Change::Summarized { .. }))
+        };
+        crate::run::RunStart {
+            calls: self.calls.len(),
+            steps: self.steps.len(),
+            entries: self.session.len(),
+            compactions: self.steps.iter().filter(|s| summarized(s)).count(),
+        }
+    }
+
     /// The timeline as it stood before call `n`'s stages ran; None when there is no call `n`.
     pub fn branch_before(&self, n: usize) -> Option<BranchPoint> {
         let call = self.call(n)?;
@@ -65,7 +83,6 @@ impl Timeline {
         t.rows = rows;
         t.gone.clear();
         t.started = None;
-        t.in_summary = false;
         let answered = t
             .calls
             .iter()

@@ -1,45 +1,74 @@
-//! The two sources of a timeline's facts: the agent's event stream (`on_event`) and a
-//! replay of a recorded session through the one replay loop (`from_replay`). Both feed the
-//! same builder methods, so a live session and a replayed one give the same kind of model.
+//! The two sources of a timeline's facts: the run's facts (`on_fact`, the agent's stream as
+//! `crate::run::Run` folded it) and a replay of a recorded session through the one replay
+//! loop (`from_replay`). Both feed the same builder methods, so a live session and a
+//! replayed one give the same kind of model.
 
 use super::recorded::LiveRun;
-use super::{Source, StepId, Timeline};
+use super::{Source, Timeline};
 use crate::agent::events::AgentEvent;
 use crate::message::Message;
 use crate::pipeline_replay::{ReplayOptions, ReplayStep, ReplayTotals, replay_steps};
+use crate::run::{CallRef, Run, RunFact};
 use crate::session::recorded_run::RecordedRun;
 use crate::store::{Store, StoreError};
 
 impl Timeline {
-    /// Takes one agent event; events that say nothing about the history are ignored.
-    /// Returns the id of the step a stage's event became (None for any other event).
-    pub fn on_event(&mut self, event: &AgentEvent) -> Option<StepId> {
-        match event {
-            AgentEvent::Ready { config, .. } | AgentEvent::ConfigChanged { config } => {
+    /// Takes one fact of the run; facts that say nothing about the history are ignored.
+    /// The ids are the run's: a stage becomes the step the fact names (`Timeline::step`).
+    pub fn on_fact(&mut self, fact: &RunFact<'_>) {
+        match *fact {
+            RunFact::Started { config, .. } | RunFact::Settings { config, .. } => {
                 self.context_limit = config.context_limit;
                 self.unit = config.strategy.unit();
             }
-            AgentEvent::MessageAppended { message } => self.appended(message.clone()),
-            AgentEvent::StageRan { report, history } => {
-                return Some(self.stage_ran(report.clone(), history.as_deref().map(Vec::as_slice)));
+            RunFact::Appended { message, .. } => self.appended(message.clone()),
+            RunFact::Stage {
+                report, history, ..
+            } => {
+                self.stage_ran(report.clone(), history.map(|h| h.as_slice()));
             }
-            AgentEvent::HistoryReplaced { history, .. } => self.history_replaced(history),
-            AgentEvent::RequestSent {
-                summary,
+            RunFact::Replaced { history } => self.history_replaced(history),
+            // A summary request, its usage and its refusal are its stage's, not a call's.
+            RunFact::Request {
+                call: CallRef::Call(_),
                 request,
                 body,
                 ..
             } => {
-                self.request_sent(request.as_deref(), *summary);
-                if let (false, Some(body)) = (*summary, body) {
+                self.request_sent(request.map(|r| &**r));
+                if let Some(body) = body {
                     self.body_sent(std::sync::Arc::clone(body));
                 }
             }
-            AgentEvent::Usage { input_tokens, .. } => self.usage(*input_tokens),
-            AgentEvent::PromptTooLong { message, .. } => self.refused(message),
+            RunFact::Usage {
+                call: CallRef::Call(n),
+                input_tokens,
+                ..
+            } => self.usage(n, input_tokens),
+            RunFact::Refused {
+                call: CallRef::Call(n),
+                message,
+                ..
+            } => self.refused(n, message),
             _ => {}
         }
-        None
+    }
+
+    /// The timeline of a whole event stream (`ctxlab export`, tests): the stream folded by a
+    /// run of its own, each fact taken as the workbench takes it.
+    pub fn from_events<'e>(
+        source: Source,
+        context_limit: usize,
+        events: impl IntoIterator<Item = &'e AgentEvent>,
+    ) -> Timeline {
+        let mut timeline = Timeline::new(source, context_limit);
+        let mut run = Run::new();
+        for event in events {
+            if let Some(fact) = run.on_event(event) {
+                timeline.on_fact(&fact);
+            }
+        }
+        timeline
     }
 
     /// Replays `session` (a recorded conversation) through the pipeline with `options`
@@ -84,10 +113,10 @@ impl Timeline {
                 timeline.stage_ran(report.clone(), report.changed.then_some(history));
             }
             ReplayStep::Call { record, .. } => {
-                timeline.request_sent(None, false);
+                timeline.request_sent(None);
                 // A recording's refused call is marked as the live run marked it.
                 if let Some(words) = &record.refused {
-                    timeline.refused(words);
+                    timeline.refused(timeline.calls.len(), words);
                 } else if let (Some(run), Some(c)) = (recorded, timeline.calls.last_mut()) {
                     c.live_input_tokens = run.input_tokens_for(entered);
                 }
@@ -109,6 +138,7 @@ impl Timeline {
 mod tests {
     use super::*;
     use crate::compact::{Stage, StageReport};
+    use crate::run::StepId;
 
     fn stage(stage: Stage, size: usize) -> AgentEvent {
         AgentEvent::StageRan {
@@ -117,12 +147,13 @@ mod tests {
         }
     }
 
-    /// Each stage's event gets the id of its own step back, whatever the events between
-    /// them (a summary call, usage, appends) did or did not add: a consumer keys its rows
-    /// by that id instead of counting steps before and after.
+    /// Each stage's fact names the step it becomes in the timeline, whatever the events
+    /// between them (a summary call, usage, appends) did or did not add: a consumer keys its
+    /// rows by that id instead of counting steps before and after.
     #[test]
-    fn a_stage_event_names_its_own_step() {
+    fn a_stage_fact_names_its_own_step() {
         let mut t = Timeline::new(Source::Live, 1_000);
+        let mut run = Run::new();
         let ignored = [
             AgentEvent::MessageAppended {
                 message: Message::user_text("hello"),
@@ -140,14 +171,22 @@ mod tests {
                 cached_input_tokens: None,
             },
         ];
+        let mut take = |ev: &AgentEvent| -> Option<StepId> {
+            let fact = run.on_event(ev)?;
+            t.on_fact(&fact);
+            match fact {
+                RunFact::Stage { step, .. } => Some(step),
+                _ => None,
+            }
+        };
         for ev in &ignored {
-            assert_eq!(t.on_event(ev), None, "{ev:?} adds no step");
+            assert_eq!(take(ev), None, "{ev:?} adds no step");
         }
-        let first = t.on_event(&stage(Stage::MicroCompact, 111));
+        let first = take(&stage(Stage::MicroCompact, 111));
         for ev in &ignored {
-            assert_eq!(t.on_event(ev), None);
+            assert_eq!(take(ev), None);
         }
-        let second = t.on_event(&stage(Stage::CompactHistory, 222));
+        let second = take(&stage(Stage::CompactHistory, 222));
         let (Some(first), Some(second)) = (first, second) else {
             panic!("both stages became steps: {first:?} {second:?}");
         };

@@ -9,6 +9,7 @@
 use std::iter::once;
 
 use crate::compact::{Change, Stage, StageReport};
+use crate::message::Message;
 
 /// Where one row after a stage comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +69,68 @@ pub fn row_map(report: &StageReport) -> Option<Vec<RowFrom>> {
         rows.splice(start..end, once(RowFrom::New));
     }
     (rows.len() == report.messages_after).then_some(rows)
+}
+
+/// How the rows of a history move to the next one, and whether the stage's report said so
+/// (else equal messages were matched, in order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowMap {
+    pub rows: Vec<RowFrom>,
+    pub by_report: bool,
+}
+
+/// Where each row of `new` comes from in `old` (`message` reads an old row's message): the
+/// report's account when it describes `old` becoming `new` (`row_map`), else each new
+/// message takes the next equal old one, in order (a replacement no report describes). The
+/// timeline and the workbench's mirror move their rows by this one map, so the two never
+/// match rows differently.
+pub fn rows_through<T>(
+    report: Option<&StageReport>,
+    old: &[T],
+    message: impl Fn(&T) -> &Message,
+    new: &[Message],
+) -> RowMap {
+    let by_report = report
+        .filter(|r| r.messages_before == old.len())
+        .and_then(row_map)
+        .filter(|m| m.len() == new.len());
+    if let Some(rows) = by_report {
+        return RowMap {
+            rows,
+            by_report: true,
+        };
+    }
+    let mut next = 0;
+    let rows = new
+        .iter()
+        .map(|m| {
+            let size = m.estimate_size();
+            let found = (next..old.len()).find(|&k| {
+                let o = message(&old[k]);
+                o.estimate_size() == size && o == m
+            });
+            match found {
+                Some(k) => {
+                    next = k + 1;
+                    RowFrom::Kept(k)
+                }
+                None => RowFrom::New,
+            }
+        })
+        .collect();
+    RowMap {
+        rows,
+        by_report: false,
+    }
+}
+
+/// Whether `old`'s rows are `new`, message for message (sizes first: they are cached).
+pub fn same_history<T>(old: &[T], message: impl Fn(&T) -> &Message, new: &[Message]) -> bool {
+    old.len() == new.len()
+        && old.iter().zip(new).all(|(o, m)| {
+            let o = message(o);
+            o.estimate_size() == m.estimate_size() && o == m
+        })
 }
 
 /// What a stage did to one row, in words a diff line can carry.

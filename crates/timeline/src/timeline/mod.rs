@@ -2,7 +2,7 @@
 //! each one, and where each message went.
 //!
 //! A `Timeline` is built from a stream of facts (a message appended, a stage ran, a request
-//! sent, usage reported) that either the agent's events (`Timeline::on_event`) or a replay
+//! sent, usage reported) that either the run's facts (`Timeline::on_fact`) or a replay
 //! of a recorded session (`Timeline::from_replay`) supply, so the workbench, `ctxlab export`
 //! and later views (a comparison of strategies, imported sessions) share one model. Rows are
 //! followed through each stage by the stage's own report (`lineage`), so every change
@@ -51,17 +51,9 @@ pub enum Source {
     Replay { name: String },
 }
 
-/// A stage step's id. Steps only ever join `Timeline::steps`, so an id names the same step
-/// for the timeline's whole life; `Timeline::on_event` hands it out when it adds the step,
-/// and everything tied to a step (an events row, a row's touch) keeps the id, not a count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StepId(usize);
-
-impl std::fmt::Display for StepId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
+/// A stage step's id: the run's fold hands it out (`crate::run::Run::on_event`), and the
+/// step sits at that index of `Timeline::steps` for the timeline's whole life.
+pub use crate::run::StepId;
 
 /// One stage's effect on one row, with where and when it happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,8 +237,6 @@ pub struct Timeline {
     gone: Vec<GoneRow>,
     /// Size and length of the history when the first stage since the last request ran.
     started: Option<(usize, usize)>,
-    /// The last request was a summary request (its usage is not a call's).
-    in_summary: bool,
     system: Option<Arc<str>>,
     tools: Arc<[ToolSpec]>,
     /// Bytes of the bodies kept as sent, and the first call that may still keep its own
@@ -271,7 +261,6 @@ impl Timeline {
             rows: Vec::new(),
             gone: Vec::new(),
             started: None,
-            in_summary: false,
             system: None,
             tools: Arc::from(Vec::new()),
             kept_body_bytes: 0,
@@ -341,12 +330,15 @@ impl Timeline {
 
     /// The step `id` names.
     pub fn step(&self, id: StepId) -> Option<&StageStep> {
-        self.steps.get(id.0)
+        self.steps.get(id.index())
     }
 
     /// Every step with its id, oldest first.
     pub fn steps_by_id(&self) -> impl Iterator<Item = (StepId, &StageStep)> {
-        self.steps.iter().enumerate().map(|(i, s)| (StepId(i), s))
+        self.steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (StepId::new(i), s))
     }
 
     /// A stage ran; `after` is the history after it when it changed something. Returns
@@ -363,14 +355,12 @@ impl Timeline {
         {
             c.outcome = CallOutcome::PromptTooLong;
         }
-        let id = StepId(self.steps.len());
+        let id = StepId::new(self.steps.len());
         let call = self.next_call();
         let change = match after {
             Some(after) if report.changed => {
-                let map = lineage::row_map(&report)
-                    .filter(|m| m.len() == after.len())
-                    .unwrap_or_else(|| text_map(&self.rows, after));
-                Some(self.apply(&map, after, Some((id, &report))))
+                let map = lineage::rows_through(Some(&report), &self.rows, row_message, after);
+                Some(self.apply(&map.rows, after, Some((id, &report))))
             }
             _ => None,
         };
@@ -388,17 +378,14 @@ impl Timeline {
         if self.holds(history) {
             return;
         }
-        let map = text_map(&self.rows, history);
-        self.apply(&map, history, None);
+        let map = lineage::rows_through(None, &self.rows, row_message, history);
+        self.apply(&map.rows, history, None);
     }
 
-    /// A request went to the model. `request` is the exact request when the source has it;
-    /// without it (a replay) the request is the current history.
-    pub fn request_sent(&mut self, request: Option<&ModelRequest>, summary: bool) {
-        self.in_summary = summary;
-        if summary {
-            return;
-        }
+    /// A model call's request went out (a summary request is no call: the run's facts name
+    /// it apart). `request` is the exact request when the source has it; without it (a
+    /// replay) the request is the current history.
+    pub fn request_sent(&mut self, request: Option<&ModelRequest>) {
         let mut system = None;
         let mut max_tokens = None;
         if let Some(req) = request {
@@ -457,14 +444,11 @@ impl Timeline {
         });
     }
 
-    /// The API refused the last request as too long. Every refusal marks its call, whether
-    /// a reactive compaction follows or not (an error, a reduction without a model); a
-    /// refused summary request is not a call of the timeline.
-    pub fn refused(&mut self, words: &str) {
-        if self.in_summary {
-            return;
-        }
-        if let Some(c) = self.calls.last_mut()
+    /// The API refused call `number` as too long. Every refusal marks its call, whether a
+    /// reactive compaction follows or not (an error, a reduction without a model); a refused
+    /// summary request is no call of the timeline, so it never comes here.
+    pub fn refused(&mut self, number: usize, words: &str) {
+        if let Some(c) = self.call_mut(number)
             && c.outcome == CallOutcome::Pending
         {
             c.outcome = CallOutcome::PromptTooLong;
@@ -472,23 +456,20 @@ impl Timeline {
         }
     }
 
-    /// The API reported usage for the last request.
-    pub fn usage(&mut self, input_tokens: Option<u64>) {
-        if self.in_summary {
-            return;
-        }
-        if let (Some(t), Some(c)) = (input_tokens, self.calls.last_mut()) {
+    /// The API reported usage for call `number`.
+    pub fn usage(&mut self, number: usize, input_tokens: Option<u64>) {
+        if let (Some(t), Some(c)) = (input_tokens, self.call_mut(number)) {
             c.input_tokens = Some(t);
         }
     }
 
+    fn call_mut(&mut self, number: usize) -> Option<&mut ModelCall> {
+        number.checked_sub(1).and_then(|i| self.calls.get_mut(i))
+    }
+
     /// Whether the current rows are `history`, message for message.
     fn holds(&self, history: &[Message]) -> bool {
-        history.len() == self.rows.len()
-            && history
-                .iter()
-                .zip(&self.rows)
-                .all(|(m, r)| m.estimate_size() == r.message.estimate_size() && *m == *r.message)
+        lineage::same_history(&self.rows, row_message, history)
     }
 
     /// Moves the working rows through one change; returns the rows around it.
@@ -579,22 +560,7 @@ fn rows_size(rows: &[Row]) -> usize {
     2 + items + 2 * rows.len().saturating_sub(1)
 }
 
-/// A map by equal text, for a replacement no report describes: each new message takes
-/// the next equal old one in order; anything else is new.
-fn text_map(old: &[Row], new: &[Message]) -> Vec<RowFrom> {
-    let mut next = 0;
-    new.iter()
-        .map(|m| {
-            let size = m.estimate_size();
-            let found = (next..old.len())
-                .find(|&k| old[k].message.estimate_size() == size && *old[k].message == *m);
-            match found {
-                Some(k) => {
-                    next = k + 1;
-                    RowFrom::Kept(k)
-                }
-                None => RowFrom::New,
-            }
-        })
-        .collect()
+/// A working row's message (for `lineage::rows_through`).
+fn row_message(row: &Row) -> &Message {
+    &row.message
 }

@@ -39,7 +39,7 @@ pub enum EventKind {
         report: StageReport,
         /// The before/after lists kept when the stage changed the history.
         diff: Option<DiffId>,
-        /// The timeline step this stage became, as `Timeline::on_event` named it.
+        /// The timeline step this stage became, as the run named it (`run::Run::on_event`).
         step: Option<StepId>,
     },
     /// The history was replaced outside a stage (e.g. cancel repair).

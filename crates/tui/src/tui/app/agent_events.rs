@@ -1,49 +1,65 @@
-//! What each `AgentEvent` does to the view: the mirror grows or is replaced, stage reports
-//! become event rows with their diffs, the timeline takes every event, the run state
-//! follows the turn, a pause becomes the
-//! pause card and highlighted rows, summary calls, refusals and cancels become rows, and
-//! stage writes ask for a file listing. Never sends commands back: events only inform.
+//! What each `AgentEvent` does to the view. The run's fold (`crate::run::Run`) reads the
+//! event once; its fact goes to every reader of the run: the timeline, the live record, the
+//! mirror (which grows or is replaced, each row keeping its entry's id), the event rows
+//! (a stage's row keeps its step's id, with its diff). None reads another's state to learn
+//! an id, so the order they take the fact in is free. Events that change no record of the
+//! run (streamed text, tool progress, pauses, retries, pace) only move the view. Never sends
+//! commands back: events only inform.
 
 use super::{App, Effect, EventKind, RunState};
 use crate::agent::events::{AgentEvent, StopReason};
 use crate::agent::{SummarySizes, answer_cut_text};
+use crate::run::{CallRef, RunFact};
 
 impl App {
     pub(super) fn on_agent(&mut self, ev: AgentEvent) -> Vec<Effect> {
+        let Some(fact) = self.agent.run.on_event(&ev) else {
+            self.on_progress(ev);
+            return Vec::new();
+        };
+        self.live_timeline_mut().on_fact(&fact);
+        self.agent.live_record.on_fact(&fact);
+        self.on_fact(fact)
+    }
+
+    /// The conversation's and the event rows' side of a fact, and the view around them.
+    fn on_fact(&mut self, fact: RunFact<'_>) -> Vec<Effect> {
         let mut effects = Vec::new();
-        // The step this event became in the timeline, if it became one.
-        let new_step = self.live_timeline_mut().on_event(&ev);
-        self.agent.live_record.on_event(&ev);
-        match ev {
-            AgentEvent::Ready {
+        match fact {
+            RunFact::Started {
                 provider,
                 workspace,
                 config,
             } => {
-                self.agent.provider = provider;
-                self.agent.workspace = workspace;
+                self.agent.provider = provider.to_string();
+                self.agent.workspace = workspace.to_path_buf();
                 self.agent.config = config;
                 self.config_started(config);
                 effects.push(self.refresh_files());
             }
-            AgentEvent::TurnStarted { .. } => {
+            RunFact::Turn { .. } => {
                 self.agent.run_state = RunState::Waiting {
                     since: self.screen.tick,
                 };
                 self.conversation.turn_started();
             }
-            AgentEvent::MessageAppended { message } => {
+            RunFact::Appended { entry, message, .. } => {
                 if message.role() == "assistant" {
                     self.conversation.clear_streaming();
                 }
-                self.append(message);
+                self.append(message.clone(), entry);
             }
-            AgentEvent::StageRan { report, history } => {
+            RunFact::Stage {
+                step,
+                report,
+                history,
+                ..
+            } => {
                 self.clear_pause();
                 let diff = match history {
                     Some(h) if report.changed => {
                         let title = report.summary();
-                        Some(self.replace_history(&h, Some(&report), title))
+                        Some(self.replace_history(h, Some(report), title))
                     }
                     _ => None,
                 };
@@ -51,15 +67,15 @@ impl App {
                     effects.push(self.refresh_files());
                 }
                 self.push_event(EventKind::Stage {
-                    report,
+                    report: report.clone(),
                     diff,
-                    step: new_step,
+                    step: Some(step),
                 });
             }
-            AgentEvent::HistoryReplaced { history, .. } => {
-                if !self.conversation.mirror_equals(&history) {
+            RunFact::Replaced { history } => {
+                if !self.conversation.mirror_equals(history) {
                     let size_before = self.conversation.chars();
-                    let diff = self.replace_history(&history, None, "history replaced".into());
+                    let diff = self.replace_history(history, None, "history replaced".into());
                     self.push_event(EventKind::Replaced {
                         size_before,
                         size_after: self.conversation.chars(),
@@ -68,18 +84,18 @@ impl App {
                     });
                 }
             }
-            AgentEvent::Paused { next } => self.set_pause(next),
-            AgentEvent::RequestSent {
+            RunFact::Request {
+                call,
                 estimate_chars,
-                summary,
                 request,
                 ..
             } => {
                 self.clear_pause();
-                self.conversation.request_sent(summary, estimate_chars);
-                if summary {
+                self.conversation
+                    .request_sent(call.is_summary(), estimate_chars);
+                if call.is_summary() {
                     // Named sizes, so the row agrees with the stage reason's history size.
-                    let (chars, history_chars) = match request.as_deref().map(SummarySizes::of) {
+                    let (chars, history_chars) = match request.map(|r| SummarySizes::of(r)) {
                         Some(s) => (s.with_instructions, Some(s.history_chars)),
                         None => (estimate_chars, None),
                     };
@@ -98,6 +114,70 @@ impl App {
                     };
                 }
             }
+            // A summary call's usage is shown apart, so the gauge's "API" figure is always
+            // the main request's.
+            RunFact::Usage {
+                call,
+                input_tokens: Some(tokens),
+                cached_input_tokens,
+                ..
+            } => {
+                if call.is_summary() {
+                    self.conversation.summary_usage(tokens);
+                    self.events.summary_tokens(tokens);
+                } else {
+                    self.conversation.call_usage(tokens, cached_input_tokens);
+                }
+            }
+            RunFact::Usage { .. } => {}
+            RunFact::CompactTool { focus, .. } => self.push_event(EventKind::CompactRequested {
+                focus: focus.map(str::to_string),
+            }),
+            RunFact::Refused {
+                call: CallRef::Summary { .. },
+                message,
+                ..
+            } => {
+                self.notify(format!("the API refused the summary request: {message}"));
+                self.push_event(EventKind::SummaryRefused {
+                    message: message.to_string(),
+                });
+            }
+            RunFact::Refused { message, .. } => {
+                self.notify(format!("the API refused the request: {message}"));
+                self.push_event(EventKind::PromptTooLong {
+                    message: message.to_string(),
+                });
+            }
+            RunFact::Settings { config, from_call } => self.config_applied(config, from_call),
+            RunFact::Error { kind, message } => {
+                self.notify(format!("error: {message}"));
+                self.push_event(EventKind::Error {
+                    kind,
+                    message: message.to_string(),
+                });
+            }
+            RunFact::AnswerCut { max_tokens, index } => {
+                self.notify(answer_cut_text(max_tokens, index));
+                self.conversation.answer_was_cut(max_tokens, index);
+                self.push_event(EventKind::AnswerCut { max_tokens, index });
+            }
+            RunFact::TurnDone { stop_reason } => {
+                self.agent.run_state = RunState::Idle;
+                self.conversation.turn_done();
+                self.turn_ended();
+                if *stop_reason == StopReason::Cancelled {
+                    self.push_event(EventKind::Cancelled);
+                }
+            }
+        }
+        effects
+    }
+
+    /// An event that changes no record of the run: what the agent is doing right now.
+    fn on_progress(&mut self, ev: AgentEvent) {
+        match ev {
+            AgentEvent::Paused { next } => self.set_pause(next),
             AgentEvent::TextDelta { text } => {
                 self.clear_pause();
                 self.conversation.stream(&text);
@@ -120,18 +200,6 @@ impl App {
                     since: self.screen.tick,
                 };
             }
-            // A call's usage follows its `RequestSent`: a summary call's is shown apart, so
-            // the gauge's "API" figure is always the main request's.
-            AgentEvent::Usage {
-                input_tokens: Some(tokens),
-                cached_input_tokens,
-                ..
-            } => {
-                if self.conversation.usage(tokens, cached_input_tokens) {
-                    self.events.summary_tokens(tokens);
-                }
-            }
-            AgentEvent::Usage { .. } => {}
             AgentEvent::Retrying {
                 attempt,
                 reason,
@@ -141,42 +209,14 @@ impl App {
                 reason,
                 wait,
             }),
-            AgentEvent::CompactRequested { focus } => {
-                self.push_event(EventKind::CompactRequested { focus })
-            }
-            AgentEvent::PromptTooLong { message, .. } if self.conversation.summary_in_flight() => {
-                self.notify(format!("the API refused the summary request: {message}"));
-                self.push_event(EventKind::SummaryRefused { message });
-            }
-            AgentEvent::PromptTooLong { message, .. } => {
-                self.notify(format!("the API refused the request: {message}"));
-                self.push_event(EventKind::PromptTooLong { message });
-            }
             AgentEvent::PaceChanged { pace_ms, applied } => self.notify(if applied {
                 format!("pace: {pace_ms} ms between streamed pieces")
             } else {
                 "this model streams at its own pace (/pace is for the scripted model)".into()
             }),
-            AgentEvent::ConfigChanged { config } => self.config_applied(config),
             AgentEvent::StepModeChanged { on } => self.step_mode_changed(on),
-            AgentEvent::Error { kind, message } => {
-                self.notify(format!("error: {message}"));
-                self.push_event(EventKind::Error { kind, message });
-            }
-            AgentEvent::AnswerCut { max_tokens, index } => {
-                self.notify(answer_cut_text(max_tokens, index));
-                self.conversation.answer_was_cut(max_tokens, index);
-                self.push_event(EventKind::AnswerCut { max_tokens, index });
-            }
-            AgentEvent::TurnDone { stop_reason } => {
-                self.agent.run_state = RunState::Idle;
-                self.conversation.turn_done();
-                self.turn_ended();
-                if stop_reason == StopReason::Cancelled {
-                    self.push_event(EventKind::Cancelled);
-                }
-            }
+            // Every other event is a fact of the run (`on_fact`).
+            _ => {}
         }
-        effects
     }
 }

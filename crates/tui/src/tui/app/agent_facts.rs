@@ -1,13 +1,15 @@
 //! What the workbench knows about the agent it shows, one of `App`'s parts: the workspace,
 //! the model's label, the pipeline's settings as the agent last said them, what it is doing,
-//! whether its channel closed, and the live run's recorded events (refusals, compact tool
-//! calls) that the compare view replays.
+//! whether its channel closed, the run's fold (`crate::run::Run`: the one reading of the
+//! agent's stream, whose facts every other part takes) and the live run's recorded events
+//! (refusals, compact tool calls) that the compare view replays.
 
 use std::path::PathBuf;
 
 use super::state::RunState;
 use crate::compact::PipelineConfig;
 use crate::record::LiveRecord;
+use crate::run::Run;
 
 /// The agent's facts. Fields are visible to `App`'s own modules only.
 #[derive(Debug)]
@@ -19,6 +21,8 @@ pub(super) struct AgentFacts {
     pub(super) run_state: RunState,
     /// Whether the agent's event channel closed.
     pub(super) agent_gone: bool,
+    /// The agent's stream folded once: the ids and call numbers every reader of a fact uses.
+    pub(super) run: Run,
     /// Folded as a recording's reader folds them, so the compare view replays the live run
     /// as it ran.
     pub(super) live_record: LiveRecord,
@@ -32,6 +36,7 @@ impl AgentFacts {
             config,
             run_state: RunState::Idle,
             agent_gone: false,
+            run: Run::new(),
             live_record: LiveRecord::new("workbench"),
         }
     }

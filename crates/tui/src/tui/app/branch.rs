@@ -50,17 +50,15 @@ impl App {
         self.branch.applied = Some(config);
     }
 
-    /// The agent applies `config` from its next model call: a new strategy gets an events
-    /// row with that call's number.
-    pub(super) fn config_applied(&mut self, config: PipelineConfig) {
+    /// The agent applies `config` from model call `call` (the run's number): a new
+    /// strategy gets an events row with it.
+    pub(super) fn config_applied(&mut self, config: PipelineConfig, call: usize) {
         self.agent.config = config;
         let from = self.branch.applied.replace(config);
         // A switch of strategy gets a row; new numbers are in `/config` and the gauge.
         if let Some(from) = from
             && from.strategy != config.strategy
         {
-            // The agent applies a config between calls: the next one is the first under it.
-            let call = self.live_calls() + 1;
             self.push_event(EventKind::Settings {
                 from,
                 to: config,
@@ -77,14 +75,6 @@ impl App {
         match (&mut self.branch.other, self.branch.showing_other) {
             (Some((_, other)), true) => other,
             _ => &mut self.timeline,
-        }
-    }
-
-    /// Calls the live branch has made so far.
-    fn live_calls(&self) -> usize {
-        match (&self.branch.other, self.branch.showing_other) {
-            (Some((_, other)), true) => other.calls.len(),
-            _ => self.timeline.calls.len(),
         }
     }
 
@@ -215,6 +205,11 @@ impl App {
         );
         let config = self.agent.config;
         let effects = self.restarted(provider, notices);
+        // The continued run's ids go on from the cut timeline, which its facts extend; its
+        // record, like its recording file, holds the continued agent's own calls.
+        let start = cut.run_start();
+        self.agent.run = crate::run::Run::continuing(start);
+        self.agent.live_record = crate::record::LiveRecord::continuing("workbench", start.calls);
         self.timeline = cut;
         self.branch.other = Some((n, earlier));
         self.push_event(EventKind::Continued { call: n, config });

@@ -1,4 +1,4 @@
-//! `App`'s side of the mirror: it routes appended and replaced histories to the
+//! `App`'s side of the mirror: it routes the run's appended and replaced histories to the
 //! conversation (`conversation::mirror`), keeps each change's before/after lists in the
 //! events pane for its diff, hands rows to the token counter and keeps lists on screen.
 
@@ -6,12 +6,13 @@ use super::tokens::Batch;
 use super::{App, Effect, EventKind, StageDiff};
 use crate::compact::StageReport;
 use crate::message::Message;
+use crate::run::EntryId;
 use crate::tui::event_rows::DiffId;
 
 impl App {
-    pub(super) fn append(&mut self, message: Message) {
-        // The timeline took the event first: this message is its newest session entry.
-        let entry = self.timeline.session.len().checked_sub(1);
+    /// Appends `message`, which the run named `entry` (the same id the timeline files it
+    /// under, whichever took the fact first).
+    pub(super) fn append(&mut self, message: Message, entry: EntryId) {
         self.conversation.append(message, entry, &mut self.tokens);
         self.fix_scroll();
     }

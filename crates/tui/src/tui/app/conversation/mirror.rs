@@ -8,7 +8,8 @@ use std::sync::Arc;
 use super::{ConversationState, HistRow, SessionRow};
 use crate::compact::{Change, StageReport};
 use crate::message::Message;
-use crate::timeline::lineage::{RowFrom, row_map};
+use crate::run::EntryId;
+use crate::timeline::lineage::{RowFrom, rows_through, same_history};
 use crate::tui::app::tokens::TokenCounter;
 use crate::tui::rows::MessageInfo;
 
@@ -27,11 +28,11 @@ impl ConversationState {
         info
     }
 
-    /// Appends `message`, the timeline's session entry `entry`.
+    /// Appends `message`, the run's entry `entry`.
     pub(in crate::tui::app) fn append(
         &mut self,
         message: Message,
-        entry: Option<usize>,
+        entry: EntryId,
         counter: &mut TokenCounter,
     ) {
         let follow_conv = self.model_list.selected + 1 >= self.history.len();
@@ -40,7 +41,7 @@ impl ConversationState {
         self.session.push(SessionRow {
             info: info.clone(),
             live: true,
-            entry,
+            entry: Some(entry),
         });
         self.history.push(HistRow {
             info,
@@ -65,11 +66,7 @@ impl ConversationState {
     }
 
     pub(in crate::tui::app) fn mirror_equals(&self, history: &[Message]) -> bool {
-        history.len() == self.history.len()
-            && history
-                .iter()
-                .zip(&self.history)
-                .all(|(m, r)| r.info.chars == m.estimate_size() && r.info.message == *m)
+        same_history(&self.history, hist_message, history)
     }
 
     /// Replaces the mirror, reusing the rows of equal messages (in order) so their session
@@ -85,46 +82,27 @@ impl ConversationState {
         let old = std::mem::take(&mut self.history);
         // The report says which rows it kept; text matching is only for a replacement no
         // report describes (a second snip's marker has the first one's text, and matching
-        // by text took one for the other).
-        let kept: Vec<Option<usize>> = match report.and_then(row_map).filter(|m| {
-            m.len() == new.len() && report.is_some_and(|r| r.messages_before == old.len())
-        }) {
-            Some(map) => map
-                .iter()
-                .map(|f| match f {
-                    RowFrom::Kept(i) => Some(*i),
-                    _ => None,
-                })
-                .collect(),
-            None => {
-                let mut j = 0;
-                new.iter()
-                    .map(|m| {
-                        let size = m.estimate_size();
-                        let found = (j..old.len())
-                            .find(|&k| old[k].info.chars == size && old[k].info.message == *m);
-                        if let Some(k) = found {
-                            j = k + 1;
-                        }
-                        found
-                    })
-                    .collect()
-            }
-        };
+        // by text took one for the other). The timeline moves its rows by the same map.
+        let map = rows_through(report, &old, hist_message, new);
+        let kept: Vec<Option<usize>> = map
+            .rows
+            .iter()
+            .map(|f| match f {
+                RowFrom::Kept(i) => Some(*i),
+                _ => None,
+            })
+            .collect();
         // A summary is a message of the session from now on: the full session shows what
         // the model sees, after the messages it replaced.
-        let summaries: Vec<bool> = match report {
-            Some(r)
-                if r.changes
-                    .iter()
-                    .any(|c| matches!(c, Change::Summarized { .. })) =>
-            {
-                row_map(r)
-                    .filter(|m| m.len() == new.len())
-                    .map(|m| m.iter().map(|f| *f == RowFrom::New).collect())
-                    .unwrap_or_default()
-            }
-            _ => Vec::new(),
+        let summarized = report.is_some_and(|r| {
+            r.changes
+                .iter()
+                .any(|c| matches!(c, Change::Summarized { .. }))
+        });
+        let summaries: Vec<bool> = if summarized && map.by_report {
+            map.rows.iter().map(|f| *f == RowFrom::New).collect()
+        } else {
+            Vec::new()
         };
         let mut rows = Vec::with_capacity(new.len());
         for (j, (m, k)) in new.iter().zip(kept).enumerate() {
@@ -201,4 +179,9 @@ impl ConversationState {
         self.tokens = total;
         self.tokens_pending = pending;
     }
+}
+
+/// A mirrored row's message (for `lineage::rows_through`).
+fn hist_message(row: &HistRow) -> &Message {
+    &row.info.message
 }

@@ -1,7 +1,7 @@
 //! The conversation's state, owned here: the mirror of the agent's history (what the model
 //! sees) and the full session as appended, which of the two the pane shows and each one's
 //! selection, the text streaming in, the size and token totals, the API's usage figures
-//! and the answers cut at their output limit. `App` routes agent events to these methods;
+//! and the answers cut at their output limit. `App` routes the run's facts to these methods;
 //! `mirror` grows and replaces the rows; `panes::conversation` and `panes::gauge` draw it.
 
 mod mirror;
@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use super::{ConvView, ListState};
 use crate::compact::Stage;
+use crate::run::EntryId;
 use crate::tui::rows::MessageInfo;
 
 /// A row of the mirrored history.
@@ -40,9 +41,9 @@ impl HistRow {
 pub struct SessionRow {
     info: Arc<MessageInfo>,
     live: bool,
-    /// Its index in `Timeline::session` (where its fate is read); None for a summary,
-    /// which the timeline does not count as a session message.
-    entry: Option<usize>,
+    /// The run's id of the appended message (its index in `Timeline::session`, where its
+    /// fate is read); None for a summary, which is no entry of the run.
+    entry: Option<EntryId>,
 }
 
 impl SessionRow {
@@ -55,9 +56,9 @@ impl SessionRow {
         self.live
     }
 
-    /// Its index in `Timeline::session`; None for a summary.
+    /// Its index in `Timeline::session` (the run's `EntryId`); None for a summary.
     pub fn entry(&self) -> Option<usize> {
-        self.entry
+        self.entry.map(EntryId::index)
     }
 }
 
@@ -82,8 +83,6 @@ pub struct ConversationState {
     api_cached_tokens: Option<u64>,
     /// Request size (chars) at each non-summary `RequestSent`.
     request_sizes: Vec<u64>,
-    /// The model call in flight is a summary request (its usage is kept apart).
-    summary_in_flight: bool,
     /// Input tokens the API reported for the last summary call.
     summary_input_tokens: Option<u64>,
     /// Rows (`MessageInfo::uid`) whose answer stopped at `max_tokens`, with that limit.
@@ -107,7 +106,6 @@ impl Default for ConversationState {
             api_input_tokens: None,
             api_cached_tokens: None,
             request_sizes: Vec::new(),
-            summary_in_flight: false,
             summary_input_tokens: None,
             cut_answers: HashMap::new(),
             last_turn_cut: None,
@@ -174,11 +172,6 @@ impl ConversationState {
     /// Input tokens the API reported for the last summary call.
     pub fn summary_input_tokens(&self) -> Option<u64> {
         self.summary_input_tokens
-    }
-
-    /// Whether the model call in flight is a summary request.
-    pub fn summary_in_flight(&self) -> bool {
-        self.summary_in_flight
     }
 
     /// The limit the last turn's answer was cut at; `None` once the next turn starts.
@@ -260,27 +253,26 @@ impl ConversationState {
         self.streaming.clear();
     }
 
-    /// A request of `chars` went out; `summary`: it is a summary request.
+    /// A request of `chars` went out; `summary`: it is a summary request (the run says
+    /// which, `crate::run::CallRef`).
     pub(in crate::tui::app) fn request_sent(&mut self, summary: bool, chars: usize) {
-        self.summary_in_flight = summary;
         if !summary {
             self.request_sizes.push(chars as u64);
         }
     }
 
-    /// The API's input tokens for the call in flight; true when that is a summary call.
-    pub(in crate::tui::app) fn usage(&mut self, tokens: u64, cached: Option<u64>) -> bool {
-        if self.summary_in_flight {
-            self.summary_input_tokens = Some(tokens);
-            return true;
-        }
+    /// The API's input tokens for a model call, and the cached part.
+    pub(in crate::tui::app) fn call_usage(&mut self, tokens: u64, cached: Option<u64>) {
         self.api_input_tokens = Some(tokens);
         self.api_cached_tokens = cached;
-        false
+    }
+
+    /// The API's input tokens for a summary request, kept apart from the calls'.
+    pub(in crate::tui::app) fn summary_usage(&mut self, tokens: u64) {
+        self.summary_input_tokens = Some(tokens);
     }
 
     pub(in crate::tui::app) fn turn_done(&mut self) {
-        self.summary_in_flight = false;
         self.streaming.clear();
     }
 
