@@ -46,6 +46,7 @@ mod help_at;
 mod history;
 mod input;
 mod jobs;
+mod layers;
 mod list;
 mod live;
 mod mouse;
@@ -88,6 +89,7 @@ pub use conversation::{ConversationState, HistRow, SessionRow};
 pub use events::EventsState;
 pub use input::{InputState, SlashCommand};
 use jobs::Jobs;
+pub use layers::{HelpView, Layer, LegendView, Outcome, View};
 pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
@@ -100,8 +102,8 @@ pub use search::{Hit, Search, event_text as search_event_text, search_matches};
 pub use sessions::SessionsState;
 pub use state::ConvRow;
 pub use state::{
-    ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, LoadKind, Loading, Overlay,
-    Pane, RunState, StageDiff,
+    ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, LoadKind, Loading, Pane,
+    RunState, StageDiff,
 };
 pub use step::StepState;
 pub use timeline::TimelineView;
@@ -149,6 +151,9 @@ pub enum Msg {
     /// The loop is running: the jobs to do first (clear old scratch stores, list the
     /// sessions, open the session `ctxlab open` named).
     LoopStarted,
+    /// Sessions to show now, with the loop running: the browser over these paths, or one
+    /// file opened at once (what `Start` carries for before the loop runs).
+    OpenSessions(StartSessions),
     /// Following a session: the settings, the follower's events, its end.
     Live(crate::tui::live::LiveMsg),
 }
@@ -218,19 +223,16 @@ pub struct App {
     timeline_view: Option<TimelineView>,
     /// The last search across the conversation, the full session and the events.
     search: Option<Search>,
-    /// The compare view (`C`, `/compare`), when open: it covers the panes.
-    compare: Option<CompareView>,
-    /// Where the context goes (`w` in the timeline), when open: it covers the panes.
-    context: Option<ContextView>,
-    /// An opened capture's requests view (`R`), when open: it covers the panes.
-    requests: Option<RequestsView>,
+    /// The views covering the panes, the bottom one first: the top one has the keys and
+    /// the mouse and is drawn last (`layers.rs`).
+    layers: Vec<Layer>,
     /// The outputs pane: persisted outputs and the selection.
     outputs: OutputsState,
     /// The transcripts pane: the listing, its selection, the open transcript.
     transcripts: TranscriptsState,
     /// The sessions browser (a mode of the transcripts pane) and the opened session.
     sessions: SessionsState,
-    /// The live view of a followed session, and the settings for following.
+    /// The settings for following a session (its live view is a layer).
     live: crate::tui::live::LiveState,
 
     /// The input box: its text and the inputs sent before.
@@ -258,9 +260,7 @@ impl App {
             events: EventsState::default(),
             timeline_view: None,
             search: None,
-            compare: None,
-            context: None,
-            requests: None,
+            layers: Vec::new(),
             outputs: OutputsState::default(),
             transcripts: TranscriptsState::default(),
             sessions: Default::default(),
@@ -326,10 +326,6 @@ impl App {
     /// The job the screen is waiting for, if any.
     pub fn loading(&self) -> Option<&Loading> {
         self.jobs.loading.as_ref()
-    }
-
-    pub fn overlay(&self) -> Option<&Overlay> {
-        self.screen.overlay.as_ref()
     }
 
     /// What the agent is doing.
@@ -469,18 +465,18 @@ impl App {
         self.agent.run_state != RunState::Idle
             || self.screen.has_notices()
             || self.jobs.loading.is_some()
-            || self.compare.as_ref().is_some_and(|c| c.job().is_some())
+            || self.compare().is_some_and(|c| c.job().is_some())
             || self.tokens.busy()
     }
 
     /// Shows `text` in the hint line for a few seconds (longer when it is long).
-    pub fn notify(&mut self, text: impl Into<String>) {
+    pub(super) fn notify(&mut self, text: impl Into<String>) {
         self.screen.notify(text.into());
     }
 
     /// Shows `text` after the notices already waiting, each in turn: start-up notices are
     /// read one by one instead of being cut off together.
-    pub fn notify_queued(&mut self, text: impl Into<String>) {
+    pub(super) fn notify_queued(&mut self, text: impl Into<String>) {
         self.screen.notify_queued(text.into());
     }
 
@@ -490,12 +486,9 @@ impl App {
         match msg {
             Msg::Agent(ev) => self.on_agent(ev),
             Msg::Key(key) => self.on_key(key),
-            Msg::Mouse(m) => {
-                self.on_mouse(m);
-                Vec::new()
-            }
+            Msg::Mouse(m) => self.on_mouse(m),
             Msg::Paste(text) => {
-                if self.screen.focus == Pane::Input && self.screen.overlay.is_none() {
+                if self.screen.focus == Pane::Input && self.layers.is_empty() {
                     self.input.insert_str(&text.replace('\r', ""));
                 }
                 Vec::new()
@@ -536,6 +529,10 @@ impl App {
                 let mut effects = self.start_effects();
                 effects.extend(self.live_start_effects());
                 effects
+            }
+            Msg::OpenSessions(StartSessions::Browse(paths)) => self.open_sessions(paths),
+            Msg::OpenSessions(StartSessions::File { path, bytes }) => {
+                self.open_session(path, bytes)
             }
             Msg::Live(msg) => self.on_live(msg),
         }

@@ -124,7 +124,7 @@ impl App {
 
     /// Shows the sessions browser listing `paths` (the default roots when empty) and asks
     /// for the listing.
-    pub fn open_sessions(&mut self, paths: Vec<PathBuf>) -> Vec<Effect> {
+    pub(super) fn open_sessions(&mut self, paths: Vec<PathBuf>) -> Vec<Effect> {
         self.sessions.active = true;
         self.sessions.paths = paths;
         self.sessions.listed = false;
@@ -206,7 +206,7 @@ impl App {
     }
 
     /// Asks for a session: its first lines and, in parallel, all of it.
-    pub fn open_session(&mut self, path: PathBuf, bytes: Option<u64>) -> Vec<Effect> {
+    pub(super) fn open_session(&mut self, path: PathBuf, bytes: Option<u64>) -> Vec<Effect> {
         let progress = Progress::default();
         let id = self.start_job(LoadKind::Session {
             relative: path.display().to_string(),

@@ -12,13 +12,14 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use super::compare_parts::{
     WIDE_FROM, detail_lines, kept_name, piece_label, reach_bar, reach_name, reach_style, waiting,
 };
+use super::fit;
+use super::layers::covering_frame;
 use super::plot::compact_number;
-use super::{fit, pane_block};
 use crate::compare::{Reach, ReachTotals, StrategyRun};
 use crate::timeline::lineage::stage_letter;
 use crate::tui::app::{App, CompareView};
@@ -41,12 +42,11 @@ pub fn area(app: &App, full: Rect) -> Option<Rect> {
     })
 }
 
-pub fn render(app: &App, f: &mut Frame, full: Rect) {
-    let (Some(v), Some(r)) = (app.compare(), area(app, full)) else {
+pub fn render(app: &App, f: &mut Frame, full: Rect, v: &CompareView) {
+    let Some(r) = area(app, full) else {
         return;
     };
     let theme = app.theme();
-    f.render_widget(Clear, r);
     let names: Vec<&str> = v.configs().iter().map(|c| c.strategy.name()).collect();
     let mut title = vec![
         Span::styled(" Compare ", theme.title()),
@@ -70,9 +70,7 @@ pub fn render(app: &App, f: &mut Frame, full: Rect) {
             theme.dim(),
         ));
     }
-    let block = pane_block(Line::from(title), true, theme);
-    let inner = block.inner(r);
-    f.render_widget(block, r);
+    let inner = covering_frame(f, r, Line::from(title), theme);
     let lines = lines(v, inner.width as usize, inner.height as usize, theme);
     f.render_widget(Paragraph::new(lines), inner);
 }

@@ -7,9 +7,10 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
-use super::{compare, fit, pane_block, selected_line};
+use super::layers::covering_frame;
+use super::{compare, fit, selected_line};
 use crate::capture_view::text::{detail_lines, header_line, row_line};
 use crate::tui::app::{App, RequestsView};
 use crate::tui::theme::Theme;
@@ -17,21 +18,18 @@ use crate::tui::theme::Theme;
 /// The list takes at most this share of the inside (in eighths); the detail the rest.
 const LIST_EIGHTHS: usize = 3;
 
-pub fn render(app: &App, f: &mut Frame, full: Rect) {
-    let (Some(v), Some(r)) = (app.requests_view(), compare::area(app, full)) else {
+pub fn render(app: &App, f: &mut Frame, full: Rect, v: &RequestsView) {
+    let Some(r) = compare::area(app, full) else {
         return;
     };
     let theme = app.theme();
-    f.render_widget(Clear, r);
     let rows = v.requests().rows.len();
     let title = Line::from(vec![
         Span::styled(" Requests ", theme.title()),
         Span::raw(format!("· {} of {rows} ", v.selected() + 1)),
         Span::styled("(j/k request, J/K detail, Esc) ", theme.dim()),
     ]);
-    let block = pane_block(title, true, theme);
-    let inner = block.inner(r);
-    f.render_widget(block, r);
+    let inner = covering_frame(f, r, title, theme);
     let lines = lines(v, inner.width as usize, inner.height as usize, theme);
     f.render_widget(Paragraph::new(lines), inner);
 }

@@ -1,0 +1,205 @@
+//! The views that cover the panes, as a stack of layers: the help, the legend, the config
+//! panel, a diff, the viewer, the compare view, the context view, the requests view and the
+//! live view. The layer on top takes every key and mouse event and is drawn last, so what
+//! has the keys is what is seen (docs/architecture.md, `tui/`). One place decides: keys
+//! (`navigation.rs`), the mouse (`mouse.rs`), pasting, the hint line and the help's section
+//! read `top_layer()`, and `panes::render` draws `layers()` in order. Nothing under the top
+//! layer ever gets a message: a view that wants another view opens it on top, and a view's
+//! `Outcome` says whether it stays.
+//!
+//! A view's update half is `View` (its keys and its mouse, given the rest of `App` as
+//! context); its drawing half is `panes::layers::Draw`, since the drawing imports the state
+//! and never the other way round.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+
+use super::{App, CompareView, ConfigPanel, ContextView, DiffView, Effect, RequestsView, Viewer};
+use crate::tui::live::LiveView;
+
+/// Rows one wheel notch moves in a view (as in the panes).
+const WHEEL_ROWS: usize = 3;
+
+/// What a view did with a message.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    /// Taken; the view stays.
+    Consumed,
+    /// Taken; the view stays and asks `App` to pass these effects to the loop.
+    Effects(Vec<Effect>),
+    /// Taken; the view closes (with effects for the loop, e.g. stopping a follower).
+    Close(Vec<Effect>),
+    /// Not one of the view's own keys: `App` does what every view shares (`?` opens the help
+    /// at the view's section over it); it never reaches a view beneath.
+    Pass,
+}
+
+/// A covering view's update half: its keys and its mouse. The view is taken off the stack
+/// while it handles a message, so `app` is everything else (to notify, to ask for a job, to
+/// open another view on top); the views beneath are not its business.
+pub trait View {
+    /// A key (Ctrl-C is `App`'s before any view).
+    fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome;
+
+    /// The mouse: the wheel moves as Up and Down do, a click is taken (it lands on this
+    /// view, whatever is drawn beneath).
+    fn mouse(&mut self, m: MouseEvent, app: &mut App) -> Outcome {
+        let code = match m.kind {
+            MouseEventKind::ScrollUp => KeyCode::Up,
+            MouseEventKind::ScrollDown => KeyCode::Down,
+            _ => return Outcome::Consumed,
+        };
+        let mut effects = Vec::new();
+        for _ in 0..WHEEL_ROWS {
+            match self.key(KeyEvent::new(code, KeyModifiers::NONE), app) {
+                Outcome::Effects(fx) => effects.extend(fx),
+                Outcome::Close(fx) => {
+                    effects.extend(fx);
+                    return Outcome::Close(effects);
+                }
+                Outcome::Consumed | Outcome::Pass => {}
+            }
+        }
+        Outcome::Effects(effects)
+    }
+
+    /// The help section `?` opens over this view (None: the focused pane's).
+    fn help_section(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The keys the hint line offers while this view is on top (None: an overlay that
+    /// names its keys in its own title leaves the hint line to the view under it).
+    fn hints(&self) -> Option<&'static [(&'static str, &'static str)]> {
+        None
+    }
+}
+
+/// The help overlay, scrolled to `top`.
+#[derive(Debug, Clone, Default)]
+pub struct HelpView {
+    pub top: usize,
+}
+
+/// The first-run legend, scrolled to `top`.
+#[derive(Debug, Clone, Default)]
+pub struct LegendView {
+    pub top: usize,
+}
+
+/// One covering view.
+#[derive(Debug, Clone)]
+pub enum Layer {
+    Help(HelpView),
+    Legend(LegendView),
+    Config(ConfigPanel),
+    Diff(DiffView),
+    Viewer(Viewer),
+    Compare(CompareView),
+    Context(ContextView),
+    Requests(RequestsView),
+    Live(LiveView),
+}
+
+impl Layer {
+    /// The view inside, as a `View`.
+    fn view(&mut self) -> &mut dyn View {
+        match self {
+            Layer::Help(v) => v,
+            Layer::Legend(v) => v,
+            Layer::Config(v) => v,
+            Layer::Diff(v) => v,
+            Layer::Viewer(v) => v,
+            Layer::Compare(v) => v,
+            Layer::Context(v) => v,
+            Layer::Requests(v) => v,
+            Layer::Live(v) => v,
+        }
+    }
+
+    fn view_ref(&self) -> &dyn View {
+        match self {
+            Layer::Help(v) => v,
+            Layer::Legend(v) => v,
+            Layer::Config(v) => v,
+            Layer::Diff(v) => v,
+            Layer::Viewer(v) => v,
+            Layer::Compare(v) => v,
+            Layer::Context(v) => v,
+            Layer::Requests(v) => v,
+            Layer::Live(v) => v,
+        }
+    }
+
+    /// Which kind of view: two layers of one kind are never open at once.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Layer::Help(_) => "help",
+            Layer::Legend(_) => "legend",
+            Layer::Config(_) => "config",
+            Layer::Diff(_) => "diff",
+            Layer::Viewer(_) => "viewer",
+            Layer::Compare(_) => "compare",
+            Layer::Context(_) => "context",
+            Layer::Requests(_) => "requests",
+            Layer::Live(_) => "live",
+        }
+    }
+
+    pub fn help_section(&self) -> Option<&'static str> {
+        self.view_ref().help_section()
+    }
+
+    pub fn hints(&self) -> Option<&'static [(&'static str, &'static str)]> {
+        self.view_ref().hints()
+    }
+}
+
+impl App {
+    /// The open views, the bottom one first (drawn in this order).
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// The view that has the keys, if one covers the panes.
+    pub fn top_layer(&self) -> Option<&Layer> {
+        self.layers.last()
+    }
+
+    /// Opens `layer` on top; one of its kind already open closes first.
+    pub(super) fn push_layer(&mut self, layer: Layer) {
+        self.layers.retain(|l| l.kind() != layer.kind());
+        self.layers.push(layer);
+    }
+
+    /// Hands a message to the view on top (None when no view covers the panes): the view
+    /// is taken off the stack while it runs, and put back where it was unless it closed,
+    /// under any view it opened meanwhile.
+    pub(super) fn to_top_layer(
+        &mut self,
+        handle: impl FnOnce(&mut dyn View, &mut App) -> Outcome,
+        key: Option<KeyEvent>,
+    ) -> Option<Vec<Effect>> {
+        let mut top = self.layers.pop()?;
+        let at = self.layers.len();
+        let outcome = handle(top.view(), self);
+        let keep = |app: &mut App, top: Layer| app.layers.insert(at.min(app.layers.len()), top);
+        Some(match outcome {
+            Outcome::Consumed => {
+                keep(self, top);
+                Vec::new()
+            }
+            Outcome::Effects(fx) => {
+                keep(self, top);
+                fx
+            }
+            Outcome::Close(fx) => fx,
+            Outcome::Pass => {
+                keep(self, top);
+                if key.is_some_and(|k| k.code == KeyCode::Char('?')) {
+                    self.open_help();
+                }
+                Vec::new()
+            }
+        })
+    }
+}
