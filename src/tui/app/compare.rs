@@ -351,7 +351,7 @@ impl App {
     }
 
     /// `open_compare`, every replay honouring a recording's events (`recorded`).
-    pub fn open_compare_recorded(
+    pub(super) fn open_compare_recorded(
         &mut self,
         session: Arc<Vec<Message>>,
         label: impl Into<String>,

@@ -7,97 +7,42 @@
 //! layer ever gets a message: a view that wants another view opens it on top, and a view's
 //! `Outcome` says whether it stays.
 //!
-//! A view's update half is `View` (its keys and its mouse, given the rest of `App` as
-//! context); its drawing half is `panes::layers::Draw`, since the drawing imports the state
-//! and never the other way round.
+//! `Layer`, `View` and `Outcome` are defined in `app/mod.rs`, so that each view's module
+//! implements `View` without a circle through this file. A view's update half is `View`
+//! (its keys and its mouse, given the rest of `App` as context); its drawing half is
+//! `panes::layers`, since the drawing imports the state and never the other way round.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
-use super::{App, CompareView, ConfigPanel, ContextView, DiffView, Effect, RequestsView, Viewer};
-use crate::tui::live::LiveView;
+use super::{App, Effect, Layer, Outcome, View};
 
 /// Rows one wheel notch moves in a view (as in the panes).
 const WHEEL_ROWS: usize = 3;
 
-/// What a view did with a message.
-#[derive(Debug, PartialEq)]
-pub enum Outcome {
-    /// Taken; the view stays.
-    Consumed,
-    /// Taken; the view stays and asks `App` to pass these effects to the loop.
-    Effects(Vec<Effect>),
-    /// Taken; the view closes (with effects for the loop, e.g. stopping a follower).
-    Close(Vec<Effect>),
-    /// Not one of the view's own keys: `App` does what every view shares (`?` opens the help
-    /// at the view's section over it); it never reaches a view beneath.
-    Pass,
-}
-
-/// A covering view's update half: its keys and its mouse. The view is taken off the stack
-/// while it handles a message, so `app` is everything else (to notify, to ask for a job, to
-/// open another view on top); the views beneath are not its business.
-pub trait View {
-    /// A key (Ctrl-C is `App`'s before any view).
-    fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome;
-
-    /// The mouse: the wheel moves as Up and Down do, a click is taken (it lands on this
-    /// view, whatever is drawn beneath).
-    fn mouse(&mut self, m: MouseEvent, app: &mut App) -> Outcome {
-        let code = match m.kind {
-            MouseEventKind::ScrollUp => KeyCode::Up,
-            MouseEventKind::ScrollDown => KeyCode::Down,
-            _ => return Outcome::Consumed,
-        };
-        let mut effects = Vec::new();
-        for _ in 0..WHEEL_ROWS {
-            match self.key(KeyEvent::new(code, KeyModifiers::NONE), app) {
-                Outcome::Effects(fx) => effects.extend(fx),
-                Outcome::Close(fx) => {
-                    effects.extend(fx);
-                    return Outcome::Close(effects);
-                }
-                Outcome::Consumed | Outcome::Pass => {}
+/// A view's mouse unless it has its own: the wheel moves as Up and Down do, a click is
+/// taken (it lands on the view, whatever is drawn beneath).
+pub(super) fn wheel_as_keys<V: View + ?Sized>(
+    view: &mut V,
+    m: MouseEvent,
+    app: &mut App,
+) -> Outcome {
+    let code = match m.kind {
+        MouseEventKind::ScrollUp => KeyCode::Up,
+        MouseEventKind::ScrollDown => KeyCode::Down,
+        _ => return Outcome::Consumed,
+    };
+    let mut effects = Vec::new();
+    for _ in 0..WHEEL_ROWS {
+        match view.key(KeyEvent::new(code, KeyModifiers::NONE), app) {
+            Outcome::Effects(fx) => effects.extend(fx),
+            Outcome::Close(fx) => {
+                effects.extend(fx);
+                return Outcome::Close(effects);
             }
+            Outcome::Consumed | Outcome::Pass => {}
         }
-        Outcome::Effects(effects)
     }
-
-    /// The help section `?` opens over this view (None: the focused pane's).
-    fn help_section(&self) -> Option<&'static str> {
-        None
-    }
-
-    /// The keys the hint line offers while this view is on top (None: an overlay that
-    /// names its keys in its own title leaves the hint line to the view under it).
-    fn hints(&self) -> Option<&'static [(&'static str, &'static str)]> {
-        None
-    }
-}
-
-/// The help overlay, scrolled to `top`.
-#[derive(Debug, Clone, Default)]
-pub struct HelpView {
-    pub top: usize,
-}
-
-/// The first-run legend, scrolled to `top`.
-#[derive(Debug, Clone, Default)]
-pub struct LegendView {
-    pub top: usize,
-}
-
-/// One covering view.
-#[derive(Debug, Clone)]
-pub enum Layer {
-    Help(HelpView),
-    Legend(LegendView),
-    Config(ConfigPanel),
-    Diff(DiffView),
-    Viewer(Viewer),
-    Compare(CompareView),
-    Context(ContextView),
-    Requests(RequestsView),
-    Live(LiveView),
+    Outcome::Effects(effects)
 }
 
 impl Layer {
@@ -112,7 +57,7 @@ impl Layer {
             Layer::Compare(v) => v,
             Layer::Context(v) => v,
             Layer::Requests(v) => v,
-            Layer::Live(v) => v,
+            Layer::Live(v) => v.as_mut(),
         }
     }
 
@@ -126,7 +71,7 @@ impl Layer {
             Layer::Compare(v) => v,
             Layer::Context(v) => v,
             Layer::Requests(v) => v,
-            Layer::Live(v) => v,
+            Layer::Live(v) => v.as_ref(),
         }
     }
 
@@ -174,7 +119,7 @@ impl App {
     /// Hands a message to the view on top (None when no view covers the panes): the view
     /// is taken off the stack while it runs, and put back where it was unless it closed,
     /// under any view it opened meanwhile.
-    pub(super) fn to_top_layer(
+    pub(super) fn route_to_top(
         &mut self,
         handle: impl FnOnce(&mut dyn View, &mut App) -> Outcome,
         key: Option<KeyEvent>,

@@ -16,7 +16,7 @@ const WHEEL_ROWS: isize = 3;
 
 impl App {
     pub(super) fn on_mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
-        if let Some(effects) = self.to_top_layer(|view, app| view.mouse(m, app), None) {
+        if let Some(effects) = self.route_to_top(|view, app| view.mouse(m, app), None) {
             return effects;
         }
         let delta = match m.kind {

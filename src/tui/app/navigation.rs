@@ -21,7 +21,7 @@ impl App {
         if keys::is_ctrl_c(&key) {
             return self.ctrl_c();
         }
-        if let Some(effects) = self.to_top_layer(|view, app| view.key(key, app), Some(key)) {
+        if let Some(effects) = self.route_to_top(|view, app| view.key(key, app), Some(key)) {
             return effects;
         }
         if self.browsing() && self.browser_filter_typing() {

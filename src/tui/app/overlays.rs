@@ -7,12 +7,22 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::{
-    App, ConfigPanel, Effect, HelpView, Layer, LegendView, Outcome, View, Viewer, ViewerKey,
-};
+use super::{App, ConfigPanel, Effect, Layer, Outcome, View, Viewer, ViewerKey};
 use crate::agent::events::UserCommand;
 use crate::compact::{PipelineConfig, Strategy};
 use crate::tui::keys::{self, Action};
+
+/// The help overlay, scrolled to `top`.
+#[derive(Debug, Clone, Default)]
+pub struct HelpView {
+    pub top: usize,
+}
+
+/// The first-run legend, scrolled to `top`.
+#[derive(Debug, Clone, Default)]
+pub struct LegendView {
+    pub top: usize,
+}
 
 impl View for HelpView {
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {

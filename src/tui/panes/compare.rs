@@ -17,8 +17,8 @@ use ratatui::widgets::Paragraph;
 use super::compare_parts::{
     WIDE_FROM, detail_lines, kept_name, piece_label, reach_bar, reach_name, reach_style, waiting,
 };
+use super::covering_frame;
 use super::fit;
-use super::layers::covering_frame;
 use super::plot::compact_number;
 use crate::compare::{Reach, ReachTotals, StrategyRun};
 use crate::timeline::lineage::stage_letter;

@@ -7,8 +7,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::covering_frame;
 use super::fit;
-use super::layers::covering_frame;
 use crate::compact::PipelineConfig;
 use crate::compact::Strategy;
 use crate::tui::app::{App, ConfigPanel, STRATEGY_ROW};

@@ -10,7 +10,7 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::layers::covering_frame;
+use super::covering_frame;
 use super::{compare, fit};
 use crate::breakdown::CallBreakdown;
 use crate::tui::app::{App, ContextView};

@@ -10,8 +10,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::covering_frame;
 use super::fit;
-use super::layers::covering_frame;
 use crate::timeline::Fold;
 use crate::timeline::diff::DiffOp;
 use crate::tui::app::{App, DiffView};

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::layers::covering_frame;
+use super::covering_frame;
 use crate::tui::app::App;
 use crate::tui::keys::{HelpRow, help_rows as rows};
 use crate::tui::layout::centered;

@@ -1,15 +1,12 @@
 //! The covering views' drawing half (`tui::app::layers` is their update half): each layer
 //! draws itself over the panes in its module, bottom first, so the view that has the keys
-//! is the one drawn last. Every covering view has one frame, `covering_frame`.
+//! is the one drawn last. Every covering view has one frame, `panes::covering_frame`.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::text::Line;
-use ratatui::widgets::Clear;
 
-use super::{compare, config, context, diff, help, legend, live, pane_block, requests, viewer};
+use super::{compare, config, context, diff, help, legend, live, requests, viewer};
 use crate::tui::app::{App, Layer};
-use crate::tui::theme::Theme;
 
 /// Draws the open layers over the panes, the top one last.
 pub fn render(app: &App, f: &mut Frame, full: Rect) {
@@ -31,14 +28,4 @@ fn draw(app: &App, f: &mut Frame, full: Rect, layer: &Layer) {
         Layer::Requests(v) => requests::render(app, f, full, v),
         Layer::Live(v) => live::render(app, f, full, v),
     }
-}
-
-/// A covering view's frame on `r`: what is beneath cleared, the focused border and
-/// `title`. Returns the inside.
-pub fn covering_frame(f: &mut Frame, r: Rect, title: Line<'_>, theme: &Theme) -> Rect {
-    f.render_widget(Clear, r);
-    let block = pane_block(title, true, theme);
-    let inner = block.inner(r);
-    f.render_widget(block, r);
-    inner
 }

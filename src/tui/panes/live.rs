@@ -10,8 +10,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::covering_frame;
 use super::fit;
-use super::layers::covering_frame;
 use super::session_view::{compaction_row, curve};
 use crate::sanitize::sanitize_line;
 use crate::session::model::MessageKind;

@@ -33,7 +33,7 @@ pub mod viewer;
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
 use super::app::{App, LoadKind, Pane, TICKS_PER_SECOND};
 use super::layout::{self, MIN_HEIGHT, MIN_WIDTH};
@@ -110,6 +110,16 @@ pub fn pane_block<'a>(title: Line<'a>, focused: bool, theme: &Theme) -> Block<'a
         })
         .border_style(theme.border(focused))
         .title(title)
+}
+
+/// A covering view's frame on `r`: what is beneath cleared, the focused border and
+/// `title`. Returns the inside.
+pub fn covering_frame(f: &mut Frame, r: Rect, title: Line<'_>, theme: &Theme) -> Rect {
+    f.render_widget(Clear, r);
+    let block = pane_block(title, true, theme);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    inner
 }
 
 /// `mm:ss.d` from ticks.

@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::layers::covering_frame;
+use super::covering_frame;
 use super::{compare, fit, selected_line};
 use crate::capture_view::text::{detail_lines, header_line, row_line};
 use crate::tui::app::{App, RequestsView};

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::clip;
-use super::layers::covering_frame;
+use super::covering_frame;
 use crate::tui::app::{App, TextMatch, Viewer};
 use crate::tui::layout::centered;
 use crate::tui::rows::wrap_words_at;
