@@ -45,34 +45,27 @@ pub(super) fn wheel_as_keys<V: View + ?Sized>(
     Outcome::Effects(effects)
 }
 
+/// `body` with `v` bound to the view inside `layer`, whatever its kind.
+macro_rules! with_view {
+    ($layer:expr, $v:ident => $body:expr) => {
+        match $layer {
+            Layer::Help($v) => $body,
+            Layer::Legend($v) => $body,
+            Layer::Config($v) => $body,
+            Layer::Diff($v) => $body,
+            Layer::Viewer($v) => $body,
+            Layer::Compare($v) => $body,
+            Layer::Context($v) => $body,
+            Layer::Requests($v) => $body,
+            Layer::Live($v) => $body,
+        }
+    };
+}
+
 impl Layer {
     /// The view inside, as a `View`.
     fn view(&mut self) -> &mut dyn View {
-        match self {
-            Layer::Help(v) => v,
-            Layer::Legend(v) => v,
-            Layer::Config(v) => v,
-            Layer::Diff(v) => v,
-            Layer::Viewer(v) => v,
-            Layer::Compare(v) => v,
-            Layer::Context(v) => v,
-            Layer::Requests(v) => v,
-            Layer::Live(v) => v.as_mut(),
-        }
-    }
-
-    fn view_ref(&self) -> &dyn View {
-        match self {
-            Layer::Help(v) => v,
-            Layer::Legend(v) => v,
-            Layer::Config(v) => v,
-            Layer::Diff(v) => v,
-            Layer::Viewer(v) => v,
-            Layer::Compare(v) => v,
-            Layer::Context(v) => v,
-            Layer::Requests(v) => v,
-            Layer::Live(v) => v.as_ref(),
-        }
+        with_view!(self, v => v)
     }
 
     /// Which kind of view: two layers of one kind are never open at once.
@@ -91,11 +84,11 @@ impl Layer {
     }
 
     pub fn help_section(&self) -> Option<&'static str> {
-        self.view_ref().help_section()
+        with_view!(self, v => View::help_section(v))
     }
 
     pub fn hints(&self) -> Option<&'static [(&'static str, &'static str)]> {
-        self.view_ref().hints()
+        with_view!(self, v => View::hints(v))
     }
 }
 

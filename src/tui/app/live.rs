@@ -16,7 +16,7 @@ impl App {
     /// The followed session, when the live view is open.
     pub fn live_view(&self) -> Option<&LiveView> {
         self.layers().iter().find_map(|l| match l {
-            Layer::Live(v) => Some(v.as_ref()),
+            Layer::Live(v) => Some(v),
             _ => None,
         })
     }
@@ -24,7 +24,7 @@ impl App {
     /// The live view following `id` (a replaced follower's events find none).
     fn live_view_of(&mut self, id: u64) -> Option<&mut LiveView> {
         self.layers.iter_mut().find_map(|l| match l {
-            Layer::Live(v) if v.id() == id => Some(v.as_mut()),
+            Layer::Live(v) if v.id() == id => Some(v),
             _ => None,
         })
     }
@@ -64,7 +64,7 @@ impl App {
     /// by the loop).
     pub(super) fn follow_session(&mut self, chosen: Chosen) -> Vec<Effect> {
         let (view, request) = self.live.start(chosen);
-        self.push_layer(Layer::Live(Box::new(view)));
+        self.push_layer(Layer::Live(view));
         vec![Effect::Follow(request)]
     }
 

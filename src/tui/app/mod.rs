@@ -184,6 +184,8 @@ pub enum Effect {
 
 /// A view covering the panes, one layer of `App`'s stack (`layers.rs`).
 #[derive(Debug, Clone)]
+// Not boxed: the stack holds a few layers at most, and each kind is matched by value.
+#[allow(clippy::large_enum_variant)]
 pub enum Layer {
     Help(HelpView),
     Legend(LegendView),
@@ -193,8 +195,7 @@ pub enum Layer {
     Compare(CompareView),
     Context(ContextView),
     Requests(RequestsView),
-    /// Boxed: a followed session's view is far larger than the others.
-    Live(Box<crate::tui::live::LiveView>),
+    Live(crate::tui::live::LiveView),
 }
 
 /// What a covering view did with a message.
@@ -209,6 +210,17 @@ pub enum Outcome {
     /// Not the view's: `App` does what every view shares (`?` opens the help over it); it
     /// never reaches a view beneath.
     Pass,
+}
+
+impl Outcome {
+    /// Consumed while the view stays open, else closed.
+    pub fn stay_if(open: bool) -> Outcome {
+        if open {
+            Outcome::Consumed
+        } else {
+            Outcome::Close(Vec::new())
+        }
+    }
 }
 
 /// A covering view's update half: it is taken off the stack while it handles a message, so

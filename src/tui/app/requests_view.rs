@@ -135,11 +135,7 @@ impl View for RequestsView {
         if key.code == KeyCode::Char('?') {
             return Outcome::Pass;
         }
-        if self.select_key(key) {
-            Outcome::Consumed
-        } else {
-            Outcome::Close(Vec::new())
-        }
+        Outcome::stay_if(self.select_key(key))
     }
 
     fn help_section(&self) -> Option<&'static str> {

@@ -42,10 +42,25 @@ pub fn area(app: &App, full: Rect) -> Option<Rect> {
     })
 }
 
-pub fn render(app: &App, f: &mut Frame, full: Rect, v: &CompareView) {
+/// A view between the status bar and the hint line (`area`: compare, the context and the
+/// requests views): its frame titled `title`, and `body`'s lines for the inside's width and
+/// height.
+pub fn render_between_bars(
+    app: &App,
+    f: &mut Frame,
+    full: Rect,
+    title: Line<'_>,
+    body: impl FnOnce(usize, usize) -> Vec<Line<'static>>,
+) {
     let Some(r) = area(app, full) else {
         return;
     };
+    let inner = covering_frame(f, r, title, app.theme());
+    let lines = body(inner.width as usize, inner.height as usize);
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+pub fn render(app: &App, f: &mut Frame, full: Rect, v: &CompareView) {
     let theme = app.theme();
     let names: Vec<&str> = v.configs().iter().map(|c| c.strategy.name()).collect();
     let mut title = vec![
@@ -70,9 +85,9 @@ pub fn render(app: &App, f: &mut Frame, full: Rect, v: &CompareView) {
             theme.dim(),
         ));
     }
-    let inner = covering_frame(f, r, Line::from(title), theme);
-    let lines = lines(v, inner.width as usize, inner.height as usize, theme);
-    f.render_widget(Paragraph::new(lines), inner);
+    render_between_bars(app, f, full, Line::from(title), |w, h| {
+        lines(v, w, h, theme)
+    });
 }
 
 /// Every line of the view's inside, `width` columns, at most `height` lines.

@@ -8,9 +8,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
-use super::covering_frame;
 use super::{compare, fit};
 use crate::breakdown::CallBreakdown;
 use crate::tui::app::{App, ContextView};
@@ -50,9 +48,6 @@ fn band_of(key: &str) -> Option<&'static (&'static str, char, Color)> {
 }
 
 pub fn render(app: &App, f: &mut Frame, full: Rect, v: &ContextView) {
-    let Some(r) = compare::area(app, full) else {
-        return;
-    };
     let theme = app.theme();
     let calls = v.breakdown().calls.len();
     let title = Line::from(vec![
@@ -60,9 +55,7 @@ pub fn render(app: &App, f: &mut Frame, full: Rect, v: &ContextView) {
         Span::raw(format!("· call {} of {calls} ", v.selected() + 1)),
         Span::styled("(h/l call, Esc) ", theme.dim()),
     ]);
-    let inner = covering_frame(f, r, title, theme);
-    let lines = lines(v, inner.width as usize, inner.height as usize, theme);
-    f.render_widget(Paragraph::new(lines), inner);
+    compare::render_between_bars(app, f, full, title, |w, h| lines(v, w, h, theme));
 }
 
 /// Every line of the view's inside, `width` columns, at most `height` lines.

@@ -7,9 +7,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
-use super::covering_frame;
 use super::{compare, fit, selected_line};
 use crate::capture_view::text::{detail_lines, header_line, row_line};
 use crate::tui::app::{App, RequestsView};
@@ -19,9 +17,6 @@ use crate::tui::theme::Theme;
 const LIST_EIGHTHS: usize = 3;
 
 pub fn render(app: &App, f: &mut Frame, full: Rect, v: &RequestsView) {
-    let Some(r) = compare::area(app, full) else {
-        return;
-    };
     let theme = app.theme();
     let rows = v.requests().rows.len();
     let title = Line::from(vec![
@@ -29,9 +24,7 @@ pub fn render(app: &App, f: &mut Frame, full: Rect, v: &RequestsView) {
         Span::raw(format!("· {} of {rows} ", v.selected() + 1)),
         Span::styled("(j/k request, J/K detail, Esc) ", theme.dim()),
     ]);
-    let inner = covering_frame(f, r, title, theme);
-    let lines = lines(v, inner.width as usize, inner.height as usize, theme);
-    f.render_widget(Paragraph::new(lines), inner);
+    compare::render_between_bars(app, f, full, title, |w, h| lines(v, w, h, theme));
 }
 
 /// Every line of the view's inside, `width` columns, at most `height` lines.
