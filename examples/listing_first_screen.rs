@@ -17,7 +17,7 @@
 use std::time::Instant;
 
 use ctxlab::compact::PipelineConfig;
-use ctxlab::tui::app::Startup;
+use ctxlab::tui::app::{StartSessions, Startup};
 use ctxlab::tui::sessions::{BrowserRow, SessionDone};
 use ctxlab::tui::work::Done;
 use ctxlab::tui::{App, Effect, Msg};
@@ -45,7 +45,7 @@ fn main() -> anyhow::Result<()> {
 
     let start = Instant::now();
     let cpu0 = cpu_ms();
-    let mut queue = app.open_sessions(Vec::new());
+    let mut queue = app.update(Msg::OpenSessions(StartSessions::Browse(Vec::new())));
     let mut first_screen = None;
     let mut batches = 0usize;
     let mut first_batch = None;

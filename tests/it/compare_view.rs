@@ -86,7 +86,7 @@ use std::sync::Arc;
 
 use ctxlab::compare::{Kept, Reach};
 use ctxlab::message::block;
-use ctxlab::tui::app::{CompareView, Overlay, parse_strategies};
+use ctxlab::tui::app::{CompareView, Layer, parse_strategies};
 use ctxlab::tui::{Effect, render};
 use serde_json::json;
 
@@ -264,9 +264,9 @@ fn compare_selection_moves_across_calls_and_pieces() {
     assert_eq!((v.call(), v.piece()), (1, piece_of(v, "a")));
     // `?` opens the help over the view; Esc closes the help, then the view.
     a.update(key(KeyCode::Char('?')));
-    assert!(matches!(a.overlay(), Some(Overlay::Help { .. })));
+    assert!(matches!(a.top_layer(), Some(Layer::Help(_))));
     a.update(key(KeyCode::Esc));
-    assert!(a.overlay().is_none() && a.compare().is_some());
+    assert!(matches!(a.top_layer(), Some(Layer::Compare(_))));
     a.update(key(KeyCode::Char('q')));
     assert!(a.compare().is_none(), "q closes the view, it does not quit");
 }

@@ -20,7 +20,7 @@ use ctxlab::provider::{
 use ctxlab::timeline::html::{escape, page};
 use ctxlab::timeline::{Source, Timeline};
 use ctxlab::tools::Workspace;
-use ctxlab::tui::app::Overlay;
+use ctxlab::tui::app::Layer;
 use ctxlab::tui::{App, Msg};
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -144,8 +144,8 @@ async fn one_turn(wire: Wire) -> (Vec<AgentEvent>, Vec<Vec<u8>>) {
 }
 
 fn viewer(a: &App) -> (String, String) {
-    match a.overlay() {
-        Some(Overlay::Viewer(v)) => (v.title().to_string(), v.lines().join("\n")),
+    match a.top_layer() {
+        Some(Layer::Viewer(v)) => (v.title().to_string(), v.lines().join("\n")),
         _ => panic!("no viewer open"),
     }
 }

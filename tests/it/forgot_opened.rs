@@ -14,7 +14,7 @@ use ctxlab::commands::forgot::{ForgotOptions, find_forgotten};
 use ctxlab::compact::Strategy;
 use ctxlab::forgot::text::{VIEW_LAYOUT, report_lines};
 use ctxlab::tui::analysis::AnalysisWork;
-use ctxlab::tui::app::{Overlay, Startup};
+use ctxlab::tui::app::{Layer, Startup};
 use ctxlab::tui::sessions::ViewRow;
 use ctxlab::tui::work::Work;
 use ctxlab::tui::{Effect, Msg};
@@ -37,7 +37,7 @@ fn driver(dir: &Path) -> Driver {
 }
 
 fn open(d: &mut Driver, path: PathBuf) {
-    let fx = d.app.open_session(path, None);
+    let fx = crate::support::open_session(&mut d.app, path);
     settle(&mut d.app, fx);
     assert!(d.app.loading().is_none(), "opened");
     assert!(d.app.sessions().open().unwrap().complete());
@@ -58,8 +58,8 @@ fn select_row(d: &mut Driver, row: ViewRow) {
 }
 
 fn viewer(d: &Driver) -> (String, Vec<String>) {
-    match d.app.overlay() {
-        Some(Overlay::Viewer(v)) => (v.title().to_string(), v.lines().to_vec()),
+    match d.app.top_layer() {
+        Some(Layer::Viewer(v)) => (v.title().to_string(), v.lines().to_vec()),
         other => panic!("no viewer: {other:?}"),
     }
 }
@@ -83,7 +83,7 @@ fn forgot_of(d: &mut Driver, path: &Path, k: usize) -> (String, Vec<String>) {
         }
         other => panic!("not a forgot job: {other:?}"),
     }
-    assert!(d.app.overlay().is_none());
+    assert!(d.app.top_layer().is_none());
     assert!(d.app.loading().is_some(), "the screen waits for it");
     settle(&mut d.app, fx);
     assert!(d.app.loading().is_none());
@@ -151,7 +151,7 @@ fn f_on_a_message_row_says_to_select_a_compaction() {
     );
     let fx = d.app.update(key(KeyCode::Char('F')));
     assert!(fx.is_empty(), "{fx:?}");
-    assert!(d.app.overlay().is_none());
+    assert!(d.app.top_layer().is_none());
     assert!(
         d.app
             .notice_text()

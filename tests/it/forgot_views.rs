@@ -11,7 +11,7 @@ use ctxlab::forgot::analyze;
 use ctxlab::timeline::forgot_inputs::timeline_inputs;
 use ctxlab::timeline::html::{escape, page};
 use ctxlab::timeline::{Source, Timeline};
-use ctxlab::tui::app::{Overlay, Pane};
+use ctxlab::tui::app::{Layer, Pane};
 
 fn tour_timeline() -> Timeline {
     Timeline::from_events(Source::Live, 0, &tour().events)
@@ -70,7 +70,7 @@ fn f_on_a_compaction_row_opens_the_forgot_view() {
     let mut found = None;
     for _ in 0..600 {
         a.update(key(KeyCode::Char('F')));
-        if let Some(Overlay::Viewer(v)) = a.overlay() {
+        if let Some(Layer::Viewer(v)) = a.top_layer() {
             let text = v.lines().join("\n");
             if text.contains("ctxlab compact_history") {
                 found = Some(text);

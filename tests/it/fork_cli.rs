@@ -171,7 +171,7 @@ fn b_on_a_compaction_row_forks_the_opened_session() {
     use crossterm::event::KeyCode;
     use ctxlab::fork::AgentHomes;
     use ctxlab::tui::analysis::AnalysisWork;
-    use ctxlab::tui::app::{Overlay, Startup};
+    use ctxlab::tui::app::{Layer, Startup};
     use ctxlab::tui::sessions::ViewRow;
     use ctxlab::tui::work::Work;
     use ctxlab::tui::{Effect, Msg};
@@ -185,7 +185,7 @@ fn b_on_a_compaction_row_forks_the_opened_session() {
         ..Startup::default()
     })));
     let path = fixture(CLAUDE);
-    let fx = d.app.open_session(path.clone(), None);
+    let fx = crate::support::open_session(&mut d.app, path.clone());
     settle(&mut d.app, fx);
     let at = d
         .app
@@ -227,8 +227,8 @@ fn b_on_a_compaction_row_forks_the_opened_session() {
         homes,
     });
     d.app.update(Msg::Done(work.run()));
-    let lines = match d.app.overlay() {
-        Some(Overlay::Viewer(v)) => v.lines().to_vec(),
+    let lines = match d.app.top_layer() {
+        Some(Layer::Viewer(v)) => v.lines().to_vec(),
         other => panic!("no viewer: {other:?}"),
     };
     let text = lines.join("\n");

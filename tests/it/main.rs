@@ -65,6 +65,7 @@ mod tui_browse;
 mod tui_context;
 mod tui_help;
 mod tui_issue25_small;
+mod tui_layers;
 mod tui_loop;
 mod tui_pty;
 mod tui_requests;

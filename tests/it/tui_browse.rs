@@ -50,7 +50,7 @@ fn driver(dir: &Path) -> Driver {
 }
 
 fn browse(d: &mut Driver, paths: Vec<PathBuf>) {
-    let fx = d.app.open_sessions(paths);
+    let fx = crate::support::open_sessions(&mut d.app, paths);
     let rest = settle(&mut d.app, fx);
     assert!(rest.is_empty(), "{rest:?}");
 }
@@ -232,7 +232,7 @@ fn slash_filters_the_browser_n_moves_and_esc_clears() {
 fn slash_searches_an_opened_session_and_n_moves_between_hits() {
     let dir = tempfile::tempdir().unwrap();
     let mut d = driver(dir.path());
-    let fx = d.app.open_session(fixture("codex_rollout.jsonl"), None);
+    let fx = crate::support::open_session(&mut d.app, fixture("codex_rollout.jsonl"));
     settle(&mut d.app, fx);
     let row_text = |d: &Driver| {
         let open = d.app.sessions().open().unwrap();
@@ -276,7 +276,7 @@ fn the_header_says_what_is_open_and_the_replay_is_beside_from_120_columns() {
         !header.contains("/ws") && !header.contains("scripted"),
         "not the agent's: {header}"
     );
-    let fx = d.app.open_session(fixture("codex_rollout.jsonl"), None);
+    let fx = crate::support::open_session(&mut d.app, fixture("codex_rollout.jsonl"));
     settle(&mut d.app, fx);
     press(&mut d.app, KeyCode::Char('r'));
     let text = screen(&mut d.app, 120, 40);

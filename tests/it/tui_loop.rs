@@ -12,7 +12,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ctxlab::agent::events::AgentEvent;
 use ctxlab::compact::PipelineConfig;
 use ctxlab::message::{Message, block};
-use ctxlab::tui::app::Overlay;
+use ctxlab::tui::app::Layer;
 use ctxlab::tui::run::run_loop;
 use ctxlab::tui::{App, render};
 use ratatui::Terminal;
@@ -111,7 +111,7 @@ async fn a_50_mb_transcript_loads_while_keys_are_answered() {
     let draw = move |app: &App| -> io::Result<()> {
         term.draw(|f| render(app, f)).unwrap();
         let screen = buffer_text(term.backend().buffer());
-        let help = matches!(app.overlay(), Some(Overlay::Help { .. }));
+        let help = matches!(app.top_layer(), Some(Layer::Help(_)));
         let loading = app.loading().is_some();
         if loading && screen.contains("loading transcript_1700000000.jsonl") {
             *shot.lock().unwrap() = screen.clone();

@@ -29,7 +29,7 @@ fn opened_capture(dir: &Path) -> Driver {
     let path = dir.join("capture-1-1.jsonl");
     write_fixture(&path);
     let mut d = driver(dir);
-    let fx = d.app.open_session(path, None);
+    let fx = crate::support::open_session(&mut d.app, path);
     settle(&mut d.app, fx);
     assert!(d.app.sessions().open().unwrap().complete());
     d
@@ -105,7 +105,7 @@ fn r_in_a_session_that_is_no_capture_says_so() {
     let path = dir.path().join("t.json");
     std::fs::write(&path, r#"[{"role": "user", "content": "hi"}]"#).unwrap();
     let mut d = driver(dir.path());
-    let fx = d.app.open_session(path, None);
+    let fx = crate::support::open_session(&mut d.app, path);
     settle(&mut d.app, fx);
     let fx = d.app.update(key(KeyCode::Char('R')));
     assert!(fx.is_empty(), "{fx:?}");

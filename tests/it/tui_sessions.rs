@@ -61,13 +61,13 @@ fn driver(dir: &Path) -> Driver {
 
 /// Opens the browser on `paths` with every listing and counting job done.
 fn browse(d: &mut Driver, paths: Vec<PathBuf>) {
-    let fx = d.app.open_sessions(paths);
+    let fx = crate::support::open_sessions(&mut d.app, paths);
     let rest = settle(&mut d.app, fx);
     assert!(rest.is_empty(), "{rest:?}");
 }
 
 fn open(d: &mut Driver, path: PathBuf) {
-    let fx = d.app.open_session(path, None);
+    let fx = crate::support::open_session(&mut d.app, path);
     assert_eq!(fx.len(), 2, "the head and the whole file: {fx:?}");
     settle(&mut d.app, fx);
     assert!(d.app.loading().is_none(), "opened");
@@ -169,7 +169,7 @@ fn the_listing_shows_before_the_counts_arrive() {
     let dir = tempfile::tempdir().unwrap();
     let (claude, _) = roots(dir.path());
     let mut d = driver(dir.path());
-    let fx = d.app.open_sessions(vec![claude]);
+    let fx = crate::support::open_sessions(&mut d.app, vec![claude]);
     let [Effect::Work(w)] = fx.as_slice() else {
         panic!("one listing job: {fx:?}");
     };
@@ -193,7 +193,7 @@ fn a_browser_with_its_counts_pending() {
     let dir = tempfile::tempdir().unwrap();
     let (claude, codex) = roots(dir.path());
     let mut d = driver(dir.path());
-    let fx = d.app.open_sessions(vec![claude, codex]);
+    let fx = crate::support::open_sessions(&mut d.app, vec![claude, codex]);
     let [Effect::Work(w)] = fx.as_slice() else {
         panic!("one listing job: {fx:?}");
     };
@@ -453,7 +453,7 @@ fn a_session_that_fails_after_its_first_lines_says_so_and_r_explains() {
     let pad = "x".repeat(ctxlab::tui::sessions::HEAD_BYTES + 10);
     text.push_str(&format!("{{\"type\":\"progress\",\"data\":\"{pad}\"}}\n"));
     std::fs::write(&path, text).unwrap();
-    let fx = d.app.open_session(path.clone(), None);
+    let fx = crate::support::open_session(&mut d.app, path.clone());
     let mut fx = fx.into_iter();
     let (Some(Effect::Work(head)), Some(Effect::Work(whole))) = (fx.next(), fx.next()) else {
         panic!("two jobs: the head and the whole file");

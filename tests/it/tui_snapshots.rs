@@ -132,7 +132,8 @@ fn write_outputs(d: &mut Driver, dir: &Path) -> String {
         })
         .collect();
     std::fs::write(&full, text).unwrap();
-    d.app.set_files(
+    crate::support::files_listed(
+        &mut d.app,
         vec![
             OutputFile {
                 relative: path.clone(),
@@ -196,7 +197,8 @@ fn transcripts_browser_and_replay() {
     std::fs::create_dir_all(full.parent().unwrap()).unwrap();
     let t = long_transcript();
     std::fs::write(&full, transcript_text(&t)).unwrap();
-    d.app.set_files(
+    crate::support::files_listed(
+        &mut d.app,
         vec![],
         vec![TranscriptFile {
             relative: rel.into(),

@@ -13,7 +13,7 @@ use ctxlab::compact::{Change, PipelineConfig, Stage};
 use ctxlab::message::Message;
 use ctxlab::timeline::html::escape;
 use ctxlab::timeline::{DiffOp, Fold};
-use ctxlab::tui::app::{ConvView, DiffView, Hit, Overlay, Pane};
+use ctxlab::tui::app::{ConvView, DiffView, Hit, Layer, Pane};
 use ctxlab::tui::work::Work;
 use ctxlab::tui::{App, Effect, Msg};
 
@@ -55,15 +55,15 @@ fn snap_all(name: &str, a: &mut App) {
 }
 
 fn diff(a: &App) -> &DiffView {
-    match a.overlay() {
-        Some(Overlay::Diff(d)) => d,
+    match a.top_layer() {
+        Some(Layer::Diff(d)) => d,
         other => panic!("no diff open: {}", other.is_some()),
     }
 }
 
 fn viewer_text(a: &App) -> String {
-    match a.overlay() {
-        Some(Overlay::Viewer(v)) => v.lines().join("\n"),
+    match a.top_layer() {
+        Some(Layer::Viewer(v)) => v.lines().join("\n"),
         _ => panic!("no viewer open"),
     }
 }
@@ -238,7 +238,7 @@ fn the_diff_folds_jumps_between_changes_and_opens_before_and_after() {
     );
     assert!(text.contains("[Earlier tool result compacted. Re-run if needed.]"));
     a.update(key(KeyCode::Esc));
-    assert!(matches!(a.overlay(), Some(Overlay::Diff(_))));
+    assert!(matches!(a.top_layer(), Some(Layer::Diff(_))));
     // Enter on a fold opens it.
     let fold_at = diff(&a)
         .items
@@ -256,7 +256,7 @@ fn the_diff_folds_jumps_between_changes_and_opens_before_and_after() {
     a.update(key(KeyCode::Enter));
     assert_eq!(diff(&a).items.len(), before + count - 1);
     a.update(key(KeyCode::Esc));
-    assert!(a.overlay().is_none());
+    assert!(a.top_layer().is_none());
 }
 
 #[test]
@@ -395,7 +395,7 @@ fn m_finds_a_persisted_file_after_compaction_removed_its_message() {
             .any(|p| p == PERSISTED)),
         "the tour compacts the marker away"
     );
-    a.jump_to_marker(PERSISTED);
+    crate::support::jump_to_marker(&mut a, PERSISTED);
     assert_eq!(a.conversation().view(), ConvView::Session);
     assert_eq!(a.focus(), Pane::Conversation);
     // The full session also holds the summaries: its rows are read from the app.

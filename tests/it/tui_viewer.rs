@@ -6,7 +6,7 @@ use crate::support::{focus, key, screen, session, type_text};
 use crossterm::event::KeyCode;
 use ctxlab::agent::AgentEvent;
 use ctxlab::message::Message;
-use ctxlab::tui::app::{OutputFile, Overlay, Viewer};
+use ctxlab::tui::app::{Layer, OutputFile, Viewer};
 use ctxlab::tui::work::{Done, Work};
 use ctxlab::tui::{App, Effect, Msg};
 use ctxlab::util::display_width;
@@ -57,8 +57,8 @@ fn open(app: &mut App, lines: Vec<String>) {
 }
 
 fn viewer(app: &App) -> &Viewer {
-    match app.overlay() {
-        Some(Overlay::Viewer(v)) => v,
+    match app.top_layer() {
+        Some(Layer::Viewer(v)) => v,
         other => panic!("the viewer is not open: {other:?}"),
     }
 }
@@ -277,7 +277,7 @@ fn the_viewer_wraps_and_brings_a_far_match_into_view() {
     type_text(a, "needle");
     a.update(key(KeyCode::Enter));
     let text = screen(a, 80, 24);
-    let Some(Overlay::Viewer(v)) = &a.overlay() else {
+    let Some(Layer::Viewer(v)) = &a.top_layer() else {
         panic!("no viewer");
     };
     assert_eq!(v.matches().len(), 1);
@@ -288,13 +288,13 @@ fn the_viewer_wraps_and_brings_a_far_match_into_view() {
     a.update(key(KeyCode::Char('w')));
     a.update(key(KeyCode::Char('n')));
     let text = screen(a, 80, 24);
-    let Some(Overlay::Viewer(v)) = &a.overlay() else {
+    let Some(Layer::Viewer(v)) = &a.top_layer() else {
         panic!("no viewer");
     };
     assert!(v.no_wrap() && v.left() > 600, "left {}", v.left());
     assert!(text.contains("needle"), "the match is on screen:\n{text}");
     a.update(key(KeyCode::Char('h')));
-    let Some(Overlay::Viewer(v2)) = &a.overlay() else {
+    let Some(Layer::Viewer(v2)) = &a.top_layer() else {
         panic!("no viewer");
     };
     assert!(v2.left() < 700);

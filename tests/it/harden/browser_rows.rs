@@ -24,7 +24,7 @@ fn a_fifo_is_a_skipped_row_and_a_hostile_name_keeps_its_row_aligned() {
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let mut d = Driver::new(&ws, true);
-    let fx = d.app.open_sessions(vec![dir.path().join("projects")]);
+    let fx = crate::support::open_sessions(&mut d.app, vec![dir.path().join("projects")]);
     settle(&mut d.app, fx);
     let rows = d.app.sessions().rows();
     assert!(

@@ -148,7 +148,7 @@ fn the_first_screen_comes_from_the_first_lines_and_batches_fill_it_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let (root, late) = home(dir.path());
     let mut d = driver(dir.path());
-    let fx = d.app.open_sessions(vec![root]);
+    let fx = crate::support::open_sessions(&mut d.app, vec![root]);
     let fx = d.app.update(Msg::Done(run_one(&fx)));
     // The first screen: every session in its place, none counted, and the file whose first
     // request is far in was not read that far.
@@ -236,7 +236,7 @@ fn a_batch_for_an_older_listing_is_dropped_and_none_is_asked_while_hidden() {
     let dir = tempfile::tempdir().unwrap();
     let (root, _) = home(dir.path());
     let mut d = driver(dir.path());
-    let fx = d.app.open_sessions(vec![root]);
+    let fx = crate::support::open_sessions(&mut d.app, vec![root]);
     let old_batch = d.app.update(Msg::Done(run_one(&fx)));
     // R lists again; the batch asked for the first listing comes back after the new one.
     let relist = d.app.update(key(KeyCode::Char('R')));

@@ -385,3 +385,68 @@ pub fn focus(app: &mut App, c: char) {
 pub fn set_config(app: &mut App, config: PipelineConfig) {
     app.update(Msg::Agent(AgentEvent::ConfigChanged { config }));
 }
+
+/// The workspace's files (fixed ages for snapshots) as the loop delivers them: the
+/// `ListFiles` job's listing, then the `CountMessages` job's counts for the transcripts
+/// that carry one, both through `Msg::Done`.
+pub fn files_listed(
+    app: &mut App,
+    outputs: Vec<ctxlab::tui::app::OutputFile>,
+    transcripts: Vec<ctxlab::tui::app::TranscriptFile>,
+) {
+    use ctxlab::tui::work::Done;
+    let root = app.workspace().to_path_buf();
+    let counts: Vec<(String, u64, usize)> = transcripts
+        .iter()
+        .filter_map(|t| Some((t.relative.clone(), t.bytes, t.messages?)))
+        .collect();
+    let asked = transcripts.iter().map(|t| t.relative.clone()).collect();
+    app.update(Msg::Done(Done::FilesListed {
+        root: root.clone(),
+        outputs,
+        transcripts,
+    }));
+    app.update(Msg::Done(Done::MessagesCounted {
+        root,
+        counts,
+        asked,
+    }));
+}
+
+/// `m` on the outputs pane's row for `relative`: the conversation row whose marker names it.
+pub fn jump_to_marker(app: &mut App, relative: &str) {
+    files_listed(
+        app,
+        vec![ctxlab::tui::app::OutputFile {
+            relative: relative.into(),
+            bytes: 1,
+            age_secs: None,
+        }],
+        vec![],
+    );
+    focus(app, '3');
+    app.update(key(KeyCode::Char('m')));
+}
+
+/// The sessions browser over `paths`, as when the loop is running.
+pub fn open_sessions(app: &mut App, paths: Vec<std::path::PathBuf>) -> Vec<Effect> {
+    app.update(Msg::OpenSessions(ctxlab::tui::app::StartSessions::Browse(
+        paths,
+    )))
+}
+
+/// One session file opened at once, as when the loop is running.
+pub fn open_session(app: &mut App, path: std::path::PathBuf) -> Vec<Effect> {
+    app.update(Msg::OpenSessions(ctxlab::tui::app::StartSessions::File {
+        path,
+        bytes: None,
+    }))
+}
+
+/// Start-up notices, as the loop's caller hands them over.
+pub fn start_notices(app: &mut App, notices: Vec<String>) {
+    app.update(Msg::Start(Box::new(ctxlab::tui::app::Startup {
+        notices,
+        ..Default::default()
+    })));
+}

@@ -32,7 +32,7 @@ fn replayed(dir: &Path, config: PipelineConfig) -> Driver {
         ..Startup::default()
     })));
     crate::support::set_config(&mut d.app, config);
-    let fx = d.app.open_session(path, None);
+    let fx = crate::support::open_session(&mut d.app, path);
     settle(&mut d.app, fx);
     assert!(d.app.loading().is_none(), "opened");
     let rest = press(&mut d.app, KeyCode::Char('r'));

@@ -6,7 +6,7 @@ use crate::support::{app, key, screen, session};
 use crossterm::event::KeyCode;
 use ctxlab::compact::Strategy;
 use ctxlab::compact::{PipelineConfig, Stage};
-use ctxlab::tui::app::{EventKind, Overlay};
+use ctxlab::tui::app::{EventKind, Layer};
 use ctxlab::tui::keys::section;
 use ctxlab::tui::{App, Msg};
 
@@ -23,7 +23,7 @@ fn help_top_line(a: &mut App) -> (String, String) {
 
 fn assert_help_at(a: &mut App, heading: &str) {
     assert!(
-        matches!(a.overlay(), Some(Overlay::Help { .. })),
+        matches!(a.top_layer(), Some(Layer::Help(_))),
         "? opened no help"
     );
     let (first, text) = help_top_line(a);
@@ -66,12 +66,12 @@ fn question_mark_in_a_view_opens_the_help_at_that_view_s_section() {
     // The viewer, and back to it on Esc.
     crate::support::focus(a, '1');
     a.update(key(KeyCode::Char('o')));
-    assert!(matches!(a.overlay(), Some(Overlay::Viewer(_))));
+    assert!(matches!(a.top_layer(), Some(Layer::Viewer(_))));
     a.update(key(KeyCode::Char('?')));
     assert_help_at(a, section::VIEWER);
     a.update(key(KeyCode::Esc));
     assert!(
-        matches!(a.overlay(), Some(Overlay::Viewer(_))),
+        matches!(a.top_layer(), Some(Layer::Viewer(_))),
         "Esc returns to the viewer"
     );
     a.update(key(KeyCode::Esc));
@@ -91,7 +91,7 @@ fn question_mark_in_a_view_opens_the_help_at_that_view_s_section() {
     }
     a.update(key(KeyCode::Char('F')));
     assert!(
-        matches!(a.overlay(), Some(Overlay::Viewer(_))),
+        matches!(a.top_layer(), Some(Layer::Viewer(_))),
         "forgot view"
     );
     a.update(key(KeyCode::Char('?')));
@@ -100,7 +100,7 @@ fn question_mark_in_a_view_opens_the_help_at_that_view_s_section() {
     a.update(key(KeyCode::Esc));
     // A diff.
     a.update(key(KeyCode::Enter));
-    assert!(matches!(a.overlay(), Some(Overlay::Diff(_))));
+    assert!(matches!(a.top_layer(), Some(Layer::Diff(_))));
     a.update(key(KeyCode::Char('?')));
     assert_help_at(a, section::DIFF);
     a.update(key(KeyCode::Esc));
@@ -108,7 +108,7 @@ fn question_mark_in_a_view_opens_the_help_at_that_view_s_section() {
     // The sessions browser.
     let empty = dir.path().join("no-sessions");
     std::fs::create_dir_all(&empty).unwrap();
-    let fx = a.open_sessions(vec![empty]);
+    let fx = crate::support::open_sessions(a, vec![empty]);
     crate::support::settle(a, fx);
     assert!(a.sessions().active());
     a.update(key(KeyCode::Char('?')));
@@ -125,7 +125,7 @@ fn the_hint_line_and_the_legend_name_the_timeline_and_compare() {
     assert!(hint.contains("t timeline"), "{hint}");
     assert!(hint.contains("C compare"), "{hint}");
     let mut a = app();
-    a.show_legend();
+    a.update(crate::support::key(crossterm::event::KeyCode::Char('l')));
     let legend = screen(&mut a, 120, 40);
     assert!(legend.contains("t timeline of every call"), "{legend}");
     assert!(legend.contains("C compare strategies"), "{legend}");
@@ -140,7 +140,7 @@ fn the_legend_under_s06_lists_s06_s_stages_and_letters() {
         false,
     );
     a.update(Msg::Resize(120, 40));
-    a.show_legend();
+    a.update(crate::support::key(crossterm::event::KeyCode::Char('l')));
     let text = screen(&mut a, 120, 40);
     let rows: Vec<&str> = text
         .lines()

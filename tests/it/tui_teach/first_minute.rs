@@ -9,7 +9,7 @@ use ctxlab::agent::events::AgentEvent;
 use ctxlab::compact::summarize::transcript_text;
 use ctxlab::compact::{PipelineConfig, Stage, Strategy};
 use ctxlab::message::{Message, block};
-use ctxlab::tui::app::{EventKind, Overlay, Pane, Startup, TranscriptFile};
+use ctxlab::tui::app::{EventKind, Layer, Pane, Startup, TranscriptFile};
 use ctxlab::tui::theme::FADING_COLORS;
 use ctxlab::tui::work::Work;
 use ctxlab::tui::{App, Effect, Msg};
@@ -25,7 +25,7 @@ fn the_first_minute() {
     let mut a = app();
     assert_eq!(a.focus(), Pane::Conversation);
     a.update(key(KeyCode::Char('?')));
-    assert!(matches!(a.overlay(), Some(Overlay::Help { .. })));
+    assert!(matches!(a.top_layer(), Some(Layer::Help(_))));
     assert_eq!(a.input_text(), "");
     a.update(key(KeyCode::Esc));
     assert_eq!(a.update(key(KeyCode::Char('q'))), vec![Effect::Quit]);
@@ -53,12 +53,12 @@ fn the_first_minute() {
             path: marker.clone()
         })]
     );
-    assert!(a.overlay().is_none());
+    assert!(a.top_layer().is_none());
     assert!(settle(&mut a, fx).is_empty());
     assert!(marker.is_file(), "remembered");
     // `l` shows it again; closing it writes nothing more.
     a.update(key(KeyCode::Char('l')));
-    assert!(matches!(a.overlay(), Some(Overlay::Legend { .. })));
+    assert!(matches!(a.top_layer(), Some(Layer::Legend(_))));
     assert!(a.update(key(KeyCode::Esc)).is_empty());
 }
 
@@ -67,7 +67,7 @@ fn the_first_minute() {
 #[test]
 fn the_legend_names_the_stages_of_another_strategy() {
     let mut a = app();
-    a.show_legend();
+    a.update(crate::support::key(crossterm::event::KeyCode::Char('l')));
     assert!(!screen(&mut a, 120, 40).contains("--strategy"));
     let mut b = App::new(
         "/workspace".into(),
@@ -76,7 +76,7 @@ fn the_legend_names_the_stages_of_another_strategy() {
         false,
     );
     b.update(Msg::Resize(120, 40));
-    b.show_legend();
+    b.update(crate::support::key(crossterm::event::KeyCode::Char('l')));
     let text = screen(&mut b, 120, 40);
     assert!(
         text.contains("--strategy s06 runs micro_compact, auto_compact"),
@@ -90,7 +90,7 @@ fn start_up_notices_are_read_in_full_one_after_the_other() {
     let no_key = "No API key found: running the embedded scripted model. Set ANTHROPIC_API_KEY \
                   (or OPENAI_BASE_URL for a local server) to use a real model.";
     let ws = "Demo workspace: /home/teacher/.local/share/ctxlab/workspaces/tour-1796006552";
-    a.add_notices(vec![no_key.into(), ws.into()]);
+    crate::support::start_notices(&mut a, vec![no_key.into(), ws.into()]);
     let hint = |a: &mut App| screen(a, 80, 24).lines().nth(23).unwrap().to_string();
     // A page at a time: every word of both is shown at 80 columns, the first one first.
     let mut shown = String::new();
@@ -120,7 +120,7 @@ fn start_up_notices_are_read_in_full_one_after_the_other() {
         .filter(|e| matches!(e.kind, EventKind::Notice { .. }))
         .count();
     assert_eq!(notices, 2);
-    a.show_legend();
+    a.update(crate::support::key(crossterm::event::KeyCode::Char('l')));
     let text = screen(&mut a, 120, 40);
     for part in [
         "No API key found: running the embedded scripted model.",
@@ -183,7 +183,8 @@ fn a_replayed_transcript_says_what_the_next_call_would_do() {
     let full = dir.path().join(rel);
     std::fs::create_dir_all(full.parent().unwrap()).unwrap();
     std::fs::write(&full, transcript_text(&t)).unwrap();
-    d.app.set_files(
+    crate::support::files_listed(
+        &mut d.app,
         vec![],
         vec![TranscriptFile {
             relative: rel.into(),

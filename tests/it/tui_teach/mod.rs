@@ -15,7 +15,7 @@ use crossterm::event::KeyCode;
 use ctxlab::agent::events::{AgentEvent, NextStep, StepTarget, StopReason, UserCommand};
 use ctxlab::compact::{Change, Stage, StageReport, reactive_tail_start};
 use ctxlab::message::Message;
-use ctxlab::tui::app::{EventKind, Overlay, Pane, RunState};
+use ctxlab::tui::app::{EventKind, Layer, Pane, RunState};
 use ctxlab::tui::{Effect, Msg};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -318,8 +318,8 @@ fn reasons_are_on_every_stage_row_and_u_shows_compact_history_that_did_not_run()
     assert!(text.contains("compact_history: 2,247 <= 12,000"), "{text}");
     // Enter on a row without a diff shows it in full, reason included.
     d.app.update(key(KeyCode::Enter));
-    match d.app.overlay() {
-        Some(Overlay::Viewer(v)) => {
+    match d.app.top_layer() {
+        Some(Layer::Viewer(v)) => {
             assert!(
                 v.lines().iter().any(|l| l == "why: 2,247 <= 12,000"),
                 "{v:?}"

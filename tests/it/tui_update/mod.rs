@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyModifiers, MouseEvent, MouseEventKind};
 use ctxlab::agent::events::{AgentEvent, NextStep, UserCommand};
 use ctxlab::compact::{PipelineConfig, Stage};
 use ctxlab::message::Message;
-use ctxlab::tui::app::{ConvView, EventKind, LoadKind, OutputFile, Overlay, Pane, TranscriptFile};
+use ctxlab::tui::app::{ConvView, EventKind, Layer, LoadKind, OutputFile, Pane, TranscriptFile};
 use ctxlab::tui::work::Work;
 use ctxlab::tui::{App, Effect, Msg};
 
@@ -171,9 +171,9 @@ fn unchanged_filter_and_diff_overlay() {
         a.update(key(KeyCode::Char('j')));
     }
     a.update(key(KeyCode::Enter));
-    assert!(matches!(a.overlay(), Some(Overlay::Diff(_))));
+    assert!(matches!(a.top_layer(), Some(Layer::Diff(_))));
     a.update(key(KeyCode::Esc));
-    assert!(a.overlay().is_none());
+    assert!(a.top_layer().is_none());
 }
 
 #[test]
@@ -304,7 +304,7 @@ fn config_edit_sends_set_config() {
     a.update(key(KeyCode::Char('i')));
     type_text(&mut a, "/config");
     assert!(a.update(key(KeyCode::Enter)).is_empty());
-    assert!(matches!(a.overlay(), Some(Overlay::Config(_))));
+    assert!(matches!(a.top_layer(), Some(Layer::Config(_))));
     let idx = PipelineConfig::KEYS
         .iter()
         .position(|k| *k == "context_limit")
@@ -334,13 +334,13 @@ fn config_edit_sends_set_config() {
         a.update(key(KeyCode::Backspace));
     }
     assert!(a.update(key(KeyCode::Enter)).is_empty());
-    match a.overlay() {
-        Some(Overlay::Config(p)) => assert!(p.error.is_some()),
+    match a.top_layer() {
+        Some(Layer::Config(p)) => assert!(p.error.is_some()),
         _ => panic!("config panel closed"),
     }
     a.update(key(KeyCode::Esc));
     a.update(key(KeyCode::Esc));
-    assert!(a.overlay().is_none());
+    assert!(a.top_layer().is_none());
 }
 
 #[test]
@@ -398,7 +398,7 @@ fn view_toggle_expand_and_marker_jump() {
         .find_map(|r| r.info().persisted_paths.first().cloned())
         .expect("a persisted marker");
     a.update(key(KeyCode::Char('g')));
-    a.jump_to_marker(&path);
+    crate::support::jump_to_marker(a, &path);
     assert!(
         a.conversation().history()[a
             .conversation()

@@ -27,7 +27,7 @@ fn opening_a_transcript_returns_a_load_effect_and_reads_nothing() {
     );
     a.update(Msg::Resize(80, 24));
     let rel = ".transcripts/transcript_1700000000.jsonl";
-    a.set_files(vec![], vec![transcript_row(rel, 12_582_912)]);
+    crate::support::files_listed(&mut a, vec![], vec![transcript_row(rel, 12_582_912)]);
     a.update(key(KeyCode::Esc));
     assert_eq!(
         a.update(key(KeyCode::Char('4'))),
@@ -99,7 +99,11 @@ fn a_superseded_load_is_dropped_and_r_replays_once_open() {
         false,
     );
     a.update(Msg::Resize(120, 40));
-    a.set_files(vec![], vec![transcript_row(t1, 31), transcript_row(t2, 90)]);
+    crate::support::files_listed(
+        &mut a,
+        vec![],
+        vec![transcript_row(t1, 31), transcript_row(t2, 90)],
+    );
     crate::support::focus(&mut a, '4');
     let first = a.update(key(KeyCode::Enter));
     a.update(key(KeyCode::Char('j')));
@@ -135,7 +139,8 @@ fn a_superseded_load_is_dropped_and_r_replays_once_open() {
 #[test]
 fn opening_an_output_is_a_job_too() {
     let mut a = app();
-    a.set_files(
+    crate::support::files_listed(
+        &mut a,
         vec![OutputFile {
             relative: ".task_outputs/tool-results/toolu_1.txt".into(),
             bytes: 2_048,
@@ -151,7 +156,7 @@ fn opening_an_output_is_a_job_too() {
         "{fx:?}"
     );
     assert!(
-        a.overlay().is_none(),
+        a.top_layer().is_none(),
         "the viewer opens when the text arrives"
     );
     // Esc stops waiting; a late result then opens nothing.
@@ -159,7 +164,7 @@ fn opening_an_output_is_a_job_too() {
     assert!(a.loading().is_none());
     let [Effect::Work(w)] = &fx[..] else { panic!() };
     a.update(Msg::Done(w.clone().run()));
-    assert!(a.overlay().is_none());
+    assert!(a.top_layer().is_none());
 }
 
 #[test]

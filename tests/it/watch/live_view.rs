@@ -339,7 +339,7 @@ fn w_on_a_sessions_browser_row_follows_that_session() {
     let file = project.join("s1.jsonl");
     std::fs::write(&file, before().join("\n") + "\n").unwrap();
     let mut a = app();
-    let fx = a.open_sessions(vec![dir.path().to_path_buf()]);
+    let fx = crate::support::open_sessions(&mut a, vec![dir.path().to_path_buf()]);
     settle(&mut a, fx);
     // Down to the session's row (under its project's heading).
     let mut fx = Vec::new();

@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{App, Effect, Pane};
+use super::{App, Effect, Layer, Outcome, Pane, View};
 use crate::compact::{PipelineConfig, Strategy};
 use crate::compare::{Piece, PieceState, Reach, StrategyRun};
 use crate::message::Message;
 use crate::session::recorded::RecordedEvent;
+use crate::tui::keys::section;
 use crate::tui::work::{JobId, SharedSession, Work};
 
 /// The compare view's state, owned here: what is compared, what came back, what is
@@ -350,7 +351,7 @@ impl App {
     }
 
     /// `open_compare`, every replay honouring a recording's events (`recorded`).
-    pub fn open_compare_recorded(
+    pub(super) fn open_compare_recorded(
         &mut self,
         session: Arc<Vec<Message>>,
         label: impl Into<String>,
@@ -370,9 +371,10 @@ impl App {
                 }
             })
             .collect();
-        self.compare =
-            Some(CompareView::new(label.into(), session, configs).with_recorded(recorded));
-        self.next_compare_job()
+        let mut view = CompareView::new(label.into(), session, configs).with_recorded(recorded);
+        let effects = self.next_compare_job(&mut view);
+        self.push_layer(Layer::Compare(view));
+        effects
     }
 
     /// Opens the compare view on the default source (`C`, `/compare`).
@@ -406,22 +408,18 @@ impl App {
         }
     }
 
-    pub fn close_compare(&mut self) {
-        self.compare = None;
-    }
-
     /// The compare view's state, when open.
     pub fn compare(&self) -> Option<&CompareView> {
-        self.compare.as_ref()
+        self.layers().iter().find_map(|l| match l {
+            Layer::Compare(v) => Some(v),
+            _ => None,
+        })
     }
 
-    /// The job replaying the next strategy, if one is left.
-    fn next_compare_job(&mut self) -> Vec<Effect> {
+    /// The job replaying `v`'s next strategy, if one is left.
+    fn next_compare_job(&mut self, v: &mut CompareView) -> Vec<Effect> {
         let id = self.jobs.next_id();
         let tick = self.screen.tick;
-        let Some(v) = &mut self.compare else {
-            return Vec::new();
-        };
         let Some(config) = v.next_job(id, tick) else {
             return Vec::new();
         };
@@ -439,26 +437,39 @@ impl App {
         id: JobId,
         result: Result<Box<StrategyRun>, String>,
     ) -> Vec<Effect> {
-        let Some(v) = &mut self.compare else {
+        // The view may sit under another (the help opened over it): it is taken out of
+        // the stack while its next job is asked for.
+        let Some(at) = self
+            .layers
+            .iter()
+            .position(|l| matches!(l, Layer::Compare(_)))
+        else {
+            return Vec::new();
+        };
+        let Layer::Compare(mut v) = self.layers.remove(at) else {
             return Vec::new();
         };
         let ok = result.is_ok();
-        if v.take_result(id, result) && ok {
-            return self.next_compare_job();
-        }
-        Vec::new()
+        let effects = if v.take_result(id, result) && ok {
+            self.next_compare_job(&mut v)
+        } else {
+            Vec::new()
+        };
+        self.layers.insert(at, Layer::Compare(v));
+        effects
     }
+}
 
-    /// Keys while the compare view is open (after Ctrl-C and the overlays).
-    pub(super) fn compare_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+impl View for CompareView {
+    fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let page = 5;
-        let Some(v) = &mut self.compare else {
-            return Vec::new();
-        };
+        let v = self;
         match key.code {
-            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('C') => self.close_compare(),
-            KeyCode::Char('?') => self.open_help(),
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('C') => {
+                return Outcome::Close(Vec::new());
+            }
+            KeyCode::Char('?') => return Outcome::Pass,
             KeyCode::Left | KeyCode::Char('h') => v.move_call(-1),
             KeyCode::Right | KeyCode::Char('l') => v.move_call(1),
             KeyCode::Up | KeyCode::Char('k') => v.move_piece(-1),
@@ -469,15 +480,30 @@ impl App {
             KeyCode::PageDown => v.move_piece(page),
             KeyCode::Tab => v.move_strategy(1),
             KeyCode::BackTab => v.move_strategy(-1),
-            KeyCode::Char('F') => return self.forgot_in_compare(),
+            KeyCode::Char('F') => return Outcome::Effects(app.forgot_in_compare(v)),
             KeyCode::Home | KeyCode::Char('g') => v.set_call(0),
             KeyCode::End | KeyCode::Char('G') => v.set_call(usize::MAX),
             // The guard moves the selection when there is a next point; only a miss lands here.
             KeyCode::Char('n') if !v.goto_next_unseen() => {
-                self.notify("no strategy replaced a result the model had not seen");
+                app.notify("no strategy replaced a result the model had not seen");
             }
             _ => {}
         }
-        Vec::new()
+        Outcome::Consumed
+    }
+
+    fn help_section(&self) -> Option<&'static str> {
+        Some(section::COMPARE)
+    }
+
+    fn hints(&self) -> Option<&'static [(&'static str, &'static str)]> {
+        Some(&[
+            ("h/l", "call"),
+            ("j/k", "piece"),
+            ("Tab", "strategy"),
+            ("F", "forgot"),
+            ("n", "unseen"),
+            ("Esc/q", "close"),
+        ])
     }
 }

@@ -1,14 +1,16 @@
 //! The "where the context goes" view (`w` in the timeline, in the conversation pane, a
 //! click on the gauge; `w` in an opened session): every call of the timeline broken down
 //! by category (`timeline::breakdown`), or of the opened session's recorded calls
-//! (`breakdown::session`), taken when the view opens, and the selected call. Its keys move the selection and close it; `panes::context` draws it.
+//! (`breakdown::session`), taken when the view opens, and the selected call. Its keys (a
+//! `View`, `layers.rs`) move the selection and close it; `panes::context` draws it.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::{App, Effect};
+use super::{App, Layer, Outcome, View};
 use crate::breakdown::CallBreakdown;
 use crate::breakdown::session::SessionBreakdown;
 use crate::timeline::breakdown::{TimelineBreakdown, of_timeline};
+use crate::tui::keys::section;
 
 /// The view's state: the breakdown as of its opening and the selected call.
 #[derive(Debug, Clone)]
@@ -56,7 +58,7 @@ impl ContextView {
     }
 
     /// Moves the selection; returns false for a key that closes the view.
-    fn key(&mut self, key: KeyEvent) -> bool {
+    fn select_key(&mut self, key: KeyEvent) -> bool {
         let last = self.breakdown.calls.len().saturating_sub(1);
         match key.code {
             KeyCode::Esc | KeyCode::Char('q' | 'w') => return false,
@@ -77,7 +79,10 @@ impl ContextView {
 impl App {
     /// The context view, when open.
     pub fn context_view(&self) -> Option<&ContextView> {
-        self.context.as_ref()
+        self.layers().iter().find_map(|l| match l {
+            Layer::Context(v) => Some(v),
+            _ => None,
+        })
     }
 
     /// Opens the view on the timeline's selected call.
@@ -87,19 +92,24 @@ impl App {
             return;
         }
         let selected = self.timeline_view().map_or(0, |v| v.selected());
-        self.context = Some(ContextView::of(self.timeline(), selected));
+        let view = ContextView::of(self.timeline(), selected);
+        self.push_layer(Layer::Context(view));
+    }
+}
+
+impl View for ContextView {
+    fn key(&mut self, key: KeyEvent, _app: &mut App) -> Outcome {
+        if key.code == KeyCode::Char('?') {
+            return Outcome::Pass;
+        }
+        Outcome::stay_if(self.select_key(key))
     }
 
-    pub(super) fn context_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        if key.code == KeyCode::Char('?') {
-            self.open_help();
-            return Vec::new();
-        }
-        if let Some(v) = &mut self.context
-            && !v.key(key)
-        {
-            self.context = None;
-        }
-        Vec::new()
+    fn help_section(&self) -> Option<&'static str> {
+        Some(section::CONTEXT)
+    }
+
+    fn hints(&self) -> Option<&'static [(&'static str, &'static str)]> {
+        Some(&[("h/l", "call"), ("Esc", "close")])
     }
 }

@@ -2,10 +2,12 @@
 //! between changes, Enter unfolds a run or opens a row's text (before and after, for a
 //! change) in the viewer, which returns to the diff when closed.
 
-use super::{App, DiffView, Overlay};
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::{App, DiffView, Layer, Outcome, View};
 use crate::timeline::Fold;
 use crate::tui::diff::DiffLine;
-use crate::tui::keys::Action;
+use crate::tui::keys::{self, Action, section};
 use crate::tui::rows::word_wrap;
 
 impl DiffView {
@@ -121,7 +123,7 @@ impl App {
             d.top = d.selected.saturating_sub(super::DIFF_CONTEXT + 1);
             d.ensure_visible(viewport);
         }
-        self.screen.overlay = Some(Overlay::Diff(d));
+        self.push_layer(Layer::Diff(d));
     }
 
     /// Lines of the diff overlay's body (the overlay minus its header).
@@ -130,21 +132,21 @@ impl App {
         let header = d.header(inner.width as usize).len();
         (inner.height as usize).saturating_sub(header)
     }
+}
 
-    pub(super) fn diff_key(&mut self, action: Action) {
-        let Some(Overlay::Diff(d)) = &self.screen.overlay else {
-            return;
+impl View for DiffView {
+    fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {
+        if key.code == KeyCode::Char('?') {
+            return Outcome::Pass;
+        }
+        let Some(action) = keys::action(&key) else {
+            return Outcome::Consumed;
         };
-        let viewport = self.diff_viewport(d).max(1);
-        let Some(Overlay::Diff(d)) = &mut self.screen.overlay else {
-            return;
-        };
+        let d = self;
+        let viewport = app.diff_viewport(d).max(1);
         let page = viewport.saturating_sub(1).max(1);
         match action {
-            Action::Back | Action::Quit => {
-                self.close_overlay();
-                return;
-            }
+            Action::Back | Action::Quit => return Outcome::Close(Vec::new()),
             Action::Up => d.move_to(d.selected.saturating_sub(1)),
             Action::Down => d.move_to(d.selected + 1),
             Action::PageUp => d.move_to(d.selected.saturating_sub(page)),
@@ -155,22 +157,28 @@ impl App {
                 match d.next_change(action == Action::SearchNext) {
                     Some(k) => d.move_to(k),
                     None => {
-                        self.notify("no change in this diff");
-                        return;
+                        app.notify("no change in this diff");
+                        return Outcome::Consumed;
                     }
                 }
             }
             Action::Enter => match d.items.get(d.selected).copied() {
                 Some(Fold::Folded { .. }) => d.unfold(d.selected),
                 Some(Fold::Line(i)) => {
+                    // The viewer opens on top; Esc comes back to the diff.
                     let (title, text) = line_text(&d.lines[i]);
-                    self.open_viewer_over(title, &text);
-                    return;
+                    app.open_viewer(title, &text);
+                    return Outcome::Consumed;
                 }
                 None => {}
             },
             _ => {}
         }
         d.ensure_visible(viewport);
+        Outcome::Consumed
+    }
+
+    fn help_section(&self) -> Option<&'static str> {
+        Some(section::DIFF)
     }
 }

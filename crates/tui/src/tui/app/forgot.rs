@@ -30,7 +30,7 @@ impl App {
         let report = analyze(n + 1, &inputs[n].1);
         let (title, lines) = forgot_view(&report, &[]);
         self.open_viewer(title, &lines.join("\n"));
-        if let Some(super::Overlay::Viewer(v)) = &mut self.screen.overlay {
+        if let Some(super::Layer::Viewer(v)) = self.layers.last_mut() {
             v.set_help_section(crate::tui::keys::section::FORGOT);
         }
     }

@@ -3,25 +3,16 @@
 //! the top for a pane), so a class finds a view's keys without scrolling the table. The help
 //! opened over the viewer or a diff returns to it when closed.
 
-use super::{App, Overlay, Pane};
+use super::{App, HelpView, Layer, Pane};
 use crate::tui::keys::{help_section_row, section};
 
 impl App {
     /// The heading of the help section for what has the keys now.
     pub fn help_section(&self) -> &'static str {
-        match &self.screen.overlay {
-            Some(Overlay::Viewer(v)) => return v.help_section(),
-            Some(Overlay::Diff(_)) => return section::DIFF,
-            _ => {}
-        }
-        if self.compare.is_some() {
-            return section::COMPARE;
-        }
-        if self.context.is_some() {
-            return section::CONTEXT;
-        }
-        if self.requests.is_some() {
-            return section::REQUESTS;
+        // The view on top names its section (the viewer, a diff, compare, the context and
+        // requests views); the others leave it to the focused pane.
+        if let Some(heading) = self.top_layer().and_then(Layer::help_section) {
+            return heading;
         }
         // The panes open the help at its top, every key in order; the views at their own.
         match self.screen.focus {
@@ -41,9 +32,6 @@ impl App {
         let width = self.overlay_inner().width as usize;
         // The section's heading is the first row, even near the end of the table.
         let top = help_section_row(heading, width);
-        if let Some(o) = self.screen.overlay.take() {
-            self.screen.overlay_stack.push(o);
-        }
-        self.screen.overlay = Some(Overlay::Help { top });
+        self.push_layer(Layer::Help(HelpView { top }));
     }
 }

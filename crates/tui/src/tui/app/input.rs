@@ -11,7 +11,7 @@ use ratatui_textarea::{CursorMove, TextArea};
 
 use std::time::Duration;
 
-use super::{App, ConfigPanel, Effect, Overlay, Pane};
+use super::{App, ConfigPanel, Effect, HelpView, Layer, Pane};
 use crate::agent::events::UserCommand;
 
 /// A command typed in the input box.
@@ -249,7 +249,7 @@ impl App {
         match cmd {
             SlashCommand::Compact { focus } => vec![Effect::Send(UserCommand::Compact { focus })],
             SlashCommand::Config => {
-                self.screen.overlay = Some(Overlay::Config(ConfigPanel::default()));
+                self.push_layer(Layer::Config(ConfigPanel::default()));
                 Vec::new()
             }
             SlashCommand::Step => self.toggle_step_mode(),
@@ -267,7 +267,7 @@ impl App {
                 vec![Effect::Restart]
             }
             SlashCommand::Help => {
-                self.screen.overlay = Some(Overlay::Help { top: 0 });
+                self.push_layer(Layer::Help(HelpView::default()));
                 Vec::new()
             }
             SlashCommand::Export { file } => vec![self.export(file)],

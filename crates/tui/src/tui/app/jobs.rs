@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::{App, Effect, LoadKind, Loading, OutputFile, TranscriptFile};
-use super::{Overlay, TranscriptView, Viewer};
+use super::{Layer, TranscriptView, Viewer};
 use crate::tui::work::{Done, JobId, LoadedTranscript, SharedTimeline, Work};
 
 /// The jobs part of `App`: the job the screen waits for and the last id handed out (ids
@@ -33,13 +33,6 @@ impl App {
         Effect::Work(Work::ListFiles {
             root: self.agent.workspace.clone(),
         })
-    }
-
-    /// Sets the browsers' lists directly (tests and snapshots use fixed ages).
-    pub fn set_files(&mut self, outputs: Vec<OutputFile>, transcripts: Vec<TranscriptFile>) {
-        self.outputs.set(outputs);
-        self.transcripts.replace_files(transcripts);
-        self.fix_scroll();
     }
 
     /// Marks `what` as loading, replacing whatever was; returns the job's id.
@@ -208,6 +201,7 @@ impl App {
     }
 
     pub(super) fn open_viewer_lines(&mut self, title: String, lines: Vec<String>) {
-        self.screen.overlay = Some(Overlay::Viewer(Viewer::new(title, lines)));
+        // On top of whatever is open (a diff, the live view): Esc comes back to it.
+        self.push_layer(Layer::Viewer(Viewer::new(title, lines)));
     }
 }

@@ -7,7 +7,7 @@
 
 use crossterm::event::KeyEvent;
 
-use super::{App, Effect};
+use super::{App, Effect, HelpView, Layer, Outcome, View};
 use crate::session::watch::Chosen;
 use crate::tui::keys::{self, Action};
 use crate::tui::live::{LiveMsg, LiveView, row_full_text};
@@ -15,7 +15,18 @@ use crate::tui::live::{LiveMsg, LiveView, row_full_text};
 impl App {
     /// The followed session, when the live view is open.
     pub fn live_view(&self) -> Option<&LiveView> {
-        self.live.view()
+        self.layers().iter().find_map(|l| match l {
+            Layer::Live(v) => Some(v),
+            _ => None,
+        })
+    }
+
+    /// The live view following `id` (a replaced follower's events find none).
+    fn live_view_of(&mut self, id: u64) -> Option<&mut LiveView> {
+        self.layers.iter_mut().find_map(|l| match l {
+            Layer::Live(v) if v.id() == id => Some(v),
+            _ => None,
+        })
     }
 
     /// Whether a compaction written while following rings the terminal bell.
@@ -31,7 +42,7 @@ impl App {
             }
             LiveMsg::Event { id, event } => {
                 let bell = self.live.options().bell();
-                let Some(view) = self.live.view_mut().filter(|v| v.id() == id) else {
+                let Some(view) = self.live_view_of(id) else {
                     return Vec::new();
                 };
                 if view.fold(event) && bell {
@@ -41,7 +52,7 @@ impl App {
                 }
             }
             LiveMsg::Ended { id, error } => {
-                if let Some(view) = self.live.view_mut().filter(|v| v.id() == id) {
+                if let Some(view) = self.live_view_of(id) {
                     view.end(error);
                 }
                 Vec::new()
@@ -49,9 +60,12 @@ impl App {
         }
     }
 
-    /// Follows `chosen` in the live view (a follower it replaces is stopped by the loop).
-    pub fn follow_session(&mut self, chosen: Chosen) -> Vec<Effect> {
-        vec![Effect::Follow(self.live.start(chosen))]
+    /// Follows `chosen` in the live view, opened on top (a follower it replaces is stopped
+    /// by the loop).
+    pub(super) fn follow_session(&mut self, chosen: Chosen) -> Vec<Effect> {
+        let (view, request) = self.live.start(chosen);
+        self.push_layer(Layer::Live(view));
+        vec![Effect::Follow(request)]
     }
 
     /// The session `ctxlab watch` named, once the loop runs.
@@ -61,18 +75,18 @@ impl App {
             None => Vec::new(),
         }
     }
+}
 
-    pub(super) fn live_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+impl View for LiveView {
+    fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {
         let Some(action) = keys::action(&key) else {
-            return Vec::new();
+            return Outcome::Consumed;
         };
-        let page = self.page();
-        let Some(view) = self.live.view_mut() else {
-            return Vec::new();
-        };
+        let page = app.page();
+        let view = self;
         match action {
-            Action::Quit => return vec![Effect::Quit],
-            Action::Help => self.screen.overlay = Some(super::Overlay::Help { top: 0 }),
+            Action::Quit => return Outcome::Effects(vec![Effect::Quit]),
+            Action::Help => app.push_layer(Layer::Help(HelpView::default())),
             Action::Up => view.move_by(-1),
             Action::Down => view.move_by(1),
             Action::PageUp => view.move_by(-page),
@@ -86,15 +100,22 @@ impl App {
                     .map(row_full_text)
                 {
                     let text = crate::sanitize::sanitize(&text).into_owned();
-                    self.open_viewer(crate::sanitize::sanitize_line(&title).into_owned(), &text);
+                    app.open_viewer(crate::sanitize::sanitize_line(&title).into_owned(), &text);
                 }
             }
-            Action::Back => {
-                self.live.close();
-                return vec![Effect::StopFollowing];
-            }
+            // Closing the view stops its follower.
+            Action::Back => return Outcome::Close(vec![Effect::StopFollowing]),
             _ => {}
         }
-        Vec::new()
+        Outcome::Consumed
+    }
+
+    fn hints(&self) -> Option<&'static [(&'static str, &'static str)]> {
+        Some(&[
+            ("j/k", "move"),
+            ("o", "text"),
+            ("G", "latest"),
+            ("Esc", "close"),
+        ])
     }
 }

@@ -1,6 +1,6 @@
 //! The TUI's state and its one mutator, `App::update`.
 //!
-//! `App` holds view state (focus, selections, scroll, overlays, filters, what is loading)
+//! `App` holds view state (focus, selections, scroll, covering views, filters, what is loading)
 //! and the mirror of the agent's history built from `AgentEvent`s; it never owns the
 //! history itself. `update` takes one `Msg` (an agent event, a key, a mouse event, a
 //! resize, a tick, a finished job, a followed session's event) and returns effects as data
@@ -12,26 +12,29 @@
 //! (times come in messages or from the tick counter) and never draws.
 //!
 //! `App` is a router of owned parts and routes each message to them: `screen` (`Screen`:
-//! size, tick, focus, overlays, notices), `agent` (`AgentFacts`: workspace, provider,
-//! settings, run state, the live run's recorded events), `jobs` (`Jobs`: what the screen
-//! waits for), and one part per pane or view: `conversation` (`ConversationState`),
-//! `tokens` (`TokenCounter`), `events` (`EventsState`), `outputs` (`OutputsState`),
-//! `transcripts` (`TranscriptsState`), `sessions` (`SessionsState`), `timeline` (the
-//! `Timeline` fold) and `timeline_view` (`TimelineView`), `compare` (`CompareView`),
-//! `context` (`ContextView`), `input` (`InputState`) and `step` (`StepState`). Every field of
-//! `App` is private; the panes read through methods. A pane's state keeps its fields private
-//! behind methods; the three shared parts expose fields to `App`'s own modules only
-//! (`pub(super)`), since every handler reads the screen and the agent's facts. A new view
-//! adds one field and its messages.
+//! size, tick, focus, notices), `layers` (the views covering the panes, `layers.rs`: the
+//! top one takes every key and mouse event and is drawn last), `agent` (`AgentFacts`:
+//! workspace, provider, settings, run state, the live run's recorded events), `jobs`
+//! (`Jobs`: what the screen waits for), and one part per pane: `conversation`
+//! (`ConversationState`), `tokens` (`TokenCounter`), `events` (`EventsState`), `outputs`
+//! (`OutputsState`), `transcripts` (`TranscriptsState`), `sessions` (`SessionsState`),
+//! `timeline` (the `Timeline` fold) and `timeline_view` (`TimelineView`), `input`
+//! (`InputState`) and `step` (`StepState`). Every field of `App` is private; the panes read
+//! through methods. A pane's state keeps its fields private behind methods; the three
+//! shared parts expose fields to `App`'s own modules only (`pub(super)`), since every
+//! handler reads the screen and the agent's facts. A new pane adds one field and its
+//! messages; a new covering view adds a `Layer` kind and its `View`.
 //!
 //! One concern per file: `state` (the data types), `list` (selection and scrolling),
-//! `history` (routing the agent's history to the conversation), `agent_events`, `navigation` (keys outside the input), `pane_actions`
-//! (conversation, events, outputs actions), `transcripts`, `sessions` (the sessions
-//! browser and an opened session), `jobs` (asking for work and
-//! taking its results), `overlays`, `input` (input box and slash commands), `mouse`,
-//! `step` (step mode's keys, the pause's highlighted rows, the first-run legend, restart),
-//! `compare` (the compare view: strategies side by side on one session), `live` (the live
-//! view of a followed session: its events folded, its keys, the bell as an effect).
+//! `history` (routing the agent's history to the conversation), `agent_events`,
+//! `navigation` (keys outside the input), `pane_actions` (conversation, events, outputs
+//! actions), `transcripts`, `sessions` (the sessions browser and an opened session), `jobs`
+//! (asking for work and taking its results), `layers` (the covering views' stack and the
+//! `View` trait), `overlays` (the help, the legend, the config panel and the viewer as
+//! views), `input` (input box and slash commands), `mouse`, `step` (step mode's keys, the
+//! pause's highlighted rows, the first-run legend, restart), `compare` (the compare view:
+//! strategies side by side on one session), `live` (the live view of a followed session:
+//! its events folded, its keys, the bell as an effect).
 
 mod agent_events;
 mod agent_facts;
@@ -46,6 +49,7 @@ mod help_at;
 mod history;
 mod input;
 mod jobs;
+mod layers;
 mod list;
 mod live;
 mod mouse;
@@ -92,16 +96,16 @@ pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
 pub use outputs::OutputsState;
-pub use overlays::STRATEGY_ROW;
+pub use overlays::{HelpView, LegendView, STRATEGY_ROW};
 pub use requests_view::RequestsView;
 use screen::Screen;
 pub use screen::notice_pages;
 pub use search::{Hit, Search, event_text as search_event_text, search_matches};
-pub use sessions::SessionsState;
+pub use sessions::{SessionsState, StartSessions, Startup};
 pub use state::ConvRow;
 pub use state::{
-    ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, LoadKind, Loading, Overlay,
-    Pane, RunState, StageDiff,
+    ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, LoadKind, Loading, Pane,
+    RunState, StageDiff,
 };
 pub use step::StepState;
 pub use timeline::TimelineView;
@@ -149,29 +153,11 @@ pub enum Msg {
     /// The loop is running: the jobs to do first (clear old scratch stores, list the
     /// sessions, open the session `ctxlab open` named).
     LoopStarted,
+    /// Sessions to show now, with the loop running: the browser over these paths, or one
+    /// file opened at once (what `Start` carries for before the loop runs).
+    OpenSessions(StartSessions),
     /// Following a session: the settings, the follower's events, its end.
     Live(crate::tui::live::LiveMsg),
-}
-
-/// The start-up facts `Msg::Start` carries (the loop's caller read them; `App` reads no disk).
-#[derive(Debug, Clone, Default)]
-pub struct Startup {
-    pub notices: Vec<String>,
-    /// Where scratch stores go (`tui::sessions::scratch::scratch_root`).
-    pub scratch_root: Option<PathBuf>,
-    pub sessions: Option<StartSessions>,
-    /// The file that says the first-run legend was seen, when it does not exist yet: the
-    /// legend shows, and closing it asks for the file.
-    pub unseen_legend: Option<PathBuf>,
-}
-
-/// Sessions to show at start.
-#[derive(Debug, Clone)]
-pub enum StartSessions {
-    /// The browser over these files and folders (the default places when empty).
-    Browse(Vec<PathBuf>),
-    /// One session file, opened at once (`bytes`: its size when known).
-    File { path: PathBuf, bytes: Option<u64> },
 }
 
 /// What the loop must do after an update.
@@ -196,6 +182,70 @@ pub enum Effect {
     Bell,
 }
 
+/// A view covering the panes, one layer of `App`'s stack (`layers.rs`).
+#[derive(Debug, Clone)]
+// Not boxed: the stack holds a few layers at most, and each kind is matched by value.
+#[allow(clippy::large_enum_variant)]
+pub enum Layer {
+    Help(HelpView),
+    Legend(LegendView),
+    Config(ConfigPanel),
+    Diff(DiffView),
+    Viewer(Viewer),
+    Compare(CompareView),
+    Context(ContextView),
+    Requests(RequestsView),
+    Live(crate::tui::live::LiveView),
+}
+
+/// What a covering view did with a message.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    /// Taken; the view stays.
+    Consumed,
+    /// Taken; the view stays and asks for these effects.
+    Effects(Vec<Effect>),
+    /// Taken; the view closes (with these effects, e.g. stopping its follower).
+    Close(Vec<Effect>),
+    /// Not the view's: `App` does what every view shares (`?` opens the help over it); it
+    /// never reaches a view beneath.
+    Pass,
+}
+
+impl Outcome {
+    /// Consumed while the view stays open, else closed.
+    pub fn stay_if(open: bool) -> Outcome {
+        if open {
+            Outcome::Consumed
+        } else {
+            Outcome::Close(Vec::new())
+        }
+    }
+}
+
+/// A covering view's update half: it is taken off the stack while it handles a message, so
+/// `app` is the rest (to notify, ask for a job, open a view on top of it).
+pub trait View {
+    /// A key (Ctrl-C is `App`'s, before any view).
+    fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome;
+
+    /// The mouse: by default the wheel moves as Up and Down do and a click is taken.
+    fn mouse(&mut self, m: MouseEvent, app: &mut App) -> Outcome {
+        layers::wheel_as_keys(self, m, app)
+    }
+
+    /// The help section `?` opens over this view (None: the focused pane's).
+    fn help_section(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The keys the hint line offers while it is on top (None: an overlay naming its keys
+    /// in its title leaves the hint line to the view under it).
+    fn hints(&self) -> Option<&'static [(&'static str, &'static str)]> {
+        None
+    }
+}
+
 /// The whole UI state: a router of owned parts (see the module's comment).
 pub struct App {
     /// The screen's own facts: size, tick, focus, overlays, notices.
@@ -218,19 +268,16 @@ pub struct App {
     timeline_view: Option<TimelineView>,
     /// The last search across the conversation, the full session and the events.
     search: Option<Search>,
-    /// The compare view (`C`, `/compare`), when open: it covers the panes.
-    compare: Option<CompareView>,
-    /// Where the context goes (`w` in the timeline), when open: it covers the panes.
-    context: Option<ContextView>,
-    /// An opened capture's requests view (`R`), when open: it covers the panes.
-    requests: Option<RequestsView>,
+    /// The views covering the panes, the bottom one first: the top one has the keys and
+    /// the mouse and is drawn last (`layers.rs`).
+    layers: Vec<Layer>,
     /// The outputs pane: persisted outputs and the selection.
     outputs: OutputsState,
     /// The transcripts pane: the listing, its selection, the open transcript.
     transcripts: TranscriptsState,
     /// The sessions browser (a mode of the transcripts pane) and the opened session.
     sessions: SessionsState,
-    /// The live view of a followed session, and the settings for following.
+    /// The settings for following a session (its live view is a layer).
     live: crate::tui::live::LiveState,
 
     /// The input box: its text and the inputs sent before.
@@ -258,9 +305,7 @@ impl App {
             events: EventsState::default(),
             timeline_view: None,
             search: None,
-            compare: None,
-            context: None,
-            requests: None,
+            layers: Vec::new(),
             outputs: OutputsState::default(),
             transcripts: TranscriptsState::default(),
             sessions: Default::default(),
@@ -326,10 +371,6 @@ impl App {
     /// The job the screen is waiting for, if any.
     pub fn loading(&self) -> Option<&Loading> {
         self.jobs.loading.as_ref()
-    }
-
-    pub fn overlay(&self) -> Option<&Overlay> {
-        self.screen.overlay.as_ref()
     }
 
     /// What the agent is doing.
@@ -469,18 +510,18 @@ impl App {
         self.agent.run_state != RunState::Idle
             || self.screen.has_notices()
             || self.jobs.loading.is_some()
-            || self.compare.as_ref().is_some_and(|c| c.job().is_some())
+            || self.compare().is_some_and(|c| c.job().is_some())
             || self.tokens.busy()
     }
 
     /// Shows `text` in the hint line for a few seconds (longer when it is long).
-    pub fn notify(&mut self, text: impl Into<String>) {
+    pub(super) fn notify(&mut self, text: impl Into<String>) {
         self.screen.notify(text.into());
     }
 
     /// Shows `text` after the notices already waiting, each in turn: start-up notices are
     /// read one by one instead of being cut off together.
-    pub fn notify_queued(&mut self, text: impl Into<String>) {
+    pub(super) fn notify_queued(&mut self, text: impl Into<String>) {
         self.screen.notify_queued(text.into());
     }
 
@@ -490,12 +531,9 @@ impl App {
         match msg {
             Msg::Agent(ev) => self.on_agent(ev),
             Msg::Key(key) => self.on_key(key),
-            Msg::Mouse(m) => {
-                self.on_mouse(m);
-                Vec::new()
-            }
+            Msg::Mouse(m) => self.on_mouse(m),
             Msg::Paste(text) => {
-                if self.screen.focus == Pane::Input && self.screen.overlay.is_none() {
+                if self.screen.focus == Pane::Input && self.layers.is_empty() {
                     self.input.insert_str(&text.replace('\r', ""));
                 }
                 Vec::new()
@@ -536,6 +574,10 @@ impl App {
                 let mut effects = self.start_effects();
                 effects.extend(self.live_start_effects());
                 effects
+            }
+            Msg::OpenSessions(StartSessions::Browse(paths)) => self.open_sessions(paths),
+            Msg::OpenSessions(StartSessions::File { path, bytes }) => {
+                self.open_session(path, bytes)
             }
             Msg::Live(msg) => self.on_live(msg),
         }

@@ -1,11 +1,13 @@
-//! The mouse: the wheel scrolls the pane (or overlay) under the cursor by a few rows, a
-//! click focuses the pane under it, and a click on the gauge opens its detail (where the
-//! context goes, at the latest call). Hit-testing uses the same layout function as drawing,
-//! so the two agree. Wheel scrolling never opens anything, so it asks for no work.
+//! The mouse: a view covering the panes takes every mouse event (`layers.rs`: the wheel
+//! moves it, a click lands on it, never on what is drawn beneath). Otherwise the wheel
+//! scrolls the pane under the cursor by a few rows, a click focuses the pane under it, and a
+//! click on the gauge opens its detail (where the context goes, at the latest call).
+//! Hit-testing uses the same layout function as drawing, so the two agree. Wheel scrolling
+//! never opens anything, so it asks for no work.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use crossterm::event::{MouseEvent, MouseEventKind};
 
-use super::{App, Pane};
+use super::{App, Effect, Pane};
 use crate::tui::keys::Action;
 use crate::tui::layout;
 
@@ -13,30 +15,22 @@ use crate::tui::layout;
 const WHEEL_ROWS: isize = 3;
 
 impl App {
-    pub(super) fn on_mouse(&mut self, m: MouseEvent) {
+    pub(super) fn on_mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
+        if let Some(effects) = self.route_to_top(|view, app| view.mouse(m, app), None) {
+            return effects;
+        }
         let delta = match m.kind {
             MouseEventKind::ScrollUp => -WHEEL_ROWS,
             MouseEventKind::ScrollDown => WHEEL_ROWS,
             MouseEventKind::Down(_) => {
                 self.click(m.column, m.row);
-                return;
+                return Vec::new();
             }
-            _ => return,
+            _ => return Vec::new(),
         };
         let action = if delta < 0 { Action::Up } else { Action::Down };
-        if self.screen.overlay.is_some() {
-            let code = if delta < 0 {
-                KeyCode::Up
-            } else {
-                KeyCode::Down
-            };
-            for _ in 0..delta.unsigned_abs() {
-                self.overlay_key(KeyEvent::new(code, KeyModifiers::NONE));
-            }
-            return;
-        }
         let Some(a) = self.areas() else {
-            return;
+            return Vec::new();
         };
         let pane = if layout::contains(a.main, m.column, m.row) {
             self.screen.main
@@ -47,7 +41,7 @@ impl App {
         } else if layout::contains(a.events, m.column, m.row) {
             Pane::Events
         } else {
-            return;
+            return Vec::new();
         };
         for _ in 0..delta.unsigned_abs() {
             // Up and Down only move selections: the effects lists stay empty.
@@ -64,12 +58,11 @@ impl App {
                 Pane::Input => {}
             }
         }
+        Vec::new()
     }
 
+    /// A click on the panes (no view covers them).
     fn click(&mut self, x: u16, y: u16) {
-        if self.screen.overlay.is_some() {
-            return;
-        }
         let Some(a) = self.areas() else {
             return;
         };
@@ -79,10 +72,7 @@ impl App {
         {
             self.focus_pane_noeffect(Pane::Timeline);
         } else if layout::contains(a.gauge, x, y) {
-            // Under the compare or context view the gauge is not on screen.
-            if self.compare.is_none() && self.context.is_none() {
-                self.context_at_latest();
-            }
+            self.context_at_latest();
         } else if layout::contains(a.events, x, y) {
             self.focus_pane_noeffect(Pane::Events);
         } else if layout::contains(a.input, x, y) {

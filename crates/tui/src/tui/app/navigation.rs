@@ -1,4 +1,5 @@
-//! Keys, routed: Ctrl-C first (cancel, twice quits), then an open overlay, then the input
+//! Keys, routed: Ctrl-C first (cancel, twice quits), then the view on top (`layers.rs`;
+//! nothing beneath it gets the key), then the input
 //! box, then the key map's global actions (quit, help, legend, focus, the step keys,
 //! refresh) and finally the focused pane's actions. Also focus moves, which ask for a fresh
 //! file listing when a browser comes into view.
@@ -20,20 +21,8 @@ impl App {
         if keys::is_ctrl_c(&key) {
             return self.ctrl_c();
         }
-        if self.screen.overlay.is_some() {
-            return self.overlay_key(key);
-        }
-        if self.compare.is_some() {
-            return self.compare_key(key);
-        }
-        if self.context.is_some() {
-            return self.context_key(key);
-        }
-        if self.requests.is_some() {
-            return self.requests_key(key);
-        }
-        if self.live_view().is_some() {
-            return self.live_key(key);
+        if let Some(effects) = self.route_to_top(|view, app| view.key(key, app), Some(key)) {
+            return effects;
         }
         if self.browsing() && self.browser_filter_typing() {
             self.browser_filter_key(key);

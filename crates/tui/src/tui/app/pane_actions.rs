@@ -221,7 +221,7 @@ impl App {
     /// Selects the conversation row whose `<persisted-output>` marker names `relative`; when
     /// compaction removed that row, the full-session row it came from (which says where it
     /// went), else the stage event that wrote the file.
-    pub fn jump_to_marker(&mut self, relative: &str) {
+    pub(super) fn jump_to_marker(&mut self, relative: &str) {
         let found = self
             .conversation
             .history()

@@ -6,7 +6,7 @@
 //! on the gauge: the context view at the latest call, made at once from the timeline. The
 //! jobs are `tui::analysis`'s; their results land in `analysis_done`.
 
-use super::{App, ContextView, Effect, LoadKind};
+use super::{App, CompareView, ContextView, Effect, Layer, LoadKind};
 use crate::breakdown::session::SessionBreakdown;
 use crate::tui::analysis::{AnalysisDone, AnalysisWork, CallPick, SharedSession};
 // `B`: the fork is the library's (`fork::fork_whole`), run as a job.
@@ -117,10 +117,7 @@ impl App {
 
     /// `F` in the compare view: what the selected strategy's stages forgot before the
     /// selected call.
-    pub(super) fn forgot_in_compare(&mut self) -> Vec<Effect> {
-        let Some(v) = &self.compare else {
-            return Vec::new();
-        };
+    pub(super) fn forgot_in_compare(&mut self, v: &CompareView) -> Vec<Effect> {
         let k = v.strategy();
         let (Some(config), Some(run)) = (v.configs().get(k).copied(), v.runs().get(k)) else {
             self.notify("F: wait for this strategy's replay");
@@ -166,7 +163,8 @@ impl App {
             self.notify("no model call yet: nothing to break down");
             return;
         }
-        self.context = Some(ContextView::of(self.timeline(), usize::MAX));
+        let view = ContextView::of(self.timeline(), usize::MAX);
+        self.push_layer(Layer::Context(view));
     }
 
     pub(super) fn analysis_done(&mut self, done: AnalysisDone) {
@@ -190,7 +188,7 @@ impl App {
                     }
                     Ok(b) => {
                         let selected = picked(&b, pick);
-                        self.context = Some(ContextView::of_session(*b, selected));
+                        self.push_layer(Layer::Context(ContextView::of_session(*b, selected)));
                     }
                     Err(e) => self.notify(e),
                 }

@@ -7,10 +7,11 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::{App, Effect, LoadKind};
+use super::{App, Effect, Layer, LoadKind, Outcome, View};
 use crate::capture_view::CaptureRequests;
 use crate::session::SessionFormat;
 use crate::tui::analysis::AnalysisWork;
+use crate::tui::keys::section;
 use crate::tui::work::Work;
 
 /// The view's state: the rows as of its opening, the selected one, and how far the detail
@@ -46,7 +47,7 @@ impl RequestsView {
     }
 
     /// Moves the selection or scrolls the detail; returns false for a key that closes.
-    fn key(&mut self, key: KeyEvent) -> bool {
+    fn select_key(&mut self, key: KeyEvent) -> bool {
         let last = self.requests.rows.len().saturating_sub(1);
         let before = self.selected;
         match key.code {
@@ -71,7 +72,10 @@ impl RequestsView {
 impl App {
     /// The requests view, when open.
     pub fn requests_view(&self) -> Option<&RequestsView> {
-        self.requests.as_ref()
+        self.layers().iter().find_map(|l| match l {
+            Layer::Requests(v) => Some(v),
+            _ => None,
+        })
     }
 
     /// `R` in an opened session: its requests view, when it is a capture.
@@ -119,22 +123,26 @@ impl App {
                     .filter(|(_, x)| !x.side)
                     .nth(selected)
                     .map_or(0, |(i, _)| i);
-                self.requests = Some(RequestsView::new(*r, row));
+                self.push_layer(Layer::Requests(RequestsView::new(*r, row)));
             }
             Err(e) => self.notify(e),
         }
     }
+}
 
-    pub(super) fn requests_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+impl View for RequestsView {
+    fn key(&mut self, key: KeyEvent, _app: &mut App) -> Outcome {
         if key.code == KeyCode::Char('?') {
-            self.open_help();
-            return Vec::new();
+            return Outcome::Pass;
         }
-        if let Some(v) = &mut self.requests
-            && !v.key(key)
-        {
-            self.requests = None;
-        }
-        Vec::new()
+        Outcome::stay_if(self.select_key(key))
+    }
+
+    fn help_section(&self) -> Option<&'static str> {
+        Some(section::REQUESTS)
+    }
+
+    fn hints(&self) -> Option<&'static [(&'static str, &'static str)]> {
+        Some(&[("j/k", "request"), ("J/K", "detail"), ("Esc", "close")])
     }
 }

@@ -1,12 +1,12 @@
 //! The screen's own facts, one of `App`'s parts: the terminal's size, the tick clock, which
-//! pane has focus and what the main area shows, the overlay stack, the hint line's notices and
+//! pane has focus and what the main area shows, the hint line's notices and
 //! the double Ctrl-C. Notices live here because their expiry is measured in ticks and pages
 //! of the hint line's width, both screen facts.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
-use super::state::{Overlay, Pane};
+use super::state::Pane;
 use super::{NOTICE_PAGE_TICKS, TICKS_PER_SECOND};
 use crate::tui::theme::Theme;
 
@@ -25,9 +25,6 @@ pub(super) struct Screen {
     pub(super) focus: Pane,
     /// What the main area shows: Conversation, Outputs or Transcripts.
     pub(super) main: Pane,
-    pub(super) overlay: Option<Overlay>,
-    /// Overlays under the open one (a diff under the viewer it opened).
-    pub(super) overlay_stack: Vec<Overlay>,
     /// The tick of the last Ctrl-C, while a second one would quit.
     pub(super) last_ctrl_c: Option<u64>,
     notice: Option<(String, u64)>,
@@ -46,8 +43,6 @@ impl Screen {
             // Outside the input: `q` and `?` are keys from the first second; `i` types.
             focus: Pane::Conversation,
             main: Pane::Conversation,
-            overlay: None,
-            overlay_stack: Vec::new(),
             last_ctrl_c: None,
             notice: None,
             notices_queued: VecDeque::new(),

@@ -52,6 +52,27 @@ pub struct SessionsState {
     filling: bool,
 }
 
+/// The start-up facts `Msg::Start` carries (the loop's caller read them; `App` reads no disk).
+#[derive(Debug, Clone, Default)]
+pub struct Startup {
+    pub notices: Vec<String>,
+    /// Where scratch stores go (`tui::sessions::scratch::scratch_root`).
+    pub scratch_root: Option<PathBuf>,
+    pub sessions: Option<StartSessions>,
+    /// The file that says the first-run legend was seen, when it does not exist yet: the
+    /// legend shows, and closing it asks for the file.
+    pub unseen_legend: Option<PathBuf>,
+}
+
+/// Sessions to show at start.
+#[derive(Debug, Clone)]
+pub enum StartSessions {
+    /// The browser over these files and folders (the default places when empty).
+    Browse(Vec<PathBuf>),
+    /// One session file, opened at once (`bytes`: its size when known).
+    File { path: PathBuf, bytes: Option<u64> },
+}
+
 impl SessionsState {
     /// The transcripts pane shows the browser.
     pub fn active(&self) -> bool {
@@ -124,7 +145,7 @@ impl App {
 
     /// Shows the sessions browser listing `paths` (the default roots when empty) and asks
     /// for the listing.
-    pub fn open_sessions(&mut self, paths: Vec<PathBuf>) -> Vec<Effect> {
+    pub(super) fn open_sessions(&mut self, paths: Vec<PathBuf>) -> Vec<Effect> {
         self.sessions.active = true;
         self.sessions.paths = paths;
         self.sessions.listed = false;
@@ -137,16 +158,16 @@ impl App {
     }
 
     /// Takes what `Msg::Start` carries; the jobs it needs wait for `Msg::LoopStarted`.
-    pub(super) fn start(&mut self, start: super::Startup) {
+    pub(super) fn start(&mut self, start: Startup) {
         self.add_notices(start.notices);
         self.sessions.scratch_root = start.scratch_root;
         match start.sessions {
             None => {}
             // Listed by `start_effects`, so the listing is asked for once.
-            Some(super::StartSessions::Browse(paths)) => {
+            Some(StartSessions::Browse(paths)) => {
                 let _ = self.open_sessions(paths);
             }
-            Some(super::StartSessions::File { path, bytes }) => {
+            Some(StartSessions::File { path, bytes }) => {
                 let _ = self.open_sessions(vec![path.clone()]);
                 self.sessions.open_on_start = Some((path, bytes));
             }
@@ -206,7 +227,7 @@ impl App {
     }
 
     /// Asks for a session: its first lines and, in parallel, all of it.
-    pub fn open_session(&mut self, path: PathBuf, bytes: Option<u64>) -> Vec<Effect> {
+    pub(super) fn open_session(&mut self, path: PathBuf, bytes: Option<u64>) -> Vec<Effect> {
         let progress = Progress::default();
         let id = self.start_job(LoadKind::Session {
             relative: path.display().to_string(),

@@ -1,11 +1,10 @@
 //! The data `App` is made of that no pane owns (apart from lists, `list.rs`): the panes'
-//! names, diffs, the overlays, what the agent is doing and what
+//! names, diffs, the config panel's state, what the agent is doing and what
 //! the screen is waiting for. Plain data with no behaviour beyond small lookups; each
 //! pane's own state lives in its file (`transcripts.rs`, `timeline.rs`, `viewer.rs`, ...).
 
 use std::sync::Arc;
 
-use super::viewer::Viewer;
 use crate::compact::Stage;
 use crate::timeline::{DiffOp, Fold, fold_by};
 use crate::tui::diff::DiffLine;
@@ -128,20 +127,6 @@ pub struct ConfigPanel {
     /// The value being typed.
     pub editing: Option<String>,
     pub error: Option<String>,
-}
-
-#[derive(Debug, Clone)]
-pub enum Overlay {
-    Help {
-        top: usize,
-    },
-    /// The first-run legend: panes, stages, letters, step keys.
-    Legend {
-        top: usize,
-    },
-    Config(ConfigPanel),
-    Diff(DiffView),
-    Viewer(Viewer),
 }
 
 /// What the agent is doing, as far as events tell.

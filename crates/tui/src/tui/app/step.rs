@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 
-use super::{App, Effect, EventKind, Overlay, Pane, RunState};
+use super::{App, Effect, EventKind, Layer, LegendView, Pane, RunState};
 use crate::agent::events::{NextStep, StepTarget, UserCommand};
 use crate::tui::layout;
 use crate::tui::pause;
@@ -232,13 +232,12 @@ impl App {
     }
 
     /// Opens the legend (at start on a first run, and with `l`).
-    pub fn show_legend(&mut self) {
-        self.screen.overlay = Some(Overlay::Legend { top: 0 });
+    pub(super) fn show_legend(&mut self) {
+        self.push_layer(Layer::Legend(LegendView::default()));
     }
 
-    /// Closes the legend; the first time, asks for it to be remembered as seen.
-    pub(super) fn close_legend(&mut self) -> Vec<Effect> {
-        self.screen.overlay = None;
+    /// The legend closed: the first time, asks for it to be remembered as seen.
+    pub(super) fn legend_seen(&mut self) -> Vec<Effect> {
         match self.screen.legend_marker.take() {
             Some(path) => vec![Effect::Work(Work::RememberLegend { path })],
             None => Vec::new(),
@@ -247,7 +246,7 @@ impl App {
 
     /// Start-up notices: each becomes an events row (Enter shows it in full) and takes its
     /// turn in the hint line.
-    pub fn add_notices(&mut self, notices: Vec<String>) {
+    pub(super) fn add_notices(&mut self, notices: Vec<String>) {
         for text in notices {
             self.push_event(EventKind::Notice { text: text.clone() });
             self.notify_queued(text);

@@ -105,7 +105,7 @@ impl App {
     }
 
     /// Opens the timeline on the newest call (focus moves to it).
-    pub fn open_timeline(&mut self) {
+    pub(super) fn open_timeline(&mut self) {
         let last = self.timeline.calls.len().saturating_sub(1);
         self.timeline_view = Some(TimelineView {
             selected: last,
@@ -121,7 +121,7 @@ impl App {
     }
 
     /// Back to the live history (and the live branch).
-    pub fn close_timeline(&mut self) {
+    pub(super) fn close_timeline(&mut self) {
         if self.showing_other_branch() {
             self.toggle_branch();
         }
@@ -229,7 +229,7 @@ impl App {
     }
 
     /// The selected call's request against the previous call's, labelled by stage.
-    pub fn open_call_diff(&mut self) {
+    pub(super) fn open_call_diff(&mut self) {
         let Some(v) = &self.timeline_view else {
             return;
         };
@@ -262,7 +262,7 @@ impl App {
     }
 
     /// The selected call's request, exactly as sent, as JSON in the viewer.
-    pub fn open_request(&mut self) {
+    pub(super) fn open_request(&mut self) {
         let Some(call) = self
             .timeline_view
             .as_ref()
@@ -296,7 +296,7 @@ impl App {
     }
 
     /// Opens the diff of stage step `step` (from the timeline's lineage).
-    pub fn open_step_diff(&mut self, step: StepId) -> bool {
+    pub(super) fn open_step_diff(&mut self, step: StepId) -> bool {
         let Some(s) = self.timeline.step(step) else {
             return false;
         };

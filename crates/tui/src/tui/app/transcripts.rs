@@ -108,11 +108,6 @@ impl TranscriptsState {
         missing
     }
 
-    /// Replaces the listing as it is (tests and snapshots use fixed ages).
-    pub(super) fn replace_files(&mut self, files: Vec<TranscriptFile>) {
-        self.files = files;
-    }
-
     /// A count job finished: `asked` are no longer being counted; `counts` (when still
     /// about this workspace) fill in the files whose name and size match.
     pub(super) fn counted(&mut self, asked: &[String], counts: Option<Vec<(String, u64, usize)>>) {
@@ -232,7 +227,7 @@ impl App {
 
     /// Asks for a transcript (`bytes` is its size, for the loading line), and for a replay
     /// once it is open when `then_replay`. Reads nothing itself.
-    pub fn open_transcript(
+    pub(super) fn open_transcript(
         &mut self,
         relative: &str,
         bytes: u64,

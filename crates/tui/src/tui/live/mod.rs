@@ -153,26 +153,18 @@ pub enum LiveRow {
     Notice(String),
 }
 
-/// The settings and the followed session's view, `App`'s one field for following.
+/// The settings for following and the last follower id, `App`'s one field for following (the
+/// followed session's `LiveView` is one of `App`'s layers).
 #[derive(Debug, Default)]
 pub struct LiveState {
     options: LiveOptions,
     /// The last follower id handed out.
     seq: u64,
-    view: Option<LiveView>,
 }
 
 impl LiveState {
     pub fn options(&self) -> &LiveOptions {
         &self.options
-    }
-
-    pub fn view(&self) -> Option<&LiveView> {
-        self.view.as_ref()
-    }
-
-    pub fn view_mut(&mut self) -> Option<&mut LiveView> {
-        self.view.as_mut()
     }
 
     pub fn set_options(&mut self, options: LiveOptions) {
@@ -184,21 +176,18 @@ impl LiveState {
         self.options.follow.take()
     }
 
-    /// A fresh view for `chosen` and the request that starts its follower.
-    pub fn start(&mut self, chosen: Chosen) -> FollowRequest {
+    /// A fresh view for `chosen` (the workbench opens it as a layer) and the request that
+    /// starts its follower.
+    pub fn start(&mut self, chosen: Chosen) -> (LiveView, FollowRequest) {
         self.seq += 1;
-        self.view = Some(LiveView::new(self.seq, &chosen));
-        FollowRequest {
+        let view = LiveView::new(self.seq, &chosen);
+        let request = FollowRequest {
             id: self.seq,
             chosen,
             poll: self.options.poll,
             notify: self.options.notify,
-        }
-    }
-
-    /// Closes the view; its follower is stopped by the loop.
-    pub fn close(&mut self) -> Option<LiveView> {
-        self.view.take()
+        };
+        (view, request)
     }
 }
 

@@ -3,13 +3,13 @@ use crate::session::model::{CompactionKind, Summary};
 
 fn view() -> LiveView {
     let mut state = LiveState::default();
-    let request = state.start(Chosen {
+    let (view, request) = state.start(Chosen {
         path: "/p/s.jsonl".into(),
         why: "named".into(),
         scope: None,
     });
     assert_eq!(request.id(), 1);
-    state.close().unwrap()
+    view
 }
 
 fn skipped(line: usize) -> WatchEvent {

@@ -12,13 +12,14 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use super::compare_parts::{
     WIDE_FROM, detail_lines, kept_name, piece_label, reach_bar, reach_name, reach_style, waiting,
 };
+use super::covering_frame;
+use super::fit;
 use super::plot::compact_number;
-use super::{fit, pane_block};
 use crate::compare::{Reach, ReachTotals, StrategyRun};
 use crate::timeline::lineage::stage_letter;
 use crate::tui::app::{App, CompareView};
@@ -41,12 +42,26 @@ pub fn area(app: &App, full: Rect) -> Option<Rect> {
     })
 }
 
-pub fn render(app: &App, f: &mut Frame, full: Rect) {
-    let (Some(v), Some(r)) = (app.compare(), area(app, full)) else {
+/// A view between the status bar and the hint line (`area`: compare, the context and the
+/// requests views): its frame titled `title`, and `body`'s lines for the inside's width and
+/// height.
+pub fn render_between_bars(
+    app: &App,
+    f: &mut Frame,
+    full: Rect,
+    title: Line<'_>,
+    body: impl FnOnce(usize, usize) -> Vec<Line<'static>>,
+) {
+    let Some(r) = area(app, full) else {
         return;
     };
+    let inner = covering_frame(f, r, title, app.theme());
+    let lines = body(inner.width as usize, inner.height as usize);
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+pub fn render(app: &App, f: &mut Frame, full: Rect, v: &CompareView) {
     let theme = app.theme();
-    f.render_widget(Clear, r);
     let names: Vec<&str> = v.configs().iter().map(|c| c.strategy.name()).collect();
     let mut title = vec![
         Span::styled(" Compare ", theme.title()),
@@ -70,11 +85,9 @@ pub fn render(app: &App, f: &mut Frame, full: Rect) {
             theme.dim(),
         ));
     }
-    let block = pane_block(Line::from(title), true, theme);
-    let inner = block.inner(r);
-    f.render_widget(block, r);
-    let lines = lines(v, inner.width as usize, inner.height as usize, theme);
-    f.render_widget(Paragraph::new(lines), inner);
+    render_between_bars(app, f, full, Line::from(title), |w, h| {
+        lines(v, w, h, theme)
+    });
 }
 
 /// Every line of the view's inside, `width` columns, at most `height` lines.

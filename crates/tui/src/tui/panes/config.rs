@@ -5,9 +5,10 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
-use super::{fit, pane_block};
+use super::covering_frame;
+use super::fit;
 use crate::compact::PipelineConfig;
 use crate::compact::Strategy;
 use crate::tui::app::{App, ConfigPanel, STRATEGY_ROW};
@@ -16,14 +17,11 @@ use crate::util::group_digits;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
     let r = centered(area, 70, 80);
-    f.render_widget(Clear, r);
     let title = Line::from(vec![
         Span::styled(" Pipeline config ", app.theme().title()),
         Span::styled("(applies from the next model call) ", app.theme().dim()),
     ]);
-    let block = pane_block(title, true, app.theme());
-    let inner = block.inner(r);
-    f.render_widget(block, r);
+    let inner = covering_frame(f, r, title, app.theme());
     let mut lines = Vec::new();
     for (i, key) in PipelineConfig::KEYS.iter().enumerate() {
         let value = app.config().get(key).map(group_digits).unwrap_or_default();

@@ -8,9 +8,8 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
 
-use super::{compare, fit, pane_block};
+use super::{compare, fit};
 use crate::breakdown::CallBreakdown;
 use crate::tui::app::{App, ContextView};
 use crate::tui::theme::Theme;
@@ -48,23 +47,15 @@ fn band_of(key: &str) -> Option<&'static (&'static str, char, Color)> {
     BANDS.iter().find(|b| b.0 == key)
 }
 
-pub fn render(app: &App, f: &mut Frame, full: Rect) {
-    let (Some(v), Some(r)) = (app.context_view(), compare::area(app, full)) else {
-        return;
-    };
+pub fn render(app: &App, f: &mut Frame, full: Rect, v: &ContextView) {
     let theme = app.theme();
-    f.render_widget(Clear, r);
     let calls = v.breakdown().calls.len();
     let title = Line::from(vec![
         Span::styled(" Where the context goes ", theme.title()),
         Span::raw(format!("· call {} of {calls} ", v.selected() + 1)),
         Span::styled("(h/l call, Esc) ", theme.dim()),
     ]);
-    let block = pane_block(title, true, theme);
-    let inner = block.inner(r);
-    f.render_widget(block, r);
-    let lines = lines(v, inner.width as usize, inner.height as usize, theme);
-    f.render_widget(Paragraph::new(lines), inner);
+    compare::render_between_bars(app, f, full, title, |w, h| lines(v, w, h, theme));
 }
 
 /// Every line of the view's inside, `width` columns, at most `height` lines.

@@ -8,9 +8,10 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
-use super::{fit, pane_block};
+use super::covering_frame;
+use super::fit;
 use crate::timeline::Fold;
 use crate::timeline::diff::DiffOp;
 use crate::tui::app::{App, DiffView};
@@ -25,15 +26,13 @@ const TAG_COL_MAX: usize = 16;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
     let r = centered(area, 90, 85);
-    f.render_widget(Clear, r);
     let theme = app.theme();
-    let block = pane_block(
+    let inner = covering_frame(
+        f,
+        r,
         Line::from(Span::styled(" Diff ", theme.title())),
-        true,
         theme,
     );
-    let inner = block.inner(r);
-    f.render_widget(block, r);
     let width = inner.width as usize;
     let header = d.header(width);
     let mut lines: Vec<Line> = Vec::with_capacity(inner.height as usize);

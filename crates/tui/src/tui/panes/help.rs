@@ -4,16 +4,15 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
-use super::pane_block;
+use super::covering_frame;
 use crate::tui::app::App;
 use crate::tui::keys::{HelpRow, help_rows as rows};
 use crate::tui::layout::centered;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
     let r = centered(area, 90, 85);
-    f.render_widget(Clear, r);
     let title = Line::from(vec![
         Span::styled(" Keys ", app.theme().title()),
         Span::raw(format!(
@@ -23,9 +22,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
         )),
         Span::styled("(j/k scroll, Esc closes) ", app.theme().dim()),
     ]);
-    let block = pane_block(title, true, app.theme());
-    let inner = block.inner(r);
-    f.render_widget(block, r);
+    let inner = covering_frame(f, r, title, app.theme());
     let lines: Vec<Line> = rows(inner.width as usize)
         .into_iter()
         .skip(top)

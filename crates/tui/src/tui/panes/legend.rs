@@ -4,23 +4,20 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
-use super::pane_block;
+use super::covering_frame;
 use crate::tui::app::App;
 use crate::tui::legend::{lines, rect};
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
     let lines = lines(app.theme(), app.config(), &app.notices(), app.size());
     let r = rect(area, lines.len());
-    f.render_widget(Clear, r);
     let title = Line::from(vec![
         Span::styled(" Legend ", app.theme().title()),
         Span::styled("(Enter closes, j/k scroll) ", app.theme().dim()),
     ]);
-    let block = pane_block(title, true, app.theme());
-    let inner = block.inner(r);
-    f.render_widget(block, r);
+    let inner = covering_frame(f, r, title, app.theme());
     let shown: Vec<Line> = lines
         .into_iter()
         .skip(top)

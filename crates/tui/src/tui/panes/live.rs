@@ -8,10 +8,11 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
+use super::covering_frame;
+use super::fit;
 use super::session_view::{compaction_row, curve};
-use super::{fit, pane_block};
 use crate::sanitize::sanitize_line;
 use crate::session::model::MessageKind;
 use crate::tui::app::App;
@@ -32,8 +33,8 @@ fn clean(text: &str, width: usize) -> String {
 }
 
 /// The whole screen but the hint line.
-pub fn render(app: &App, f: &mut Frame, full: Rect) {
-    let (Some(v), Some(a)) = (app.live_view(), app.areas()) else {
+pub fn render(app: &App, f: &mut Frame, full: Rect, v: &LiveView) {
+    let Some(a) = app.areas() else {
         return;
     };
     let theme = app.theme();
@@ -41,7 +42,6 @@ pub fn render(app: &App, f: &mut Frame, full: Rect) {
         height: a.hints.y.saturating_sub(full.y),
         ..full
     };
-    f.render_widget(Clear, r);
     let state = match (v.ended(), v.caught_up()) {
         (Some(_), _) => "stopped",
         (None, true) => "live",
@@ -52,9 +52,7 @@ pub fn render(app: &App, f: &mut Frame, full: Rect) {
         Span::raw(format!("· {state} ")),
         Span::styled("(j/k move, o text, G latest, Esc close) ", theme.dim()),
     ]);
-    let block = pane_block(title, true, theme);
-    let inner = block.inner(r);
-    f.render_widget(block, r);
+    let inner = covering_frame(f, r, title, theme);
     let width = inner.width as usize;
     let head = header(v, width, theme);
     let (head_area, rest) = split_top(inner, (head.len() as u16).min(inner.height));

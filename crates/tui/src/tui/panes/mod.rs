@@ -14,6 +14,7 @@ pub mod events;
 pub mod gauge;
 pub mod help;
 pub mod input;
+pub mod layers;
 pub mod legend;
 pub mod live;
 pub mod msglist;
@@ -32,9 +33,9 @@ pub mod viewer;
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
-use super::app::{App, LoadKind, Overlay, Pane, TICKS_PER_SECOND};
+use super::app::{App, LoadKind, Pane, TICKS_PER_SECOND};
 use super::layout::{self, MIN_HEIGHT, MIN_WIDTH};
 use super::theme::Theme;
 
@@ -63,27 +64,9 @@ pub fn render(app: &App, f: &mut Frame) {
         events::render(app, f, a.events);
     }
     input::render(app, f, a.input);
-    if app.compare().is_some() {
-        compare::render(app, f, area);
-    }
-    if app.context_view().is_some() {
-        context::render(app, f, area);
-    }
-    if app.requests_view().is_some() {
-        requests::render(app, f, area);
-    }
-    if app.live_view().is_some() {
-        live::render(app, f, area);
-    }
     status::render_hints(app, f, a.hints);
-    match app.overlay() {
-        None => {}
-        Some(Overlay::Help { top }) => help::render(app, f, area, *top),
-        Some(Overlay::Legend { top }) => legend::render(app, f, area, *top),
-        Some(Overlay::Config(p)) => config::render(app, f, area, p),
-        Some(Overlay::Diff(d)) => diff::render(app, f, area, d),
-        Some(Overlay::Viewer(v)) => viewer::render(app, f, area, v),
-    }
+    // The covering views, the one with the keys last (the hint line is not theirs).
+    layers::render(app, f, area);
 }
 
 fn too_small(app: &App, f: &mut Frame, area: Rect) {
@@ -127,6 +110,16 @@ pub fn pane_block<'a>(title: Line<'a>, focused: bool, theme: &Theme) -> Block<'a
         })
         .border_style(theme.border(focused))
         .title(title)
+}
+
+/// A covering view's frame on `r`: what is beneath cleared, the focused border and
+/// `title`. Returns the inside.
+pub fn covering_frame(f: &mut Frame, r: Rect, title: Line<'_>, theme: &Theme) -> Rect {
+    f.render_widget(Clear, r);
+    let block = pane_block(title, true, theme);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    inner
 }
 
 /// `mm:ss.d` from ticks.

@@ -16,6 +16,35 @@ use crate::tui::theme::{Level, Theme};
 use crate::util::group_digits;
 
 const EIGHTHS: [&str; 8] = [" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇"];
+
+/// Row `r` (0 at the bottom) of a column bar `h` eighths of a row tall: a full block, the
+/// top's partial eighth, or None above the bar. The gauge's plot and the live and opened
+/// sessions' curve draw their columns with it.
+pub fn bar_cell(h: usize, r: usize) -> Option<&'static str> {
+    let floor = r * 8;
+    if h >= floor + 8 {
+        Some("█")
+    } else if h > floor {
+        Some(EIGHTHS[h - floor])
+    } else {
+        None
+    }
+}
+
+/// A column's cell, highlighted when its call is the selected one.
+pub fn column_span(
+    text: &'static str,
+    style: Style,
+    selected: bool,
+    theme: &Theme,
+) -> Span<'static> {
+    let style = if selected {
+        style.patch(theme.selected())
+    } else {
+        style
+    };
+    Span::styled(text, style)
+}
 /// Columns of the y labels (`233k `), drawn when the plot is at least this wide.
 const LABEL_W: usize = 5;
 const LABELS_FROM_W: usize = 30;
@@ -144,10 +173,8 @@ pub fn render(
             let beyond = r + 1 == rows && c.before.max(c.after) > max;
             let (text, style) = if beyond {
                 ("↑", theme.warn())
-            } else if after >= floor + 8 {
-                ("█", bar_style(theme, c.refused))
-            } else if after > floor {
-                (EIGHTHS[after - floor], bar_style(theme, c.refused))
+            } else if let Some(cell) = bar_cell(after, r) {
+                (cell, bar_style(theme, c.refused))
             } else if before >= floor + 4 {
                 ("░", theme.dim())
             } else if r == limit_row && rows >= 2 {
@@ -155,12 +182,7 @@ pub fn render(
             } else {
                 (" ", Style::new())
             };
-            let style = if Some(start + k) == selected {
-                style.patch(theme.selected())
-            } else {
-                style
-            };
-            spans.push(Span::styled(text, style));
+            spans.push(column_span(text, style, Some(start + k) == selected, theme));
         }
         lines.push(Line::from(spans));
     }

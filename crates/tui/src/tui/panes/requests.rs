@@ -7,9 +7,8 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
 
-use super::{compare, fit, pane_block, selected_line};
+use super::{compare, fit, selected_line};
 use crate::capture_view::text::{detail_lines, header_line, row_line};
 use crate::tui::app::{App, RequestsView};
 use crate::tui::theme::Theme;
@@ -17,23 +16,15 @@ use crate::tui::theme::Theme;
 /// The list takes at most this share of the inside (in eighths); the detail the rest.
 const LIST_EIGHTHS: usize = 3;
 
-pub fn render(app: &App, f: &mut Frame, full: Rect) {
-    let (Some(v), Some(r)) = (app.requests_view(), compare::area(app, full)) else {
-        return;
-    };
+pub fn render(app: &App, f: &mut Frame, full: Rect, v: &RequestsView) {
     let theme = app.theme();
-    f.render_widget(Clear, r);
     let rows = v.requests().rows.len();
     let title = Line::from(vec![
         Span::styled(" Requests ", theme.title()),
         Span::raw(format!("· {} of {rows} ", v.selected() + 1)),
         Span::styled("(j/k request, J/K detail, Esc) ", theme.dim()),
     ]);
-    let block = pane_block(title, true, theme);
-    let inner = block.inner(r);
-    f.render_widget(block, r);
-    let lines = lines(v, inner.width as usize, inner.height as usize, theme);
-    f.render_widget(Paragraph::new(lines), inner);
+    compare::render_between_bars(app, f, full, title, |w, h| lines(v, w, h, theme));
 }
 
 /// Every line of the view's inside, `width` columns, at most `height` lines.

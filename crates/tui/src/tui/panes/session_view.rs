@@ -297,27 +297,21 @@ pub(super) fn curve(
         };
         let mut spans = vec![Span::styled(format!("{label:>4} "), theme.dim())];
         for (k, v) in shown.iter().enumerate() {
-            let h = eighths(*v);
-            let floor = r * 8;
-            let (text, style) = if h >= floor + 8 {
-                ("█", ratatui::style::Style::new())
-            } else if h > floor {
-                (EIGHTHS[h - floor], ratatui::style::Style::new())
+            let (text, style) = if let Some(cell) = plot::bar_cell(eighths(*v), r) {
+                (cell, ratatui::style::Style::new())
             } else if window_row == Some(r) {
                 ("┄", theme.warn())
             } else {
                 (" ", ratatui::style::Style::new())
             };
-            let style = if Some(start + k) == selected {
-                style.patch(theme.selected())
-            } else {
-                style
-            };
-            spans.push(Span::styled(text, style));
+            spans.push(plot::column_span(
+                text,
+                style,
+                Some(start + k) == selected,
+                theme,
+            ));
         }
         lines.push(Line::from(spans));
     }
     f.render_widget(Paragraph::new(lines), area);
 }
-
-const EIGHTHS: [&str; 8] = [" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇"];

@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 
 use super::{clip, fmt_elapsed, human_bytes, key_hint};
 use crate::agent::events::StepTarget;
-use crate::tui::app::{App, LoadKind, NOTICE_PAGE_TICKS, Pane, RunState, notice_pages};
+use crate::tui::app::{App, Layer, LoadKind, NOTICE_PAGE_TICKS, Pane, RunState, notice_pages};
 use crate::tui::theme::Theme;
 use crate::util::{display_width, group_digits};
 
@@ -203,26 +203,11 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
         );
         return;
     }
-    let compare: &[(&str, &str)] = &[
-        ("h/l", "call"),
-        ("j/k", "piece"),
-        ("Tab", "strategy"),
-        ("F", "forgot"),
-        ("n", "unseen"),
-        ("Esc/q", "close"),
-    ];
+    // The topmost covering view that offers keys here (an overlay names its own in its
+    // title): it has the keys, so only its own are offered.
+    let covering = app.layers().iter().rev().find_map(|l| l.hints());
     let pane: &[(&str, &str)] = match app.focus() {
-        _ if app.compare().is_some() => compare,
-        _ if app.context_view().is_some() => &[("h/l", "call"), ("Esc", "close")],
-        _ if app.requests_view().is_some() => {
-            &[("j/k", "request"), ("J/K", "detail"), ("Esc", "close")]
-        }
-        _ if app.live_view().is_some() => &[
-            ("j/k", "move"),
-            ("o", "text"),
-            ("G", "latest"),
-            ("Esc", "close"),
-        ],
+        _ if covering.is_some() => covering.unwrap_or_default(),
         Pane::Input => &[("Enter", "send"), ("Alt-Enter", "newline")],
         Pane::Conversation => &[
             ("j/k", "move"),
@@ -288,11 +273,7 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     };
     // In step mode the step keys come first: they are what a class is waiting for.
     let mut items: Vec<(&str, &str)> = Vec::new();
-    // The compare view takes every key: only its own are offered.
-    let comparing = app.compare().is_some()
-        || app.context_view().is_some()
-        || app.requests_view().is_some()
-        || app.live_view().is_some();
+    let comparing = covering.is_some();
     if app.step_state().mode() && app.focus() != Pane::Input && !comparing {
         items.extend([("Space", "step"), ("s", "stage"), ("c", "call")]);
     }
@@ -365,7 +346,8 @@ fn hint_tail<'a>(app: &App, theme: &Theme) -> Vec<Span<'a>> {
         spans.push(Span::raw(" leave, then "));
     }
     spans.push(Span::styled("?", theme.key()));
-    if app.compare().is_some() {
+    let covering = app.layers().iter().rev().find(|l| l.hints().is_some());
+    if matches!(covering, Some(Layer::Compare(_))) {
         // In the compare view `q` closes the view (its own hint says so).
         spans.push(Span::raw(" help"));
         return spans;

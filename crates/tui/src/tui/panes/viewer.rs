@@ -7,9 +7,10 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
-use super::{clip, pane_block};
+use super::clip;
+use super::covering_frame;
 use crate::tui::app::{App, TextMatch, Viewer};
 use crate::tui::layout::centered;
 use crate::tui::rows::wrap_words_at;
@@ -18,16 +19,13 @@ use crate::util::display_width;
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, v: &Viewer) {
     let r = centered(area, 90, 85);
-    f.render_widget(Clear, r);
     let theme = app.theme();
     let title = Line::from(vec![
         Span::styled(" View ", theme.title()),
         Span::raw(clip(v.title(), (r.width as usize).saturating_sub(12))),
         Span::raw(" "),
     ]);
-    let block = pane_block(title, true, theme);
-    let inner = block.inner(r);
-    f.render_widget(block, r);
+    let inner = covering_frame(f, r, title, theme);
     let body_h = (inner.height as usize).saturating_sub(1);
     let num_w = v.lines().len().to_string().len().max(3);
     let width = (inner.width as usize).saturating_sub(num_w + 1).max(1);
