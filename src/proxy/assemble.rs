@@ -157,32 +157,61 @@ impl Assembler {
         self.out
     }
 
+    /// For the events of a WebSocket exchange (each a text message, `websocket`): no body to
+    /// frame, each event given whole to `event`.
+    pub fn for_events(api: ApiKind, status: u16) -> Assembler {
+        let mut a = Assembler::new(api, status, None, None);
+        a.out.streamed = true;
+        a
+    }
+
+    /// One event whole, already parsed (a WebSocket text message of `bytes` bytes): counted
+    /// and folded as an SSE event's data is.
+    pub fn event(&mut self, bytes: usize, v: &Value) {
+        self.out.bytes += bytes as u64;
+        self.out.events += 1;
+        self.fold_event("", v);
+    }
+
+    /// Bytes passed on that are no event (a binary message, a ping): counted only.
+    pub fn count_bytes(&mut self, bytes: usize) {
+        self.out.bytes += bytes as u64;
+    }
+
     fn take_events(&mut self) {
         let events = std::mem::take(&mut self.events);
         for e in &events {
-            self.out.events += 1;
-            if e.data.trim() == "[DONE]" {
-                self.complete = true;
-                continue;
-            }
-            let Ok(v) = serde_json::from_str::<Value>(&e.data) else {
-                continue;
-            };
-            let kind = v.get("type").and_then(Value::as_str).unwrap_or(&e.event);
-            if matches!(
-                kind,
-                "message_stop" | "response.completed" | "response.incomplete" | "response.failed"
-            ) {
-                self.complete = true;
-            }
-            match self.api {
-                ApiKind::OpenaiChat => self.chat_event(&v),
-                ApiKind::OpenaiResponses => self.responses_event(&e.event, &v),
-                _ => self.anthropic_event(&e.event, &v),
-            }
+            self.one_event(&e.event, &e.data);
         }
         self.events = events;
         self.events.clear();
+    }
+
+    fn one_event(&mut self, name: &str, data: &str) {
+        self.out.events += 1;
+        if data.trim() == "[DONE]" {
+            self.complete = true;
+            return;
+        }
+        let Ok(v) = serde_json::from_str::<Value>(data) else {
+            return;
+        };
+        self.fold_event(name, &v);
+    }
+
+    fn fold_event(&mut self, name: &str, v: &Value) {
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or(name);
+        if matches!(
+            kind,
+            "message_stop" | "response.completed" | "response.incomplete" | "response.failed"
+        ) {
+            self.complete = true;
+        }
+        match self.api {
+            ApiKind::OpenaiChat => self.chat_event(v),
+            ApiKind::OpenaiResponses => self.responses_event(name, v),
+            _ => self.anthropic_event(name, v),
+        }
     }
 
     fn call_at(&mut self, index: u64) -> &mut PendingCall {

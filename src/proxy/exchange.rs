@@ -40,7 +40,11 @@ struct Started {
 pub async fn handle(
     req: Request<Incoming>,
     shared: Arc<Shared>,
+    place: Arc<tokio::sync::OwnedSemaphorePermit>,
 ) -> Result<Response<ChannelBody>, std::convert::Infallible> {
+    if super::websocket::wanted(&req) {
+        return Ok(super::websocket::handle(req, shared, place).await);
+    }
     let arrived = Instant::now();
     let in_flight = shared.in_flight.enter();
     let deadline = tokio::time::Instant::now() + shared.limits.upstream_deadline;
@@ -225,13 +229,13 @@ pub async fn handle(
 }
 
 /// The failure of an exchange the proxy's stop cut (Ctrl-C while it streamed).
-const STOPPED: &str = "incomplete: the proxy was stopped before the exchange ended";
-const CLIENT_LEFT: &str = "the client went away: the upstream request was cancelled";
+pub(super) const STOPPED: &str = "incomplete: the proxy was stopped before the exchange ended";
+pub(super) const CLIENT_LEFT: &str = "the client went away: the upstream request was cancelled";
 /// How long a cut exchange waits for the rest of its request body before it is written
 /// without it (the body has normally ended long before the answer does).
 const SPOOL_WAIT_WHEN_CUT: std::time::Duration = std::time::Duration::from_secs(2);
 
-fn past_deadline(shared: &Shared) -> String {
+pub(super) fn past_deadline(shared: &Shared) -> String {
     format!(
         "the exchange passed the proxy's deadline of {} s upstream (--upstream-deadline): cut off",
         shared.limits.upstream_deadline.as_secs()
@@ -288,6 +292,7 @@ async fn finish(
                     sha256: body.sha256,
                     body: None,
                     body_omitted: omitted,
+                    websocket: None,
                 }
             }
             None => CapturedRequest {
@@ -296,6 +301,7 @@ async fn finish(
                 sha256: String::new(),
                 body: None,
                 body_omitted: Some("the request body was lost".to_string()),
+                websocket: None,
             },
         };
         let exchange = Exchange {

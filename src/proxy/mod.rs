@@ -15,6 +15,8 @@ mod exchange;
 mod limits;
 mod line;
 pub mod route;
+mod websocket;
+mod ws_chain;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -140,6 +142,8 @@ pub(crate) struct Shared {
     capture: CaptureFile,
     spool_dir: PathBuf,
     next: AtomicU64,
+    /// WebSocket connections opened so far (their numbers in the capture).
+    websockets: AtomicU64,
     watch: Option<mpsc::Sender<WatchedExchange>>,
     capture_work: Arc<tokio::sync::Semaphore>,
     limits: ConnectionLimits,
@@ -153,6 +157,10 @@ pub(crate) struct Shared {
 impl Shared {
     fn next_number(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn next_websocket(&self) -> u64 {
+        self.websockets.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Appends the exchange (its request body given as the client's JSON bytes) to the
@@ -240,6 +248,7 @@ impl Proxy {
                 capture,
                 spool_dir,
                 next: AtomicU64::new(0),
+                websockets: AtomicU64::new(0),
                 watch,
                 capture_work: Arc::new(tokio::sync::Semaphore::new(CAPTURE_WORKERS)),
                 limits: config.limits,
@@ -319,16 +328,19 @@ impl Proxy {
 async fn serve_connection(
     stream: tokio::net::TcpStream,
     shared: Arc<Shared>,
-    _place: tokio::sync::OwnedSemaphorePermit,
+    place: tokio::sync::OwnedSemaphorePermit,
 ) {
+    // Shared with an upgraded connection (a WebSocket), which keeps its place until it closes.
+    let place = Arc::new(place);
     let service = {
         let shared = Arc::clone(&shared);
-        service_fn(move |req| exchange::handle(req, Arc::clone(&shared)))
+        service_fn(move |req| exchange::handle(req, Arc::clone(&shared), Arc::clone(&place)))
     };
     let connection = http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(shared.limits.header_deadline)
-        .serve_connection(TokioIo::new(stream), service);
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
     let mut connection = std::pin::pin!(connection);
     let ended = tokio::select! {
         ended = connection.as_mut() => ended,

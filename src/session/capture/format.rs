@@ -171,6 +171,29 @@ pub struct CapturedRequest {
     pub body: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_omitted: Option<String>,
+    /// Set when the request was a message on a WebSocket (Codex's Responses transport)
+    /// rather than an HTTP request of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket: Option<WebsocketMessage>,
+}
+
+/// A request sent as a `response.create` message on a WebSocket (docs/capture.md,
+/// "WebSocket"): `bytes` and `sha256` are the message's; `body` is the message with its
+/// `input` preceded by the items the proxy carried over from the response it names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebsocketMessage {
+    /// The WebSocket's number in this capture (1-based, in the order they opened) and the
+    /// message's on it: the exchanges of one connection share the first.
+    pub connection: u64,
+    pub message: u64,
+    /// The `previous_response_id` the message names, when it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_response_id: Option<String>,
+    /// How many items (that response's input and output) the proxy put before the
+    /// message's own input; None when it names no response, or one the proxy did not see
+    /// on this connection (then the body is the message as sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_carried: Option<u64>,
 }
 
 /// Token counts in the Anthropic sense: `input_tokens` without the cached part.

@@ -60,6 +60,10 @@ fn refused(e: &Exchange) -> Option<String> {
     let r = &e.response;
     match r.status {
         None => Some("no response".to_string()),
+        // A WebSocket exchange's status is its connection's `101 Switching Protocols`.
+        Some(101) if e.request.websocket.is_some() => {
+            r.error.as_ref().map(|_| "an error event".to_string())
+        }
         Some(s) if !(200..300).contains(&s) => Some(format!("status {s}")),
         Some(_) => r.error.as_ref().map(|_| "an error event".to_string()),
     }
@@ -74,8 +78,20 @@ pub(super) fn codex_thread(e: &Exchange) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Codex's turn metadata, when the capture kept the header's value and it is JSON.
+/// Codex's turn metadata, when the capture kept the header's value and it is JSON. Over
+/// the WebSocket, Codex sends it per request in the body's `client_metadata` (the
+/// handshake's header describes the connection's first request only), which comes first.
 fn codex_metadata(e: &Exchange) -> Option<Value> {
+    if let Some(meta) = e
+        .request
+        .body
+        .as_ref()
+        .and_then(|b| b.get("client_metadata"))
+        .and_then(|m| m.get(CODEX_TURN_METADATA))
+        .and_then(Value::as_str)
+    {
+        return serde_json::from_str(meta).ok();
+    }
     let h = e
         .request
         .headers

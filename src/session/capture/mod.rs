@@ -21,7 +21,7 @@ pub(crate) use fold::read_capture;
 pub use format::{
     ApiKind, CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, CaptureLine, CapturedRequest,
     CapturedResponse, CapturedToolCall, CapturedUsage, Exchange, RecordedHeader, Timing,
-    header_value_kept, is_header,
+    WebsocketMessage, header_value_kept, is_header,
 };
 pub use kind::{RequestKind, request_kind};
 pub use read::{CaptureCalls, read_exchanges};
