@@ -17,14 +17,15 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig, frame::coding::CloseCode};
-use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::{
+    CloseFrame, Role, WebSocketConfig, frame::coding::CloseCode,
+};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use crate::session::capture::{
-    ApiKind, CapturedRequest, CapturedResponse, Exchange, RecordedHeader, Timing,
-    WebsocketMessage,
+    ApiKind, CapturedRequest, CapturedResponse, Exchange, RecordedHeader, Timing, WebsocketMessage,
 };
 
 use super::Shared;
@@ -51,7 +52,10 @@ pub fn wanted(req: &Request<Incoming>) -> bool {
             .headers()
             .get_all(hyper::header::UPGRADE)
             .iter()
-            .any(|v| v.to_str().is_ok_and(|v| v.eq_ignore_ascii_case("websocket")))
+            .any(|v| {
+                v.to_str()
+                    .is_ok_and(|v| v.eq_ignore_ascii_case("websocket"))
+            })
 }
 
 fn config() -> WebSocketConfig {
@@ -87,7 +91,10 @@ pub async fn handle(
         .get("sec-websocket-key")
         .map(|k| k.as_bytes().to_vec())
     else {
-        return plain(StatusCode::BAD_REQUEST, "a WebSocket upgrade without its key");
+        return plain(
+            StatusCode::BAD_REQUEST,
+            "a WebSocket upgrade without its key",
+        );
     };
     let upgrade = hyper::upgrade::on(&mut req);
     let upstream = match upstream_request(&url, &forwarded) {
@@ -129,8 +136,14 @@ pub async fn handle(
         }
     }
     let accept = tokio_tungstenite::tungstenite::handshake::derive_accept_key(&key);
-    headers.insert(hyper::header::UPGRADE, HeaderValue::from_static("websocket"));
-    headers.insert(hyper::header::CONNECTION, HeaderValue::from_static("Upgrade"));
+    headers.insert(
+        hyper::header::UPGRADE,
+        HeaderValue::from_static("websocket"),
+    );
+    headers.insert(
+        hyper::header::CONNECTION,
+        HeaderValue::from_static("Upgrade"),
+    );
     if let Ok(v) = HeaderValue::from_str(&accept) {
         headers.insert("sec-websocket-accept", v);
     }
@@ -295,10 +308,10 @@ enum End {
 impl Relay {
     async fn run(mut self, mut client: ClientWs, mut upstream: UpstreamWs) {
         let end = loop {
-            let deadline = self.open.as_ref().map_or_else(
-                || tokio::time::Instant::now() + IDLE,
-                |o| o.deadline,
-            );
+            let deadline = self
+                .open
+                .as_ref()
+                .map_or_else(|| tokio::time::Instant::now() + IDLE, |o| o.deadline);
             tokio::select! {
                 m = client.next() => match m {
                     Some(Ok(msg)) => {

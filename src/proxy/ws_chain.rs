@@ -108,7 +108,8 @@ mod tests {
         let mut chain = Chain::default();
         let first = chain.expand(json!({"type": "response.create", "input": [msg("a", "hi")]}));
         assert_eq!(first.items_carried, None);
-        let call = json!({"type": "function_call", "call_id": "c1", "name": "sh", "arguments": "{}"});
+        let call =
+            json!({"type": "function_call", "call_id": "c1", "name": "sh", "arguments": "{}"});
         chain.completed(&first.body, &json!({"id": "resp_1", "output": [call]}));
         let out = json!({"type": "function_call_output", "call_id": "c1", "output": "ok"});
         let second = chain.expand(json!({"type": "response.create",
@@ -121,7 +122,10 @@ mod tests {
         assert_eq!(input[1]["call_id"], "c1");
         assert_eq!(input[2]["type"], "function_call_output");
         // The chain goes on: a third message carries all three and the second's output.
-        chain.completed(&second.body, &json!({"id": "resp_2", "output": [msg("b", "done")]}));
+        chain.completed(
+            &second.body,
+            &json!({"id": "resp_2", "output": [msg("b", "done")]}),
+        );
         let third = chain.expand(json!({"type": "response.create",
             "previous_response_id": "resp_2", "input": "next"}));
         assert_eq!(third.items_carried, Some(4));
@@ -131,7 +135,10 @@ mod tests {
     #[test]
     fn a_response_this_connection_did_not_complete_is_not_invented() {
         let mut chain = Chain::default();
-        chain.completed(&json!({"input": [msg("a", "x")]}), &json!({"id": "resp_1", "output": []}));
+        chain.completed(
+            &json!({"input": [msg("a", "x")]}),
+            &json!({"id": "resp_1", "output": []}),
+        );
         let sent = json!({"type": "response.create", "previous_response_id": "resp_other",
             "input": [msg("b", "y")]});
         let e = chain.expand(sent.clone());

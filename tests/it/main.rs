@@ -46,6 +46,7 @@ mod proxy_limits;
 mod proxy_pass;
 mod proxy_stream;
 mod proxy_upstream;
+mod proxy_websocket;
 mod recording;
 mod request_kind;
 mod sessions_cli;

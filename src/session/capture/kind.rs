@@ -198,6 +198,37 @@ mod tests {
     }
 
     #[test]
+    fn over_the_websocket_the_metadata_is_in_the_body_and_101_is_an_answer() {
+        // Codex 0.171's WebSocket: the handshake's header says `prewarm`; each request's
+        // `client_metadata` says what it is.
+        let asks = json!([{"type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": "hello"}]}]);
+        let (mut e, req) = codex(Some(r#"{"request_kind":"prewarm"}"#), asks);
+        e.response.status = Some(101);
+        e.request.websocket = Some(crate::session::capture::WebsocketMessage {
+            connection: 1,
+            message: 3,
+            previous_response_id: None,
+            items_carried: None,
+        });
+        assert_eq!(request_kind(&e, &req), RequestKind::Call);
+        let meta = r#"{"request_kind":"compaction","compaction":{"trigger":"auto"}}"#;
+        e.request.body = Some(json!({"client_metadata": {CODEX_TURN_METADATA: meta}}));
+        assert_eq!(
+            request_kind(&e, &req),
+            RequestKind::CompactionRequest {
+                trigger: Some("auto".into())
+            }
+        );
+        // Without the WebSocket, a 101 is no answer.
+        e.request.websocket = None;
+        assert!(matches!(
+            request_kind(&e, &req),
+            RequestKind::Refused { .. }
+        ));
+    }
+
+    #[test]
     fn the_turn_metadata_header_value_is_kept_in_a_capture() {
         assert!(crate::session::capture::header_value_kept(
             "X-Codex-Turn-Metadata"
