@@ -56,7 +56,7 @@ pub async fn handle(
         .unwrap_or("/")
         .to_string();
     let api = ApiKind::of_path(parts.uri.path());
-    let root = upstream_root(shared.upstream.as_deref(), api);
+    let root = upstream_root(shared.upstream.as_deref(), parts.uri.path(), api);
     let url = target_url(&root, &path_and_query);
     let mut headers = end_to_end(&parts.headers);
     let started = Started {

@@ -130,7 +130,9 @@ pub fn client_lines(addr: SocketAddr) -> Vec<String> {
     let base = format!("http://{addr}");
     vec![
         format!("Claude Code:  ANTHROPIC_BASE_URL={base} claude"),
-        format!("Codex:        OPENAI_BASE_URL={base}/v1 codex"),
+        // Codex 0.171 reads no OPENAI_BASE_URL for its built-in provider: a config key.
+        format!("Codex:        codex -c openai_base_url={base}/v1"),
+        format!("Codex signed in with ChatGPT:  codex -c openai_base_url={base}/backend-api/codex"),
         format!("OpenAI SDKs and ctxlab:  OPENAI_BASE_URL={base}/v1"),
     ]
 }

@@ -77,7 +77,11 @@ pub async fn handle(
         .path_and_query()
         .map_or("/", |p| p.as_str())
         .to_string();
-    let root = upstream_root(shared.upstream.as_deref(), ApiKind::OpenaiResponses);
+    let root = upstream_root(
+        shared.upstream.as_deref(),
+        req.uri().path(),
+        ApiKind::OpenaiResponses,
+    );
     let url = ws_url(&target_url(&root, &path_and_query));
     let forwarded = end_to_end(req.headers());
     let base = Base {
