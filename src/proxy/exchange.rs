@@ -40,11 +40,7 @@ struct Started {
 pub async fn handle(
     req: Request<Incoming>,
     shared: Arc<Shared>,
-    place: Arc<tokio::sync::OwnedSemaphorePermit>,
 ) -> Result<Response<ChannelBody>, std::convert::Infallible> {
-    if super::websocket::wanted(&req) {
-        return Ok(super::websocket::handle(req, shared, place).await);
-    }
     let arrived = Instant::now();
     let in_flight = shared.in_flight.enter();
     let deadline = tokio::time::Instant::now() + shared.limits.upstream_deadline;

@@ -336,7 +336,7 @@ async fn serve_connection(
     let place = Arc::new(place);
     let service = {
         let shared = Arc::clone(&shared);
-        service_fn(move |req| exchange::handle(req, Arc::clone(&shared), Arc::clone(&place)))
+        service_fn(move |req| serve(req, Arc::clone(&shared), Arc::clone(&place)))
     };
     let connection = http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
@@ -358,6 +358,19 @@ async fn serve_connection(
     if let Err(e) = ended {
         tracing::debug!("connection ended: {e}");
     }
+}
+
+/// One request: the Responses WebSocket's upgrade (which keeps the connection's `place`
+/// until it closes), or an HTTP exchange.
+async fn serve(
+    req: hyper::Request<hyper::body::Incoming>,
+    shared: Arc<Shared>,
+    place: Arc<tokio::sync::OwnedSemaphorePermit>,
+) -> Result<hyper::Response<body::ChannelBody>, std::convert::Infallible> {
+    if websocket::wanted(&req) {
+        return Ok(websocket::handle(req, shared, place).await);
+    }
+    exchange::handle(req, shared).await
 }
 
 fn is_transient(e: &std::io::Error) -> bool {
