@@ -12,6 +12,7 @@ mod architecture;
 mod breakdown;
 mod capture_fidelity;
 mod capture_fuzz;
+mod capture_server_edits;
 mod capture_view;
 mod claude_record;
 mod cli;

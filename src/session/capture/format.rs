@@ -249,6 +249,26 @@ pub struct CapturedResponse {
     /// Why the answer is not assembled when it is not (compressed, too large, not JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_assembled: Option<String>,
+    /// The context edits the server says it applied before the model read the request
+    /// (Anthropic's `context_management.applied_edits`), each as the API sent it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applied_edits: Vec<Value>,
+    /// A compaction the server made itself (Anthropic's `compaction` block, the Responses
+    /// API's `compaction` item).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_compaction: Option<ServerCompaction>,
+}
+
+/// A server-side compaction in an answer: what replaces the history from the next request
+/// on (docs/capture.md, "The server's own edits").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerCompaction {
+    /// Its summary text (Anthropic's block `content`, up to 4 MiB); empty when opaque (the
+    /// Responses API's `encrypted_content`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// The bytes of its content as sent (the text, or the encrypted content).
+    pub bytes: u64,
 }
 
 /// Milliseconds since the request arrived at the proxy.
