@@ -73,6 +73,8 @@ pub enum RowKind {
     Side,
     CompactionRequest,
     Refused,
+    /// Codex's prewarm: sent ahead for the cache, nothing generated.
+    Prewarm,
 }
 
 /// Every request of a capture, and how its tokens were counted.
@@ -186,6 +188,10 @@ pub fn of_exchanges(calls: &CaptureCalls, thread: &HashSet<usize>) -> CaptureReq
             (true, RequestKind::CompactionRequest { .. }) => {
                 side_label = "compaction request".to_string();
                 RowKind::CompactionRequest
+            }
+            (true, RequestKind::Prewarm) => {
+                side_label = "prewarm (nothing generated)".to_string();
+                RowKind::Prewarm
             }
             (true, RequestKind::Call) => {
                 side_label = "side request".to_string();

@@ -33,12 +33,24 @@ pub enum RequestKind {
     /// No answer came: an error status (a 429, a 529), an error event in the stream, or no
     /// response at all. The client retries it; it is listed, not a call.
     Refused { why: String },
+    /// Codex's prewarm (`"generate": false`, the first request on its WebSocket): the
+    /// request's prefix sent ahead so the server caches it; the model generates nothing.
+    Prewarm,
 }
 
 /// What the request of `e` (read as `req`) is.
 pub fn request_kind(e: &Exchange, req: &ExactRequest) -> RequestKind {
     if let Some(why) = refused(e) {
         return RequestKind::Refused { why };
+    }
+    if e.request
+        .body
+        .as_ref()
+        .and_then(|b| b.get("generate"))
+        .and_then(Value::as_bool)
+        == Some(false)
+    {
+        return RequestKind::Prewarm;
     }
     if let Some(meta) = codex_metadata(e)
         && meta.get("request_kind").and_then(Value::as_str) == Some("compaction")
@@ -212,6 +224,8 @@ mod tests {
             items_carried: None,
         });
         assert_eq!(request_kind(&e, &req), RequestKind::Call);
+        e.request.body = Some(json!({"generate": false, "input": []}));
+        assert_eq!(request_kind(&e, &req), RequestKind::Prewarm);
         let meta = r#"{"request_kind":"compaction","compaction":{"trigger":"auto"}}"#;
         e.request.body = Some(json!({"client_metadata": {CODEX_TURN_METADATA: meta}}));
         assert_eq!(
