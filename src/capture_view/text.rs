@@ -211,6 +211,39 @@ fn server_lines(r: &RequestRow) -> Vec<String> {
             )
         });
     }
+    // By category: the tool results (all tools together: the server does not say whose it
+    // cleared) and the thinking, as sent and less what the edits of their kind cleared.
+    let mut after = Vec::new();
+    for (category, edit, label) in [
+        ("tool_results", "clear_tool_uses", "tool results"),
+        ("thinking", "clear_thinking", "thinking"),
+    ] {
+        let cleared: u64 = s
+            .applied
+            .iter()
+            .filter(|a| a.kind.starts_with(edit))
+            .filter_map(|a| a.cleared_input_tokens)
+            .sum();
+        if cleared == 0 {
+            continue;
+        }
+        let sent: u64 = r
+            .breakdown
+            .categories
+            .iter()
+            .filter(|c| c.category == category)
+            .map(|c| c.tokens)
+            .sum();
+        after.push(format!(
+            "{label} ~{} (the body's {} less {})",
+            group_digits(sent.saturating_sub(cleared) as usize),
+            group_digits(sent as usize),
+            group_digits(cleared as usize)
+        ));
+    }
+    if !after.is_empty() {
+        out.push(format!("after the server's edits: {}", after.join("; ")));
+    }
     if !s.applied.is_empty() {
         let sent = r.breakdown.total_tokens;
         let cleared = s.cleared_tokens();

@@ -185,6 +185,11 @@ async fn the_requests_view_shows_the_edits_the_server_applied_and_its_compaction
     );
     assert!(text.contains("what the model saw: ~"), "{text}");
     assert!(
+        text.contains("after the server's edits: tool results ~"),
+        "{text}"
+    );
+    assert!(text.contains(" less 1,001)"), "{text}");
+    assert!(
         text.contains("the server compacted the context: a summary of 26 chars"),
         "{text}"
     );
