@@ -163,6 +163,24 @@ def write_codex_config(home: Path, proxy_url: str):
     )
 
 
+def write_codex_openai_config(home: Path, proxy_url: str):
+    """Codex's built-in OpenAI provider pointed at the proxy (`openai_base_url`; 0.171 reads
+    no `OPENAI_BASE_URL` for it): it talks the Responses WebSocket transport by default."""
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        f'model = "{CODEX_MODEL}"\n'
+        f"model_auto_compact_token_limit = {CODEX_AUTO_COMPACT_TOKENS}\n"
+        f'openai_base_url = "{proxy_url}/v1"\n'
+    )
+
+
+def codex_openai_env(home: Path) -> dict:
+    env = codex_env(home)
+    env["OPENAI_API_KEY"] = "sk-harness-not-a-key"
+    return env
+
+
 def codex_command(bins, prompt, resume=False):
     cmd = [str(bins["codex"]), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json"]
     if resume:

@@ -199,6 +199,21 @@ def from_export(page: str) -> dict:
 
 # -- the comparison ------------------------------------------------------------------------
 
+# Differences known and not yet fixed, each as (agent, surface, number) -> the range (low,
+# high) of ctxlab's figure minus the agent's. A known difference outside its range, or gone,
+# fails too (then this table is to be corrected).
+# - codex-ws, watch: Codex's server-side compaction ("remote compaction v2") writes the
+#   compaction call's `token_usage_record` before the `compacted` line that names it; the
+#   live reader has already shown it as a call (2 calls too many, and the peak is the
+#   compaction call's 37,473). inspect, sessions, forgot, export and the capture agree.
+KNOWN_DIFFERENCES = {
+    ("codex-ws", "watch", "calls"): (2, 2),
+    # The compaction call reads its request plus the server's bonus for the 4 results since
+    # the turn's prompt, less the 3 the call before had: about 4,000 more tokens.
+    ("codex-ws", "watch", "peak"): (3_900, 4_500),
+}
+
+
 def compare(agent: str, truth: dict, surfaces: dict) -> list:
     failures = []
     rows = []
@@ -225,10 +240,15 @@ def compare(agent: str, truth: dict, surfaces: dict) -> list:
     print(f"\n{agent}: every number, against the agent's own record")
     print(f"  {'surface':<12} {'number':<28} {'agent':>10} {'ctxlab':>10}")
     for surface, key, want, have in rows:
+        known = KNOWN_DIFFERENCES.get((agent, surface, key))
+        if known is not None and isinstance(want, int) and isinstance(have, int) and known[0] <= have - want <= known[1]:
+            print(f"  {surface:<12} {key:<28} {str(want):>10} {str(have):>10}   <- known difference (checks.KNOWN_DIFFERENCES)")
+            continue
         mark = "" if want == have else "   <- differs"
         print(f"  {surface:<12} {key:<28} {str(want):>10} {str(have):>10}{mark}")
-        if want != have:
-            failures.append(f"{agent} {surface}: {key} is {have}, the agent recorded {want}")
+        if want != have or known is not None:
+            note = " (a known difference changed or went away: correct checks.KNOWN_DIFFERENCES)" if known is not None else ""
+            failures.append(f"{agent} {surface}: {key} is {have}, the agent recorded {want}{note}")
     return failures
 
 
@@ -271,6 +291,11 @@ def check_run(agent: str, root: Path, ctxlab: Path) -> list:
     if "unknown" in surfaces["capture"]:
         surfaces["capture"].pop("unknown")
     failures += compare(agent, truth, surfaces)
+    if agent == "codex-ws":
+        over_ws = [line for line in read_jsonl(capture) if (line.get("request") or {}).get("websocket")]
+        print(f"\n{agent}: {len(over_ws)} exchanges captured on the WebSocket")
+        if not over_ws:
+            failures.append(f"{agent}: the capture holds no WebSocket exchange")
     if watch_path.exists():
         failures += check_headroom(agent, read_jsonl(watch_path), truth)
     if agent == "claude":
@@ -280,7 +305,7 @@ def check_run(agent: str, root: Path, ctxlab: Path) -> list:
 
 # Where each agent of the harness compacts by itself: Claude Code's rule for a 200,000
 # window; Codex's model_auto_compact_token_limit from the run's config.toml.
-EXPECTED_THRESHOLD = {"claude": 167_000, "codex": 30_000}
+EXPECTED_THRESHOLD = {"claude": 167_000, "codex": 30_000, "codex-ws": 30_000}
 
 
 def check_headroom(agent: str, lines, truth: dict) -> list:

@@ -170,6 +170,26 @@ def drive_codex(run: Run, bins):
     agents.run_agent(agents.codex_command(bins, "And once more", resume=True), run.project, env, log)
 
 
+def drive_codex_websocket(run: Run, bins):
+    """Codex with its built-in OpenAI provider: the Responses WebSocket transport, the
+    context carried by `previous_response_id`, and the server's own compaction (a
+    `compaction_trigger` item answered by a `compaction` item)."""
+    agents.write_codex_openai_config(run.home, run.proxy_url)
+    env = agents.codex_openai_env(run.home)
+    log = run.logs / "codex.log"
+    agents.run_agent(agents.codex_command(bins, "Run the scripted steps"), run.project, env, log)
+    session = newest(run.home / ".codex" / "sessions", "*/*/*/rollout-*.jsonl")
+    run.follow(session)
+    agents.run_agent(agents.codex_command(bins, "Run them again", resume=True), run.project, env, log)
+    agents.run_agent(agents.codex_command(bins, "And once more", resume=True), run.project, env, log)
+    over_http = [r for r in run.upstream_requests() if r["kind"] in checks.MAIN_KINDS and r.get("transport") != "websocket"]
+    if over_http:
+        raise HarnessError(f"codex-ws: {len(over_http)} calls came over HTTP, not the WebSocket (log: {run.upstream_log})")
+
+
+DRIVERS = {"claude": drive_claude, "codex": drive_codex, "codex-ws": drive_codex_websocket}
+
+
 def find_ctxlab(arg):
     path = Path(arg) if arg else REPO / "target" / "debug" / "ctxlab"
     if not path.exists():
@@ -182,7 +202,7 @@ def main() -> int:
     parser.add_argument("--ctxlab", help="the ctxlab binary (default: target/debug/ctxlab)")
     parser.add_argument("--work", help="the run's folder (default: a new temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (kept anyway on failure)")
-    parser.add_argument("--only", choices=["claude", "codex"], help="one agent only")
+    parser.add_argument("--only", choices=list(DRIVERS), help="one agent only (codex-ws: Codex over its WebSocket transport)")
     parser.add_argument("--check-only", action="store_true", help="check an earlier --work folder again without running the agents")
     args = parser.parse_args()
     started = time.time()
@@ -190,7 +210,7 @@ def main() -> int:
     ok = False
     try:
         ctxlab = find_ctxlab(args.ctxlab)
-        names = [args.only] if args.only else ["claude", "codex"]
+        names = [args.only] if args.only else list(DRIVERS)
         fork_failures = []
         if not args.check_only:
             bins = agents.install(agents.default_cache())
@@ -201,10 +221,13 @@ def main() -> int:
                 run = Run(name, work, ctxlab)
                 run.start()
                 try:
-                    (drive_claude if name == "claude" else drive_codex)(run, bins)
+                    DRIVERS[name](run, bins)
                 finally:
                     run.stop()
                 print(f"{name}: driven in {time.time() - started:.0f} s", flush=True)
+                if name == "codex-ws":
+                    # The forks are the HTTP runs' (a fork's resume is the same either way).
+                    continue
                 # After the run: ctxlab fork on it, each fork resumed by the agent (forks.py).
                 fork_failures += forks.run_forks(name, work / name, ctxlab, bins)
                 print(f"{name}: forks resumed in {time.time() - started:.0f} s", flush=True)

@@ -26,6 +26,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import planted_script
+import ws_frames
 
 # How many shell calls one user turn gets before the scripted model answers with text.
 CALLS_PER_TURN = 3
@@ -169,6 +170,9 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_GET(self):  # noqa: N802
+        if self.path.split("?")[0].endswith("/responses") and "websocket" in (self.headers.get("upgrade") or "").lower():
+            self.responses_websocket()
+            return
         # Codex asks for its model list; an empty list makes it use the configured model.
         raw = b""
         self.record("get", raw)
@@ -310,14 +314,62 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- OpenAI Responses -------------------------------------------------------------
     def openai_responses(self, raw: bytes, body: dict):
+        self.start_sse()
+        for event in self.responses_events(raw, body):
+            self.sse(event["type"], event)
+        self.end_sse()
+
+    def responses_websocket(self):
+        """Codex's Responses WebSocket transport: each `response.create` message is answered
+        with the same events as the SSE route, one text message each. The handshake's headers
+        are logged (`kind: websocket`), and each request as the SSE route logs it."""
+        self.record("websocket", b"", extra={"all_headers": {k.lower(): v for k, v in self.headers.items() if "auth" not in k.lower() and "key" not in k.lower()}})
+        if not ws_frames.handshake(self):
+            return
+        # The connection's responses by id (their whole input and output): a request naming a
+        # `previous_response_id` sends only the items after that response, as the real API
+        # allows, so the context is that response's input and output, then these.
+        history = {}
+        for opcode, payload in ws_frames.messages(self):
+            try:
+                message = json.loads(payload)
+            except ValueError:
+                continue
+            if not isinstance(message, dict) or message.get("type") != "response.create":
+                self.record("websocket_other", payload, extra={"transport": "websocket"})
+                continue
+            body = {k: v for k, v in message.items() if k != "type"}
+            previous = history.get(body.get("previous_response_id"))
+            if previous is not None:
+                body["input"] = previous + list(body.get("input") or [])
+            if body.get("generate") is False:
+                # Codex's prewarm: the request's prefix is cached, nothing is generated.
+                self.record("prewarm", json.dumps(body).encode(), extra={"transport": "websocket"})
+                events = self.completed_events(body, [], {"input_tokens": 0, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 0, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 0})
+            else:
+                events = self.responses_events(json.dumps(body).encode(), body, transport="websocket")
+            done = events[-1]["response"]
+            history = {done["id"]: list(body.get("input") or []) + done["output"]}
+            for event in events:
+                ws_frames.send_text(self, json.dumps(event))
+
+    def responses_events(self, raw: bytes, body: dict, transport="http"):
         items = body.get("input") or []
-        meta = self.headers.get("x-codex-turn-metadata") or ""
+        # Over the WebSocket, Codex sends its turn metadata in the request's client_metadata.
+        meta = (body.get("client_metadata") or {}).get("x-codex-turn-metadata") or self.headers.get("x-codex-turn-metadata") or ""
         outputs = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"]
         usage_in = estimate_tokens(raw) + self.server.usage_bonus * len(outputs)
         tools = body.get("tools") or []
         tool_names = [t.get("name") for t in tools if isinstance(t, dict)]
         planted = self.server.script == "planted"
-        if '"compaction"' in meta or (not tools and "summary" in json.dumps(items[-1:]).lower()):
+        if items and isinstance(items[-1], dict) and items[-1].get("type") == "compaction_trigger":
+            # Codex's server-side compaction (the built-in OpenAI provider, "remote compaction
+            # v2"): the answer is one `compaction` item, opaque to the client; ours holds the
+            # summary's text where the real server puts its encrypted state.
+            kind = "summary"
+            text = planted_script.SUMMARY_TEXT if planted else SUMMARY_TEXT
+            output = [{"type": "compaction", "id": "cmp_" + uuid.uuid4().hex[:24], "encrypted_content": text}]
+        elif '"compaction"' in meta or (not tools and "summary" in json.dumps(items[-1:]).lower()):
             kind = "summary"
             output = [self.message_item(planted_script.SUMMARY_TEXT if planted else SUMMARY_TEXT)]
         elif not tools:
@@ -385,21 +437,24 @@ class Handler(BaseHTTPRequestHandler):
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": usage_in + 30,
         }
-        self.record(kind, raw, usage=usage, extra={"turn_metadata": meta})
+        self.record(kind, raw, usage=usage, extra={"turn_metadata": meta, "transport": transport})
+        return self.completed_events(body, output, usage)
+
+    @staticmethod
+    def completed_events(body: dict, output: list, usage: dict) -> list:
         response_id = "resp_" + uuid.uuid4().hex[:24]
         model = body.get("model") or "gpt-5"
         response = {"id": response_id, "object": "response", "created_at": int(time.time()), "model": model, "status": "in_progress", "output": []}
-        self.start_sse()
-        self.sse("response.created", {"type": "response.created", "sequence_number": 0, "response": response})
+        events = [{"type": "response.created", "sequence_number": 0, "response": response}]
         seq = 1
         for index, item in enumerate(output):
-            self.sse("response.output_item.added", {"type": "response.output_item.added", "sequence_number": seq, "output_index": index, "item": item})
+            events.append({"type": "response.output_item.added", "sequence_number": seq, "output_index": index, "item": item})
             seq += 1
-            self.sse("response.output_item.done", {"type": "response.output_item.done", "sequence_number": seq, "output_index": index, "item": item})
+            events.append({"type": "response.output_item.done", "sequence_number": seq, "output_index": index, "item": item})
             seq += 1
         done = dict(response, status="completed", output=output, usage=usage)
-        self.sse("response.completed", {"type": "response.completed", "sequence_number": seq, "response": done})
-        self.end_sse()
+        events.append({"type": "response.completed", "sequence_number": seq, "response": done})
+        return events
 
     @staticmethod
     def message_item(text: str) -> dict:

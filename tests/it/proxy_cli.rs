@@ -82,7 +82,7 @@ async fn start_lines_watch_lines_and_no_key_anywhere() {
         "{head}"
     );
     assert!(
-        head.contains(&format!("OPENAI_BASE_URL=http://{addr}/v1 codex")),
+        head.contains(&format!("codex -c openai_base_url=http://{addr}/v1")),
         "{head}"
     );
 

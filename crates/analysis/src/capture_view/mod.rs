@@ -22,8 +22,8 @@ use crate::breakdown::request::RequestSizer;
 use crate::compact::Strategy;
 use crate::compare::beside::{StrategyAt, strategies_beside};
 use crate::session::capture::{
-    CaptureCalls, ExactRequest, Exchange, RequestChange, RequestKind, exact_request, headline,
-    read_exchanges, request_changes, request_kind,
+    CaptureCalls, ExactRequest, Exchange, RequestChange, RequestKind, ServerEdits, exact_request,
+    headline, read_exchanges, request_changes, request_kind, server_edits,
 };
 use crate::session::{MessageKind, Session, SessionError, SessionFormat, load_session};
 
@@ -58,6 +58,10 @@ pub struct RequestRow {
     pub breakdown: CallBreakdown,
     /// Each strategy's request at the same point of the conversation, when it has one.
     pub strategies: Vec<StrategyAt>,
+    /// What the server did to the context before the model read it (edits asked for and
+    /// applied, its own compaction).
+    #[serde(skip_serializing_if = "ServerEdits::is_empty")]
+    pub server: ServerEdits,
 }
 
 /// What a request is: a call of the main thread, a side request, the agent's compaction
@@ -69,6 +73,8 @@ pub enum RowKind {
     Side,
     CompactionRequest,
     Refused,
+    /// Codex's prewarm: sent ahead for the cache, nothing generated.
+    Prewarm,
 }
 
 /// Every request of a capture, and how its tokens were counted.
@@ -183,6 +189,10 @@ pub fn of_exchanges(calls: &CaptureCalls, thread: &HashSet<usize>) -> CaptureReq
                 side_label = "compaction request".to_string();
                 RowKind::CompactionRequest
             }
+            (true, RequestKind::Prewarm) => {
+                side_label = "prewarm (nothing generated)".to_string();
+                RowKind::Prewarm
+            }
             (true, RequestKind::Call) => {
                 side_label = "side request".to_string();
                 RowKind::Side
@@ -220,7 +230,15 @@ pub fn of_exchanges(calls: &CaptureCalls, thread: &HashSet<usize>) -> CaptureReq
         .into_iter()
         .zip(breakdown.calls)
         .zip(chars)
-        .map(|((p, b), chars)| RequestRow {
+        .map(|((p, b), chars)| {
+            let server = server_edits(p.exchange);
+            let label = match server.headline() {
+                Some(h) => format!("{}; {h}", p.label),
+                None => p.label.clone(),
+            };
+            (p, b, chars, server, label)
+        })
+        .map(|(p, b, chars, server, label)| RequestRow {
             n: p.exchange.n,
             started: p.exchange.started.clone(),
             api: p.exchange.api.name(),
@@ -231,10 +249,11 @@ pub fn of_exchanges(calls: &CaptureCalls, thread: &HashSet<usize>) -> CaptureReq
             size: p.size,
             chars,
             usage_tokens: usage_tokens(p.exchange),
-            label: p.label,
+            label,
             changes: p.changes,
             breakdown: b,
             strategies: Vec::new(),
+            server,
         })
         .collect::<Vec<_>>();
     CaptureRequests {

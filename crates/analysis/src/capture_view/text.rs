@@ -116,6 +116,7 @@ pub fn detail_lines(r: &RequestRow, counting: &str) -> Vec<String> {
         "tokens: {} counted ({counting}); {usage}",
         r.breakdown.total_text()
     ));
+    out.extend(server_lines(r));
     out.push(String::new());
     if r.side {
         out.push(format!(
@@ -161,6 +162,103 @@ pub fn detail_lines(r: &RequestRow, counting: &str) -> Vec<String> {
         }
     }
     out.into_iter().map(|l| clean(&l)).collect()
+}
+
+/// What the server did to the request's context before the model read it: the edits asked
+/// for, those applied with what they cleared, its own compaction, and what the model saw
+/// against the body sent.
+fn server_lines(r: &RequestRow) -> Vec<String> {
+    let s = &r.server;
+    let mut out = Vec::new();
+    if !s.asked.is_empty() {
+        let asked: Vec<String> = s
+            .asked
+            .iter()
+            .map(|a| match a.trigger_tokens {
+                Some(t) => format!("{} (at {} tokens)", a.kind, group_digits(t as usize)),
+                None => a.kind.clone(),
+            })
+            .collect();
+        out.push(format!("server edits asked for: {}", asked.join(", ")));
+    }
+    for a in &s.applied {
+        let mut what = Vec::new();
+        if let Some(n) = a.cleared_tool_uses {
+            what.push(crate::util::plural(n as usize, "tool use"));
+        }
+        if let Some(n) = a.cleared_thinking_turns {
+            what.push(crate::util::plural(n as usize, "thinking turn"));
+        }
+        if let Some(n) = a.cleared_input_tokens {
+            what.push(format!("{} tokens", group_digits(n as usize)));
+        }
+        out.push(format!(
+            "applied by the server: {}: cleared {}",
+            a.kind,
+            what.join(", ")
+        ));
+    }
+    if let (Some(chars), Some(bytes)) = (s.compaction_chars, s.compaction_bytes) {
+        out.push(if chars > 0 {
+            format!(
+                "the server compacted the context: a summary of {} chars replaces the history from the next request",
+                group_digits(chars as usize)
+            )
+        } else {
+            format!(
+                "the server compacted the context: an opaque compaction item ({} bytes) replaces the history from the next request",
+                group_digits(bytes as usize)
+            )
+        });
+    }
+    // By category: the tool results (all tools together: the server does not say whose it
+    // cleared) and the thinking, as sent and less what the edits of their kind cleared.
+    let mut after = Vec::new();
+    for (category, edit, label) in [
+        ("tool_results", "clear_tool_uses", "tool results"),
+        ("thinking", "clear_thinking", "thinking"),
+    ] {
+        let cleared: u64 = s
+            .applied
+            .iter()
+            .filter(|a| a.kind.starts_with(edit))
+            .filter_map(|a| a.cleared_input_tokens)
+            .sum();
+        if cleared == 0 {
+            continue;
+        }
+        let sent: u64 = r
+            .breakdown
+            .categories
+            .iter()
+            .filter(|c| c.category == category)
+            .map(|c| c.tokens)
+            .sum();
+        after.push(format!(
+            "{label} ~{} (the body's {} less {})",
+            group_digits(sent.saturating_sub(cleared) as usize),
+            group_digits(sent as usize),
+            group_digits(cleared as usize)
+        ));
+    }
+    if !after.is_empty() {
+        out.push(format!("after the server's edits: {}", after.join("; ")));
+    }
+    if !s.applied.is_empty() {
+        let sent = r.breakdown.total_tokens;
+        let cleared = s.cleared_tokens();
+        out.push(format!(
+            "what the model saw: ~{} tokens: the body's {} less the {} the server cleared{}",
+            group_digits(sent.saturating_sub(cleared) as usize),
+            r.breakdown.total_text(),
+            group_digits(cleared as usize),
+            r.usage_tokens.map_or(String::new(), |u| format!(
+                " (the response recorded {})",
+                group_digits(u as usize)
+            ))
+        ));
+    }
+    out
 }
 
 /// `ctxlab inspect CAPTURE --requests`: the list, then each request's detail (or one JSON

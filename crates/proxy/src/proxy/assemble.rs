@@ -4,10 +4,12 @@
 //! decoder) or plain (JSON, kept up to `MAX_PLAIN_BYTES`). It only reads copies of the
 //! chunks: what reaches the client never waits for it and is never changed by it.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::provider::{SseDecoder, SseEvent, StreamLimits};
-use crate::session::capture::{ApiKind, CapturedResponse, CapturedToolCall, CapturedUsage};
+use crate::session::capture::{
+    ApiKind, CapturedResponse, CapturedToolCall, CapturedUsage, ServerCompaction,
+};
 
 /// Most bytes of a plain (non-streamed) body kept for assembling; past it the answer is
 /// passed on whole and noted as not assembled.
@@ -18,6 +20,8 @@ pub const MAX_PLAIN_BYTES: usize = 32 << 20;
 pub const MAX_ANSWER_TEXT_BYTES: usize = 4 << 20;
 /// Most bytes of streamed tool-call arguments one exchange keeps, all calls together.
 pub const MAX_CALL_ARGS_BYTES: usize = 4 << 20;
+/// Most applied edits kept from one answer (the API knows three kinds).
+const MAX_APPLIED_EDITS: usize = 16;
 
 /// What ends a text the capture cut.
 pub fn truncated_marker(cap: usize) -> String {
@@ -70,6 +74,8 @@ pub struct Assembler {
     unreadable: Option<String>,
     /// The stream's last event passed (`message_stop`, `response.completed`, `[DONE]`).
     complete: bool,
+    /// The text of an Anthropic `compaction` block reached the cap.
+    compaction_cut: bool,
 }
 
 impl Assembler {
@@ -101,6 +107,7 @@ impl Assembler {
             args_cut: false,
             unreadable,
             complete: false,
+            compaction_cut: false,
         }
     }
 
@@ -157,32 +164,61 @@ impl Assembler {
         self.out
     }
 
+    /// For the events of a WebSocket exchange (each a text message, `websocket`): no body to
+    /// frame, each event given whole to `event`.
+    pub fn for_events(api: ApiKind, status: u16) -> Assembler {
+        let mut a = Assembler::new(api, status, None, None);
+        a.out.streamed = true;
+        a
+    }
+
+    /// One event whole, already parsed (a WebSocket text message of `bytes` bytes): counted
+    /// and folded as an SSE event's data is.
+    pub fn event(&mut self, bytes: usize, v: &Value) {
+        self.out.bytes += bytes as u64;
+        self.out.events += 1;
+        self.fold_event("", v);
+    }
+
+    /// Bytes passed on that are no event (a binary message, a ping): counted only.
+    pub fn count_bytes(&mut self, bytes: usize) {
+        self.out.bytes += bytes as u64;
+    }
+
     fn take_events(&mut self) {
         let events = std::mem::take(&mut self.events);
         for e in &events {
-            self.out.events += 1;
-            if e.data.trim() == "[DONE]" {
-                self.complete = true;
-                continue;
-            }
-            let Ok(v) = serde_json::from_str::<Value>(&e.data) else {
-                continue;
-            };
-            let kind = v.get("type").and_then(Value::as_str).unwrap_or(&e.event);
-            if matches!(
-                kind,
-                "message_stop" | "response.completed" | "response.incomplete" | "response.failed"
-            ) {
-                self.complete = true;
-            }
-            match self.api {
-                ApiKind::OpenaiChat => self.chat_event(&v),
-                ApiKind::OpenaiResponses => self.responses_event(&e.event, &v),
-                _ => self.anthropic_event(&e.event, &v),
-            }
+            self.one_event(&e.event, &e.data);
         }
         self.events = events;
         self.events.clear();
+    }
+
+    fn one_event(&mut self, name: &str, data: &str) {
+        self.out.events += 1;
+        if data.trim() == "[DONE]" {
+            self.complete = true;
+            return;
+        }
+        let Ok(v) = serde_json::from_str::<Value>(data) else {
+            return;
+        };
+        self.fold_event(name, &v);
+    }
+
+    fn fold_event(&mut self, name: &str, v: &Value) {
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or(name);
+        if matches!(
+            kind,
+            "message_stop" | "response.completed" | "response.incomplete" | "response.failed"
+        ) {
+            self.complete = true;
+        }
+        match self.api {
+            ApiKind::OpenaiChat => self.chat_event(v),
+            ApiKind::OpenaiResponses => self.responses_event(name, v),
+            _ => self.anthropic_event(name, v),
+        }
     }
 
     fn call_at(&mut self, index: u64) -> &mut PendingCall {
@@ -203,11 +239,15 @@ impl Assembler {
                 if let Some(m) = v.get("message") {
                     self.note_model(m);
                     self.add_anthropic_usage(m.get("usage"));
+                    self.note_applied_edits(m);
                 }
             }
             "content_block_start" => {
                 let block = v.get("content_block");
-                if block.and_then(|b| b.get("type")).and_then(Value::as_str) == Some("tool_use") {
+                let block_type = block.and_then(|b| b.get("type")).and_then(Value::as_str);
+                if block_type == Some("compaction") {
+                    self.push_compaction(&str_of(block, "content"));
+                } else if block_type == Some("tool_use") {
                     let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
                     let call = self.call_at(index);
                     call.id = str_of(block, "id");
@@ -226,6 +266,7 @@ impl Assembler {
                         let part = str_of(delta, "partial_json");
                         self.push_args(index, &part);
                     }
+                    Some("compaction_delta") => self.push_compaction(&str_of(delta, "content")),
                     _ => {}
                 }
             }
@@ -234,6 +275,10 @@ impl Assembler {
                     self.out.stop_reason = Some(r.to_string());
                 }
                 self.add_anthropic_usage(v.get("usage"));
+                self.note_applied_edits(v);
+                if let Some(d) = v.get("delta") {
+                    self.note_applied_edits(d);
+                }
             }
             "error" => self.out.error = error_message(v),
             _ => {}
@@ -362,6 +407,7 @@ impl Assembler {
             _ => {
                 self.note_model(v);
                 self.add_anthropic_usage(v.get("usage"));
+                self.note_applied_edits(v);
                 self.out.stop_reason = v
                     .get("stop_reason")
                     .and_then(Value::as_str)
@@ -374,6 +420,9 @@ impl Assembler {
                 {
                     match block.get("type").and_then(Value::as_str) {
                         Some("text") => self.push_text(&str_of(Some(block), "text")),
+                        Some("compaction") => {
+                            self.push_compaction(&str_of(Some(block), "content"));
+                        }
                         Some("tool_use") => self.out.tool_calls.push(CapturedToolCall {
                             id: str_of(Some(block), "id"),
                             name: str_of(Some(block), "name"),
@@ -435,9 +484,44 @@ impl Assembler {
                     name: str_of(Some(item), "name"),
                     input: parse_args(&str_of(Some(item), "arguments")),
                 }),
+                // Opaque: only its size says anything.
+                Some("compaction") => {
+                    self.out.server_compaction = Some(ServerCompaction {
+                        text: String::new(),
+                        bytes: str_of(Some(item), "encrypted_content").len() as u64,
+                    });
+                }
                 _ => {}
             }
         }
+        self.note_applied_edits(r);
+    }
+
+    /// `context_management.applied_edits` of a message, event or delta, when it has some.
+    fn note_applied_edits(&mut self, v: &Value) {
+        if let Some(edits) = v
+            .pointer("/context_management/applied_edits")
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+        {
+            // A few small objects; a hostile count is cut, not kept whole.
+            self.out.applied_edits = edits.iter().take(MAX_APPLIED_EDITS).cloned().collect();
+        }
+    }
+
+    /// Text of an Anthropic `compaction` block, within the answer text's cap.
+    fn push_compaction(&mut self, part: &str) {
+        let c = self
+            .out
+            .server_compaction
+            .get_or_insert_with(ServerCompaction::default);
+        c.bytes += part.len() as u64;
+        push_capped(
+            &mut c.text,
+            part,
+            MAX_ANSWER_TEXT_BYTES,
+            &mut self.compaction_cut,
+        );
     }
 
     fn push_text(&mut self, part: &str) {
@@ -470,57 +554,9 @@ impl Assembler {
     }
 }
 
-fn str_of(v: Option<&Value>, key: &str) -> String {
-    v.and_then(|v| v.get(key))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
+mod fields;
 
-/// Arguments as JSON when they parse, else the text as it came.
-fn parse_args(raw: &str) -> Value {
-    if raw.trim().is_empty() {
-        return Value::Object(Map::new());
-    }
-    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
-}
-
-/// `error.message` of either API's error object.
-fn error_message(v: &Value) -> Option<String> {
-    let e = v.get("error")?;
-    let text = e
-        .get("message")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| e.to_string());
-    Some(clip(&text))
-}
-
-/// An error body is kept to its first 2,000 characters: it is a message, not a payload.
-fn clip(text: &str) -> String {
-    text.chars().take(2_000).collect()
-}
-
-/// OpenAI's usage (`prompt_tokens`/`input_tokens` with the cached part inside) in the
-/// Anthropic sense.
-fn openai_usage(u: &Value) -> CapturedUsage {
-    let n = |p: &str| u.pointer(p).and_then(Value::as_u64);
-    let input = n("/prompt_tokens")
-        .or_else(|| n("/input_tokens"))
-        .unwrap_or(0);
-    let output = n("/completion_tokens")
-        .or_else(|| n("/output_tokens"))
-        .unwrap_or(0);
-    let cached = n("/prompt_tokens_details/cached_tokens")
-        .or_else(|| n("/input_tokens_details/cached_tokens"))
-        .unwrap_or(0);
-    CapturedUsage {
-        input_tokens: input.saturating_sub(cached),
-        output_tokens: output,
-        cache_read_tokens: cached,
-        cache_creation_tokens: 0,
-    }
-}
+use fields::{clip, error_message, openai_usage, parse_args, str_of};
 
 #[cfg(test)]
 mod tests;

@@ -52,7 +52,7 @@ pub async fn handle(
         .unwrap_or("/")
         .to_string();
     let api = ApiKind::of_path(parts.uri.path());
-    let root = upstream_root(shared.upstream.as_deref(), api);
+    let root = upstream_root(shared.upstream.as_deref(), parts.uri.path(), api);
     let url = target_url(&root, &path_and_query);
     let mut headers = end_to_end(&parts.headers);
     let started = Started {
@@ -225,13 +225,13 @@ pub async fn handle(
 }
 
 /// The failure of an exchange the proxy's stop cut (Ctrl-C while it streamed).
-const STOPPED: &str = "incomplete: the proxy was stopped before the exchange ended";
-const CLIENT_LEFT: &str = "the client went away: the upstream request was cancelled";
+pub(super) const STOPPED: &str = "incomplete: the proxy was stopped before the exchange ended";
+pub(super) const CLIENT_LEFT: &str = "the client went away: the upstream request was cancelled";
 /// How long a cut exchange waits for the rest of its request body before it is written
 /// without it (the body has normally ended long before the answer does).
 const SPOOL_WAIT_WHEN_CUT: std::time::Duration = std::time::Duration::from_secs(2);
 
-fn past_deadline(shared: &Shared) -> String {
+pub(super) fn past_deadline(shared: &Shared) -> String {
     format!(
         "the exchange passed the proxy's deadline of {} s upstream (--upstream-deadline): cut off",
         shared.limits.upstream_deadline.as_secs()
@@ -288,6 +288,7 @@ async fn finish(
                     sha256: body.sha256,
                     body: None,
                     body_omitted: omitted,
+                    websocket: None,
                 }
             }
             None => CapturedRequest {
@@ -296,6 +297,7 @@ async fn finish(
                 sha256: String::new(),
                 body: None,
                 body_omitted: Some("the request body was lost".to_string()),
+                websocket: None,
             },
         };
         let exchange = Exchange {

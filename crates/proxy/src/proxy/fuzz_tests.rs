@@ -52,6 +52,7 @@ fn exchange(text: String) -> Exchange {
             sha256: String::new(),
             body: None,
             body_omitted: None,
+            websocket: None,
         },
         response: CapturedResponse {
             text,

@@ -126,6 +126,7 @@ mod tests {
                 sha256: "ab".to_string(),
                 body: None,
                 body_omitted: None,
+                websocket: None,
             },
             response: CapturedResponse {
                 status: Some(200),

@@ -15,6 +15,8 @@ mod exchange;
 mod limits;
 mod line;
 pub mod route;
+mod websocket;
+mod ws_chain;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -128,7 +130,9 @@ pub fn client_lines(addr: SocketAddr) -> Vec<String> {
     let base = format!("http://{addr}");
     vec![
         format!("Claude Code:  ANTHROPIC_BASE_URL={base} claude"),
-        format!("Codex:        OPENAI_BASE_URL={base}/v1 codex"),
+        // Codex 0.171 reads no OPENAI_BASE_URL for its built-in provider: a config key.
+        format!("Codex:        codex -c openai_base_url={base}/v1"),
+        format!("Codex signed in with ChatGPT:  codex -c openai_base_url={base}/backend-api/codex"),
         format!("OpenAI SDKs and ctxlab:  OPENAI_BASE_URL={base}/v1"),
     ]
 }
@@ -140,6 +144,8 @@ pub(crate) struct Shared {
     capture: CaptureFile,
     spool_dir: PathBuf,
     next: AtomicU64,
+    /// WebSocket connections opened so far (their numbers in the capture).
+    websockets: AtomicU64,
     watch: Option<mpsc::Sender<WatchedExchange>>,
     capture_work: Arc<tokio::sync::Semaphore>,
     limits: ConnectionLimits,
@@ -153,6 +159,10 @@ pub(crate) struct Shared {
 impl Shared {
     fn next_number(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn next_websocket(&self) -> u64 {
+        self.websockets.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Appends the exchange (its request body given as the client's JSON bytes) to the
@@ -240,6 +250,7 @@ impl Proxy {
                 capture,
                 spool_dir,
                 next: AtomicU64::new(0),
+                websockets: AtomicU64::new(0),
                 watch,
                 capture_work: Arc::new(tokio::sync::Semaphore::new(CAPTURE_WORKERS)),
                 limits: config.limits,
@@ -319,16 +330,19 @@ impl Proxy {
 async fn serve_connection(
     stream: tokio::net::TcpStream,
     shared: Arc<Shared>,
-    _place: tokio::sync::OwnedSemaphorePermit,
+    place: tokio::sync::OwnedSemaphorePermit,
 ) {
+    // Shared with an upgraded connection (a WebSocket), which keeps its place until it closes.
+    let place = Arc::new(place);
     let service = {
         let shared = Arc::clone(&shared);
-        service_fn(move |req| exchange::handle(req, Arc::clone(&shared)))
+        service_fn(move |req| serve(req, Arc::clone(&shared), Arc::clone(&place)))
     };
     let connection = http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(shared.limits.header_deadline)
-        .serve_connection(TokioIo::new(stream), service);
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
     let mut connection = std::pin::pin!(connection);
     let ended = tokio::select! {
         ended = connection.as_mut() => ended,
@@ -344,6 +358,19 @@ async fn serve_connection(
     if let Err(e) = ended {
         tracing::debug!("connection ended: {e}");
     }
+}
+
+/// One request: the Responses WebSocket's upgrade (which keeps the connection's `place`
+/// until it closes), or an HTTP exchange.
+async fn serve(
+    req: hyper::Request<hyper::body::Incoming>,
+    shared: Arc<Shared>,
+    place: Arc<tokio::sync::OwnedSemaphorePermit>,
+) -> Result<hyper::Response<body::ChannelBody>, std::convert::Infallible> {
+    if websocket::wanted(&req) {
+        return Ok(websocket::handle(req, shared, place).await);
+    }
+    exchange::handle(req, shared).await
 }
 
 fn is_transient(e: &std::io::Error) -> bool {

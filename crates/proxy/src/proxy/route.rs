@@ -1,7 +1,8 @@
 //! Where a request goes and which of its headers go with it: the default upstream by path
 //! (Anthropic's API for `/v1/messages*`, OpenAI's for `/v1/chat/completions` and
-//! `/v1/responses`) or the one `--upstream` names, and the header filter both ways
-//! (hop-by-hop headers stay on their own connection). Pure functions, no I/O.
+//! `/v1/responses`, ChatGPT's backend for `/backend-api/...`, where Codex signed in with
+//! ChatGPT sends its requests) or the one `--upstream` names, and the header filter both
+//! ways (hop-by-hop headers stay on their own connection). Pure functions, no I/O.
 
 use hyper::header::{HeaderMap, HeaderName};
 
@@ -9,11 +10,19 @@ use crate::session::capture::{ApiKind, RecordedHeader, header_value_kept};
 
 pub const ANTHROPIC_UPSTREAM: &str = "https://api.anthropic.com";
 pub const OPENAI_UPSTREAM: &str = "https://api.openai.com";
+/// Codex signed in with ChatGPT talks to `https://chatgpt.com/backend-api/codex/...`
+/// (`/responses`, its WebSocket, `/responses/compact`, `/models`): pointed at the proxy with
+/// `openai_base_url = "http://127.0.0.1:PORT/backend-api/codex"`, those paths go here.
+pub const CHATGPT_UPSTREAM: &str = "https://chatgpt.com";
+/// The path prefix of ChatGPT's backend.
+const CHATGPT_PREFIX: &str = "/backend-api/";
 
-/// The upstream root for a request path: the one given, else the API's own.
-pub fn upstream_root(given: Option<&str>, api: ApiKind) -> String {
+/// The upstream root for a request path: the one given, else the API's own (ChatGPT's
+/// backend for its paths).
+pub fn upstream_root(given: Option<&str>, path: &str, api: ApiKind) -> String {
     match given {
         Some(url) => url.trim().trim_end_matches('/').to_string(),
+        None if path.starts_with(CHATGPT_PREFIX) => CHATGPT_UPSTREAM.to_string(),
         None => match api {
             ApiKind::OpenaiChat | ApiKind::OpenaiResponses => OPENAI_UPSTREAM.to_string(),
             // Anthropic is the default for anything else: Claude Code also asks other
@@ -125,15 +134,23 @@ mod tests {
     #[test]
     fn default_upstream_by_path_and_no_doubled_v1() {
         assert_eq!(
-            upstream_root(None, ApiKind::AnthropicCountTokens),
+            upstream_root(
+                None,
+                "/v1/messages/count_tokens",
+                ApiKind::AnthropicCountTokens
+            ),
             ANTHROPIC_UPSTREAM
         );
         assert_eq!(
-            upstream_root(None, ApiKind::OpenaiResponses),
+            upstream_root(None, "/v1/responses", ApiKind::OpenaiResponses),
             OPENAI_UPSTREAM
         );
         assert_eq!(
-            upstream_root(Some("http://127.0.0.1:9/v1/"), ApiKind::OpenaiChat),
+            upstream_root(
+                Some("http://127.0.0.1:9/v1/"),
+                "/v1/chat/completions",
+                ApiKind::OpenaiChat
+            ),
             "http://127.0.0.1:9/v1"
         );
         assert_eq!(
@@ -147,11 +164,44 @@ mod tests {
     }
 
     #[test]
+    fn chatgpt_backend_paths_go_to_chatgpt() {
+        // Issue 35, item 2: Codex signed in with ChatGPT sends its requests (and its
+        // WebSocket) under /backend-api/codex/; they went to api.openai.com.
+        for path in [
+            "/backend-api/codex/responses",
+            "/backend-api/codex/responses/compact",
+            "/backend-api/codex/models",
+        ] {
+            let api = ApiKind::of_path(path);
+            let root = upstream_root(None, path, api);
+            assert_eq!(root, CHATGPT_UPSTREAM, "{path}");
+            assert_eq!(
+                target_url(&root, path),
+                format!("https://chatgpt.com{path}")
+            );
+        }
+        assert_eq!(
+            ApiKind::of_path("/backend-api/codex/responses"),
+            ApiKind::OpenaiResponses
+        );
+        // --upstream still takes everything.
+        assert_eq!(
+            upstream_root(
+                Some("http://127.0.0.1:9"),
+                "/backend-api/codex/responses",
+                ApiKind::OpenaiResponses
+            ),
+            "http://127.0.0.1:9"
+        );
+    }
+
+    #[test]
     fn an_upstream_query_goes_after_the_whole_path() {
         // Issue 39, item 6: the query was kept inside the path
         // (`/gw?api-version=2024-10-21/v1/messages`).
         let root = upstream_root(
             Some("https://gw.test/gw?api-version=2024-10-21"),
+            "/v1/messages",
             ApiKind::AnthropicMessages,
         );
         assert_eq!(

@@ -134,3 +134,58 @@ fn an_endless_stream_keeps_its_text_and_arguments_to_the_cap_with_a_marker() {
     assert!(args.len() <= MAX_CALL_ARGS_BYTES + marker.len());
     assert!(args.ends_with("bytes]"), "{}", &args[args.len() - 60..]);
 }
+
+#[test]
+fn anthropic_applied_edits_and_a_compaction_block_are_kept() {
+    // Issue 35, item 3: the server's own edits (context_management.applied_edits on
+    // message_delta) and its compaction block were read past.
+    let edits = json!({"applied_edits": [
+        {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 3, "cleared_input_tokens": 9000}]});
+    let body = format!(
+        "event: message_start\ndata: {}\n\n\
+         event: content_block_start\ndata: {}\n\n\
+         event: content_block_delta\ndata: {}\n\n\
+         event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":0}}\n\n\
+         event: message_delta\ndata: {}\n\n\
+         event: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n",
+        json!({"type": "message_start", "message": {"model": "claude-x",
+            "usage": {"input_tokens": 40, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "compaction", "content": "Summary: "}}),
+        json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "compaction_delta", "content": "the files were read."}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "compaction"},
+            "usage": {"output_tokens": 12}, "context_management": edits}),
+    );
+    let r = run(
+        ApiKind::AnthropicMessages,
+        200,
+        "text/event-stream",
+        None,
+        body.as_bytes(),
+    );
+    assert_eq!(r.stop_reason.as_deref(), Some("compaction"));
+    assert_eq!(r.applied_edits.len(), 1);
+    assert_eq!(r.applied_edits[0]["cleared_input_tokens"], 9000);
+    let c = r.server_compaction.unwrap();
+    assert_eq!(c.text, "Summary: the files were read.");
+    assert_eq!(c.bytes, 29);
+    assert_eq!(r.text, "", "a compaction block is not the answer's text");
+}
+
+#[test]
+fn a_responses_compaction_item_is_kept_by_its_size() {
+    let done = json!({"type": "response.completed", "response": {"id": "r", "status": "completed",
+        "output": [{"type": "compaction", "id": "cmp_1", "encrypted_content": "abcdefgh"}],
+        "usage": {"input_tokens": 10, "output_tokens": 1}}});
+    let body = format!("event: response.completed\ndata: {done}\n\n");
+    let r = run(
+        ApiKind::OpenaiResponses,
+        200,
+        "text/event-stream",
+        None,
+        body.as_bytes(),
+    );
+    let c = r.server_compaction.unwrap();
+    assert_eq!((c.text.as_str(), c.bytes), ("", 8));
+}

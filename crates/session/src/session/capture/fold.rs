@@ -43,6 +43,8 @@ pub const SIDE_REQUEST: &str = "side request (other tools than the main thread's
 pub const OTHER_CONVERSATION: &str = "request of another conversation (other client or model)";
 /// What the agent's compaction request is counted as: its answer is the summary.
 pub const COMPACTION_REQUEST: &str = "compaction request (the agent asking for its summary)";
+/// What Codex's prewarm (`"generate": false`) is counted as: nothing was generated.
+pub const PREWARM: &str = "prewarm (the request sent ahead, nothing generated)";
 /// What a request that got no answer is counted as (a 429, an error event).
 pub const REFUSED: &str = "refused request (no answer: an error status or event)";
 /// What an exchange that is no model call is counted as.
@@ -207,6 +209,7 @@ impl CaptureFold {
         match request_kind(e, &req) {
             RequestKind::Call => {}
             RequestKind::Refused { .. } => return self.count(REFUSED),
+            RequestKind::Prewarm => return self.count(PREWARM),
             RequestKind::CompactionRequest { trigger } => {
                 self.count(COMPACTION_REQUEST);
                 // The thread's own: it starts as the thread's last request did (another

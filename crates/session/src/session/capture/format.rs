@@ -171,6 +171,29 @@ pub struct CapturedRequest {
     pub body: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_omitted: Option<String>,
+    /// Set when the request was a message on a WebSocket (Codex's Responses transport)
+    /// rather than an HTTP request of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket: Option<WebsocketMessage>,
+}
+
+/// A request sent as a `response.create` message on a WebSocket (docs/capture.md,
+/// "WebSocket"): `bytes` and `sha256` are the message's; `body` is the message with its
+/// `input` preceded by the items the proxy carried over from the response it names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebsocketMessage {
+    /// The WebSocket's number in this capture (1-based, in the order they opened) and the
+    /// message's on it: the exchanges of one connection share the first.
+    pub connection: u64,
+    pub message: u64,
+    /// The `previous_response_id` the message names, when it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_response_id: Option<String>,
+    /// How many items (that response's input and output) the proxy put before the
+    /// message's own input; None when it names no response, or one the proxy did not see
+    /// on this connection (then the body is the message as sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_carried: Option<u64>,
 }
 
 /// Token counts in the Anthropic sense: `input_tokens` without the cached part.
@@ -226,6 +249,26 @@ pub struct CapturedResponse {
     /// Why the answer is not assembled when it is not (compressed, too large, not JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_assembled: Option<String>,
+    /// The context edits the server says it applied before the model read the request
+    /// (Anthropic's `context_management.applied_edits`), each as the API sent it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applied_edits: Vec<Value>,
+    /// A compaction the server made itself (Anthropic's `compaction` block, the Responses
+    /// API's `compaction` item).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_compaction: Option<ServerCompaction>,
+}
+
+/// A server-side compaction in an answer: what replaces the history from the next request
+/// on (docs/capture.md, "The server's own edits").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerCompaction {
+    /// Its summary text (Anthropic's block `content`, up to 4 MiB); empty when opaque (the
+    /// Responses API's `encrypted_content`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// The bytes of its content as sent (the text, or the encrypted content).
+    pub bytes: u64,
 }
 
 /// Milliseconds since the request arrived at the proxy.

@@ -33,12 +33,24 @@ pub enum RequestKind {
     /// No answer came: an error status (a 429, a 529), an error event in the stream, or no
     /// response at all. The client retries it; it is listed, not a call.
     Refused { why: String },
+    /// Codex's prewarm (`"generate": false`, the first request on its WebSocket): the
+    /// request's prefix sent ahead so the server caches it; the model generates nothing.
+    Prewarm,
 }
 
 /// What the request of `e` (read as `req`) is.
 pub fn request_kind(e: &Exchange, req: &ExactRequest) -> RequestKind {
     if let Some(why) = refused(e) {
         return RequestKind::Refused { why };
+    }
+    if e.request
+        .body
+        .as_ref()
+        .and_then(|b| b.get("generate"))
+        .and_then(Value::as_bool)
+        == Some(false)
+    {
+        return RequestKind::Prewarm;
     }
     if let Some(meta) = codex_metadata(e)
         && meta.get("request_kind").and_then(Value::as_str) == Some("compaction")
@@ -60,6 +72,10 @@ fn refused(e: &Exchange) -> Option<String> {
     let r = &e.response;
     match r.status {
         None => Some("no response".to_string()),
+        // A WebSocket exchange's status is its connection's `101 Switching Protocols`.
+        Some(101) if e.request.websocket.is_some() => {
+            r.error.as_ref().map(|_| "an error event".to_string())
+        }
         Some(s) if !(200..300).contains(&s) => Some(format!("status {s}")),
         Some(_) => r.error.as_ref().map(|_| "an error event".to_string()),
     }
@@ -74,8 +90,20 @@ pub(super) fn codex_thread(e: &Exchange) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Codex's turn metadata, when the capture kept the header's value and it is JSON.
+/// Codex's turn metadata, when the capture kept the header's value and it is JSON. Over
+/// the WebSocket, Codex sends it per request in the body's `client_metadata` (the
+/// handshake's header describes the connection's first request only), which comes first.
 fn codex_metadata(e: &Exchange) -> Option<Value> {
+    if let Some(meta) = e
+        .request
+        .body
+        .as_ref()
+        .and_then(|b| b.get("client_metadata"))
+        .and_then(|m| m.get(CODEX_TURN_METADATA))
+        .and_then(Value::as_str)
+    {
+        return serde_json::from_str(meta).ok();
+    }
     let h = e
         .request
         .headers
@@ -179,6 +207,39 @@ mod tests {
         assert_eq!(request_kind(&e, &req), RequestKind::Call);
         let (e, req) = codex(None, asks);
         assert_eq!(request_kind(&e, &req), RequestKind::Call);
+    }
+
+    #[test]
+    fn over_the_websocket_the_metadata_is_in_the_body_and_101_is_an_answer() {
+        // Codex 0.171's WebSocket: the handshake's header says `prewarm`; each request's
+        // `client_metadata` says what it is.
+        let asks = json!([{"type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": "hello"}]}]);
+        let (mut e, req) = codex(Some(r#"{"request_kind":"prewarm"}"#), asks);
+        e.response.status = Some(101);
+        e.request.websocket = Some(crate::session::capture::WebsocketMessage {
+            connection: 1,
+            message: 3,
+            previous_response_id: None,
+            items_carried: None,
+        });
+        assert_eq!(request_kind(&e, &req), RequestKind::Call);
+        e.request.body = Some(json!({"generate": false, "input": []}));
+        assert_eq!(request_kind(&e, &req), RequestKind::Prewarm);
+        let meta = r#"{"request_kind":"compaction","compaction":{"trigger":"auto"}}"#;
+        e.request.body = Some(json!({"client_metadata": {CODEX_TURN_METADATA: meta}}));
+        assert_eq!(
+            request_kind(&e, &req),
+            RequestKind::CompactionRequest {
+                trigger: Some("auto".into())
+            }
+        );
+        // Without the WebSocket, a 101 is no answer.
+        e.request.websocket = None;
+        assert!(matches!(
+            request_kind(&e, &req),
+            RequestKind::Refused { .. }
+        ));
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! exact messages it sent, and what the agent's own compaction changed between two calls
 //! (`changes`, the labelled diff of two requests; `compaction`, a full one read from two
 //! requests). `kind` says what a request is before any thread is chosen (refused, the
-//! agent's compaction request, a call). Only reads.
+//! agent's compaction request, a call); `server_edits` what the server did to a request's
+//! context itself (the edits asked for and applied, its own compaction). Only reads.
 
 pub mod changes;
 mod compaction;
@@ -14,15 +15,17 @@ pub mod format;
 pub mod kind;
 mod read;
 pub mod request;
+pub mod server_edits;
 
 pub use changes::{RequestChange, headline, message_changes, request_changes};
 pub use fold::CaptureFold;
 pub(crate) use fold::read_capture;
 pub use format::{
     ApiKind, CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, CaptureLine, CapturedRequest,
-    CapturedResponse, CapturedToolCall, CapturedUsage, Exchange, RecordedHeader, Timing,
-    header_value_kept, is_header,
+    CapturedResponse, CapturedToolCall, CapturedUsage, Exchange, RecordedHeader, ServerCompaction,
+    Timing, WebsocketMessage, header_value_kept, is_header,
 };
 pub use kind::{RequestKind, request_kind};
 pub use read::{CaptureCalls, read_exchanges};
 pub use request::{ExactRequest, exact_request};
+pub use server_edits::{ServerEdits, server_edits};
