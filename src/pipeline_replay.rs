@@ -29,7 +29,7 @@ use serde::Serialize;
 use crate::compact::request::request_in;
 use crate::compact::summarize::PendingCompaction;
 use crate::compact::{CompactTrigger, Pipeline, PipelineConfig, StageReport, estimate_size};
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::provider::scripted::extractive::extractive_summary_from_request;
 use crate::session::recorded::{RecordedEvent, RecordedKind};
 use crate::store::{FileWritten, Store, StoreError};
@@ -219,7 +219,7 @@ pub fn replay_events(
         while let Some(event) = recorded.next_if(|e| e.at <= entered) {
             r.apply(event, &mut on_event)?;
         }
-        if message.role() == "assistant" {
+        if message.role_kind() == Role::Assistant {
             r.call(None, &mut on_event)?;
             r.refusals = 0;
         } else if let Some(request) = request_in(&message) {
@@ -234,7 +234,7 @@ pub fn replay_events(
     r.apply_configs(r.calls + 1);
     // The call the session ends before: on a copy, with a dry-run store.
     let next_call = match r.live.last() {
-        Some(last) if last.role() != "assistant" => {
+        Some(last) if last.role_kind() != Role::Assistant => {
             let mut copy = r.live.clone();
             let dry = store.dry_run();
             let pre = pre_call(

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::AgentEvent;
 use super::state::{Agent, Stop};
-use crate::message::{block, block_type};
+use crate::message::{BlockKind, block};
 use crate::tools::{ToolOutcome, run_tool};
 
 /// The result text of a `compact` tool call under s08 (docs/pipeline.md "The loop and the
@@ -97,7 +97,7 @@ fn defect(missing_id: Option<&str>, missing_name: bool) -> Option<String> {
 pub(super) fn prepare_tool_calls(content: &mut [Value], answer: u64) -> Vec<ToolCall> {
     let mut calls = Vec::new();
     for b in content.iter_mut() {
-        if block_type(b) != Some("tool_use") {
+        if BlockKind::of(b) != BlockKind::ToolUse {
             continue;
         }
         let index = calls.len();

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::message::{Message, block_tool_id};
+use crate::message::{Message, Role, block_tool_id};
 use crate::store::Store;
 
 /// The index of the first message the model has not seen: the one after the last
@@ -17,7 +17,7 @@ use crate::store::Store;
 pub fn first_unseen(messages: &[Message]) -> usize {
     messages
         .iter()
-        .rposition(|m| m.role() == "assistant")
+        .rposition(|m| m.role_kind() == Role::Assistant)
         .map_or(0, |i| i + 1)
 }
 

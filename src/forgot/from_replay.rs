@@ -11,7 +11,7 @@
 use super::parts::Numbered;
 use super::{CompactionInput, KeptHow, KeptInput, SummaryText};
 use crate::compact::{Change, StageReport, SummaryLabel};
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::pipeline_replay::{ReplayEvent, ReplayOptions, replay_events};
 use crate::store::{Store, StoreError};
 
@@ -23,7 +23,7 @@ fn number_all(history: &[Message]) -> Vec<Numbered> {
         .map(|(i, m)| Numbered {
             number: Some(i),
             message: m.clone(),
-            injected: m.role() == "user" && m.text().and_then(SummaryLabel::of).is_some(),
+            injected: m.role_kind() == Role::User && m.text().and_then(SummaryLabel::of).is_some(),
         })
         .collect()
 }

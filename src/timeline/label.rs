@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::compact::SummaryLabel;
 use crate::compact::s08::micro::MICRO_PLACEHOLDER;
-use crate::message::{Content, Message, ResultContent, block_tool_id, block_type};
+use crate::message::{BlockKind, Content, Message, ResultContent, block_tool_id};
 
 /// Chars of each kept result's preview in a label naming several results.
 const MANY_PREVIEW_CHARS: usize = 24;
@@ -157,11 +157,11 @@ fn assistant_label(
 ) -> MessageLabel {
     let uses: Vec<&Value> = blocks
         .iter()
-        .filter(|b| block_type(b) == Some("tool_use"))
+        .filter(|b| BlockKind::of(b) == BlockKind::ToolUse)
         .collect();
     let text = blocks
         .iter()
-        .filter(|b| block_type(b) == Some("text"))
+        .filter(|b| BlockKind::of(b) == BlockKind::Text)
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .find(|t| !t.trim().is_empty())
         .map(first_line)
@@ -189,7 +189,7 @@ fn assistant_label(
 fn user_blocks_label(role: &str, blocks: &[Value], clip: impl Fn(&str) -> String) -> MessageLabel {
     let results: Vec<ResultInfo> = blocks
         .iter()
-        .filter(|b| block_type(b) == Some("tool_result"))
+        .filter(|b| BlockKind::of(b) == BlockKind::ToolResult)
         .map(result_info)
         .collect();
     if results.is_empty() {
@@ -310,19 +310,19 @@ pub fn full_text(m: &Message) -> String {
 }
 
 fn block_text(b: &Value) -> String {
-    match block_type(b) {
-        Some("text") => b
+    match BlockKind::of(b) {
+        BlockKind::Text => b
             .get("text")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string(),
-        Some("tool_use") => format!(
+        BlockKind::ToolUse => format!(
             "[tool_use {} {}] {}",
             b.get("name").and_then(Value::as_str).unwrap_or("?"),
             block_tool_id(b).unwrap_or("?"),
             b.get("input").map(Value::to_string).unwrap_or_default()
         ),
-        Some("tool_result") => {
+        BlockKind::ToolResult => {
             let info = result_info(b);
             let fate = match &info.fate {
                 ResultFate::Kept { is_error: true, .. } => "kept, error".to_string(),

@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use crate::compact::config::PipelineConfig;
 use crate::compact::report::{Change, Stage, StageReport};
-use crate::message::Message;
 use crate::message::estimate_size;
+use crate::message::{Message, Role};
 use crate::pyrepr::{py_list_len, py_str_list};
 use crate::store::{Store, StoreError};
 use crate::util::group_digits;
@@ -49,7 +49,7 @@ pub fn tool_result_budget(
         report.reason = "no messages".into();
         return Ok(report);
     };
-    if last.role() != "user" || last.text().is_some() {
+    if last.role_kind() != Role::User || last.text().is_some() {
         report.reason = "the last message holds no tool results".into();
         return Ok(report);
     }

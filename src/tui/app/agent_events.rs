@@ -7,6 +7,7 @@
 use super::{App, Effect, EventKind, RunState};
 use crate::agent::events::{AgentEvent, StopReason};
 use crate::agent::{SummarySizes, answer_cut_text};
+use crate::message::Role;
 
 impl App {
     pub(super) fn on_agent(&mut self, ev: AgentEvent) -> Vec<Effect> {
@@ -33,7 +34,7 @@ impl App {
                 self.conversation.turn_started();
             }
             AgentEvent::MessageAppended { message } => {
-                if message.role() == "assistant" {
+                if message.role_kind() == Role::Assistant {
                     self.conversation.clear_streaming();
                 }
                 self.append(message);

@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
 use super::{fit, pane_block};
+use crate::message::Role;
 use crate::timeline::Fold;
 use crate::timeline::diff::DiffOp;
 use crate::tui::app::{App, DiffView};
@@ -137,7 +138,7 @@ fn row<'a>(
     width: usize,
 ) -> Line<'a> {
     let m = &cell.info;
-    let role = if m.role() == "assistant" {
+    let role = if m.role_kind() == Role::Assistant {
         "asst"
     } else {
         "user"
