@@ -6,7 +6,6 @@
 
 use serde_json::{Map, Value};
 
-use crate::message::BlockKind;
 use crate::provider::{SseDecoder, SseEvent, StreamLimits};
 use crate::session::capture::{ApiKind, CapturedResponse, CapturedToolCall, CapturedUsage};
 
@@ -208,7 +207,7 @@ impl Assembler {
             }
             "content_block_start" => {
                 let block = v.get("content_block");
-                if block.map(BlockKind::of) == Some(BlockKind::ToolUse) {
+                if block.and_then(|b| b.get("type")).and_then(Value::as_str) == Some("tool_use") {
                     let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
                     let call = self.call_at(index);
                     call.id = str_of(block, "id");
@@ -373,9 +372,9 @@ impl Assembler {
                     .into_iter()
                     .flatten()
                 {
-                    match BlockKind::of(block) {
-                        BlockKind::Text => self.push_text(&str_of(Some(block), "text")),
-                        BlockKind::ToolUse => self.out.tool_calls.push(CapturedToolCall {
+                    match block.get("type").and_then(Value::as_str) {
+                        Some("text") => self.push_text(&str_of(Some(block), "text")),
+                        Some("tool_use") => self.out.tool_calls.push(CapturedToolCall {
                             id: str_of(Some(block), "id"),
                             name: str_of(Some(block), "name"),
                             input: block.get("input").cloned().unwrap_or(Value::Null),
