@@ -135,7 +135,7 @@ fn block_parts(
             let text_of = |p: &mut Parts, t: &str| {
                 let cat = if claude_code_persisted(t).is_some() {
                     over(Category::ClaudeCodePersisted)
-                } else if t.starts_with("<persisted-output>") {
+                } else if crate::compact::markers::is_persisted(t) {
                     over(Category::PersistedPreviews)
                 } else if is_placeholder(t) {
                     Category::Summaries

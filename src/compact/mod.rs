@@ -17,6 +17,7 @@
 pub mod config;
 pub mod design;
 pub mod guarded;
+pub mod markers;
 pub mod micro_save;
 pub mod pipeline;
 pub mod registry;

@@ -27,16 +27,7 @@ pub fn request_in(m: &Message) -> Option<String> {
 
 /// Whether a user text is a marker some strategy put in the history, not something typed.
 pub fn is_pipeline_marker(text: &str) -> bool {
-    let archive = || {
-        let Some(body) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) else {
-            return false;
-        };
-        let n = body.split(' ').next().unwrap_or("");
-        !n.is_empty()
-            && n.bytes().all(|b| b.is_ascii_digit())
-            && (body.contains(" messages archived at ") || body.contains(" archived in "))
-    };
-    text.starts_with("[snipped ") || text.starts_with("[Conversation compressed. ") || archive()
+    super::markers::Marker::parse(text).is_some()
 }
 
 /// The request field of a summary message (`SummaryLabel`): `Authoritative request:`

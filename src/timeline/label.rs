@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 use crate::compact::SummaryLabel;
+use crate::compact::markers::{Marker, persisted_path};
 use crate::compact::s08::micro::MICRO_PLACEHOLDER;
 use crate::message::{BlockKind, Content, Message, ResultContent, block_tool_id};
 
@@ -104,20 +105,7 @@ fn first_line(s: &str) -> &str {
 
 /// Whether `s` is snip_compact's marker.
 pub fn is_snip_marker(s: &str) -> bool {
-    s.strip_prefix("[snipped ")
-        .and_then(|r| r.strip_suffix(" messages]"))
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// The `Full output: <path>` line of a persisted marker.
-pub fn persisted_path(content: &str) -> Option<String> {
-    if !content.starts_with("<persisted-output>") {
-        return None;
-    }
-    content
-        .lines()
-        .find_map(|l| l.strip_prefix("Full output: "))
-        .map(|p| p.trim().to_string())
+    matches!(Marker::parse(s), Some(Marker::Snipped { .. }))
 }
 
 /// Classifies `m`; `clip` shortens the label (a view passes its widest useful width).
@@ -285,7 +273,9 @@ fn result_info(block: &Value) -> ResultInfo {
         other => std::borrow::Cow::Owned(other.to_text()),
     };
     let fate = if let Some(path) = persisted_path(&text) {
-        ResultFate::Persisted { path }
+        ResultFate::Persisted {
+            path: path.to_string(),
+        }
     } else if text == MICRO_PLACEHOLDER {
         ResultFate::Placeholder
     } else {

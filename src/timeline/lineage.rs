@@ -185,9 +185,9 @@ pub fn removal_effect(report: &StageReport, marker: Option<&str>) -> RowEffect {
         match c {
             Change::Snipped { removed, .. } => {
                 return RowEffect::Snipped {
-                    marker: marker
-                        .map(str::to_string)
-                        .unwrap_or_else(|| crate::compact::s08::snip::snip_marker(*removed)),
+                    marker: marker.map(str::to_string).unwrap_or_else(|| {
+                        crate::compact::markers::Marker::Snipped { removed: *removed }.write()
+                    }),
                 };
             }
             // The marker names the archive; the rows are in that file.

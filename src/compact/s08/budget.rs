@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use crate::compact::config::PipelineConfig;
+use crate::compact::markers::persisted_marker;
 use crate::compact::report::{Change, Stage, StageReport};
 use crate::message::estimate_size;
 use crate::message::{Message, Role};
@@ -29,12 +30,6 @@ fn result_content_text(block: &Value) -> String {
         Some(Value::Array(items)) => py_str_list(items),
         _ => String::new(),
     }
-}
-
-/// The marker that replaces a persisted result's content.
-pub fn persisted_marker(path: &str, text: &str, preview_chars: usize) -> String {
-    let preview: String = text.chars().take(preview_chars).collect();
-    format!("<persisted-output>\nFull output: {path}\nPreview:\n{preview}\n</persisted-output>")
 }
 
 pub fn tool_result_budget(
