@@ -101,9 +101,36 @@ pub fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
+/// `2026-12-01T17:43:44Z` for Unix seconds (UTC), the `started` of a recording and the
+/// timestamps fork and the proxy write. Past the year 9999, which `time` does not format,
+/// it names the last second of that year.
+pub fn iso_utc(secs: u64) -> String {
+    let t = i64::try_from(secs)
+        .ok()
+        .and_then(|s| time::OffsetDateTime::from_unix_timestamp(s).ok())
+        .unwrap_or(time::PrimitiveDateTime::MAX.assume_utc());
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iso_utc_names_known_days() {
+        assert_eq!(iso_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso_utc(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(iso_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(iso_utc(u64::MAX), "9999-12-31T23:59:59Z");
+    }
 
     #[test]
     fn digits_are_grouped_by_thousands() {

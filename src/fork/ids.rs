@@ -2,7 +2,7 @@
 //! random UUID, version 4; Codex a time-ordered one, version 7, as its own rollouts are
 //! named), and the UTC clock in the forms their files and folder names use.
 
-use crate::record::lines::iso_utc;
+use crate::util::iso_utc;
 
 fn format_uuid(b: [u8; 16]) -> String {
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();

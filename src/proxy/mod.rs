@@ -209,7 +209,7 @@ impl Proxy {
             format: CAPTURE_FORMAT.to_string(),
             version: CAPTURE_VERSION,
             ctxlab: env!("CARGO_PKG_VERSION").to_string(),
-            started: crate::record::lines::iso_utc(crate::util::unix_now()),
+            started: crate::util::iso_utc(crate::util::unix_now()),
             listen: addr.to_string(),
             upstream: config.upstream.as_deref().map(public_url),
         };
@@ -384,7 +384,7 @@ pub(crate) fn now_iso_ms() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let secs = crate::record::lines::iso_utc(now.as_secs());
+    let secs = crate::util::iso_utc(now.as_secs());
     let base = secs.strip_suffix('Z').unwrap_or(&secs);
     format!("{base}.{:03}Z", now.subsec_millis())
 }

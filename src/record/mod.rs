@@ -14,7 +14,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use crate::agent::AgentEvent;
 use crate::session::recorded::RecordFold;
-pub use lines::{LineMaker, RecordingOrigin, iso_utc};
+pub use lines::{LineMaker, RecordingOrigin};
 pub use writer::{RecordError, RecordingFile};
 
 /// A recording being written: the file and the line maker.
