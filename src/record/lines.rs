@@ -4,14 +4,13 @@
 
 use crate::agent::AgentEvent;
 use crate::compact::{Change, CompactTrigger, StageReport};
-use crate::session::recorded::format::{Header, RECORD_FORMAT, RECORD_VERSION};
+use crate::session::recorded::format::{FrontEnd, Header, RECORD_FORMAT, RECORD_VERSION};
 use crate::session::recorded::{RecordLine, RecordedStageLine};
 
 /// What a recording says about where it came from, besides what `Ready` says.
 #[derive(Debug, Clone)]
 pub struct RecordingOrigin {
-    /// `workbench` or `run`.
-    pub front_end: String,
+    pub front_end: FrontEnd,
     /// Unix seconds the recording started at.
     pub started_secs: u64,
 }
@@ -47,7 +46,7 @@ impl LineMaker {
                 format: RECORD_FORMAT.to_string(),
                 version: RECORD_VERSION,
                 ctxlab: env!("CARGO_PKG_VERSION").to_string(),
-                front_end: self.origin.front_end.clone(),
+                front_end: self.origin.front_end,
                 started: crate::util::iso_utc(self.origin.started_secs),
                 provider: provider.clone(),
                 workspace: workspace.display().to_string(),
@@ -154,4 +153,3 @@ fn trigger_name(trigger: &CompactTrigger) -> &'static str {
         CompactTrigger::PromptTooLong => "prompt_too_long",
     }
 }
-

@@ -14,6 +14,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use crate::agent::AgentEvent;
 use crate::session::recorded::RecordFold;
+use crate::session::recorded::format::FrontEnd;
 pub use lines::{LineMaker, RecordingOrigin};
 pub use writer::{RecordError, RecordingFile};
 
@@ -27,14 +28,14 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A new recording under `dir` for `front_end` (`workbench`, `run`).
-    pub fn create(dir: &Path, front_end: &str) -> Result<Recorder, RecordError> {
+    /// A new recording under `dir` for `front_end`.
+    pub fn create(dir: &Path, front_end: FrontEnd) -> Result<Recorder, RecordError> {
         let started = crate::util::unix_now();
         let file = RecordingFile::create_in(dir, started)?;
         Ok(Recorder {
             file,
             lines: LineMaker::new(RecordingOrigin {
-                front_end: front_end.to_string(),
+                front_end,
                 started_secs: started,
             }),
             failed: false,
@@ -106,10 +107,10 @@ pub struct LiveRecord {
 }
 
 impl LiveRecord {
-    pub fn new(front_end: &str) -> LiveRecord {
+    pub fn new(front_end: FrontEnd) -> LiveRecord {
         LiveRecord {
             lines: LineMaker::new(RecordingOrigin {
-                front_end: front_end.to_string(),
+                front_end,
                 started_secs: 0,
             }),
             fold: RecordFold::new(false),

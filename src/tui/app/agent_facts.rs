@@ -32,7 +32,7 @@ impl AgentFacts {
             config,
             run_state: RunState::Idle,
             agent_gone: false,
-            live_record: LiveRecord::new("workbench"),
+            live_record: LiveRecord::new(crate::session::recorded::format::FrontEnd::Workbench),
         }
     }
 }

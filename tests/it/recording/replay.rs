@@ -31,7 +31,8 @@ fn live_stages(events: &[AgentEvent]) -> Vec<(usize, Stage)> {
 
 /// The tour's events written by the recorder into a fresh folder; the file's path.
 fn recorded_tour(dir: &std::path::Path) -> PathBuf {
-    let mut recorder = Recorder::create(dir, "run").unwrap();
+    let mut recorder =
+        Recorder::create(dir, ctxlab::session::recorded::format::FrontEnd::Run).unwrap();
     for e in &tour().events {
         recorder.record(e);
     }
