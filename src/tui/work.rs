@@ -136,21 +136,8 @@ pub enum Work {
     Analysis(super::analysis::AnalysisWork),
 }
 
-/// A session handed to a compare job. Compared by address, like `SharedTimeline`.
-#[derive(Clone)]
-pub struct SharedSession(pub Arc<Vec<Message>>);
-
-impl PartialEq for SharedSession {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl fmt::Debug for SharedSession {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SharedSession({} messages)", self.0.len())
-    }
-}
+/// A session handed to a compare job (the analyses' own, one type for both).
+pub use super::analysis::SharedSession;
 
 /// A copy of the timeline handed to a job. Compared by address: effects are compared in
 /// tests, a timeline never is.
