@@ -39,7 +39,7 @@ use crate::provider::{ModelRequest, SentRequest};
 use lineage::{RowEffect, RowFrom};
 
 pub use diff::{DiffOp, DiffRow, DiffSide, Fold, fold, fold_by};
-pub use exact::ExactRequest;
+pub use exact::RequestBody;
 
 /// Where a timeline's facts came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

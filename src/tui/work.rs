@@ -334,13 +334,18 @@ pub fn export(
     out: Option<&Path>,
     inputs: &[PathBuf],
 ) -> Result<PathBuf, String> {
-    use crate::export_file::{Target, write_export};
+    use crate::export_file::{TargetChoice, write_export};
     let page = html::page(timeline);
     let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     if let Some(out) = out {
-        return write_export(&cwd.join(out), page.as_bytes(), &inputs, Target::Named)
-            .map_err(|e| e.to_string());
+        return write_export(
+            &cwd.join(out),
+            page.as_bytes(),
+            &inputs,
+            TargetChoice::Named,
+        )
+        .map_err(|e| e.to_string());
     }
     for n in 1..10_000 {
         let name = if n == 1 {
@@ -352,7 +357,7 @@ pub fn export(
         if std::fs::symlink_metadata(&path).is_ok() {
             continue;
         }
-        match write_export(&path, page.as_bytes(), &inputs, Target::Fresh) {
+        match write_export(&path, page.as_bytes(), &inputs, TargetChoice::Fresh) {
             Ok(p) => return Ok(p),
             Err(crate::export_file::ExportError::Refused { .. }) => continue,
             Err(e) => return Err(e.to_string()),
