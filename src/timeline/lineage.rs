@@ -48,16 +48,10 @@ pub fn row_map(report: &StageReport) -> Option<Vec<RowFrom>> {
                 let row = rows.get_mut(*message)?;
                 *row = RowFrom::Changed(*message);
             }
-            Change::Snipped {
-                head_end,
-                tail_start,
-                ..
+            Change::Snipped { .. } | Change::Archived { .. } => {
+                let span = change.messages();
+                cut = Some((span.start, span.end));
             }
-            | Change::Archived {
-                head_end,
-                tail_start,
-                ..
-            } => cut = Some((*head_end, *tail_start)),
             Change::Summarized { replaced, .. } => cut = Some((0, *replaced)),
         }
     }

@@ -19,22 +19,7 @@ pub fn rows_to_change(next: &NextStep) -> Vec<Range<usize>> {
         NextStep::Stage { preview, .. } => preview
             .changes
             .iter()
-            .map(|c| match c {
-                Change::Persisted { message, .. }
-                | Change::Placeholder { message, .. }
-                | Change::Saved { message, .. } => *message..*message + 1,
-                Change::Snipped {
-                    head_end,
-                    tail_start,
-                    ..
-                }
-                | Change::Archived {
-                    head_end,
-                    tail_start,
-                    ..
-                } => *head_end..*tail_start,
-                Change::Summarized { replaced, .. } => 0..*replaced,
-            })
+            .map(Change::messages)
             .collect(),
         NextStep::Summarize { messages, .. } => std::iter::once(0..*messages).collect(),
         NextStep::Reactive { replaced, .. } | NextStep::SummaryCall { replaced, .. } => {
