@@ -82,7 +82,7 @@ impl App {
         // The numbers, then the strategy's row (`STRATEGY_ROW`).
         let keys_n = PipelineConfig::KEYS.len();
         let rows_n = keys_n + 1;
-        if panel.selected == STRATEGY_ROW && panel.editing.is_some() {
+        if panel.selected == STRATEGY_ROW && panel.choosing.is_some() {
             return self.strategy_key(key);
         }
         if let Some(buf) = &mut panel.editing {
@@ -124,7 +124,7 @@ impl App {
             Some(Action::Bottom) => panel.selected = rows_n - 1,
             Some(Action::Enter) if panel.selected == STRATEGY_ROW => {
                 // The choice starts on the strategy in force; h/l move it.
-                panel.editing = Some(self.agent.config.strategy.name().to_string());
+                panel.choosing = Some(self.agent.config.strategy);
                 panel.error = None;
             }
             Some(Action::Enter) => {
@@ -155,11 +155,7 @@ impl App {
         let Some(Overlay::Config(panel)) = &mut self.screen.overlay else {
             return Vec::new();
         };
-        let current = panel
-            .editing
-            .as_deref()
-            .and_then(|name| name.parse::<Strategy>().ok())
-            .unwrap_or(self.agent.config.strategy);
+        let current = panel.choosing.unwrap_or(self.agent.config.strategy);
         let at = Strategy::ALL
             .iter()
             .position(|s| *s == current)
@@ -169,11 +165,11 @@ impl App {
             KeyCode::Right | KeyCode::Char('l') | KeyCode::Char('j') | KeyCode::Tab => 1,
             KeyCode::Left | KeyCode::Char('h') | KeyCode::Char('k') | KeyCode::BackTab => n - 1,
             KeyCode::Esc => {
-                panel.editing = None;
+                panel.choosing = None;
                 return Vec::new();
             }
             KeyCode::Enter => {
-                panel.editing = None;
+                panel.choosing = None;
                 if current == self.agent.config.strategy {
                     self.notify(format!("the strategy is already {current}"));
                     return Vec::new();
@@ -189,7 +185,7 @@ impl App {
             }
             _ => 0,
         };
-        panel.editing = Some(Strategy::ALL[(at + step) % n].name().to_string());
+        panel.choosing = Some(Strategy::ALL[(at + step) % n]);
         Vec::new()
     }
 }
