@@ -78,20 +78,9 @@ pub fn input_of_stage(
                 );
                 return Some(input);
             }
-            Change::Snipped {
-                head_end,
-                tail_start,
-                ..
-            }
-            | Change::Archived {
-                head_end,
-                tail_start,
-                ..
-            } => {
-                let (h, t) = (
-                    (*head_end).min(before.len()),
-                    (*tail_start).min(before.len()),
-                );
+            Change::Snipped { .. } | Change::Archived { .. } => {
+                let cut = change.messages();
+                let (h, t) = (cut.start.min(before.len()), cut.end.min(before.len()));
                 let from_before: Vec<usize> = (0..h).chain(t..before.len()).collect();
                 let kept = KeptInput {
                     how: KeptHow::Recorded,
