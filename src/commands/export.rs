@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-pub use crate::export_file::{ExportError, Target, write_export};
+pub use crate::export_file::{ExportError, TargetChoice, write_export};
 
 use crate::message::Message;
 use crate::pipeline_replay::{ReplayOptions, ReplayTotals};
@@ -34,5 +34,5 @@ pub fn export_page(
 /// Writes `page` to `out` (`ctxlab export --out`): `write_export`, replacing a file that
 /// is there, never one of `inputs`.
 pub fn write_page(out: &Path, page: &str, inputs: &[&Path]) -> Result<(), ExportError> {
-    write_export(out, page.as_bytes(), inputs, Target::Named).map(|_| ())
+    write_export(out, page.as_bytes(), inputs, TargetChoice::Named).map(|_| ())
 }

@@ -15,7 +15,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::compact::{CompactTrigger, Pipeline, PipelineConfig, Stage, Strategy};
-use crate::message::{Message, block_type};
+use crate::message::{BlockKind, Message, Role};
 // The input format is a session format: it lives with the session readers, and this
 // command (like `replay`) reads through them. Re-exported for the callers of this command.
 pub use crate::session::history_input::{
@@ -60,17 +60,17 @@ pub fn check_history(messages: &[Message]) -> Result<Vec<String>, String> {
         let asked: Vec<&str> = index
             .checked_sub(1)
             .map(|i| &messages[i])
-            .filter(|prev| prev.role() == "assistant")
+            .filter(|prev| prev.role_kind() == Role::Assistant)
             .map(|prev| {
                 prev.blocks()
                     .iter()
-                    .filter(|b| block_type(b) == Some("tool_use"))
+                    .filter(|b| BlockKind::of(b) == BlockKind::ToolUse)
                     .filter_map(|b| b.get("id").and_then(Value::as_str))
                     .collect()
             })
             .unwrap_or_default();
         for b in m.blocks() {
-            if block_type(b) != Some("tool_result") {
+            if BlockKind::of(b) != BlockKind::ToolResult {
                 continue;
             }
             let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");

@@ -49,7 +49,9 @@ pub(crate) fn cmd_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let end = rt.block_on(async move {
         let mut signals = TerminationSignals::install().context("cannot handle signals")?;
         let (commands, events, handle) = ctxlab::agent::spawn(launch.setup);
-        let events = recording::recorded(events, "run", |line| say!("ctxlab: {line}"));
+        let events = recording::recorded(events, recording::FrontEnd::Run, |line| {
+            say!("ctxlab: {line}")
+        });
         let agent = RunningAgent {
             commands,
             events,
@@ -111,7 +113,7 @@ pub(crate) fn restarter(options: LaunchOptions, scripted: bool) -> ctxlab::tui::
             // A restart is a new session, recorded in a file of its own.
             record: record
                 .then(|| {
-                    recording::start_recording("workbench")
+                    recording::start_recording(recording::FrontEnd::Workbench)
                         .inspect_err(|why| tracing::warn!("not recording this session: {why}"))
                         .ok()
                 })
@@ -180,7 +182,9 @@ pub(crate) fn cmd_workbench(
         let events = if browsing || following {
             events
         } else {
-            recording::recorded(events, "workbench", |line| tracing::info!("{line}"))
+            recording::recorded(events, recording::FrontEnd::Workbench, |line| {
+                tracing::info!("{line}")
+            })
         };
         if let Some(request) = launch
             .scenario_request

@@ -4,13 +4,14 @@
 
 use ctxlab::agent::AgentEvent;
 use ctxlab::compact::PipelineConfig;
+pub(crate) use ctxlab::session::recorded::format::FrontEnd;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::cli::Thresholds;
 
 /// A recording of the live session in the data dir (docs/architecture.md, "Session
 /// recordings"), or why there is none.
-pub(crate) fn start_recording(front_end: &str) -> Result<ctxlab::record::Recorder, String> {
+pub(crate) fn start_recording(front_end: FrontEnd) -> Result<ctxlab::record::Recorder, String> {
     let dir = ctxlab::record::recordings_dir().ok_or("the platform has no data directory")?;
     ctxlab::record::Recorder::create(&dir, front_end).map_err(|e| e.to_string())
 }
@@ -18,7 +19,7 @@ pub(crate) fn start_recording(front_end: &str) -> Result<ctxlab::record::Recorde
 /// `events` with the session recorded on the way (`say` hears where, or why not).
 pub(crate) fn recorded(
     events: UnboundedReceiver<AgentEvent>,
-    front_end: &str,
+    front_end: FrontEnd,
     say: impl Fn(String),
 ) -> UnboundedReceiver<AgentEvent> {
     match start_recording(front_end) {

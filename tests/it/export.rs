@@ -213,7 +213,9 @@ fn ctxlab_export_reads_every_session_format_and_strategy_the_replay_does() {
 
 /// The tour's live run written by the recorder (as `ctxlab run` records it) into `dir`.
 fn recorded_tour(dir: &Path) -> std::path::PathBuf {
-    let mut recorder = ctxlab::record::Recorder::create(dir, "run").unwrap();
+    let mut recorder =
+        ctxlab::record::Recorder::create(dir, ctxlab::session::recorded::format::FrontEnd::Run)
+            .unwrap();
     for e in &tour().events {
         recorder.record(e);
     }

@@ -104,7 +104,11 @@ fn session_rows_and_stage_rows_name_their_entry_and_step() {
 #[test]
 fn the_recording_numbers_calls_and_stages_as_the_timeline_does() {
     let dir = tempfile::tempdir().unwrap();
-    let mut recorder = ctxlab::record::Recorder::create(dir.path(), "run").unwrap();
+    let mut recorder = ctxlab::record::Recorder::create(
+        dir.path(),
+        ctxlab::session::recorded::format::FrontEnd::Run,
+    )
+    .unwrap();
     for ev in &tour().events {
         recorder.record(ev);
     }
@@ -141,7 +145,11 @@ fn the_recording_numbers_calls_and_stages_as_the_timeline_does() {
 #[test]
 fn the_live_record_is_the_recording_files_and_names_timeline_calls() {
     let dir = tempfile::tempdir().unwrap();
-    let mut recorder = ctxlab::record::Recorder::create(dir.path(), "workbench").unwrap();
+    let mut recorder = ctxlab::record::Recorder::create(
+        dir.path(),
+        ctxlab::session::recorded::format::FrontEnd::Workbench,
+    )
+    .unwrap();
     for ev in &tour().events {
         recorder.record(ev);
     }

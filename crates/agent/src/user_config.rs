@@ -228,24 +228,22 @@ pub fn load_file_settings_without(
                 path: Some(path.to_path_buf()),
                 ..settings
             })
-            .map_err(error),
+            .map_err(|e| error(e.to_string())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileSettings::default()),
         Err(e) => Err(error(e.to_string())),
     }
 }
 
 /// The settings of config.toml's `text` without `keys`.
-pub fn settings_from_text(text: &str, keys: &[&str]) -> Result<FileSettings, String> {
+pub fn settings_from_text(text: &str, keys: &[&str]) -> Result<FileSettings, toml::de::Error> {
     if keys.is_empty() {
-        return toml::from_str(text).map_err(|e: toml::de::Error| e.to_string());
+        return toml::from_str(text);
     }
-    let mut table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+    let mut table: toml::Table = toml::from_str(text)?;
     for key in keys {
         table.remove(*key);
     }
-    toml::Value::Table(table)
-        .try_into()
-        .map_err(|e: toml::de::Error| e.to_string())
+    toml::Value::Table(table).try_into()
 }
 
 /// Whether a compaction written while a session is followed rings the terminal bell:

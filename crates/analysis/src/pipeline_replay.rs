@@ -29,8 +29,10 @@ use serde::Serialize;
 use crate::compact::extractive::extractive_summary_from_request;
 use crate::compact::request::request_in;
 use crate::compact::summarize::PendingCompaction;
-use crate::compact::{CompactTrigger, Pipeline, PipelineConfig, StageReport, estimate_size};
-use crate::message::Message;
+use crate::compact::{
+    CompactTrigger, Pipeline, PipelineConfig, StageReport, Strategy, estimate_size,
+};
+use crate::message::{Message, Role};
 use crate::session::recorded::{RecordedEvent, RecordedKind};
 use crate::store::{FileWritten, Store, StoreError};
 
@@ -54,7 +56,48 @@ pub struct CallRecord {
 #[derive(Debug, Clone, Serialize)]
 pub struct NotApplied {
     pub event: RecordedEvent,
-    pub why: String,
+    #[serde(serialize_with = "as_words")]
+    pub why: NotAppliedWhy,
+}
+
+/// Why a recorded event could not be followed under the replay's strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotAppliedWhy {
+    /// A recorded `/compact` the strategy finds nothing to summarize for.
+    NothingToSummarize(Strategy),
+    NoReactive(Strategy),
+    NoFurtherReactive(Strategy),
+    ReactiveFindsNothing(Strategy),
+    /// The live run switched strategies, from one the replay does not run.
+    OtherSwitch {
+        running: Strategy,
+        from: Strategy,
+        to: Strategy,
+    },
+}
+
+impl std::fmt::Display for NotAppliedWhy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotAppliedWhy::NothingToSummarize(s) => write!(f, "{s} finds nothing it may summarize"),
+            NotAppliedWhy::NoReactive(s) => write!(f, "{s} has no reactive compaction"),
+            NotAppliedWhy::NoFurtherReactive(s) => {
+                write!(f, "{s} allows no further reactive compaction")
+            }
+            NotAppliedWhy::ReactiveFindsNothing(s) => {
+                write!(f, "{s}'s reactive stage finds nothing it may summarize")
+            }
+            NotAppliedWhy::OtherSwitch { running, from, to } => write!(
+                f,
+                "the replay runs {running}; the live run switched from {from} to {to}"
+            ),
+        }
+    }
+}
+
+/// `why` in JSON as the words `describe` uses (the output is as it was when it was text).
+fn as_words<S: serde::Serializer>(why: &NotAppliedWhy, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(why)
 }
 
 impl NotApplied {
@@ -219,7 +262,7 @@ pub fn replay_events(
         while let Some(event) = recorded.next_if(|e| e.at <= entered) {
             r.apply(event, &mut on_event)?;
         }
-        if message.role() == "assistant" {
+        if message.role_kind() == Role::Assistant {
             r.call(None, &mut on_event)?;
             r.refusals = 0;
         } else if let Some(request) = request_in(&message) {
@@ -234,7 +277,7 @@ pub fn replay_events(
     r.apply_configs(r.calls + 1);
     // The call the session ends before: on a copy, with a dry-run store.
     let next_call = match r.live.last() {
-        Some(last) if last.role() != "assistant" => {
+        Some(last) if last.role_kind() != Role::Assistant => {
             let mut copy = r.live.clone();
             let dry = store.dry_run();
             let pre = pre_call(
@@ -359,10 +402,7 @@ impl Replayer<'_> {
                     Some(pending) => self.summarize(pending, on_event),
                     None => self.skip(
                         event,
-                        format!(
-                            "{} finds nothing it may summarize",
-                            self.pipeline.strategy()
-                        ),
+                        NotAppliedWhy::NothingToSummarize(self.pipeline.strategy()),
                     ),
                 }
             }
@@ -388,16 +428,12 @@ impl Replayer<'_> {
                 match pending {
                     Some(pending) => self.summarize(pending, on_event),
                     None if strategy.reactive_attempts() == 0 => {
-                        self.skip(event, format!("{strategy} has no reactive compaction"))
+                        self.skip(event, NotAppliedWhy::NoReactive(strategy))
                     }
-                    None if attempt >= strategy.reactive_attempts() => self.skip(
-                        event,
-                        format!("{strategy} allows no further reactive compaction"),
-                    ),
-                    None => self.skip(
-                        event,
-                        format!("{strategy}'s reactive stage finds nothing it may summarize"),
-                    ),
+                    None if attempt >= strategy.reactive_attempts() => {
+                        self.skip(event, NotAppliedWhy::NoFurtherReactive(strategy))
+                    }
+                    None => self.skip(event, NotAppliedWhy::ReactiveFindsNothing(strategy)),
                 }
             }
             // Applied by call (`apply_configs`), never from here.
@@ -423,18 +459,17 @@ impl Replayer<'_> {
             if config.strategy == running || *from == running {
                 self.pipeline = Pipeline::new(*config).with_counter_ids();
             } else {
-                self.skip(
-                    &event,
-                    format!(
-                        "the replay runs {running}; the live run switched from {from} to {}",
-                        config.strategy
-                    ),
-                );
+                let why = NotAppliedWhy::OtherSwitch {
+                    running,
+                    from: *from,
+                    to: config.strategy,
+                };
+                self.skip(&event, why);
             }
         }
     }
 
-    fn skip(&mut self, event: &RecordedEvent, why: String) {
+    fn skip(&mut self, event: &RecordedEvent, why: NotAppliedWhy) {
         self.not_applied.push(NotApplied {
             event: event.clone(),
             why,

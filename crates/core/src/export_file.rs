@@ -27,7 +27,7 @@ pub enum ExportError {
 
 /// How the target was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
+pub enum TargetChoice {
     /// Named by the user: a file there is replaced, a symlink there is followed (it was
     /// named on purpose) unless it leads to an input.
     Named,
@@ -65,7 +65,7 @@ fn special_kind(t: std::fs::FileType) -> Option<&'static str> {
 }
 
 /// Where the bytes go: `out`, or the file a named symlink at `out` leads to.
-fn resolve(out: &Path, how: Target, inputs: &[&Path]) -> Result<PathBuf, ExportError> {
+fn resolve(out: &Path, how: TargetChoice, inputs: &[&Path]) -> Result<PathBuf, ExportError> {
     let inputs: Vec<(u64, u64)> = inputs
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -76,7 +76,7 @@ fn resolve(out: &Path, how: Target, inputs: &[&Path]) -> Result<PathBuf, ExportE
         Err(e) => return Err(write_error(out, e)),
         Ok(m) => m,
     };
-    if how == Target::Fresh {
+    if how == TargetChoice::Fresh {
         return Err(refused(out, "the name is taken"));
     }
     // Through the link, if it is one: what a write would reach.
@@ -108,7 +108,7 @@ pub fn write_export(
     out: &Path,
     bytes: &[u8],
     inputs: &[&Path],
-    how: Target,
+    how: TargetChoice,
 ) -> Result<PathBuf, ExportError> {
     let target = resolve(out, how, inputs)?;
     let dir = match target.parent() {
@@ -131,13 +131,13 @@ pub fn write_export(
             f.sync_all()
         })
         .and_then(|()| match how {
-            Target::Named => std::fs::rename(&temp, &target),
+            TargetChoice::Named => std::fs::rename(&temp, &target),
             // No clobbering a name taken meanwhile: a hard link fails if it exists.
-            Target::Fresh => std::fs::hard_link(&temp, &target),
+            TargetChoice::Fresh => std::fs::hard_link(&temp, &target),
         });
     let cleanup = match (&written, how) {
-        (Err(_), _) | (Ok(()), Target::Fresh) => std::fs::remove_file(&temp),
-        (Ok(()), Target::Named) => Ok(()),
+        (Err(_), _) | (Ok(()), TargetChoice::Fresh) => std::fs::remove_file(&temp),
+        (Ok(()), TargetChoice::Named) => Ok(()),
     };
     drop(cleanup);
     match written {
@@ -158,18 +158,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let input = dir.path().join("s.jsonl");
         std::fs::write(&input, "{}\n").unwrap();
-        let e = write_export(&input, b"<html>", &[&input], Target::Named).unwrap_err();
+        let e = write_export(&input, b"<html>", &[&input], TargetChoice::Named).unwrap_err();
         assert!(e.to_string().contains("the file the export reads"), "{e}");
         let link = dir.path().join("link.html");
         std::os::unix::fs::symlink(&input, &link).unwrap();
-        assert!(write_export(&link, b"<html>", &[&input], Target::Named).is_err());
+        assert!(write_export(&link, b"<html>", &[&input], TargetChoice::Named).is_err());
         let hard = dir.path().join("hard.html");
         std::fs::hard_link(&input, &hard).unwrap();
-        assert!(write_export(&hard, b"<html>", &[&input], Target::Named).is_err());
+        assert!(write_export(&hard, b"<html>", &[&input], TargetChoice::Named).is_err());
         assert_eq!(std::fs::read(&input).unwrap(), b"{}\n");
-        let e = write_export(Path::new("/dev/null"), b"x", &[], Target::Named).unwrap_err();
+        let e = write_export(Path::new("/dev/null"), b"x", &[], TargetChoice::Named).unwrap_err();
         assert!(e.to_string().contains("a device"), "{e}");
-        let e = write_export(dir.path(), b"x", &[], Target::Named).unwrap_err();
+        let e = write_export(dir.path(), b"x", &[], TargetChoice::Named).unwrap_err();
         assert!(e.to_string().contains("a folder"), "{e}");
     }
 
@@ -178,11 +178,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("t.html");
         std::fs::write(&out, "old").unwrap();
-        write_export(&out, b"new", &[], Target::Named).unwrap();
+        write_export(&out, b"new", &[], TargetChoice::Named).unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), b"new");
-        assert!(write_export(&out, b"x", &[], Target::Fresh).is_err());
+        assert!(write_export(&out, b"x", &[], TargetChoice::Fresh).is_err());
         let fresh = dir.path().join("f.html");
-        write_export(&fresh, b"page", &[], Target::Fresh).unwrap();
+        write_export(&fresh, b"page", &[], TargetChoice::Fresh).unwrap();
         assert_eq!(std::fs::read(&fresh).unwrap(), b"page");
         // No temp file is left behind.
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
@@ -192,7 +192,7 @@ mod tests {
         std::fs::write(&real, "old").unwrap();
         let link = dir.path().join("named.html");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        write_export(&link, b"via", &[], Target::Named).unwrap();
+        write_export(&link, b"via", &[], TargetChoice::Named).unwrap();
         assert_eq!(std::fs::read(&real).unwrap(), b"via");
         assert!(
             std::fs::symlink_metadata(&link)

@@ -17,11 +17,13 @@ use serde_json::{Map, Value};
 use crate::pyrepr::{py_str_len, py_str_list, unicode_json_map_len};
 
 mod json;
+mod kind;
 
 pub use json::{
     ascii_json_history, ascii_json_history_prefix, ascii_json_message, json_size,
     unicode_json_history, unicode_json_message, write_ascii_json_message,
 };
+pub use kind::{BlockKind, Role, block_tool_id};
 
 /// Why a JSON value is not a message ctxlab can work with.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -146,7 +148,7 @@ impl Message {
                             found: json_kind(block),
                         });
                     };
-                    if b.get("type").and_then(Value::as_str) == Some("tool_result") {
+                    if BlockKind::of(block) == BlockKind::ToolResult {
                         match b.get("content") {
                             None | Some(Value::Null | Value::String(_) | Value::Array(_)) => {}
                             Some(other) => {
@@ -170,9 +172,9 @@ impl Message {
         })
     }
 
-    fn build(role: &str, content: Value) -> Message {
+    fn build(role: Role, content: Value) -> Message {
         let mut raw = Map::new();
-        raw.insert("role".into(), Value::String(role.into()));
+        raw.insert("role".into(), Value::String(role.as_str().into()));
         raw.insert("content".into(), content);
         Message {
             raw,
@@ -184,21 +186,25 @@ impl Message {
 
     /// A user message with string content (what a person types, or a pipeline marker).
     pub fn user_text(text: impl Into<String>) -> Message {
-        Message::build("user", Value::String(text.into()))
+        Message::build(Role::User, Value::String(text.into()))
     }
 
     /// A user message with list content (tool results).
     pub fn user_blocks(blocks: Vec<Value>) -> Message {
-        Message::build("user", Value::Array(blocks))
+        Message::build(Role::User, Value::Array(blocks))
     }
 
     /// An assistant message with list content.
     pub fn assistant_blocks(blocks: Vec<Value>) -> Message {
-        Message::build("assistant", Value::Array(blocks))
+        Message::build(Role::Assistant, Value::Array(blocks))
     }
 
     pub fn role(&self) -> &str {
         self.raw.get("role").and_then(Value::as_str).unwrap_or("")
+    }
+
+    pub fn role_kind(&self) -> Role {
+        Role::of(self.role())
     }
 
     pub fn content(&self) -> Content<'_> {
@@ -252,29 +258,29 @@ impl Message {
     /// Role user, list content, at least one `tool_result` block (docs/pipeline.md,
     /// "Messages").
     pub fn is_tool_result_message(&self) -> bool {
-        self.role() == "user"
+        self.role_kind() == Role::User
             && self
                 .blocks()
                 .iter()
-                .any(|b| block_type(b) == Some("tool_result"))
+                .any(|b| BlockKind::of(b) == BlockKind::ToolResult)
     }
 
     /// Role assistant, list content, some `tool_use` block (docs/pipeline.md, "Messages").
     pub fn has_tool_use(&self) -> bool {
-        self.role() == "assistant"
+        self.role_kind() == Role::Assistant
             && self
                 .blocks()
                 .iter()
-                .any(|b| block_type(b) == Some("tool_use"))
+                .any(|b| BlockKind::of(b) == BlockKind::ToolUse)
     }
 
     /// The blocks of type `kind` when the message has role `role`, with their indices.
     fn typed_blocks<'a>(
         &'a self,
-        role: &str,
-        kind: &'static str,
+        role: Role,
+        kind: BlockKind,
     ) -> impl Iterator<Item = (usize, &'a Value)> + 'a {
-        let blocks = if self.role() == role {
+        let blocks = if self.role_kind() == role {
             self.blocks()
         } else {
             &[]
@@ -282,17 +288,19 @@ impl Message {
         blocks
             .iter()
             .enumerate()
-            .filter(move |(_, b)| block_type(b) == Some(kind))
+            .filter(move |(_, b)| BlockKind::of(b) == kind)
     }
 
     /// The `tool_use` blocks of an assistant message, in order.
     pub fn tool_uses(&self) -> impl Iterator<Item = &Value> {
-        self.typed_blocks("assistant", "tool_use").map(|(_, b)| b)
+        self.typed_blocks(Role::Assistant, BlockKind::ToolUse)
+            .map(|(_, b)| b)
     }
 
     /// The `tool_result` blocks of a user message with list content, in order.
     pub fn tool_results(&self) -> impl Iterator<Item = &Value> {
-        self.typed_blocks("user", "tool_result").map(|(_, b)| b)
+        self.typed_blocks(Role::User, BlockKind::ToolResult)
+            .map(|(_, b)| b)
     }
 
     /// The text blocks joined by newlines (string content as is).
@@ -301,7 +309,7 @@ impl Message {
             Content::Text(s) => s.to_string(),
             Content::Blocks(blocks) => blocks
                 .iter()
-                .filter(|b| block_type(b) == Some("text"))
+                .filter(|b| BlockKind::of(b) == BlockKind::Text)
                 .filter_map(|b| b.get("text").and_then(Value::as_str))
                 .collect::<Vec<_>>()
                 .join("\n"),
@@ -313,7 +321,7 @@ impl Message {
     /// 0 when missing or null). Cached, because micro_compact asks before every call.
     pub fn tool_result_lens(&self) -> &[(usize, usize)] {
         self.results.get_or_init(|| {
-            self.typed_blocks("user", "tool_result")
+            self.typed_blocks(Role::User, BlockKind::ToolResult)
                 .map(|(i, b)| {
                     let len = match b.get("content") {
                         Some(Value::String(s)) => s.chars().count(),
@@ -365,15 +373,6 @@ pub fn block_type(block: &Value) -> Option<&str> {
     block.get("type").and_then(Value::as_str)
 }
 
-/// The `id` of a `tool_use` block, or `tool_use_id` of a `tool_result` block.
-pub fn block_tool_id(block: &Value) -> Option<&str> {
-    match block_type(block) {
-        Some("tool_use") => block.get("id").and_then(Value::as_str),
-        Some("tool_result") => block.get("tool_use_id").and_then(Value::as_str),
-        _ => None,
-    }
-}
-
 pub mod block;
 
 /// A tool the model may call, as both wire formats describe one.
@@ -407,7 +406,7 @@ pub fn tool_names<'a>(
 /// The tool results of a history in document order: (message index, block index, block).
 pub fn tool_results(messages: &[Message]) -> impl Iterator<Item = (usize, usize, &Value)> {
     messages.iter().enumerate().flat_map(|(mi, m)| {
-        m.typed_blocks("user", "tool_result")
+        m.typed_blocks(Role::User, BlockKind::ToolResult)
             .map(move |(bi, b)| (mi, bi, b))
     })
 }
@@ -417,27 +416,27 @@ pub fn tool_results(messages: &[Message]) -> impl Iterator<Item = (usize, usize,
 /// must be answered in the message right after it. A history that breaks it is rejected
 /// by the APIs, so every stage and the agent must keep it.
 pub fn tool_pairing_error(messages: &[Message]) -> Option<String> {
-    let blocks_of = |m: &'_ Message, kind: &str| -> Vec<Option<String>> {
+    let blocks_of = |m: &'_ Message, kind: BlockKind| -> Vec<Option<String>> {
         m.blocks()
             .iter()
-            .filter(|b| block_type(b) == Some(kind))
+            .filter(|b| BlockKind::of(b) == kind)
             .map(|b| block_tool_id(b).map(str::to_string))
             .collect()
     };
     for (i, m) in messages.iter().enumerate() {
-        let results = blocks_of(m, "tool_result");
-        if !results.is_empty() && m.role() != "user" {
+        let results = blocks_of(m, BlockKind::ToolResult);
+        if !results.is_empty() && m.role_kind() != Role::User {
             return Some(format!(
                 "message {i}: tool_result in a {} message",
                 m.role()
             ));
         }
-        let uses = blocks_of(m, "tool_use");
-        if !uses.is_empty() && m.role() != "assistant" {
+        let uses = blocks_of(m, BlockKind::ToolUse);
+        if !uses.is_empty() && m.role_kind() != Role::Assistant {
             return Some(format!("message {i}: tool_use in a {} message", m.role()));
         }
         let before = match i.checked_sub(1) {
-            Some(p) => blocks_of(&messages[p], "tool_use"),
+            Some(p) => blocks_of(&messages[p], BlockKind::ToolUse),
             None => Vec::new(),
         };
         if let Some(id) = results
@@ -450,7 +449,7 @@ pub fn tool_pairing_error(messages: &[Message]) -> Option<String> {
         }
         let after = messages
             .get(i + 1)
-            .map(|n| blocks_of(n, "tool_result"))
+            .map(|n| blocks_of(n, BlockKind::ToolResult))
             .unwrap_or_default();
         if let Some(id) = uses.iter().find(|id| !after.contains(id)) {
             return Some(format!(

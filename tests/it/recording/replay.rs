@@ -31,7 +31,8 @@ fn live_stages(events: &[AgentEvent]) -> Vec<(usize, Stage)> {
 
 /// The tour's events written by the recorder into a fresh folder; the file's path.
 fn recorded_tour(dir: &std::path::Path) -> PathBuf {
-    let mut recorder = Recorder::create(dir, "run").unwrap();
+    let mut recorder =
+        Recorder::create(dir, ctxlab::session::recorded::format::FrontEnd::Run).unwrap();
     for e in &tour().events {
         recorder.record(e);
     }
@@ -140,6 +141,13 @@ fn a_replay_under_a_strategy_without_reactive_compaction_says_what_it_could_not_
                 .to_string()
         ]
     );
+    // Typed, and in JSON the same words as when it was text.
+    assert_eq!(
+        totals.not_applied[0].why,
+        ctxlab::pipeline_replay::NotAppliedWhy::NoReactive(Strategy::S06)
+    );
+    let json = serde_json::to_value(&totals.not_applied[0]).unwrap();
+    assert_eq!(json["why"], "s06 has no reactive compaction");
     // The compact tool's request is followed: s06's auto_compact runs at call 32.
     assert!(
         stages.contains(&(32, Stage::AutoCompact)),

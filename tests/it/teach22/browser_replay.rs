@@ -14,7 +14,8 @@ use ctxlab::tui::Msg;
 use ctxlab::tui::app::Startup;
 
 fn recorded_tour(dir: &Path) -> std::path::PathBuf {
-    let mut recorder = Recorder::create(dir, "run").unwrap();
+    let mut recorder =
+        Recorder::create(dir, ctxlab::session::recorded::format::FrontEnd::Run).unwrap();
     for e in &tour().events {
         recorder.record(e);
     }

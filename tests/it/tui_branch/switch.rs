@@ -134,7 +134,11 @@ async fn a_recorded_switch_is_followed_by_the_replay_under_the_runs_own_strategy
     );
 
     let dir = tempfile::tempdir().unwrap();
-    let mut recorder = ctxlab::record::Recorder::create(dir.path(), "run").unwrap();
+    let mut recorder = ctxlab::record::Recorder::create(
+        dir.path(),
+        ctxlab::session::recorded::format::FrontEnd::Run,
+    )
+    .unwrap();
     // A Ready first, as the agent's stream starts (the harness's App took the real one).
     recorder.record(&AgentEvent::Ready {
         provider: "scripted tour".into(),

@@ -517,3 +517,26 @@ fn restart_says_what_it_restarted() {
         assert!(!text.contains(not), "{provider}: {text}");
     }
 }
+
+#[test]
+fn the_strategy_row_chooses_a_typed_strategy_and_sends_it() {
+    use ctxlab::compact::Strategy;
+    let mut a = app();
+    a.update(key(KeyCode::Char('i')));
+    type_text(&mut a, "/config");
+    a.update(key(KeyCode::Enter));
+    a.update(key(KeyCode::Char('G')));
+    a.update(key(KeyCode::Enter));
+    let start = a.config().strategy;
+    match a.top_layer() {
+        Some(ctxlab::tui::app::Layer::Config(p)) => assert_eq!(p.choosing, Some(start)),
+        _ => panic!("config panel closed"),
+    }
+    a.update(key(KeyCode::Char('l')));
+    let at = Strategy::ALL.iter().position(|s| *s == start).unwrap();
+    let next = Strategy::ALL[(at + 1) % Strategy::ALL.len()];
+    let fx = a.update(key(KeyCode::Enter));
+    let expected = PipelineConfig::default().with_strategy(next);
+    assert_eq!(fx, vec![Effect::Send(UserCommand::SetConfig(expected))]);
+    assert_eq!(a.config().strategy, next);
+}

@@ -15,7 +15,7 @@ use super::events::{AgentEvent, ErrorKind, NextStep};
 use super::state::{Agent, Stop};
 use crate::compact::summary_refit::{Refusal, next_no_model_tail};
 use crate::compact::{PendingCompaction, StageReport, estimate_size};
-use crate::message::{Message, block_type};
+use crate::message::{BlockKind, Message};
 use crate::provider::{
     ModelRequest, ModelResponse, ProviderError, RequestKind, SentRequest, StreamEvent,
 };
@@ -255,7 +255,7 @@ impl Agent {
         let texts: Vec<&str> = response
             .content
             .iter()
-            .filter(|b| block_type(b) == Some("text"))
+            .filter(|b| BlockKind::of(b) == BlockKind::Text)
             .filter_map(|b| b.get("text").and_then(Value::as_str))
             .collect();
         let active = self.active_request.clone();

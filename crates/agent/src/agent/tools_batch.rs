@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::AgentEvent;
 use super::state::{Agent, Stop};
-use crate::message::{block, block_type};
+use crate::message::{BlockKind, block};
 use crate::tools::{ToolOutcome, run_tool};
 
 /// The result text of a `compact` tool call under s08 (docs/pipeline.md "The loop and the
@@ -30,7 +30,7 @@ pub const INCOMPLETE_RESULT: &str =
 
 /// One `tool_use` block as the batch runs it.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct ToolCall {
+pub(super) struct BatchCall {
     /// The block's id, or the synthetic one written into the block when it had none.
     pub id: String,
     /// The block's name; empty when it had none (then `defect` says so).
@@ -94,10 +94,10 @@ fn defect(missing_id: Option<&str>, missing_name: bool) -> Option<String> {
 /// Reads the tool calls of an answer, in order. A `tool_use` block without a (non-empty,
 /// string) id gets a synthetic one written into the block itself, so that once the answer is
 /// in the history its result can name it and the pair stays valid for the API.
-pub(super) fn prepare_tool_calls(content: &mut [Value], answer: u64) -> Vec<ToolCall> {
+pub(super) fn prepare_tool_calls(content: &mut [Value], answer: u64) -> Vec<BatchCall> {
     let mut calls = Vec::new();
     for b in content.iter_mut() {
-        if block_type(b) != Some("tool_use") {
+        if BlockKind::of(b) != BlockKind::ToolUse {
             continue;
         }
         let index = calls.len();
@@ -112,7 +112,7 @@ pub(super) fn prepare_tool_calls(content: &mut [Value], answer: u64) -> Vec<Tool
             }
         };
         let name = text_field(b, "name");
-        calls.push(ToolCall {
+        calls.push(BatchCall {
             defect: defect(missing_id.then_some(id.as_str()), name.is_none()),
             id,
             name: name.unwrap_or_default(),
@@ -125,7 +125,7 @@ pub(super) fn prepare_tool_calls(content: &mut [Value], answer: u64) -> Vec<Tool
 impl Agent {
     /// Runs every call in order; after a cancel the rest are answered, not run. With
     /// `complete` false (the answer stopped for another reason than `tool_use`) none runs.
-    pub(super) async fn run_tools(&mut self, calls: &[ToolCall], complete: bool) -> ToolBatch {
+    pub(super) async fn run_tools(&mut self, calls: &[BatchCall], complete: bool) -> ToolBatch {
         let mut batch = ToolBatch {
             results: Vec::with_capacity(calls.len()),
             compact: None,

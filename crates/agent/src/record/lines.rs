@@ -4,7 +4,7 @@
 
 use crate::compact::{Change, CompactTrigger, StageReport};
 use crate::run::RunFact;
-use crate::session::recorded::format::{Header, RECORD_FORMAT, RECORD_VERSION};
+use crate::session::recorded::format::{FrontEnd, Header, RECORD_FORMAT, RECORD_VERSION};
 use crate::session::recorded::{RecordLine, RecordedStageLine};
 use crate::util::iso_utc;
 
@@ -12,7 +12,7 @@ use crate::util::iso_utc;
 #[derive(Debug, Clone)]
 pub struct RecordingOrigin {
     /// `workbench` or `run`.
-    pub front_end: String,
+    pub front_end: FrontEnd,
     /// Unix seconds the recording started at.
     pub started_secs: u64,
 }
@@ -59,7 +59,7 @@ impl LineMaker {
                 format: RECORD_FORMAT.to_string(),
                 version: RECORD_VERSION,
                 ctxlab: env!("CARGO_PKG_VERSION").to_string(),
-                front_end: self.origin.front_end.clone(),
+                front_end: self.origin.front_end,
                 started: iso_utc(self.origin.started_secs),
                 provider: provider.to_string(),
                 workspace: workspace.display().to_string(),

@@ -15,6 +15,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use crate::agent::AgentEvent;
 use crate::run::{Run, RunFact};
 use crate::session::recorded::RecordFold;
+use crate::session::recorded::format::FrontEnd;
 pub use lines::{LineMaker, RecordingOrigin};
 pub use writer::{RecordError, RecordingFile};
 
@@ -31,15 +32,15 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A new recording under `dir` for `front_end` (`workbench`, `run`).
-    pub fn create(dir: &Path, front_end: &str) -> Result<Recorder, RecordError> {
+    /// A new recording under `dir` for `front_end`.
+    pub fn create(dir: &Path, front_end: FrontEnd) -> Result<Recorder, RecordError> {
         let started = crate::util::unix_now();
         let file = RecordingFile::create_in(dir, started)?;
         Ok(Recorder {
             file,
             run: Run::new(),
             lines: LineMaker::new(RecordingOrigin {
-                front_end: front_end.to_string(),
+                front_end,
                 started_secs: started,
             }),
             failed: false,
@@ -119,10 +120,10 @@ pub struct LiveRecord {
 }
 
 impl LiveRecord {
-    pub fn new(front_end: &str) -> LiveRecord {
+    pub fn new(front_end: FrontEnd) -> LiveRecord {
         LiveRecord {
             lines: LineMaker::new(RecordingOrigin {
-                front_end: front_end.to_string(),
+                front_end,
                 started_secs: 0,
             }),
             fold: RecordFold::new(false),
@@ -131,7 +132,7 @@ impl LiveRecord {
 
     /// The record of a continued agent, whose run goes on after `calls` calls of the earlier
     /// one: it holds the continued agent's own calls from 1, as its recording file does.
-    pub fn continuing(front_end: &str, calls: usize) -> LiveRecord {
+    pub fn continuing(front_end: FrontEnd, calls: usize) -> LiveRecord {
         let mut record = LiveRecord::new(front_end);
         record.lines = record.lines.after_calls(calls);
         record
@@ -178,7 +179,7 @@ mod tests {
             calls: 9,
             ..RunStart::default()
         });
-        let mut record = LiveRecord::continuing("workbench", 9);
+        let mut record = LiveRecord::continuing(FrontEnd::Workbench, 9);
         let mut calls = Vec::new();
         for ev in &events {
             let fact = run.on_event(ev).expect("a fact");

@@ -66,7 +66,7 @@ pub fn reader_settings(path: &Path) -> Result<FileSettings, SettingsError> {
 }
 
 /// `reader_settings` of a file's text.
-pub fn reader_settings_from(text: &str) -> Result<FileSettings, String> {
+pub fn reader_settings_from(text: &str) -> Result<FileSettings, toml::de::Error> {
     settings_from_text(text, &MODEL_KEYS)
 }
 

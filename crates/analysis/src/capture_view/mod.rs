@@ -21,6 +21,7 @@ use crate::breakdown::CallBreakdown;
 use crate::breakdown::request::RequestSizer;
 use crate::compact::Strategy;
 use crate::compare::beside::{StrategyAt, strategies_beside};
+use crate::message::Role;
 use crate::session::capture::{
     CaptureCalls, ExactRequest, Exchange, RequestChange, RequestKind, ServerEdits, exact_request,
     headline, read_exchanges, request_changes, request_kind, server_edits,
@@ -284,7 +285,7 @@ fn attach_strategies(rows: &mut [RequestRow], session: &Session) -> Result<(), S
     let mut call_of = vec![None; session.messages.len()];
     let mut calls = 0;
     for (k, (m, info)) in session.messages.iter().zip(&session.info).enumerate() {
-        if info.kind == MessageKind::Conversation && m.role() == "assistant" {
+        if info.kind == MessageKind::Conversation && m.role_kind() == Role::Assistant {
             calls += 1;
             call_of[k] = Some(calls);
         }

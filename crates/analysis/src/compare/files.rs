@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::message::{Content, Message, ResultContent, block_type};
+use crate::message::{BlockKind, Content, Message, ResultContent};
 use crate::store::{TOOL_RESULTS_DIR, TRANSCRIPTS_DIR};
 
 /// One text of a message: where it sits and, for a tool result, the id it answers.
@@ -38,15 +38,15 @@ pub(crate) fn message_texts(m: &Message) -> Vec<Text<'_>> {
             .iter()
             .enumerate()
             .filter_map(|(i, b)| {
-                let text = match block_type(b) {
-                    Some("tool_result") => match ResultContent::of(b) {
+                let text = match BlockKind::of(b) {
+                    BlockKind::ToolResult => match ResultContent::of(b) {
                         ResultContent::Text(s) => Cow::Borrowed(s),
                         other => Cow::Owned(other.to_text()),
                     },
-                    Some("text") => Cow::Borrowed(b.get("text").and_then(Value::as_str)?),
+                    BlockKind::Text => Cow::Borrowed(b.get("text").and_then(Value::as_str)?),
                     _ => return None,
                 };
-                let result = block_type(b) == Some("tool_result");
+                let result = BlockKind::of(b) == BlockKind::ToolResult;
                 let tool_use_id = result
                     .then(|| b.get("tool_use_id").and_then(Value::as_str))
                     .flatten();

@@ -11,7 +11,7 @@
 use super::parts::Numbered;
 use super::{CompactionInput, KeptHow, KeptInput, SummaryText};
 use crate::compact::{Change, StageReport, SummaryLabel};
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::pipeline_replay::{ReplayEvent, ReplayOptions, replay_events};
 use crate::store::{Store, StoreError};
 
@@ -23,7 +23,7 @@ fn number_all(history: &[Message]) -> Vec<Numbered> {
         .map(|(i, m)| Numbered {
             number: Some(i),
             message: m.clone(),
-            injected: m.role() == "user" && m.text().and_then(SummaryLabel::of).is_some(),
+            injected: m.role_kind() == Role::User && m.text().and_then(SummaryLabel::of).is_some(),
         })
         .collect()
 }
@@ -78,20 +78,9 @@ pub fn input_of_stage(
                 );
                 return Some(input);
             }
-            Change::Snipped {
-                head_end,
-                tail_start,
-                ..
-            }
-            | Change::Archived {
-                head_end,
-                tail_start,
-                ..
-            } => {
-                let (h, t) = (
-                    (*head_end).min(before.len()),
-                    (*tail_start).min(before.len()),
-                );
+            Change::Snipped { .. } | Change::Archived { .. } => {
+                let cut = change.messages();
+                let (h, t) = (cut.start.min(before.len()), cut.end.min(before.len()));
                 let from_before: Vec<usize> = (0..h).chain(t..before.len()).collect();
                 let kept = KeptInput {
                     how: KeptHow::Recorded,

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::parts::Numbered;
 use super::{CompactionInput, KeptHow, KeptInput, SummaryText};
-use crate::message::{Message, block_type};
+use crate::message::{BlockKind, Message, Role};
 use crate::session::{
     CLEARED_RESULT_TEXT, Compaction, CompactionKind, MessageKind, Session, Summary, Tool,
 };
@@ -64,7 +64,7 @@ fn clear(m: &mut Message, ids: &HashSet<&str>) {
     if let Some(blocks) = m.blocks_mut() {
         for b in blocks.iter_mut() {
             let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
-            if block_type(b) == Some("tool_result") && ids.contains(id) {
+            if BlockKind::of(b) == BlockKind::ToolResult && ids.contains(id) {
                 b["content"] = Value::String(CLEARED_RESULT_TEXT.to_string());
             }
         }
@@ -162,7 +162,7 @@ pub fn codex_local_kept(before: &[Numbered]) -> KeptInput {
         if remaining == 0 {
             break;
         }
-        if n.injected || n.message.role() != "user" || n.message.is_tool_result_message() {
+        if n.injected || n.message.role_kind() != Role::User || n.message.is_tool_result_message() {
             continue;
         }
         let text = n.message.joined_text();

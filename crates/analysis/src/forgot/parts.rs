@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::message::{Message, ResultContent, block_type};
+use crate::message::{BlockKind, Message, ResultContent};
 
 /// What kind of content a part is, as the report counts it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -115,17 +115,17 @@ pub fn parts_of(n: &Numbered, names: &HashMap<String, String>) -> Vec<Part> {
     }
     let mut out = Vec::new();
     for b in n.message.blocks() {
-        match block_type(b) {
-            Some("text") => {
+        match BlockKind::of(b) {
+            BlockKind::Text => {
                 let t = b.get("text").and_then(Value::as_str).unwrap_or("");
                 out.push(part(text_kind(), t.to_string()));
             }
-            Some("thinking") => {
+            BlockKind::Thinking => {
                 let t = b.get("thinking").and_then(Value::as_str).unwrap_or("");
                 out.push(part(PartKind::Thinking, t.to_string()));
             }
-            Some("redacted_thinking") => out.push(part(PartKind::Thinking, String::new())),
-            Some("tool_use") => {
+            BlockKind::RedactedThinking => out.push(part(PartKind::Thinking, String::new())),
+            BlockKind::ToolUse => {
                 let name = b.get("name").and_then(Value::as_str).unwrap_or("?");
                 let input = b.get("input").cloned().unwrap_or(Value::Null);
                 let mut p = part(PartKind::ToolCall(name.to_string()), input.to_string());
@@ -133,7 +133,7 @@ pub fn parts_of(n: &Numbered, names: &HashMap<String, String>) -> Vec<Part> {
                 p.target = target_of(name, &input);
                 out.push(p);
             }
-            Some("tool_result") => {
+            BlockKind::ToolResult => {
                 let id = b.get("tool_use_id").and_then(Value::as_str);
                 let name = id
                     .and_then(|id| names.get(id))

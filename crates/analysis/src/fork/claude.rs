@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::ids::{iso_ms, uuid_v4};
 use super::lines::{Line, rename, to_line};
 use super::{ForkError, Written};
-use crate::message::Message;
+use crate::message::{Message, Role};
 
 /// The words Claude Code opens its own summary message with.
 pub const SUMMARY_OPENING: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n";
@@ -126,7 +126,7 @@ fn message_line(
     let mut line = Map::new();
     line.insert("parentUuid".into(), json!(parent));
     line.insert("isSidechain".into(), json!(false));
-    let role = if m.role() == "assistant" {
+    let role = if m.role_kind() == Role::Assistant {
         "assistant"
     } else {
         "user"

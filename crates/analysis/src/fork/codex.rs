@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::lines::{Line, rename, to_line};
 use super::{ForkError, Written};
-use crate::message::{Message, block_type};
+use crate::message::{BlockKind, Message, Role};
 
 /// The `compacted` line the reader placed at `cut_line` (the nearest one: the reader may
 /// number a compaction by the event that announced it).
@@ -203,7 +203,7 @@ fn is_context_item(item: &Value) -> bool {
 
 /// A ctxlab message as the response items Codex records.
 pub fn items_of(m: &Message) -> Vec<Value> {
-    let assistant = m.role() == "assistant";
+    let assistant = m.role_kind() == Role::Assistant;
     let text_item = |t: &str| {
         if assistant {
             json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": t}]})
@@ -216,13 +216,13 @@ pub fn items_of(m: &Message) -> Vec<Value> {
     }
     let mut out = Vec::new();
     for b in m.blocks() {
-        match block_type(b) {
-            Some("text") => {
+        match BlockKind::of(b) {
+            BlockKind::Text => {
                 if let Some(t) = b.get("text").and_then(Value::as_str) {
                     out.push(text_item(t));
                 }
             }
-            Some("tool_use") => {
+            BlockKind::ToolUse => {
                 let args = b.get("input").map(Value::to_string).unwrap_or_default();
                 out.push(json!({
                     "type": "function_call",
@@ -231,7 +231,7 @@ pub fn items_of(m: &Message) -> Vec<Value> {
                     "call_id": b.get("id").cloned().unwrap_or(json!("")),
                 }));
             }
-            Some("tool_result") => {
+            BlockKind::ToolResult => {
                 let output = match b.get("content") {
                     Some(Value::String(s)) => s.clone(),
                     Some(Value::Array(parts)) => parts

@@ -8,7 +8,7 @@
 
 use super::{ForkError, ForkOptions};
 use crate::compact::PipelineConfig;
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::pipeline_replay::{ReplayEvent, ReplayOptions, replay_events};
 use crate::session::recorded::{CompactBy, RecordedEvent, RecordedKind};
 use crate::store::Store;
@@ -20,7 +20,10 @@ pub fn left_by(
     config: PipelineConfig,
     options: &ForkOptions,
 ) -> Result<Vec<Message>, ForkError> {
-    let calls = history.iter().filter(|m| m.role() == "assistant").count();
+    let calls = history
+        .iter()
+        .filter(|m| m.role_kind() == Role::Assistant)
+        .count();
     let compact = RecordedEvent {
         at: history.len(),
         call: calls + 1,

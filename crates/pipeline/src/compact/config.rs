@@ -53,6 +53,73 @@ impl Default for PipelineConfig {
     }
 }
 
+/// One settable number: its key, its field, and the values it accepts on its own.
+struct Setting {
+    key: &'static str,
+    field: fn(&mut PipelineConfig) -> &mut usize,
+    range: (usize, usize),
+}
+
+/// Every settable number: the one table `KEYS`, `get`, `set` and `range` read.
+const SETTINGS: [Setting; 11] = [
+    // 0: every batch is over budget (the lesson's examples use it to force a persist).
+    Setting {
+        key: "budget_chars",
+        field: |c| &mut c.budget_chars,
+        range: (0, MAX_CHARS),
+    },
+    Setting {
+        key: "persist_threshold",
+        field: |c| &mut c.persist_threshold,
+        range: (1, MAX_CHARS),
+    },
+    Setting {
+        key: "preview_chars",
+        field: |c| &mut c.preview_chars,
+        range: (0, MAX_CHARS),
+    },
+    Setting {
+        key: "snip_max_messages",
+        field: |c| &mut c.snip_max_messages,
+        range: (2, MAX_MESSAGES),
+    },
+    Setting {
+        key: "snip_keep_head",
+        field: |c| &mut c.snip_keep_head,
+        range: (0, MAX_MESSAGES),
+    },
+    Setting {
+        key: "micro_keep_recent",
+        field: |c| &mut c.micro_keep_recent,
+        range: (0, MAX_MESSAGES),
+    },
+    Setting {
+        key: "micro_min_chars",
+        field: |c| &mut c.micro_min_chars,
+        range: (0, MAX_CHARS),
+    },
+    Setting {
+        key: "context_limit",
+        field: |c| &mut c.context_limit,
+        range: (MIN_CONTEXT_LIMIT, MAX_CHARS),
+    },
+    Setting {
+        key: "reactive_keep_tail",
+        field: |c| &mut c.reactive_keep_tail,
+        range: (0, MAX_MESSAGES),
+    },
+    Setting {
+        key: "summary_input_chars",
+        field: |c| &mut c.summary_input_chars,
+        range: (100, MAX_CHARS),
+    },
+    Setting {
+        key: "summary_max_tokens",
+        field: |c| &mut c.summary_max_tokens,
+        range: (1, 1_000_000),
+    },
+];
+
 /// A `--set` that cannot be applied.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
@@ -122,35 +189,22 @@ impl PipelineConfig {
     }
 
     /// The settable keys, in the order docs/pipeline.md "--set" lists them.
-    pub const KEYS: [&'static str; 11] = [
-        "budget_chars",
-        "persist_threshold",
-        "preview_chars",
-        "snip_max_messages",
-        "snip_keep_head",
-        "micro_keep_recent",
-        "micro_min_chars",
-        "context_limit",
-        "reactive_keep_tail",
-        "summary_input_chars",
-        "summary_max_tokens",
-    ];
+    pub const KEYS: [&'static str; SETTINGS.len()] = {
+        let mut keys = [""; SETTINGS.len()];
+        let mut i = 0;
+        while i < keys.len() {
+            keys[i] = SETTINGS[i].key;
+            i += 1;
+        }
+        keys
+    };
+
+    fn setting(key: &str) -> Option<&'static Setting> {
+        SETTINGS.iter().find(|s| s.key == key)
+    }
 
     fn field_mut(&mut self, key: &str) -> Option<&mut usize> {
-        Some(match key {
-            "budget_chars" => &mut self.budget_chars,
-            "persist_threshold" => &mut self.persist_threshold,
-            "preview_chars" => &mut self.preview_chars,
-            "snip_max_messages" => &mut self.snip_max_messages,
-            "snip_keep_head" => &mut self.snip_keep_head,
-            "micro_keep_recent" => &mut self.micro_keep_recent,
-            "micro_min_chars" => &mut self.micro_min_chars,
-            "context_limit" => &mut self.context_limit,
-            "reactive_keep_tail" => &mut self.reactive_keep_tail,
-            "summary_input_chars" => &mut self.summary_input_chars,
-            "summary_max_tokens" => &mut self.summary_max_tokens,
-            _ => return None,
-        })
+        PipelineConfig::setting(key).map(|s| (s.field)(self))
     }
 
     /// The value of a key, for display.
@@ -162,21 +216,7 @@ impl PipelineConfig {
     /// The values a key accepts on its own (`min..=max`); None for an unknown key. Some keys
     /// are bounded by others as well (see [`PipelineConfig::validate`]).
     pub fn range(key: &str) -> Option<(usize, usize)> {
-        Some(match key {
-            // 0: every batch is over budget (the lesson's examples use it to force a persist).
-            "budget_chars" => (0, MAX_CHARS),
-            "persist_threshold" => (1, MAX_CHARS),
-            "preview_chars" => (0, MAX_CHARS),
-            "snip_max_messages" => (2, MAX_MESSAGES),
-            "snip_keep_head" => (0, MAX_MESSAGES),
-            "micro_keep_recent" => (0, MAX_MESSAGES),
-            "micro_min_chars" => (0, MAX_CHARS),
-            "context_limit" => (MIN_CONTEXT_LIMIT, MAX_CHARS),
-            "reactive_keep_tail" => (0, MAX_MESSAGES),
-            "summary_input_chars" => (100, MAX_CHARS),
-            "summary_max_tokens" => (1, 1_000_000),
-            _ => return None,
-        })
+        PipelineConfig::setting(key).map(|s| s.range)
     }
 
     /// Sets one key from its text value, checking its own range only: [`set`] and

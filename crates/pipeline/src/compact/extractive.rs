@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::compact::request::{authoritative_request, latest_request};
-use crate::message::{Message, ResultContent};
+use crate::message::{Message, ResultContent, Role};
 use crate::util::clip_chars as clip;
 
 /// The summary stays within this many chars, like the lesson's `max_tokens` budget.
@@ -110,7 +110,10 @@ pub fn extractive_summary(messages: &[Message]) -> String {
             out.push_str(&format!("- {r}\n"));
         }
     }
-    let assistant_turns = messages.iter().filter(|m| m.role() == "assistant").count();
+    let assistant_turns = messages
+        .iter()
+        .filter(|m| m.role_kind() == Role::Assistant)
+        .count();
     out.push_str(&format!(
         "History: {} messages, {} assistant turns.",
         messages.len(),

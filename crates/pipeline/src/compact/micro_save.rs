@@ -288,7 +288,7 @@ mod tests {
         let store = Store::new(dir.path());
         let full = "w".repeat(5_000);
         let f = store.persist_tool_result(Some("old"), &full).unwrap();
-        let marker = crate::compact::s08::budget::persisted_marker(&f.path, &full, 200);
+        let marker = crate::compact::markers::persisted_marker(&f.path, &full, 200);
         let mut h = history(&[&marker, "a", "b", "c"], &[]);
         let how = MicroSave {
             unit: SizeUnit::Chars,

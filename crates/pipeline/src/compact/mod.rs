@@ -18,6 +18,7 @@ pub mod config;
 pub mod design;
 pub mod extractive;
 pub mod guarded;
+pub mod markers;
 pub mod micro_save;
 pub mod pipeline;
 pub mod registry;

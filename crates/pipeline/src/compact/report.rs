@@ -125,6 +125,30 @@ pub enum Change {
     },
 }
 
+impl Change {
+    /// The messages of the history before the stage that this change touched: one for a
+    /// changed result, the cut `head_end..tail_start` for a snip or an archive, the
+    /// summarized `..replaced`.
+    pub fn messages(&self) -> std::ops::Range<usize> {
+        match self {
+            Change::Persisted { message, .. }
+            | Change::Placeholder { message, .. }
+            | Change::Saved { message, .. } => *message..*message + 1,
+            Change::Snipped {
+                head_end,
+                tail_start,
+                ..
+            }
+            | Change::Archived {
+                head_end,
+                tail_start,
+                ..
+            } => *head_end..*tail_start,
+            Change::Summarized { replaced, .. } => 0..*replaced,
+        }
+    }
+}
+
 /// A count in a stage's reason that is not the configured number the legend shows, and
 /// why. Data, so that every front end explains it the same way without reading the reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -413,6 +437,30 @@ pub fn limit_reason(size: usize, limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_snip_and_an_archive_touch_their_cut_a_result_its_message() {
+        let snip = Change::Snipped {
+            head_end: 3,
+            tail_start: 9,
+            removed: 6,
+        };
+        let archive = Change::Archived {
+            head_end: 2,
+            tail_start: 5,
+            removed: 3,
+            path: "a".into(),
+        };
+        let placeholder = Change::Placeholder {
+            message: 4,
+            block: 0,
+            tool_use_id: None,
+            chars: 1,
+        };
+        assert_eq!(snip.messages(), 3..9);
+        assert_eq!(archive.messages(), 2..5);
+        assert_eq!(placeholder.messages(), 4..5);
+    }
 
     #[test]
     fn the_delta_carries_the_strategy_s_unit_and_the_words_apart() {

@@ -6,7 +6,7 @@ use super::summary_label::{
     AUTHORITATIVE_REQUEST, CONVERSATION_SUMMARY, CURRENT_REQUEST, REFERENCE_STATE, SummaryLabel,
     field,
 };
-use crate::message::Message;
+use crate::message::{Message, Role};
 
 /// The request a history is working on: the latest user message with string content,
 /// or the authoritative request inside an earlier summary message.
@@ -18,7 +18,7 @@ pub fn latest_request(messages: &[Message]) -> Option<String> {
 /// summary message. Pipeline markers (snip and archive markers, s06's compressed history)
 /// and list contents carry none.
 pub fn request_in(m: &Message) -> Option<String> {
-    let text = m.text().filter(|_| m.role() == "user")?;
+    let text = m.text().filter(|_| m.role_kind() == Role::User)?;
     if let Some(inner) = authoritative_request(text) {
         return Some(inner.to_string());
     }
@@ -27,16 +27,7 @@ pub fn request_in(m: &Message) -> Option<String> {
 
 /// Whether a user text is a marker some strategy put in the history, not something typed.
 pub fn is_pipeline_marker(text: &str) -> bool {
-    let archive = || {
-        let Some(body) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) else {
-            return false;
-        };
-        let n = body.split(' ').next().unwrap_or("");
-        !n.is_empty()
-            && n.bytes().all(|b| b.is_ascii_digit())
-            && (body.contains(" messages archived at ") || body.contains(" archived in "))
-    };
-    text.starts_with("[snipped ") || text.starts_with("[Conversation compressed. ") || archive()
+    super::markers::Marker::parse(text).is_some()
 }
 
 /// The request field of a summary message (`SummaryLabel`): `Authoritative request:`

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::message::{Message, block_tool_id};
+use crate::message::{Message, Role, block_tool_id};
 use crate::store::Store;
 
 /// The index of the first message the model has not seen: the one after the last
@@ -17,7 +17,7 @@ use crate::store::Store;
 pub fn first_unseen(messages: &[Message]) -> usize {
     messages
         .iter()
-        .rposition(|m| m.role() == "assistant")
+        .rposition(|m| m.role_kind() == Role::Assistant)
         .map_or(0, |i| i + 1)
 }
 
@@ -48,8 +48,6 @@ pub fn result_id(block: &Value) -> Option<&str> {
     block.get("tool_use_id").and_then(Value::as_str)
 }
 
-const PERSISTED_PREFIX: &str = "<persisted-output>\n";
-const FULL_OUTPUT: &str = "Full output: ";
 /// s08-latest's micro placeholder.
 pub const SAVED_AT_PREFIX: &str = "[Earlier tool result saved at ";
 /// guarded's micro placeholder starts and ends so.
@@ -69,10 +67,7 @@ pub fn pointed_path(text: &str) -> Option<&str> {
             .rfind(" saved at ")
             .map(|i| &body[i + " saved at ".len()..]);
     }
-    if text.starts_with(PERSISTED_PREFIX) {
-        return text.lines().find_map(|l| l.strip_prefix(FULL_OUTPUT));
-    }
-    None
+    super::markers::persisted_path(text)
 }
 
 /// The saved copy a result's text points at, when that copy exists in the results folder:

@@ -20,7 +20,7 @@ use super::{
     ApiKey, CallLimits, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy,
     StreamEvent, StreamLimits, Usage, emit, parse_tool_input,
 };
-use crate::message::block;
+use crate::message::{BlockKind, block};
 
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -254,15 +254,15 @@ impl MessageAssembler {
                         .unwrap_or("")
                         .to_string()
                 };
-                let block = match start.get("type").and_then(Value::as_str) {
-                    Some("text") => {
+                let block = match BlockKind::of(&start) {
+                    BlockKind::Text => {
                         let text = text_of("text");
                         if !text.is_empty() {
                             emit(events, StreamEvent::TextDelta(text.clone()));
                         }
                         PartialBlock::Text(text)
                     }
-                    Some("tool_use") => {
+                    BlockKind::ToolUse => {
                         let (id, name) = (text_of("id"), text_of("name"));
                         emit(
                             events,

@@ -16,7 +16,7 @@ use crate::compact::request::is_pipeline_marker;
 use crate::compact::results::{GUARDED_PREFIX, GUARDED_SUFFIX, SAVED_AT_PREFIX};
 use crate::compact::s08::micro::MICRO_PLACEHOLDER;
 use crate::compact::summary_label::SummaryLabel;
-use crate::message::{Content, Message, ResultContent, block_type};
+use crate::message::{BlockKind, Content, Message, ResultContent, Role, block_type};
 use crate::session::CLEARED_RESULT_TEXT;
 use crate::session::claude_persisted::claude_code_persisted;
 
@@ -81,7 +81,7 @@ pub fn message_parts(m: &Message, hint: Hint, c: &Classifier) -> Parts {
     };
     let summary = hint == Hint::Summary;
     let text_cat = |t: &str| {
-        if summary || (m.role() == "user" && is_marker(t)) {
+        if summary || (m.role_kind() == Role::User && is_marker(t)) {
             Category::Summaries
         } else {
             role_cat.clone()
@@ -135,7 +135,7 @@ fn block_parts(
             let text_of = |p: &mut Parts, t: &str| {
                 let cat = if claude_code_persisted(t).is_some() {
                     over(Category::ClaudeCodePersisted)
-                } else if t.starts_with("<persisted-output>") {
+                } else if crate::compact::markers::is_persisted(t) {
                     over(Category::PersistedPreviews)
                 } else if is_placeholder(t) {
                     Category::Summaries
@@ -148,11 +148,11 @@ fn block_parts(
                 ResultContent::Text(t) => text_of(p, t),
                 ResultContent::Blocks(items) => {
                     for item in items {
-                        match block_type(item) {
-                            Some("text") => {
+                        match BlockKind::of(item) {
+                            BlockKind::Text => {
                                 text_of(p, item.get("text").and_then(Value::as_str).unwrap_or(""))
                             }
-                            Some("image") => p.add(
+                            BlockKind::Image => p.add(
                                 Category::Images,
                                 Size {
                                     chars: 0,

@@ -18,7 +18,7 @@ use super::classify::{Classifier, Hint, message_parts, system_prompt_parts, tool
 use super::file_record::{CallLines, RecordSizer};
 use super::tokens::{Family, encoder, family_of};
 use super::{CallBreakdown, Counting, Fit, Parts, Remainder, finish};
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::session::model_view::synthesized_summary;
 use crate::session::{CompactionKind, MessageKind, Session};
 
@@ -71,7 +71,9 @@ fn call_points(s: &Session) -> Vec<CallPoint> {
             .iter()
             .zip(&s.info)
             .enumerate()
-            .filter(|(_, (m, i))| m.role() == "assistant" && i.kind == MessageKind::Conversation)
+            .filter(|(_, (m, i))| {
+                m.role_kind() == Role::Assistant && i.kind == MessageKind::Conversation
+            })
             .map(|(k, _)| CallPoint {
                 upto: k,
                 message: Some(k),
@@ -89,7 +91,7 @@ fn call_points(s: &Session) -> Vec<CallPoint> {
                 let k = s.info.partition_point(|i| i.line < c.line);
                 s.messages[..k]
                     .iter()
-                    .rposition(|m| m.role() == "assistant")
+                    .rposition(|m| m.role_kind() == Role::Assistant)
                     .unwrap_or(k)
             });
             CallPoint {
@@ -390,7 +392,7 @@ mod tests {
             push(&mut s, m, conv);
         }
         for (k, m) in s.messages.iter().enumerate() {
-            if m.role() == "assistant" {
+            if m.role_kind() == Role::Assistant {
                 s.calls.push(RecordedCall {
                     message: Some(k),
                     line: k + 1,

@@ -17,7 +17,7 @@ use super::model::{
     Compaction, LoadWarning, MessageKind, MessageOrigin, RecordedCall, RecordedUsage, Session,
     SessionFormat,
 };
-use crate::message::{Message, block_tool_id, block_type};
+use crate::message::{BlockKind, Message, Role, block_tool_id};
 
 /// Where a piece came from in the file.
 #[derive(Debug, Clone, Default)]
@@ -97,7 +97,7 @@ impl Builder {
         self.session
             .messages
             .iter()
-            .rposition(|m| m.role() == "assistant")
+            .rposition(|m| m.role_kind() == Role::Assistant)
     }
 
     pub fn warn(&mut self, line: usize, message: impl Into<String>) {
@@ -137,7 +137,7 @@ impl Builder {
             model: None,
         });
         for b in &blocks {
-            if block_type(b) == Some("tool_use")
+            if BlockKind::of(b) == BlockKind::ToolUse
                 && let Some(id) = block_tool_id(b)
             {
                 call.tool_ids.push(id.to_string());
@@ -167,7 +167,7 @@ impl Builder {
         let answers = |open: &Option<OpenCall>| {
             open.as_ref().is_some_and(|c| {
                 blocks.iter().any(|b| {
-                    block_type(b) == Some("tool_result")
+                    BlockKind::of(b) == BlockKind::ToolResult
                         && block_tool_id(b).is_some_and(|id| c.tool_ids.iter().any(|t| t == id))
                 })
             })
@@ -224,9 +224,9 @@ impl Builder {
     pub fn waiting_for_results(&self) -> bool {
         self.open.as_ref().is_some_and(|c| {
             c.tool_ids.iter().any(|id| {
-                !c.results
-                    .iter()
-                    .any(|r| block_type(r) == Some("tool_result") && block_tool_id(r) == Some(id))
+                !c.results.iter().any(|r| {
+                    BlockKind::of(r) == BlockKind::ToolResult && block_tool_id(r) == Some(id)
+                })
             })
         })
     }

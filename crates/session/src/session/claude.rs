@@ -27,7 +27,7 @@ use super::model::{
     Compaction, CompactionKind, KeptMessage, MessageKind, RecordedUsage, Session, SessionFormat,
     Summary, TokenCount, TokenSource, Trigger,
 };
-use crate::message::{Message, block_type};
+use crate::message::{BlockKind, Message};
 
 /// Line types Claude Code writes that hold nothing for the model's context: counted as
 /// known metadata (`line type x`), never as unknown. `attachment` lines are read when they
@@ -341,7 +341,12 @@ fn object_blocks(b: &mut Builder, number: usize, items: Vec<Value>) -> Vec<Value
     for item in items {
         match item {
             Value::Object(mut block) => {
-                if block.get("type").and_then(Value::as_str) == Some("tool_result") {
+                if block
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .map(BlockKind::from_word)
+                    == Some(BlockKind::ToolResult)
+                {
                     match block.get("content") {
                         None | Some(Value::Null | Value::String(_) | Value::Array(_)) => {}
                         Some(other) => {
@@ -364,7 +369,7 @@ fn text_of(content: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Array(blocks) => blocks
             .iter()
-            .filter(|b| block_type(b) == Some("text"))
+            .filter(|b| BlockKind::of(b) == BlockKind::Text)
             .filter_map(|b| b.get("text").and_then(Value::as_str))
             .collect::<Vec<_>>()
             .join("\n"),
@@ -409,7 +414,9 @@ fn user_line(t: &mut Thread, number: usize, o: &mut Map<String, Value>, parent: 
     }
     let injected = o.get("isMeta").and_then(Value::as_bool) == Some(true);
     let answers_a_tool = match &content {
-        Value::Array(items) => items.iter().any(|x| block_type(x) == Some("tool_result")),
+        Value::Array(items) => items
+            .iter()
+            .any(|x| BlockKind::of(x) == BlockKind::ToolResult),
         _ => false,
     };
     if !answers_a_tool {
@@ -426,7 +433,10 @@ fn user_line(t: &mut Thread, number: usize, o: &mut Map<String, Value>, parent: 
         }
         Value::Array(items) => {
             let blocks = object_blocks(b, number, items);
-            if blocks.iter().any(|x| block_type(x) == Some("tool_result")) {
+            if blocks
+                .iter()
+                .any(|x| BlockKind::of(x) == BlockKind::ToolResult)
+            {
                 b.results(blocks, origin);
             } else {
                 let kind = if injected {

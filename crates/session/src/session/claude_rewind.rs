@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::assemble::{Builder, str_field};
 use super::model::{CompactionKind, MessageKind};
+use crate::message::Role;
 
 /// A line's `parentUuid`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +75,10 @@ pub(crate) fn before_user_message(b: &mut Builder, chained: bool, parent: &Paren
     }
     // A rewind goes back past an answer; a message hung on its call's tool use line while
     // the result came in is no rewind.
-    if !s.messages[from..].iter().any(|m| m.role() == "assistant") {
+    if !s.messages[from..]
+        .iter()
+        .any(|m| m.role_kind() == Role::Assistant)
+    {
         return;
     }
     let mut marked = 0;

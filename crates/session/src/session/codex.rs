@@ -28,7 +28,7 @@ use super::model::{
     Compaction, CompactionKind, MessageKind, RecordedCall, Session, SessionFormat, Summary,
     Trigger, looks_like_time,
 };
-use crate::message::block_type;
+use crate::message::BlockKind;
 
 pub(super) struct CodexReader {
     pub(super) b: Builder,
@@ -192,7 +192,7 @@ impl CodexReader {
         if let Item::Assistant(blocks) = convert_item(p) {
             let text: Vec<&str> = blocks
                 .iter()
-                .filter(|b| block_type(b) == Some("text"))
+                .filter(|b| BlockKind::of(b) == BlockKind::Text)
                 .filter_map(|b| b.get("text").and_then(Value::as_str))
                 .collect();
             self.summary_item = Some(text.join("\n"));

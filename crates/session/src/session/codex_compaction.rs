@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 use super::assemble::{Builder, str_field};
 use super::codex_items::{Item, convert_item};
 use super::model::{KeptMessage, MessageKind, Replacement, Session};
-use crate::message::Message;
+use crate::message::{Message, Role};
 
 /// The message of a converted user, developer or system item.
 pub(super) fn user_item_message(content: Value, role: &str) -> Message {
@@ -39,7 +39,7 @@ pub(super) fn user_item_message(content: Value, role: &str) -> Message {
 
 /// The key a typed user message is found by: a hash of its role and text.
 fn prompt_key(m: &Message) -> Option<u64> {
-    if m.role() != "user" || m.is_tool_result_message() {
+    if m.role_kind() != Role::User || m.is_tool_result_message() {
         return None;
     }
     let mut h = DefaultHasher::new();

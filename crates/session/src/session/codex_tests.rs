@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::numbers::SessionNumbers;
 use super::summary::SessionSummary;
 use super::*;
+use crate::message::Role;
 
 const ROLLOUT: &str = include_str!("../../../../tests/fixtures/sessions/codex_0171.jsonl");
 const UPSTREAM: &str = include_str!("../../../../tests/fixtures/upstream/codex_0171.jsonl");
@@ -194,7 +195,7 @@ fn kept_is_what_codex_retained_and_the_rest_is_reinjected_or_the_summary() {
             p["message"].as_str().unwrap()
         );
         // The developer instructions stay developer messages in the new history.
-        assert!(history.iter().any(|m| m.role() == "developer"));
+        assert!(history.iter().any(|m| m.role_kind() == Role::Developer));
         // The model's view after the compaction starts with the whole new history.
         let view: Vec<Message> = history.into_iter().cloned().collect();
         assert_eq!(s.context_after(k), view);

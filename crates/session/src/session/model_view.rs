@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::model::{CLEARED_RESULT_TEXT, CompactionKind, MessageKind, Session, Summary};
-use crate::message::{Message, block_type};
+use crate::message::{BlockKind, Message, Role};
 
 impl Session {
     /// What the model saw right after compaction `k`.
@@ -99,12 +99,12 @@ fn clear_results(m: &mut Message, ids: &[&str]) {
     let hit = m
         .tool_results()
         .any(|b| ids.contains(&b.get("tool_use_id").and_then(Value::as_str).unwrap_or("")));
-    if !hit || m.role() != "user" {
+    if !hit || m.role_kind() != Role::User {
         return;
     }
     if let Some(blocks) = m.blocks_mut() {
         for b in blocks.iter_mut() {
-            if block_type(b) != Some("tool_result") {
+            if BlockKind::of(b) != BlockKind::ToolResult {
                 continue;
             }
             let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");

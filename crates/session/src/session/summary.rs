@@ -10,6 +10,7 @@ use super::model::{
     Compaction, LoadWarning, MessageKind, RecordedUsage, Session, Summary, TokenCount, TokenSource,
 };
 use super::numbers::{ProjectSource, SessionNumbers};
+use crate::message::Role;
 use crate::util::group_digits;
 
 /// A compaction's token count as `inspect` writes it: `~` for an estimate, and where an
@@ -274,7 +275,7 @@ fn conversation_chars(s: &Session) -> usize {
 fn assistant_count(s: &Session) -> usize {
     s.messages
         .iter()
-        .filter(|m| m.role() == "assistant")
+        .filter(|m| m.role_kind() == Role::Assistant)
         .count()
 }
 

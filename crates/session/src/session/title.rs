@@ -5,6 +5,7 @@
 //! reads a parsed `Session`, nothing else.
 
 use super::model::{MessageKind, Session};
+use crate::message::Role;
 
 /// Chars a title keeps at most: a listing shows far fewer, and a pasted log as the first
 /// request must not cost its whole length in every row.
@@ -18,7 +19,7 @@ pub fn first_request(session: &Session) -> Option<String> {
         .iter()
         .enumerate()
         .filter(|(i, m)| {
-            m.role() == "user"
+            m.role_kind() == Role::User
                 && !m.is_tool_result_message()
                 && session
                     .info

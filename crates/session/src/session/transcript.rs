@@ -16,14 +16,14 @@ use super::model::{
 };
 use crate::compact::SummaryLabel;
 use crate::compact::summary_label::{REFERENCE_STATE, field};
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::session::history_input::{HistoryInput, parse_history_input};
 
 /// The lesson's summary messages (recognised by the marker the pipeline writes them with,
 /// `compact::SummaryLabel`) as compactions.
 fn note_compactions(s: &mut Session) {
     for (i, m) in s.messages.iter().enumerate() {
-        let Some(text) = m.text().filter(|_| m.role() == "user") else {
+        let Some(text) = m.text().filter(|_| m.role_kind() == Role::User) else {
             continue;
         };
         let trigger = match SummaryLabel::of(text) {

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::{Row, Timeline};
-use crate::message::Message;
+use crate::message::{BlockKind, Message, Role};
 
 /// What a continue from call N starts with.
 #[derive(Debug, Clone)]
@@ -94,11 +94,11 @@ impl Timeline {
             if let Some(request) = crate::compact::request::request_in(&e.message) {
                 active_request = request;
             }
-            if e.message.role() != "assistant" {
+            if e.message.role_kind() != Role::Assistant {
                 continue;
             }
             for b in e.message.blocks() {
-                if crate::message::block_type(b) == Some("tool_use") {
+                if BlockKind::of(b) == BlockKind::ToolUse {
                     let name = b.get("name").and_then(|v| v.as_str()).unwrap_or_default();
                     let input = b.get("input").cloned().unwrap_or_default();
                     tool_calls.push((name.to_string(), input));

@@ -22,7 +22,7 @@ pub const KEPT_BODIES_BYTES: usize = 32 * 1024 * 1024;
 
 /// A call's request as the model received it.
 #[derive(Debug, Clone)]
-pub struct ExactRequest {
+pub struct RequestBody {
     pub format: WireFormat,
     /// The body sent, or why it cannot be shown.
     pub body: Result<Bytes, RebuildMismatch>,
@@ -32,7 +32,7 @@ pub struct ExactRequest {
     pub sha256: String,
 }
 
-impl ExactRequest {
+impl RequestBody {
     /// The body pretty-printed for a viewer (keys in the order sent).
     pub fn pretty(&self) -> Option<String> {
         self.body.as_ref().ok().map(|b| pretty(b))
@@ -79,7 +79,7 @@ impl ExactRequest {
 impl ModelCall {
     /// The request as the model received it; None when the source did not record it (a
     /// replay). The JSON of `request_json` is ctxlab's record, not necessarily this.
-    pub fn exact_request(&self) -> Option<ExactRequest> {
+    pub fn exact_request(&self) -> Option<RequestBody> {
         let sent = self.body.as_ref()?;
         // A record of an in-process model is not bytes that were sent: encoding it again
         // is all there is to it, so it does not count as rebuilt.
@@ -92,7 +92,7 @@ impl ModelCall {
             // The kind is never sent, so the rebuilt bytes do not depend on it.
             ..ModelRequest::default()
         });
-        Some(ExactRequest {
+        Some(RequestBody {
             format: sent.format().clone(),
             body,
             rebuilt,

@@ -12,7 +12,7 @@ pub use super::html_escape::escape;
 use super::label::{full_text, label};
 use super::lineage::RowEffect;
 use super::{CallOutcome, Source, StageStep, Timeline};
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::util::{clip_chars, group_digits};
 
 /// Unchanged rows kept on each side of a change before the rest is folded.
@@ -40,7 +40,7 @@ svg .clip{fill:none;stroke:#fafafa;stroke-width:2.5}svg .clip-label{fill:#555;fo
 .removed{background:#3a1f1f}.added{background:#1f3a22}.changed{background:#3a331c}svg.plot{background:#1d1d1d}.reason{color:#bbb}}";
 
 fn role(m: &Message) -> &'static str {
-    if m.role() == "assistant" {
+    if m.role_kind() == Role::Assistant {
         "asst"
     } else {
         "user"

@@ -8,8 +8,9 @@
 use serde_json::Value;
 
 use crate::compact::SummaryLabel;
+use crate::compact::markers::{Marker, persisted_path};
 use crate::compact::s08::micro::MICRO_PLACEHOLDER;
-use crate::message::{Content, Message, ResultContent, block_tool_id, block_type};
+use crate::message::{BlockKind, Content, Message, ResultContent, block_tool_id};
 
 /// Chars of each kept result's preview in a label naming several results.
 const MANY_PREVIEW_CHARS: usize = 24;
@@ -104,20 +105,7 @@ fn first_line(s: &str) -> &str {
 
 /// Whether `s` is snip_compact's marker.
 pub fn is_snip_marker(s: &str) -> bool {
-    s.strip_prefix("[snipped ")
-        .and_then(|r| r.strip_suffix(" messages]"))
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// The `Full output: <path>` line of a persisted marker.
-pub fn persisted_path(content: &str) -> Option<String> {
-    if !content.starts_with("<persisted-output>") {
-        return None;
-    }
-    content
-        .lines()
-        .find_map(|l| l.strip_prefix("Full output: "))
-        .map(|p| p.trim().to_string())
+    matches!(Marker::parse(s), Some(Marker::Snipped { .. }))
 }
 
 /// Classifies `m`; `clip` shortens the label (a view passes its widest useful width).
@@ -157,11 +145,11 @@ fn assistant_label(
 ) -> MessageLabel {
     let uses: Vec<&Value> = blocks
         .iter()
-        .filter(|b| block_type(b) == Some("tool_use"))
+        .filter(|b| BlockKind::of(b) == BlockKind::ToolUse)
         .collect();
     let text = blocks
         .iter()
-        .filter(|b| block_type(b) == Some("text"))
+        .filter(|b| BlockKind::of(b) == BlockKind::Text)
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .find(|t| !t.trim().is_empty())
         .map(first_line)
@@ -189,7 +177,7 @@ fn assistant_label(
 fn user_blocks_label(role: &str, blocks: &[Value], clip: impl Fn(&str) -> String) -> MessageLabel {
     let results: Vec<ResultInfo> = blocks
         .iter()
-        .filter(|b| block_type(b) == Some("tool_result"))
+        .filter(|b| BlockKind::of(b) == BlockKind::ToolResult)
         .map(result_info)
         .collect();
     if results.is_empty() {
@@ -285,7 +273,9 @@ fn result_info(block: &Value) -> ResultInfo {
         other => std::borrow::Cow::Owned(other.to_text()),
     };
     let fate = if let Some(path) = persisted_path(&text) {
-        ResultFate::Persisted { path }
+        ResultFate::Persisted {
+            path: path.to_string(),
+        }
     } else if text == MICRO_PLACEHOLDER {
         ResultFate::Placeholder
     } else {
@@ -310,19 +300,19 @@ pub fn full_text(m: &Message) -> String {
 }
 
 fn block_text(b: &Value) -> String {
-    match block_type(b) {
-        Some("text") => b
+    match BlockKind::of(b) {
+        BlockKind::Text => b
             .get("text")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string(),
-        Some("tool_use") => format!(
+        BlockKind::ToolUse => format!(
             "[tool_use {} {}] {}",
             b.get("name").and_then(Value::as_str).unwrap_or("?"),
             block_tool_id(b).unwrap_or("?"),
             b.get("input").map(Value::to_string).unwrap_or_default()
         ),
-        Some("tool_result") => {
+        BlockKind::ToolResult => {
             let info = result_info(b);
             let fate = match &info.fate {
                 ResultFate::Kept { is_error: true, .. } => "kept, error".to_string(),

@@ -49,16 +49,10 @@ pub fn row_map(report: &StageReport) -> Option<Vec<RowFrom>> {
                 let row = rows.get_mut(*message)?;
                 *row = RowFrom::Changed(*message);
             }
-            Change::Snipped {
-                head_end,
-                tail_start,
-                ..
+            Change::Snipped { .. } | Change::Archived { .. } => {
+                let span = change.messages();
+                cut = Some((span.start, span.end));
             }
-            | Change::Archived {
-                head_end,
-                tail_start,
-                ..
-            } => cut = Some((*head_end, *tail_start)),
             Change::Summarized { replaced, .. } => cut = Some((0, *replaced)),
         }
     }
@@ -248,9 +242,9 @@ pub fn removal_effect(report: &StageReport, marker: Option<&str>) -> RowEffect {
         match c {
             Change::Snipped { removed, .. } => {
                 return RowEffect::Snipped {
-                    marker: marker
-                        .map(str::to_string)
-                        .unwrap_or_else(|| crate::compact::s08::snip::snip_marker(*removed)),
+                    marker: marker.map(str::to_string).unwrap_or_else(|| {
+                        crate::compact::markers::Marker::Snipped { removed: *removed }.write()
+                    }),
                 };
             }
             // The marker names the archive; the rows are in that file.

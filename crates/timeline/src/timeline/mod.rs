@@ -34,12 +34,12 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::compact::{SizeUnit, Stage, StageReport};
-use crate::message::{Message, ToolSpec};
+use crate::message::{Message, Role, ToolSpec};
 use crate::provider::{ModelRequest, SentRequest};
 use lineage::{RowEffect, RowFrom};
 
 pub use diff::{DiffOp, DiffRow, DiffSide, Fold, fold, fold_by};
-pub use exact::ExactRequest;
+pub use exact::RequestBody;
 
 /// Where a timeline's facts came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,7 +308,7 @@ impl Timeline {
 
     /// A message was appended to the history.
     pub fn appended(&mut self, message: Message) {
-        if message.role() == "assistant"
+        if message.role_kind() == Role::Assistant
             && let Some(c) = self.calls.last_mut()
             && c.outcome == CallOutcome::Pending
         {

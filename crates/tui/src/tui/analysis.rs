@@ -84,7 +84,7 @@ pub struct CallPick {
 /// A forgot view's title and its lines (sanitized).
 pub type ForgotLines = (String, Vec<String>);
 
-/// The session a compare replay is given. Compared by address: effects are compared in
+/// The session a compare replay or a compare job is given. Compared by address: effects are compared in
 /// tests, a session never is.
 #[derive(Clone)]
 pub struct SharedSession(pub Arc<Vec<Message>>);

@@ -16,26 +16,7 @@ pub const STEP_KEYS: &str = "Space step  s next stage  c next model call";
 /// everything a summary replaces. Empty before a model call.
 pub fn rows_to_change(next: &NextStep) -> Vec<Range<usize>> {
     match next {
-        NextStep::Stage { preview, .. } => preview
-            .changes
-            .iter()
-            .map(|c| match c {
-                Change::Persisted { message, .. }
-                | Change::Placeholder { message, .. }
-                | Change::Saved { message, .. } => *message..*message + 1,
-                Change::Snipped {
-                    head_end,
-                    tail_start,
-                    ..
-                }
-                | Change::Archived {
-                    head_end,
-                    tail_start,
-                    ..
-                } => *head_end..*tail_start,
-                Change::Summarized { replaced, .. } => 0..*replaced,
-            })
-            .collect(),
+        NextStep::Stage { preview, .. } => preview.changes.iter().map(Change::messages).collect(),
         NextStep::Summarize { messages, .. } => std::iter::once(0..*messages).collect(),
         NextStep::Reactive { replaced, .. } | NextStep::SummaryCall { replaced, .. } => {
             std::iter::once(0..*replaced).collect()

@@ -61,6 +61,10 @@ impl MessageInfo {
         self.message.role()
     }
 
+    pub fn role_kind(&self) -> crate::message::Role {
+        self.message.role_kind()
+    }
+
     pub fn tokens(&self) -> Option<usize> {
         self.tokens.get().copied()
     }

@@ -136,21 +136,8 @@ pub enum Work {
     Analysis(super::analysis::AnalysisWork),
 }
 
-/// A session handed to a compare job. Compared by address, like `SharedTimeline`.
-#[derive(Clone)]
-pub struct SharedSession(pub Arc<Vec<Message>>);
-
-impl PartialEq for SharedSession {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl fmt::Debug for SharedSession {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SharedSession({} messages)", self.0.len())
-    }
-}
+/// A session handed to a compare job (the analyses' own, one type for both).
+pub use super::analysis::SharedSession;
 
 /// A copy of the timeline handed to a job. Compared by address: effects are compared in
 /// tests, a timeline never is.
@@ -347,13 +334,18 @@ pub fn export(
     out: Option<&Path>,
     inputs: &[PathBuf],
 ) -> Result<PathBuf, String> {
-    use crate::export_file::{Target, write_export};
+    use crate::export_file::{TargetChoice, write_export};
     let page = html::page(timeline);
     let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     if let Some(out) = out {
-        return write_export(&cwd.join(out), page.as_bytes(), &inputs, Target::Named)
-            .map_err(|e| e.to_string());
+        return write_export(
+            &cwd.join(out),
+            page.as_bytes(),
+            &inputs,
+            TargetChoice::Named,
+        )
+        .map_err(|e| e.to_string());
     }
     for n in 1..10_000 {
         let name = if n == 1 {
@@ -365,7 +357,7 @@ pub fn export(
         if std::fs::symlink_metadata(&path).is_ok() {
             continue;
         }
-        match write_export(&path, page.as_bytes(), &inputs, Target::Fresh) {
+        match write_export(&path, page.as_bytes(), &inputs, TargetChoice::Fresh) {
             Ok(p) => return Ok(p),
             Err(crate::export_file::ExportError::Refused { .. }) => continue,
             Err(e) => return Err(e.to_string()),

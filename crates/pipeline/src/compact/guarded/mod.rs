@@ -14,7 +14,7 @@
 pub mod snip;
 pub mod summary;
 
-pub use snip::{archive_marker, pair_safe_bounds, snip_to_archive};
+pub use snip::{pair_safe_bounds, snip_to_archive};
 pub use summary::{begin_compact_history, begin_reactive, reactive_tails, recent_past_input};
 
 use super::config::PipelineConfig;

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use crate::compact::config::PipelineConfig;
+use crate::compact::markers::Marker;
 use crate::compact::report::{Change, Stage, StageReport};
 use crate::compact::s08::snip::{cut, no_cut_reason};
 use crate::compact::unit::SizeUnit;
@@ -21,22 +22,9 @@ use crate::message::{Message, block_tool_id};
 use crate::pyrepr::ascii_json_map;
 use crate::store::{ARCHIVE_PATH, Store, StoreError};
 
-/// The marker of archived messages `first..=last` (original indices).
-pub fn archive_marker(first: usize, last: usize, path: &str) -> String {
-    format!(
-        "[{} messages ({first}-{last}) archived in {path}]",
-        last - first + 1
-    )
-}
-
 /// The original indices a guarded marker stands for, if `m` is one.
 fn marker_range(m: &Message) -> Option<(usize, usize)> {
-    let body = m.text()?.strip_prefix('[')?.strip_suffix(']')?;
-    let (_, rest) = body.split_once(" messages (")?;
-    let (range, _) = rest.split_once(") archived in ")?;
-    let (a, b) = range.split_once('-')?;
-    let (a, b) = (a.parse().ok()?, b.parse().ok()?);
-    (a <= b).then_some((a, b))
+    Marker::archived_range(m.text()?)
 }
 
 /// Per message, the original indices it stands for (one, or a marker's range).
@@ -163,7 +151,12 @@ pub fn snip_to_archive(
         &mut report,
         cfg,
         (head_end, tail_start),
-        archive_marker(first, last, ARCHIVE_PATH),
+        Marker::ArchivedIn {
+            first,
+            last,
+            path: ARCHIVE_PATH,
+        }
+        .write(),
         Change::Archived {
             head_end,
             tail_start,

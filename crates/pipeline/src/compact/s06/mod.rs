@@ -48,7 +48,8 @@ fn summary(texts: &[&str]) -> String {
 }
 
 fn message(_label: &str, _request: &str, summary: &str, transcript: &str) -> String {
-    format!("[Conversation compressed. Transcript: {transcript}]\n\n{summary}")
+    let marker = crate::compact::markers::Marker::Compressed { transcript }.write();
+    format!("{marker}\n\n{summary}")
 }
 
 /// `[Conversation compressed. Transcript: {path}]` and the summary as written.

@@ -6,9 +6,10 @@
 use serde_json::Value;
 
 use crate::compact::config::PipelineConfig;
+use crate::compact::markers::persisted_marker;
 use crate::compact::report::{Change, Stage, StageReport};
-use crate::message::Message;
 use crate::message::estimate_size;
+use crate::message::{Message, Role};
 use crate::pyrepr::{py_list_len, py_str_list};
 use crate::store::{Store, StoreError};
 use crate::util::group_digits;
@@ -31,12 +32,6 @@ fn result_content_text(block: &Value) -> String {
     }
 }
 
-/// The marker that replaces a persisted result's content.
-pub fn persisted_marker(path: &str, text: &str, preview_chars: usize) -> String {
-    let preview: String = text.chars().take(preview_chars).collect();
-    format!("<persisted-output>\nFull output: {path}\nPreview:\n{preview}\n</persisted-output>")
-}
-
 pub fn tool_result_budget(
     messages: &mut [Message],
     store: &Store,
@@ -49,7 +44,7 @@ pub fn tool_result_budget(
         report.reason = "no messages".into();
         return Ok(report);
     };
-    if last.role() != "user" || last.text().is_some() {
+    if last.role_kind() != Role::User || last.text().is_some() {
         report.reason = "the last message holds no tool results".into();
         return Ok(report);
     }

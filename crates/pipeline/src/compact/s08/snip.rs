@@ -5,14 +5,10 @@
 //! own bounds by ids (`guarded/snip.rs`).
 
 use crate::compact::config::PipelineConfig;
+use crate::compact::markers::Marker;
 use crate::compact::report::{Adjustment, Change, Stage, StageReport};
 use crate::message::Message;
 use crate::message::estimate_size;
-
-/// The marker message's text for `n` removed messages.
-pub fn snip_marker(n: usize) -> String {
-    format!("[snipped {n} messages]")
-}
 
 /// Where the cut would go: `(head_end, tail_start)`, or None when nothing is snipped.
 pub fn snip_bounds(messages: &[Message], cfg: &PipelineConfig) -> Option<(usize, usize)> {
@@ -63,7 +59,7 @@ pub fn snip_compact(messages: &mut Vec<Message>, cfg: &PipelineConfig) -> StageR
         &mut report,
         cfg,
         (head_end, tail_start),
-        snip_marker(removed),
+        Marker::Snipped { removed }.write(),
         Change::Snipped {
             head_end,
             tail_start,

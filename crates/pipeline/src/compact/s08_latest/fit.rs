@@ -9,9 +9,9 @@
 use serde_json::Value;
 
 use super::FIT_PREVIEW_CHARS;
+use crate::compact::markers::persisted_marker;
 use crate::compact::report::{Change, Stage, StageReport};
 use crate::compact::results::{first_unseen, result_id, saved_copy};
-use crate::compact::s08::budget::persisted_marker;
 use crate::compact::unit::SizeUnit;
 use crate::message::{Message, ResultContent, tool_results};
 use crate::store::{Store, StoreError};

@@ -5,29 +5,19 @@
 
 use super::transcript_text;
 use crate::compact::config::PipelineConfig;
+use crate::compact::markers::Marker;
 use crate::compact::report::{Change, Stage, StageReport};
 use crate::compact::s08::snip::{cut, lesson_bounds, no_cut_reason};
 use crate::compact::unit::SizeUnit;
 use crate::message::Message;
 use crate::store::{Store, StoreError};
 
-/// The marker of an archived cut.
-pub fn archive_marker(n: usize, path: &str) -> String {
-    format!("[{n} messages archived at {path}]")
-}
-
 /// Whether a message is a valid archive marker: the exact shape, and its file exists.
 fn is_archive_marker(m: &Message, store: &Store) -> bool {
-    let Some(text) = m.text() else {
-        return false;
-    };
-    let Some(body) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) else {
-        return false;
-    };
-    let Some((n, path)) = body.split_once(" messages archived at ") else {
-        return false;
-    };
-    !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && store.saved_transcript(path).is_some()
+    match m.text().and_then(Marker::parse) {
+        Some(Marker::ArchivedAt { path, .. }) => store.saved_transcript(path).is_some(),
+        _ => false,
+    }
 }
 
 /// Snips like the lesson's newest version; `stem` names the transcript when one is written.
@@ -63,7 +53,11 @@ pub fn snip_archive(
         &mut report,
         cfg,
         (head_end, tail_start),
-        archive_marker(removed, &transcript.path),
+        Marker::ArchivedAt {
+            removed,
+            path: &transcript.path,
+        }
+        .write(),
         Change::Archived {
             head_end,
             tail_start,
@@ -139,12 +133,24 @@ mod tests {
             h
         };
         let cfg = PipelineConfig::default();
-        let mut h = with_cut(&archive_marker(9, &f.path));
+        let mut h = with_cut(
+            &Marker::ArchivedAt {
+                removed: 9,
+                path: &f.path,
+            }
+            .write(),
+        );
         let r = snip_archive(&mut h, &store, &cfg, || "b".into()).unwrap();
         assert!(!r.changed, "{}", r.reason);
         assert!(r.reason.ends_with("already an archive marker"));
         // A marker whose file is missing is cut like any message.
-        let mut gone = with_cut(&archive_marker(9, ".transcripts/missing.jsonl"));
+        let mut gone = with_cut(
+            &Marker::ArchivedAt {
+                removed: 9,
+                path: ".transcripts/missing.jsonl",
+            }
+            .write(),
+        );
         let r = snip_archive(&mut gone, &store, &cfg, || "c".into()).unwrap();
         assert!(r.changed);
         assert_eq!(gone.len(), 51);

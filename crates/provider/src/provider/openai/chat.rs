@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::message::{Content, Message, ResultContent, block_type};
+use crate::message::{BlockKind, Content, Message, ResultContent, Role};
 
 /// Maps the Anthropic-shaped history to chat messages.
 ///
@@ -29,10 +29,10 @@ pub fn to_chat_messages(system: &str, messages: &[Message]) -> Vec<Value> {
         };
         let texts: Vec<&str> = blocks
             .iter()
-            .filter(|b| block_type(b) == Some("text"))
+            .filter(|b| BlockKind::of(b) == BlockKind::Text)
             .filter_map(|b| b.get("text").and_then(Value::as_str))
             .collect();
-        if m.role() == "assistant" {
+        if m.role_kind() == Role::Assistant {
             let calls: Vec<Value> = m
                 .tool_uses()
                 .map(|b| {
@@ -85,8 +85,8 @@ fn flatten_result(content: ResultContent<'_>) -> String {
         ResultContent::Empty => String::new(),
         ResultContent::Blocks(items) => items
             .iter()
-            .map(|item| match (block_type(item), item.get("text")) {
-                (Some("text"), Some(Value::String(t))) => t.clone(),
+            .map(|item| match (BlockKind::of(item), item.get("text")) {
+                (BlockKind::Text, Some(Value::String(t))) => t.clone(),
                 _ => item.to_string(),
             })
             .collect::<Vec<_>>()

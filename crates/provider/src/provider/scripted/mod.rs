@@ -22,7 +22,7 @@ use super::{
 };
 use crate::compact::estimate_size;
 use crate::compact::extractive::extractive_summary_from_request;
-use crate::message::{block, block_type};
+use crate::message::{BlockKind, block};
 use crate::util::group_digits;
 
 /// The scenario played when none is chosen.
@@ -153,9 +153,9 @@ impl Scenario {
             }
             let mut calls = 0;
             for b in &turn.content {
-                match block_type(b) {
-                    Some("text") if b.get("text").is_some_and(Value::is_string) => {}
-                    Some("tool_use") => {
+                match BlockKind::of(b) {
+                    BlockKind::Text if b.get("text").is_some_and(Value::is_string) => {}
+                    BlockKind::ToolUse => {
                         let id = b.get("id").and_then(Value::as_str).unwrap_or("");
                         let named = b.get("name").is_some_and(Value::is_string);
                         let input_ok = b.get("input").is_some_and(Value::is_object);
@@ -264,8 +264,8 @@ impl ScriptedModel {
         emit(events, StreamEvent::Usage(usage));
         let mut output_chars = 0;
         for b in &content {
-            match block_type(b) {
-                Some("text") => {
+            match BlockKind::of(b) {
+                BlockKind::Text => {
                     let text = b.get("text").and_then(Value::as_str).unwrap_or("");
                     let chars: Vec<char> = text.chars().collect();
                     output_chars += chars.len();
@@ -274,7 +274,7 @@ impl ScriptedModel {
                         self.pause().await;
                     }
                 }
-                Some("tool_use") => {
+                BlockKind::ToolUse => {
                     let field = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("");
                     output_chars += b.get("input").map_or(0, |i| i.to_string().len());
                     emit(

@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::request::ExactRequest;
-use crate::message::{Content, Message, ResultContent, block_type, tool_names};
+use crate::message::{BlockKind, Content, Message, ResultContent, tool_names};
 use crate::util::{group_digits, plural};
 
 /// Ids and tool names longer than this are clipped: they come from a capture.
@@ -356,7 +356,7 @@ fn is_reminder(text: &str) -> bool {
 /// The chars of a text block that is a reminder.
 fn reminder_block(b: &Value) -> Option<usize> {
     let text = b.get("text").and_then(Value::as_str)?;
-    (block_type(b) == Some("text") && is_reminder(text)).then(|| text.chars().count())
+    (BlockKind::of(b) == BlockKind::Text && is_reminder(text)).then(|| text.chars().count())
 }
 
 /// `text` with its `<system-reminder>…</system-reminder>` spans taken out, trimmed.
@@ -433,8 +433,8 @@ fn message_in_place(
         }
         let y = y?;
         k += 1;
-        match (block_type(x), block_type(y)) {
-            (Some("tool_result"), Some("tool_result"))
+        match (BlockKind::of(x), BlockKind::of(y)) {
+            (BlockKind::ToolResult, BlockKind::ToolResult)
                 if x.get("tool_use_id") == y.get("tool_use_id") =>
             {
                 let id = x.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
@@ -446,7 +446,7 @@ fn message_in_place(
                     chars_after: result_chars(y),
                 });
             }
-            (Some("text"), Some("text")) => {
+            (BlockKind::Text, BlockKind::Text) => {
                 changes.push(dropped(reminder_span_dropped(text_of(x), text_of(y))?));
             }
             _ => return None,

@@ -6,7 +6,7 @@
 //! before (the thread's last call) and after (the call that shows it). Only `fold` calls
 //! it; it reads the two requests and pushes onto the session.
 
-use crate::message::{Message, block_type};
+use crate::message::{BlockKind, Message, Role};
 use crate::session::model::{
     Compaction, CompactionKind, KeptMessage, MessageKind, MessageOrigin, RecordedUsage, Session,
     Summary, TokenCount, TokenSource, Trigger,
@@ -129,7 +129,7 @@ pub(super) fn full_compaction(
 /// Where `needle` is in `msgs`: the message, and the text block when the content is blocks.
 fn find_summary(msgs: &[Message], needle: &str) -> Option<(usize, Option<usize>)> {
     msgs.iter().enumerate().find_map(|(k, m)| {
-        if m.role() != "user" {
+        if m.role_kind() != Role::User {
             return None;
         }
         if let Some(t) = m.text() {
@@ -138,7 +138,7 @@ fn find_summary(msgs: &[Message], needle: &str) -> Option<(usize, Option<usize>)
         m.blocks()
             .iter()
             .position(|b| {
-                block_type(b) == Some("text")
+                BlockKind::of(b) == BlockKind::Text
                     && b.get("text")
                         .and_then(serde_json::Value::as_str)
                         .is_some_and(|t| t.contains(needle))

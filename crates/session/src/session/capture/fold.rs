@@ -29,7 +29,7 @@ use super::kind::{
 };
 use super::read::{TORN_LAST_LINE, answer_message, usage_of};
 use super::request::{ExactRequest, exact_request};
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::session::SessionError;
 use crate::session::lines::ParsedLine;
 use crate::session::model::{
@@ -310,7 +310,7 @@ impl CaptureFold {
             && session
                 .messages
                 .get(at)
-                .is_some_and(|m| m.role() == "assistant")
+                .is_some_and(|m| m.role_kind() == Role::Assistant)
         {
             prev_call.message = Some(at);
         }
@@ -425,7 +425,7 @@ impl CaptureFold {
             && session
                 .messages
                 .get(answer_at)
-                .is_some_and(|m| m.role() == "assistant")
+                .is_some_and(|m| m.role_kind() == Role::Assistant)
         {
             prev_call.message = Some(answer_at);
         }

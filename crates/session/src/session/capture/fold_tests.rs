@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::message::Role;
 use crate::session::model::TokenSource;
 
 fn exchange(n: u64, tools: &[&str], messages: Value) -> Value {
@@ -251,7 +252,7 @@ fn a_summary_request_with_tools_is_one_compaction_with_the_tokens_after_it() {
     let answers = s
         .messages
         .iter()
-        .filter(|m| m.role() == "assistant")
+        .filter(|m| m.role_kind() == Role::Assistant)
         .count();
     assert_eq!(answers, s.calls.len());
 }

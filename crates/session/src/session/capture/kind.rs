@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::format::Exchange;
 use super::request::ExactRequest;
-use crate::message::{Message, block_type};
+use crate::message::{BlockKind, Message, Role};
 
 /// The header in which Codex says what a request is for.
 pub const CODEX_TURN_METADATA: &str = "x-codex-turn-metadata";
@@ -119,12 +119,12 @@ fn asks(text: &str) -> bool {
 
 /// Whether a block is a text block that asks for the compaction summary.
 fn asking_block(b: &Value) -> bool {
-    block_type(b) == Some("text") && b.get("text").and_then(Value::as_str).is_some_and(asks)
+    BlockKind::of(b) == BlockKind::Text && b.get("text").and_then(Value::as_str).is_some_and(asks)
 }
 
 /// Whether the last message is a user message whose text asks for the compaction summary.
 fn asks_for_summary(req: &ExactRequest) -> bool {
-    let Some(last) = req.messages.last().filter(|m| m.role() == "user") else {
+    let Some(last) = req.messages.last().filter(|m| m.role_kind() == Role::User) else {
         return false;
     };
     match last.text() {
@@ -136,7 +136,7 @@ fn asks_for_summary(req: &ExactRequest) -> bool {
 /// A compaction request's messages without the prompt that asks for the summary: its text
 /// blocks in the last message go, and the message with them when nothing else is left.
 pub(super) fn without_summary_prompt(msgs: &mut Vec<Message>) {
-    let Some(last) = msgs.last_mut().filter(|m| m.role() == "user") else {
+    let Some(last) = msgs.last_mut().filter(|m| m.role_kind() == Role::User) else {
         return;
     };
     let empty = match last.blocks_mut() {

@@ -6,7 +6,7 @@
 use super::format::{Header, RecordLine, RecordedStageLine};
 use super::{CompactBy, RecordedEvent, RecordedKind, RecordedStage};
 use crate::compact::{PipelineConfig, Stage};
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::session::model::{
     Compaction, CompactionKind, KeptMessage, MessageKind, MessageOrigin, RecordedCall,
     RecordedUsage, Session, SessionFormat, Summary, Trigger,
@@ -129,7 +129,7 @@ impl RecordFold {
     }
 
     fn appended(&mut self, number: usize, message: Message) {
-        let assistant = message.role() == "assistant";
+        let assistant = message.role_kind() == Role::Assistant;
         if self.keep_messages {
             let index = self.session.messages.len();
             if assistant

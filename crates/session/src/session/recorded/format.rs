@@ -14,6 +14,14 @@ pub const RECORD_FORMAT: &str = "ctxlab-session";
 /// The version this build writes and reads; a newer one is read as far as it is understood.
 pub const RECORD_VERSION: u32 = 1;
 
+/// Which front end recorded a session; written as `workbench` or `run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrontEnd {
+    Workbench,
+    Run,
+}
+
 /// One line of a recording. Unknown fields are ignored, so a later version may add some.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -86,8 +94,7 @@ pub struct Header {
     pub version: u32,
     /// ctxlab's version.
     pub ctxlab: String,
-    /// `workbench` or `run`.
-    pub front_end: String,
+    pub front_end: FrontEnd,
     /// ISO 8601 UTC time the recording started.
     pub started: String,
     pub provider: String,
@@ -129,4 +136,20 @@ fn yes() -> bool {
 pub(crate) fn is_header(v: &serde_json::Value) -> bool {
     v.get("type").and_then(serde_json::Value::as_str) == Some("header")
         && v.get("format").and_then(serde_json::Value::as_str) == Some(RECORD_FORMAT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FrontEnd;
+
+    #[test]
+    fn front_ends_are_written_as_the_words_recordings_have_always_had() {
+        for (front_end, word) in [
+            (FrontEnd::Workbench, "\"workbench\""),
+            (FrontEnd::Run, "\"run\""),
+        ] {
+            assert_eq!(serde_json::to_string(&front_end).unwrap(), word);
+            assert_eq!(serde_json::from_str::<FrontEnd>(word).unwrap(), front_end);
+        }
+    }
 }

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::message::{block_tool_id, block_type};
+use crate::message::{BlockKind, block_tool_id};
 use crate::session::model::{
     Compaction, LoadWarning, MessageKind, RecordedCall, RecordedUsage, Session,
 };
@@ -89,7 +89,7 @@ pub(super) fn push_tool_call(
     line: usize,
     out: &mut Vec<LiveItem>,
 ) {
-    if block_type(b) != Some("tool_use") {
+    if BlockKind::of(b) != BlockKind::ToolUse {
         return;
     }
     let Some(id) = block_tool_id(b) else {

@@ -9,6 +9,7 @@
 use super::{App, Effect, EventKind, RunState};
 use crate::agent::events::{AgentEvent, StopReason};
 use crate::agent::{SummarySizes, answer_cut_text};
+use crate::message::Role;
 use crate::run::{CallRef, RunFact};
 
 impl App {
@@ -44,7 +45,7 @@ impl App {
                 self.conversation.turn_started();
             }
             RunFact::Appended { entry, message, .. } => {
-                if message.role() == "assistant" {
+                if message.role_kind() == Role::Assistant {
                     self.conversation.clear_streaming();
                 }
                 self.append(message.clone(), entry);

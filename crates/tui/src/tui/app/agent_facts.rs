@@ -37,7 +37,7 @@ impl AgentFacts {
             run_state: RunState::Idle,
             agent_gone: false,
             run: Run::new(),
-            live_record: LiveRecord::new("workbench"),
+            live_record: LiveRecord::new(crate::session::recorded::format::FrontEnd::Workbench),
         }
     }
 }

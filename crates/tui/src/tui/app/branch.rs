@@ -209,7 +209,10 @@ impl App {
         // record, like its recording file, holds the continued agent's own calls.
         let start = cut.run_start();
         self.agent.run = crate::run::Run::continuing(start);
-        self.agent.live_record = crate::record::LiveRecord::continuing("workbench", start.calls);
+        self.agent.live_record = crate::record::LiveRecord::continuing(
+            crate::session::recorded::format::FrontEnd::Workbench,
+            start.calls,
+        );
         self.timeline = cut;
         self.branch.other = Some((n, earlier));
         self.push_event(EventKind::Continued { call: n, config });

@@ -76,7 +76,7 @@ impl View for ConfigPanel {
         // The numbers, then the strategy's row (`STRATEGY_ROW`).
         let keys_n = PipelineConfig::KEYS.len();
         let rows_n = keys_n + 1;
-        if panel.selected == STRATEGY_ROW && panel.editing.is_some() {
+        if panel.selected == STRATEGY_ROW && panel.choosing.is_some() {
             return strategy_key(panel, key, app);
         }
         if let Some(buf) = &mut panel.editing {
@@ -120,7 +120,7 @@ impl View for ConfigPanel {
             Some(Action::Bottom) => panel.selected = rows_n - 1,
             Some(Action::Enter) if panel.selected == STRATEGY_ROW => {
                 // The choice starts on the strategy in force; h/l move it.
-                panel.editing = Some(app.agent.config.strategy.name().to_string());
+                panel.choosing = Some(app.agent.config.strategy);
                 panel.error = None;
             }
             Some(Action::Enter) => {
@@ -147,11 +147,7 @@ pub const STRATEGY_ROW: usize = PipelineConfig::KEYS.len();
 /// Keys while the strategy row is being chosen: left/right (or h/l, j/k, Tab) move
 /// through the four strategies, Enter sends the choice, Esc leaves it.
 fn strategy_key(panel: &mut ConfigPanel, key: KeyEvent, app: &mut App) -> Outcome {
-    let current = panel
-        .editing
-        .as_deref()
-        .and_then(|name| name.parse::<Strategy>().ok())
-        .unwrap_or(app.agent.config.strategy);
+    let current = panel.choosing.unwrap_or(app.agent.config.strategy);
     let at = Strategy::ALL
         .iter()
         .position(|s| *s == current)
@@ -161,11 +157,11 @@ fn strategy_key(panel: &mut ConfigPanel, key: KeyEvent, app: &mut App) -> Outcom
         KeyCode::Right | KeyCode::Char('l') | KeyCode::Char('j') | KeyCode::Tab => 1,
         KeyCode::Left | KeyCode::Char('h') | KeyCode::Char('k') | KeyCode::BackTab => n - 1,
         KeyCode::Esc => {
-            panel.editing = None;
+            panel.choosing = None;
             return Outcome::Consumed;
         }
         KeyCode::Enter => {
-            panel.editing = None;
+            panel.choosing = None;
             if current == app.agent.config.strategy {
                 app.notify(format!("the strategy is already {current}"));
                 return Outcome::Consumed;
@@ -181,7 +177,7 @@ fn strategy_key(panel: &mut ConfigPanel, key: KeyEvent, app: &mut App) -> Outcom
         }
         _ => 0,
     };
-    panel.editing = Some(Strategy::ALL[(at + step) % n].name().to_string());
+    panel.choosing = Some(Strategy::ALL[(at + step) % n]);
     Outcome::Consumed
 }
 

@@ -124,8 +124,10 @@ pub const DIFF_CONTEXT: usize = 2;
 #[derive(Debug, Clone, Default)]
 pub struct ConfigPanel {
     pub selected: usize,
-    /// The value being typed.
+    /// The number being typed.
     pub editing: Option<String>,
+    /// The strategy being chosen on the strategy row.
+    pub choosing: Option<crate::compact::Strategy>,
     pub error: Option<String>,
 }
 

@@ -10,7 +10,6 @@ use ratatui::widgets::Paragraph;
 use super::covering_frame;
 use super::fit;
 use crate::compact::PipelineConfig;
-use crate::compact::Strategy;
 use crate::tui::app::{App, ConfigPanel, STRATEGY_ROW};
 use crate::tui::layout::centered;
 use crate::util::group_digits;
@@ -55,7 +54,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
             app.theme().error(),
         )));
     }
-    let help = if panel.editing.is_some() && panel.selected == STRATEGY_ROW {
+    let help = if panel.choosing.is_some() && panel.selected == STRATEGY_ROW {
         "h/l choose · Enter apply (from the next model call) · Esc cancel"
     } else if panel.editing.is_some() {
         "type digits · Enter apply · Esc cancel"
@@ -69,10 +68,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
 /// The strategy's row: the one in force, or the one being chosen with what it does.
 fn strategy_line<'a>(app: &App, panel: &ConfigPanel) -> Line<'a> {
     let selected = panel.selected == STRATEGY_ROW;
-    let choosing = match (&panel.editing, selected) {
-        (Some(name), true) => name.parse::<Strategy>().ok(),
-        _ => None,
-    };
+    let choosing = panel.choosing.filter(|_| selected);
     let mut line = match choosing {
         Some(s) => Line::from(vec![
             Span::raw("› "),

@@ -12,6 +12,7 @@ use ratatui::widgets::Paragraph;
 
 use super::covering_frame;
 use super::fit;
+use crate::message::Role;
 use crate::timeline::Fold;
 use crate::timeline::diff::DiffOp;
 use crate::tui::app::{App, DiffView};
@@ -136,7 +137,7 @@ fn row<'a>(
     width: usize,
 ) -> Line<'a> {
     let m = &cell.info;
-    let role = if m.role() == "assistant" {
+    let role = if m.role_kind() == Role::Assistant {
         "asst"
     } else {
         "user"

@@ -12,6 +12,7 @@ use ratatui::widgets::Paragraph;
 use super::msglist::{MsgList, RowRef};
 use super::{fit, human_age, human_bytes, pane_block, title_hint};
 use crate::compact::StageReport;
+use crate::message::Role;
 use crate::store::TRANSCRIPTS_DIR;
 use crate::tui::app::{App, LoadKind, Pane, TranscriptView, layout_transcript};
 use crate::tui::replay::Replay;
@@ -135,7 +136,7 @@ fn render_open(app: &App, f: &mut Frame, area: Rect, t: &TranscriptView) {
         let end = (t.list().selected + 1).min(t.rows().len());
         let turn = t.rows()[..end]
             .iter()
-            .filter(|m| m.role() == "assistant")
+            .filter(|m| m.role_kind() == Role::Assistant)
             .count()
             .max(1);
         render_replay(f, a, r, turn, app.theme());

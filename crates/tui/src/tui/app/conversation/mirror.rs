@@ -128,15 +128,7 @@ impl ConversationState {
         }
         if let Some(report) = report {
             for c in &report.changes {
-                let at = match c {
-                    Change::Persisted { message, .. }
-                    | Change::Placeholder { message, .. }
-                    | Change::Saved { message, .. } => *message,
-                    Change::Snipped { head_end, .. } | Change::Archived { head_end, .. } => {
-                        *head_end
-                    }
-                    Change::Summarized { .. } => 0,
-                };
+                let at = c.messages().start;
                 if let Some(r) = rows.get_mut(at) {
                     r.mark = Some(report.stage);
                 }
