@@ -335,11 +335,14 @@ class Handler(BaseHTTPRequestHandler):
                         continue
                     break
             name = next((n for n in ("exec_command", "shell_command", "shell") if n in tool_names), None)
-            call = planted_script.codex_next_call(items, step) if planted else None
+            call = planted_script.codex_next_call(items, step, tool_names) if planted else None
             if planted and call and name:
                 kind = "tool_call"
-                command = planted_script.codex_command(call)
-                arguments = {"cmd": command} if name == "exec_command" else {"command": command}
+                if call[1] == "update_plan":
+                    name, arguments = "update_plan", call[2]
+                else:
+                    command = planted_script.codex_command(call)
+                    arguments = {"cmd": command} if name == "exec_command" else {"command": command}
                 output = [
                     self.message_item(call[0]),
                     {

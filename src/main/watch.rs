@@ -56,6 +56,7 @@ pub(crate) fn cmd_watch(args: WatchArgs) -> anyhow::Result<ExitCode> {
         // own loop handles signals and restores the terminal.
         let live = ctxlab::tui::live::LiveOptions::new(bell)
             .waiting(options.poll, options.notify)
+            .at_risk_within(Some(args.at_risk_within))
             .following(chosen);
         let mut agent = crate::cli::AgentArgs::default();
         let _idle_workspace = crate::open::idle_workspace(&mut agent)?;

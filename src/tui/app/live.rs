@@ -40,6 +40,12 @@ impl App {
                     Vec::new()
                 }
             }
+            LiveMsg::AtRisk { id, risk } => {
+                if let Some(view) = self.live.view_mut().filter(|v| v.id() == id) {
+                    view.set_at_risk(*risk);
+                }
+                Vec::new()
+            }
             LiveMsg::Ended { id, error } => {
                 if let Some(view) = self.live.view_mut().filter(|v| v.id() == id) {
                     view.end(error);
