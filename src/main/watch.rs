@@ -147,6 +147,7 @@ pub(crate) fn cmd_statusline(args: &StatuslineArgs) -> ExitCode {
         max_width,
         data_dir: data_dir.as_deref(),
         settings: ctxlab::session::watch::threshold::AgentSettings::read(),
+        at_risk_within: None,
     };
     let line = match read_status_input(std::io::stdin(), STATUS_INPUT_DEADLINE) {
         Ok(input) => ctxlab::commands::statusline::status_line(&input, &options),
