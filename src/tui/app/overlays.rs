@@ -63,6 +63,10 @@ impl App {
             Overlay::Viewer(v) if key.code == KeyCode::Char('?') && !v.typing() => {
                 self.open_help();
             }
+            // `B` in the forgot view of a session file's compaction: fork before it.
+            Overlay::Viewer(v) if keys::action(&key) == Some(Action::Fork) && !v.typing() => {
+                return self.fork_from_viewer();
+            }
             Overlay::Diff(_) if key.code == KeyCode::Char('?') => self.open_help(),
             Overlay::Diff(_) => {
                 if let Some(a) = keys::action(&key) {
