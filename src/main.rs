@@ -288,6 +288,7 @@ fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let options = ReplayOptions {
         config,
         summary_text: args.summary_text,
+        summarizer: None,
         now_secs: now_secs(args.now),
         recorded,
     };
@@ -340,6 +341,7 @@ fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
     let options = ReplayOptions {
         config,
         summary_text: args.summary_text,
+        summarizer: None,
         now_secs: now_secs(args.now),
         recorded,
     };

@@ -60,6 +60,8 @@ pub enum ForkError {
     Replay(String),
     #[error("the strategy left nothing to stand in for the history: {0}")]
     NoSummary(String),
+    #[error("the summary call to the configured model failed: {0}")]
+    SummaryCall(String),
     #[error("cannot encode a line: {0}")]
     Encode(String),
     #[error("{path}: {source}")]
@@ -101,8 +103,11 @@ pub struct ForkOptions {
     pub summary: SummaryChoice,
     /// The focus the strategy's summary request carries.
     pub focus: Option<String>,
-    /// The summary text a strategy's compaction gets (None: the extractive summary).
+    /// The summary text a strategy's compaction gets (None: `model`'s, else the
+    /// extractive summary).
     pub summary_text: Option<String>,
+    /// The configured model, called by the command with the strategy's summary request.
+    pub model: Option<strategy::ModelSummary>,
     /// The strategy's numbers (for `SummaryChoice::Strategy`).
     pub config: Option<PipelineConfig>,
     /// Write into this folder instead of the agent's own.
@@ -321,6 +326,7 @@ pub fn fork_whole(
         summary: SummaryChoice::None,
         focus: None,
         summary_text: None,
+        model: None,
         config: None,
         out: None,
         homes,

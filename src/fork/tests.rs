@@ -23,6 +23,7 @@ fn options(before: usize, summary: SummaryChoice) -> ForkOptions {
         summary,
         focus: None,
         summary_text: None,
+        model: None,
         config: None,
         out: Some(PathBuf::from("/nonexistent-fork-out")),
         homes: AgentHomes::default(),

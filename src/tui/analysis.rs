@@ -217,6 +217,7 @@ fn replay_forgot(
     let options = ReplayOptions {
         config,
         summary_text: None,
+        summarizer: None,
         now_secs: 0,
         recorded,
     };

@@ -29,6 +29,7 @@ mod forgot_eval;
 mod forgot_opened;
 mod forgot_views;
 mod fork_cli;
+mod fork_model_summary;
 mod guarded_props;
 mod guarded_reach;
 mod harden;
