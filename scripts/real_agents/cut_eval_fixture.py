@@ -7,7 +7,8 @@ prompt prose.
 - Claude Code: the `user`, `assistant` and `system` lines (the conversation, the compact
   boundary, the summary); the request records, attachments and bookkeeping lines go. The
   text of each `<system-reminder>` block the agent put into a message is replaced by
-  filler of the same length (the tags stay).
+  filler of the same length (the tags stay), and so is the frame Claude Code puts around a
+  subagent's report (`[Subagent hand-back]`). A subagent's own file is cut the same way.
 - Codex: every line but `world_state` and the `item_completed` events; `base_instructions` and the text of developer
   messages and of the injected instruction messages become filler of the same length.
 
@@ -22,6 +23,8 @@ import re
 import sys
 
 REMINDER = re.compile(r"(<system-reminder>)(.*?)(</system-reminder>)", re.S)
+# The frame Claude Code puts around a subagent's report in the Agent tool's result.
+HAND_BACK = re.compile(r"(\[Subagent hand-back\] )(.*?)(The report follows:)", re.S)
 WORDS = "scripted filler words of ours standing in for the agent's own text".split()
 
 
@@ -35,7 +38,8 @@ def filler(text: str) -> str:
 
 def scrub_reminders(v):
     if isinstance(v, str):
-        return REMINDER.sub(lambda m: m.group(1) + filler(m.group(2)) + m.group(3), v)
+        v = REMINDER.sub(lambda m: m.group(1) + filler(m.group(2)) + m.group(3), v)
+        return HAND_BACK.sub(lambda m: m.group(1) + filler(m.group(2)) + m.group(3), v)
     if isinstance(v, list):
         return [scrub_reminders(x) for x in v]
     if isinstance(v, dict):

@@ -26,6 +26,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import planted_script
+import subagent_script
 
 # How many shell calls one user turn gets before the scripted model answers with text.
 CALLS_PER_TURN = 3
@@ -219,7 +220,14 @@ class Handler(BaseHTTPRequestHandler):
             step = count_tool_results_since_prompt(messages)
             has_bash = any(t.get("name") == "Bash" for t in body.get("tools") or [])
             call = planted_script.next_call(body, step) if planted else None
-            if planted and call:
+            if self.server.script == "subagent":
+                kind, narration, name, tool_input = subagent_script.answer(body, step)
+                blocks = [{"type": "text", "text": narration}]
+                stop = "end_turn"
+                if name:
+                    blocks.append({"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:24], "name": name, "input": tool_input})
+                    stop = "tool_use"
+            elif planted and call:
                 kind = "tool_call"
                 narration, name, tool_input = call
                 blocks = [
@@ -440,9 +448,10 @@ def main() -> int:
     parser.add_argument("--usage-bonus", type=int, default=0, help="tokens added to the reported usage per tool result")
     parser.add_argument(
         "--script",
-        choices=["default", "planted"],
+        choices=["default", "planted", "subagent"],
         default="default",
-        help="planted: the planted-facts session of the forgot evaluation (planted_script.py)",
+        help="planted: the planted-facts session of the forgot evaluation (planted_script.py); "
+        "subagent: Claude Code delegates a step to a subagent (subagent_script.py)",
     )
     args = parser.parse_args()
     server = Server(("127.0.0.1", args.port), args.log, args.usage_bonus, args.script)

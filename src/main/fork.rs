@@ -172,12 +172,17 @@ pub(crate) fn cmd_fork(args: ForkArgs) -> anyhow::Result<()> {
             "agent": fork.tool.name(),
             "cwd": fork.cwd,
             "holds": fork.holds,
+            "subagents_left_out": fork.subagents_left_out,
             "resume": resume,
         });
         println!("{out}");
     } else {
+        let left_out = fork
+            .left_out()
+            .map(|l| format!("\n{l}"))
+            .unwrap_or_default();
         let text = format!(
-            "wrote {} ({}: {})\nresume it with:\n  {resume}",
+            "wrote {} ({}: {}){left_out}\nresume it with:\n  {resume}",
             path.display(),
             fork.tool.name(),
             fork.holds
