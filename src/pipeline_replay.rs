@@ -465,7 +465,7 @@ impl Replayer<'_> {
     ) {
         let request = pending.request();
         let chars = request.system.chars().count() + request.user_text.chars().count();
-        let summary = summary_for(&self.options, request);
+        let summary = summary_for(self.options, request);
         let (history, report) = pending.finish(&[summary], &self.active_request);
         let before = std::mem::replace(&mut self.live, history);
         on_event(ReplayEvent::Stage {

@@ -223,11 +223,12 @@ fn remove_stale_temp_files(root: &Path) -> usize {
     Store::new(root).remove_stale_temp_files() + crate::tools::remove_stale_temp_files(root)
 }
 
+/// A model and its label for the status bar (`anthropic claude-…`).
+pub type LabelledModel = (Arc<dyn Model>, String);
+
 /// The model of a resolved HTTP provider (Anthropic or OpenAI-compatible) and its label;
 /// None for the scripted model, which needs a scenario (`prepare_with`).
-pub fn http_model(
-    resolved: &ResolvedProvider,
-) -> Result<Option<(Arc<dyn Model>, String)>, LaunchError> {
+pub fn http_model(resolved: &ResolvedProvider) -> Result<Option<LabelledModel>, LaunchError> {
     let retry = RetryPolicy {
         max_attempts: resolved.max_attempts,
         ..RetryPolicy::default()
@@ -263,7 +264,7 @@ pub fn http_model(
 
 /// The provider config.toml, `.env` and the environment configure (as `ctxlab run` picks
 /// it, no flags): its HTTP model, or None when that is the scripted model.
-pub fn configured_model() -> Result<Option<(Arc<dyn Model>, String)>, LaunchError> {
+pub fn configured_model() -> Result<Option<LabelledModel>, LaunchError> {
     let dotenv = load_dotenv(Path::new(".env"))?;
     let file = match config_file_path() {
         Some(p) => load_file_settings(&p)?,
@@ -317,7 +318,7 @@ pub fn prepare_with(
     let resolved = resolve(&flags, lookup, file)?;
     let mut notices: Vec<String> = resolved.notice.clone().into_iter().collect();
     let mut scenario_request = None;
-    let (model, label): (Arc<dyn Model>, String) = match http_model(&resolved)? {
+    let (model, label): LabelledModel = match http_model(&resolved)? {
         Some(http) => http,
         None => {
             let name = options
