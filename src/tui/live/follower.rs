@@ -93,8 +93,9 @@ impl RiskScout {
         }
     }
 
-    /// Folds `event`; the facts at risk when a warning is due (after a main call written
-    /// while following, or on catching up with a session already near its threshold).
+    /// Folds `event`; the facts at risk when a warning is due: after a main call written
+    /// while following, as `watch --text` (not on catching up: the whole session would be
+    /// read at once on opening a large file).
     pub fn see(&mut self, event: &WatchEvent) -> Option<AtRisk> {
         match event {
             WatchEvent::Following { path, .. } => {
@@ -114,7 +115,7 @@ impl RiskScout {
                     self.tracker.set_format(*f);
                 }
                 self.caught_up = true;
-                self.check()
+                None
             }
             WatchEvent::Item { item, .. } => {
                 self.tracker.push(item);
