@@ -6,7 +6,8 @@ task file the agent reads through a tool, dot files written, an error the summar
 a decision, narration, exception names in library source, a `git pull` diffstat, log lines
 with "error:", bare numbers. The summary it writes carries some of them and leaves out the
 others; the turn after the compaction reads a lost file again, runs a failing command
-again and has the user restate a lost instruction.
+again and has the user restate a lost instruction. When the agent offers its plan tool
+(`planted.py --plan`), the turn also sets a pending plan the summary does not carry.
 
 The default script of the server is untouched: this one runs only when asked for.
 """
