@@ -4,7 +4,10 @@
 //! status line has a budget of milliseconds, so this reads only the tail: from the last
 //! compaction the status line's index records (its summary and what came after: the
 //! messages the next compaction would summarise), at most `TAIL_CAP` bytes from the end,
-//! and only the lines that hold the conversation. A cut tail says "N+".
+//! and only the lines that may hold the conversation: Claude Code's request records and
+//! attachments (most of a 2.1.332 file's bytes: the system prompt, the tool schemas and the
+//! reminders again and again) are passed over unparsed; the rules look at the conversation
+//! only. A cut tail says "N+".
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -19,6 +22,17 @@ pub const TAIL_CAP: u64 = 8 << 20;
 /// Line prefixes of Claude Code's request records (the whole system prompt, the tool
 /// schemas and each request's messages again, tens of KB a line): never conversation.
 const RECORD_PREFIXES: &[&[u8]] = &[b"{\"type\":\"api-request"];
+/// An attachment line (reminders, file and prompt snapshots: injected, never conversation)
+/// names its `attachment` object within its first bytes (at byte 73 in 2.1.332's lines).
+const ATTACHMENT_KEY: &[u8] = b"\"attachment\":{";
+const ATTACHMENT_WITHIN: usize = 256;
+
+/// Whether `line` cannot hold a conversation message.
+fn passed_over(line: &[u8]) -> bool {
+    RECORD_PREFIXES.iter().any(|p| line.starts_with(p))
+        || memchr::memmem::find(&line[..line.len().min(ATTACHMENT_WITHIN)], ATTACHMENT_KEY)
+            .is_some()
+}
 
 /// Facts at risk in `path` from byte `from` (the last compaction's line, 0 without one)
 /// to its end; the flag says the tail was cut at `TAIL_CAP`. None: not readable.
@@ -41,7 +55,7 @@ pub fn at_risk_count(path: &Path, from: u64) -> Option<(usize, bool)> {
     };
     let mut text = String::with_capacity(body.len() / 4);
     for line in body.split(|b| *b == b'\n') {
-        if RECORD_PREFIXES.iter().any(|p| line.starts_with(p)) {
+        if passed_over(line) {
             continue;
         }
         text.push_str(&String::from_utf8_lossy(line));
@@ -54,4 +68,32 @@ pub fn at_risk_count(path: &Path, from: u64) -> Option<(usize, bool)> {
 /// The part of the status line: "N at risk" (`N+` when cut), nothing when none.
 pub fn part(count: usize, cut: bool) -> Option<String> {
     (count > 0).then(|| format!("{count}{} at risk", if cut { "+" } else { "" }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a session the real Claude Code 2.1.332 wrote: every request record and attachment
+    /// line is passed over, no line of the conversation is.
+    #[test]
+    fn only_records_and_attachments_are_passed_over() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sessions/claude_code_2_1_332.jsonl");
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut over = 0;
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let kind = v["type"].as_str().unwrap_or("");
+            let skipped = passed_over(line.as_bytes());
+            if kind == "attachment" || kind.starts_with("api-request") {
+                assert!(skipped, "{kind}: {}", &line[..line.len().min(200)]);
+                over += 1;
+            }
+            if matches!(kind, "user" | "assistant" | "system") {
+                assert!(!skipped, "{kind}: {}", &line[..line.len().min(200)]);
+            }
+        }
+        assert!(over > 10, "{over}");
+    }
 }
