@@ -54,6 +54,11 @@ FILES = {
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", required=True)
+    parser.add_argument(
+        "--plan",
+        action="store_true",
+        help="offer each agent its plan tool (Claude Code's TodoWrite, Codex's update_plan): the script then sets a pending plan",
+    )
     args = parser.parse_args()
     work = Path(args.work).resolve()
     project, home = work / "proj", work / "home"
@@ -74,8 +79,13 @@ def main() -> int:
                 break
             time.sleep(0.1)
         env = agents.claude_env(home, f"http://127.0.0.1:{port_file.read_text()}")
+        allowed = "Bash Write"
+        if args.plan:
+            # 2.1.332 offers TaskCreate/TaskUpdate by default; TodoWrite (deferred) without them.
+            env["CLAUDE_CODE_ENABLE_TASKS"] = "false"
+            allowed += " TodoWrite ToolSearch"
         log = work / "claude.log"
-        cmd = [str(bins["claude"]), "--model", agents.CLAUDE_MODEL, "--allowedTools", "Bash Write"]
+        cmd = [str(bins["claude"]), "--model", agents.CLAUDE_MODEL, "--allowedTools", allowed]
         agents.run_agent(cmd + ["-p", "Do the task in TASK.md. Never push to main; use a feature branch."], project, env, log)
         agents.run_agent(cmd + ["-c", "-p", "/compact"], project, env, log)
         agents.run_agent(cmd + ["-c", "-p", "Remember: the cache must not reset on page reload."], project, env, log)
@@ -85,6 +95,9 @@ def main() -> int:
             (codex_project / rel).parent.mkdir(parents=True, exist_ok=True)
             (codex_project / rel).write_text(text)
         agents.write_codex_config(home, f"http://127.0.0.1:{port_file.read_text()}")
+        if args.plan:
+            with open(home / ".codex" / "config.toml", "a") as config:
+                config.write("[tools.update_plan]\nenabled = true\n")
         codex_env = agents.codex_env(home)
         codex_log = work / "codex.log"
         agents.run_agent(agents.codex_command(bins, "Do the task in TASK.md. Never push to main; use a feature branch."), codex_project, codex_env, codex_log)

@@ -6,7 +6,8 @@ task file the agent reads through a tool, dot files written, an error the summar
 a decision, narration, exception names in library source, a `git pull` diffstat, log lines
 with "error:", bare numbers. The summary it writes carries some of them and leaves out the
 others; the turn after the compaction reads a lost file again, runs a failing command
-again and has the user restate a lost instruction.
+again and has the user restate a lost instruction. When the agent offers its plan tool
+(`planted.py --plan`), the turn also sets a pending plan the summary does not carry.
 
 The default script of the server is untouched: this one runs only when asked for.
 """
@@ -25,10 +26,37 @@ SUMMARY_TEXT = (
 )
 
 
-def steps(cwd: str):
+# The pending plan: one item done, one under way, one not started. The summary names none.
+PLAN = [
+    ("Read TASK.md", "completed"),
+    ("Add the cache tests to make test", "in_progress"),
+    ("Document the cache in README.md", "pending"),
+]
+
+TODOS = {"todos": [{"content": c, "status": s, "activeForm": c} for c, s in PLAN]}
+
+UPDATE_PLAN = {"explanation": "The task's steps.", "plan": [{"step": c, "status": s} for c, s in PLAN]}
+
+
+def plan_steps(plan_tool):
+    """The plan, when the agent offers a plan tool: Claude Code's `TodoWrite` (2.1.332 offers
+    it only with CLAUDE_CODE_ENABLE_TASKS=false, and deferred: loaded through ToolSearch
+    first, as the model would), Codex's `update_plan` (`[tools.update_plan] enabled`)."""
+    if plan_tool == "TodoWrite":
+        return [
+            ("Loading the todo tool.", "ToolSearch", {"query": "select:TodoWrite"}),
+            ("Planning the work.", "TodoWrite", TODOS),
+        ]
+    if plan_tool == "update_plan":
+        return [("Planning the work.", "update_plan", UPDATE_PLAN)]
+    return []
+
+
+def steps(cwd: str, plan_tool=None):
     """Turn one's tool calls, in order: (narration text, tool name, input)."""
     return [
         ("Let me now read the key files I'll be modifying.", "Bash", {"command": "cat TASK.md", "description": "read the task"}),
+        *plan_steps(plan_tool),
         ("Reading the compiler.", "Bash", {"command": "cat vendor/lib/compiler.py", "description": "read library source"}),
         ("Pulling.", "Bash", {"command": "sh tools/fake_pull.sh", "description": "git pull"}),
         ("Writing the gitleaks config.", "Write", {"file_path": f"{cwd}/.gitleaks.toml", "content": "[allowlist]\npaths = ['''vendor/''']\n"}),
@@ -77,9 +105,14 @@ def after_compaction(body: dict) -> bool:
     return SUMMARY_MARK in str(body.get("messages"))
 
 
+def claude_plan_tool(body: dict):
+    """"TodoWrite" when Claude Code offers it, loaded or deferred (named in a reminder)."""
+    return "TodoWrite" if "TodoWrite" in str(body.get("tools")) + str(body.get("messages"))[:200_000] else None
+
+
 def next_call(body: dict, step: int):
     """The step'th call of the turn, or None when the turn answers with text."""
-    script = AFTER_STEPS if after_compaction(body) else steps(cwd_of(body))
+    script = AFTER_STEPS if after_compaction(body) else steps(cwd_of(body), claude_plan_tool(body))
     return script[step] if step < len(script) else None
 
 
@@ -101,9 +134,10 @@ def codex_after_compaction(items) -> bool:
     return SUMMARY_MARK in str(items)
 
 
-def codex_next_call(items, step: int):
+def codex_next_call(items, step: int, tool_names=()):
     """The step'th call of a Codex turn: the same script, paths relative to the project."""
-    script = AFTER_STEPS if codex_after_compaction(items) else steps(".")
+    plan_tool = "update_plan" if "update_plan" in tool_names else None
+    script = AFTER_STEPS if codex_after_compaction(items) else steps(".", plan_tool)
     return script[step] if step < len(script) else None
 
 

@@ -26,6 +26,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import planted_script
+import subagent_script
 import ws_frames
 
 # How many shell calls one user turn gets before the scripted model answers with text.
@@ -223,7 +224,14 @@ class Handler(BaseHTTPRequestHandler):
             step = count_tool_results_since_prompt(messages)
             has_bash = any(t.get("name") == "Bash" for t in body.get("tools") or [])
             call = planted_script.next_call(body, step) if planted else None
-            if planted and call:
+            if self.server.script == "subagent":
+                kind, narration, name, tool_input = subagent_script.answer(body, step)
+                blocks = [{"type": "text", "text": narration}]
+                stop = "end_turn"
+                if name:
+                    blocks.append({"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:24], "name": name, "input": tool_input})
+                    stop = "tool_use"
+            elif planted and call:
                 kind = "tool_call"
                 narration, name, tool_input = call
                 blocks = [
@@ -387,11 +395,14 @@ class Handler(BaseHTTPRequestHandler):
                         continue
                     break
             name = next((n for n in ("exec_command", "shell_command", "shell") if n in tool_names), None)
-            call = planted_script.codex_next_call(items, step) if planted else None
+            call = planted_script.codex_next_call(items, step, tool_names) if planted else None
             if planted and call and name:
                 kind = "tool_call"
-                command = planted_script.codex_command(call)
-                arguments = {"cmd": command} if name == "exec_command" else {"command": command}
+                if call[1] == "update_plan":
+                    name, arguments = "update_plan", call[2]
+                else:
+                    command = planted_script.codex_command(call)
+                    arguments = {"cmd": command} if name == "exec_command" else {"command": command}
                 output = [
                     self.message_item(call[0]),
                     {
@@ -492,9 +503,10 @@ def main() -> int:
     parser.add_argument("--usage-bonus", type=int, default=0, help="tokens added to the reported usage per tool result")
     parser.add_argument(
         "--script",
-        choices=["default", "planted"],
+        choices=["default", "planted", "subagent"],
         default="default",
-        help="planted: the planted-facts session of the forgot evaluation (planted_script.py)",
+        help="planted: the planted-facts session of the forgot evaluation (planted_script.py); "
+        "subagent: Claude Code delegates a step to a subagent (subagent_script.py)",
     )
     args = parser.parse_args()
     server = Server(("127.0.0.1", args.port), args.log, args.usage_bonus, args.script)

@@ -18,6 +18,7 @@ pub mod replay;
 pub mod run;
 pub mod sessions;
 pub mod statusline;
+pub mod statusline_risk;
 pub mod watch;
 pub mod watch_risk;
 pub mod watch_text;

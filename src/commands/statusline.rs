@@ -10,13 +10,17 @@
 //! stopped, so the count covers the whole session and a run reads only what is new. Right
 //! after a compaction, before the next call, the context is the compaction's `postTokens`
 //! (Claude Code's `current_usage` still holds the call before it). The line fits the width
-//! it is given. Whatever goes wrong, the answer is one short line saying so: a status line
+//! it is given. Within the set distance of the threshold it adds "N at risk": the facts a
+//! compaction now would have to carry (`statusline_risk`, from the tail since the last
+//! compaction). Whatever goes wrong, the answer is one short line saying so: a status line
 //! must never break the agent's screen, so there is no error exit.
 
 use std::path::Path;
 
 use serde_json::Value;
 
+use super::statusline_risk;
+use crate::forgot::at_risk::DEFAULT_WITHIN;
 use crate::sanitize::sanitize_line;
 use crate::session::SessionError;
 use crate::session::model::SessionFormat;
@@ -41,6 +45,8 @@ pub struct StatusOptions<'a> {
     pub data_dir: Option<&'a Path>,
     /// What moves Claude Code's threshold (`AgentSettings::read`; default: nothing).
     pub settings: AgentSettings,
+    /// Tokens from the threshold at which "N at risk" shows (None: `DEFAULT_WITHIN`; 0: never).
+    pub at_risk_within: Option<u64>,
 }
 
 fn g(n: u64) -> String {
@@ -186,6 +192,13 @@ pub fn status_line(input: &str, options: &StatusOptions) -> String {
         &options.settings,
     );
     if let (Some(t), Some(now)) = (threshold, context) {
+        let within = options.at_risk_within.unwrap_or(DEFAULT_WITHIN);
+        if within > 0 && t.tokens.saturating_sub(now) <= within {
+            let from = index.last_compaction.as_ref().map_or(0, |c| c.offset);
+            if let Some((n, cut)) = statusline_risk::at_risk_count(Path::new(path), from) {
+                parts.extend(statusline_risk::part(n, cut));
+            }
+        }
         parts.push(format!(
             "{} to go (auto-compacts at {})",
             g(t.tokens.saturating_sub(now)),

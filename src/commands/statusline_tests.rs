@@ -7,6 +7,7 @@ fn options(dir: &Path, width: usize) -> StatusOptions<'_> {
         max_width: width,
         data_dir: Some(dir),
         settings: AgentSettings::default(),
+        at_risk_within: None,
     }
 }
 
@@ -181,4 +182,41 @@ fn a_count_still_in_progress_says_so_and_never_claims_the_context_after_a_compac
     }
     assert!(line.contains(&format!("· {blocks} compactions")), "{line}");
     assert!(line.contains("ctx 48,000/"), "{line}");
+}
+
+#[test]
+fn near_the_threshold_it_counts_the_facts_at_risk_as_watch_does_from_the_tail_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forgot/eval_claude.jsonl");
+    std::fs::copy(&fixture, &path).unwrap();
+    // The same count as `watch --text`'s list, which reads the whole session.
+    let whole = crate::forgot::at_risk::at_risk(&crate::session::load_session(&path).unwrap(), 5);
+    assert!(whole.total > 0, "{whole:#?}");
+    let far = status_line(
+        &input(&path, Some(100_000), None),
+        &options(dir.path(), 200),
+    );
+    assert!(!far.contains("at risk"), "{far}");
+    let near = status_line(
+        &input(&path, Some(150_000), None),
+        &options(dir.path(), 200),
+    );
+    assert!(
+        near.contains(&format!(" · {} at risk · 17,000 to go", whole.total)),
+        "{near}"
+    );
+    // 0 turns it off; a narrow line drops the headroom first, then the count.
+    let mut off = options(dir.path(), 200);
+    off.at_risk_within = Some(0);
+    assert!(!status_line(&input(&path, Some(150_000), None), &off).contains("at risk"));
+    let narrow = status_line(&input(&path, Some(150_000), None), &options(dir.path(), 75));
+    assert!(narrow.ends_with("at risk"), "{narrow}");
+    // A tail cut at the cap says so.
+    assert_eq!(
+        super::statusline_risk::part(3, true).as_deref(),
+        Some("3+ at risk")
+    );
+    assert_eq!(super::statusline_risk::part(0, false), None);
 }

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::{Value, json};
 
-use super::watch_risk::RiskWatch;
+use super::watch_risk::RiskFollow;
 use crate::forgot::at_risk::AtRisk;
 use crate::session::SessionError;
 use crate::session::model::{Compaction, Summary};
@@ -176,7 +176,7 @@ pub fn watch_json(
 ) -> WatchEnd {
     let settings = AgentSettings::read();
     let mut tracker = HeadroomTracker::with_settings(settings.clone());
-    let mut risk = RiskWatch::new(at_risk_within);
+    let mut risk = RiskFollow::new(at_risk_within);
     let mut folded = Folded::default();
     let mut first_file = true;
     let mut closed = false;

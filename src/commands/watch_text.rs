@@ -17,7 +17,7 @@ use crate::session::watch::{
 use crate::util::{group_digits, plural};
 
 use super::watch::WatchEnd;
-use super::watch_risk::{RiskWatch, risk_lines};
+use super::watch_risk::{RiskFollow, risk_lines};
 
 /// Characters of a message's preview shown.
 const PREVIEW_CHARS: usize = 100;
@@ -116,7 +116,7 @@ pub fn watch_text(
 ) -> WatchEnd {
     let settings = AgentSettings::read();
     let mut tracker = HeadroomTracker::with_settings(settings.clone());
-    let mut risk = RiskWatch::new(at_risk_within);
+    let mut risk = RiskFollow::new(at_risk_within);
     let mut closed = false;
     let mut write = |out: &mut dyn Write, text: &str| -> bool {
         let ok = writeln!(out, "{}", sanitize(text))

@@ -1,11 +1,16 @@
 //! `ctxlab fork`: the flags turned into `fork::ForkOptions`, the editor for `--edit`, the
-//! fork written, and the command that resumes it printed.
+//! configured model's summary call for `--summary STRATEGY`, the fork written, and the
+//! command that resumes it printed.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Context;
 
+use ctxlab::compact::summarize::SummaryRequest;
+use ctxlab::fork::strategy::ModelSummary;
 use ctxlab::fork::{ForkError, ForkOptions, SummaryChoice};
+use ctxlab::provider::{ModelRequest, RequestKind};
 
 use crate::cli::ForkArgs;
 use crate::{UsageError, config_from, session_error};
@@ -71,6 +76,56 @@ fn edit(seed: &str) -> anyhow::Result<String> {
     Ok(ctxlab::fork::seed::read_edited(&text))
 }
 
+/// `--summary STRATEGY` without `--summary-text`: the strategy's summary request sent to
+/// the configured provider (config.toml, `.env`, the environment, as `ctxlab run` picks
+/// it), blocking on its answer. None: the scripted model is configured, whose summary is
+/// the extractive one the replay makes anyway (said on stderr).
+fn model_summary(summary: &SummaryChoice, given: bool) -> anyhow::Result<Option<ModelSummary>> {
+    if given || !matches!(summary, SummaryChoice::Strategy(_)) {
+        return Ok(None);
+    }
+    let Some((model, label)) = ctxlab::startup::configured_model()? else {
+        eprintln!(
+            "ctxlab fork: no model is configured (no provider key): the strategy's summary is the extractive one"
+        );
+        return Ok(None);
+    };
+    eprintln!(
+        "ctxlab fork: the strategy's summary is asked of {}",
+        ctxlab::sanitize::sanitize_line(&label)
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let call = move |req: &SummaryRequest| -> Result<String, String> {
+        let request = ModelRequest {
+            system: req.system.clone(),
+            messages: vec![ctxlab::message::Message::user_text(req.user_text.clone())],
+            tools: Vec::new(),
+            max_tokens: u32::try_from(req.max_tokens).unwrap_or(u32::MAX),
+            kind: RequestKind::Summary,
+        };
+        // Nobody watches the stream: the answer is taken whole.
+        let (events, _) = tokio::sync::mpsc::unbounded_channel();
+        let response = runtime
+            .block_on(model.stream(&request, &events))
+            .map_err(|e| e.to_string())?;
+        let text: Vec<&str> = response
+            .content
+            .iter()
+            .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(|t| t.as_str()))
+            .collect();
+        let text = text.join("\n");
+        if text.trim().is_empty() {
+            return Err("the model answered with no text".into());
+        }
+        Ok(text)
+    };
+    Ok(Some(ModelSummary(Arc::new(call))))
+}
+
 pub(crate) fn cmd_fork(args: ForkArgs) -> anyhow::Result<()> {
     let mut summary = summary_choice(&args.summary)?;
     let config = match &summary {
@@ -87,11 +142,13 @@ pub(crate) fn cmd_fork(args: ForkArgs) -> anyhow::Result<()> {
         .ok_or_else(|| UsageError(format!("the session has no compaction {}", args.before)))?;
         summary = SummaryChoice::Text(edit(&seed)?);
     }
+    let model = model_summary(&summary, args.summary_text.is_some())?;
     let options = ForkOptions {
         before: args.before,
         summary,
         focus: args.focus,
         summary_text: args.summary_text,
+        model,
         config,
         out: args.out,
         homes: ctxlab::fork::place::homes_from_env(),
@@ -115,12 +172,17 @@ pub(crate) fn cmd_fork(args: ForkArgs) -> anyhow::Result<()> {
             "agent": fork.tool.name(),
             "cwd": fork.cwd,
             "holds": fork.holds,
+            "subagents_left_out": fork.subagents_left_out,
             "resume": resume,
         });
         println!("{out}");
     } else {
+        let left_out = fork
+            .left_out()
+            .map(|l| format!("\n{l}"))
+            .unwrap_or_default();
         let text = format!(
-            "wrote {} ({}: {})\nresume it with:\n  {resume}",
+            "wrote {} ({}: {}){left_out}\nresume it with:\n  {resume}",
             path.display(),
             fork.tool.name(),
             fork.holds

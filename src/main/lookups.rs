@@ -62,6 +62,7 @@ pub(crate) fn cmd_forgot(args: ForgotArgs) -> anyhow::Result<()> {
         Some(strategy) => Some(ReplayOptions {
             config: config_from(strategy, &args.thresholds)?,
             summary_text: args.summary_text,
+            summarizer: None,
             now_secs: now_secs(None),
             recorded: Vec::new(),
         }),

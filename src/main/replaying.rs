@@ -108,6 +108,7 @@ pub(crate) fn cmd_replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let options = ReplayOptions {
         config,
         summary_text: args.summary_text,
+        summarizer: None,
         now_secs: now_secs(args.now),
         recorded,
     };
@@ -160,6 +161,7 @@ pub(crate) fn cmd_export(args: ExportArgs) -> anyhow::Result<()> {
     let options = ReplayOptions {
         config,
         summary_text: args.summary_text,
+        summarizer: None,
         now_secs: now_secs(args.now),
         recorded,
     };

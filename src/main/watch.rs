@@ -56,6 +56,7 @@ pub(crate) fn cmd_watch(args: WatchArgs) -> anyhow::Result<ExitCode> {
         // own loop handles signals and restores the terminal.
         let live = ctxlab::tui::live::LiveOptions::new(bell)
             .waiting(options.poll, options.notify)
+            .at_risk_within(Some(args.at_risk_within))
             .following(chosen);
         let mut agent = crate::cli::AgentArgs::default();
         let _idle_workspace = crate::open::idle_workspace(&mut agent)?;
@@ -146,6 +147,7 @@ pub(crate) fn cmd_statusline(args: &StatuslineArgs) -> ExitCode {
         max_width,
         data_dir: data_dir.as_deref(),
         settings: ctxlab::session::watch::threshold::AgentSettings::read(),
+        at_risk_within: None,
     };
     let line = match read_status_input(std::io::stdin(), STATUS_INPUT_DEADLINE) {
         Ok(input) => ctxlab::commands::statusline::status_line(&input, &options),

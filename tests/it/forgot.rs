@@ -131,6 +131,7 @@ fn replayed(limit: usize, micro_min: Option<usize>) -> Vec<CompactionForgot> {
                 "Importer: src/importer.py loads every row; tests fail with KeyError 'amount'."
                     .into(),
             ),
+            summarizer: None,
             now_secs: 1_700_000_000,
             recorded: Vec::new(),
         }),

@@ -15,6 +15,18 @@ use crate::common::cli::ctxlab;
 
 const FIXTURE: &str = "tests/fixtures/forgot/eval_claude.jsonl";
 const CODEX_FIXTURE: &str = "tests/fixtures/forgot/eval_codex.jsonl";
+/// The same script with each agent's plan tool offered (`planted.py --plan`): Claude Code
+/// 2.1.332 with `CLAUDE_CODE_ENABLE_TASKS=false` loads its deferred `TodoWrite` through
+/// `ToolSearch` and sets the todo list; Codex 0.171.0 with `[tools.update_plan] enabled`
+/// calls `update_plan`. Cut by `scripts/real_agents/cut_eval_fixture.py`.
+const CLAUDE_PLAN_FIXTURE: &str = "tests/fixtures/forgot/eval_claude_plan.jsonl";
+const CODEX_PLAN_FIXTURE: &str = "tests/fixtures/forgot/eval_codex_plan.jsonl";
+
+/// The plan's items not completed: lost with the summary, never touched afterwards.
+const PLAN_LOSSES: &[(FactKind, &str)] = &[
+    (FactKind::Pending, "Add the cache tests to make test"),
+    (FactKind::Pending, "Document the cache in README.md"),
+];
 
 /// The planted losses: the summary leaves each out. (kind, a part of its text)
 const LOSSES: &[(FactKind, &str)] = &[
@@ -73,7 +85,10 @@ fn report_of(fixture: &str) -> CompactionForgot {
 }
 
 fn is_loss(kind: FactKind, text: &str) -> bool {
-    LOSSES.iter().any(|(k, t)| *k == kind && text.contains(t))
+    LOSSES
+        .iter()
+        .chain(PLAN_LOSSES)
+        .any(|(k, t)| *k == kind && text.contains(t))
 }
 
 /// Counts for one session: [right among the first 10 not carried, listed among them,
@@ -93,8 +108,19 @@ fn counts(c: &CompactionForgot, losses: &[(FactKind, &str)]) -> [usize; 4] {
 fn precision_of_the_first_ten_and_recall_are_at_least_80_percent() {
     let claude = report();
     let codex = report_of(CODEX_FIXTURE);
+    let with_plan = |losses: &[(FactKind, &'static str)]| -> Vec<(FactKind, &'static str)> {
+        losses.iter().chain(PLAN_LOSSES).copied().collect()
+    };
+    let claude_plan = report_of(CLAUDE_PLAN_FIXTURE);
+    let codex_plan = report_of(CODEX_PLAN_FIXTURE);
+    let (claude_plan_losses, codex_plan_losses) = (with_plan(LOSSES), with_plan(&LOSSES[1..]));
     let mut total = [0; 4];
-    for (name, c, losses) in [("claude", &claude, LOSSES), ("codex", &codex, &LOSSES[1..])] {
+    for (name, c, losses) in [
+        ("claude", &claude, LOSSES),
+        ("codex", &codex, &LOSSES[1..]),
+        ("claude, plan", &claude_plan, &claude_plan_losses[..]),
+        ("codex, plan", &codex_plan, &codex_plan_losses[..]),
+    ] {
         let n = counts(c, losses);
         eprintln!(
             "forgot evaluation, {name}: {} of the first {} not carried are planted losses; {} of {} planted losses found",
@@ -116,7 +142,12 @@ fn precision_of_the_first_ten_and_recall_are_at_least_80_percent() {
 
 #[test]
 fn what_the_summary_carries_is_carried_and_noise_is_not_a_fact() {
-    for fixture in [FIXTURE, CODEX_FIXTURE] {
+    for fixture in [
+        FIXTURE,
+        CODEX_FIXTURE,
+        CLAUDE_PLAN_FIXTURE,
+        CODEX_PLAN_FIXTURE,
+    ] {
         carried_and_noise(&report_of(fixture));
     }
 }
@@ -150,7 +181,12 @@ fn carried_and_noise(c: &CompactionForgot) {
 
 #[test]
 fn what_the_losses_cost_afterwards_on_the_real_sessions() {
-    for fixture in [FIXTURE, CODEX_FIXTURE] {
+    for fixture in [
+        FIXTURE,
+        CODEX_FIXTURE,
+        CLAUDE_PLAN_FIXTURE,
+        CODEX_PLAN_FIXTURE,
+    ] {
         cost_afterwards(&report_of(fixture));
     }
 }
@@ -201,4 +237,41 @@ fn the_command_lists_facts_before_the_summary_within_the_width() {
     assert!(text.contains("read again:"), "{text}");
     assert!(text.contains("failed again:"), "{text}");
     assert!(text.contains("restated by the user:"), "{text}");
+}
+
+#[test]
+fn the_pending_plan_the_real_agents_set_is_lost_ranked_early_and_never_touched_afterwards() {
+    for (fixture, tool) in [
+        (CLAUDE_PLAN_FIXTURE, "TodoWrite"),
+        (CODEX_PLAN_FIXTURE, "update_plan"),
+    ] {
+        let c = report_of(fixture);
+        let lost: Vec<_> = c.facts.iter().filter(|f| f.not_carried()).collect();
+        for (kind, text) in PLAN_LOSSES {
+            let at = lost
+                .iter()
+                .position(|f| f.kind == *kind && f.text.contains(text))
+                .unwrap_or_else(|| panic!("{fixture}: {text} not found lost: {lost:#?}"));
+            // Pending work ranks with the constraints, before files and errors.
+            assert!(at < 10, "{fixture}: {text} at rank {at}: {lost:#?}");
+            assert!(
+                lost[at].from.contains(tool),
+                "{fixture}: {:?} not from {tool}",
+                lost[at].from
+            );
+            assert!(
+                c.afterwards.never_touched.iter().any(|n| n.contains(text)),
+                "{fixture}: {:#?}",
+                c.afterwards
+            );
+        }
+        // The item the plan marks completed is not pending work.
+        assert!(
+            !c.facts
+                .iter()
+                .any(|f| f.kind == FactKind::Pending && f.text.contains("Read TASK.md")),
+            "{fixture}: {:#?}",
+            c.facts
+        );
+    }
 }

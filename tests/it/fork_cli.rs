@@ -239,6 +239,67 @@ fn b_on_a_compaction_row_forks_the_opened_session() {
     assert!(text.contains(&folder.display().to_string()), "{text}");
 }
 
+/// `B` in the forgot view (`F` on an opened session's compaction row): the fork job for
+/// the compaction that view shows.
+#[test]
+fn b_in_the_forgot_view_forks_before_the_compaction_it_shows() {
+    use crate::support::{Driver, key, press, settle};
+    use crossterm::event::KeyCode;
+    use ctxlab::tui::analysis::AnalysisWork;
+    use ctxlab::tui::app::{Layer, Startup};
+    use ctxlab::tui::sessions::ViewRow;
+    use ctxlab::tui::work::Work;
+    use ctxlab::tui::{Effect, Msg};
+
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let mut d = Driver::new(&ws, false);
+    d.app.update(Msg::Start(Box::new(Startup {
+        scratch_root: Some(dir.path().join("data/scratch")),
+        ..Startup::default()
+    })));
+    let path = fixture(CLAUDE);
+    let fx = crate::support::open_session(&mut d.app, path.clone());
+    settle(&mut d.app, fx);
+    let at = d
+        .app
+        .sessions()
+        .open()
+        .unwrap()
+        .rows()
+        .iter()
+        .position(|r| *r == ViewRow::Compaction(0))
+        .unwrap();
+    press(&mut d.app, KeyCode::Char('g'));
+    for _ in 0..at {
+        press(&mut d.app, KeyCode::Char('j'));
+    }
+    let fx = d.app.update(key(KeyCode::Char('F')));
+    settle(&mut d.app, fx);
+    match d.app.top_layer() {
+        Some(Layer::Viewer(v)) => {
+            assert!(v.title().contains("forgot"), "{}", v.title());
+            assert_eq!(v.fork_source(), Some(&(path.clone(), 1)));
+        }
+        other => panic!("no forgot view: {other:?}"),
+    }
+    let fx = d.app.update(key(KeyCode::Char('B')));
+    match fx.as_slice() {
+        [
+            Effect::Work(Work::Analysis(AnalysisWork::Fork {
+                path: p,
+                compaction,
+                ..
+            })),
+        ] => {
+            assert_eq!(p, &path);
+            assert_eq!(*compaction, 1);
+        }
+        other => panic!("not a fork job: {other:?}"),
+    }
+}
+
 /// `--edit` puts the facts the summary lost under the summary, for the user to take in:
 /// on the planted evaluation session, its lost constraint and lint error.
 #[test]

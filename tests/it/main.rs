@@ -30,6 +30,8 @@ mod forgot_eval;
 mod forgot_opened;
 mod forgot_views;
 mod fork_cli;
+mod fork_model_summary;
+mod fork_subagents;
 mod guarded_props;
 mod guarded_reach;
 mod harden;

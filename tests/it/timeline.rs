@@ -242,6 +242,7 @@ fn a_replay_builds_the_same_kind_of_timeline_as_the_live_run() {
     let options = ReplayOptions {
         config: PipelineConfig::default(),
         summary_text: Some("facts".into()),
+        summarizer: None,
         now_secs: 1,
         recorded: Vec::new(),
     };
@@ -281,6 +282,7 @@ fn size_before_and_sent_are_on_one_scale_whatever_the_strategy_reports_in() {
     let options = ReplayOptions {
         config: PipelineConfig::for_strategy(ctxlab::compact::Strategy::S06),
         summary_text: Some("facts".into()),
+        summarizer: None,
         now_secs: 1,
         recorded: Vec::new(),
     };

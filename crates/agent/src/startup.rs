@@ -20,8 +20,8 @@ use crate::provider::{ClientBuildError, Model, RetryPolicy};
 use crate::store::Store;
 use crate::tools::{EnvPolicy, PROVIDER_KEY_VARS, Redactions, ToolError, Workspace};
 use crate::user_config::{
-    FileSettings, FlagSettings, Lookup, ProviderKind, SettingsError, config_file_path, load_dotenv,
-    load_file_settings, resolve,
+    FileSettings, FlagSettings, Lookup, ProviderKind, ResolvedProvider, SettingsError,
+    config_file_path, load_dotenv, load_file_settings, resolve,
 };
 
 /// The scripted model's default pause between streamed deltas: slow enough to watch the
@@ -223,6 +223,61 @@ fn remove_stale_temp_files(root: &Path) -> usize {
     Store::new(root).remove_stale_temp_files() + crate::tools::remove_stale_temp_files(root)
 }
 
+/// A model and its label for the status bar (`anthropic claude-…`).
+pub type LabelledModel = (Arc<dyn Model>, String);
+
+/// The model of a resolved HTTP provider (Anthropic or OpenAI-compatible) and its label;
+/// None for the scripted model, which needs a scenario (`prepare_with`).
+pub fn http_model(resolved: &ResolvedProvider) -> Result<Option<LabelledModel>, LaunchError> {
+    let retry = RetryPolicy {
+        max_attempts: resolved.max_attempts,
+        ..RetryPolicy::default()
+    };
+    Ok(Some(match resolved.kind {
+        ProviderKind::Anthropic => {
+            let key = resolved.api_key.clone().ok_or(SettingsError::MissingKey(
+                ProviderKind::Anthropic,
+                "ANTHROPIC_API_KEY",
+            ))?;
+            let m = AnthropicModel::new(key, resolved.model.clone())?
+                .with_base_url(resolved.base_url.clone())
+                .with_retry(retry)
+                .with_call_limits(resolved.call_limits);
+            (Arc::new(m), format!("anthropic {}", resolved.model))
+        }
+        ProviderKind::Openai => {
+            let mut m = OpenAiModel::new(resolved.model.clone())?
+                .with_base_url(resolved.base_url.clone())
+                .with_retry(retry)
+                .with_call_limits(resolved.call_limits);
+            if let Some(k) = resolved.api_key.clone() {
+                m = m.with_api_key(k);
+            }
+            (
+                Arc::new(m),
+                format!("openai {} at {}", resolved.model, resolved.base_url),
+            )
+        }
+        ProviderKind::Scripted => return Ok(None),
+    }))
+}
+
+/// The provider config.toml, `.env` and the environment configure (as `ctxlab run` picks
+/// it, no flags): its HTTP model, or None when that is the scripted model.
+pub fn configured_model() -> Result<Option<LabelledModel>, LaunchError> {
+    let dotenv = load_dotenv(Path::new(".env"))?;
+    let file = match config_file_path() {
+        Some(p) => load_file_settings(&p)?,
+        None => FileSettings::default(),
+    };
+    let env = |k: &str| std::env::var(k).ok();
+    let lookup = Lookup {
+        env: &env,
+        dotenv: &dotenv,
+    };
+    http_model(&resolve(&FlagSettings::default(), &lookup, &file)?)
+}
+
 /// Resolves everything from the options and the process environment.
 pub fn prepare(options: &LaunchOptions) -> Result<Launch, LaunchError> {
     let dotenv = load_dotenv(Path::new(".env"))?;
@@ -263,36 +318,9 @@ pub fn prepare_with(
     let resolved = resolve(&flags, lookup, file)?;
     let mut notices: Vec<String> = resolved.notice.clone().into_iter().collect();
     let mut scenario_request = None;
-    let retry = RetryPolicy {
-        max_attempts: resolved.max_attempts,
-        ..RetryPolicy::default()
-    };
-    let (model, label): (Arc<dyn Model>, String) = match resolved.kind {
-        ProviderKind::Anthropic => {
-            let key = resolved.api_key.clone().ok_or(SettingsError::MissingKey(
-                ProviderKind::Anthropic,
-                "ANTHROPIC_API_KEY",
-            ))?;
-            let m = AnthropicModel::new(key, resolved.model.clone())?
-                .with_base_url(resolved.base_url.clone())
-                .with_retry(retry)
-                .with_call_limits(resolved.call_limits);
-            (Arc::new(m), format!("anthropic {}", resolved.model))
-        }
-        ProviderKind::Openai => {
-            let mut m = OpenAiModel::new(resolved.model.clone())?
-                .with_base_url(resolved.base_url.clone())
-                .with_retry(retry)
-                .with_call_limits(resolved.call_limits);
-            if let Some(k) = resolved.api_key.clone() {
-                m = m.with_api_key(k);
-            }
-            (
-                Arc::new(m),
-                format!("openai {} at {}", resolved.model, resolved.base_url),
-            )
-        }
-        ProviderKind::Scripted => {
+    let (model, label): LabelledModel = match http_model(&resolved)? {
+        Some(http) => http,
+        None => {
             let name = options
                 .scenario
                 .clone()

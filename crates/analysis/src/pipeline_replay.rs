@@ -4,8 +4,10 @@
 //!
 //! A session's assistant messages mark where model calls happened; before each one the live
 //! history goes through the pre-call pipeline exactly as the agent would run it, with the
-//! active request taken from the latest user message with string content. No model is
-//! called: the summary is a given text or the scripted model's extractive summary.
+//! active request taken from the latest user message with string content. The loop calls
+//! no model: the summary is a given text, the scripted model's extractive summary, or what
+//! a front end's `Summarizer` answers for the stage's summary request (`ctxlab fork` asks
+//! the configured model there).
 //!
 //! A session that ends with user messages (a transcript is saved just before a summary)
 //! still has a call to come: `next_call` says what the pipeline would do before it, worked
@@ -28,7 +30,7 @@ use serde::Serialize;
 
 use crate::compact::extractive::extractive_summary_from_request;
 use crate::compact::request::request_in;
-use crate::compact::summarize::PendingCompaction;
+use crate::compact::summarize::{PendingCompaction, SummaryRequest};
 use crate::compact::{
     CompactTrigger, Pipeline, PipelineConfig, StageReport, Strategy, estimate_size,
 };
@@ -126,12 +128,26 @@ pub struct ReplayTotals {
     pub not_applied: Vec<NotApplied>,
 }
 
+/// What makes a summary from a stage's summary request, when neither a text nor the
+/// extractive summary is wanted: a front end's model call (the loop stays synchronous and
+/// model-free; the front end blocks on its own call).
+#[derive(Clone)]
+pub struct Summarizer(pub std::sync::Arc<dyn Fn(&SummaryRequest) -> String + Send + Sync>);
+
+impl std::fmt::Debug for Summarizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Summarizer")
+    }
+}
+
 /// How to replay.
 #[derive(Debug, Clone, Default)]
 pub struct ReplayOptions {
     pub config: PipelineConfig,
-    /// The summary every compaction gets; None: the extractive summary.
+    /// The summary every compaction gets; None: `summarizer`'s, else the extractive summary.
     pub summary_text: Option<String>,
+    /// Makes each compaction's summary from its request when no `summary_text` is given.
+    pub summarizer: Option<Summarizer>,
     /// The clock used in transcript names.
     pub now_secs: u64,
     /// A ctxlab recording's events, honoured where they happened (empty for other files).
@@ -484,10 +500,7 @@ impl Replayer<'_> {
     ) {
         let request = pending.request();
         let chars = request.system.chars().count() + request.user_text.chars().count();
-        let summary = match &self.options.summary_text {
-            Some(s) => s.clone(),
-            None => extractive_summary_from_request(&request.user_text),
-        };
+        let summary = summary_for(self.options, request);
         let (history, report) = pending.finish(&[summary], &self.active_request);
         let before = std::mem::replace(&mut self.live, history);
         on_event(ReplayEvent::Stage {
@@ -499,6 +512,15 @@ impl Replayer<'_> {
         c.reports.push(report);
         c.before_summary.get_or_insert(before);
         c.summary_input_chars = Some(c.summary_input_chars.unwrap_or(0) + chars);
+    }
+}
+
+/// The summary a compaction gets: the given text, else the summarizer's, else extractive.
+fn summary_for(options: &ReplayOptions, request: &SummaryRequest) -> String {
+    match (&options.summary_text, &options.summarizer) {
+        (Some(s), _) => s.clone(),
+        (None, Some(Summarizer(make))) => make(request),
+        (None, None) => extractive_summary_from_request(&request.user_text),
     }
 }
 
@@ -540,10 +562,7 @@ fn pre_call(
         let request = pending.request();
         summary_input_chars =
             Some(request.system.chars().count() + request.user_text.chars().count());
-        let summary = match &options.summary_text {
-            Some(s) => s.clone(),
-            None => extractive_summary_from_request(&request.user_text),
-        };
+        let summary = summary_for(options, request);
         let (history, report) = pending.finish(&[summary], active_request);
         before_summary = Some(std::mem::replace(live, history));
         on_stage(&report, live);

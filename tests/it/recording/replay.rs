@@ -96,6 +96,7 @@ fn the_tours_replay_fires_the_stages_the_live_run_fired_at_the_same_calls() {
     let options = ReplayOptions {
         config: loaded.recorded_config.unwrap(),
         summary_text: None,
+        summarizer: None,
         now_secs: 1_700_000_000,
         recorded: loaded.recorded.clone(),
     };
@@ -129,6 +130,7 @@ fn a_replay_under_a_strategy_without_reactive_compaction_says_what_it_could_not_
     let options = ReplayOptions {
         config: PipelineConfig::for_strategy(Strategy::S06),
         summary_text: None,
+        summarizer: None,
         now_secs: 1_700_000_000,
         recorded: loaded.recorded.clone(),
     };
@@ -164,6 +166,7 @@ fn the_exported_timeline_of_a_recording_marks_the_refused_call_as_the_live_one_d
     let options = ReplayOptions {
         config: loaded.recorded_config.unwrap(),
         summary_text: None,
+        summarizer: None,
         now_secs: 1_700_000_000,
         recorded: loaded.recorded.clone(),
     };

@@ -159,6 +159,7 @@ async fn a_recorded_switch_is_followed_by_the_replay_under_the_runs_own_strategy
     let options = ctxlab::pipeline_replay::ReplayOptions {
         config: loaded.recorded_config.unwrap(),
         summary_text: None,
+        summarizer: None,
         now_secs: 1_700_000_000,
         recorded: loaded.recorded.clone(),
     };

@@ -58,3 +58,37 @@ fn at_risk_within_zero_says_nothing() {
     let seen = follow("0");
     assert!(!seen.iter().any(|v| event(v) == "at_risk"), "{seen:#?}");
 }
+
+/// The workbench's live view shows the list the follower read, in `watch --text`'s words
+/// (`forgot::at_risk::risk_lines`), the focus text whole; a list from a follower that was
+/// replaced is not shown.
+#[test]
+fn the_live_view_draws_the_list_watch_text_prints() {
+    use super::live_view::{following, start};
+    use crate::support::screen;
+    use ctxlab::forgot::at_risk::{at_risk, risk_lines};
+    use ctxlab::tui::Msg;
+    use ctxlab::tui::live::LiveMsg;
+
+    let session =
+        ctxlab::session::load_session(&Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE))
+            .unwrap();
+    let risk = at_risk(&session, 5);
+    let (mut a, id) = following(false);
+    start(&mut a, id);
+    a.update(Msg::Live(LiveMsg::AtRisk {
+        id: id + 1,
+        risk: Box::new(risk.clone()),
+    }));
+    assert!(!screen(&mut a, 120, 40).contains("AT RISK"));
+    a.update(Msg::Live(LiveMsg::AtRisk {
+        id,
+        risk: Box::new(risk.clone()),
+    }));
+    let text = screen(&mut a, 120, 40);
+    let said = risk_lines(&risk, None);
+    let head = said[0].split(" (").next().unwrap();
+    assert!(text.contains(head), "{head}\n{text}");
+    assert!(text.contains("Claude Code: /compact Keep:"), "{text}");
+    assert!(text.contains("E501"), "{text}");
+}

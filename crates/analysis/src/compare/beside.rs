@@ -74,6 +74,7 @@ pub fn strategies_beside(
         let options = ReplayOptions {
             config: PipelineConfig::for_strategy(strategy),
             summary_text: None,
+            summarizer: None,
             now_secs: 0,
             recorded: Vec::new(),
         };

@@ -109,6 +109,7 @@ pub fn run_strategy(
     let replay_options = ReplayOptions {
         config,
         summary_text: options.summary_text.clone(),
+        summarizer: None,
         now_secs: options.now_secs,
         recorded: options.recorded.clone(),
     };

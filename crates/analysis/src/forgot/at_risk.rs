@@ -1,14 +1,24 @@
 //! What a compaction made now would put at risk (docs/forgot.md): the facts of the
 //! messages since the last full compaction, ranked as `forgot` ranks them, and a ready
-//! focus text for Claude Code's `/compact` and for Codex. Pure: it is given the session.
+//! focus text for Claude Code's `/compact` and for Codex; when to say so (`RiskWatch`: near
+//! the agent's threshold, not at every call) and the lines that say it, one text for
+//! `watch --text` and the workbench's live view. Pure: it is given the session.
 
 use super::facts::Fact;
 use super::from_session::numbered;
 use super::{CompactionInput, KeptInput, SummaryText, analyze};
+use crate::session::watch::Headroom;
 use crate::session::{CompactionKind, MessageKind, Session};
 
 /// Chars of a focus text at most: long enough for a handful of facts, short enough to type.
 const MAX_FOCUS_CHARS: usize = 600;
+/// Facts listed in a warning.
+pub const AT_RISK_SHOWN: usize = 5;
+/// Tokens from the threshold at which warnings start, unless told otherwise
+/// (`watch --at-risk-within`).
+pub const DEFAULT_WITHIN: u64 = 20_000;
+/// Calls between two warnings at least: reading the session again is the expensive part.
+const MIN_CALLS_BETWEEN: usize = 3;
 
 /// The facts at risk and what to send to keep them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,4 +88,79 @@ pub fn at_risk(s: &Session, shown: usize) -> AtRisk {
         codex_message: format!("Before you compact, keep these in the summary: {keep}"),
         top,
     }
+}
+
+/// When a warning is due: a main call within `within` tokens of the threshold, and not
+/// within `MIN_CALLS_BETWEEN` calls of the last one. The caller reads the session when it
+/// is (`at_risk`).
+#[derive(Debug, Default, Clone)]
+pub struct RiskWatch {
+    /// Tokens from the threshold at which warnings start; `None`: never.
+    within: Option<u64>,
+    last_warned_at_call: Option<usize>,
+}
+
+impl RiskWatch {
+    pub fn new(within: Option<u64>) -> RiskWatch {
+        RiskWatch {
+            within: within.filter(|w| *w > 0),
+            last_warned_at_call: None,
+        }
+    }
+
+    /// Another file is followed, or the same one from its start: start over.
+    pub fn restart(&mut self) {
+        self.last_warned_at_call = None;
+    }
+
+    /// Whether `headroom` is close enough to warn now; true marks the warning as given.
+    pub fn due(&mut self, headroom: &Headroom) -> bool {
+        let (Some(within), Some(left)) = (self.within, headroom.tokens_left) else {
+            return false;
+        };
+        if left > i64::try_from(within).unwrap_or(i64::MAX) {
+            return false;
+        }
+        let call = headroom.calls_since_compaction;
+        if self
+            .last_warned_at_call
+            .is_some_and(|last| call >= last && call - last < MIN_CALLS_BETWEEN)
+        {
+            return false;
+        }
+        self.last_warned_at_call = Some(call);
+        true
+    }
+}
+
+/// The warning as readable lines, for `watch --text` and the live view (the caller
+/// sanitizes them).
+pub fn risk_lines(r: &AtRisk, tokens_left: Option<i64>) -> Vec<String> {
+    let left = tokens_left
+        .map(|l| {
+            format!(
+                "{} tokens from the threshold",
+                crate::util::group_digits(usize::try_from(l.max(0)).unwrap_or(usize::MAX))
+            )
+        })
+        .unwrap_or_else(|| "near the threshold".into());
+    let mut out = vec![format!(
+        "AT RISK: {} facts a compaction now would have to carry ({left}); the first {}:",
+        r.total,
+        r.top.len()
+    )];
+    for f in &r.top {
+        out.push(format!(
+            "  {:<12} {} ({})",
+            f.kind.name(),
+            f.text.replace('\n', " "),
+            f.from
+        ));
+    }
+    out.push(format!("  Claude Code: {}", r.claude_compact));
+    out.push(format!(
+        "  Codex (its /compact takes no focus; send first): {}",
+        r.codex_message
+    ));
+    out
 }

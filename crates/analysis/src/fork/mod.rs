@@ -60,6 +60,8 @@ pub enum ForkError {
     Replay(String),
     #[error("the strategy left nothing to stand in for the history: {0}")]
     NoSummary(String),
+    #[error("the summary call to the configured model failed: {0}")]
+    SummaryCall(String),
     #[error("cannot encode a line: {0}")]
     Encode(String),
     #[error("{path}: {source}")]
@@ -101,8 +103,11 @@ pub struct ForkOptions {
     pub summary: SummaryChoice,
     /// The focus the strategy's summary request carries.
     pub focus: Option<String>,
-    /// The summary text a strategy's compaction gets (None: the extractive summary).
+    /// The summary text a strategy's compaction gets (None: `model`'s, else the
+    /// extractive summary).
     pub summary_text: Option<String>,
+    /// The configured model, called by the command with the strategy's summary request.
+    pub model: Option<strategy::ModelSummary>,
     /// The strategy's numbers (for `SummaryChoice::Strategy`).
     pub config: Option<PipelineConfig>,
     /// Write into this folder instead of the agent's own.
@@ -123,11 +128,27 @@ pub struct Fork {
     pub cwd: Option<String>,
     /// What the history holds, in words (for the report).
     pub holds: String,
+    /// Subagents started before the fork point whose transcripts are files of their own
+    /// (`<session>/subagents/`): not copied, as the fork holds what each reported (the
+    /// `Agent` tool's result), which is all the agent resumes with (docs/fork.md).
+    pub subagents_left_out: usize,
 }
 
 impl Fork {
     pub fn path(&self) -> PathBuf {
         self.dir.join(&self.file_name)
+    }
+
+    /// What was left out, in words, when anything was (the subagents' own transcripts).
+    pub fn left_out(&self) -> Option<String> {
+        (self.subagents_left_out > 0).then(|| {
+            format!(
+                "not copied: the transcript{} of {} subagent{} started before the fork point (the fork holds what each reported, the Agent tool's result, which is all the agent resumes with)",
+                if self.subagents_left_out == 1 { "" } else { "s" },
+                self.subagents_left_out,
+                if self.subagents_left_out == 1 { "" } else { "s" },
+            )
+        })
     }
 
     /// The command that resumes it, run in its working directory.
@@ -180,7 +201,43 @@ pub fn make_fork(path: &Path, options: &ForkOptions) -> Result<Fork, ForkError> 
     let session = crate::session::load_session(path)?;
     let bytes = crate::session::open::read_session_bytes(path, &|_| {}, &|| false)?;
     let (text, _) = crate::session::text_of_bytes(bytes)?;
-    make_fork_of(&session, &text, options)
+    let mut fork = make_fork_of(&session, &text, options)?;
+    let at = options
+        .before
+        .checked_sub(1)
+        .and_then(|i| session.compactions.get(i))
+        .and_then(|c| c.timestamp.as_deref());
+    fork.subagents_left_out = subagent_files_before(path, &session, at);
+    Ok(fork)
+}
+
+/// The subagents of a Claude Code session with a transcript file of their own, started
+/// before `at` (the compaction's time; all of them when it is unknown).
+fn subagent_files_before(path: &Path, session: &Session, at: Option<&str>) -> usize {
+    if session.format != SessionFormat::ClaudeCode {
+        return 0;
+    }
+    let files: Vec<String> =
+        crate::session::discover::claude_subagent_files(path, session.meta.session_id.as_deref())
+            .iter()
+            .filter_map(|f| f.file_stem()?.to_str().map(str::to_string))
+            .collect();
+    session
+        .sidechains
+        .iter()
+        .filter(|s| {
+            s.meta.agent_id.as_deref().is_some_and(|id| {
+                files
+                    .iter()
+                    .any(|f| f == id || f.strip_prefix("agent-") == Some(id))
+            })
+        })
+        // ISO times in one format: their order is the text's.
+        .filter(|s| match (at, s.meta.started.as_deref()) {
+            (Some(at), Some(started)) => started < at,
+            _ => true,
+        })
+        .count()
 }
 
 /// `make_fork` on a session already read, with the file's text.
@@ -306,6 +363,7 @@ pub fn make_fork_of(
         text: written.text,
         cwd,
         holds: written.holds,
+        subagents_left_out: 0,
     })
 }
 
@@ -321,6 +379,7 @@ pub fn fork_whole(
         summary: SummaryChoice::None,
         focus: None,
         summary_text: None,
+        model: None,
         config: None,
         out: None,
         homes,
@@ -328,9 +387,12 @@ pub fn fork_whole(
     };
     let fork = make_fork(path, &options).map_err(|e| format!("fork: {e}"))?;
     let written = place::write_fork(&fork).map_err(|e| format!("fork: {e}"))?;
-    let lines = vec![
+    let mut lines = vec![
         format!("wrote {}", written.display()),
         format!("{}: {}", fork.tool.name(), fork.holds),
+    ];
+    lines.extend(fork.left_out());
+    lines.extend([
         String::new(),
         "resume it with:".to_string(),
         format!("  {}", fork.resume_command()),
@@ -339,7 +401,7 @@ pub fn fork_whole(
             "(ctxlab fork {} --before {before} --summary FILE|STRATEGY for a summary instead)",
             path.display()
         ),
-    ];
+    ]);
     Ok((format!("fork before compaction {before}"), lines))
 }
 

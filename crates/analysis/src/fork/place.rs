@@ -125,6 +125,7 @@ mod tests {
             text: "{}\n".into(),
             cwd: None,
             holds: String::new(),
+            subagents_left_out: 0,
         };
         let path = write_fork(&fork).unwrap();
         use std::os::unix::fs::PermissionsExt;

@@ -23,6 +23,7 @@ fn options(before: usize, summary: SummaryChoice) -> ForkOptions {
         summary,
         focus: None,
         summary_text: None,
+        model: None,
         config: None,
         out: Some(PathBuf::from("/nonexistent-fork-out")),
         homes: AgentHomes::default(),
@@ -351,4 +352,53 @@ fn a_kept_tail_keeps_its_tool_pair_in_both_formats() {
             .as_ref()
             .is_some_and(|k| k.len() >= 3)
     );
+}
+
+/// A rollout of three windows (two compactions, each opening the next window): a summary
+/// in place of the second compaction's stands in for the third window, keeps Codex's
+/// chain of windows as Codex wrote it for that compaction, and holds nothing of the third
+/// window's turns.
+#[test]
+fn codex_a_summary_before_the_second_of_three_windows_keeps_the_window_chain() {
+    let summary = SummaryChoice::Text("SECOND WINDOW SUMMARY".into());
+    let f = fork(CODEX, &options(2, summary)).unwrap();
+    let lines = values(&f.text);
+    let compacted: Vec<&Value> = lines.iter().filter(|l| l["type"] == "compacted").collect();
+    assert_eq!(
+        compacted.len(),
+        1,
+        "the last list is the history Codex resumes"
+    );
+    let p = &compacted[0]["payload"];
+    assert_eq!(p["window_number"], 2);
+    assert_eq!(
+        p["previous_window_id"],
+        "01a235be-609d-7cc2-8ae3-b1e901fe6fe2"
+    );
+    assert_eq!(p["first_window_id"], "01a235be-4d6a-7b02-a193-f25a4a8d365d");
+    let users: Vec<&str> = p["replacement_history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["role"] == "user")
+        .filter_map(|i| i["content"][0]["text"].as_str())
+        .collect();
+    // The prompts of all three windows' turns so far, then the summary, and only one.
+    for prompt in [
+        "Run the scripted steps",
+        "Run the scripted steps again",
+        "And once more",
+    ] {
+        assert!(users.contains(&prompt), "{users:#?}");
+    }
+    let summaries: Vec<&&str> = users
+        .iter()
+        .filter(|t| t.starts_with("Another language model"))
+        .collect();
+    assert_eq!(summaries.len(), 1, "{users:#?}");
+    assert!(summaries[0].ends_with("SECOND WINDOW SUMMARY"));
+    // Nothing of the third window: no call after the second compaction.
+    let read = parse_session_text(&f.text).unwrap();
+    assert_eq!(read.compactions.len(), 1);
+    assert!(read.calls.is_empty(), "{:#?}", read.calls);
 }

@@ -427,7 +427,7 @@ pub fn entry_from_head(path: &Path, limit: usize) -> Result<SessionFile, String>
 
 /// A Claude Code session's subagent files: `<session>/subagents/*.jsonl` beside it, and
 /// the older `agent-*.jsonl` in its folder whose lines name the session.
-pub(crate) fn claude_subagent_files(path: &Path, session_id: Option<&str>) -> Vec<PathBuf> {
+pub fn claude_subagent_files(path: &Path, session_id: Option<&str>) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) else {
         return out;

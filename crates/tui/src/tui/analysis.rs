@@ -104,9 +104,12 @@ impl std::fmt::Debug for SharedSession {
 /// What an analysis job found, or why not.
 #[derive(Debug)]
 pub enum AnalysisDone {
+    /// `fork`: the session file and compaction the view is of (`B` forks before it);
+    /// None for a replay's stages.
     Forgot {
         id: JobId,
         result: Result<ForgotLines, String>,
+        fork: Option<(PathBuf, usize)>,
     },
     Calls {
         id: JobId,
@@ -136,6 +139,7 @@ impl AnalysisWork {
             } => AnalysisDone::Forgot {
                 id,
                 result: recorded_forgot(&path, compaction),
+                fork: Some((path, compaction)),
             },
             AnalysisWork::ReplayForgot {
                 id,
@@ -146,6 +150,7 @@ impl AnalysisWork {
             } => AnalysisDone::Forgot {
                 id,
                 result: replay_forgot(&session, config, recorded, call),
+                fork: None,
             },
             AnalysisWork::Calls { id, path, pick } => AnalysisDone::Calls {
                 id,
@@ -212,6 +217,7 @@ fn replay_forgot(
     let options = ReplayOptions {
         config,
         summary_text: None,
+        summarizer: None,
         now_secs: 0,
         recorded,
     };

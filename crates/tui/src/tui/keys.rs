@@ -326,6 +326,10 @@ pub const HELP: &[(&str, &str)] = &[
         "F",
         "what the selected compaction forgot: kept, dropped, facts the summary lost",
     ),
+    (
+        "B",
+        "of an opened session's compaction: fork it before that compaction (as `ctxlab fork`)",
+    ),
     ("/  n  N", "search, next match, previous match"),
     ("Esc", "back to the events pane"),
     ("", section::DIFF),

@@ -73,6 +73,7 @@ pub fn replay_recorded_into(
     let options = ReplayOptions {
         config,
         summary_text: None,
+        summarizer: None,
         now_secs: 0,
         recorded,
     };

@@ -51,6 +51,12 @@ impl App {
                     Vec::new()
                 }
             }
+            LiveMsg::AtRisk { id, risk } => {
+                if let Some(view) = self.live_view_of(id) {
+                    view.set_at_risk(*risk);
+                }
+                Vec::new()
+            }
             LiveMsg::Ended { id, error } => {
                 if let Some(view) = self.live_view_of(id) {
                     view.end(error);

@@ -209,6 +209,11 @@ impl View for Viewer {
         if key.code == KeyCode::Char('?') && !self.typing() {
             return Outcome::Pass;
         }
+        // `B` in the forgot view of a session file's compaction: fork before it.
+        if keys::action(&key) == Some(Action::Fork) && !self.typing() {
+            let source = self.fork_source().cloned();
+            return Outcome::Effects(app.fork_from_viewer(source));
+        }
         let page = app.overlay_viewport().max(1) as isize;
         let width = app.viewer_width(self).max(1);
         match Viewer::key(self, key, width, page) {

@@ -67,6 +67,33 @@ impl App {
             }
         };
         let (path, label) = (open.path().to_path_buf(), open.label().to_string());
+        self.fork_job(path, label, k + 1)
+    }
+
+    /// `B` in the forgot view: fork before the compaction it shows, when it is of a session
+    /// file (an opened session's `F`); the forgot view of a replay's stage has none.
+    pub(super) fn fork_from_viewer(
+        &mut self,
+        source: Option<(std::path::PathBuf, usize)>,
+    ) -> Vec<Effect> {
+        let Some((path, compaction)) = source else {
+            self.notify("B: fork from the forgot view of a session file's compaction (F on an opened session's compaction row)");
+            return Vec::new();
+        };
+        let label = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.fork_job(path, label, compaction)
+    }
+
+    /// The fork before compaction `compaction` (1-based) of `path`, as a job.
+    fn fork_job(
+        &mut self,
+        path: std::path::PathBuf,
+        label: String,
+        compaction: usize,
+    ) -> Vec<Effect> {
         if self.busy_for("B") {
             return Vec::new();
         }
@@ -77,7 +104,7 @@ impl App {
         vec![Effect::Work(Work::Analysis(AnalysisWork::Fork {
             id,
             path,
-            compaction: k + 1,
+            compaction,
             homes: crate::fork::place::homes_from_env(),
         }))]
     }
@@ -169,7 +196,23 @@ impl App {
 
     pub(super) fn analysis_done(&mut self, done: AnalysisDone) {
         match done {
-            AnalysisDone::Forgot { id, result } | AnalysisDone::Forked { id, result } => {
+            AnalysisDone::Forgot { id, result, fork } => {
+                if self.finish_job(id).is_none() {
+                    return;
+                }
+                match result {
+                    Ok((title, lines)) => {
+                        self.open_viewer_lines(title, lines);
+                        if let (Some(Layer::Viewer(v)), Some((path, k))) =
+                            (self.layers.last_mut(), fork)
+                        {
+                            v.set_fork_source(path, k);
+                        }
+                    }
+                    Err(e) => self.notify(e),
+                }
+            }
+            AnalysisDone::Forked { id, result } => {
                 if self.finish_job(id).is_none() {
                     return;
                 }

@@ -66,6 +66,9 @@ pub struct Viewer {
     /// The help section `?` opens at: the viewer's own unless the view shown in it has
     /// one (the forgot view).
     help: Option<&'static str>,
+    /// The session file and compaction (1-based) the forgot view shown is of: `B` forks
+    /// before it.
+    fork_source: Option<(std::path::PathBuf, usize)>,
 }
 
 /// One occurrence of the search query: its line and its place in chars.
@@ -107,6 +110,15 @@ impl Viewer {
     /// Names the help section of the view the viewer shows.
     pub(super) fn set_help_section(&mut self, heading: &'static str) {
         self.help = Some(heading);
+    }
+
+    /// What `B` forks: the session file and the compaction (1-based) the forgot view is of.
+    pub fn fork_source(&self) -> Option<&(std::path::PathBuf, usize)> {
+        self.fork_source.as_ref()
+    }
+
+    pub(super) fn set_fork_source(&mut self, path: std::path::PathBuf, compaction: usize) {
+        self.fork_source = Some((path, compaction));
     }
 
     pub fn lines(&self) -> &[String] {

@@ -3,13 +3,22 @@
 //! loop over a bounded channel as `LiveMsg::Event`. A full channel makes the follower wait
 //! (a large file read at start cannot outrun the screen by more than the channel holds).
 //! Dropping the `Follower` asks the thread to stop; it ends at its next look or send.
+//!
+//! Near the agent's threshold the thread also reads the session whole and sends what a
+//! compaction now would put at risk (`RiskScout`, the rules `watch --text` uses): reading it
+//! is slow on a large file, so it happens here, off the loop, and only when
+//! `forgot::at_risk::RiskWatch` says a warning is due.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use std::path::PathBuf;
+
 use tokio::sync::mpsc::Sender;
 
 use super::{FollowRequest, LiveMsg};
+use crate::forgot::at_risk::{AT_RISK_SHOWN, AtRisk, RiskWatch, at_risk};
+use crate::session::watch::{HeadroomTracker, LiveItem, WatchEvent};
 
 /// Events queued between the follower and the loop at most.
 pub const QUEUE: usize = 1_024;
@@ -43,9 +52,15 @@ pub fn spawn(request: FollowRequest, tx: Sender<LiveMsg>) -> Result<Follower, St
         .name("ctxlab-follow".into())
         .spawn(move || {
             let options = request.options();
-            let mut sink = |event| {
+            let mut scout = RiskScout::new(request.at_risk_within());
+            let mut sink = |event: WatchEvent| {
+                let risk = scout.see(&event);
                 !flag.load(Ordering::Relaxed)
                     && tx.blocking_send(LiveMsg::Event { id, event }).is_ok()
+                    && risk.is_none_or(|risk| {
+                        let risk = Box::new(risk);
+                        tx.blocking_send(LiveMsg::AtRisk { id, risk }).is_ok()
+                    })
             };
             let result =
                 crate::session::watch::follow(request.chosen().clone(), &options, &flag, &mut sink);
@@ -55,4 +70,70 @@ pub fn spawn(request: FollowRequest, tx: Sender<LiveMsg>) -> Result<Follower, St
         })
         .map_err(|e| format!("cannot start the follower: {e}"))?;
     Ok(Follower { id, stop })
+}
+
+/// The follower's side of the at-risk list: the headroom as the view computes it (the
+/// agent's rule with its defaults, the format once known) and, when a warning is due, the
+/// session read whole and `forgot::at_risk` run on it.
+#[derive(Debug)]
+pub struct RiskScout {
+    watch: RiskWatch,
+    tracker: HeadroomTracker,
+    path: Option<PathBuf>,
+    caught_up: bool,
+}
+
+impl RiskScout {
+    pub fn new(within: Option<u64>) -> RiskScout {
+        RiskScout {
+            watch: RiskWatch::new(within),
+            tracker: HeadroomTracker::new(),
+            path: None,
+            caught_up: false,
+        }
+    }
+
+    /// Folds `event`; the facts at risk when a warning is due: after a main call written
+    /// while following, as `watch --text` (not on catching up: the whole session would be
+    /// read at once on opening a large file).
+    pub fn see(&mut self, event: &WatchEvent) -> Option<AtRisk> {
+        match event {
+            WatchEvent::Following { path, .. } => {
+                // A new file, or the same one read again from its start.
+                self.watch.restart();
+                self.tracker = HeadroomTracker::new();
+                self.path = Some(path.clone());
+                self.caught_up = false;
+                None
+            }
+            WatchEvent::Recognised { format } => {
+                self.tracker.set_format(*format);
+                None
+            }
+            WatchEvent::CaughtUp { format, .. } => {
+                if let Some(f) = format {
+                    self.tracker.set_format(*f);
+                }
+                self.caught_up = true;
+                None
+            }
+            WatchEvent::Item { item, .. } => {
+                self.tracker.push(item);
+                match item {
+                    LiveItem::Call(c) if !c.summary && self.caught_up => self.check(),
+                    _ => None,
+                }
+            }
+            WatchEvent::File { .. } | WatchEvent::Error { .. } => None,
+        }
+    }
+
+    fn check(&mut self) -> Option<AtRisk> {
+        if !self.watch.due(&self.tracker.headroom()) {
+            return None;
+        }
+        let session = crate::session::load_session(self.path.as_deref()?).ok()?;
+        let risk = at_risk(&session, AT_RISK_SHOWN);
+        (risk.total > 0).then_some(risk)
+    }
 }

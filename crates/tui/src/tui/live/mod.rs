@@ -4,7 +4,9 @@
 //! `WatchEvent` to the loop as a `LiveMsg`; `App::update` folds it here (`LiveView::fold`):
 //! conversation rows, model calls with their context, tool calls, every compaction as one
 //! row (updated in place when a later line adds to it), what happened to the file, the
-//! headroom (`HeadroomTracker`, each figure with its source) and the context curve.
+//! headroom (`HeadroomTracker`, each figure with its source) and the context curve. Near
+//! the agent's threshold the follower also reads what a compaction now would put at risk
+//! (`forgot::at_risk`, the list `watch --text` prints) and sends it as `LiveMsg::AtRisk`.
 //!
 //! Plain data: nothing here touches `App`, the terminal or the disk
 //! (docs/architecture.md, "Following a session").
@@ -16,6 +18,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::forgot::at_risk::{AtRisk, DEFAULT_WITHIN};
 use crate::session::model::{Compaction, SessionFormat};
 use crate::session::watch::{
     Chosen, FileEvent, Headroom, HeadroomTracker, LiveCall, LiveItem, LiveMessage, WatchEvent,
@@ -37,6 +40,8 @@ pub struct LiveOptions {
     poll: Duration,
     notify: bool,
     follow: Option<Chosen>,
+    /// Tokens from the threshold at which the facts at risk are listed; None: never.
+    at_risk_within: Option<u64>,
 }
 
 impl Default for LiveOptions {
@@ -46,6 +51,7 @@ impl Default for LiveOptions {
             poll: Duration::from_secs(1),
             notify: true,
             follow: None,
+            at_risk_within: Some(DEFAULT_WITHIN),
         }
     }
 }
@@ -76,6 +82,15 @@ impl LiveOptions {
         }
     }
 
+    /// Lists the facts at risk within `tokens` of the threshold (`watch --at-risk-within`;
+    /// None or 0: never).
+    pub fn at_risk_within(self, tokens: Option<u64>) -> LiveOptions {
+        LiveOptions {
+            at_risk_within: tokens.filter(|t| *t > 0),
+            ..self
+        }
+    }
+
     pub fn bell(&self) -> bool {
         self.bell
     }
@@ -94,6 +109,7 @@ pub struct FollowRequest {
     chosen: Chosen,
     poll: Duration,
     notify: bool,
+    at_risk_within: Option<u64>,
 }
 
 impl FollowRequest {
@@ -103,6 +119,11 @@ impl FollowRequest {
 
     pub fn chosen(&self) -> &Chosen {
         &self.chosen
+    }
+
+    /// Tokens from the threshold at which the follower reads the facts at risk.
+    pub fn at_risk_within(&self) -> Option<u64> {
+        self.at_risk_within
     }
 
     pub fn options(&self) -> crate::session::watch::FollowOptions {
@@ -122,6 +143,8 @@ pub enum LiveMsg {
     Event { id: u64, event: WatchEvent },
     /// The follower `id` stopped (`error`: why, when it was not asked to).
     Ended { id: u64, error: Option<String> },
+    /// Near the threshold: what a compaction now would put at risk (`forgot::at_risk`).
+    AtRisk { id: u64, risk: Box<AtRisk> },
 }
 
 /// One row of the live view.
@@ -186,6 +209,7 @@ impl LiveState {
             chosen,
             poll: self.options.poll,
             notify: self.options.notify,
+            at_risk_within: self.options.at_risk_within,
         };
         (view, request)
     }
@@ -223,6 +247,8 @@ pub struct LiveView {
     notice: Option<String>,
     /// Why following stopped, when it did.
     ended: Option<String>,
+    /// The facts a compaction now would put at risk, as last read near the threshold.
+    at_risk: Option<AtRisk>,
     /// The selected row (an index into all rows ever added), or None: the newest, kept
     /// in view as rows arrive.
     selected: Option<usize>,
@@ -252,6 +278,7 @@ impl LiveView {
             restarts: 0,
             notice: None,
             ended: None,
+            at_risk: None,
             selected: None,
         }
     }
@@ -339,6 +366,17 @@ impl LiveView {
 
     pub fn ended(&self) -> Option<&str> {
         self.ended.as_deref()
+    }
+
+    /// What a compaction now would put at risk, once the session came near its threshold;
+    /// gone again after a compaction (its facts are then the next window's).
+    pub fn at_risk(&self) -> Option<&AtRisk> {
+        self.at_risk.as_ref()
+    }
+
+    /// The follower read the facts at risk.
+    pub fn set_at_risk(&mut self, risk: AtRisk) {
+        self.at_risk = Some(risk);
     }
 
     /// The selected row among `rows()`, the newest when none was chosen.
@@ -461,6 +499,7 @@ impl LiveView {
         self.warnings = 0;
         self.skipped = 0;
         self.caught_up = false;
+        self.at_risk = None;
         self.restarts += 1;
     }
 
@@ -504,6 +543,7 @@ impl LiveView {
                 }
                 self.compaction_rows.push(self.dropped + self.rows.len());
                 self.push(LiveRow::Compaction { index, compaction });
+                self.at_risk = None;
                 caught_up && !update
             }
             LiveItem::Message(m) => {

@@ -2,8 +2,10 @@
 //! followed and why that one, how changes reach it, the counts so far, the headroom with
 //! its source, the last thing that happened to the file, the recorded context curve, and
 //! the rows as the agent writes them (messages, calls, tool calls, each compaction with
-//! the detail an opened session shows). Every text from the file is sanitized here.
-//! Draws `App` state only.
+//! the detail an opened session shows). Near the agent's threshold, between the curve and
+//! the rows, what a compaction now would put at risk with the ready `/compact` text
+//! (`forgot::at_risk::risk_lines`, the lines `watch --text` prints). Every text from the
+//! file is sanitized here. Draws `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -13,6 +15,7 @@ use ratatui::widgets::Paragraph;
 use super::covering_frame;
 use super::fit;
 use super::session_view::{compaction_row, curve};
+use crate::forgot::at_risk::risk_lines;
 use crate::sanitize::sanitize_line;
 use crate::session::model::MessageKind;
 use crate::tui::app::App;
@@ -63,11 +66,33 @@ pub fn render(app: &App, f: &mut Frame, full: Rect, v: &LiveView) {
     } else {
         (rest.height / 3).clamp(2, CURVE_ROWS + 1)
     };
-    let (curve_area, list_area) = split_top(rest, curve_h);
+    let (curve_area, rest) = split_top(rest, curve_h);
     if curve_h > 0 {
         render_curve(f, curve_area, v, theme);
     }
+    let risk = risk_section(v, width);
+    let risk_h = (risk.len() as u16).min(rest.height / 2);
+    let (risk_area, list_area) = split_top(rest, risk_h);
+    if risk_h > 0 {
+        let lines: Vec<Line> = risk
+            .into_iter()
+            .map(|l| Line::from(Span::styled(l, theme.warn())))
+            .collect();
+        f.render_widget(Paragraph::new(lines), risk_area);
+    }
     render_rows(f, list_area, v, theme);
+}
+
+/// The at-risk list as `watch --text` says it, sanitized and wrapped to `width` (the
+/// focus texts whole, so they can be copied).
+fn risk_section(v: &LiveView, width: usize) -> Vec<String> {
+    let Some(r) = v.at_risk() else {
+        return Vec::new();
+    };
+    risk_lines(r, v.headroom().tokens_left)
+        .iter()
+        .flat_map(|l| crate::tui::pause::wrap_words(&sanitize_line(l), width.max(20)))
+        .collect()
 }
 
 fn header(v: &LiveView, width: usize, theme: &Theme) -> Vec<Line<'static>> {
