@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use crate::pyrepr::{py_str_len, py_str_list, unicode_json_map_len};
 
 mod json;
+mod outline;
 
 pub use json::{
     ascii_json_history, ascii_json_history_prefix, ascii_json_message, json_size,
