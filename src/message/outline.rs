@@ -69,11 +69,11 @@ mod tests {
     #[test]
     fn an_outline_keeps_the_size_roles_and_tool_ids_and_drops_the_text() {
         let answer = Message::assistant_blocks(vec![
-            block::text(&"long text ".repeat(50)),
+            block::text("long text ".repeat(50)),
             block::tool_use("t1", "Bash", json!({"command": "ls -la"})),
         ]);
         let results = Message::user_blocks(vec![
-            block::tool_result("t1", &"output ".repeat(40)),
+            block::tool_result("t1", "output ".repeat(40)),
             block::tool_result("t2", "<persisted-output>x</persisted-output>"),
         ]);
         let keep = |t: &str| t.starts_with("<persisted-output>");

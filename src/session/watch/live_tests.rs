@@ -184,7 +184,7 @@ fn a_later_calls_tool_call_comes_with_its_own_line() {
 fn a_follower_holds_what_it_has_yet_to_show_not_every_line_it_read() {
     let line = |n: usize| {
         let text = format!("{n} {}", "word ".repeat(80));
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             format!(
                 r#"{{"type":"user","sessionId":"s1","uuid":"u{n}","timestamp":"2025-10-01T10:00:00Z","message":{{"role":"user","content":"{text}"}}}}"#
             )
