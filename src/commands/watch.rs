@@ -72,7 +72,7 @@ fn compaction_json(event: &str, index: usize, c: &Compaction) -> Value {
         "duration_ms": c.duration_ms,
         "summary": state,
         "summary_chars": chars,
-        "kept_messages": c.kept.as_ref().map(Vec::len),
+        "kept_messages": c.kept_messages(),
         "cleared_tool_ids": c.cleared_tool_ids,
     })
 }

@@ -22,15 +22,18 @@ pub(crate) fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
     if args.requests {
         return inspect_requests(&args);
     }
-    let session =
-        ctxlab::session::load_session(&args.file).map_err(|e| session_error(&args.file, e))?;
     if args.calls {
+        let session =
+            ctxlab::session::load_session(&args.file).map_err(|e| session_error(&args.file, e))?;
         let calls = ctxlab::breakdown::session::of_session(&session);
         drop(session);
         let mut out = stdout_for(args.json);
         return ctxlab::commands::inspect_calls::write_calls(&mut out, &calls, args.json)
             .context("cannot write to stdout");
     }
+    // The summary is figures only: a Codex compaction's new history is counted, not held.
+    let session = ctxlab::session::load_session_numbers(&args.file)
+        .map_err(|e| session_error(&args.file, e))?;
     let summary = ctxlab::session::summary::SessionSummary::of(&session);
     drop(session);
     let mut out = stdout_for(args.json);

@@ -18,6 +18,7 @@ use crate::pyrepr::{py_str_len, py_str_list, unicode_json_map_len};
 
 mod json;
 mod kind;
+mod outline;
 
 pub use json::{
     ascii_json_history, ascii_json_history_prefix, ascii_json_message, json_size,

@@ -10,6 +10,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::before_index::BeforeIndex;
 use super::parts::Numbered;
 use super::{CompactionInput, KeptHow, KeptInput, SummaryText};
 use crate::message::{BlockKind, Message, Role};
@@ -139,13 +140,10 @@ fn history_after(s: &Session, k: usize) -> Vec<Numbered> {
 /// Which messages of `before` the recorded kept ones are: by number, else by equality.
 fn kept_from(c: &Compaction, before: &[Numbered]) -> KeptInput {
     let kept = c.kept.as_deref().unwrap_or(&[]);
+    let index = BeforeIndex::new(before);
     let mut from_before = Vec::new();
     for k in kept {
-        let found = before.iter().position(|b| match (k.from, b.number) {
-            (Some(f), Some(n)) => f == n,
-            _ => b.message == k.message,
-        });
-        from_before.extend(found);
+        from_before.extend(index.find(k.from, &k.message));
     }
     KeptInput::recorded(
         kept.iter().map(|k| k.message.clone()).collect(),
@@ -204,11 +202,12 @@ pub fn inputs_of_session(s: &Session) -> Vec<CompactionInput> {
             .rev()
             .find(|i| !i.micro)
             .map(|i| {
+                let index = BeforeIndex::new(&i.before);
                 i.kept
                     .messages
                     .iter()
                     .map(|m| {
-                        let b = i.before.iter().find(|b| b.message == *m);
+                        let b = index.find_equal(m).map(|at| &i.before[at]);
                         Numbered {
                             number: b.and_then(|b| b.number),
                             message: m.clone(),

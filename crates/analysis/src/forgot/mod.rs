@@ -10,6 +10,7 @@
 
 mod aftermath;
 pub mod at_risk;
+mod before_index;
 pub mod carry;
 mod cleared;
 pub mod facts;

@@ -59,6 +59,9 @@ pub(crate) struct Builder {
     between: Vec<Held>,
     /// Claude Code's line uuids -> index of the message that holds the line.
     pub uuid_index: HashMap<String, usize>,
+    /// A numbers-only read (`detail::Detail::Numbers`): each message is held as its
+    /// sized outline once it is in the list (`held`).
+    pub slim: bool,
 }
 
 impl Builder {
@@ -68,7 +71,19 @@ impl Builder {
             open: None,
             between: Vec::new(),
             uuid_index: HashMap::new(),
+            slim: false,
         }
+    }
+
+    /// A message as the list holds it: whole, or for a numbers-only read its outline (its
+    /// size, role and tool ids; a result's text only where it is Claude Code's persisted
+    /// output, which `inspect` counts). The readers never look back at a message's text.
+    fn held(&self, message: Message) -> Message {
+        if !self.slim {
+            return message;
+        }
+        let persisted = |t: &str| super::claude_persisted::claude_code_persisted(t).is_some();
+        message.sized_outline(&persisted)
     }
 
     /// How many messages exist once the open call is closed.
@@ -210,6 +225,7 @@ impl Builder {
         self.close_all();
         let index = self.session.messages.len();
         self.index_uuid(&origin.uuid, index);
+        let message = self.held(message);
         self.session.messages.push(message);
         self.session.info.push(MessageOrigin {
             line: origin.line,
@@ -285,9 +301,8 @@ impl Builder {
                 context_window: None,
             });
         }
-        self.session
-            .messages
-            .push(Message::assistant_blocks(call.blocks));
+        let answer = self.held(Message::assistant_blocks(call.blocks));
+        self.session.messages.push(answer);
         self.session.info.push(MessageOrigin {
             line: call.origin.line,
             timestamp: call.origin.timestamp,
@@ -295,9 +310,8 @@ impl Builder {
             kind: MessageKind::Conversation,
         });
         if let Some(origin) = call.results_origin {
-            self.session
-                .messages
-                .push(Message::user_blocks(call.results));
+            let results = self.held(Message::user_blocks(call.results));
+            self.session.messages.push(results);
             self.session.info.push(MessageOrigin {
                 line: origin.line,
                 timestamp: origin.timestamp,

@@ -12,6 +12,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::compressed::{open_content, read_error};
+use super::detail::Detail;
 use super::lines::{self, ParsedLine};
 use super::model::{Session, SessionFormat};
 use super::open::{MAX_LINE_BYTES, blank_long_lines_at, long_line_warning, reserve};
@@ -252,15 +253,17 @@ fn chunked_format(head: &str) -> Option<SessionFormat> {
 /// Reads and parses the session at `path`: a Claude Code or Codex file a chunk at a time,
 /// any other whole. `progress` hears the bytes read so far; `cancelled` is asked between
 /// reads.
+/// `detail` says how much a Codex rollout's compactions keep (`Detail`).
 pub(crate) fn read_session_file(
     path: &Path,
+    detail: Detail,
     progress: &dyn Fn(u64),
     cancelled: &dyn Fn() -> bool,
 ) -> Result<ReadSession, SessionError> {
-    read_chunked(ChunkedFile::open(path, progress, cancelled)?)
+    read_chunked(ChunkedFile::open(path, progress, cancelled)?, detail)
 }
 
-fn read_chunked(mut file: ChunkedFile) -> Result<ReadSession, SessionError> {
+fn read_chunked(mut file: ChunkedFile, detail: Detail) -> Result<ReadSession, SessionError> {
     let Some((first, head)) = file.next_lines()? else {
         return Err(SessionError::Empty);
     };
@@ -293,8 +296,8 @@ fn read_chunked(mut file: ChunkedFile) -> Result<ReadSession, SessionError> {
         error: None,
     };
     let mut session = match format {
-        SessionFormat::ClaudeCode => claude::read_claude(&mut lines),
-        _ => codex::read_codex(&mut lines, format),
+        SessionFormat::ClaudeCode => claude::read_claude_detail(&mut lines, detail),
+        _ => codex::read_codex(&mut lines, format, detail),
     };
     if let Some(e) = lines.error {
         return Err(e);
@@ -383,7 +386,8 @@ mod tests {
             // Chunks far smaller than a line, about a line, and many lines: line numbers,
             // warnings and messages are the same as the whole file's.
             for chunk in [7, 1000, 64 << 10] {
-                let (session, given, lossy) = read_chunked(opened(&path, chunk)).unwrap();
+                let (session, given, lossy) =
+                    read_chunked(opened(&path, chunk), Detail::Full).unwrap();
                 assert_eq!(shape(&session), shape(&whole), "{name}, chunks of {chunk}");
                 assert!(given.is_none() && lossy.is_none());
             }
@@ -426,7 +430,7 @@ mod tests {
             for chunk in [7, 1000, 64 << 10] {
                 let mut f = opened(&path, chunk);
                 f.max_line = max_line;
-                let (mut session, _, _) = read_chunked(f).unwrap();
+                let (mut session, _, _) = read_chunked(f, Detail::Full).unwrap();
                 let at = session
                     .warnings
                     .iter()
@@ -443,6 +447,38 @@ mod tests {
                 );
                 assert_eq!(shape(&session), shape(&whole), "{name}, chunks of {chunk}");
             }
+        }
+    }
+
+    /// A numbers-only read (`inspect`, the listings) gives the summary a full read gives,
+    /// for the generated files and the real agents' fixtures, while the messages it holds
+    /// carry no text (issue 36: memory bounded by the numbers, not by the file).
+    #[test]
+    fn a_numbers_only_read_sums_up_as_the_full_read_without_the_text() {
+        use crate::session::summary::SessionSummary;
+        let dir = tempfile::tempdir().unwrap();
+        let fixtures = [
+            include_str!("../../../../tests/fixtures/sessions/claude_code_2_1_332.jsonl"),
+            include_str!("../../../../tests/fixtures/sessions/claude_code.jsonl"),
+            include_str!("../../../../tests/fixtures/sessions/codex_0171.jsonl"),
+            include_str!("../../../../tests/fixtures/sessions/codex_rollout.jsonl"),
+        ];
+        let texts = [claude_text(300), codex_text(300)];
+        for (i, text) in texts.iter().map(String::as_str).chain(fixtures).enumerate() {
+            let path = dir.path().join(format!("{i}.jsonl"));
+            std::fs::write(&path, text).unwrap();
+            let (full, _, _) = read_chunked(opened(&path, 1000), Detail::Full).unwrap();
+            let (lean, _, _) = read_chunked(opened(&path, 1000), Detail::Numbers).unwrap();
+            assert_eq!(
+                SessionSummary::of(&lean),
+                SessionSummary::of(&full),
+                "file {i}"
+            );
+            assert_eq!(lean.messages.len(), full.messages.len());
+            let text_of =
+                |s: &Session| -> usize { s.messages.iter().map(|m| m.joined_text().len()).sum() };
+            assert!(text_of(&full) > 0, "file {i}");
+            assert_eq!(text_of(&lean), 0, "file {i}");
         }
     }
 
@@ -481,7 +517,7 @@ mod tests {
         let progress = |n| seen.set(n);
         let mut f = ChunkedFile::open(&path, &progress, &|| false).unwrap();
         f.chunk = 256;
-        let (session, _, lossy) = read_chunked(f).unwrap();
+        let (session, _, lossy) = read_chunked(f, Detail::Full).unwrap();
         assert!(lossy.is_some(), "invalid UTF-8 is replaced with a warning");
         assert_eq!(seen.get(), bytes.len() as u64);
         assert!(session.messages.len() > 40);
@@ -492,7 +528,10 @@ mod tests {
         };
         let mut f = ChunkedFile::open(&path, &|_| {}, &cancel).unwrap();
         f.chunk = 256;
-        assert!(matches!(read_chunked(f), Err(SessionError::Cancelled)));
+        assert!(matches!(
+            read_chunked(f, Detail::Full),
+            Err(SessionError::Cancelled)
+        ));
         // An array, an input object and an empty file are read whole, as before.
         for (text, want) in [
             ("[{\"role\":\"user\",\"content\":\"hi\"}]", Some(1)),
@@ -504,7 +543,7 @@ mod tests {
             ("  \n\n", None),
         ] {
             std::fs::write(&path, text).unwrap();
-            match read_chunked(opened(&path, 3)) {
+            match read_chunked(opened(&path, 3), Detail::Full) {
                 Ok((s, _, _)) => assert_eq!(Some(s.messages.len()), want, "{text}"),
                 Err(e) => assert!(want.is_none() && matches!(e, SessionError::Empty), "{e}"),
             }

@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 use super::assemble::{Builder, Origin, str_field, u64_field};
 use super::claude_requests::{RECORD_TYPES, RecordReader};
 use super::claude_rewind::{Parent, before_user_message, index_other_line};
+use super::detail::Detail;
 use super::lines::ParsedLine;
 use super::model::{
     Compaction, CompactionKind, KeptMessage, MessageKind, RecordedUsage, Session, SessionFormat,
@@ -198,7 +199,21 @@ fn uuid_indices(b: &mut Builder, line: usize, uuids: &[String]) -> Option<Vec<us
 
 /// Reads the parsed lines of a Claude Code session file.
 pub(crate) fn read_claude(lines: impl IntoIterator<Item = ParsedLine>) -> Session {
-    let mut main = Thread::new();
+    read_claude_detail(lines, Detail::Full)
+}
+
+/// `read_claude` holding what `detail` asks (a numbers-only read holds each message's
+/// outline, `Builder::slim`).
+pub(crate) fn read_claude_detail(
+    lines: impl IntoIterator<Item = ParsedLine>,
+    detail: Detail,
+) -> Session {
+    let thread = || {
+        let mut t = Thread::new();
+        t.builder.slim = detail == Detail::Numbers;
+        t
+    };
+    let mut main = thread();
     let mut sides: Vec<(String, Thread)> = Vec::new();
     let mut side_of_uuid: HashMap<String, usize> = HashMap::new();
     let mut count = 0;
@@ -224,14 +239,14 @@ pub(crate) fn read_claude(lines: impl IntoIterator<Item = ParsedLine>) -> Sessio
                 (Some(k), _) => match sides.iter().position(|(sk, _)| *sk == k) {
                     Some(i) => i,
                     None => {
-                        sides.push((k, Thread::new()));
+                        sides.push((k, thread()));
                         sides.len() - 1
                     }
                 },
                 (None, Some(i)) => i,
                 (None, None) => {
                     let k = str_field(&o, "uuid").unwrap_or("sidechain").to_string();
-                    sides.push((k, Thread::new()));
+                    sides.push((k, thread()));
                     sides.len() - 1
                 }
             };

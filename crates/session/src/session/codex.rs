@@ -23,6 +23,7 @@ use super::codex_compaction::{
 };
 use super::codex_items::{Item, convert_item};
 use super::codex_usage::{UsageLines, openai_usage};
+use super::detail::Detail;
 use super::lines::ParsedLine;
 use super::model::{
     Compaction, CompactionKind, MessageKind, RecordedCall, Session, SessionFormat, Summary,
@@ -45,6 +46,8 @@ pub(super) struct CodexReader {
     /// The text of the item the compaction's summary came back as, until its `compacted`
     /// line (which holds the summary as the model reads it).
     summary_item: Option<String>,
+    /// How much of each compaction's new history is held (`detail`).
+    detail: Detail,
     /// Steps taken: one per line, per item of a replacement history, per message indexed
     /// or looked up. The reader is linear when this grows with the file (a test checks).
     pub(super) work: u64,
@@ -54,16 +57,21 @@ pub(super) struct CodexReader {
 pub(crate) fn read_codex(
     lines: impl IntoIterator<Item = ParsedLine>,
     format: SessionFormat,
+    detail: Detail,
 ) -> Session {
-    read_codex_counting(lines, format).0
+    read_codex_counting(lines, format, detail).0
 }
 
 /// `read_codex` with the steps it took (`CodexReader::work`).
 pub(crate) fn read_codex_counting(
     lines: impl IntoIterator<Item = ParsedLine>,
     format: SessionFormat,
+    detail: Detail,
 ) -> (Session, u64) {
-    let mut r = CodexReader::new(format);
+    let mut r = CodexReader::new(format, detail);
+    // A whole-file numbers-only read holds each message's outline (a follower, which
+    // shows each message once as it comes, slims them itself after showing them).
+    r.b.slim = detail == Detail::Numbers;
     for ParsedLine { number, value } in lines {
         r.b.session.lines += 1;
         match value {
@@ -82,7 +90,7 @@ fn cwd_from_environment(text: &str) -> Option<String> {
 }
 
 impl CodexReader {
-    pub(super) fn new(format: SessionFormat) -> CodexReader {
+    pub(crate) fn new(format: SessionFormat, detail: Detail) -> CodexReader {
         CodexReader {
             b: Builder::new(format),
             request: 0,
@@ -92,6 +100,7 @@ impl CodexReader {
             usage: UsageLines::default(),
             prompts: PromptIndex::default(),
             summary_item: None,
+            detail,
             work: 0,
         }
     }
@@ -356,7 +365,7 @@ impl CodexReader {
                 .session
                 .compactions
                 .last()
-                .is_some_and(|c| c.at == len && c.kept.is_none());
+                .is_some_and(|c| c.at == len && c.kept_messages().is_none());
         self.pending_event = false;
         let k = if reuse {
             self.b.close_all();
@@ -366,7 +375,11 @@ impl CodexReader {
             c.timestamp = origin.timestamp.clone();
             self.b.compaction(c)
         };
-        self.work += self.prompts.catch_up(&self.b.session);
+        let hold = self.detail == Detail::Full;
+        if hold {
+            // Only a held history names where its kept messages came from.
+            self.work += self.prompts.catch_up(&self.b.session);
+        }
         let message = str_field(p, "message").unwrap_or("");
         let history = match p.get("replacement_history") {
             Some(Value::Array(items)) => {
@@ -382,6 +395,7 @@ impl CodexReader {
                     items,
                     metadata,
                     message,
+                    hold,
                 ))
             }
             _ => None,
@@ -404,9 +418,13 @@ impl CodexReader {
         } else {
             Summary::NotRecorded
         };
-        if let Some(h) = history {
-            c.kept = Some(h.kept);
-            c.replacement = Some(h.replacement);
+        match history {
+            Some(h) if hold => {
+                c.kept = Some(h.kept);
+                c.replacement = Some(h.replacement);
+            }
+            Some(h) => c.counted = Some(h.counts),
+            None => {}
         }
         c.own_call = own_call.or(c.own_call);
         c.trigger = str_field(p, "trigger").map(Trigger::parse);

@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::assemble::{Builder, str_field};
 use super::codex_items::{Item, convert_item};
+use super::detail::HistoryCounts;
 use super::model::{KeptMessage, MessageKind, Replacement, Session};
 use crate::message::{Message, Role};
 
@@ -82,6 +83,8 @@ impl PromptIndex {
 
 /// A replacement history, read.
 pub(super) struct ReadHistory {
+    /// How many messages were kept and re-injected (held or not).
+    pub counts: HistoryCounts,
     pub replacement: Replacement,
     pub kept: Vec<KeptMessage>,
     /// The summary among the items is the provider's encrypted one.
@@ -102,6 +105,10 @@ fn marked_summary(o: &Map<String, Value>) -> bool {
 
 /// Reads `items` (with their `metadata` when the rollout has it) of a `compacted` line
 /// whose summary text is `summary` (empty when not written).
+///
+/// With `hold` false (a numbers-only read, `Detail::Numbers`) the messages are sorted and
+/// counted exactly as when held, then dropped: `kept` and `anew` stay empty, `counts` says
+/// how many there were, and no kept message is looked up.
 pub(super) fn read_history(
     b: &mut Builder,
     prompts: &PromptIndex,
@@ -109,6 +116,7 @@ pub(super) fn read_history(
     items: &[Value],
     metadata: Option<&[Value]>,
     summary: &str,
+    hold: bool,
 ) -> ReadHistory {
     let mut order = Vec::with_capacity(items.len());
     let mut anew = Vec::new();
@@ -116,6 +124,8 @@ pub(super) fn read_history(
     let mut reinjected = 0;
     let mut summary_at = None;
     let mut encrypted = false;
+    // Without `hold`: how many messages were kept.
+    let mut kept_count = 0;
     for (i, item) in items.iter().enumerate() {
         let Value::Object(o) = item else {
             b.warn(line, "a replacement_history item is not an object");
@@ -141,7 +151,11 @@ pub(super) fn read_history(
                     summary_at = Some(order.len());
                     (message, false, None)
                 } else if retained.unwrap_or(!injected) {
-                    let from = prompts.find(&b.session, &message);
+                    let from = if hold {
+                        prompts.find(&b.session, &message)
+                    } else {
+                        None
+                    };
                     (message, true, from)
                 } else {
                     reinjected += 1;
@@ -171,6 +185,10 @@ pub(super) fn read_history(
                 continue;
             }
         };
+        if !hold {
+            kept_count += usize::from(keep);
+            continue;
+        }
         if keep {
             order.push(Ok(kept.len()));
             kept.push(KeptMessage { message, from });
@@ -180,6 +198,10 @@ pub(super) fn read_history(
         }
     }
     ReadHistory {
+        counts: HistoryCounts {
+            kept: if hold { kept.len() } else { kept_count },
+            reinjected,
+        },
         replacement: Replacement {
             order,
             anew,

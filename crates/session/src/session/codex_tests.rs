@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 
+use super::detail::Detail;
 use super::numbers::SessionNumbers;
 use super::summary::SessionSummary;
 use super::*;
@@ -313,7 +314,7 @@ fn work_and_size(text: &str) -> (u64, u64) {
                 .map_or(0, |a| a.len() as u64)
         })
         .sum();
-    let (s, work) = super::codex::read_codex_counting(parsed, SessionFormat::Codex);
+    let (s, work) = super::codex::read_codex_counting(parsed, SessionFormat::Codex, Detail::Full);
     assert!(s.compactions.iter().all(|c| c.kept.is_some()));
     (work, items)
 }
@@ -336,4 +337,52 @@ fn reading_a_rollout_twice_as_long_takes_about_twice_the_work() {
     let last = s.compactions.last().unwrap().kept.as_ref().unwrap();
     assert_eq!(last.len(), 16 * 3);
     assert!(last.iter().all(|k| k.from.is_some()));
+}
+
+/// Messages a read holds: the conversation's, and those of each compaction's new history.
+fn held_messages(s: &Session) -> usize {
+    let histories: usize = s
+        .compactions
+        .iter()
+        .map(|c| {
+            c.kept.as_ref().map_or(0, Vec::len) + c.replacement.as_ref().map_or(0, |r| r.anew.len())
+        })
+        .sum();
+    s.messages.len() + histories
+}
+
+/// A numbers-only read (`inspect`, the listings, `watch`) prints the same summary as a
+/// full read, but holds no compaction's new history: what it holds follows the
+/// conversation, while the rollout (every compaction repeating every prompt so far) grows
+/// faster. Issue 36: a 2 GB rollout took 1 GB of memory, mostly those copies.
+#[test]
+fn a_numbers_only_read_counts_each_new_history_without_holding_it() {
+    let read = |text: &str, detail| {
+        let parsed = super::lines::parse_json_lines(text, 1);
+        super::codex::read_codex(parsed, SessionFormat::Codex, detail)
+    };
+    let (small, large) = (repeated(16), repeated(32));
+    let full = read(&small, Detail::Full);
+    let lean = read(&small, Detail::Numbers);
+    assert_eq!(SessionSummary::of(&lean), SessionSummary::of(&full));
+    let roles = |s: &Session| {
+        s.messages
+            .iter()
+            .map(|m| m.role().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(roles(&lean), roles(&full));
+    assert!(lean.compactions.len() >= 16);
+    for (l, f) in lean.compactions.iter().zip(&full.compactions) {
+        assert!(l.kept.is_none() && l.replacement.is_none());
+        assert_eq!(l.kept_messages(), f.kept_messages());
+        assert_eq!(l.reinjected_messages(), f.reinjected_messages());
+    }
+    assert_eq!(held_messages(&lean), lean.messages.len());
+    // Twice the turns: the full read holds far more than twice (the copies), the
+    // numbers-only read twice what it held.
+    let (full2, lean2) = (read(&large, Detail::Full), read(&large, Detail::Numbers));
+    let grew = |a: &Session, b: &Session| held_messages(b) as f64 / held_messages(a) as f64;
+    assert!(grew(&full, &full2) > 2.5, "{}", grew(&full, &full2));
+    assert!(grew(&lean, &lean2) <= 2.1, "{}", grew(&lean, &lean2));
 }

@@ -23,6 +23,7 @@ mod codex_compaction;
 mod codex_items;
 mod codex_usage;
 pub mod compressed;
+pub mod detail;
 pub mod discover;
 mod fast_json;
 pub mod history_input;
@@ -205,7 +206,9 @@ fn detect_text(text: &str) -> Option<SessionFormat> {
 fn read_lines(format: SessionFormat, lines: Vec<ParsedLine>) -> Result<Session, SessionError> {
     match format {
         SessionFormat::ClaudeCode => Ok(claude::read_claude(lines)),
-        SessionFormat::Codex | SessionFormat::CodexLegacy => Ok(codex::read_codex(lines, format)),
+        SessionFormat::Codex | SessionFormat::CodexLegacy => {
+            Ok(codex::read_codex(lines, format, detail::Detail::Full))
+        }
         SessionFormat::CtxlabTranscript | SessionFormat::MessageArray => {
             transcript::read_transcript(lines)
         }
@@ -292,17 +295,33 @@ pub fn load_session_with(
     progress: &dyn Fn(u64),
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Session, SessionError> {
-    let (mut session, _, warning) = chunked::read_session_file(path, progress, cancelled)?;
+    let (mut session, _, warning) =
+        chunked::read_session_file(path, detail::Detail::Full, progress, cancelled)?;
     session.warnings.extend(warning);
-    with_subagents(path, session)
+    with_subagents(path, session, detail::Detail::Full)
+}
+
+/// `load_session` for a command that prints figures (`inspect`): each message is held as
+/// its sized outline and a Codex compaction's new history is counted, not held
+/// (`detail::Detail::Numbers`), so a session of gigabytes is read in memory that follows
+/// its numbers, not its size.
+pub fn load_session_numbers(path: &Path) -> Result<Session, SessionError> {
+    let (mut session, _, warning) =
+        chunked::read_session_file(path, detail::Detail::Numbers, &|_| {}, &|| false)?;
+    session.warnings.extend(warning);
+    with_subagents(path, session, detail::Detail::Numbers)
 }
 
 /// A session with its project folder noted and, for Claude Code, its subagents' files.
-fn with_subagents(path: &Path, mut session: Session) -> Result<Session, SessionError> {
+fn with_subagents(
+    path: &Path,
+    mut session: Session,
+    detail: detail::Detail,
+) -> Result<Session, SessionError> {
     numbers::note_project_folder(&mut session, path);
     if session.format == SessionFormat::ClaudeCode {
         for file in discover::claude_subagent_files(path, session.meta.session_id.as_deref()) {
-            match chunked::read_session_file(&file, &|_| {}, &|| false) {
+            match chunked::read_session_file(&file, detail, &|_| {}, &|| false) {
                 Ok((mut side, _, _)) if side.format == SessionFormat::ClaudeCode => {
                     if side.meta.agent_id.is_none() {
                         side.meta.agent_id = agent_id_of(&file);
@@ -362,7 +381,8 @@ impl LoadedHistory {
 /// The one loader behind `ctxlab replay` and `ctxlab pipeline`: any format ctxlab reads,
 /// as the conversation the lesson's pipeline works on.
 pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
-    let (session, given, warning) = chunked::read_session_file(path, &|_| {}, &|| false)?;
+    let (session, given, warning) =
+        chunked::read_session_file(path, detail::Detail::Full, &|_| {}, &|| false)?;
     let format = session.format;
     let mut warnings = session.warnings.clone();
     warnings.extend(warning);

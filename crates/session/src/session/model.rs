@@ -308,6 +308,9 @@ pub struct Compaction {
     /// The compaction's own model call, when the file records its usage (Codex's
     /// `token_usage_record` of `compaction_response_id`): what it cost, not context.
     pub own_call: Option<RecordedUsage>,
+    /// The sizes of the new history when a numbers-only read (`Detail::Numbers`) counted
+    /// it instead of holding `kept` and `replacement`.
+    pub counted: Option<super::detail::HistoryCounts>,
 }
 
 /// A compaction's new history, in the order the model saw it: the messages it kept (held
@@ -364,7 +367,25 @@ impl Compaction {
             cleared_tool_ids: Vec::new(),
             replacement: None,
             own_call: None,
+            counted: None,
         }
+    }
+
+    /// How many messages the compaction kept besides the summary (None: not recorded),
+    /// held or counted: the one figure `inspect`, `watch` and the listings show.
+    pub fn kept_messages(&self) -> Option<usize> {
+        self.kept
+            .as_ref()
+            .map(Vec::len)
+            .or(self.counted.map(|c| c.kept))
+    }
+
+    /// How many messages of the new history the harness wrote anew, held or counted.
+    pub fn reinjected_messages(&self) -> Option<usize> {
+        self.replacement
+            .as_ref()
+            .map(|r| r.reinjected)
+            .or(self.counted.map(|c| c.reinjected))
     }
 }
 

@@ -106,7 +106,8 @@ pub fn numbers_of_file(path: &Path) -> Result<SessionNumbers, SessionError> {
 
 /// `numbers_of_file` with what a conversation-less file holds.
 pub fn file_numbers(path: &Path) -> Result<FileNumbers, SessionError> {
-    let (mut session, _, _) = super::chunked::read_session_file(path, &|_| {}, &|| false)?;
+    let detail = super::detail::Detail::Numbers;
+    let (mut session, _, _) = super::chunked::read_session_file(path, detail, &|_| {}, &|| false)?;
     note_project_folder(&mut session, path);
     Ok(FileNumbers {
         numbers: SessionNumbers::of(&session),

@@ -130,8 +130,8 @@ impl CompactionLine {
             duration_ms: c.duration_ms,
             summary,
             summary_chars,
-            kept_messages: c.kept.as_ref().map(Vec::len),
-            reinjected_messages: c.replacement.as_ref().map(|r| r.reinjected),
+            kept_messages: c.kept_messages(),
+            reinjected_messages: c.reinjected_messages(),
             cleared_tool_results: c.cleared_tool_ids.len(),
             compaction_call: c.own_call,
         }

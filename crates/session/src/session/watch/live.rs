@@ -19,9 +19,11 @@ use serde_json::Value;
 use super::live_capture::LiveCapture;
 pub use super::live_item::{LiveCall, LiveItem, LiveMessage};
 use super::live_item::{push_tool_call, report_messages};
+use crate::message::Message;
 use crate::session::assemble::fill_tokens_from_calls;
 use crate::session::claude::{self, Thread};
 use crate::session::codex::CodexReader;
+use crate::session::detail::Detail;
 use crate::session::lines::{ParsedLine, parse_json_lines_keeping_here};
 use crate::session::model::{Compaction, Session, SessionFormat, Summary, TokenCount, TokenSource};
 use crate::session::{format_of_line, lines};
@@ -58,6 +60,11 @@ struct Reported {
     filled_at: Option<usize>,
     /// Codex: a compaction came and the model has not answered since.
     after_compaction: bool,
+    /// Messages before this one were reported and emptied (`slim_reported`).
+    slimmed: usize,
+    /// Compactions before this one are settled: both token counts known and a later
+    /// compaction after them, so no later line changes what was reported of them.
+    settled: usize,
 }
 
 /// A session followed line by line.
@@ -141,7 +148,9 @@ impl LiveSession {
                     }
                     Some(f @ (SessionFormat::Codex | SessionFormat::CodexLegacy)) => {
                         let held = std::mem::take(held);
-                        self.reader = Reader::Codex(Box::new(CodexReader::new(f)));
+                        // A follower shows a compaction's counts, never its whole new history.
+                        let r = CodexReader::new(f, Detail::Numbers);
+                        self.reader = Reader::Codex(Box::new(r));
                         self.replay(held, number, text, out);
                     }
                     Some(SessionFormat::ProxyCapture) => {
@@ -311,8 +320,10 @@ impl LiveSession {
             r.calls = builder.session.calls.len();
         }
         // Compactions, new or with more said about them.
+        // Only the unsettled ones are compared: a file of thousands of compactions is
+        // followed in time that grows with its lines, not lines times compactions.
         let compactions = &builder.session.compactions;
-        for (k, c) in compactions.iter().enumerate() {
+        for (k, c) in compactions.iter().enumerate().skip(r.settled) {
             let sig = signature(c);
             match r.compactions.get_mut(k) {
                 Some(old) if *old == sig => {}
@@ -334,6 +345,13 @@ impl LiveSession {
                 }
             }
         }
+        while r.settled + 1 < compactions.len()
+            && r.settled < r.compactions.len()
+            && compactions[r.settled].tokens_before.is_some()
+            && compactions[r.settled].tokens_after.is_some()
+        {
+            r.settled += 1;
+        }
         out.extend(calls.into_iter().map(LiveItem::Call));
         // Tool calls as soon as the open call holds them.
         if let Some(open) = builder.open_call() {
@@ -354,6 +372,39 @@ impl LiveSession {
         if builder.open_call().is_some_and(|c| c.blocks.is_empty()) {
             r.open_blocks = 0;
         }
+        r.slimmed = slim_reported(&mut builder.session, r.slimmed, r.messages);
+    }
+}
+
+/// Messages a follower keeps whole behind the last one it reported: the readers look back
+/// at roles only, and the newest few stay as they were for a reader that looks further.
+const WHOLE_TAIL: usize = 64;
+
+/// Empties the messages reported (all but the newest `WHOLE_TAIL`) down to their role, and
+/// their origins down to line and kind, from `from` on; returns where it stopped. What a
+/// follower holds then follows what it shows, not the lines it read (issue 39, item 5):
+/// each message shown is reported once, with its preview, and the readers ask an earlier
+/// message only its role (a rewind's branch, the last answer) and kind.
+fn slim_reported(s: &mut Session, from: usize, reported: usize) -> usize {
+    let upto = reported.saturating_sub(WHOLE_TAIL).min(s.messages.len());
+    for i in from..upto {
+        let m = &mut s.messages[i];
+        *m = role_only(m.role());
+        if let Some(info) = s.info.get_mut(i) {
+            info.timestamp = None;
+            info.uuid = None;
+        }
+    }
+    upto.max(from)
+}
+
+/// A message with its role and no content.
+fn role_only(role: &str) -> Message {
+    match role {
+        "assistant" => Message::assistant_blocks(Vec::new()),
+        "user" => Message::user_blocks(Vec::new()),
+        other => Message::from_value(serde_json::json!({"role": other, "content": []}))
+            .unwrap_or_default(),
     }
 }
 
@@ -370,7 +421,7 @@ fn signature(c: &Compaction) -> String {
         c.tokens_before,
         c.tokens_after,
         c.summary_message,
-        c.kept.as_ref().map(Vec::len),
+        c.kept_messages(),
         c.cleared_tool_ids.len()
     )
 }

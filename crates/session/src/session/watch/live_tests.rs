@@ -176,3 +176,49 @@ fn a_later_calls_tool_call_comes_with_its_own_line() {
         "{out:?}"
     );
 }
+
+/// Issue 39, item 5: a follower's memory grew about 0.9 KB a line (the builder held every
+/// message it had already shown). Now what it holds of the messages stays the same
+/// however many lines it read, and each message is still shown once, with its preview.
+#[test]
+fn a_follower_holds_what_it_has_yet_to_show_not_every_line_it_read() {
+    let line = |n: usize| {
+        let text = format!("{n} {}", "word ".repeat(80));
+        if n.is_multiple_of(2) {
+            format!(
+                r#"{{"type":"user","sessionId":"s1","uuid":"u{n}","timestamp":"2025-10-01T10:00:00Z","message":{{"role":"user","content":"{text}"}}}}"#
+            )
+        } else {
+            format!(
+                r#"{{"type":"assistant","sessionId":"s1","uuid":"a{n}","requestId":"r{n}","timestamp":"2025-10-01T10:00:01Z","message":{{"id":"m{n}","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"text","text":"{text}"}}],"usage":{{"input_tokens":10,"output_tokens":1}}}}}}"#
+            )
+        }
+    };
+    let held = |lines: usize| {
+        let mut live = LiveSession::new();
+        let mut out = Vec::new();
+        let mut shown = 0;
+        for n in 0..lines {
+            live.push_line(n + 1, &line(n), &mut out);
+            shown += out
+                .drain(..)
+                .filter(|i| matches!(i, LiveItem::Message(m) if m.preview.contains("word")))
+                .count();
+        }
+        let s = live.session().unwrap();
+        let bytes: usize = s.messages.iter().map(|m| m.joined_text().len()).sum();
+        let strings = s.info.iter().filter(|i| i.uuid.is_some()).count();
+        (shown, bytes, strings)
+    };
+    let (shown1, bytes1, strings1) = held(1_000);
+    let (shown2, bytes2, strings2) = held(2_000);
+    // Every message but the open call's last one was shown, with its text.
+    assert_eq!((shown1, shown2), (999, 1_999));
+    // The same 64 newest messages, whose numbers have a digit more the second time.
+    assert!(
+        bytes2 <= bytes1 + 100,
+        "message content held grows with the lines read: {bytes1} then {bytes2}"
+    );
+    assert_eq!(strings2, strings1);
+    assert!(bytes1 < 1_000 * 100, "{bytes1}");
+}

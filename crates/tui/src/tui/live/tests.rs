@@ -112,7 +112,7 @@ fn near_the_threshold_the_follower_reads_the_facts_at_risk_and_the_view_shows_th
     use super::follower::RiskScout;
     use crate::forgot::at_risk::risk_lines;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/forgot/eval_claude.jsonl");
+        .join("../../tests/fixtures/forgot/eval_claude.jsonl");
     let mut scout = RiskScout::new(Some(20_000));
     let following = WatchEvent::Following {
         path: path.clone(),
