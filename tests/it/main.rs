@@ -32,6 +32,7 @@ mod fork_cli;
 mod guarded_props;
 mod guarded_reach;
 mod harden;
+mod identity;
 mod pipeline_props;
 mod pipeline_spec;
 mod provider_anthropic;

@@ -47,6 +47,7 @@ pub fn input_of_stage(
             kind: kind.clone(),
             micro,
             at: None,
+            call: None,
             trigger: None,
             rule: rule.clone(),
             before: number_all(before),

@@ -84,6 +84,19 @@ impl SessionNumbers {
     }
 }
 
+/// A compaction's one identity, the same on every surface (`inspect`, `forgot`, the
+/// workbench's `F` and compare view, the export): `#N at message M`, N counting the
+/// session's compactions from 1 and M the index of the message the compaction put first
+/// (its summary, when it made one): the messages before M are the ones it compacted. The
+/// message index counts the session as its recording lists it, summaries included
+/// (docs/pipeline.md, "Reading sessions").
+pub fn compaction_label(number: usize, at_message: Option<usize>) -> String {
+    match at_message {
+        Some(m) => format!("#{number} at message {m}"),
+        None => format!("#{number} (message not recorded)"),
+    }
+}
+
 /// What every listing calls the project of a session that records none (and whose folder
 /// name says nothing either): the CLI's heading and the browser's are this one text.
 pub fn project_label(project: Option<&str>) -> &str {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::model::{
     Compaction, LoadWarning, MessageKind, RecordedUsage, Session, Summary, TokenCount, TokenSource,
 };
-use super::numbers::{ProjectSource, SessionNumbers};
+use super::numbers::{ProjectSource, SessionNumbers, compaction_label};
 use crate::util::group_digits;
 
 /// A compaction's token count as `inspect` writes it: `~` for an estimate, and where an
@@ -57,17 +57,16 @@ pub struct CompactionLine {
 }
 
 impl CompactionLine {
-    /// `#1 full manual at message 5 (line 14): 2,150 -> 900 tokens, 12.0 s; summary 202
-    /// chars; kept 1 message`: compaction `i` (from 0) as `inspect` lists it and an
+    /// `#1 at message 5 (line 14): full manual, 2,150 -> 900 tokens, 12.0 s; summary 202
+    /// chars of text; kept 1 message` (the label is `numbers::compaction_label`): compaction `i` (from 0) as `inspect` lists it and an
     /// exported replay shows it.
     pub fn describe(&self, i: usize) -> String {
         let mut s = format!(
-            "#{} {} {} at message {} (line {}): {} -> {} tokens",
-            i + 1,
+            "{} (line {}): {} {}, {} -> {} tokens",
+            compaction_label(i + 1, Some(self.at)),
+            self.line,
             self.kind,
             self.trigger.as_deref().unwrap_or("trigger unknown"),
-            self.at,
-            self.line,
             tokens(&self.tokens_before),
             tokens(&self.tokens_after),
         );
@@ -80,7 +79,9 @@ impl CompactionLine {
             }
         }
         match (self.summary, self.summary_chars) {
-            ("text", Some(n)) => s.push_str(&format!("; summary {}", plural(n, "char", "chars"))),
+            ("text", Some(n)) => {
+                s.push_str(&format!("; summary {} of text", plural(n, "char", "chars")))
+            }
             ("encrypted", _) => s.push_str("; summary encrypted by the provider"),
             ("not_recorded", _) => s.push_str("; summary not recorded"),
             _ => {}

@@ -1,0 +1,106 @@
+//! One identity per compaction and per call (issue 33, item 3): the tour's run, recorded by
+//! the recorder from the same stream the workbench folds, names each compaction `#N at
+//! message M` (`session::numbers::compaction_label`) in `inspect` and `forgot` on the
+//! recording, in the workbench's `F` (the timeline's reports) and in the export's page, and
+//! counts its calls, the refused one included, alike on each.
+
+use std::process::Command;
+
+use crate::common::tour::tour;
+use ctxlab::forgot::text::headline;
+use ctxlab::session::numbers::compaction_label;
+use ctxlab::timeline::forgot_inputs::{compaction_ids, timeline_reports};
+use ctxlab::timeline::{Source, Timeline};
+
+/// The tour recorded as `ctxlab run` records it.
+fn recording() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut recorder = ctxlab::record::Recorder::create(dir.path(), "run").unwrap();
+    for ev in &tour().events {
+        recorder.record(ev);
+    }
+    let path = recorder.path().to_path_buf();
+    (dir, path)
+}
+
+fn cli(args: &[&str], path: &std::path::Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
+        .args(args)
+        .arg(path)
+        .env(
+            "CTXLAB_DATA_DIR",
+            std::env::temp_dir().join("ctxlab-it-ident"),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The labels the recording's reader gives: what `inspect` and `forgot` read.
+fn recorded_labels(path: &std::path::Path) -> Vec<String> {
+    let s = ctxlab::session::load_session(path).unwrap();
+    s.compactions
+        .iter()
+        .enumerate()
+        .map(|(i, c)| compaction_label(i + 1, Some(c.at)))
+        .collect()
+}
+
+/// The workbench's compactions (its `F` and the export read `timeline_reports`) are the
+/// recording's, label for label: before, `F` said "#30 ... at message 34" (every stage that
+/// forgot something counted, and a call number given as the message).
+#[test]
+fn the_workbench_and_the_recording_name_each_compaction_alike() {
+    let (_dir, path) = recording();
+    let want = recorded_labels(&path);
+    assert_eq!(want.len(), 3, "the tour compacts three times");
+    let t = Timeline::from_events(Source::Live, 0, &tour().events);
+    let ids: Vec<String> = compaction_ids(&t)
+        .iter()
+        .map(|c| compaction_label(c.number, Some(c.at_message)))
+        .collect();
+    assert_eq!(ids, want);
+    // F's first line: the reports of the summarizing steps carry the label.
+    let summarized: Vec<String> = timeline_reports(&t)
+        .iter()
+        .filter(|(_, r)| r.index > 0)
+        .map(|(_, r)| headline(r))
+        .collect();
+    assert_eq!(summarized.len(), want.len());
+    for (line, label) in summarized.iter().zip(&want) {
+        assert!(line.starts_with(&format!("{label}: ")), "{line} / {label}");
+    }
+    // A stage that forgot without summarizing is no compaction: no number of its own.
+    for (_, r) in timeline_reports(&t).iter().filter(|(_, r)| r.index == 0) {
+        assert!(!headline(r).starts_with('#'), "{}", headline(r));
+    }
+}
+
+/// Each text surface shows every label: `inspect` and `forgot` on the recording, the
+/// export's page of the same run.
+#[test]
+fn inspect_forgot_and_the_export_show_the_same_labels() {
+    let (_dir, path) = recording();
+    let want = recorded_labels(&path);
+    let inspect = cli(&["inspect"], &path);
+    let forgot = cli(&["forgot"], &path);
+    let page =
+        ctxlab::timeline::html::page(&Timeline::from_events(Source::Live, 0, &tour().events));
+    for label in &want {
+        for (name, text) in [
+            ("inspect", &inspect),
+            ("forgot", &forgot),
+            ("export", &page),
+        ] {
+            assert!(
+                text.contains(&format!("{label} ")) || text.contains(&format!("{label}:")),
+                "{name} lacks {label}:\n{text}"
+            );
+        }
+    }
+}
