@@ -104,3 +104,40 @@ fn inspect_forgot_and_the_export_show_the_same_labels() {
         }
     }
 }
+
+/// The tour's calls, the one the API refused included, are as many on every surface: the
+/// timeline (and so the export) numbers the refused call, and `inspect` and `sessions` on
+/// the recording count it too and say it was refused (they said 37 to the timeline's 38).
+#[test]
+fn every_surface_counts_the_refused_call() {
+    let (_dir, path) = recording();
+    let t = Timeline::from_events(Source::Live, 0, &tour().events);
+    let refused = t
+        .calls
+        .iter()
+        .filter(|c| c.outcome == ctxlab::timeline::CallOutcome::PromptTooLong)
+        .count();
+    assert_eq!(refused, 1, "the tour's API refuses once");
+    let inspect: serde_json::Value =
+        serde_json::from_str(&cli(&["inspect", "--json"], &path)).unwrap();
+    let listed: serde_json::Value =
+        serde_json::from_str(&cli(&["sessions", "--json"], &path)).unwrap();
+    let row = &listed.as_array().expect("a list")[0];
+    for (name, calls) in [("inspect", &inspect["calls"]), ("sessions", &row["calls"])] {
+        assert_eq!(calls.as_u64(), Some(t.calls.len() as u64), "{name}");
+    }
+    assert_eq!(inspect["refused_calls"].as_u64(), Some(1));
+    let text = cli(&["inspect"], &path);
+    assert!(
+        text.contains(&format!(
+            "{} model calls (1 refused as too long,",
+            t.calls.len()
+        )),
+        "{text}"
+    );
+    let page = ctxlab::timeline::html::page(&t);
+    assert!(
+        page.contains(&format!("{} model calls", t.calls.len())),
+        "the export"
+    );
+}

@@ -169,6 +169,8 @@ pub struct SessionSummary {
     pub calls: usize,
     /// Calls whose token usage the file records.
     pub calls_with_usage: usize,
+    /// Of `calls`, the ones the API refused (a ctxlab recording's refusals).
+    pub refused_calls: usize,
     /// The compactions' own model calls the file records (Codex): not in `calls`.
     pub compaction_calls: usize,
     pub tool_pairs: usize,
@@ -298,6 +300,7 @@ impl SessionSummary {
             messages: s.messages.len(),
             calls: n.calls,
             calls_with_usage: s.calls.len(),
+            refused_calls: n.refused_calls,
             compaction_calls: s
                 .compactions
                 .iter()
