@@ -141,3 +141,35 @@ fn every_surface_counts_the_refused_call() {
         "the export"
     );
 }
+
+/// The compare view's forgot view replays the recorded session under the strategy that
+/// ran it (`forgot::from_replay::replay_inputs_by_call`): its summaries sit where the
+/// recording lists the run's, so they carry the recording's message (it said 65 where the
+/// recording said 67: the replay counted its conversation messages, not the summaries).
+#[test]
+fn the_compare_replay_places_each_summary_where_the_recording_does() {
+    use ctxlab::forgot::from_replay::{replay_inputs_by_call, summarizes};
+    let (_dir, path) = recording();
+    let want: Vec<usize> = ctxlab::session::load_session(&path)
+        .unwrap()
+        .compactions
+        .iter()
+        .map(|c| c.at)
+        .collect();
+    let file = ctxlab::session::load_history(&path).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let store = ctxlab::store::Store::new(scratch.path()).dry_run();
+    let options = ctxlab::pipeline_replay::ReplayOptions {
+        config: ctxlab::compact::PipelineConfig::default(),
+        summary_text: None,
+        now_secs: 0,
+        recorded: file.recorded.clone(),
+    };
+    let inputs = replay_inputs_by_call(file.messages, "s", &store, &options).unwrap();
+    let got: Vec<usize> = inputs
+        .iter()
+        .filter(|(_, i)| summarizes(i))
+        .filter_map(|(_, i)| i.at)
+        .collect();
+    assert_eq!(got, want);
+}
