@@ -85,7 +85,7 @@ pub fn section(s: &mut String, t: &Timeline) {
             s.push_str("<p>Not carried (or unknown, where no summary is recorded):</p>\n");
             facts_table(s, &gone);
         }
-        afterwards(s, &c);
+        afterwards(s, c);
         if !kept_facts.is_empty() {
             let _ = writeln!(
                 s,
