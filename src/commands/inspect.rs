@@ -57,10 +57,15 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
     };
     writeln!(
         out,
-        "{}: {}, {} ({} with usage){compaction_calls}, {}",
+        "{}: {}, {} ({}{} with usage){compaction_calls}, {}",
         plural(s.lines, "line", "lines"),
         plural(s.messages, "message", "messages"),
         plural(s.calls, "model call", "model calls"),
+        if s.refused_calls > 0 {
+            format!("{} refused as too long, ", group_digits(s.refused_calls))
+        } else {
+            String::new()
+        },
         group_digits(s.calls_with_usage),
         plural(s.tool_pairs, "tool pair", "tool pairs"),
     )?;

@@ -332,11 +332,12 @@ fn f_in_the_compare_view_shows_what_the_selected_strategy_forgot() {
     let (title, lines) = viewer(&d);
     assert_eq!(title, format!("what s08 forgot at call {number}"));
     let text = lines.join("\n");
-    // A report per stage of s08's before that call.
+    // A report per stage of s08's before that call, named by the call (a summary would
+    // carry its compaction label too).
     assert!(
         lines
             .iter()
-            .any(|l| l.starts_with('#') && l.contains(" s08 ")),
+            .any(|l| l.contains("s08 ") && l.ends_with(&format!("before call {number}"))),
         "{text}"
     );
     assert!(text.contains("rule:"), "{text}");

@@ -35,6 +35,7 @@ mod fork_subagents;
 mod guarded_props;
 mod guarded_reach;
 mod harden;
+mod identity;
 mod pipeline_props;
 mod pipeline_spec;
 mod provider_anthropic;

@@ -41,7 +41,7 @@ fn inspect_reports_a_claude_session_with_its_compactions() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("compactions: 3"), "{text}");
     assert!(
-        text.contains("#1 full manual at message 5 (line 14): 2,150 -> 900 tokens, 12.0 s"),
+        text.contains("#1 at message 5 (line 14): full manual, 2,150 -> 900 tokens, 12.0 s"),
         "{text}"
     );
     assert!(text.contains("line 11: malformed line skipped"), "{text}");

@@ -29,7 +29,7 @@ pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
 pub const MAX_ENTRIES: usize = 50_000;
 const FORMAT: &str = "ctxlab-listing-cache";
 /// Bumped whenever what a row holds, or how it is computed, changes.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// What identifies one state of a file: a different size or modification time is a
 /// different file for the cache.

@@ -70,6 +70,7 @@ pub fn at_risk(s: &Session, shown: usize) -> AtRisk {
         kind: "at risk".into(),
         micro: false,
         at: Some(s.messages.len()),
+        call: None,
         trigger: None,
         rule: "a compaction now, with a summary that names none of them".into(),
         before,

@@ -47,6 +47,7 @@ pub fn input_of_stage(
             kind: kind.clone(),
             micro,
             at: None,
+            call: None,
             trigger: None,
             rule: rule.clone(),
             before: number_all(before),
@@ -115,6 +116,12 @@ pub fn input_of_stage(
     Some(base(true, SummaryText::None, kept, cleared))
 }
 
+/// Whether a stage's input is a summary (a compaction, as the run counts them), not a stage
+/// that only cleared, persisted or cut.
+pub fn summarizes(input: &CompactionInput) -> bool {
+    matches!(input.summary, SummaryText::Text(_))
+}
+
 /// Replays `messages` and returns one input per stage that forgot something, with what
 /// came after each (up to the next) for the re-read check.
 pub fn replay_inputs(
@@ -141,13 +148,20 @@ pub fn replay_inputs_by_call(
     let mut entered: Vec<Message> = Vec::new();
     // Each input, the number of session messages entered when it happened, and its call.
     let mut found: Vec<(CompactionInput, usize, Option<usize>)> = Vec::new();
+    // A summary the replay made sits among the session's messages as a recording lists
+    // it: after the messages entered so far and the replay's earlier summaries.
+    let mut summaries = 0;
     replay_events(messages, store, options, |event| match event {
         ReplayEvent::Entered(m) => {
             entered.push(m.clone());
             live.push(m.clone());
         }
         ReplayEvent::Stage { report, history } => {
-            if let Some(input) = input_of_stage(strategy, report, &live, history) {
+            if let Some(mut input) = input_of_stage(strategy, report, &live, history) {
+                if summarizes(&input) {
+                    input.at = Some(entered.len() + summaries);
+                    summaries += 1;
+                }
                 found.push((input, entered.len(), None));
             }
             live = history.to_vec();
@@ -175,7 +189,7 @@ pub fn replay_inputs_by_call(
                 .iter()
                 .find(|&&(j, s)| j > i && s > start)
                 .map_or(entered.len(), |&(_, s)| s);
-            input.at = Some(start);
+            input.at = input.at.or(Some(start));
             input.after = (start..end)
                 .map(|j| Numbered::new(Some(j), entered[j].clone()))
                 .collect();

@@ -298,6 +298,7 @@ fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
         kind,
         micro,
         at: Some(c.at),
+        call: None,
         trigger: c.trigger.as_ref().map(|t| t.name().to_string()),
         rule: rule.to_string(),
         summary: summary_text(&c.summary),

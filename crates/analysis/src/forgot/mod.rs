@@ -106,6 +106,9 @@ pub struct CompactionInput {
     pub micro: bool,
     /// The message number where it happened.
     pub at: Option<usize>,
+    /// A stage of a run (the live agent, a replay): the model call it ran before, so a
+    /// stage that only cleared results, which is no compaction, is named by its call.
+    pub call: Option<usize>,
     pub trigger: Option<String>,
     /// The agent's own rule for what survives, in words.
     pub rule: String,
@@ -196,10 +199,14 @@ pub struct KeptReport {
 /// What one compaction forgot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CompactionForgot {
-    /// 1-based, in the order the compactions happened.
+    /// 1-based, in the order the compactions happened; 0 for a run's stage that forgot
+    /// something without summarizing, which the run does not count as a compaction.
     pub index: usize,
     pub kind: String,
     pub at: Option<usize>,
+    /// The model call a run's stage ran before (`CompactionInput::call`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call: Option<usize>,
     pub trigger: Option<String>,
     pub rule: String,
     pub before: Breakdown,
@@ -297,6 +304,7 @@ pub fn analyze(index: usize, input: &CompactionInput) -> CompactionForgot {
         index,
         kind: input.kind.clone(),
         at: input.at,
+        call: input.call,
         trigger: input.trigger.clone(),
         rule: input.rule.clone(),
         tokens_before: input.tokens_before,

@@ -20,6 +20,7 @@ fn full(before: Vec<Message>, summary: &str) -> CompactionInput {
         kind: "test full".into(),
         micro: false,
         at: None,
+        call: None,
         trigger: None,
         rule: "everything is replaced".into(),
         before: before

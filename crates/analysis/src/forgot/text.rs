@@ -3,6 +3,7 @@
 //! is: the front end that prints them sanitizes them.
 
 use super::{Breakdown, CompactionForgot, Count, Fact, KeptHow, SummaryText};
+use crate::session::numbers::compaction_label;
 use crate::util::group_digits;
 
 /// How the facts check decides, as the view and the command state it (docs/forgot.md).
@@ -331,18 +332,33 @@ pub fn afterwards_lines(c: &CompactionForgot, width: usize, l: &mut Vec<String>)
     }
 }
 
-/// The report's lines: the facts first, then what they cost afterwards, the sizes, and the
-/// summary's text last (when `layout.summary`).
-pub fn report_lines(c: &CompactionForgot, layout: &Layout) -> Vec<String> {
-    let w = layout.width;
-    let mut l = Vec::new();
-    let at = c.at.map(|a| format!(" at message {a}")).unwrap_or_default();
+/// The report's first line: the compaction's one label (`numbers::compaction_label`, as
+/// `inspect` and the workbench name it), its kind and trigger. A run's stage that forgot
+/// without summarizing (index 0) is no compaction (the run numbers summaries only): it is
+/// named by the call it ran before.
+pub fn headline(c: &CompactionForgot) -> String {
     let trigger = c
         .trigger
         .as_deref()
         .map(|t| format!(" ({t})"))
         .unwrap_or_default();
-    l.push(format!("#{} {}{trigger}{at}", c.index, c.kind));
+    match c.call {
+        Some(call) if c.index == 0 => format!("{}{trigger} before call {call}", c.kind),
+        Some(call) => format!(
+            "{}: {}{trigger}, before call {call}",
+            compaction_label(c.index, c.at),
+            c.kind
+        ),
+        None => format!("{}: {}{trigger}", compaction_label(c.index, c.at), c.kind),
+    }
+}
+
+/// The report's lines: the facts first, then what they cost afterwards, the sizes, and the
+/// summary's text last (when `layout.summary`).
+pub fn report_lines(c: &CompactionForgot, layout: &Layout) -> Vec<String> {
+    let w = layout.width;
+    let mut l = Vec::new();
+    l.push(headline(c));
     facts_section(c, layout, &mut l);
     l.extend(wrap("  rule:", &c.rule, 4, w));
     let recorded = c
@@ -437,7 +453,7 @@ pub fn report_lines(c: &CompactionForgot, layout: &Layout) -> Vec<String> {
     match &c.summary {
         SummaryText::Text(t) => {
             l.push(format!(
-                "  summary: {} chars{}",
+                "  summary: {} chars of text{}",
                 group_digits(c.summary_chars),
                 if layout.summary { ":" } else { "" }
             ));

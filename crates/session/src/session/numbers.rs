@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::SessionError;
 use super::model::{RecordedCall, Session, SessionFormat, SessionMeta};
+use super::recorded_event::{RecordedEvent, RecordedKind};
 
 /// Where a session's project comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -41,8 +42,12 @@ pub struct SessionNumbers {
     pub started: Option<String>,
     pub ended: Option<String>,
     /// Model calls: the assistant messages of the main conversation (a call the file
-    /// records no usage for still counts).
+    /// records no usage for still counts) and the calls the API refused, which no answer
+    /// records (a ctxlab recording's refusals): the timeline numbers a refused call too.
     pub calls: usize,
+    /// Of `calls`, the ones the API refused as too long.
+    #[serde(default)]
+    pub refused_calls: usize,
     /// Compactions the recording tool performed in the main conversation.
     pub compactions: usize,
     /// The largest prompt a recorded call sent, in tokens.
@@ -56,16 +61,19 @@ impl SessionNumbers {
             s.messages.iter().map(|m| m.role()),
             s.compactions.len(),
             &s.calls,
+            refused_calls(&s.recorded),
         )
     }
 
     /// `of` for a session taken apart (the workbench's opened view): its metadata, the
-    /// roles of its main conversation's messages, its compactions and its calls.
+    /// roles of its main conversation's messages, its compactions, its calls and how many
+    /// calls the API refused (`refused_calls`).
     pub fn of_parts<'a>(
         meta: &SessionMeta,
         roles: impl Iterator<Item = &'a str>,
         compactions: usize,
         calls: &[RecordedCall],
+        refused: usize,
     ) -> SessionNumbers {
         let (project, project_source) = match (&meta.cwd, &meta.project_folder) {
             (Some(cwd), _) => (Some(cwd.clone()), Some(ProjectSource::Recorded)),
@@ -77,11 +85,34 @@ impl SessionNumbers {
             project_source,
             started: meta.started.clone(),
             ended: meta.ended.clone(),
-            calls: roles.filter(|r| *r == "assistant").count(),
+            calls: roles.filter(|r| *r == "assistant").count() + refused,
+            refused_calls: refused,
             compactions,
             peak_context_tokens: calls.iter().map(|c| c.usage.context_tokens()).max(),
         }
     }
+}
+
+/// A compaction's one identity, the same on every surface (`inspect`, `forgot`, the
+/// workbench's `F` and compare view, the export): `#N at message M`, N counting the
+/// session's compactions from 1 and M the index of the message the compaction put first
+/// (its summary, when it made one): the messages before M are the ones it compacted. The
+/// message index counts the session as its recording lists it, summaries included
+/// (docs/pipeline.md, "Reading sessions").
+pub fn compaction_label(number: usize, at_message: Option<usize>) -> String {
+    match at_message {
+        Some(m) => format!("#{number} at message {m}"),
+        None => format!("#{number} (message not recorded)"),
+    }
+}
+
+/// The calls a ctxlab recording says the API refused (its other formats record none): a
+/// refused call has no answer, so the assistant messages do not count it.
+pub fn refused_calls(recorded: &[RecordedEvent]) -> usize {
+    recorded
+        .iter()
+        .filter(|e| matches!(e.kind, RecordedKind::Refusal { .. }))
+        .count()
 }
 
 /// What every listing calls the project of a session that records none (and whose folder

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::model::{
     Compaction, LoadWarning, MessageKind, RecordedUsage, Session, Summary, TokenCount, TokenSource,
 };
-use super::numbers::{ProjectSource, SessionNumbers};
+use super::numbers::{ProjectSource, SessionNumbers, compaction_label};
 use crate::message::Role;
 use crate::util::group_digits;
 
@@ -58,17 +58,16 @@ pub struct CompactionLine {
 }
 
 impl CompactionLine {
-    /// `#1 full manual at message 5 (line 14): 2,150 -> 900 tokens, 12.0 s; summary 202
-    /// chars; kept 1 message`: compaction `i` (from 0) as `inspect` lists it and an
+    /// `#1 at message 5 (line 14): full manual, 2,150 -> 900 tokens, 12.0 s; summary 202
+    /// chars of text; kept 1 message` (the label is `numbers::compaction_label`): compaction `i` (from 0) as `inspect` lists it and an
     /// exported replay shows it.
     pub fn describe(&self, i: usize) -> String {
         let mut s = format!(
-            "#{} {} {} at message {} (line {}): {} -> {} tokens",
-            i + 1,
+            "{} (line {}): {} {}, {} -> {} tokens",
+            compaction_label(i + 1, Some(self.at)),
+            self.line,
             self.kind,
             self.trigger.as_deref().unwrap_or("trigger unknown"),
-            self.at,
-            self.line,
             tokens(&self.tokens_before),
             tokens(&self.tokens_after),
         );
@@ -81,7 +80,9 @@ impl CompactionLine {
             }
         }
         match (self.summary, self.summary_chars) {
-            ("text", Some(n)) => s.push_str(&format!("; summary {}", plural(n, "char", "chars"))),
+            ("text", Some(n)) => {
+                s.push_str(&format!("; summary {} of text", plural(n, "char", "chars")))
+            }
             ("encrypted", _) => s.push_str("; summary encrypted by the provider"),
             ("not_recorded", _) => s.push_str("; summary not recorded"),
             _ => {}
@@ -169,6 +170,8 @@ pub struct SessionSummary {
     pub calls: usize,
     /// Calls whose token usage the file records.
     pub calls_with_usage: usize,
+    /// Of `calls`, the ones the API refused (a ctxlab recording's refusals).
+    pub refused_calls: usize,
     /// The compactions' own model calls the file records (Codex): not in `calls`.
     pub compaction_calls: usize,
     pub tool_pairs: usize,
@@ -298,6 +301,7 @@ impl SessionSummary {
             messages: s.messages.len(),
             calls: n.calls,
             calls_with_usage: s.calls.len(),
+            refused_calls: n.refused_calls,
             compaction_calls: s
                 .compactions
                 .iter()

@@ -6,10 +6,10 @@
 use std::fmt::Write;
 
 use super::Timeline;
-use super::forgot_inputs::timeline_inputs;
+use super::forgot_inputs::timeline_reports;
 use super::html_escape::escape;
-use crate::forgot::text::{CHECK_RULE, afterwards_lines, kinds_line, size_line};
-use crate::forgot::{Fact, KeptHow, analyze};
+use crate::forgot::text::{CHECK_RULE, afterwards_lines, headline, kinds_line, size_line};
+use crate::forgot::{Fact, KeptHow};
 use crate::util::group_digits;
 
 fn facts_table(s: &mut String, facts: &[&Fact]) {
@@ -47,19 +47,16 @@ fn afterwards(s: &mut String, c: &crate::forgot::CompactionForgot) {
 pub fn section(s: &mut String, t: &Timeline) {
     s.push_str("<h2 id=\"forgot\">What each compaction forgot</h2>\n");
     let _ = writeln!(s, "<p class=\"reason\">{}</p>", escape(CHECK_RULE));
-    let inputs = timeline_inputs(t);
-    if inputs.is_empty() {
+    let reports = timeline_reports(t);
+    if reports.is_empty() {
         s.push_str("<p class=\"empty\">No stage dropped or cleared anything.</p>\n");
         return;
     }
-    for (n, (step, input)) in inputs.iter().enumerate() {
-        let c = analyze(n + 1, input);
+    for (step, c) in &reports {
         let _ = writeln!(
             s,
-            "<details class=\"forgot\" open><summary>#{} call {} · {} (<a href=\"#step-{step}\">stage event</a>): {} of {} items not carried</summary>",
-            c.index,
-            c.at.unwrap_or(0),
-            escape(&c.kind),
+            "<details class=\"forgot\" open><summary>{} (<a href=\"#step-{step}\">stage event</a>): {} of {} items not carried</summary>",
+            escape(&headline(c)),
             c.not_carried,
             c.facts.len()
         );
@@ -72,8 +69,8 @@ pub fn section(s: &mut String, t: &Timeline) {
         let _ = writeln!(
             s,
             "<table><tr><td>before</td><td>{}</td></tr>\
-             <tr><td>summary</td><td>{} chars</td></tr>\
-             <tr><td>kept ({kept})</td><td>{} messages, {} chars</td></tr>\
+             <tr><td>summary</td><td>{} chars of text</td></tr>\
+             <tr><td>kept ({kept})</td><td>{} messages, {} chars of text</td></tr>\
              <tr><td>dropped</td><td>{}<br>{}</td></tr></table>",
             escape(&size_line(&c.before)),
             group_digits(c.summary_chars),
@@ -88,7 +85,7 @@ pub fn section(s: &mut String, t: &Timeline) {
             s.push_str("<p>Not carried (or unknown, where no summary is recorded):</p>\n");
             facts_table(s, &gone);
         }
-        afterwards(s, &c);
+        afterwards(s, c);
         if !kept_facts.is_empty() {
             let _ = writeln!(
                 s,
@@ -122,7 +119,7 @@ pub fn section(s: &mut String, t: &Timeline) {
 mod tests {
     use super::*;
     use crate::forgot::parts::Numbered;
-    use crate::forgot::{CompactionInput, KeptInput, SummaryText};
+    use crate::forgot::{CompactionInput, KeptInput, SummaryText, analyze};
     use crate::message::Message;
 
     #[test]
@@ -131,6 +128,7 @@ mod tests {
             kind: "test full".into(),
             micro: false,
             at: Some(1),
+            call: None,
             trigger: None,
             rule: "everything is replaced".into(),
             before: vec![Numbered::new(

@@ -224,12 +224,19 @@ fn replay_forgot(
     let name = config.strategy.name();
     let inputs = replay_inputs_by_call(session.0.iter().cloned(), name, &store, &options)
         .map_err(|e| format!("the replay under {name}: {e}"))?;
-    let reports: Vec<_> = inputs
-        .iter()
-        .enumerate()
-        .filter(|(_, (c, _))| *c == Some(call))
-        .map(|(i, (_, input))| analyze(i + 1, input))
-        .collect();
+    // Numbered as the run numbers its compactions (summaries only; a stage that cleared
+    // is named by its call), so the label is the timeline's and the recording's.
+    let mut number = 0;
+    let mut reports = Vec::new();
+    for (c, input) in &inputs {
+        let summarizes = crate::forgot::from_replay::summarizes(input);
+        number += usize::from(summarizes);
+        if *c == Some(call) {
+            let mut input = input.clone();
+            input.call = *c;
+            reports.push(analyze(if summarizes { number } else { 0 }, &input));
+        }
+    }
     let Some((first, rest)) = reports.split_first() else {
         return Err(format!(
             "{name} forgot nothing before call {call}: no stage there dropped a message or cleared a result"

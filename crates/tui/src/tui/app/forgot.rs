@@ -7,8 +7,7 @@
 //! same for every place that opens it.
 
 use super::{App, EventKind};
-use crate::forgot::analyze;
-use crate::timeline::forgot_inputs::timeline_inputs;
+use crate::timeline::forgot_inputs::timeline_reports;
 use crate::tui::analysis::forgot_view;
 
 impl App {
@@ -22,13 +21,12 @@ impl App {
             self.notify("F: select a stage row (a compaction) in the events pane");
             return;
         };
-        let inputs = timeline_inputs(&self.timeline);
-        let Some(n) = inputs.iter().position(|(s, _)| *s == step) else {
+        let reports = timeline_reports(&self.timeline);
+        let Some((_, report)) = reports.iter().find(|(s, _)| *s == step) else {
             self.notify("this stage forgot nothing: it dropped no message and cleared no result");
             return;
         };
-        let report = analyze(n + 1, &inputs[n].1);
-        let (title, lines) = forgot_view(&report, &[]);
+        let (title, lines) = forgot_view(report, &[]);
         self.open_viewer(title, &lines.join("\n"));
         if let Some(super::Layer::Viewer(v)) = self.layers.last_mut() {
             v.set_help_section(crate::tui::keys::section::FORGOT);

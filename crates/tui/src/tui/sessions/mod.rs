@@ -273,6 +273,7 @@ impl OpenedSession {
             self.infos.iter().map(|i| i.message.role()),
             self.compactions.len(),
             &self.calls,
+            crate::session::numbers::refused_calls(&self.recorded),
         )
     }
 
