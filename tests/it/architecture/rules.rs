@@ -207,7 +207,7 @@ fn ratatui_and_crossterm_are_used_only_under_tui() {
     assert!(outside.is_empty(), "{}", outside.join("\n"));
 }
 
-/// The `tui` row's "mutate `App` outside `App::update`": outside `src/tui/app/`, the crate
+/// The `tui` row's "mutate `App` outside `App::update`": outside `crates/tui/src/tui/app/`, the crate
 /// calls none of `App`'s `&mut self` methods but `update` (the loop hands it messages; a
 /// job's result comes back as one).
 #[test]
