@@ -174,7 +174,8 @@ def from_watch(lines) -> dict:
 
 
 RECORDED_RE = re.compile(r"Recorded by [\w-]+: (\d+) model calls?.*?peak context ([\d,]+) tokens; (\d+) compactions?")
-COMPACTION_RE = re.compile(r"#\d+ [^:]*?: ~?([\d,?]+)(?: \([^)]*\))? -> ~?([\d,?]+)")
+# `#1 at message 16 (line 82): full manual, 48,048 -> 2,748 tokens` (docs/pipeline.md).
+COMPACTION_RE = re.compile(r"#\d+ at message \d+[^:]*: [^#>]*?~?([\d,?]+)(?: \([^)]*\))? -> ~?([\d,?]+)")
 
 
 def from_export(page: str) -> dict:
