@@ -1,4 +1,7 @@
-//! The agent: its loop and protocol (`agent`), the tools the model may call, where settings come from (`user_config`), the recording of live sessions (`record`), and the composition root that makes a ready agent (`startup`, with the embedded demo project).
+//! The agent: its loop and protocol (`agent`), the tools the model may call, the run's
+//! events folded once into facts with stable ids (`run`), where settings come from
+//! (`user_config`), the recording of live sessions (`record`), and the composition root
+//! that makes a ready agent (`startup`, with the embedded demo project).
 //!
 //! One layer of the workspace (docs/architecture.md, "Crates"): it may use only the crates
 //! its Cargo.toml names, so the import rules between layers are the compiler's.

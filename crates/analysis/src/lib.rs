@@ -1,4 +1,6 @@
-//! Analyses over recorded sessions: the one replay loop (`pipeline_replay`), the strategies compared (`compare`), what a compaction forgot (`forgot`), a capture's requests (`capture_view`), and new sessions forked before a compaction (`fork`).
+//! Analyses over recorded sessions: the one replay loop (`pipeline_replay`), the strategies
+//! compared (`compare`), what a compaction forgot (`forgot`), a capture's requests
+//! (`capture_view`), and new sessions forked before a compaction (`fork`).
 //!
 //! One layer of the workspace (docs/architecture.md, "Crates"): it may use only the crates
 //! its Cargo.toml names, so the import rules between layers are the compiler's.

@@ -1,4 +1,6 @@
-//! The leaves every other crate stands on: the message model and its size unit (the length of Python's `str()`), the one sanitizer of outside text, safe file handling, the store of persisted outputs and transcripts, the exported-file writer, the process signals.
+//! The leaves every other crate stands on: the message model and its size unit (the length
+//! of Python's `str()`), the one sanitizer of outside text, safe file handling, the store
+//! of persisted outputs and transcripts, the exported-file writer, the process signals.
 //!
 //! One layer of the workspace (docs/architecture.md, "Crates"): it may use only the crates
 //! its Cargo.toml names, so the import rules between layers are the compiler's.

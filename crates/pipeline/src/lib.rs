@@ -1,4 +1,6 @@
-//! The compaction pipeline and its strategies: pure and synchronous; it builds a summary request as data and takes the summary text back, and never touches the network, tokio or a terminal.
+//! The compaction pipeline and its strategies: pure and synchronous; it builds a summary
+//! request as data and takes the summary text back, and never touches the network, tokio or
+//! a terminal.
 //!
 //! One layer of the workspace (docs/architecture.md, "Crates"): it may use only the crates
 //! its Cargo.toml names, so the import rules between layers are the compiler's.

@@ -1,4 +1,6 @@
-//! The model providers behind one `Model` trait: Anthropic Messages, OpenAI-compatible chat, the scripted model; the HTTP client, the SSE decoder with its limits, retries and deadlines.
+//! The model providers behind one `Model` trait: Anthropic Messages, OpenAI-compatible
+//! chat, the scripted model; the HTTP client, the SSE decoder with its limits, retries and
+//! deadlines.
 //!
 //! One layer of the workspace (docs/architecture.md, "Crates"): it may use only the crates
 //! its Cargo.toml names, so the import rules between layers are the compiler's.

@@ -1,4 +1,5 @@
-//! `ctxlab proxy`: a loopback pass-through between an agent and its model API that captures each exchange, byte for byte, without keeping keys.
+//! `ctxlab proxy`: a loopback pass-through between an agent and its model API that captures
+//! each exchange, byte for byte, without keeping keys.
 //!
 //! One layer of the workspace (docs/architecture.md, "Crates"): it may use only the crates
 //! its Cargo.toml names, so the import rules between layers are the compiler's.

@@ -1,4 +1,7 @@
-//! Reading sessions (ctxlab's recordings and transcripts, Claude Code and Codex files, `ctxlab proxy` captures) into one model, finding them on disk, following them as they grow, the listing's cache, and where a call's context goes (`breakdown`). It only reads: other tools' files are never written.
+//! Reading sessions (ctxlab's recordings and transcripts, Claude Code and Codex files,
+//! `ctxlab proxy` captures) into one model, finding them on disk, following them as they
+//! grow, the listing's cache, and where a call's context goes (`breakdown`). It only reads:
+//! other tools' files are never written.
 //!
 //! One layer of the workspace (docs/architecture.md, "Crates"): it may use only the crates
 //! its Cargo.toml names, so the import rules between layers are the compiler's.

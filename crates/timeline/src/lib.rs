@@ -1,4 +1,5 @@
-//! The model-call timeline of a run (from the agent's events or a replay), its diffs and lineage, and the exported HTML page.
+//! The model-call timeline of a run (from the agent's events or a replay), its diffs and
+//! lineage, and the exported HTML page.
 //!
 //! One layer of the workspace (docs/architecture.md, "Crates"): it may use only the crates
 //! its Cargo.toml names, so the import rules between layers are the compiler's.

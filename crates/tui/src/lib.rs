@@ -1,4 +1,5 @@
-//! The workbench: the ratatui front end, its views, its jobs and its event loop. It draws state and never runs the agent itself.
+//! The workbench: the ratatui front end, its views, its jobs and its event loop. It draws
+//! state and never runs the agent itself.
 //!
 //! One layer of the workspace (docs/architecture.md, "Crates"): it may use only the crates
 //! its Cargo.toml names, so the import rules between layers are the compiler's.
