@@ -162,19 +162,14 @@ fn a_history_over_the_window_is_refused_with_the_overshoot() {
     assert!(!dir.path().join(".claude").exists());
 }
 
-/// `B` on an opened session's compaction row: the fork job for that compaction; done, the
-/// viewer says where the fork went and how to resume it. The job is run here with HOME
-/// folders of the test's own (the key takes the user's, as the agents would look).
-#[test]
-fn b_on_a_compaction_row_forks_the_opened_session() {
-    use crate::support::{Driver, key, press, settle};
+/// The workbench with `CLAUDE` opened and its first compaction row selected, in a data
+/// folder of the test's own: the driver, the session's path and the temp folder.
+fn opened_at_first_compaction() -> (crate::support::Driver, PathBuf, tempfile::TempDir) {
+    use crate::support::{Driver, press, settle};
     use crossterm::event::KeyCode;
-    use ctxlab::fork::AgentHomes;
-    use ctxlab::tui::analysis::AnalysisWork;
-    use ctxlab::tui::app::{Layer, Startup};
+    use ctxlab::tui::Msg;
+    use ctxlab::tui::app::Startup;
     use ctxlab::tui::sessions::ViewRow;
-    use ctxlab::tui::work::Work;
-    use ctxlab::tui::{Effect, Msg};
 
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
@@ -200,6 +195,23 @@ fn b_on_a_compaction_row_forks_the_opened_session() {
     for _ in 0..at {
         press(&mut d.app, KeyCode::Char('j'));
     }
+    (d, path, dir)
+}
+
+/// `B` on an opened session's compaction row: the fork job for that compaction; done, the
+/// viewer says where the fork went and how to resume it. The job is run here with HOME
+/// folders of the test's own (the key takes the user's, as the agents would look).
+#[test]
+fn b_on_a_compaction_row_forks_the_opened_session() {
+    use crate::support::key;
+    use crossterm::event::KeyCode;
+    use ctxlab::fork::AgentHomes;
+    use ctxlab::tui::analysis::AnalysisWork;
+    use ctxlab::tui::app::Layer;
+    use ctxlab::tui::work::Work;
+    use ctxlab::tui::{Effect, Msg};
+
+    let (mut d, path, dir) = opened_at_first_compaction();
     let fx = d.app.update(key(KeyCode::Char('B')));
     let (id, compaction) = match fx.as_slice() {
         [
@@ -243,38 +255,14 @@ fn b_on_a_compaction_row_forks_the_opened_session() {
 /// the compaction that view shows.
 #[test]
 fn b_in_the_forgot_view_forks_before_the_compaction_it_shows() {
-    use crate::support::{Driver, key, press, settle};
+    use crate::support::{key, settle};
     use crossterm::event::KeyCode;
+    use ctxlab::tui::Effect;
     use ctxlab::tui::analysis::AnalysisWork;
-    use ctxlab::tui::app::{Layer, Startup};
-    use ctxlab::tui::sessions::ViewRow;
+    use ctxlab::tui::app::Layer;
     use ctxlab::tui::work::Work;
-    use ctxlab::tui::{Effect, Msg};
 
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    let mut d = Driver::new(&ws, false);
-    d.app.update(Msg::Start(Box::new(Startup {
-        scratch_root: Some(dir.path().join("data/scratch")),
-        ..Startup::default()
-    })));
-    let path = fixture(CLAUDE);
-    let fx = crate::support::open_session(&mut d.app, path.clone());
-    settle(&mut d.app, fx);
-    let at = d
-        .app
-        .sessions()
-        .open()
-        .unwrap()
-        .rows()
-        .iter()
-        .position(|r| *r == ViewRow::Compaction(0))
-        .unwrap();
-    press(&mut d.app, KeyCode::Char('g'));
-    for _ in 0..at {
-        press(&mut d.app, KeyCode::Char('j'));
-    }
+    let (mut d, path, _dir) = opened_at_first_compaction();
     let fx = d.app.update(key(KeyCode::Char('F')));
     settle(&mut d.app, fx);
     match d.app.top_layer() {

@@ -1,8 +1,8 @@
 //! The "Crates" table of docs/architecture.md is the workspace: each row's crate exists
-//! with those modules (its `lib.rs`) and those dependencies among the crates (its
-//! Cargo.toml), and every import the module table allows crosses only into the importing
-//! module's own crate or a crate it depends on. The compiler then holds the layers; this test
-//! keeps the page and the two tables telling the truth about them.
+//! with those modules (its `lib.rs`), those dependencies among the crates (its Cargo.toml)
+//! and a README under its name; every import the module table allows crosses only into the
+//! importing module's own crate or a crate it depends on. The compiler then holds the
+//! layers; this test keeps the page and the two tables telling the truth about them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -109,6 +109,11 @@ fn the_crates_table_is_the_workspace() {
             "{name}: the modules column vs its lib.rs"
         );
         assert_eq!(row.uses, deps, "{name}: the uses column vs its Cargo.toml");
+        let readme = read(&format!("{dir}/README.md"));
+        assert!(
+            readme.starts_with(&format!("# {name}\n")),
+            "{dir}/README.md says what {name} owns, under its name"
+        );
         seen.insert(name);
     }
     let root_row = &table[ROOT_CRATE];
