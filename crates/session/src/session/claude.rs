@@ -20,13 +20,14 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::assemble::{Builder, Origin, str_field, u64_field};
+use super::claude_kept::{Preserved, PreservedKind, resolve_kept};
 use super::claude_requests::{RECORD_TYPES, RecordReader};
 use super::claude_rewind::{Parent, before_user_message, index_other_line};
 use super::detail::Detail;
 use super::lines::ParsedLine;
 use super::model::{
-    Compaction, CompactionKind, KeptMessage, MessageKind, RecordedUsage, Session, SessionFormat,
-    Summary, TokenCount, TokenSource, Trigger,
+    Compaction, CompactionKind, MessageKind, RecordedUsage, Session, SessionFormat, Summary,
+    TokenCount, TokenSource, Trigger,
 };
 use crate::message::{BlockKind, Message};
 
@@ -80,22 +81,6 @@ pub(crate) const LINE_KEYS: &[&str] = &[
     "requestRef",
 ];
 
-/// What a compaction's boundary records as kept, resolved once every line is read.
-struct Preserved {
-    compaction: usize,
-    line: usize,
-    what: PreservedKind,
-}
-
-/// The two ways a boundary names its kept messages (docs/forgot.md).
-enum PreservedKind {
-    /// `preservedSegment`: the messages from the head's line to the tail's, in order.
-    Segment { head: String, tail: String },
-    /// `preservedMessages.uuids`: the kept messages' line uuids (it supersedes the segment
-    /// where both are written).
-    Uuids(Vec<String>),
-}
-
 /// One conversation being read: the main one or a subagent's.
 pub(super) struct Thread {
     pub(super) builder: Builder,
@@ -125,76 +110,9 @@ impl Thread {
         } = self;
         builder.flush();
         builder.session.request_record = record.record;
-        for p in preserved {
-            let (kept, what) = match &p.what {
-                PreservedKind::Segment { head, tail } => (
-                    segment_indices(&builder, head, tail),
-                    "the compaction's preserved segment names lines that are not in the file",
-                ),
-                PreservedKind::Uuids(uuids) => (
-                    uuid_indices(&mut builder, p.line, uuids),
-                    "the compaction's preserved messages name no message line of the file",
-                ),
-            };
-            let s = &mut builder.session;
-            match kept {
-                Some(indices) => {
-                    let kept = indices
-                        .into_iter()
-                        .filter(|&i| s.info[i].kind != MessageKind::CompactSummary)
-                        .map(|i| KeptMessage {
-                            message: s.messages[i].clone(),
-                            from: Some(i),
-                        })
-                        .collect();
-                    s.compactions[p.compaction].kept = Some(kept);
-                }
-                None => {
-                    s.compactions[p.compaction].kept = None;
-                    builder.warn(p.line, what);
-                }
-            }
-        }
+        resolve_kept(&mut builder, preserved);
         builder.finish()
     }
-}
-
-/// The messages from the segment's head line to its tail line; None when either is not
-/// a message line of the file.
-fn segment_indices(b: &Builder, head: &str, tail: &str) -> Option<Vec<usize>> {
-    let h = b.uuid_index.get(head).copied()?;
-    let t = b.uuid_index.get(tail).copied()?;
-    (h <= t && t < b.session.messages.len()).then(|| (h..=t).collect())
-}
-
-/// The messages holding the listed lines, in order, each once (an answer split over
-/// several lines is one message; a line that is no message, an attachment, stands for the
-/// message it hangs after). A uuid that is no line of the file is passed over with a
-/// warning; None when no listed uuid is found at all, so nothing is claimed kept.
-fn uuid_indices(b: &mut Builder, line: usize, uuids: &[String]) -> Option<Vec<usize>> {
-    let len = b.session.messages.len();
-    let found: std::collections::BTreeSet<usize> = uuids
-        .iter()
-        .filter_map(|u| b.uuid_index.get(u).copied())
-        .filter(|&i| i < len)
-        .collect();
-    let missing = uuids
-        .iter()
-        .filter(|u| !b.uuid_index.contains_key(u.as_str()))
-        .count();
-    if found.is_empty() && !uuids.is_empty() {
-        return None;
-    }
-    if missing > 0 {
-        b.warn(
-            line,
-            format!(
-                "{missing} of the {} preserved message uuids are not message lines of the file",
-                uuids.len()
-            ),
-        );
-    }
-    Some(found.into_iter().collect())
 }
 
 /// Reads the parsed lines of a Claude Code session file.

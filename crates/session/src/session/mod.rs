@@ -15,6 +15,7 @@ mod assemble;
 pub mod capture;
 mod chunked;
 mod claude;
+mod claude_kept;
 pub mod claude_persisted;
 pub mod claude_requests;
 mod claude_rewind;
