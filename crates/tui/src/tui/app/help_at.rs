@@ -32,6 +32,6 @@ impl App {
         let width = self.overlay_inner().width as usize;
         // The section's heading is the first row, even near the end of the table.
         let top = help_section_row(heading, width);
-        self.push_layer(Layer::Help(HelpView { top }));
+        self.push_layer(Layer::Help(HelpView::at(top)));
     }
 }

@@ -15,13 +15,32 @@ use crate::tui::keys::{self, Action};
 /// The help overlay, scrolled to `top`.
 #[derive(Debug, Clone, Default)]
 pub struct HelpView {
-    pub top: usize,
+    top: usize,
+}
+
+impl HelpView {
+    /// The help scrolled to its row `top` (`?` opens it at the section of the view).
+    pub fn at(top: usize) -> HelpView {
+        HelpView { top }
+    }
+
+    /// The first row shown.
+    pub fn top(&self) -> usize {
+        self.top
+    }
 }
 
 /// The first-run legend, scrolled to `top`.
 #[derive(Debug, Clone, Default)]
 pub struct LegendView {
-    pub top: usize,
+    top: usize,
+}
+
+impl LegendView {
+    /// The first row shown.
+    pub fn top(&self) -> usize {
+        self.top
+    }
 }
 
 impl View for HelpView {

@@ -18,8 +18,8 @@ pub fn render(app: &App, f: &mut Frame, full: Rect) {
 /// One layer, in the area its kind takes of `full` (the whole screen).
 fn draw(app: &App, f: &mut Frame, full: Rect, layer: &Layer) {
     match layer {
-        Layer::Help(h) => help::render(app, f, full, h.top),
-        Layer::Legend(l) => legend::render(app, f, full, l.top),
+        Layer::Help(h) => help::render(app, f, full, h.top()),
+        Layer::Legend(l) => legend::render(app, f, full, l.top()),
         Layer::Config(p) => config::render(app, f, full, p),
         Layer::Diff(d) => diff::render(app, f, full, d),
         Layer::Viewer(v) => viewer::render(app, f, full, v),
