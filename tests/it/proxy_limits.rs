@@ -26,8 +26,8 @@ fn quick() -> ConnectionLimits {
 }
 
 /// A proxy with these limits; it stops when the returned sender is used (or dropped), and
-/// the handle ends when its `run` has returned.
-async fn proxy_with(
+/// the handle ends when its `run` has returned. `proxy_websocket` starts its proxies here too.
+pub(crate) async fn proxy_with(
     upstream: &str,
     capture: &std::path::Path,
     limits: ConnectionLimits,

@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ctxlab::proxy::{CaptureTarget, ConnectionLimits, Proxy, ProxyConfig};
+use ctxlab::proxy::ConnectionLimits;
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -99,24 +99,9 @@ async fn proxy(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<()>,
 ) {
-    let config = ProxyConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        upstream: Some(upstream.to_string()),
-        allow_non_loopback: false,
-        capture: CaptureTarget::File(capture.to_path_buf()),
-        limits: ConnectionLimits::default(),
-    };
-    let proxy = Proxy::bind(config, None).await.unwrap();
-    let addr = proxy.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let run = tokio::spawn(async move {
-        proxy
-            .run(async move {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-    });
+    let (http, stop, run) =
+        crate::proxy_limits::proxy_with(upstream, capture, ConnectionLimits::default()).await;
+    let addr = http.trim_start_matches("http://");
     (format!("ws://{addr}/v1/responses"), stop, run)
 }
 
