@@ -294,7 +294,7 @@ pub fn finish(
     if let (Some(rec), Remainder::ScaleToRecorded) = (recorded, remainder)
         && estimate_text
     {
-        scale_to(&mut cats, rec);
+        scale_history_to(&mut cats, rec);
     }
     cats = lump_small_tools(cats);
     let total_tokens = cats.iter().map(|c| c.1).sum();
@@ -320,6 +320,35 @@ pub fn finish(
             })
             .collect(),
     }
+}
+
+/// Scales the history's categories so the call sums to `total`; the system prompt and tool
+/// definitions keep their estimate, since they are the same text at every call and a
+/// per-call scale would give one prompt a different size at each (issue 38). When the fixed
+/// parts alone exceed `total` (a count that leaves them out, as the scripted model's
+/// synthetic one leaves out the tool definitions), nothing is scaled: the estimate stands.
+fn scale_history_to(cats: &mut Vec<(Category, u64, bool)>, total: u64) {
+    let fixed = |c: &Category| matches!(c, Category::SystemPrompt | Category::ToolDefinitions);
+    let fixed_sum: u64 = cats.iter().filter(|c| fixed(&c.0)).map(|c| c.1).sum();
+    if fixed_sum == 0 {
+        scale_to(cats, total);
+        return;
+    }
+    if fixed_sum > total {
+        return;
+    }
+    let (mut rest, kept): (Vec<_>, Vec<_>) = std::mem::take(cats)
+        .into_iter()
+        .enumerate()
+        .partition(|(_, c)| !fixed(&c.0));
+    let mut history: Vec<(Category, u64, bool)> = rest.iter().map(|(_, c)| c.clone()).collect();
+    scale_to(&mut history, total - fixed_sum);
+    for ((_, slot), scaled) in rest.iter_mut().zip(history) {
+        *slot = scaled;
+    }
+    let mut all: Vec<(usize, (Category, u64, bool))> = kept.into_iter().chain(rest).collect();
+    all.sort_by_key(|(i, _)| *i);
+    *cats = all.into_iter().map(|(_, c)| c).collect();
 }
 
 /// Scales the counts so they sum to `total`, by largest remainder.
