@@ -68,6 +68,7 @@ mod tui_answer_cut;
 mod tui_branch;
 mod tui_browse;
 mod tui_context;
+mod tui_explain;
 mod tui_help;
 mod tui_issue25_small;
 mod tui_layers;

@@ -11,12 +11,12 @@ use crossterm::event::KeyCode;
 use ctxlab::timeline::breakdown::of_timeline;
 use ctxlab::tui::App;
 
-fn masked(text: String) -> String {
+pub(crate) fn masked(text: String) -> String {
     text.replace(&tour().workspace.display().to_string(), "/workspace")
 }
 
 /// The tour with the timeline open on call `number`.
-fn on_call(number: usize) -> App {
+pub(crate) fn on_call(number: usize) -> App {
     let mut a = tour_app();
     a.update(key(KeyCode::Char('t')));
     a.update(key(KeyCode::Char('g')));

@@ -390,7 +390,10 @@ fn refusals_summary_calls_and_cancels_are_rows_and_the_api_figure_is_the_main_ca
     );
     assert!(text.contains("turn cancelled by the user"), "{text}");
     assert!(text.contains("· API 10,000"), "{text}");
-    assert!(text.contains("last summary call: API 8,034"), "{text}");
+    assert!(
+        text.contains("last summary call's input: 8,034 tokens (API)"),
+        "{text}"
+    );
 }
 
 /// After `/compact` the agent ends with `compacted`: the status bar goes back to idle.

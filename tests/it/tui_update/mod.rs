@@ -335,7 +335,7 @@ fn config_edit_sends_set_config() {
     }
     assert!(a.update(key(KeyCode::Enter)).is_empty());
     match a.top_layer() {
-        Some(Layer::Config(p)) => assert!(p.error.is_some()),
+        Some(Layer::Config(p)) => assert!(p.error().is_some()),
         _ => panic!("config panel closed"),
     }
     a.update(key(KeyCode::Esc));
@@ -529,7 +529,7 @@ fn the_strategy_row_chooses_a_typed_strategy_and_sends_it() {
     a.update(key(KeyCode::Enter));
     let start = a.config().strategy;
     match a.top_layer() {
-        Some(ctxlab::tui::app::Layer::Config(p)) => assert_eq!(p.choosing, Some(start)),
+        Some(ctxlab::tui::app::Layer::Config(p)) => assert_eq!(p.choosing(), Some(start)),
         _ => panic!("config panel closed"),
     }
     a.update(key(KeyCode::Char('l')));

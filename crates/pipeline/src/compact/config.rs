@@ -58,6 +58,9 @@ struct Setting {
     key: &'static str,
     field: fn(&mut PipelineConfig) -> &mut usize,
     range: (usize, usize),
+    /// Its unit and what it does, as the `/config` panel shows them (docs/pipeline.md, "--set").
+    unit: &'static str,
+    meaning: &'static str,
 }
 
 /// Every settable number: the one table `KEYS`, `get`, `set` and `range` read.
@@ -67,56 +70,78 @@ const SETTINGS: [Setting; 11] = [
         key: "budget_chars",
         field: |c| &mut c.budget_chars,
         range: (0, MAX_CHARS),
+        unit: "chars",
+        meaning: "tool_result_budget: the newest batch of tool results may total this much; past it the largest are persisted",
     },
     Setting {
         key: "persist_threshold",
         field: |c| &mut c.persist_threshold,
         range: (1, MAX_CHARS),
+        unit: "chars",
+        meaning: "tool_result_budget: only a result longer than this is persisted to a file",
     },
     Setting {
         key: "preview_chars",
         field: |c| &mut c.preview_chars,
         range: (0, MAX_CHARS),
+        unit: "chars",
+        meaning: "tool_result_budget: how much of a persisted result stays in its marker as a preview",
     },
     Setting {
         key: "snip_max_messages",
         field: |c| &mut c.snip_max_messages,
         range: (2, MAX_MESSAGES),
+        unit: "messages",
+        meaning: "snip_compact: a history longer than this is snipped",
     },
     Setting {
         key: "snip_keep_head",
         field: |c| &mut c.snip_keep_head,
         range: (0, MAX_MESSAGES),
+        unit: "messages",
+        meaning: "snip_compact: the first messages a snip keeps",
     },
     Setting {
         key: "micro_keep_recent",
         field: |c| &mut c.micro_keep_recent,
         range: (0, MAX_MESSAGES),
+        unit: "tool results",
+        meaning: "micro_compact: the newest results kept whole",
     },
     Setting {
         key: "micro_min_chars",
         field: |c| &mut c.micro_min_chars,
         range: (0, MAX_CHARS),
+        unit: "chars",
+        meaning: "micro_compact: only an older result longer than this is replaced",
     },
     Setting {
         key: "context_limit",
         field: |c| &mut c.context_limit,
         range: (MIN_CONTEXT_LIMIT, MAX_CHARS),
+        unit: "strategy's unit",
+        meaning: "compact_history: runs when the history's size is over this",
     },
     Setting {
         key: "reactive_keep_tail",
         field: |c| &mut c.reactive_keep_tail,
         range: (0, MAX_MESSAGES),
+        unit: "messages",
+        meaning: "reactive_compact: the newest messages kept after a too-long error",
     },
     Setting {
         key: "summary_input_chars",
         field: |c| &mut c.summary_input_chars,
         range: (100, MAX_CHARS),
+        unit: "chars",
+        meaning: "both summaries: the history sent to the summary call is cut to this",
     },
     Setting {
         key: "summary_max_tokens",
         field: |c| &mut c.summary_max_tokens,
         range: (1, 1_000_000),
+        unit: "tokens",
+        meaning: "both summaries: the summary call's max_tokens",
     },
 ];
 
@@ -217,6 +242,12 @@ impl PipelineConfig {
     /// are bounded by others as well (see [`PipelineConfig::validate`]).
     pub fn range(key: &str) -> Option<(usize, usize)> {
         PipelineConfig::setting(key).map(|s| s.range)
+    }
+
+    /// A key's unit and what it does (None for an unknown key): the `/config` panel's text.
+    /// `context_limit`'s unit is the strategy's ([`Strategy::unit`]).
+    pub fn meaning(key: &str) -> Option<(&'static str, &'static str)> {
+        PipelineConfig::setting(key).map(|s| (s.unit, s.meaning))
     }
 
     /// Sets one key from its text value, checking its own range only: [`set`] and

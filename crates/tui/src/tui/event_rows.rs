@@ -46,6 +46,8 @@ pub enum EventKind {
     Replaced {
         size_before: usize,
         size_after: usize,
+        /// Messages before and after: an empty history is "empty", never the 2 chars of `[]`.
+        messages_before: usize,
         messages: usize,
         diff: DiffId,
     },
@@ -160,6 +162,19 @@ pub fn stage_text(report: &StageReport) -> String {
     }
 }
 
+/// A history's size for a row: its messages and `str()` chars, or "empty" (whose `str()`
+/// is `[]`, 2 chars that are no content).
+pub fn history_size(messages: usize, chars: usize) -> String {
+    if messages == 0 {
+        return "empty".to_string();
+    }
+    format!(
+        "{} ({} chars)",
+        plural(messages, "message"),
+        group_digits(chars)
+    )
+}
+
 /// One line for any event row (without the time), as the pane shows it.
 pub fn row_text(kind: &EventKind) -> String {
     match kind {
@@ -167,13 +182,13 @@ pub fn row_text(kind: &EventKind) -> String {
         EventKind::Replaced {
             size_before,
             size_after,
+            messages_before,
             messages,
             ..
         } => format!(
-            "history replaced {}->{} ({})",
-            group_digits(*size_before),
-            group_digits(*size_after),
-            plural(*messages, "message")
+            "history replaced: {} -> {}",
+            history_size(*messages_before, *size_before),
+            history_size(*messages, *size_after)
         ),
         EventKind::Retry {
             attempt,

@@ -57,6 +57,8 @@ pub enum Action {
     Forgot,
     /// Fork the opened session before the selected compaction (`B`).
     Fork,
+    /// `e`: what the gauge's numbers (or, in the context view, the bars') are.
+    Explain,
 }
 
 /// Ctrl-C: cancel the turn; a second one within a second quits. Checked before any map.
@@ -105,6 +107,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('w') => Action::Context,
         KeyCode::Char('F') => Action::Forgot,
         KeyCode::Char('B') => Action::Fork,
+        KeyCode::Char('e') => Action::Explain,
         _ => return None,
     })
 }
@@ -141,6 +144,10 @@ pub const HELP: &[(&str, &str)] = &[
     ("t", "the timeline: every model call, its request and diff"),
     ("C", "compare strategies on this session"),
     ("l", "the legend: panes, stages, letters"),
+    (
+        "e",
+        "explain the gauge's numbers: what each is, where it comes from, its unit, ~ estimate or not",
+    ),
     ("Ctrl-C", "cancel the running turn; twice within 1 s: quit"),
     ("q", "quit (outside the input box)"),
     ("mouse wheel", "scroll the pane under the cursor"),
@@ -276,6 +283,10 @@ pub const HELP: &[(&str, &str)] = &[
     ("", section::CONTEXT),
     ("h l / j k", "select a model call"),
     (
+        "e",
+        "explain the bars' numbers at the selected call (source, unit, estimate)",
+    ),
+    (
         "bars",
         "the call's request by category; every call stacked (~ estimate)",
     ),
@@ -364,6 +375,10 @@ pub const HELP: &[(&str, &str)] = &[
     ("Esc", "leave the input box"),
     ("", "Config panel"),
     ("j k, Enter, Enter", "select, edit, apply (Esc cancels)"),
+    (
+        "h l",
+        "on the strategy row: choose a strategy at once; Enter applies, Esc cancels",
+    ),
 ];
 
 /// One screen row of the help.

@@ -76,10 +76,12 @@ impl App {
             RunFact::Replaced { history } => {
                 if !self.conversation.mirror_equals(history) {
                     let size_before = self.conversation.chars();
+                    let messages_before = self.conversation.history().len();
                     let diff = self.replace_history(history, None, "history replaced".into());
                     self.push_event(EventKind::Replaced {
                         size_before,
                         size_after: self.conversation.chars(),
+                        messages_before,
                         messages: self.conversation.history().len(),
                         diff,
                     });

@@ -92,6 +92,14 @@ impl App {
         }
     }
 
+    /// The question "continue from call N" waits on (`y`), drawn in the timeline pane as
+    /// well as told in the hint line.
+    pub fn continue_prompt(&self) -> Option<String> {
+        self.branch
+            .asking
+            .map(|n| continue_question(n, &self.agent.config, &self.agent.provider))
+    }
+
     /// Whether the timeline pane shows the branch a continue left behind.
     pub fn showing_other_branch(&self) -> bool {
         self.branch.showing_other

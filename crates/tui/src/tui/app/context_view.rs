@@ -6,6 +6,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
+use super::explain::{ExplainView, call_paragraphs};
 use super::{App, Layer, Outcome, View};
 use crate::breakdown::CallBreakdown;
 use crate::breakdown::session::SessionBreakdown;
@@ -18,6 +19,9 @@ pub struct ContextView {
     breakdown: TimelineBreakdown,
     /// Index into `breakdown.calls`.
     selected: usize,
+    /// The workbench's own run (its usage is the provider's, synthetic when scripted), not
+    /// an opened session's recorded calls.
+    live: bool,
 }
 
 impl ContextView {
@@ -28,6 +32,7 @@ impl ContextView {
         ContextView {
             breakdown,
             selected,
+            live: true,
         }
     }
 
@@ -41,6 +46,7 @@ impl ContextView {
         ContextView {
             breakdown,
             selected,
+            live: false,
         }
     }
 
@@ -98,9 +104,19 @@ impl App {
 }
 
 impl View for ContextView {
-    fn key(&mut self, key: KeyEvent, _app: &mut App) -> Outcome {
+    fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {
         if key.code == KeyCode::Char('?') {
             return Outcome::Pass;
+        }
+        if key.code == KeyCode::Char('e') {
+            // Opened on top; this view is put back beneath it (`route_to_top`).
+            if let Some(call) = self.call() {
+                let synthetic = self.live && app.api_is_synthetic();
+                let text = call_paragraphs(call, &self.breakdown.counting, synthetic);
+                let title = format!("What call {}'s bars are", call.call);
+                app.push_layer(Layer::Explain(ExplainView::new(title, text)));
+            }
+            return Outcome::Consumed;
         }
         Outcome::stay_if(self.select_key(key))
     }
@@ -110,6 +126,6 @@ impl View for ContextView {
     }
 
     fn hints(&self) -> Option<&'static [(&'static str, &'static str)]> {
-        Some(&[("h/l", "call"), ("Esc", "close")])
+        Some(&[("h/l", "call"), ("e", "explain"), ("Esc", "close")])
     }
 }

@@ -1,6 +1,6 @@
 //! The views that cover the panes, as a stack of layers: the help, the legend, the config
-//! panel, a diff, the viewer, the compare view, the context view, the requests view and the
-//! live view. The layer on top takes every key and mouse event and is drawn last, so what
+//! panel, a diff, the viewer, the compare view, the context view, the requests view, the
+//! live view and an explanation (`e`). The layer on top takes every key and mouse event and is drawn last, so what
 //! has the keys is what is seen (docs/architecture.md, `tui/`). One place decides: keys
 //! (`navigation.rs`), the mouse (`mouse.rs`), pasting, the hint line and the help's section
 //! read `top_layer()`, and `panes::render` draws `layers()` in order. Nothing under the top
@@ -58,6 +58,7 @@ macro_rules! with_view {
             Layer::Context($v) => $body,
             Layer::Requests($v) => $body,
             Layer::Live($v) => $body,
+            Layer::Explain($v) => $body,
         }
     };
 }
@@ -80,6 +81,7 @@ impl Layer {
             Layer::Context(_) => "context",
             Layer::Requests(_) => "requests",
             Layer::Live(_) => "live",
+            Layer::Explain(_) => "explain",
         }
     }
 

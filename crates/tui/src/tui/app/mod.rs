@@ -40,10 +40,12 @@ mod agent_events;
 mod agent_facts;
 mod branch;
 mod compare;
+mod config_panel;
 mod context_view;
 mod conversation;
 mod diff_view;
 mod events;
+mod explain;
 mod forgot;
 mod help_at;
 mod history;
@@ -87,16 +89,18 @@ pub use super::work::{OutputFile, TranscriptFile};
 use agent_facts::AgentFacts;
 pub use branch::ContinueFrom;
 pub use compare::{CompareView, default_strategies, parse_strategies};
+pub use config_panel::{ConfigPanel, STRATEGY_ROW};
 pub use context_view::ContextView;
 pub use conversation::{ConversationState, HistRow, SessionRow};
 pub use events::EventsState;
+pub use explain::{ExplainView, LETTERS};
 pub use input::{InputState, SlashCommand};
 use jobs::Jobs;
 pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
 pub use outputs::OutputsState;
-pub use overlays::{HelpView, LegendView, STRATEGY_ROW};
+pub use overlays::{HelpView, LegendView};
 pub use requests_view::RequestsView;
 use screen::Screen;
 pub use screen::notice_pages;
@@ -104,8 +108,8 @@ pub use search::{Hit, Search, event_text as search_event_text, search_matches};
 pub use sessions::{SessionsState, StartSessions, Startup};
 pub use state::ConvRow;
 pub use state::{
-    ConfigPanel, ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, LoadKind, Loading, Pane,
-    RunState, StageDiff,
+    ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, LoadKind, Loading, Pane, RunState,
+    StageDiff,
 };
 pub use step::StepState;
 pub use timeline::TimelineView;
@@ -196,6 +200,7 @@ pub enum Layer {
     Context(ContextView),
     Requests(RequestsView),
     Live(crate::tui::live::LiveView),
+    Explain(ExplainView),
 }
 
 /// What a covering view did with a message.

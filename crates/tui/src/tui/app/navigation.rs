@@ -88,6 +88,8 @@ impl App {
             Action::RunToStage => return self.run_to(StepTarget::Stage),
             Action::RunToCall => return self.run_to(StepTarget::ModelCall),
             Action::Legend => self.show_legend(),
+            // The gauge is on screen outside the browser: `e` explains its numbers.
+            Action::Explain if !self.browsing() => self.explain_gauge(),
             Action::Compare => return self.open_compare_default(None),
             Action::Type => self.focus_pane_noeffect(Pane::Input),
             Action::Sessions => return self.toggle_sessions(),

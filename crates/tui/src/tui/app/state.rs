@@ -121,16 +121,6 @@ impl DiffView {
 /// Unchanged rows kept around a change before the rest of a run is folded.
 pub const DIFF_CONTEXT: usize = 2;
 
-#[derive(Debug, Clone, Default)]
-pub struct ConfigPanel {
-    pub selected: usize,
-    /// The number being typed.
-    pub editing: Option<String>,
-    /// The strategy being chosen on the strategy row.
-    pub choosing: Option<crate::compact::Strategy>,
-    pub error: Option<String>,
-}
-
 /// What the agent is doing, as far as events tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunState {

@@ -1,93 +1,199 @@
-//! The `/config` panel: every `PipelineConfig` key with its value, then the strategy; the
-//! selected one can be edited (the strategy chosen among the four) and applied
-//! (`App::update` sends `UserCommand::SetConfig`). Draws `App` state only.
+//! The `/config` panel: every `PipelineConfig` key with its value, unit and allowed range,
+//! then the strategy; under the rows, what the selected one does (its meaning and range,
+//! or each strategy's description, wrapped at the dialog's width, never cut). The dialog
+//! is as tall as its text. Draws `App` state only (`app/config_panel.rs` has the keys).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::covering_frame;
 use super::fit;
-use crate::compact::PipelineConfig;
+use crate::compact::{PipelineConfig, Strategy};
 use crate::tui::app::{App, ConfigPanel, STRATEGY_ROW};
-use crate::tui::layout::centered;
+use crate::tui::pause::wrap_words;
+use crate::tui::theme::Theme;
 use crate::util::group_digits;
 
+/// Columns of the key's name.
+const KEY_W: usize = 22;
+/// Columns of a strategy's name (with its mark) before its description.
+const NAME_W: usize = 13;
+
 pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
-    let r = centered(area, 70, 80);
+    // Narrow screens give the dialog more of their width, so the text wraps less.
+    let pct_w = if area.width < 100 { 92 } else { 70 };
+    let width = area.width * pct_w / 100;
+    let lines = lines(app, panel, width.saturating_sub(2) as usize);
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let r = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
     let title = Line::from(vec![
         Span::styled(" Pipeline config ", app.theme().title()),
         Span::styled("(applies from the next model call) ", app.theme().dim()),
     ]);
     let inner = covering_frame(f, r, title, app.theme());
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The dialog's lines at `width` columns: the rows, what the selected row means, the keys.
+pub fn lines(app: &App, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>> {
+    let theme = app.theme();
+    let config = app.config();
     let mut lines = Vec::new();
     for (i, key) in PipelineConfig::KEYS.iter().enumerate() {
-        let value = app.config().get(key).map(group_digits).unwrap_or_default();
-        let selected = i == panel.selected;
-        let shown = match (&panel.editing, selected) {
-            (Some(buf), true) => format!("[{buf}▏]"),
-            _ => value,
+        let value = config.get(key).map(group_digits).unwrap_or_default();
+        let selected = i == panel.selected();
+        let editing = panel.editing().filter(|_| selected);
+        let shown = match editing {
+            Some(buf) => format!("[{buf}▏]"),
+            None => value,
         };
+        let (unit, range) = unit_and_range(key, config.strategy);
+        let rest = fit(
+            &format!("  {unit:<13} {range}"),
+            width.saturating_sub(KEY_W + 14),
+        );
         let mut line = Line::from(vec![
             Span::raw(if selected { "› " } else { "  " }),
-            Span::raw(fit(key, 22)),
+            Span::raw(fit(key, KEY_W)),
             Span::styled(
-                shown,
-                if selected && panel.editing.is_some() {
-                    app.theme().key()
+                format!("{shown:>12}"),
+                if editing.is_some() {
+                    theme.key()
                 } else {
-                    ratatui::style::Style::new()
+                    Style::new()
                 },
             ),
+            Span::styled(rest, theme.dim()),
         ]);
         if selected {
-            line = super::selected_line(line, app.theme());
+            line = super::selected_line(line, theme);
         }
         lines.push(line);
     }
     lines.push(strategy_line(app, panel));
     lines.push(Line::from(""));
-    if let Some(e) = &panel.error {
-        lines.push(Line::from(Span::styled(
-            fit(e, inner.width as usize),
-            app.theme().error(),
-        )));
+    match panel.error() {
+        Some(e) => lines.extend(wrapped(e, width, theme.error())),
+        None => lines.extend(detail_lines(app, panel, width)),
     }
-    let help = if panel.choosing.is_some() && panel.selected == STRATEGY_ROW {
-        "h/l choose · Enter apply (from the next model call) · Esc cancel"
-    } else if panel.editing.is_some() {
+    let help = if panel.selected() == STRATEGY_ROW {
+        if panel.choosing().is_some() {
+            "h/l choose · Enter apply (from the next model call) · Esc cancel"
+        } else {
+            "h/l choose a strategy · Enter apply · k up · Esc close"
+        }
+    } else if panel.editing().is_some() {
         "type digits · Enter apply · Esc cancel"
     } else {
         "j/k select · Enter edit · Esc close"
     };
-    lines.push(Line::from(Span::styled(help, app.theme().dim())));
-    f.render_widget(Paragraph::new(lines), inner);
+    lines.extend(wrapped(help, width, theme.dim()));
+    lines
 }
 
-/// The strategy's row: the one in force, or the one being chosen with what it does.
-fn strategy_line<'a>(app: &App, panel: &ConfigPanel) -> Line<'a> {
-    let selected = panel.selected == STRATEGY_ROW;
-    let choosing = panel.choosing.filter(|_| selected);
-    let mut line = match choosing {
+/// A key's unit and its allowed values, as the rows show them.
+fn unit_and_range(key: &str, strategy: Strategy) -> (String, String) {
+    let unit = match PipelineConfig::meaning(key) {
+        // context_limit is counted in the strategy's unit.
+        Some(_) if key == "context_limit" => strategy.unit().label().to_string(),
+        Some((unit, _)) => unit.to_string(),
+        None => String::new(),
+    };
+    let range = PipelineConfig::range(key)
+        .map(|(lo, hi)| format!("{} – {}", group_digits(lo), group_digits(hi)))
+        .unwrap_or_default();
+    (unit, range)
+}
+
+/// What the selected row does: a number's meaning and range, or the strategies.
+fn detail_lines(app: &App, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>> {
+    let theme = app.theme();
+    let Some(key) = panel.selected_key() else {
+        return strategy_detail(app, panel, width);
+    };
+    let strategy = app.config().strategy;
+    let (unit, range) = unit_and_range(key, strategy);
+    let meaning = PipelineConfig::meaning(key).map_or("", |m| m.1);
+    let mut out = wrapped(&format!("{key}: {meaning}."), width, Style::new());
+    let mut allowed = format!("Allowed {range} {unit}");
+    if key == "snip_keep_head" {
+        allowed.push_str(", and below snip_max_messages");
+    }
+    let default = PipelineConfig::for_strategy(strategy)
+        .get(key)
+        .map(group_digits)
+        .unwrap_or_default();
+    allowed.push_str(&format!("; {strategy}'s default {default}."));
+    out.extend(wrapped(&allowed, width, theme.dim()));
+    out
+}
+
+/// Each strategy on a line of its own (wrapped), the one in force and the one chosen marked.
+fn strategy_detail(app: &App, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>> {
+    let theme = app.theme();
+    let in_force = app.config().strategy;
+    let shown = panel.choosing().unwrap_or(in_force);
+    let mut out = Vec::new();
+    for s in Strategy::ALL {
+        let mark = match (s == shown, s == in_force) {
+            (true, _) => "›",
+            _ => " ",
+        };
+        let now = if s == in_force { " (in force)" } else { "" };
+        let text = format!("{} (counts {}){now}", s.describe(), s.unit().label());
+        let style = if s == shown { theme.key() } else { theme.dim() };
+        // The name in a column of its own; the description wraps beside it.
+        for (i, piece) in wrap_words(&text, width.saturating_sub(NAME_W).max(10))
+            .into_iter()
+            .enumerate()
+        {
+            let head = if i == 0 {
+                format!("{mark} {:<w$}", s.name(), w = NAME_W - 2)
+            } else {
+                " ".repeat(NAME_W)
+            };
+            out.push(Line::from(Span::styled(format!("{head}{piece}"), style)));
+        }
+    }
+    out
+}
+
+/// `text` wrapped between words at `width`, in `style`.
+fn wrapped(text: &str, width: usize, style: Style) -> Vec<Line<'static>> {
+    wrap_words(text, width.max(1))
+        .into_iter()
+        .map(|l| Line::from(Span::styled(l, style)))
+        .collect()
+}
+
+/// The strategy's row: the one in force, or the one being chosen.
+fn strategy_line(app: &App, panel: &ConfigPanel) -> Line<'static> {
+    let theme: &Theme = app.theme();
+    let selected = panel.selected() == STRATEGY_ROW;
+    let mut line = match panel.choosing() {
         Some(s) => Line::from(vec![
             Span::raw("› "),
-            Span::raw(fit("strategy", 22)),
-            Span::styled(format!("‹ {s} ›"), app.theme().key()),
-            Span::styled(format!("  {}", s.describe()), app.theme().dim()),
+            Span::raw(fit("strategy", KEY_W)),
+            Span::styled(format!("‹ {s} ›"), theme.key()),
+            Span::styled("  not applied yet: Enter applies", theme.dim()),
         ]),
         None => Line::from(vec![
             Span::raw(if selected { "› " } else { "  " }),
-            Span::raw(fit("strategy", 22)),
+            Span::raw(fit("strategy", KEY_W)),
             Span::raw(app.config().strategy.name().to_string()),
-            Span::styled(
-                if selected { "  Enter to switch" } else { "" },
-                app.theme().dim(),
-            ),
+            Span::styled(if selected { "  h/l to choose" } else { "" }, theme.dim()),
         ]),
     };
     if selected {
-        line = super::selected_line(line, app.theme());
+        line = super::selected_line(line, theme);
     }
     line
 }

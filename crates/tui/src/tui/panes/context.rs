@@ -11,27 +11,37 @@ use ratatui::text::{Line, Span};
 
 use super::{compare, fit};
 use crate::breakdown::CallBreakdown;
-use crate::tui::app::{App, ContextView};
+use crate::tui::app::{App, ContextView, LETTERS};
 use crate::tui::theme::Theme;
 use crate::util::{clip_chars, group_digits};
 
-/// Each category key's band, bottom to top: its letter, its colour, its name.
-const BANDS: &[(&str, char, Color)] = &[
-    ("system_prompt", 'S', Color::DarkGray),
-    ("tool_definitions", 'D', Color::Cyan),
-    ("reminders", 'E', Color::Yellow),
-    ("developer_messages", 'V', Color::Gray),
-    ("not_in_file", 'N', Color::DarkGray),
-    ("summaries", 'M', Color::Magenta),
-    ("user_text", 'U', Color::Blue),
-    ("assistant_text", 'A', Color::Green),
-    ("thinking", 'K', Color::Green),
-    ("tool_calls", 'C', Color::Red),
-    ("tool_results", 'R', Color::LightRed),
-    ("persisted_previews", 'P', Color::Magenta),
-    ("claude_code_persisted_output", 'O', Color::LightMagenta),
-    ("images", 'I', Color::Red),
-];
+/// Each category key's band, bottom to top: its key, its letter (`app::explain::LETTERS`,
+/// which names them), its colour.
+static BANDS: [(&str, char, Color); 14] = {
+    const COLOURS: [Color; 14] = [
+        Color::DarkGray,
+        Color::Cyan,
+        Color::Yellow,
+        Color::Gray,
+        Color::DarkGray,
+        Color::Magenta,
+        Color::Blue,
+        Color::Green,
+        Color::Green,
+        Color::Red,
+        Color::LightRed,
+        Color::Magenta,
+        Color::LightMagenta,
+        Color::Red,
+    ];
+    let mut out = [("", ' ', Color::Reset); 14];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = (LETTERS[i].0, LETTERS[i].1, COLOURS[i]);
+        i += 1;
+    }
+    out
+};
 /// Most rows of the stacked curve.
 const CURVE_ROWS: usize = 12;
 
@@ -58,6 +68,19 @@ pub fn render(app: &App, f: &mut Frame, full: Rect, v: &ContextView) {
     compare::render_between_bars(app, f, full, title, |w, h| lines(v, w, h, theme));
 }
 
+/// The letters the view draws (any call's), each with its name: the whole legend, wrapped.
+fn legend_lines(v: &ContextView, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let items: Vec<String> = LETTERS
+        .iter()
+        .filter(|(key, _, _)| v.breakdown().calls.iter().any(|c| c.tokens_of(key) > 0))
+        .map(|(_, letter, name)| format!("{letter} {name}"))
+        .collect();
+    crate::tui::pause::wrap_words(&format!("letters: {}", items.join(" · ")), width)
+        .into_iter()
+        .map(|l| Line::from(Span::styled(l, theme.dim())))
+        .collect()
+}
+
 /// Every line of the view's inside, `width` columns, at most `height` lines.
 pub fn lines(v: &ContextView, width: usize, height: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
@@ -73,15 +96,34 @@ pub fn lines(v: &ContextView, width: usize, height: usize, theme: &Theme) -> Vec
         width,
     )));
     out.push(Line::from(Span::styled(
-        fit(&v.breakdown().counting.describe(), width),
+        fit(
+            &format!("{} (e explains)", v.breakdown().counting.describe()),
+            width,
+        ),
+        theme.dim(),
+    )));
+    out.push(Line::from(Span::styled(
+        fit(
+            &format!("this call's request by category (call {}):", call.call),
+            width,
+        ),
         theme.dim(),
     )));
     out.push(bar_line(call, width, theme));
+    out.push(Line::from(Span::styled(
+        fit(
+            "every call stacked by category (a column per call, height = tokens):",
+            width,
+        ),
+        theme.dim(),
+    )));
+    let legend = legend_lines(v, width, theme);
     let table = table_lines(call, width, theme);
     let rows = height
-        .saturating_sub(out.len() + 1 + table.len())
+        .saturating_sub(out.len() + 1 + table.len() + legend.len())
         .clamp(3, CURVE_ROWS);
     out.extend(curve_lines(v, width, rows, theme));
+    out.extend(legend);
     out.extend(table);
     out.truncate(height);
     out
@@ -93,7 +135,7 @@ fn bar_line(call: &CallBreakdown, width: usize, theme: &Theme) -> Line<'static> 
     let mut spans = Vec::new();
     let mut used = 0usize;
     let mut cum = 0u64;
-    for (key, letter, colour) in BANDS {
+    for (key, letter, colour) in &BANDS {
         let t = call.tokens_of(key);
         if t == 0 {
             continue;

@@ -12,7 +12,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
 use super::pane_block;
-use crate::compact::SizeUnit;
 use crate::tui::app::App;
 use crate::tui::theme::{Level, Theme};
 use crate::util::group_digits;
@@ -55,32 +54,19 @@ pub fn bar_line<'a>(size: usize, limit: usize, width: usize, theme: &Theme) -> L
     Line::from(spans)
 }
 
-/// The history's size in the strategy's unit (what `context_limit` is compared with):
-/// `str()` chars, JSON chars from each message's cached length, or `str()` chars // 4.
-pub fn size_in_unit(app: &App) -> usize {
-    let conv = app.conversation();
-    match app.config().strategy.unit() {
-        SizeUnit::Chars => conv.chars(),
-        SizeUnit::Tokens => conv.chars() / 4,
-        SizeUnit::JsonChars => {
-            let n = conv.history().len();
-            let items: usize = conv
-                .history()
-                .iter()
-                .map(|r| r.info().message.json_size())
-                .sum();
-            2 + items + 2 * n.saturating_sub(1)
-        }
-    }
-}
-
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let limit = app.config().context_limit;
     let unit = app.config().strategy.unit();
-    let size = size_in_unit(app);
+    let limit_text = format!("(limit {} {}) ", group_digits(limit), unit.label());
+    // The key that explains the numbers, when the frame has room for it.
+    let room = (area.width as usize).saturating_sub(11 + limit_text.len());
     let title = Line::from(vec![
         Span::styled(" Context ", app.theme().title()),
-        Span::raw(format!("(limit {} {}) ", group_digits(limit), unit.label())),
+        Span::raw(limit_text),
+        Span::styled(
+            if room >= 12 { "e explains " } else { "" },
+            app.theme().dim(),
+        ),
     ]);
     let block = pane_block(title, false, app.theme());
     let inner = block.inner(area);
@@ -89,51 +75,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         return;
     }
     let w = inner.width as usize;
-    let pct = size as f64 * 100.0 / limit.max(1) as f64;
-    let lvl = level(size, limit);
-    let over = if size > limit { "  OVER LIMIT" } else { "" };
-    let conv = app.conversation();
-    let tokens = if conv.tokens_pending() && conv.tokens() == 0 {
-        "~… tokens (est.)".to_string()
-    } else {
-        let more = if conv.tokens_pending() { "+" } else { "" };
-        format!("~{}{more} tokens (est.)", group_digits(conv.tokens()))
-    };
-    // The API's figure is the main request's; a summary call's has a line of its own.
-    let api = match conv.api_tokens() {
-        (Some(t), Some(c)) if c > 0 => format!(
-            " · API {} ({} cached)",
-            group_digits(t as usize),
-            group_digits(c as usize)
-        ),
-        (Some(t), _) => format!(" · API {}", group_digits(t as usize)),
-        (None, _) => String::new(),
-    };
-    let mut lines = vec![
-        bar_line(size, limit, w, app.theme()),
-        Line::from(vec![
-            Span::styled(
-                format!(
-                    "{} / {} {}  {pct:.0}%",
-                    group_digits(size),
-                    group_digits(limit),
-                    unit.label()
-                ),
-                app.theme().level(lvl),
-            ),
-            Span::styled(over, app.theme().error()),
-        ]),
-        Line::from(vec![
-            Span::raw(tokens),
-            Span::styled(api, app.theme().dim()),
-        ]),
-    ];
-    if let Some(t) = conv.summary_input_tokens() {
-        lines.push(Line::from(Span::styled(
-            format!("last summary call: API {}", group_digits(t as usize)),
-            app.theme().dim(),
-        )));
-    }
+    let lines = text_lines(app, w);
     let (text, spark) = crate::tui::layout::split_top(inner, lines.len() as u16);
     f.render_widget(Paragraph::new(lines), text);
     // Call sizes are measured in `str()` chars: the limit is scaled to match.
@@ -146,6 +88,115 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         None,
         app.theme(),
     );
+}
+
+/// The first of `variants` that fits `width` columns (the last one, cut, if none does):
+/// the longest wording the gauge has room for.
+fn widest_fitting(variants: &[String], width: usize) -> String {
+    variants
+        .iter()
+        .find(|v| crate::util::display_width(v) <= width)
+        .cloned()
+        .unwrap_or_else(|| super::fit(variants.last().map_or("", |v| v.as_str()), width))
+}
+
+/// The gauge's text lines at `w` columns: the bar with its 70/90% marks, the size against
+/// the limit (an empty history says "empty", not the 2 chars of `[]`), the token estimate
+/// and the API's count (marked synthetic under the scripted model), and the last summary
+/// call's input. `e` explains each (`app/explain.rs`).
+pub fn text_lines(app: &App, w: usize) -> Vec<Line<'static>> {
+    let theme = app.theme();
+    let limit = app.config().context_limit;
+    let unit = app.config().strategy.unit();
+    let conv = app.conversation();
+    let empty = conv.history().is_empty();
+    let size = if empty { 0 } else { app.history_size() };
+    let pct = size as f64 * 100.0 / limit.max(1) as f64;
+    let lvl = level(size, limit);
+    let over = if size > limit { "  OVER LIMIT" } else { "" };
+    let shown = if empty {
+        "empty".to_string()
+    } else {
+        group_digits(size)
+    };
+    let head = format!(
+        "{shown} / {} {}  {pct:.0}%",
+        group_digits(limit),
+        unit.label()
+    );
+    let marks = widest_fitting(
+        &[
+            format!(
+                "  ┊ {:.0}% warn ┊ {:.0}% danger",
+                WARN_AT * 100.0,
+                DANGER_AT * 100.0
+            ),
+            format!("  ┊{:.0}% ┊{:.0}%", WARN_AT * 100.0, DANGER_AT * 100.0),
+            format!(" ┊{:.0}/{:.0}%", WARN_AT * 100.0, DANGER_AT * 100.0),
+            String::new(),
+        ],
+        w.saturating_sub(crate::util::display_width(&head) + over.len()),
+    );
+    let tokens = if conv.tokens_pending() && conv.tokens() == 0 {
+        "~…".to_string()
+    } else {
+        let more = if conv.tokens_pending() { "+" } else { "" };
+        format!("~{}{more}", group_digits(conv.tokens()))
+    };
+    let synthetic = app.api_is_synthetic();
+    // The API's figure is the main request's; a summary call's has a line of its own.
+    let api = conv.api_tokens().0.map(|t| {
+        let cached = match conv.api_tokens().1 {
+            Some(c) if c > 0 => format!(" ({} cached)", group_digits(c as usize)),
+            _ => String::new(),
+        };
+        (group_digits(t as usize), cached)
+    });
+    let token_line = match &api {
+        Some((t, cached)) if synthetic => widest_fitting(
+            &[
+                format!("{tokens} tokens (est.) · API {t}{cached} (synthetic: scripted model)"),
+                format!("{tokens} tokens (est.) · API {t}{cached} (synthetic)"),
+                format!("{tokens} tok · synthetic API {t}{cached}"),
+                format!("{tokens} tok (est.) · synthetic API {t}"),
+                format!("{tokens} tok · synthetic API {t}"),
+            ],
+            w,
+        ),
+        Some((t, cached)) => widest_fitting(
+            &[
+                format!("{tokens} tokens (est.) · API {t}{cached}"),
+                format!("{tokens} tok (est.) · API {t}"),
+            ],
+            w,
+        ),
+        None => format!("{tokens} tokens (est.)"),
+    };
+    let mut lines = vec![
+        bar_line(size, limit, w, theme),
+        Line::from(vec![
+            Span::styled(head, theme.level(lvl)),
+            Span::styled(over, theme.error()),
+            Span::styled(marks, theme.warn()),
+        ]),
+        Line::from(token_line),
+    ];
+    if let Some(t) = conv.summary_input_tokens() {
+        let t = group_digits(t as usize);
+        let what = if synthetic { "synthetic" } else { "API" };
+        lines.push(Line::from(Span::styled(
+            widest_fitting(
+                &[
+                    format!("last summary call's input: {t} tokens ({what})"),
+                    format!("last summary call: {t} tok ({what})"),
+                    format!("summary in: {t} tok ({what})"),
+                ],
+                w,
+            ),
+            theme.dim(),
+        )));
+    }
+    lines
 }
 
 /// Request sizes over time, scaled to the limit (or the largest request if above it): the

@@ -5,7 +5,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use super::{compare, config, context, diff, help, legend, live, requests, viewer};
+use super::{compare, config, context, diff, explain, help, legend, live, requests, viewer};
 use crate::tui::app::{App, Layer};
 
 /// Draws the open layers over the panes, the top one last.
@@ -27,5 +27,6 @@ fn draw(app: &App, f: &mut Frame, full: Rect, layer: &Layer) {
         Layer::Context(v) => context::render(app, f, full, v),
         Layer::Requests(v) => requests::render(app, f, full, v),
         Layer::Live(v) => live::render(app, f, full, v),
+        Layer::Explain(v) => explain::render(app, f, full, v),
     }
 }

@@ -11,6 +11,7 @@ pub mod context;
 pub mod conversation;
 pub mod diff;
 pub mod events;
+pub mod explain;
 pub mod gauge;
 pub mod help;
 pub mod input;

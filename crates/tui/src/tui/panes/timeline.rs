@@ -15,7 +15,40 @@ use crate::tui::app::{App, Pane};
 use crate::tui::layout;
 use crate::util::group_digits;
 
+/// "continue from call N?" in a box over the timeline pane's plot (the list, with the
+/// selected call, stays in sight), while it waits
+/// for `y` (any other key cancels): the question is on screen, not only in the hint line.
+fn render_continue_prompt(app: &App, f: &mut Frame, area: Rect) {
+    let Some(question) = app.continue_prompt() else {
+        return;
+    };
+    let width = area.width.saturating_sub(4).max(10);
+    let text = crate::tui::pause::wrap_words(&question, width.saturating_sub(2) as usize);
+    let height = (text.len() as u16 + 2).min(area.height.saturating_sub(2));
+    let r = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + 1,
+        width,
+        height,
+    };
+    let title = Line::from(Span::styled(
+        " Continue? (y / any key cancels) ",
+        app.theme().title(),
+    ));
+    let inner = super::covering_frame(f, r, title, app.theme());
+    let lines: Vec<Line> = text
+        .into_iter()
+        .map(|l| Line::from(Span::styled(l, app.theme().key())))
+        .collect();
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    render_inner(app, f, area);
+    render_continue_prompt(app, f, area);
+}
+
+fn render_inner(app: &App, f: &mut Frame, area: Rect) {
     let Some(v) = app.timeline_view() else {
         return;
     };
