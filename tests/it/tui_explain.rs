@@ -288,3 +288,31 @@ fn snapshots() {
         }
     }
 }
+
+#[test]
+fn the_w_explanation_says_whether_the_call_was_scaled() {
+    let a = tour_app();
+    let b = of_timeline(a.timeline());
+    let (mut scaled, mut unscaled) = (0, 0);
+    for c in &b.calls {
+        let Some(rec) = c.recorded_tokens else {
+            continue;
+        };
+        let text = ctxlab::tui::app::call_paragraphs(c, &b.counting, true).join(" ");
+        if c.total_tokens == rec {
+            scaled += 1;
+            assert!(text.contains("are scaled so the call sums to it"), "{text}");
+        } else {
+            unscaled += 1;
+            // Only when the fixed parts alone are above the count is nothing scaled.
+            let fixed = c.tokens_of("system_prompt") + c.tokens_of("tool_definitions");
+            assert!(fixed > rec, "call {}: {fixed} <= {rec}", c.call);
+            assert!(text.contains("nothing is scaled"), "{text}");
+        }
+        assert!(text.contains("synthetic"), "{text}");
+    }
+    assert!(
+        scaled > 0 && unscaled > 0,
+        "{scaled} scaled, {unscaled} not"
+    );
+}

@@ -249,17 +249,25 @@ pub fn call_paragraphs(call: &CallBreakdown, counting: &Counting, synthetic: boo
             counting.describe()
         ),
     };
+    let synthetic_note = if synthetic {
+        " (synthetic: the scripted model reports its request's chars / 4, the tool \
+         definitions left out)"
+    } else {
+        ""
+    };
     let api = match call.recorded_tokens {
+        Some(t) if call.total_tokens > t => format!(
+            "The API reported {} input tokens for this call{synthetic_note}. The system \
+             prompt (S) and tool definitions (D) alone are estimated above that, so nothing \
+             is scaled: the estimate stands beside the API's count. S and D are the same \
+             text at every call and keep one size.",
+            group_digits(t as usize)
+        ),
         Some(t) => format!(
-            "The API reported {} input tokens for this call{}. The history's categories are \
-             scaled so the call sums to it; the system prompt (S) and tool definitions (D) \
-             are the same text at every call and keep one size.",
-            group_digits(t as usize),
-            if synthetic {
-                " (synthetic: the scripted model reports chars / 4)"
-            } else {
-                ""
-            }
+            "The API reported {} input tokens for this call{synthetic_note}. The history's \
+             categories are scaled so the call sums to it; the system prompt (S) and tool \
+             definitions (D) are the same text at every call and keep one size.",
+            group_digits(t as usize)
         ),
         None => "No usage was reported for this call: the total is the estimate.".to_string(),
     };

@@ -93,7 +93,7 @@ pub use config_panel::{ConfigPanel, STRATEGY_ROW};
 pub use context_view::ContextView;
 pub use conversation::{ConversationState, HistRow, SessionRow};
 pub use events::EventsState;
-pub use explain::{ExplainView, LETTERS};
+pub use explain::{ExplainView, LETTERS, call_paragraphs};
 pub use input::{InputState, SlashCommand};
 use jobs::Jobs;
 pub use list::{
