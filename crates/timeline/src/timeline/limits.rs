@@ -76,7 +76,7 @@ impl Timeline {
     }
 
     /// Each span with the calls that ran under it, oldest first; spans no call ran under
-    /// are left out. Without calls: the settings in force, over no call.
+    /// are left out (without calls, none).
     pub fn limit_spans(&self) -> Vec<(RangeInclusive<usize>, LimitSpan)> {
         let n = self.calls.len();
         let mut out = Vec::new();
@@ -89,11 +89,6 @@ impl Timeline {
             if span.from_call <= end {
                 out.push((span.from_call..=end, *span));
             }
-        }
-        if out.is_empty()
-            && let Some(last) = self.limits.last()
-        {
-            out.push((1..=0, *last));
         }
         out
     }
@@ -118,6 +113,7 @@ impl Timeline {
             None => format!("limit {}", s.limit_text()),
         };
         match spans.as_slice() {
+            [] => one(&self.limit_now()),
             [(_, s)] => one(s),
             _ => spans
                 .iter()

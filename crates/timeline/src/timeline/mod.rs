@@ -296,8 +296,8 @@ impl Timeline {
 
     fn limit_now(&self) -> limits::LimitSpan {
         limits::LimitSpan {
-            from_call: 1,
-            strategy: None,
+            from_call: self.calls.len() + 1,
+            strategy: self.limits.last().and_then(|s| s.strategy),
             context_limit: self.context_limit,
             unit: self.unit,
         }
