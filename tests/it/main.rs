@@ -59,6 +59,7 @@ mod sessions_listing;
 mod sessions_numbers;
 mod sessions_pairing;
 mod sessions_rewind;
+mod stage_units;
 mod store_safety;
 mod summary_refusals;
 mod teach22;

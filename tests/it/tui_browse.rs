@@ -328,7 +328,7 @@ fn ctxlab_open_file_starts_no_tour_makes_no_workspace_and_records_nothing() {
         &home,
         &[],
     );
-    let screen = s.wait_for("compaction 1 full");
+    let screen = s.wait_for("compaction #1 at message");
     let header = screen.lines().next().unwrap_or("");
     assert!(
         header.contains("session codex_rollout.jsonl"),

@@ -227,11 +227,56 @@ fn an_opened_claude_session_shows_its_compaction_usage_and_curve() {
     select_compaction(&mut d, 0);
     let text = screen(&mut d.app, 120, 40);
     assert!(
-        text.contains("compaction 1 full manual 2,150->900 tok 12.0 s"),
+        text.contains("compaction #1 at message 5 full manual 2,150->900 tok 12.0 s"),
         "{text}"
     );
     assert!(text.contains("cache read"), "{text}");
     snap_all("session_claude", &mut d, dir.path());
+}
+
+/// Each compaction row of the opened session and the viewer it opens name the compaction
+/// as `inspect` on the same file does, `#N at message M` (`numbers::compaction_label`),
+/// not a "compaction N" of their own.
+#[test]
+fn an_opened_session_names_each_compaction_as_inspect_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture("claude_code.jsonl");
+    let inspect = std::process::Command::new(env!("CARGO_BIN_EXE_ctxlab"))
+        .arg("inspect")
+        .arg(&path)
+        .env("CTXLAB_DATA_DIR", dir.path().join("data"))
+        .output()
+        .unwrap();
+    let inspect = String::from_utf8_lossy(&inspect.stdout).to_string();
+    let mut d = driver(dir.path());
+    browse(&mut d, vec![path.clone()]);
+    open(&mut d, path);
+    let ats: Vec<usize> = d
+        .app
+        .sessions()
+        .open()
+        .unwrap()
+        .compactions()
+        .iter()
+        .map(|c| c.at)
+        .collect();
+    assert_eq!(ats.len(), 3);
+    for (k, at) in ats.into_iter().enumerate() {
+        let label = ctxlab::session::numbers::compaction_label(k + 1, Some(at));
+        assert!(
+            inspect.contains(&format!("{label} (line")),
+            "{label}:\n{inspect}"
+        );
+        select_compaction(&mut d, k);
+        let text = screen(&mut d.app, 200, 50);
+        assert!(text.contains(&format!("⟳ compaction {label} ")), "{text}");
+        // The viewer (Enter) is titled and headed with it too.
+        d.app.update(crate::support::key(KeyCode::Enter));
+        let viewer = screen(&mut d.app, 200, 50);
+        assert!(viewer.contains(&format!("compaction {label}")), "{viewer}");
+        assert!(viewer.contains(&format!("{label} · ")), "{viewer}");
+        d.app.update(crate::support::key(KeyCode::Esc));
+    }
 }
 
 #[test]
@@ -344,7 +389,7 @@ fn ctxlab_open_file_shows_the_session_in_a_pty() {
         &home,
         &[],
     );
-    let screen = s.wait_for("compaction 1 full");
+    let screen = s.wait_for("compaction #1 at message");
     assert!(screen.contains("codex_rollout.jsonl"), "{screen}");
     s.send(b"q");
     assert_eq!(s.wait_exit(), 0);

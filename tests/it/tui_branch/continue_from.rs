@@ -130,10 +130,26 @@ async fn continuing_from_call_10_with_a_lower_limit_summarizes_earlier_and_keeps
         "{rows:#?}"
     );
 
-    // B shows the original branch in the timeline, and back.
+    // Each call keeps the limit it ran under: calls 1-9 under 50,000, 10 on under 30,000
+    // (the export's header names both); the earlier branch ran all its calls under 50,000,
+    // though /config set 30,000 after its last call.
+    assert_eq!(live.limit_of(9).map(|l| l.context_limit), Some(50_000));
+    assert_eq!(live.limit_of(10).map(|l| l.context_limit), Some(30_000));
+    let page = ctxlab::timeline::html::page(live);
+    assert!(
+        page.contains("calls 1-9: strategy s08, limit 50,000 chars; calls 10-"),
+        "the export names each branch's limit"
+    );
+    assert_eq!(kept.limits_text(), "strategy s08, limit 50,000 chars");
+
+    // B shows the original branch in the timeline, and back; its plot draws the limit its
+    // calls ran under.
     b.keys(&[KeyCode::Char('t'), KeyCode::Char('B')]);
     assert!(b.app.showing_other_branch());
     assert_eq!(summaries(b.app.timeline()), original);
+    let screen = crate::support::screen(&mut b.app, 200, 50);
+    assert!(screen.contains("limit 50,000"), "{screen}");
+    assert!(!screen.contains("limit 30,000"), "{screen}");
     b.keys(&[KeyCode::Char('B')]);
     assert_eq!(summaries(b.app.timeline()), earlier);
 }

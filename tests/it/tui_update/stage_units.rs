@@ -40,7 +40,7 @@ fn s06_micro() -> ctxlab::compact::StageReport {
 #[test]
 fn an_s06_stage_row_shows_its_sizes_once_and_its_detail_says_tokens() {
     let report = s06_micro();
-    let sizes = format!("{}->{}", report.size_before, report.size_after);
+    let sizes = report.delta().sizes();
     let mut a = App::new(
         "/workspace".into(),
         "test".into(),

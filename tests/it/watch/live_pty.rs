@@ -71,7 +71,7 @@ fn the_live_view_follows_a_session_as_it_is_written() {
         append(&path, &format!("{line}\n"));
         std::thread::sleep(step);
     }
-    pty.wait_for("⟳ compaction 1");
+    pty.wait_for("⟳ compaction #1 at message");
     // The summary line, half written: nothing of it shows until its newline.
     let summary = claude_summary();
     let (head, tail) = summary.split_at(summary.len() / 2);
@@ -87,7 +87,12 @@ fn the_live_view_follows_a_session_as_it_is_written() {
     let screen = pty.wait_for_all(&["call 3 ·", "continued from a previous"]);
     let at = once_each(
         &screen,
-        &["call 1 ·", "call 2 ·", "⟳ compaction 1", "call 3 ·"],
+        &[
+            "call 1 ·",
+            "call 2 ·",
+            "⟳ compaction #1 at message",
+            "call 3 ·",
+        ],
     );
     assert!(
         at.windows(2).all(|w| w[0] < w[1]),
@@ -169,7 +174,7 @@ fn a_broken_provider_setting_stops_neither_watch_nor_open() {
             &home,
             &[],
         );
-        pty.wait_for("compaction 1 full");
+        pty.wait_for("compaction #1 at message");
         pty.send(b"q");
         assert_eq!(pty.wait_exit(), 0, "{setting}");
     }

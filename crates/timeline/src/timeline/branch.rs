@@ -50,6 +50,7 @@ impl Timeline {
         let mut t = self.clone();
         t.calls.truncate(n - 1);
         t.steps.truncate(first_step);
+        t.limits_before(n);
         // Entries are appended in call order: those before call n form a prefix.
         let keep = t.session.partition_point(|e| e.before_call <= n);
         t.session.truncate(keep);

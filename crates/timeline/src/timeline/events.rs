@@ -18,8 +18,7 @@ impl Timeline {
     pub fn on_fact(&mut self, fact: &RunFact<'_>) {
         match *fact {
             RunFact::Started { config, .. } | RunFact::Settings { config, .. } => {
-                self.context_limit = config.context_limit;
-                self.unit = config.strategy.unit();
+                self.settings_from_next_call(Some(config.strategy), config.context_limit);
             }
             RunFact::Appended { message, .. } => self.appended(message.clone()),
             RunFact::Stage {
@@ -100,7 +99,8 @@ impl Timeline {
             },
             options.config.context_limit,
         );
-        timeline.unit = options.config.strategy.unit();
+        timeline
+            .settings_from_next_call(Some(options.config.strategy), options.config.context_limit);
         // Messages entered so far: a call is made just before its answer enters, so this
         // is the index of the answer it produces.
         let mut entered = 0usize;

@@ -173,12 +173,12 @@ fn header(s: &mut String, t: &Timeline) {
     let note = super::html_exact::note(t);
     let _ = write!(
         s,
-        "<p>{} model calls · {} stage events that changed the history{} · limit {} · \
+        "<p>{} model calls · {} stage events that changed the history{} · {} · \
          {} messages appended.</p>\n<p class=\"reason\">{}</p>\n",
         t.calls.len(),
         changed,
         escape(&fired),
-        escape(&t.limit_text()),
+        escape(&t.limits_text()),
         t.session.len(),
         escape(&note)
     );
@@ -246,12 +246,12 @@ fn stage_events(s: &mut String, t: &Timeline) {
         let r = &st.report;
         let _ = write!(
             s,
-            "<details class=\"stage\" id=\"step-{i}\" open>\n<summary>call {} · {} · {} → {} chars · \
+            "<details class=\"stage\" id=\"step-{i}\" open>\n<summary>call {} · {} · {} · \
              {} → {} messages</summary>\n<p class=\"reason\">why: {}</p>\n<p>{}</p>\n",
             st.call,
             r.stage.name(),
-            group_digits(r.size_before),
-            group_digits(r.size_after),
+            // In the strategy's unit, as every surface gives a stage's sizes.
+            escape(&r.delta().sizes()),
             r.messages_before,
             r.messages_after,
             escape(&r.why()),

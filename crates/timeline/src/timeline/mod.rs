@@ -24,11 +24,15 @@ mod html_exact;
 mod html_forgot;
 mod html_recorded;
 pub mod label;
+pub mod limits;
 pub mod lineage;
 pub mod recorded;
 mod svg;
+mod svg_place;
 mod svg_scale;
 mod svg_stack;
+#[cfg(test)]
+mod svg_tests;
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -247,6 +251,8 @@ pub struct Timeline {
     body_budget: (usize, usize),
     /// A replay of a session file: what it recorded of its live run (`recorded`).
     live_run: Option<Box<recorded::LiveRun>>,
+    /// The settings each call ran under, oldest first (`limits`): never empty.
+    limits: Vec<limits::LimitSpan>,
 }
 
 impl Timeline {
@@ -267,27 +273,33 @@ impl Timeline {
             oldest_kept_body: 0,
             body_budget: (exact::KEPT_BODY_BYTES, exact::KEPT_BODIES_BYTES),
             live_run: None,
+            limits: vec![limits::LimitSpan {
+                from_call: 1,
+                strategy: None,
+                context_limit,
+                unit: SizeUnit::Chars,
+            }],
         }
     }
 
-    /// The limit on the calls' scale (`str()` chars): s06's 50,000 tokens are 200,000
-    /// chars, as the gauge converts them (docs/strategies.md).
+    /// The limit in force now on the calls' scale (`str()` chars): s06's 50,000 tokens
+    /// are 200,000 chars, as the gauge converts them (docs/strategies.md).
     pub fn limit_chars(&self) -> usize {
-        self.context_limit
-            .saturating_mul(self.unit.chars_per_unit())
+        self.limit_now().limit_chars()
     }
 
-    /// The limit as a sentence: `50,000 tokens = 200,000 chars`, or `50,000 chars`.
+    /// The limit in force now as a sentence: `50,000 tokens = 200,000 chars`, or `50,000
+    /// chars` (each call's own: `limit_of`, `limits_text`).
     pub fn limit_text(&self) -> String {
-        let n = crate::util::group_digits(self.context_limit);
-        if self.unit.chars_per_unit() == 1 {
-            format!("{n} {}", self.unit.label())
-        } else {
-            format!(
-                "{n} {} = {} chars",
-                self.unit.label(),
-                crate::util::group_digits(self.limit_chars())
-            )
+        self.limit_now().limit_text()
+    }
+
+    fn limit_now(&self) -> limits::LimitSpan {
+        limits::LimitSpan {
+            from_call: self.calls.len() + 1,
+            strategy: self.limits.last().and_then(|s| s.strategy),
+            context_limit: self.context_limit,
+            unit: self.unit,
         }
     }
 

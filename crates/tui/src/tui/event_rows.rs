@@ -133,14 +133,13 @@ pub fn short_name(stage: Stage) -> &'static str {
     }
 }
 
-/// A stage row's text: `snip: 53 messages > 50 (head 3, kept 47) · 17,500->17,163 snipped
-/// 3 messages`; the reason first, so a narrow pane still shows why.
+/// A stage row's text: `snip: 53 messages > 50 (head 3, kept 47) · 17,500 -> 17,163 chars
+/// snipped 3 messages`; the reason first, so a narrow pane still shows why. The sizes are
+/// `StageDelta::sizes`, in the strategy's unit, as step mode, `ctxlab run` and the export
+/// give them.
 pub fn stage_text(report: &StageReport) -> String {
-    let sizes = format!(
-        "{}->{}",
-        group_digits(report.size_before),
-        group_digits(report.size_after)
-    );
+    let delta = report.delta();
+    let sizes = delta.sizes();
     let reason = if report.reason.is_empty() {
         "ran".to_string()
     } else {
@@ -150,7 +149,7 @@ pub fn stage_text(report: &StageReport) -> String {
         let mut s = format!(
             "{}: {reason} · {sizes} {}",
             short_name(report.stage),
-            report.delta().what
+            delta.what
         );
         // After the sizes, so a narrow pane still shows them; the detail has it whole.
         for a in &report.adjusted {

@@ -507,7 +507,14 @@ pub(super) fn opened_row_text(open: &OpenedSession, i: usize) -> Option<(String,
                 crate::tui::sessions::text::compaction_headline(c, *k),
                 "The file holds no summary for it.",
             );
-            Some((format!("{} compaction {}", open.label(), k + 1), text))
+            Some((
+                format!(
+                    "{} compaction {}",
+                    open.label(),
+                    crate::tui::sessions::text::compaction_name(c, *k)
+                ),
+                text,
+            ))
         }
     }
 }

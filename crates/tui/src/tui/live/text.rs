@@ -2,7 +2,7 @@
 //! the viewer. Unsanitized (the drawing and the viewer sanitize what they show).
 
 use crate::session::watch::FileEvent;
-use crate::tui::sessions::text::{compaction_detail, compaction_headline};
+use crate::tui::sessions::text::{compaction_detail, compaction_headline, compaction_name};
 use crate::util::group_digits;
 
 use super::LiveRow;
@@ -75,7 +75,7 @@ pub fn row_full_text(row: &LiveRow) -> (String, String) {
             let c = compaction;
             let headline = format!("{} · line {}", compaction_headline(c, *index), c.line);
             let text = compaction_detail(c, headline, "The file holds no summary for it (yet).");
-            (format!("compaction {}", index + 1), text)
+            (format!("compaction {}", compaction_name(c, *index)), text)
         }
         LiveRow::Skipped { line, what } => (
             format!("skipped line {line}"),

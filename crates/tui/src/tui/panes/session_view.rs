@@ -180,7 +180,8 @@ fn summary_words(c: &Compaction) -> String {
     }
 }
 
-/// The compaction's event row: `⟳ 1 full auto 2,150->900 tok 12.0 s · kept … · summary …`.
+/// The compaction's event row: `⟳ compaction #1 at message 5 full auto 2,150->900 tok 12.0 s
+/// · kept … · summary …`.
 pub(super) fn compaction_row(c: &Compaction, k: usize) -> String {
     let kind = c.kind.name();
     let trigger = c
@@ -194,7 +195,7 @@ pub(super) fn compaction_row(c: &Compaction, k: usize) -> String {
         .unwrap_or_default();
     format!(
         "⟳ compaction {} {kind}{trigger} {}->{} tok{duration} · {} · {}",
-        k + 1,
+        crate::tui::sessions::text::compaction_name(c, k),
         tokens(c.tokens_before),
         tokens(c.tokens_after),
         kept_words(c),

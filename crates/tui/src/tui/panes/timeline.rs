@@ -74,8 +74,12 @@ fn render_inner(app: &App, f: &mut Frame, area: Rect) {
         f,
         plot_area,
         &plot::calls_of(app.timeline()),
-        // In chars, like the calls (s06's limit is in tokens).
-        app.timeline().limit_chars(),
+        // In chars, like the calls (s06's limit is in tokens); the selected call's own
+        // limit: after a continue, calls before the branch point ran under another one, and
+        // a `/config` after the last call does not relabel the calls that ran.
+        app.timeline()
+            .limit_of(v.selected() + 1)
+            .map_or(app.timeline().limit_chars(), |l| l.limit_chars()),
         (!calls.is_empty()).then_some(v.selected()),
         theme,
     );

@@ -197,12 +197,7 @@ fn render_replay(f: &mut Frame, area: Rect, r: &Replay, from_turn: usize, theme:
             Span::styled("next call ", theme.warn()),
             Span::styled(fit(report.stage.name(), 18), theme.stage(report.stage)),
             Span::raw(fit(
-                &format!(
-                    " {} · {}->{}",
-                    report.reason,
-                    group_digits(report.size_before),
-                    group_digits(report.size_after),
-                ),
+                &format!(" {} · {}", report.reason, report.delta().sizes(),),
                 width.saturating_sub(28),
             )),
         ]));
@@ -238,18 +233,15 @@ fn render_replay(f: &mut Frame, area: Rect, r: &Replay, from_turn: usize, theme:
     f.render_widget(Paragraph::new(lines), rows_area);
 }
 
-/// One replayed stage: `turn  4 micro_compact      2,883->2,225 1 result -> placeholder`.
+/// One replayed stage: `turn  4 micro_compact      2,883 -> 2,225 chars 1 result ->
+/// placeholder` (the sizes as every stage line gives them, `StageDelta::sizes`).
 fn stage_line<'a>(label: &str, report: &StageReport, width: usize, theme: &Theme) -> Line<'a> {
+    let delta = report.delta();
     Line::from(vec![
         Span::styled(label.to_string(), theme.dim()),
         Span::styled(fit(report.stage.name(), 18), theme.stage(report.stage)),
         Span::raw(fit(
-            &format!(
-                " {}->{} {}",
-                group_digits(report.size_before),
-                group_digits(report.size_after),
-                report.delta().what
-            ),
+            &format!(" {} {}", delta.sizes(), delta.what),
             width.saturating_sub(27),
         )),
     ])

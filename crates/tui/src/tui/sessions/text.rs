@@ -10,7 +10,13 @@ pub fn tokens(t: Option<TokenCount>) -> String {
     t.map(|t| t.text()).unwrap_or_else(|| "?".into())
 }
 
-/// `compaction 2 · full · auto · 152,949 -> 12,000 tok · 30.0 s`.
+/// Compaction `k` (from 0) by its one label, `#2 at message 62`, as `inspect`, `forgot`
+/// and the export name it (`numbers::compaction_label`).
+pub fn compaction_name(c: &Compaction, k: usize) -> String {
+    crate::session::numbers::compaction_label(k + 1, Some(c.at))
+}
+
+/// `compaction #2 at message 62 · full · auto · 152,949 -> 12,000 tok · 30.0 s`.
 pub fn compaction_headline(c: &Compaction, k: usize) -> String {
     let kind = c.kind.name();
     let trigger = c
@@ -20,7 +26,7 @@ pub fn compaction_headline(c: &Compaction, k: usize) -> String {
         .unwrap_or("trigger not recorded");
     let mut text = format!(
         "compaction {} · {kind} · {trigger} · {} -> {} tok",
-        k + 1,
+        compaction_name(c, k),
         tokens(c.tokens_before),
         tokens(c.tokens_after)
     );
