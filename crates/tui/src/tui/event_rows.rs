@@ -117,6 +117,54 @@ impl EventKind {
     }
 }
 
+/// Columns before a row's text: the time (`00:05.8`), a space, `Δ` or a blank, a space.
+pub const TEXT_COLUMN: usize = 10;
+
+/// Whether a row shows its whole text (wrapped) rather than one cut line: the selected
+/// row, whose reason is the lesson, and start-up notices, which are read there in full
+/// (the hint line keeps the keys).
+pub fn shown_whole(kind: &EventKind, selected: bool) -> bool {
+    selected || matches!(kind, EventKind::Notice { .. })
+}
+
+/// The most lines one row may take in a pane `viewport` lines high: one line is always
+/// left for another row.
+pub fn max_row_lines(viewport: usize) -> usize {
+    viewport.saturating_sub(1).max(1)
+}
+
+/// A row's text in the lines the events pane draws it in, `width` the pane's inner width:
+/// one line (cut with `…`) unless `whole`, then wrapped between words, at most
+/// `max_lines` lines (the last cut with `…` when more was left). The pane and the
+/// scrolling both count rows with it, so they agree on how tall a row is.
+pub fn row_lines(kind: &EventKind, width: usize, whole: bool, max_lines: usize) -> Vec<String> {
+    let text_w = width.saturating_sub(TEXT_COLUMN).max(1);
+    let text = row_text(kind);
+    if !whole || crate::util::display_width(&text) <= text_w {
+        return vec![crate::util::fit_width(&text, text_w)];
+    }
+    let (rows, more) = crate::tui::rows::wrap_words_at(&text, text_w, max_lines.max(1));
+    let last = rows.len().saturating_sub(1);
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, (_, line))| {
+            if more && i == last {
+                crate::util::clip_width(&format!("{line} …"), text_w)
+            } else {
+                crate::util::fit_width(&line, text_w)
+            }
+        })
+        .collect()
+}
+
+/// Lines a row takes (`row_lines`' count, without wrapping rows shown on one line).
+pub fn row_height(kind: &EventKind, width: usize, selected: bool, viewport: usize) -> usize {
+    if !shown_whole(kind, selected) {
+        return 1;
+    }
+    row_lines(kind, width, true, max_row_lines(viewport)).len()
+}
+
 /// Short stage names for event rows (compact_history keeps its name: "compact" alone would
 /// read as the compact tool).
 pub fn short_name(stage: Stage) -> &'static str {
