@@ -42,10 +42,10 @@ pub fn areas_for(area: Rect, input_lines: usize, timeline: bool) -> Option<Areas
     ])
     .areas(area);
     let (main, gauge, events) = if area.width >= WIDE_FROM {
-        // Half each: the events' reasons are the lesson and need the columns more than the
-        // conversation's previews do (at 120 columns a snip reason fits on one line).
+        // The events pane reads its selected row whole (wrapped), so the conversation keeps
+        // the width its titles and row marks need ("· JSON chars", "cut at max_tokens").
         let [main, side] =
-            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+            Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
                 .areas(middle);
         let gauge_h = if side.height >= 30 { 9 } else { 7 };
         let [gauge, events] =

@@ -92,9 +92,9 @@ impl App {
         let ev_h = self.events_viewport();
         self.events.list_mut().clamp(ev_len);
         let heights = self.events_row_heights(ev_h);
-        self.events.list_mut().ensure_visible(ev_len, ev_h, |pos| {
-            heights.get(&pos).copied().unwrap_or(1)
-        });
+        self.events
+            .list_mut()
+            .ensure_visible(ev_len, ev_h, |pos| heights.get(&pos).copied().unwrap_or(1));
         let lh = self.list_viewport();
         let outputs = self.outputs.files().len();
         self.outputs.list_mut().clamp(outputs);

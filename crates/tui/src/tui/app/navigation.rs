@@ -87,6 +87,7 @@ impl App {
             Action::Step => return self.step(),
             Action::RunToStage => return self.run_to(StepTarget::Stage),
             Action::RunToCall => return self.run_to(StepTarget::ModelCall),
+            Action::StepBack => return self.step_back(),
             Action::Legend => self.show_legend(),
             Action::Compare => return self.open_compare_default(None),
             Action::Type => self.focus_pane_noeffect(Pane::Input),

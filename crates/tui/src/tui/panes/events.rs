@@ -4,7 +4,7 @@
 //! API ("prompt is too long"), summary call (with the API's input tokens for it), compact
 //! request, cancel and start-up notice, with the time since start. Rows with a diff carry
 //! `Δ`; Enter opens it (any other row opens in full). The selected row and the start-up
-//! notices show their whole text, wrapped under the row's text column, so a reason cut at
+//! notices show their whole text, wrapped on indented lines under the row, so a reason cut at
 //! the pane's edge is read by moving onto it (`event_rows::row_lines`; the scrolling counts
 //! the same lines). Draws `App` state only.
 
@@ -17,7 +17,7 @@ use ratatui::widgets::Paragraph;
 use super::{fmt_ticks, pane_block};
 use crate::compact::Stage;
 use crate::tui::app::{App, EventKind, EventRow, Pane};
-use crate::tui::event_rows::{TEXT_COLUMN, max_row_lines, row_lines, short_name, shown_whole};
+use crate::tui::event_rows::{WRAP_INDENT, max_row_lines, row_lines, short_name, shown_whole};
 use crate::tui::theme::Theme;
 use crate::util::display_width;
 
@@ -55,9 +55,9 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             let mut line = if k == 0 {
                 event_line(row, app.theme(), text)
             } else {
-                // The rest of the text, under where the first line's text starts.
+                // The rest of the text, indented under the row.
                 Line::from(vec![
-                    Span::raw(" ".repeat(TEXT_COLUMN)),
+                    Span::raw(" ".repeat(WRAP_INDENT)),
                     Span::styled(text, text_style(row, app.theme())),
                 ])
             };
