@@ -121,6 +121,7 @@ async fn main() -> anyhow::Result<()> {
         legend_marker: None,
         restart: None,
         sessions: None,
+        request: None,
     };
     let _ = run(opts, ev_rx, cmd_tx).await?;
     Ok(())

@@ -169,6 +169,13 @@ pub(crate) fn cmd_workbench(
         // The legend explains the panes; the live view of `ctxlab watch` covers them.
         legend_marker: ctxlab::tui::run::legend_marker().filter(|_| !following),
         sessions: sessions.clone(),
+        // A first run always shows something real: the scenario starts by itself, once the
+        // first-run legend is closed (not under `ctxlab open`: the session opened is what
+        // is to be seen).
+        request: launch
+            .scenario_request
+            .clone()
+            .filter(|_| !browsing && !following),
         restart: Some(restarter(
             args.launch_options(),
             launch.scenario_request.is_some(),
@@ -186,14 +193,6 @@ pub(crate) fn cmd_workbench(
                 tracing::info!("{line}")
             })
         };
-        if let Some(request) = launch
-            .scenario_request
-            .filter(|_| sessions.is_none() && !following)
-        {
-            // A first run always shows something real: the scenario starts by itself
-            // (not under `ctxlab open`: the session opened is what is to be seen).
-            let _ = commands.send(ctxlab::agent::UserCommand::Submit(request));
-        }
         let result = ctxlab::tui::run::run_following(options, live, events, commands.clone()).await;
         let _ = commands.send(ctxlab::agent::UserCommand::Quit);
         handle.abort();

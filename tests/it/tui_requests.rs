@@ -113,3 +113,43 @@ fn r_in_a_session_that_is_no_capture_says_so() {
     let notice = d.app.notice_text().unwrap_or_default();
     assert!(notice.contains("only a ctxlab proxy capture"), "{notice}");
 }
+
+/// The selected request's detail is wrapped, never cut, at 80 and 120 columns (before, at
+/// 80 columns "…(the agent sent 31,770 chars, 5 m…" and each strategy's change were cut at
+/// the edge): no detail line ends in `…`, and every detail row's words are on screen.
+#[test]
+fn the_requests_detail_wraps_instead_of_cutting() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = opened_capture(dir.path());
+    press_r(&mut d);
+    let rows = d.app.requests_view().unwrap().requests().rows.len();
+    let mut wrapped = 0;
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        press(&mut d.app, KeyCode::Char('g'));
+        for _ in 0..rows {
+            // Every page of the detail.
+            for _ in 0..8 {
+                let text = screen(&mut d.app, w, h);
+                let detail: Vec<&str> = text
+                    .lines()
+                    .skip_while(|l| !l.contains("──────"))
+                    .skip(1)
+                    .collect();
+                for line in &detail {
+                    let inside = line.trim_end_matches('┃').trim_end();
+                    assert!(!inside.ends_with('…'), "cut at {w}: {line}\n{text}");
+                }
+                wrapped += detail
+                    .iter()
+                    .filter(|l| l.starts_with("┃    ") && !l.contains("  ~"))
+                    .count();
+                press(&mut d.app, KeyCode::Char('J'));
+            }
+            press(&mut d.app, KeyCode::Char('j'));
+        }
+    }
+    assert!(
+        wrapped > 0,
+        "no line needed wrapping: the test proves nothing"
+    );
+}

@@ -95,23 +95,20 @@ async fn run_to_passes_every_pause_its_target_does_not_stop_at() {
     assert_eq!(main_calls(&seen), 0);
     assert!(matches!(last_pause(&seen), NextStep::ModelCall { .. }));
 
-    // To the next stage again: call 3, then micro before call 4.
-    h.send(UserCommand::RunTo(StepTarget::Stage));
-    let seen = until(&mut h.events, STEP, is_paused).await;
-    assert_eq!(main_calls(&seen), 1);
-    assert!(matches!(
-        last_pause(&seen),
-        NextStep::Stage {
-            stage: Stage::MicroCompact,
-            ..
-        }
-    ));
-
-    // No stage is left: running to one ends the turn without another pause.
+    // To the next stage again: call 3 runs; the micro before call 4 makes one placeholder,
+    // as the one shown before call 3 did: no new lesson, so it goes by and the turn ends.
     h.send(UserCommand::RunTo(StepTarget::Stage));
     let done = until_done(&mut h.events, STEP).await;
     assert_eq!(stop_reason(&done), Some("end_turn"));
+    assert_eq!(main_calls(&done), 2, "calls 3 and 4 ran");
     assert_eq!(pauses(&done), 0);
+    assert!(
+        done.iter().any(|e| matches!(
+            e,
+            AgentEvent::StageRan { report, .. } if report.stage == Stage::MicroCompact && report.changed
+        )),
+        "the micro before call 4 still ran"
+    );
 
     // The target ended with the turn: the next one pauses before its first call.
     h.send(UserCommand::Submit("again".into()));
@@ -328,6 +325,81 @@ async fn set_pace_changes_the_scripted_models_pace_live() {
         })
     ));
     h.quit().await;
+}
+
+/// Running to the next stage stops once per kind of change: the tour's every stage in
+/// eight presses of `s` (the README's figure), where it took 28 when each of the eighteen
+/// one-result micro_compacts stopped. A single step (Space) still stops at each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_to_the_next_stage_stops_once_per_kind_of_change_in_the_tour() {
+    let ws = tempfile::tempdir().unwrap();
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
+    ctxlab::startup::copy_tree(&demo, ws.path()).unwrap();
+    let scripted =
+        ScriptedModel::new(Scenario::embedded("tour").unwrap()).with_pace(Duration::ZERO);
+    let scenario = Scenario::embedded("tour").unwrap();
+    let request = scenario.request.clone();
+    let mut setup = AgentSetup::new(
+        Arc::new(scripted),
+        Workspace::new(ws.path()).unwrap(),
+        PipelineConfig::default(),
+    );
+    setup.step_mode = true;
+    setup.clock = pinned_clock;
+    let (commands, mut events, handle) = spawn(setup);
+    commands.send(UserCommand::Submit(request)).unwrap();
+    let seen = until(&mut events, STEP, is_paused).await;
+    assert!(matches!(last_pause(&seen), NextStep::ModelCall { .. }));
+    let mut stops = Vec::new();
+    let mut micro_ran = 0;
+    loop {
+        commands
+            .send(UserCommand::RunTo(StepTarget::Stage))
+            .unwrap();
+        let seen = until(&mut events, Duration::from_secs(60), |e| {
+            is_paused(e) || matches!(e, AgentEvent::TurnDone { .. })
+        })
+        .await;
+        micro_ran += seen
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::StageRan { report, .. } if report.stage == Stage::MicroCompact && report.changed))
+            .count();
+        match seen.last() {
+            Some(AgentEvent::Paused { next }) => stops.push(next.clone()),
+            _ => break,
+        }
+        assert!(stops.len() < 40, "the tour never ended");
+    }
+    let stages: Vec<Stage> = stops
+        .iter()
+        .filter_map(|n| match n {
+            NextStep::Stage { stage, .. }
+            | NextStep::Summarize { stage, .. }
+            | NextStep::Reactive { stage, .. } => Some(*stage),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        stages,
+        vec![
+            Stage::MicroCompact,
+            Stage::SnipCompact,
+            Stage::ReactiveCompact,
+            Stage::CompactHistory,
+            Stage::ToolResultBudget,
+            Stage::MicroCompact,
+            Stage::CompactHistory,
+        ],
+        "{stops:#?}"
+    );
+    // Seven stops and the press that ends the tour.
+    assert_eq!(stops.len() + 1, 8);
+    assert!(
+        micro_ran > 10,
+        "the repeated micro_compacts still ran: {micro_ran}"
+    );
+    commands.send(UserCommand::Quit).unwrap();
+    tokio::time::timeout(STEP, handle).await.unwrap().unwrap();
 }
 
 /// An agent set up in step mode says so when it starts and pauses before the first call.

@@ -6,6 +6,7 @@
 //! `render` only: no terminal, no agent.
 
 mod first_minute;
+mod screens;
 
 use std::path::Path;
 use std::time::Duration;

@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use super::events::{AgentEvent, NextStep, UserCommand};
+use super::events::{AgentEvent, NextStep, StepTarget, UserCommand};
 use super::state::{Agent, Stop};
 use crate::compact::{PipelineConfig, Stage, estimate_size};
 
@@ -95,16 +95,24 @@ impl Agent {
 
     /// In step mode, waits for Step (or a "run to") before `next` happens; turning step
     /// mode off also lets it go on. A pending "run to" lets every pause its target does not
-    /// stop at go by.
+    /// stop at go by, and running to a stage also every stage pause of a kind already shown
+    /// (`stop_kind`): the tour's eighteen one-result micro_compacts are one stop.
     pub(super) async fn pause(&mut self, next: NextStep) -> Result<(), Stop> {
         if !self.setup.step_mode {
             return Ok(());
         }
+        let kind = stop_kind(&next);
         if let Some(target) = self.run_to {
-            if !next.stops(target) {
+            // Running to a stage: a change of a kind shown before is no new lesson.
+            let seen =
+                target == StepTarget::Stage && kind.is_some_and(|k| self.stops_seen.contains(&k));
+            if !next.stops(target) || seen {
                 return Ok(());
             }
             self.run_to = None;
+        }
+        if let Some(k) = kind {
+            self.stops_seen.insert(k);
         }
         self.emit(AgentEvent::Paused { next });
         loop {
@@ -162,4 +170,14 @@ impl Agent {
 /// A pace in whole milliseconds, for events.
 fn millis(pace: Duration) -> u64 {
     u64::try_from(pace.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What makes a stage pause a new lesson: its stage and how many changes it makes (one
+/// placeholder, three placeholders, one snipped run). Summaries and reactive compactions
+/// always stop (None): each is a lesson of its own.
+pub(super) fn stop_kind(next: &NextStep) -> Option<(Stage, usize)> {
+    match next {
+        NextStep::Stage { stage, preview } => Some((*stage, preview.changes.len())),
+        _ => None,
+    }
 }

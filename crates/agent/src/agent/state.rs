@@ -110,6 +110,10 @@ pub struct Agent {
     /// Step mode's "run to": pauses this target does not stop at go by (until the turn
     /// ends).
     pub(super) run_to: Option<StepTarget>,
+    /// The kinds of stage pause shown so far (`control::stop_kind`): running to the next
+    /// stage passes a pause of a kind already shown, so `s` stops once per lesson (the
+    /// first micro_compact placeholder, not the eighteenth).
+    pub(super) stops_seen: std::collections::HashSet<(crate::compact::Stage, usize)>,
     /// Set while a model call is being prepared (its stages, summaries, until its request is
     /// sent) or a compaction runs: a new config then waits in `pending_config`, so a switch
     /// of strategy never lands inside a running pipeline (`control::hold_config`).

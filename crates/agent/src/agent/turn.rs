@@ -68,6 +68,7 @@ impl Agent {
             learned_window_tokens: None,
             no_model_tail: None,
             run_to: None,
+            stops_seen: Default::default(),
             config_held: false,
             pending_config: None,
         }

@@ -119,6 +119,64 @@ impl EventKind {
     }
 }
 
+/// Columns before a row's text: the time (`00:05.8`), a space, `Δ` or a blank, a space.
+pub const TEXT_COLUMN: usize = 10;
+
+/// Whether a row shows its whole text (wrapped) rather than one cut line: the selected
+/// row, whose reason is the lesson, and start-up notices, which are read there in full
+/// (the hint line keeps the keys).
+pub fn shown_whole(kind: &EventKind, selected: bool) -> bool {
+    selected || matches!(kind, EventKind::Notice { .. })
+}
+
+/// The most lines one row may take in a pane `viewport` lines high: all of them (an
+/// 80x24 screen's pane is 5 lines; a budget reason naming its file needs them).
+pub fn max_row_lines(viewport: usize) -> usize {
+    viewport.max(1)
+}
+
+/// Columns a row's later lines are indented by: less than the time column, so a wrapped
+/// reason gets most of the pane's width (an 80-column screen's events pane is 42 wide).
+pub const WRAP_INDENT: usize = 4;
+
+/// A row's text in the lines the events pane draws it in, `width` the pane's inner width:
+/// one line (cut with `…`) unless `whole`, then wrapped between words (the first line
+/// after the time column, the others after `WRAP_INDENT`), at most `max_lines` lines (the
+/// last cut with `…` when more was left). The pane and the scrolling both count rows with
+/// it, so they agree on how tall a row is.
+pub fn row_lines(kind: &EventKind, width: usize, whole: bool, max_lines: usize) -> Vec<String> {
+    let text_w = width.saturating_sub(TEXT_COLUMN).max(1);
+    let text = row_text(kind);
+    if !whole || crate::util::display_width(&text) <= text_w || max_lines <= 1 {
+        return vec![crate::util::fit_width(&text, text_w)];
+    }
+    let (first, _) = crate::tui::rows::wrap_words_at(&text, text_w, 1);
+    let Some((_, head)) = first.into_iter().next() else {
+        return vec![String::new()];
+    };
+    let rest: String = text.chars().skip(head.chars().count()).collect();
+    let rest_w = width.saturating_sub(WRAP_INDENT).max(1);
+    let (rows, more) = crate::tui::rows::wrap_words_at(rest.trim_start(), rest_w, max_lines - 1);
+    let mut out = vec![crate::util::fit_width(&head, text_w)];
+    let last = rows.len().saturating_sub(1);
+    for (i, (_, line)) in rows.into_iter().enumerate() {
+        out.push(if more && i == last {
+            crate::util::clip_width(&format!("{line} …"), rest_w)
+        } else {
+            crate::util::fit_width(&line, rest_w)
+        });
+    }
+    out
+}
+
+/// Lines a row takes (`row_lines`' count, without wrapping rows shown on one line).
+pub fn row_height(kind: &EventKind, width: usize, selected: bool, viewport: usize) -> usize {
+    if !shown_whole(kind, selected) {
+        return 1;
+    }
+    row_lines(kind, width, true, max_row_lines(viewport)).len()
+}
+
 /// Short stage names for event rows (compact_history keeps its name: "compact" alone would
 /// read as the compact tool).
 pub fn short_name(stage: Stage) -> &'static str {

@@ -29,6 +29,9 @@ pub enum Action {
     RunToStage,
     /// Step mode: run to the next model call (`c`).
     RunToCall,
+    /// Step mode: back one model call (`p`): continue from the last call made, paused
+    /// before its stages.
+    StepBack,
     /// The legend of panes, stages and letters (`l`).
     Legend,
     JumpToMarker,
@@ -90,6 +93,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char(' ') => Action::Step,
         KeyCode::Char('s') if !ctrl => Action::RunToStage,
         KeyCode::Char('c') if !ctrl => Action::RunToCall,
+        KeyCode::Char('p') => Action::StepBack,
         KeyCode::Char('l') => Action::Legend,
         KeyCode::Char('m') => Action::JumpToMarker,
         KeyCode::Char('r') => Action::Replay,
@@ -153,8 +157,15 @@ pub const HELP: &[(&str, &str)] = &[
     ("mouse wheel", "scroll the pane under the cursor"),
     ("", "Step mode (/step, or start with --step)"),
     ("Space", "one step: past the pause (never types)"),
-    ("s", "on to the next stage that changes something"),
+    (
+        "s",
+        "on to the next stage that changes something in a way not shown yet",
+    ),
     ("c", "on to the next model call (main or summary)"),
+    (
+        "p",
+        "back one model call: continue from the last call, paused before its stages",
+    ),
     ("highlight", "rows the next stage will change"),
     ("", "Lists"),
     ("j k / Up Down", "move"),

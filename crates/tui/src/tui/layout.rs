@@ -42,6 +42,8 @@ pub fn areas_for(area: Rect, input_lines: usize, timeline: bool) -> Option<Areas
     ])
     .areas(area);
     let (main, gauge, events) = if area.width >= WIDE_FROM {
+        // The events pane reads its selected row whole (wrapped), so the conversation keeps
+        // the width its titles and row marks need ("· JSON chars", "cut at max_tokens").
         let [main, side] =
             Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
                 .areas(middle);

@@ -75,6 +75,41 @@ fn rows_text(ranges: &[Range<usize>]) -> Option<String> {
     }
 }
 
+/// The status bar's short sentence for a pause, for a line too narrow for
+/// `NextStep::describe`: `next: micro_compact, 6,647 -> 5,471 chars`. The card under it
+/// says why and what in full.
+pub fn short(next: &NextStep) -> String {
+    match next {
+        NextStep::Stage { stage, preview } => {
+            format!("next: {}, {}", stage.name(), preview.delta().sizes())
+        }
+        NextStep::Summarize {
+            stage,
+            messages,
+            size,
+            ..
+        } => format!(
+            "next: {} summarizes {} ({} chars)",
+            stage.name(),
+            plural(*messages, "message"),
+            group_digits(*size)
+        ),
+        NextStep::Reactive { stage, .. } => {
+            format!("next: {} (the API said: too long)", stage.name())
+        }
+        NextStep::SummaryCall { stage, chars, .. } => format!(
+            "next: summary call of {}, {} chars",
+            stage.name(),
+            group_digits(*chars)
+        ),
+        NextStep::ModelCall { messages, size } => format!(
+            "next: model call, {}, {} chars",
+            plural(*messages, "message"),
+            group_digits(*size)
+        ),
+    }
+}
+
 /// The card's title and its text lines (the keys line is added by the pane): what is
 /// about to happen and why, in the teacher's words.
 pub fn card(next: &NextStep, limit: usize) -> (String, Vec<String>) {

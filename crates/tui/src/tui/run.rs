@@ -56,6 +56,9 @@ pub struct TuiOptions {
     pub restart: Option<Restarter>,
     /// `ctxlab open`: start on the sessions browser (None: on the conversation).
     pub sessions: Option<OpenSessions>,
+    /// The scenario's request (the scripted tour), sent as the loop starts, or when the
+    /// first-run legend is closed if it shows: the tour never plays behind the legend.
+    pub request: Option<String>,
 }
 
 /// What `ctxlab open` shows first.
@@ -179,6 +182,7 @@ pub async fn run_following(
         scratch_root: crate::tui::sessions::scratch::scratch_root(),
         sessions,
         unseen_legend,
+        request: opts.request,
     })));
     app.update(Msg::Live(LiveMsg::Setup(live)));
     let draw = |app: &App| term.draw(|f| render(app, f)).map(|_| ());

@@ -159,6 +159,34 @@ impl App {
         ));
     }
 
+    /// `p` in step mode: back one model call. Continues from the last call made (the
+    /// history before it, the settings in force), so the agent, still in step mode, pauses
+    /// again before that call's stages; pressed again, it goes back one more. A real
+    /// provider asks first (it makes real calls); the scripted model goes at once.
+    pub(super) fn step_back(&mut self) -> Vec<Effect> {
+        if !self.step.mode() {
+            self.notify("p steps back in step mode (/step, or start with --step)");
+            return Vec::new();
+        }
+        if self.branch.showing_other {
+            self.toggle_branch();
+        }
+        let Some(n) = self.timeline.calls.last().map(|c| c.number) else {
+            self.notify("no model call yet to step back to");
+            return Vec::new();
+        };
+        if self.scripted() {
+            return self.start_continue(n);
+        }
+        self.branch.asking = Some(n);
+        self.notify(continue_question(
+            n,
+            &self.agent.config,
+            &self.agent.provider,
+        ));
+        Vec::new()
+    }
+
     fn start_continue(&mut self, n: usize) -> Vec<Effect> {
         let Some(point) = self.timeline.branch_before(n) else {
             self.notify(format!("no call {n} to continue from"));

@@ -33,6 +33,26 @@ impl App {
         (inner.width as usize, inner.height as usize)
     }
 
+    /// The events rows (positions among the visible ones) taller than one line, with their
+    /// height: the selected row and the notices show their whole text (`event_rows`).
+    fn events_row_heights(&self, viewport: usize) -> std::collections::HashMap<usize, usize> {
+        let width = self
+            .areas()
+            .map(|a| layout::inner(a.events).width as usize)
+            .unwrap_or(1);
+        let selected = self.events.list().selected;
+        let rows = self.events.rows();
+        self.visible_events()
+            .iter()
+            .enumerate()
+            .filter_map(|(pos, &i)| {
+                let kind = &rows.get(i)?.kind;
+                let h = crate::tui::event_rows::row_height(kind, width, pos == selected, viewport);
+                (h > 1).then_some((pos, h))
+            })
+            .collect()
+    }
+
     pub(super) fn events_viewport(&self) -> usize {
         self.areas()
             .map(|a| layout::inner(a.events).height as usize)
@@ -71,7 +91,10 @@ impl App {
         let ev_len = self.visible_events().len();
         let ev_h = self.events_viewport();
         self.events.list_mut().clamp(ev_len);
-        self.events.list_mut().ensure_visible(ev_len, ev_h, |_| 1);
+        let heights = self.events_row_heights(ev_h);
+        self.events
+            .list_mut()
+            .ensure_visible(ev_len, ev_h, |pos| heights.get(&pos).copied().unwrap_or(1));
         let lh = self.list_viewport();
         let outputs = self.outputs.files().len();
         self.outputs.list_mut().clamp(outputs);

@@ -87,6 +87,7 @@ impl App {
             Action::Step => return self.step(),
             Action::RunToStage => return self.run_to(StepTarget::Stage),
             Action::RunToCall => return self.run_to(StepTarget::ModelCall),
+            Action::StepBack => return self.step_back(),
             Action::Legend => self.show_legend(),
             // The gauge is on screen outside the browser: `e` explains its numbers.
             Action::Explain if !self.browsing() => self.explain_gauge(),

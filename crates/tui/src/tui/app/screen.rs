@@ -32,6 +32,9 @@ pub(super) struct Screen {
     notices_queued: VecDeque<String>,
     /// The file whose existence says the first-run legend was seen (None: not remembered).
     pub(super) legend_marker: Option<PathBuf>,
+    /// The scenario's request, held until the loop runs and the first-run legend is closed:
+    /// the tour must not play behind the legend.
+    pub(super) start_request: Option<String>,
 }
 
 impl Screen {
@@ -47,6 +50,7 @@ impl Screen {
             notice: None,
             notices_queued: VecDeque::new(),
             legend_marker: None,
+            start_request: None,
         }
     }
 

@@ -62,6 +62,9 @@ pub struct Startup {
     /// The file that says the first-run legend was seen, when it does not exist yet: the
     /// legend shows, and closing it asks for the file.
     pub unseen_legend: Option<PathBuf>,
+    /// The scenario's request (the scripted tour's): sent when the loop starts, or, while
+    /// the first-run legend is open, when it is closed.
+    pub request: Option<String>,
 }
 
 /// Sessions to show at start.
@@ -176,6 +179,7 @@ impl App {
             self.screen.legend_marker = Some(marker);
             self.show_legend();
         }
+        self.screen.start_request = start.request;
     }
 
     /// What the loop does first: clear scratch stores earlier runs left, list the sessions
@@ -192,6 +196,9 @@ impl App {
         }
         if let Some((path, bytes)) = self.sessions.open_on_start.take() {
             effects.extend(self.open_session(path, bytes));
+        }
+        if self.screen.legend_marker.is_none() {
+            effects.extend(self.submit_start_request());
         }
         effects
     }

@@ -2,7 +2,8 @@
 //! run to the next stage that changes something; `c`: run to the next model call), the
 //! pause (its sentence, its structured step, the conversation rows it will change, the
 //! selection moved there and back), the first-run legend (remembered through
-//! `Work::RememberLegend`), start-up notices kept in full, and `/restart` (the loop
+//! `Work::RememberLegend`; the scenario's request waits for it to close), start-up notices
+//! kept in full as events rows, and `/restart` (the loop
 //! performs `Effect::Restart`; `restarted` gives the fresh agent a fresh view).
 //!
 //! In step mode the step keys work from every pane and never type: in the input box an
@@ -236,20 +237,32 @@ impl App {
         self.push_layer(Layer::Legend(LegendView::default()));
     }
 
-    /// The legend closed: the first time, asks for it to be remembered as seen.
+    /// The legend closed: the first time, asks for it to be remembered as seen and lets
+    /// the scenario start (it waited, so no stage ran behind the legend).
     pub(super) fn legend_seen(&mut self) -> Vec<Effect> {
         match self.screen.legend_marker.take() {
-            Some(path) => vec![Effect::Work(Work::RememberLegend { path })],
+            Some(path) => {
+                let mut effects = vec![Effect::Work(Work::RememberLegend { path })];
+                effects.extend(self.submit_start_request());
+                effects
+            }
             None => Vec::new(),
         }
     }
 
-    /// Start-up notices: each becomes an events row (Enter shows it in full) and takes its
-    /// turn in the hint line.
+    /// The scenario's request, sent once (`Startup::request`).
+    pub(super) fn submit_start_request(&mut self) -> Option<Effect> {
+        let request = self.screen.start_request.take()?;
+        Some(Effect::Send(UserCommand::Submit(request)))
+    }
+
+    /// Start-up notices: each becomes an events row, shown there whole (Enter opens it),
+    /// and the first-run legend lists them. Not the hint line: paging them there took the
+    /// keys away for the first 10-20 seconds at 80 columns, and the status bar already
+    /// names the model and the workspace they are about.
     pub(super) fn add_notices(&mut self, notices: Vec<String>) {
         for text in notices {
-            self.push_event(EventKind::Notice { text: text.clone() });
-            self.notify_queued(text);
+            self.push_event(EventKind::Notice { text });
         }
     }
 

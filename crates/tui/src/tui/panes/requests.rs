@@ -2,7 +2,8 @@
 //! requests (one row each: number, time, model, messages, tokens, recorded usage, the
 //! change since the previous one) above the selected request's detail. Both are the lines
 //! `capture_view::text` makes for `ctxlab inspect --requests`, sanitized there; this only
-//! fits them to the area. Draws `App` state only.
+//! fits them to the area: the list's rows cut at the edge, the detail's wrapped. Draws `App`
+//! state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,6 +12,7 @@ use ratatui::text::{Line, Span};
 use super::{compare, fit, selected_line};
 use crate::capture_view::text::{detail_lines, header_line, row_line};
 use crate::tui::app::{App, RequestsView};
+use crate::tui::pause::wrap_words;
 use crate::tui::theme::Theme;
 
 /// The list takes at most this share of the inside (in eighths); the detail the rest.
@@ -65,10 +67,38 @@ pub fn lines(v: &RequestsView, width: usize, height: usize, theme: &Theme) -> Ve
         return out;
     }
     out.push(Line::from(Span::styled("─".repeat(width), theme.dim())));
-    let detail = detail_lines(row, &reqs.counting);
+    let detail = wrapped(&detail_lines(row, &reqs.counting), width);
     let top = v.detail_top().min(detail.len().saturating_sub(1));
     for l in detail.into_iter().skip(top).take(rest) {
         out.push(Line::from(fit(&l, width)));
+    }
+    out
+}
+
+/// The detail's lines wrapped between words to `width` columns, not cut: a line's later
+/// rows are indented two past its own indent, so a wrapped line reads as one. J/K scroll
+/// these rows.
+pub fn wrapped(lines: &[String], width: usize) -> Vec<String> {
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let body = &line[indent..];
+        if crate::util::display_width(line) <= width || indent + 2 >= width {
+            out.push(line.clone());
+            continue;
+        }
+        let first = wrap_words(body, width - indent);
+        let Some((head, rest)) = first.split_first() else {
+            continue;
+        };
+        out.push(format!("{}{head}", " ".repeat(indent)));
+        // The rows after the first, rewrapped at the narrower width they get.
+        let rest = rest.join(" ");
+        if !rest.is_empty() {
+            for piece in wrap_words(&rest, width - indent - 2) {
+                out.push(format!("{}{piece}", " ".repeat(indent + 2)));
+            }
+        }
     }
     out
 }

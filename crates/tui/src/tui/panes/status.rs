@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{clip, fmt_elapsed, human_bytes, key_hint};
-use crate::agent::events::StepTarget;
+use crate::agent::events::{NextStep, StepTarget};
 use crate::tui::app::{App, Layer, LoadKind, NOTICE_PAGE_TICKS, Pane, RunState, notice_pages};
 use crate::tui::theme::Theme;
 use crate::util::{display_width, group_digits};
@@ -113,17 +113,9 @@ fn browsing_text(app: &App) -> Option<String> {
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let theme = app.theme();
     let width = area.width as usize;
-    if let Some(next) = app.step_state().paused() {
+    if let Some(next) = app.step_state().next_step() {
         // The pause is what matters now: it gets the whole line.
-        let spans = vec![
-            Span::styled(" PAUSED ", theme.paused()),
-            Span::raw(" "),
-            Span::styled(next.to_string(), theme.warn()),
-            Span::raw("  "),
-            Span::styled("Space step · s stage · c call", theme.key()),
-            Span::raw(format!("  │ {}", app.provider())),
-        ];
-        f.render_widget(Paragraph::new(Line::from(spans)), area);
+        f.render_widget(Paragraph::new(paused_line(app, next, width)), area);
         return;
     }
     let browsing = browsing_text(app);
@@ -172,6 +164,57 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         }
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The step keys as the paused status line offers them.
+const PAUSED_KEYS: &str = "Space step · s stage · c call";
+
+/// The paused status line at `width` columns, never cut: the full sentence with the keys
+/// and the provider when they fit, then without the provider, the keys, then the short
+/// sentence (`pause::short`) the same way (the card below has the rest).
+pub fn paused_line(app: &App, next: &NextStep, width: usize) -> Line<'static> {
+    let theme = app.theme();
+    let badge = " PAUSED ";
+    let provider = format!("  │ {}", app.provider());
+    let full = next.describe();
+    let short = crate::tui::pause::short(next);
+    let fits = |text: &str, keys: bool, prov: bool| {
+        display_width(badge)
+            + 1
+            + display_width(text)
+            + if keys {
+                2 + display_width(PAUSED_KEYS)
+            } else {
+                0
+            }
+            + if prov { display_width(&provider) } else { 0 }
+            <= width
+    };
+    let choice = [&full, &short]
+        .into_iter()
+        .flat_map(|t| [(t, true, true), (t, true, false), (t, false, false)])
+        .find(|(t, k, p)| fits(t, *k, *p));
+    let (text, keys, prov) = match choice {
+        Some((t, k, p)) => (t.clone(), k, p),
+        None => (
+            clip(&short, width.saturating_sub(display_width(badge) + 1)),
+            false,
+            false,
+        ),
+    };
+    let mut spans = vec![
+        Span::styled(badge, theme.paused()),
+        Span::raw(" "),
+        Span::styled(text, theme.warn()),
+    ];
+    if keys {
+        spans.push(Span::raw("  "));
+        spans.push(Span::styled(PAUSED_KEYS, theme.key()));
+    }
+    if prov {
+        spans.push(Span::raw(provider));
+    }
+    Line::from(spans)
 }
 
 /// The part of a notice shown now: a notice wider than the line is shown a page at a time
