@@ -157,10 +157,12 @@ pub enum LiveRow {
         call: LiveCall,
         number: Option<usize>,
     },
+    /// A tool call, `subject` the path or command it names (`tool_subject`).
     Tool {
         line: usize,
         id: String,
         name: String,
+        subject: String,
     },
     /// A compaction, `index` its number in the session (0-based), as the lines so far
     /// describe it.
@@ -548,12 +550,26 @@ impl LiveView {
             }
             LiveItem::Message(m) => {
                 self.messages += 1;
-                self.push(LiveRow::Message(m));
+                // A message with nothing to read (an answer of tool calls only, whose own
+                // rows say them) is counted, not shown as an empty row.
+                if !m.preview.trim().is_empty() || m.tool_results > 0 {
+                    self.push(LiveRow::Message(m));
+                }
                 false
             }
-            LiveItem::ToolCall { line, id, name } => {
+            LiveItem::ToolCall {
+                line,
+                id,
+                name,
+                subject,
+            } => {
                 self.tool_calls += 1;
-                self.push(LiveRow::Tool { line, id, name });
+                self.push(LiveRow::Tool {
+                    line,
+                    id,
+                    name,
+                    subject,
+                });
                 false
             }
             LiveItem::Skipped { line, what } => {

@@ -114,7 +114,7 @@ fn header(v: &LiveView, width: usize, theme: &Theme) -> Vec<Line<'static>> {
         v.format().map_or("format not known yet", |f| f.name()),
         plural(v.messages(), "msg"),
         plural(v.calls(), "call"),
-        plural(v.headroom().compactions, "compaction"),
+        v.headroom().compactions_text(),
         plural(v.tool_calls(), "tool call"),
     );
     if v.summary_calls() > 0 {
@@ -135,6 +135,10 @@ fn header(v: &LiveView, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     lines.push(Line::from(clean(&counts, width)));
     let h = v.headroom();
     let mut room = format!("headroom: {}", h.text());
+    // The limit's source, said once here (the rows and the curve give only its figure).
+    if let Some(l) = &h.limit {
+        room.push_str(&format!(" · limit: {}", l.source()));
+    }
     if h.limit.is_none() && h.context_tokens.is_some() {
         room.push_str(" · no limit known (no compaction yet, model not in the table)");
     }
@@ -260,10 +264,17 @@ fn row_line(row: &LiveRow, width: usize, theme: &Theme) -> Line<'static> {
             };
             Line::from(Span::styled(clean(&text, width), theme.key()))
         }
-        LiveRow::Tool { name, id, .. } => Line::from(Span::styled(
-            clean(&format!("        tool {name} ({id})"), width),
-            theme.dim(),
-        )),
+        // The path or command the call names; its id only when it names neither.
+        LiveRow::Tool {
+            name, id, subject, ..
+        } => {
+            let what = if subject.is_empty() {
+                format!("        tool {name} ({id})")
+            } else {
+                format!("        tool {name}: {subject}")
+            };
+            Line::from(Span::styled(clean(&what, width), theme.dim()))
+        }
         LiveRow::Compaction { index, compaction } => Line::from(Span::styled(
             clean(&compaction_row(compaction, *index), width),
             theme.warn(),
