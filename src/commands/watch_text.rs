@@ -174,7 +174,10 @@ pub fn watch_text(
                     && source_said.as_deref() != Some(l.source().as_str())
                 {
                     source_said = Some(l.source());
-                    if !write(out, &format!("  (headroom to {}: {})", l.text(), l.source())) {
+                    if !write(
+                        out,
+                        &format!("  (headroom to {}: {})", l.text(), l.source()),
+                    ) {
                         return false;
                     }
                 }

@@ -162,7 +162,11 @@ pub fn tool_subject(input: &Value) -> String {
             break;
         }
     }
-    let one_line = text.unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ");
+    let one_line = text
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     match one_line.char_indices().nth(SUBJECT_CHARS) {
         Some((at, _)) => format!("{}…", &one_line[..at]),
         None => one_line,
