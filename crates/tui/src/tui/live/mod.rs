@@ -254,6 +254,8 @@ pub struct LiveView {
     /// The selected row (an index into all rows ever added), or None: the newest, kept
     /// in view as rows arrive.
     selected: Option<usize>,
+    /// `ctxlab watch`'s own view, with nothing beneath it: Esc quits rather than closes.
+    root: bool,
 }
 
 impl LiveView {
@@ -282,7 +284,18 @@ impl LiveView {
             ended: None,
             at_risk: None,
             selected: None,
+            root: false,
         }
+    }
+
+    /// Marks the view as `ctxlab watch`'s own (Esc quits).
+    pub fn set_root(&mut self) {
+        self.root = true;
+    }
+
+    /// Whether it is `ctxlab watch`'s own view (Esc quits).
+    pub fn root(&self) -> bool {
+        self.root
     }
 
     pub fn id(&self) -> u64 {

@@ -26,6 +26,8 @@ use crate::util::{group_digits, plural};
 
 /// Rows of the curve at most.
 const CURVE_ROWS: u16 = 6;
+/// Rows the headroom line wraps to at most.
+const HEADROOM_ROWS: usize = 3;
 
 fn g(n: u64) -> String {
     group_digits(usize::try_from(n).unwrap_or(usize::MAX))
@@ -53,7 +55,14 @@ pub fn render(app: &App, f: &mut Frame, full: Rect, v: &LiveView) {
     let title = Line::from(vec![
         Span::styled(" Live ", theme.title()),
         Span::raw(format!("· {state} ")),
-        Span::styled("(j/k move, o text, G latest, Esc close) ", theme.dim()),
+        Span::styled(
+            if v.root() {
+                "(j/k move, o text, G latest, Esc quit) "
+            } else {
+                "(j/k move, o text, G latest, Esc close) "
+            },
+            theme.dim(),
+        ),
     ]);
     let inner = covering_frame(f, r, title, theme);
     let width = inner.width as usize;
@@ -152,7 +161,17 @@ fn header(v: &LiveView, width: usize, theme: &Theme) -> Vec<Line<'static>> {
             plural(h.calls_since_compaction, "call")
         ));
     }
-    lines.push(Line::from(Span::styled(clean(&room, width), theme.key())));
+    // Wrapped, not cut (issue 38): the limit's source is its last part.
+    let wrapped = crate::tui::pause::wrap_words(&sanitize_line(&room), width.max(20));
+    let n = wrapped.len();
+    for (k, l) in wrapped.into_iter().take(HEADROOM_ROWS).enumerate() {
+        let l = if k + 1 == HEADROOM_ROWS && n > HEADROOM_ROWS {
+            format!("{l}…")
+        } else {
+            l
+        };
+        lines.push(Line::from(Span::styled(fit(&l, width), theme.key())));
+    }
     if let Some(text) = v.ended().or(v.notice()) {
         lines.push(Line::from(Span::styled(clean(text, width), theme.warn())));
     }
