@@ -44,15 +44,6 @@ fn chosen_session(args: &WatchArgs, poll: Duration) -> anyhow::Result<Option<Cho
     }
 }
 
-/// Restores the terminal's line mode however the wait ends.
-struct RawMode;
-
-impl Drop for RawMode {
-    fn drop(&mut self) {
-        let _ = crossterm::terminal::disable_raw_mode();
-    }
-}
-
 /// Looks for the first session of `cwd` every `poll` until there is one, saying so once
 /// on stderr (`none`: why there is none yet). On a terminal, q, Esc or Ctrl-C quits (None);
 /// elsewhere the signal watcher ends the process.
@@ -62,16 +53,16 @@ fn wait_for_first_session(
     poll: Duration,
     none: &str,
 ) -> anyhow::Result<Option<Chosen>> {
-    use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
     let keys = std::io::stdin().is_terminal();
     eprintln!(
         "ctxlab: {none}\nctxlab: waiting for the first session of this folder ({} quits)",
         if keys { "q or Ctrl-C" } else { "Ctrl-C" }
     );
-    let _raw = if keys {
-        crossterm::terminal::enable_raw_mode()
-            .map_err(|e| anyhow::anyhow!("cannot read keys while waiting: {e}"))?;
-        Some(RawMode)
+    let quit_keys = if keys {
+        Some(
+            ctxlab::tui::terminal::QuitKeys::start()
+                .map_err(|e| anyhow::anyhow!("cannot read keys while waiting: {e}"))?,
+        )
     } else {
         None
     };
@@ -79,18 +70,10 @@ fn wait_for_first_session(
     let tick = poll.min(Duration::from_millis(250));
     let mut last_look = std::time::Instant::now();
     loop {
-        if keys {
-            if event::poll(tick)?
-                && let Event::Key(k) = event::read()?
-                && k.kind == KeyEventKind::Press
-                && (matches!(k.code, KeyCode::Char('q') | KeyCode::Esc)
-                    || (k.code == KeyCode::Char('c')
-                        && k.modifiers.contains(KeyModifiers::CONTROL)))
-            {
-                return Ok(None);
-            }
-        } else {
-            std::thread::sleep(tick);
+        match &quit_keys {
+            Some(k) if k.pressed(tick)? => return Ok(None),
+            Some(_) => {}
+            None => std::thread::sleep(tick),
         }
         if last_look.elapsed() >= poll {
             last_look = std::time::Instant::now();
