@@ -281,7 +281,7 @@ impl App {
             Action::Search => self.start_search(),
             Action::SearchNext | Action::SearchPrev => self.next_hit(action == Action::SearchNext),
             Action::NextCompaction | Action::PrevCompaction => {
-                self.to_compaction(action == Action::NextCompaction)
+                self.go_to_compaction(action == Action::NextCompaction)
             }
             _ => {}
         }
@@ -290,7 +290,7 @@ impl App {
 
     /// `]` / `[` in an opened session: selects the next (previous) compaction row after
     /// (before) the selected row; at the last (first) one, says so and stays.
-    fn to_compaction(&mut self, forward: bool) {
+    fn go_to_compaction(&mut self, forward: bool) {
         let Some(open) = &mut self.sessions.open else {
             return;
         };
