@@ -12,18 +12,20 @@
 //! (docs/architecture.md, "Following a session").
 
 pub mod follower;
+mod options;
 mod text;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::forgot::at_risk::{AtRisk, DEFAULT_WITHIN};
+use crate::forgot::at_risk::AtRisk;
 use crate::session::model::{Compaction, SessionFormat};
 use crate::session::watch::{
     Chosen, FileEvent, Headroom, HeadroomTracker, LiveCall, LiveItem, LiveMessage, WatchEvent,
 };
 
+pub use options::LiveOptions;
 pub use text::{file_text, row_full_text};
 
 /// Rows kept at most: the oldest go first (and are counted), so a follow of a session of
@@ -31,75 +33,6 @@ pub use text::{file_text, row_full_text};
 pub const MAX_ROWS: usize = 20_000;
 /// Calls kept for the curve at most (the oldest go first).
 pub const MAX_CURVE: usize = 20_000;
-
-/// How the workbench follows: the bell on a compaction (`bell_on_compaction`,
-/// `--no-bell`), how the follower waits, and the session to follow at start.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LiveOptions {
-    bell: bool,
-    poll: Duration,
-    notify: bool,
-    follow: Option<Chosen>,
-    /// Tokens from the threshold at which the facts at risk are listed; None: never.
-    at_risk_within: Option<u64>,
-}
-
-impl Default for LiveOptions {
-    fn default() -> Self {
-        LiveOptions {
-            bell: true,
-            poll: Duration::from_secs(1),
-            notify: true,
-            follow: None,
-            at_risk_within: Some(DEFAULT_WITHIN),
-        }
-    }
-}
-
-impl LiveOptions {
-    /// The bell on (`bell`) or off for each compaction written while following.
-    pub fn new(bell: bool) -> LiveOptions {
-        LiveOptions {
-            bell,
-            ..LiveOptions::default()
-        }
-    }
-
-    /// The follower's longest sleep and whether it asks for change notifications.
-    pub fn waiting(self, poll: Duration, notify: bool) -> LiveOptions {
-        LiveOptions {
-            poll,
-            notify,
-            ..self
-        }
-    }
-
-    /// Follows `chosen` as soon as the loop runs.
-    pub fn following(self, chosen: Chosen) -> LiveOptions {
-        LiveOptions {
-            follow: Some(chosen),
-            ..self
-        }
-    }
-
-    /// Lists the facts at risk within `tokens` of the threshold (`watch --at-risk-within`;
-    /// None or 0: never).
-    pub fn at_risk_within(self, tokens: Option<u64>) -> LiveOptions {
-        LiveOptions {
-            at_risk_within: tokens.filter(|t| *t > 0),
-            ..self
-        }
-    }
-
-    pub fn bell(&self) -> bool {
-        self.bell
-    }
-
-    /// Whether a session is to be followed at start.
-    pub fn follows(&self) -> bool {
-        self.follow.is_some()
-    }
-}
 
 /// What the loop is asked to follow (`Effect::Follow`); `id` tells its events apart from
 /// those of a follower it replaced.
