@@ -117,8 +117,13 @@ pub fn item_json(item: &LiveItem, headroom: &Headroom) -> Value {
             "tool_uses": m.tool_uses,
             "tool_results": m.tool_results,
         }),
-        LiveItem::ToolCall { line, id, name } => {
-            json!({"event": "tool_call", "line": line, "id": id, "name": name})
+        LiveItem::ToolCall {
+            line,
+            id,
+            name,
+            subject,
+        } => {
+            json!({"event": "tool_call", "line": line, "id": id, "name": name, "subject": subject})
         }
         LiveItem::Skipped { line, what } => json!({"event": "skipped", "line": line, "what": what}),
         LiveItem::Warning(w) => json!({"event": "warning", "line": w.line, "message": w.message}),

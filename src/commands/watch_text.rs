@@ -79,9 +79,25 @@ fn item_line(item: &LiveItem, tracker: &HeadroomTracker) -> Option<String> {
             if preview.is_empty() && m.tool_results > 0 {
                 preview = plural(m.tool_results, "tool result");
             }
+            if preview.trim().is_empty() {
+                // Nothing to read (an answer of tool calls only: their own lines say them).
+                return None;
+            }
             format!("line {}:   {}: {preview}", m.line, m.role)
         }
-        LiveItem::ToolCall { line, id, name } => format!("line {line}:   tool {name} ({id})"),
+        // The path or command the call names; its id only when it names neither.
+        LiveItem::ToolCall {
+            line,
+            id,
+            name,
+            subject,
+        } => {
+            if subject.is_empty() {
+                format!("line {line}:   tool {name} ({id})")
+            } else {
+                format!("line {line}:   tool {name}: {subject}")
+            }
+        }
         LiveItem::Skipped { line, what } => format!("line {line}: skipped ({what})"),
         LiveItem::Warning(_) => return None,
     })
@@ -118,6 +134,8 @@ pub fn watch_text(
     let mut tracker = HeadroomTracker::with_settings(settings.clone());
     let mut risk = RiskFollow::new(at_risk_within);
     let mut closed = false;
+    // The limit's source as last said: said once, and again only when it changes.
+    let mut source_said: Option<String> = None;
     let mut write = |out: &mut dyn Write, text: &str| -> bool {
         let ok = writeln!(out, "{}", sanitize(text))
             .and_then(|()| out.flush())
@@ -152,6 +170,17 @@ pub fn watch_text(
             };
             if written && matches!(&item, LiveItem::Call(c) if !c.summary) {
                 let h = tracker.headroom();
+                if let Some(l) = &h.limit
+                    && source_said.as_deref() != Some(l.source().as_str())
+                {
+                    source_said = Some(l.source());
+                    if !write(
+                        out,
+                        &format!("  (headroom to {}: {})", l.text(), l.source()),
+                    ) {
+                        return false;
+                    }
+                }
                 if let Some(r) = risk.after_call(&h) {
                     return risk_lines(&r, h.tokens_left).iter().all(|l| write(out, l));
                 }
@@ -161,6 +190,7 @@ pub fn watch_text(
         WatchEvent::CaughtUp { lines, .. } => {
             let h = tracker.headroom();
             // The limit's source is named here, once; the call lines give its figure.
+            source_said = h.limit.as_ref().map(|l| l.source());
             let limit = h
                 .limit
                 .as_ref()
@@ -170,9 +200,9 @@ pub fn watch_text(
                 && write(
                     out,
                     &format!(
-                        "{} lines read · {} so far · {} · from now on, as it is written:",
+                        "{} lines read · {} · {} · from now on, as it is written:",
                         g(lines as u64),
-                        plural(h.compactions, "compaction"),
+                        h.compactions_text(),
                         h.text()
                     ),
                 )
@@ -222,5 +252,28 @@ mod tests {
         );
         let line = item_line(&message("", 1), &tracker);
         assert_eq!(line.as_deref(), Some("line 7:   user: 1 tool result"));
+    }
+
+    /// Issue 38: an answer of tool calls only printed an empty "assistant: " line, and a
+    /// tool call only its id.
+    #[test]
+    fn an_empty_answer_says_nothing_and_a_tool_call_names_its_command() {
+        let tracker = HeadroomTracker::default();
+        let mut empty = message("", 0);
+        if let LiveItem::Message(m) = &mut empty {
+            m.role = "assistant".into();
+            m.tool_uses = 1;
+        }
+        assert_eq!(item_line(&empty, &tracker), None);
+        let tool = LiveItem::ToolCall {
+            line: 9,
+            id: "toolu_1".into(),
+            name: "Bash".into(),
+            subject: "cargo test -q".into(),
+        };
+        assert_eq!(
+            item_line(&tool, &tracker).as_deref(),
+            Some("line 9:   tool Bash: cargo test -q")
+        );
     }
 }

@@ -21,14 +21,65 @@ const MAX_STATUS_INPUT_BYTES: u64 = 1 << 20;
 /// How long the status line waits for its JSON on stdin.
 const STATUS_INPUT_DEADLINE: Duration = Duration::from_secs(2);
 
-fn chosen_session(args: &WatchArgs) -> anyhow::Result<Chosen> {
+/// The session to follow: the file named, else the newest session of the current folder.
+/// With none yet, waits for the first (`wait_for_first_session`): `watch` can be started
+/// before the agent. None: the user quit while waiting.
+fn chosen_session(args: &WatchArgs, poll: Duration) -> anyhow::Result<Option<Chosen>> {
     match &args.path {
-        Some(path) => choose_path(path).map_err(|e| UsageError(e).into()),
+        Some(path) => choose_path(path)
+            .map(Some)
+            .map_err(|e| UsageError(e).into()),
         None => {
             let cwd = std::env::current_dir()
                 .map_err(|e| UsageError(format!("cannot read the current folder: {e}")))?;
             let roots = ctxlab::session::discover::default_roots();
-            newest_for_cwd(&cwd, &roots).map_err(|e| UsageError(e).into())
+            match newest_for_cwd(&cwd, &roots) {
+                Ok(chosen) => Ok(Some(chosen)),
+                // No folder to look in (no HOME, CLAUDE_CONFIG_DIR nor CODEX_HOME): no
+                // session can ever appear.
+                Err(e) if roots.is_empty() => Err(UsageError(e).into()),
+                Err(e) => wait_for_first_session(&cwd, &roots, poll, &e),
+            }
+        }
+    }
+}
+
+/// Looks for the first session of `cwd` every `poll` until there is one, saying so once
+/// on stderr (`none`: why there is none yet). On a terminal, q, Esc or Ctrl-C quits (None);
+/// elsewhere the signal watcher ends the process.
+fn wait_for_first_session(
+    cwd: &std::path::Path,
+    roots: &[ctxlab::session::discover::Root],
+    poll: Duration,
+    none: &str,
+) -> anyhow::Result<Option<Chosen>> {
+    let keys = std::io::stdin().is_terminal();
+    eprintln!(
+        "ctxlab: {none}\nctxlab: waiting for the first session of this folder ({} quits)",
+        if keys { "q or Ctrl-C" } else { "Ctrl-C" }
+    );
+    let quit_keys = if keys {
+        Some(
+            ctxlab::tui::terminal::QuitKeys::start()
+                .map_err(|e| anyhow::anyhow!("cannot read keys while waiting: {e}"))?,
+        )
+    } else {
+        None
+    };
+    // Keys are read four times a second; the folders are looked at every `poll`.
+    let tick = poll.min(Duration::from_millis(250));
+    let mut last_look = std::time::Instant::now();
+    loop {
+        match &quit_keys {
+            Some(k) if k.pressed(tick)? => return Ok(None),
+            Some(_) => {}
+            None => std::thread::sleep(tick),
+        }
+        if last_look.elapsed() >= poll {
+            last_look = std::time::Instant::now();
+            if let Ok(chosen) = newest_for_cwd(cwd, roots) {
+                return Ok(Some(chosen));
+            }
         }
     }
 }
@@ -44,14 +95,21 @@ pub(crate) fn bell_setting(no_bell: bool) -> bool {
 }
 
 pub(crate) fn cmd_watch(args: WatchArgs) -> anyhow::Result<ExitCode> {
-    let chosen = chosen_session(&args)?;
     let options = FollowOptions {
         poll: Duration::from_millis(args.poll_ms.clamp(10, 60_000)),
         notify: !args.no_notify,
     };
-    let bell = bell_setting(args.no_bell);
     let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
-    if !args.json && !args.text && terminal {
+    let workbench = !args.json && !args.text && terminal;
+    if !workbench {
+        // Before any wait for the first session: Ctrl-C ends that wait too.
+        exit_on_signal_or_closed_stdout();
+    }
+    let Some(chosen) = chosen_session(&args, options.poll.max(Duration::from_millis(200)))? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let bell = bell_setting(args.no_bell);
+    if workbench {
         // The workbench's live view (docs/architecture.md, "Following a session"); its
         // own loop handles signals and restores the terminal.
         let live = ctxlab::tui::live::LiveOptions::new(bell)
@@ -62,7 +120,6 @@ pub(crate) fn cmd_watch(args: WatchArgs) -> anyhow::Result<ExitCode> {
         let _idle_workspace = crate::open::idle_workspace(&mut agent)?;
         return crate::cmd_workbench(agent, false, None, Some(live));
     }
-    exit_on_signal_or_closed_stdout();
     let stop = AtomicBool::new(false);
     if !args.json {
         // Readable lines (`--text`, or stdout is not a terminal).

@@ -524,3 +524,84 @@ fn a_session_that_fails_after_its_first_lines_says_so_and_r_explains() {
         "{notice}"
     );
 }
+
+/// Issue 38: no key went to the next compaction of an opened session. `]` and `[` select
+/// the next and previous compaction row; past the last one the selection stays.
+#[test]
+fn brackets_go_to_the_next_and_previous_compaction_of_an_opened_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path());
+    let file = crate::common::files::session_fixture("codex_rollout.jsonl");
+    browse(&mut d, vec![file.clone()]);
+    open(&mut d, file);
+    let at: Vec<usize> = d
+        .app
+        .sessions()
+        .open()
+        .unwrap()
+        .rows()
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(r, ViewRow::Compaction(_)))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(at.len() >= 2, "the fixture has two compactions: {at:?}");
+    let selected = |d: &Driver| d.app.sessions().open().unwrap().list().selected;
+    press(&mut d.app, KeyCode::Char('g'));
+    press(&mut d.app, KeyCode::Char(']'));
+    assert_eq!(selected(&d), at[0]);
+    press(&mut d.app, KeyCode::Char(']'));
+    assert_eq!(selected(&d), at[1]);
+    for _ in at.len()..3 {
+        press(&mut d.app, KeyCode::Char(']'));
+    }
+    assert_eq!(selected(&d), *at.last().unwrap(), "stays at the last");
+    press(&mut d.app, KeyCode::Char('['));
+    assert_eq!(selected(&d), at[at.len() - 2]);
+    let text = screen(&mut d.app, 80, 24);
+    assert!(text.contains("compaction"), "{text}");
+}
+
+/// Issue 38: `t` in the sessions browser opened the timeline of the idle workbench, and
+/// Esc then left the user there, where typing replays the scripted tour. Esc goes back to
+/// the browser.
+#[test]
+fn esc_after_t_in_the_browser_returns_to_the_browser() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path());
+    browse(&mut d, vec![fixture("claude_code.jsonl")]);
+    assert!(d.app.browsing());
+    press(&mut d.app, KeyCode::Char('t'));
+    assert!(!d.app.browsing(), "t opened the timeline");
+    press(&mut d.app, KeyCode::Esc);
+    assert!(d.app.browsing(), "Esc returns to the browser");
+    let text = screen(&mut d.app, 80, 24);
+    assert!(text.contains("Sessions"), "{text}");
+}
+
+/// Issue 38: the browser had no tool column and gave the first request 9 characters at 80
+/// columns. Each row names its tool, and at 80 columns the first request keeps 18 or more.
+#[test]
+fn the_browser_names_each_sessions_tool_and_gives_the_first_request_room_at_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (claude, codex) = roots(dir.path());
+    let mut d = driver(dir.path());
+    browse(&mut d, vec![claude, codex]);
+    let text = screen(&mut d.app, 80, 24);
+    let head = text.lines().find(|l| l.contains("started")).unwrap();
+    assert!(head.contains("tool"), "{text}");
+    let title_w = head
+        .split("first request")
+        .nth(1)
+        .map(|rest| rest.len() - rest.trim_start().len() - 2 + "first request".len())
+        .unwrap_or(0);
+    assert!(
+        title_w >= 18,
+        "the first request gets {title_w} columns: {text}"
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.iter().any(|l| l.contains(" Claude ")), "{text}");
+    assert!(lines.iter().any(|l| l.contains(" Codex ")), "{text}");
+    let wide = screen(&mut d.app, 120, 40);
+    assert!(wide.contains("Claude Code"), "{wide}");
+}

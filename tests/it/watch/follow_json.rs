@@ -320,8 +320,9 @@ fn a_codex_rollout_is_followed_from_its_start_and_a_new_rollout_of_the_same_fold
             "compaction full 1200 text",
             "call 8 1150 summary",
             // The whole-file reader's fill: the first call after it, its own summary call.
-            "compaction_update full 1200 text",
+            // The call that line 11 wrote comes before what it adds to the compaction.
             "call 11 400",
+            "compaction_update full 1200 text",
             "file switched",
             "caught_up 0",
             "call 3 500",
@@ -330,21 +331,71 @@ fn a_codex_rollout_is_followed_from_its_start_and_a_new_rollout_of_the_same_fold
     );
 }
 
+/// Issue 38: `watch` exited (2) when the project had no session yet, so it could not be
+/// started before the agent. It waits for the first, says so, and Ctrl-C ends the wait.
 #[test]
-fn a_missing_session_is_said_in_one_line_and_a_closed_stdout_ends_quietly() {
+fn with_no_session_yet_watch_waits_for_the_first_and_ctrl_c_ends_the_wait() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = project(dir.path());
-    let out = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
-        .args(["watch", "--json"])
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxlab"))
+        .args(["watch", "--json", "--poll-ms", "200"])
         .current_dir(&cwd)
         .env("HOME", dir.path())
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CODEX_HOME")
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "watch ended with no session yet"
+    );
+    // SAFETY: a plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no session of"), "{err}");
+    assert!(
+        err.contains("waiting for the first session of this folder (Ctrl-C quits)"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn watch_started_before_the_agent_follows_the_projects_first_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = project(dir.path());
+    let config = dir.path().join("claude");
+    let codex = dir.path().join("codex");
+    let mut w = Watch::start(
+        &["--json", "--poll-ms", "200"],
+        &cwd,
+        &[("CLAUDE_CONFIG_DIR", &config), ("CODEX_HOME", &codex)],
+    );
+    w.drain(Duration::from_millis(600));
+    assert!(w.seen.is_empty(), "{:#?}", w.seen);
+    // The agent starts: its project folder and first session appear.
+    let folder = config.join("projects").join(claude_folder_name(&cwd));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("s1.jsonl"),
+        format!("{}\n", claude_user(1, "hi")),
+    )
+    .unwrap();
+    w.until("the summary of the first session", is("summary"));
+    line(&folder.join("s1.jsonl"), &claude_call(2, 10));
+    w.until("its first call", is("call"));
+    w.interrupt();
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
     // `| head -1`: the reader goes away after the first object.
     let file = dir.path().join("s.jsonl");
     std::fs::write(

@@ -311,8 +311,10 @@ fn gone_and_a_session_switch_are_rows_and_the_header_says_the_new_file() {
     );
 }
 
+/// Issue 38: Esc in `ctxlab watch` dropped into an idle scripted workbench where typing
+/// replayed the tour. Its own view has nothing beneath it: Esc quits.
 #[test]
-fn esc_closes_the_view_and_stops_the_follower_and_o_shows_a_compaction_whole() {
+fn esc_quits_watchs_own_view_and_o_shows_a_compaction_whole() {
     let (mut a, _, _) = story(true);
     // From the newest row up to the compaction: its full text in the viewer.
     let k = kinds(&a);
@@ -326,9 +328,9 @@ fn esc_closes_the_view_and_stops_the_follower_and_o_shows_a_compaction_whole() {
     assert!(text.contains("listed the files"), "{text}");
     a.update(key(KeyCode::Esc));
     assert!(a.live_view().is_some(), "Esc closed the viewer first");
+    assert!(screen(&mut a, 80, 24).contains("Esc quit"));
     let fx = a.update(key(KeyCode::Esc));
-    assert_eq!(fx, vec![Effect::StopFollowing]);
-    assert!(a.live_view().is_none());
+    assert_eq!(fx, vec![Effect::Quit]);
 }
 
 #[test]
@@ -359,8 +361,11 @@ fn w_on_a_sessions_browser_row_follows_that_session() {
         .expect("w follows the selected session");
     assert_eq!(request.chosen().path, file);
     assert!(a.live_view().is_some());
+    // Opened from the browser: Esc closes it, stops its follower, and the browser is back.
+    assert!(screen(&mut a, 80, 24).contains("Esc close"));
+    assert_eq!(a.update(key(KeyCode::Esc)), vec![Effect::StopFollowing]);
+    assert!(a.live_view().is_none());
     // Keys are per pane: the sessions browser's hint line says what `w` does there.
-    a.update(key(KeyCode::Esc));
     let text = screen(&mut a, 120, 40);
     assert!(text.contains("w follow live"), "{text}");
 }

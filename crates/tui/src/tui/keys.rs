@@ -62,6 +62,10 @@ pub enum Action {
     Fork,
     /// `e`: what the gauge's numbers (or, in the context view, the bars') are.
     Explain,
+    /// The next compaction of the opened session (`]`).
+    NextCompaction,
+    /// The previous compaction of the opened session (`[`).
+    PrevCompaction,
 }
 
 /// Ctrl-C: cancel the turn; a second one within a second quits. Checked before any map.
@@ -112,6 +116,8 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('F') => Action::Forgot,
         KeyCode::Char('B') => Action::Fork,
         KeyCode::Char('e') => Action::Explain,
+        KeyCode::Char(']') => Action::NextCompaction,
+        KeyCode::Char('[') => Action::PrevCompaction,
         _ => return None,
     })
 }
@@ -224,6 +230,7 @@ pub const HELP: &[(&str, &str)] = &[
         "filter by project, first request, file (Esc clears); next / previous session",
     ),
     ("/  n  N", "opened: search the session; next / previous hit"),
+    ("]  [", "opened: the next / previous compaction"),
     (
         "Enter / o",
         "opened: a message's text, or a compaction's summary and kept",
@@ -266,7 +273,10 @@ pub const HELP: &[(&str, &str)] = &[
         "Enter / o",
         "a row in full: a compaction's summary and what it kept",
     ),
-    ("Esc", "close the live view (following stops)"),
+    (
+        "Esc",
+        "close the live view (following stops); in `ctxlab watch`, quit",
+    ),
     ("", section::TIMELINE),
     (
         "j k",

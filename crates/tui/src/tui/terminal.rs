@@ -127,3 +127,36 @@ pub fn install_panic_hook() {
         }
     }));
 }
+
+/// Raw mode while a command waits before any screen is drawn (`ctxlab watch` waiting for
+/// the project's first session), so that q, Esc and Ctrl-C are read as keys; line mode
+/// comes back when it is dropped.
+pub struct QuitKeys;
+
+impl QuitKeys {
+    pub fn start() -> io::Result<QuitKeys> {
+        enable_raw_mode()?;
+        Ok(QuitKeys)
+    }
+
+    /// Whether q, Esc or Ctrl-C was pressed within `within` (other keys are passed over).
+    pub fn pressed(&self, within: std::time::Duration) -> io::Result<bool> {
+        use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+        if !event::poll(within)? {
+            return Ok(false);
+        }
+        Ok(match event::read()? {
+            Event::Key(k) if k.kind == KeyEventKind::Press => {
+                matches!(k.code, KeyCode::Char('q') | KeyCode::Esc)
+                    || (k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL))
+            }
+            _ => false,
+        })
+    }
+}
+
+impl Drop for QuitKeys {
+    fn drop(&mut self) {
+        let _ = disable_raw_mode();
+    }
+}

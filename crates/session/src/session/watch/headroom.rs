@@ -43,8 +43,9 @@ impl Limit {
             Limit::CompactedAt { tokens } => {
                 format!("compacted at {} tokens last time", tokens.text())
             }
-            Limit::Window { tokens, source } => format!(
-                "window {} tokens ({source})",
+            // Its source likewise (issue 38: it was cited on every call line).
+            Limit::Window { tokens, .. } => format!(
+                "window {} tokens",
                 crate::util::group_digits(usize::try_from(*tokens).unwrap_or(usize::MAX))
             ),
         }
@@ -88,7 +89,8 @@ pub struct Headroom {
 
 impl Headroom {
     /// One short line: `84,210 tokens · 52,802 to go (compacted at 137,012 tokens last
-    /// time) · +3,100/call`.
+    /// time) · ~3,100 tokens a call · about 17 calls left`. The growth a call is an
+    /// average over the calls since the last compaction: an estimate, marked `~`.
     pub fn text(&self) -> String {
         let g = |n: u64| crate::util::group_digits(usize::try_from(n).unwrap_or(usize::MAX));
         let mut parts = Vec::new();
@@ -105,12 +107,26 @@ impl Headroom {
             ));
         }
         if let Some(rate) = self.tokens_per_call {
-            parts.push(format!("{:+.0} a call", rate));
+            let per_call = g(rate.abs().round() as u64);
+            parts.push(if rate < 0.0 {
+                format!("shrinking ~{per_call} tokens a call")
+            } else {
+                format!("~{per_call} tokens a call")
+            });
         }
         if let Some(n) = self.calls_left() {
             parts.push(format!("about {n} calls left"));
         }
         parts.join(" · ")
+    }
+
+    /// The compactions seen, in words ("no compaction yet", "2 compactions"), as the live
+    /// view's header and `watch --text` say them.
+    pub fn compactions_text(&self) -> String {
+        match self.compactions {
+            0 => "no compaction yet".into(),
+            n => crate::util::plural(n, "compaction"),
+        }
     }
 
     /// Calls left before the limit at the recent growth per call, when it grows.
@@ -325,6 +341,12 @@ mod tests {
             matches!(&h.limit, Some(Limit::Window { tokens: 200_000, source }) if source.contains("8606395"))
         );
         assert_eq!(h.tokens_per_call, Some(2000.0));
+        // Issue 38: plain words, the estimate marked, the window's source not on the line
+        // (the front ends name it once, from `source()`).
+        assert_eq!(
+            h.text(),
+            "5,000 tokens · 195,000 to go (window 200,000 tokens) · ~2,000 tokens a call · about 97 calls left"
+        );
         let mut c = Compaction::new(CompactionKind::Full, 3, 9);
         c.trigger = Some(Trigger::Auto);
         c.tokens_before = Some(TokenCount {
@@ -368,5 +390,6 @@ mod tests {
         assert_eq!(h.limit, None);
         assert_eq!(h.tokens_left, None);
         assert_eq!(h.text(), "10 tokens");
+        assert_eq!(h.compactions_text(), "no compaction yet");
     }
 }

@@ -18,14 +18,16 @@ use serde_json::Value;
 
 use super::live_capture::LiveCapture;
 pub use super::live_item::{LiveCall, LiveItem, LiveMessage};
-use super::live_item::{push_tool_call, report_messages};
-use crate::message::Message;
+use super::live_item::{cut_preview, push_tool_call, report_messages};
+use crate::message::{BlockKind, Message};
 use crate::session::assemble::fill_tokens_from_calls;
 use crate::session::claude::{self, Thread};
 use crate::session::codex::CodexReader;
 use crate::session::detail::Detail;
 use crate::session::lines::{ParsedLine, parse_json_lines_keeping_here};
-use crate::session::model::{Compaction, Session, SessionFormat, Summary, TokenCount, TokenSource};
+use crate::session::model::{
+    Compaction, MessageKind, Session, SessionFormat, Summary, TokenCount, TokenSource,
+};
 use crate::session::{format_of_line, lines};
 
 /// Lines read before giving up on recognising the format (as `detect_lines` does).
@@ -62,6 +64,10 @@ struct Reported {
     after_compaction: bool,
     /// Messages before this one were reported and emptied (`slim_reported`).
     slimmed: usize,
+    /// Answers whose text was reported while their call was open, not yet closed.
+    early: usize,
+    /// The open call whose text was reported early.
+    early_of: Option<String>,
     /// Compactions before this one are settled: both token counts known and a later
     /// compaction after them, so no later line changes what was reported of them.
     settled: usize,
@@ -219,8 +225,16 @@ impl LiveSession {
         self.report(number, out);
     }
 
-    /// Appends what the last line added: calls, compactions, tool calls, messages.
+    /// Appends what the last line added: calls, compactions, tool calls, messages, in the
+    /// order the file wrote them (`LiveItem::order`; issue 38: a compaction came before
+    /// the messages its line closed, a tool call before its call's text).
     fn report(&mut self, number: usize, out: &mut Vec<LiveItem>) {
+        let start = out.len();
+        self.report_unordered(number, out);
+        out[start..].sort_by_key(|i| i.order(number));
+    }
+
+    fn report_unordered(&mut self, number: usize, out: &mut Vec<LiveItem>) {
         let r = &mut self.reported;
         let compaction_in_flight =
             matches!(&self.reader, Reader::Codex(c) if c.compaction_in_flight());
@@ -353,11 +367,49 @@ impl LiveSession {
             r.settled += 1;
         }
         out.extend(calls.into_iter().map(LiveItem::Call));
-        // Tool calls as soon as the open call holds them.
+        // Messages, once closed (the open call's when the next piece closes it).
+        let s = &builder.session;
+        r.messages = report_messages(
+            s,
+            r.messages,
+            s.messages.len(),
+            &mut r.tool_ids,
+            &mut r.early,
+            out,
+        );
+        // The open call's text and tool calls as soon as it holds them: a Claude Code
+        // answer closes only when the next one starts, after its tools ran, and its text
+        // was written before its tool calls.
         if let Some(open) = builder.open_call() {
             if r.open_blocks > open.blocks.len() || r.blocks_of.as_deref() != Some(open.key) {
                 r.open_blocks = 0;
                 r.blocks_of = Some(open.key.to_string());
+            }
+            if is_claude && r.early_of.as_deref() != Some(open.key) {
+                let text = open
+                    .blocks
+                    .iter()
+                    .filter(|b| BlockKind::of(b) == BlockKind::Text)
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                if !text.trim().is_empty() {
+                    r.early_of = Some(open.key.to_string());
+                    r.early += 1;
+                    out.push(LiveItem::Message(LiveMessage {
+                        index: s.messages.len(),
+                        line: open.usage.map_or(number, |(_, line)| line),
+                        role: "assistant".into(),
+                        kind: MessageKind::Conversation,
+                        preview: cut_preview(&text),
+                        tool_uses: open
+                            .blocks
+                            .iter()
+                            .filter(|b| BlockKind::of(b) == BlockKind::ToolUse)
+                            .count(),
+                        tool_results: 0,
+                    }));
+                }
             }
             for b in &open.blocks[r.open_blocks..] {
                 push_tool_call(&mut r.tool_ids, b, number, out);
@@ -366,9 +418,6 @@ impl LiveSession {
         } else {
             r.open_blocks = 0;
         }
-        // Messages, once closed (the open call's when the next piece closes it).
-        let s = &builder.session;
-        r.messages = report_messages(s, r.messages, s.messages.len(), &mut r.tool_ids, out);
         if builder.open_call().is_some_and(|c| c.blocks.is_empty()) {
             r.open_blocks = 0;
         }

@@ -73,7 +73,8 @@ impl LiveCapture {
         // answer, taken from its response when no request holds it), the compaction, the
         // messages after it.
         for (index, c) in s.compactions.iter().enumerate().skip(self.compactions) {
-            self.messages = report_messages(s, self.messages, c.at, &mut self.tool_ids, out);
+            self.messages =
+                report_messages(s, self.messages, c.at, &mut self.tool_ids, &mut 0, out);
             out.push(LiveItem::Compaction {
                 index,
                 compaction: Box::new(c.clone()),
@@ -81,8 +82,14 @@ impl LiveCapture {
             });
         }
         self.compactions = s.compactions.len();
-        self.messages =
-            report_messages(s, self.messages, s.messages.len(), &mut self.tool_ids, out);
+        self.messages = report_messages(
+            s,
+            self.messages,
+            s.messages.len(),
+            &mut self.tool_ids,
+            &mut 0,
+            out,
+        );
         for c in &s.calls[self.calls..] {
             out.push(LiveItem::Call(LiveCall::of(c, false)));
         }

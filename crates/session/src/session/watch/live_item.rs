@@ -14,6 +14,8 @@ use crate::session::model::{
 
 /// Characters of a message's text kept for its event.
 const PREVIEW_CHARS: usize = 160;
+/// Characters of a tool call's path or command kept for its event.
+pub(super) const SUBJECT_CHARS: usize = 120;
 
 /// One model call as it is written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -70,10 +72,13 @@ pub enum LiveItem {
         update: bool,
     },
     Message(LiveMessage),
+    /// A tool call: `subject` is the path or command it names (`tool_subject`), empty
+    /// when its input names neither.
     ToolCall {
         line: usize,
         id: String,
         name: String,
+        subject: String,
     },
     /// A line of a kind the reader does not know (a newer agent's), counted and passed over.
     Skipped {
@@ -81,6 +86,24 @@ pub enum LiveItem {
         what: String,
     },
     Warning(LoadWarning),
+}
+
+impl LiveItem {
+    /// Where the item sorts among those one line of the file added: by the line that
+    /// wrote it, then a call before its answer's text, the text before its tool calls
+    /// (the order the agent wrote them in). A compaction's later detail sorts at
+    /// `now`, the line that added it.
+    pub(super) fn order(&self, now: usize) -> (usize, u8) {
+        match self {
+            LiveItem::Call(c) => (c.line, 0),
+            LiveItem::Compaction { update: true, .. } => (now, 1),
+            LiveItem::Compaction { compaction, .. } => (compaction.line, 1),
+            LiveItem::Message(m) => (m.line, 2),
+            LiveItem::ToolCall { line, .. } => (*line, 3),
+            LiveItem::Skipped { line, .. } => (*line, 4),
+            LiveItem::Warning(w) => (w.line, 5),
+        }
+    }
 }
 
 pub(super) fn push_tool_call(
@@ -104,7 +127,49 @@ pub(super) fn push_tool_call(
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string(),
+            subject: b.get("input").map(tool_subject).unwrap_or_default(),
         });
+    }
+}
+
+/// What a tool call's input names, for a reader of the live view: the path (`file_path`,
+/// `path`, `notebook_path`, `filename`) or the command (`command`, `cmd`; a list of words
+/// joined, `["bash", "-lc", SCRIPT]` as its script), on one line and cut at
+/// `SUBJECT_CHARS` characters. Unsanitized: the front ends sanitize what they print.
+pub fn tool_subject(input: &Value) -> String {
+    let mut text = None;
+    for key in ["file_path", "path", "notebook_path", "filename"] {
+        if let Some(p) = input.get(key).and_then(Value::as_str) {
+            text = Some(p.to_string());
+            break;
+        }
+    }
+    if text.is_none() {
+        for key in ["command", "cmd"] {
+            match input.get(key) {
+                Some(Value::String(c)) => text = Some(c.clone()),
+                Some(Value::Array(words)) => {
+                    let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
+                    text = Some(match words.as_slice() {
+                        [sh, flag, script] if sh.ends_with("sh") && flag.starts_with('-') => {
+                            script.to_string()
+                        }
+                        _ => words.join(" "),
+                    });
+                }
+                _ => continue,
+            }
+            break;
+        }
+    }
+    let one_line = text
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match one_line.char_indices().nth(SUBJECT_CHARS) {
+        Some((at, _)) => format!("{}…", &one_line[..at]),
+        None => one_line,
     }
 }
 
@@ -113,18 +178,26 @@ pub(super) fn preview(m: &crate::message::Message) -> String {
         Some(t) => t.to_string(),
         None => m.joined_text(),
     };
+    cut_preview(&text)
+}
+
+/// A message's text cut at `PREVIEW_CHARS` characters.
+pub(super) fn cut_preview(text: &str) -> String {
     match text.char_indices().nth(PREVIEW_CHARS) {
         Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
+        None => text.to_string(),
     }
 }
 
 /// Reports the messages from `from` up to `to` (with their tool calls); the next to report.
+/// `early` counts the answers whose text was reported while their call was still open
+/// (`LiveSession::report`): the next that many assistant messages are not reported again.
 pub(super) fn report_messages(
     s: &Session,
     from: usize,
     to: usize,
     tool_ids: &mut HashSet<String>,
+    early: &mut usize,
     out: &mut Vec<LiveItem>,
 ) -> usize {
     let to = to.min(s.messages.len()).max(from);
@@ -135,6 +208,10 @@ pub(super) fn report_messages(
         };
         for b in m.tool_uses() {
             push_tool_call(tool_ids, b, info.line, out);
+        }
+        if *early > 0 && m.role() == "assistant" {
+            *early -= 1;
+            continue;
         }
         out.push(LiveItem::Message(LiveMessage {
             index,

@@ -1,6 +1,7 @@
 //! The live reader against the whole-file readers, on fixtures written from the formats.
 
 use super::*;
+use crate::session::watch::live_item::{SUBJECT_CHARS, tool_subject};
 use crate::session::{CompactionKind, parse_session_text};
 
 pub(crate) const CLAUDE: &[&str] = &[
@@ -212,8 +213,8 @@ fn a_follower_holds_what_it_has_yet_to_show_not_every_line_it_read() {
     };
     let (shown1, bytes1, strings1) = held(1_000);
     let (shown2, bytes2, strings2) = held(2_000);
-    // Every message but the open call's last one was shown, with its text.
-    assert_eq!((shown1, shown2), (999, 1_999));
+    // Every message was shown, with its text (the open call's last one while it is open).
+    assert_eq!((shown1, shown2), (1_000, 2_000));
     // The same 64 newest messages, whose numbers have a digit more the second time.
     assert!(
         bytes2 <= bytes1 + 100,
@@ -221,4 +222,70 @@ fn a_follower_holds_what_it_has_yet_to_show_not_every_line_it_read() {
     );
     assert_eq!(strings2, strings1);
     assert!(bytes1 < 1_000 * 100, "{bytes1}");
+}
+
+/// Issue 38: the rows came as tool call, model call, text, result, and a compaction before
+/// the messages its line closed (line numbers 840, 828, 839). Now every item comes in the
+/// order of the lines that wrote it, the call before its text and the text before its
+/// tool calls, each once.
+#[test]
+fn items_come_in_the_order_of_the_file_and_a_tool_call_names_its_command() {
+    let (_, items) = feed(CLAUDE);
+    let lines: Vec<(usize, &str)> = items
+        .iter()
+        .filter_map(|i| {
+            let kind = match i {
+                LiveItem::Call(_) => "call",
+                LiveItem::Compaction { update: true, .. } => return None,
+                LiveItem::Compaction { .. } => "compaction",
+                LiveItem::Message(_) => "message",
+                LiveItem::ToolCall { .. } => "tool",
+                LiveItem::Skipped { .. } => "skipped",
+                LiveItem::Warning(_) => return None,
+            };
+            Some((i.order(0).0, kind))
+        })
+        .collect();
+    let mut sorted = lines.clone();
+    sorted.sort_by_key(|(line, _)| *line);
+    assert_eq!(lines, sorted, "not in file order: {lines:?}");
+    assert_eq!(
+        lines[..5],
+        [
+            (1, "message"),
+            (2, "call"),
+            (2, "message"),
+            (3, "tool"),
+            (4, "message")
+        ]
+    );
+    // "Looking." is reported once, while its call was open.
+    let looking = items
+        .iter()
+        .filter(|i| matches!(i, LiveItem::Message(m) if m.preview == "Looking."))
+        .count();
+    assert_eq!(looking, 1);
+    assert!(
+        items.iter().any(
+            |i| matches!(i, LiveItem::ToolCall { name, subject, .. } if name == "Bash" && subject == "ls")
+        ),
+        "{items:?}"
+    );
+}
+
+#[test]
+fn a_tool_subject_is_its_path_or_command_on_one_line_and_cut() {
+    use serde_json::json;
+    assert_eq!(
+        tool_subject(&json!({"file_path": "/p/src/a.rs", "content": "x"})),
+        "/p/src/a.rs"
+    );
+    assert_eq!(
+        tool_subject(&json!({"command": ["bash", "-lc", "cargo test\n  -q"]})),
+        "cargo test -q"
+    );
+    assert_eq!(tool_subject(&json!({"cmd": "ls"})), "ls");
+    assert_eq!(tool_subject(&json!({"query": "x"})), "");
+    let long = tool_subject(&json!({"command": "x".repeat(500)}));
+    assert_eq!(long.chars().count(), SUBJECT_CHARS + 1);
 }

@@ -74,10 +74,16 @@ impl App {
         vec![Effect::Follow(request)]
     }
 
-    /// The session `ctxlab watch` named, once the loop runs.
+    /// The session `ctxlab watch` named, once the loop runs: its live view is the
+    /// workbench's first screen, with nothing beneath to return to, so Esc quits.
     pub(super) fn live_start_effects(&mut self) -> Vec<Effect> {
         match self.live.take_start() {
-            Some(chosen) => self.follow_session(chosen),
+            Some(chosen) => {
+                let (mut view, request) = self.live.start(chosen);
+                view.set_root();
+                self.push_layer(Layer::Live(view));
+                vec![Effect::Follow(request)]
+            }
             None => Vec::new(),
         }
     }
@@ -109,6 +115,9 @@ impl View for LiveView {
                     app.open_viewer(crate::sanitize::sanitize_line(&title).into_owned(), &text);
                 }
             }
+            // `ctxlab watch`'s own view: nothing beneath it to return to (issue 38: Esc
+            // dropped into an idle scripted workbench).
+            Action::Back if view.root() => return Outcome::Effects(vec![Effect::Quit]),
             // Closing the view stops its follower.
             Action::Back => return Outcome::Close(vec![Effect::StopFollowing]),
             _ => {}
@@ -117,6 +126,14 @@ impl View for LiveView {
     }
 
     fn hints(&self) -> Option<&'static [(&'static str, &'static str)]> {
+        if self.root() {
+            return Some(&[
+                ("j/k", "move"),
+                ("o", "text"),
+                ("G", "latest"),
+                ("Esc", "quit"),
+            ]);
+        }
         Some(&[
             ("j/k", "move"),
             ("o", "text"),

@@ -287,9 +287,38 @@ impl App {
             Action::Refresh => return self.requests_of_opened(),
             Action::Search => self.start_search(),
             Action::SearchNext | Action::SearchPrev => self.next_hit(action == Action::SearchNext),
+            Action::NextCompaction | Action::PrevCompaction => {
+                self.go_to_compaction(action == Action::NextCompaction)
+            }
             _ => {}
         }
         Vec::new()
+    }
+
+    /// `]` / `[` in an opened session: selects the next (previous) compaction row after
+    /// (before) the selected row; at the last (first) one, says so and stays.
+    fn go_to_compaction(&mut self, forward: bool) {
+        let Some(open) = &mut self.sessions.open else {
+            return;
+        };
+        let from = open.list_mut().selected;
+        let is_compaction = |r: &ViewRow| matches!(r, ViewRow::Compaction(_));
+        let rows = open.rows();
+        let hit = if forward {
+            rows.iter()
+                .enumerate()
+                .skip(from + 1)
+                .find(|(_, r)| is_compaction(r))
+                .map(|(i, _)| i)
+        } else {
+            rows[..from.min(rows.len())].iter().rposition(is_compaction)
+        };
+        match hit {
+            Some(i) => self.select_opened_row(i),
+            None if !rows.iter().any(is_compaction) => self.notify("no compaction in this session"),
+            None if forward => self.notify("no later compaction"),
+            None => self.notify("no earlier compaction"),
+        }
     }
 
     /// Selects row `i` of the opened session (a search hit) and scrolls to it.

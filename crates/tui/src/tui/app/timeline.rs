@@ -35,6 +35,9 @@ pub struct TimelineView {
     /// The call `rows` were built for, and the messages they show (to reuse rows).
     built_for: Option<usize>,
     sources: Vec<Arc<Message>>,
+    /// The main pane and the focus when it was opened, given back when it closes (issue
+    /// 38: `t` in the sessions browser, then Esc, left the user in an idle workbench).
+    came_from: Option<(Pane, Pane)>,
 }
 
 impl TimelineView {
@@ -110,6 +113,7 @@ impl App {
         self.timeline_view = Some(TimelineView {
             selected: last,
             follow: true,
+            came_from: Some((self.screen.main, self.screen.focus)),
             ..TimelineView::default()
         });
         self.screen.main = Pane::Conversation;
@@ -125,9 +129,17 @@ impl App {
         if self.showing_other_branch() {
             self.toggle_branch();
         }
-        self.timeline_view = None;
-        if self.screen.focus == Pane::Timeline {
-            self.focus_pane_noeffect(Pane::Conversation);
+        let came_from = self.timeline_view.take().and_then(|v| v.came_from);
+        match came_from {
+            // Back where `t` was pressed (the sessions browser, an opened session).
+            Some((main, focus)) if focus != Pane::Timeline => {
+                self.screen.main = main;
+                self.focus_pane_noeffect(focus);
+            }
+            _ if self.screen.focus == Pane::Timeline => {
+                self.focus_pane_noeffect(Pane::Conversation)
+            }
+            _ => {}
         }
         self.fix_scroll();
     }

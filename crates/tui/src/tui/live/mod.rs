@@ -12,18 +12,20 @@
 //! (docs/architecture.md, "Following a session").
 
 pub mod follower;
+mod options;
 mod text;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::forgot::at_risk::{AtRisk, DEFAULT_WITHIN};
+use crate::forgot::at_risk::AtRisk;
 use crate::session::model::{Compaction, SessionFormat};
 use crate::session::watch::{
     Chosen, FileEvent, Headroom, HeadroomTracker, LiveCall, LiveItem, LiveMessage, WatchEvent,
 };
 
+pub use options::LiveOptions;
 pub use text::{file_text, row_full_text};
 
 /// Rows kept at most: the oldest go first (and are counted), so a follow of a session of
@@ -31,75 +33,6 @@ pub use text::{file_text, row_full_text};
 pub const MAX_ROWS: usize = 20_000;
 /// Calls kept for the curve at most (the oldest go first).
 pub const MAX_CURVE: usize = 20_000;
-
-/// How the workbench follows: the bell on a compaction (`bell_on_compaction`,
-/// `--no-bell`), how the follower waits, and the session to follow at start.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LiveOptions {
-    bell: bool,
-    poll: Duration,
-    notify: bool,
-    follow: Option<Chosen>,
-    /// Tokens from the threshold at which the facts at risk are listed; None: never.
-    at_risk_within: Option<u64>,
-}
-
-impl Default for LiveOptions {
-    fn default() -> Self {
-        LiveOptions {
-            bell: true,
-            poll: Duration::from_secs(1),
-            notify: true,
-            follow: None,
-            at_risk_within: Some(DEFAULT_WITHIN),
-        }
-    }
-}
-
-impl LiveOptions {
-    /// The bell on (`bell`) or off for each compaction written while following.
-    pub fn new(bell: bool) -> LiveOptions {
-        LiveOptions {
-            bell,
-            ..LiveOptions::default()
-        }
-    }
-
-    /// The follower's longest sleep and whether it asks for change notifications.
-    pub fn waiting(self, poll: Duration, notify: bool) -> LiveOptions {
-        LiveOptions {
-            poll,
-            notify,
-            ..self
-        }
-    }
-
-    /// Follows `chosen` as soon as the loop runs.
-    pub fn following(self, chosen: Chosen) -> LiveOptions {
-        LiveOptions {
-            follow: Some(chosen),
-            ..self
-        }
-    }
-
-    /// Lists the facts at risk within `tokens` of the threshold (`watch --at-risk-within`;
-    /// None or 0: never).
-    pub fn at_risk_within(self, tokens: Option<u64>) -> LiveOptions {
-        LiveOptions {
-            at_risk_within: tokens.filter(|t| *t > 0),
-            ..self
-        }
-    }
-
-    pub fn bell(&self) -> bool {
-        self.bell
-    }
-
-    /// Whether a session is to be followed at start.
-    pub fn follows(&self) -> bool {
-        self.follow.is_some()
-    }
-}
 
 /// What the loop is asked to follow (`Effect::Follow`); `id` tells its events apart from
 /// those of a follower it replaced.
@@ -157,10 +90,12 @@ pub enum LiveRow {
         call: LiveCall,
         number: Option<usize>,
     },
+    /// A tool call, `subject` the path or command it names (`tool_subject`).
     Tool {
         line: usize,
         id: String,
         name: String,
+        subject: String,
     },
     /// A compaction, `index` its number in the session (0-based), as the lines so far
     /// describe it.
@@ -252,6 +187,8 @@ pub struct LiveView {
     /// The selected row (an index into all rows ever added), or None: the newest, kept
     /// in view as rows arrive.
     selected: Option<usize>,
+    /// `ctxlab watch`'s own view, with nothing beneath it: Esc quits rather than closes.
+    root: bool,
 }
 
 impl LiveView {
@@ -280,7 +217,18 @@ impl LiveView {
             ended: None,
             at_risk: None,
             selected: None,
+            root: false,
         }
+    }
+
+    /// Marks the view as `ctxlab watch`'s own (Esc quits).
+    pub fn set_root(&mut self) {
+        self.root = true;
+    }
+
+    /// Whether it is `ctxlab watch`'s own view (Esc quits).
+    pub fn root(&self) -> bool {
+        self.root
     }
 
     pub fn id(&self) -> u64 {
@@ -548,12 +496,26 @@ impl LiveView {
             }
             LiveItem::Message(m) => {
                 self.messages += 1;
-                self.push(LiveRow::Message(m));
+                // A message with nothing to read (an answer of tool calls only, whose own
+                // rows say them) is counted, not shown as an empty row.
+                if !m.preview.trim().is_empty() || m.tool_results > 0 {
+                    self.push(LiveRow::Message(m));
+                }
                 false
             }
-            LiveItem::ToolCall { line, id, name } => {
+            LiveItem::ToolCall {
+                line,
+                id,
+                name,
+                subject,
+            } => {
                 self.tool_calls += 1;
-                self.push(LiveRow::Tool { line, id, name });
+                self.push(LiveRow::Tool {
+                    line,
+                    id,
+                    name,
+                    subject,
+                });
                 false
             }
             LiveItem::Skipped { line, what } => {

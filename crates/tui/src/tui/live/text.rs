@@ -68,9 +68,15 @@ pub fn row_full_text(row: &LiveRow) -> (String, String) {
             }
             (title, text)
         }
-        LiveRow::Tool { line, id, name } => {
-            (format!("tool call (line {line})"), format!("{name} ({id})"))
-        }
+        LiveRow::Tool {
+            line,
+            id,
+            name,
+            subject,
+        } => (
+            format!("tool call (line {line})"),
+            format!("{name}: {subject}\n\nid {id}"),
+        ),
         LiveRow::Compaction { index, compaction } => {
             let c = compaction;
             let headline = format!("{} · line {}", compaction_headline(c, *index), c.line);

@@ -26,6 +26,8 @@ use crate::util::{group_digits, plural};
 
 /// Rows of the curve at most.
 const CURVE_ROWS: u16 = 6;
+/// Rows the headroom line wraps to at most.
+const HEADROOM_ROWS: usize = 3;
 
 fn g(n: u64) -> String {
     group_digits(usize::try_from(n).unwrap_or(usize::MAX))
@@ -53,7 +55,14 @@ pub fn render(app: &App, f: &mut Frame, full: Rect, v: &LiveView) {
     let title = Line::from(vec![
         Span::styled(" Live ", theme.title()),
         Span::raw(format!("· {state} ")),
-        Span::styled("(j/k move, o text, G latest, Esc close) ", theme.dim()),
+        Span::styled(
+            if v.root() {
+                "(j/k move, o text, G latest, Esc quit) "
+            } else {
+                "(j/k move, o text, G latest, Esc close) "
+            },
+            theme.dim(),
+        ),
     ]);
     let inner = covering_frame(f, r, title, theme);
     let width = inner.width as usize;
@@ -114,7 +123,7 @@ fn header(v: &LiveView, width: usize, theme: &Theme) -> Vec<Line<'static>> {
         v.format().map_or("format not known yet", |f| f.name()),
         plural(v.messages(), "msg"),
         plural(v.calls(), "call"),
-        plural(v.headroom().compactions, "compaction"),
+        v.headroom().compactions_text(),
         plural(v.tool_calls(), "tool call"),
     );
     if v.summary_calls() > 0 {
@@ -135,6 +144,10 @@ fn header(v: &LiveView, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     lines.push(Line::from(clean(&counts, width)));
     let h = v.headroom();
     let mut room = format!("headroom: {}", h.text());
+    // The limit's source, said once here (the rows and the curve give only its figure).
+    if let Some(l) = &h.limit {
+        room.push_str(&format!(" · limit: {}", l.source()));
+    }
     if h.limit.is_none() && h.context_tokens.is_some() {
         room.push_str(" · no limit known (no compaction yet, model not in the table)");
     }
@@ -148,7 +161,17 @@ fn header(v: &LiveView, width: usize, theme: &Theme) -> Vec<Line<'static>> {
             plural(h.calls_since_compaction, "call")
         ));
     }
-    lines.push(Line::from(Span::styled(clean(&room, width), theme.key())));
+    // Wrapped, not cut (issue 38): the limit's source is its last part.
+    let wrapped = crate::tui::pause::wrap_words(&sanitize_line(&room), width.max(20));
+    let n = wrapped.len();
+    for (k, l) in wrapped.into_iter().take(HEADROOM_ROWS).enumerate() {
+        let l = if k + 1 == HEADROOM_ROWS && n > HEADROOM_ROWS {
+            format!("{l}…")
+        } else {
+            l
+        };
+        lines.push(Line::from(Span::styled(fit(&l, width), theme.key())));
+    }
     if let Some(text) = v.ended().or(v.notice()) {
         lines.push(Line::from(Span::styled(clean(text, width), theme.warn())));
     }
@@ -260,10 +283,17 @@ fn row_line(row: &LiveRow, width: usize, theme: &Theme) -> Line<'static> {
             };
             Line::from(Span::styled(clean(&text, width), theme.key()))
         }
-        LiveRow::Tool { name, id, .. } => Line::from(Span::styled(
-            clean(&format!("        tool {name} ({id})"), width),
-            theme.dim(),
-        )),
+        // The path or command the call names; its id only when it names neither.
+        LiveRow::Tool {
+            name, id, subject, ..
+        } => {
+            let what = if subject.is_empty() {
+                format!("        tool {name} ({id})")
+            } else {
+                format!("        tool {name}: {subject}")
+            };
+            Line::from(Span::styled(clean(&what, width), theme.dim()))
+        }
         LiveRow::Compaction { index, compaction } => Line::from(Span::styled(
             clean(&compaction_row(compaction, *index), width),
             theme.warn(),

@@ -1,6 +1,7 @@
 //! The sessions browser (the transcripts pane's other mode, `b`): recorded Claude Code and
 //! Codex sessions grouped by project (`▾` open, `▸` folded), newest first, with date,
-//! file, first request, size, model calls, compactions and peak context (`…` until a
+//! the tool that wrote it, file, first request, size (not where the width is short),
+//! model calls, compactions and peak context (`…` until a
 //! background job has counted the file, and the title says how many wait), the filter typed after `/`, and a row for each
 //! folder that could not be read. Draws `App` state only.
 
@@ -161,22 +162,50 @@ pub fn where_text(app: &App) -> String {
 
 /// The counts' columns, right of the file and the title.
 const STATS_HEAD: &str = "       size  calls  comp.   peak tok";
-/// The start column: `2026-01-02 10:11`.
+/// The same without the size, where the width is short (`NARROW`).
+const STATS_HEAD_NARROW: &str = "  calls  comp.   peak tok";
+/// The start column: `2026-01-02 10:11`, or `01-02 10:11` where the width is short.
 const STARTED_W: usize = 16;
+const STARTED_W_NARROW: usize = 11;
+/// The tool column: `Claude Code`, or `Claude` where the width is short.
+const TOOL_W: usize = 11;
+const TOOL_W_NARROW: usize = 6;
+/// Below this width the columns are the short ones, so the first request keeps room
+/// (issue 38: it had 9 characters at 80 columns).
+const NARROW: usize = 100;
 /// Columns a title is worth giving before the file's name gets them all.
 const TITLE_MIN_W: usize = 8;
 
-/// Where the columns of a session row go at a width: the start, the file's name (as
-/// `short_name` gives it, so a Codex rollout shows its id rather than the date the start
-/// column already shows), the first request, the counts.
+/// The agent that wrote a session, as the tool column names it.
+fn tool_label(tool: crate::session::model::Tool, narrow: bool) -> &'static str {
+    use crate::session::model::Tool;
+    match (tool, narrow) {
+        (Tool::ClaudeCode, false) => "Claude Code",
+        (Tool::ClaudeCode, true) => "Claude",
+        (Tool::Codex, _) => "Codex",
+        (Tool::Ctxlab, _) => "ctxlab",
+        (Tool::Proxy, _) => "proxy",
+    }
+}
+
+/// Where the columns of a session row go at a width: the start, the tool that wrote it,
+/// the file's name (as `short_name` gives it, so a Codex rollout shows its id rather than
+/// the date the start column already shows), the first request, the counts.
 struct Columns {
+    narrow: bool,
     name_w: usize,
     title_w: usize,
 }
 
 impl Columns {
     fn new(width: usize, rows: &[BrowserRow]) -> Columns {
-        let room = width.saturating_sub(2 + STARTED_W + 2 + STATS_HEAD.len());
+        let narrow = width < NARROW;
+        let fixed = if narrow {
+            2 + STARTED_W_NARROW + 2 + TOOL_W_NARROW + 2 + STATS_HEAD_NARROW.len()
+        } else {
+            2 + STARTED_W + 2 + TOOL_W + 2 + STATS_HEAD.len()
+        };
+        let room = width.saturating_sub(fixed);
         let longest = rows
             .iter()
             .filter_map(|r| match r {
@@ -186,40 +215,77 @@ impl Columns {
             .max()
             .unwrap_or(8)
             .max(8);
-        // The name gets a third of the room (all of what it needs when less), the title
-        // the rest; too little room for both: the name alone.
-        let name_w = longest.min((room / 3).max(10)).min(room);
+        // The name gets a third of the room (a quarter where the width is short; all of
+        // what it needs when less), the title the rest; too little room for both: the
+        // name alone.
+        let share = if narrow {
+            (room / 4).max(8)
+        } else {
+            (room / 3).max(10)
+        };
+        let name_w = longest.min(share).min(room);
         let title_w = room.saturating_sub(name_w + 2);
         if title_w < TITLE_MIN_W {
             return Columns {
+                narrow,
                 name_w: room.max(8),
                 title_w: 0,
             };
         }
-        Columns { name_w, title_w }
+        Columns {
+            narrow,
+            name_w,
+            title_w,
+        }
+    }
+
+    fn started_w(&self) -> usize {
+        if self.narrow {
+            STARTED_W_NARROW
+        } else {
+            STARTED_W
+        }
+    }
+
+    fn tool_w(&self) -> usize {
+        if self.narrow { TOOL_W_NARROW } else { TOOL_W }
     }
 
     fn head(&self) -> String {
-        let mut text = format!("  {:<STARTED_W$}  {}", "started", fit("file", self.name_w));
+        let (sw, tw) = (self.started_w(), self.tool_w());
+        let mut text = format!(
+            "  {:<sw$}  {}  {}",
+            "started",
+            fit("tool", tw),
+            fit("file", self.name_w)
+        );
         if self.title_w > 0 {
             text.push_str("  ");
             text.push_str(&fit("first request", self.title_w));
         }
-        text.push_str(STATS_HEAD);
+        text.push_str(if self.narrow {
+            STATS_HEAD_NARROW
+        } else {
+            STATS_HEAD
+        });
         text
     }
 
     fn session(&self, item: &SessionItem) -> String {
         let e = item.entry();
+        let (sw, tw) = (self.started_w(), self.tool_w());
         let started = e
             .started
             .as_deref()
             .map(|t| {
-                sanitize_line(t)
-                    .chars()
-                    .take(STARTED_W)
-                    .collect::<String>()
-                    .replace('T', " ")
+                let t: String = sanitize_line(t).chars().take(STARTED_W).collect();
+                // `2026-01-02T10:11` -> `01-02 10:11` where the width is short.
+                let t = if self.narrow {
+                    t.chars().skip(STARTED_W - STARTED_W_NARROW).collect()
+                } else {
+                    t
+                };
+                t.replace('T', " ")
             })
             .unwrap_or_else(|| "?".into());
         let (calls, comp, peak) = match &item.stats() {
@@ -234,7 +300,8 @@ impl Columns {
             ),
         };
         let mut text = format!(
-            "  {started:<STARTED_W$}  {}",
+            "  {started:<sw$}  {:<tw$}  {}",
+            tool_label(e.tool, self.narrow),
             fit(&short_name(item), self.name_w)
         );
         if self.title_w > 0 {
@@ -243,10 +310,10 @@ impl Columns {
             text.push_str("  ");
             text.push_str(&fit(&sanitize_line(title), self.title_w));
         }
-        text.push_str(&format!(
-            "  {:>9}  {calls:>5}  {comp:>5}  {peak:>9}",
-            human_bytes(e.size_bytes),
-        ));
+        if !self.narrow {
+            text.push_str(&format!("  {:>9}", human_bytes(e.size_bytes)));
+        }
+        text.push_str(&format!("  {calls:>5}  {comp:>5}  {peak:>9}"));
         text
     }
 }
