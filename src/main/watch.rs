@@ -23,12 +23,12 @@ const STATUS_INPUT_DEADLINE: Duration = Duration::from_secs(2);
 
 fn chosen_session(args: &WatchArgs) -> anyhow::Result<Chosen> {
     match &args.path {
-        Some(path) => choose_path(path).map_err(|e| UsageError(e).into()),
+        Some(path) => choose_path(path).map_err(|e| UsageError(e.to_string()).into()),
         None => {
             let cwd = std::env::current_dir()
                 .map_err(|e| UsageError(format!("cannot read the current folder: {e}")))?;
             let roots = ctxlab::session::discover::default_roots();
-            newest_for_cwd(&cwd, &roots).map_err(|e| UsageError(e).into())
+            newest_for_cwd(&cwd, &roots).map_err(|e| UsageError(e.to_string()).into())
         }
     }
 }

@@ -278,9 +278,22 @@ fn compare_slash_command_names_the_strategies() {
         vec![Strategy::S06, Strategy::Guarded]
     );
     assert_eq!(parse_strategies("all").unwrap(), Strategy::ALL.to_vec());
-    assert!(parse_strategies("s06").is_err(), "one is not a comparison");
-    assert!(parse_strategies("s06,s06").is_err());
-    assert!(parse_strategies("s06,nope").unwrap_err().contains("nope"));
+    // The notice line shows these words: each variant's message is checked.
+    assert_eq!(
+        parse_strategies("s06").unwrap_err().to_string(),
+        "name at least two strategies, e.g. /compare s08,guarded (or all)",
+        "one is not a comparison"
+    );
+    assert_eq!(
+        parse_strategies("s06,s06").unwrap_err().to_string(),
+        "s06 is named twice"
+    );
+    assert!(
+        parse_strategies("s06,nope")
+            .unwrap_err()
+            .to_string()
+            .contains("nope")
+    );
     // In the workbench, on the live session.
     let mut a = App::new(
         std::env::temp_dir(),

@@ -24,4 +24,4 @@ pub mod windows;
 pub use follow::{FileEvent, FollowOptions, WatchEvent, follow};
 pub use headroom::{Headroom, HeadroomTracker, Limit};
 pub use live::{LiveCall, LiveItem, LiveMessage, LiveSession};
-pub use project::{Chosen, ProjectScope, choose_path, newest_for_cwd};
+pub use project::{ChooseError, Chosen, ProjectScope, choose_path, newest_for_cwd};

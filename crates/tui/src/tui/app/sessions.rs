@@ -392,6 +392,7 @@ impl App {
                         self.scroll_sessions();
                     }
                     Err(e) => {
+                        let e = e.to_string();
                         self.jobs.loading = None;
                         if let Some(open) = &mut self.sessions.open
                             && !head
