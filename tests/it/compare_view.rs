@@ -130,6 +130,32 @@ pub(crate) fn teaching_session() -> Vec<Message> {
     out
 }
 
+/// Opens the compare view the way a person does, through messages only: `messages` are
+/// appended as the agent appends them (the live session), then `C` opens the default pair
+/// or `/compare NAMES` the strategies named. The label is the live session's.
+pub(crate) fn open_compare_live(
+    a: &mut App,
+    messages: &[Message],
+    strategies: Option<Vec<Strategy>>,
+) -> Vec<Effect> {
+    for m in messages {
+        let fx = a.update(Msg::Agent(AgentEvent::MessageAppended {
+            message: m.clone(),
+        }));
+        // The token counts the appends ask for; the compare view's jobs are the caller's.
+        settle(a, fx);
+    }
+    match strategies {
+        None => a.update(key(KeyCode::Char('C'))),
+        Some(list) => {
+            a.update(key(KeyCode::Char('i')));
+            let names: Vec<&str> = list.iter().map(|s| s.name()).collect();
+            type_text(a, &format!("/compare {}", names.join(",")));
+            a.update(key(KeyCode::Enter))
+        }
+    }
+}
+
 /// An app (clock at 0, no colour) with the compare view open on the teaching session
 /// and every replay done.
 fn compare_app(strategies: Option<Vec<Strategy>>) -> App {
@@ -140,7 +166,7 @@ fn compare_app(strategies: Option<Vec<Strategy>>) -> App {
         true,
     );
     a.update(key(KeyCode::Esc));
-    let fx = a.open_compare(Arc::new(teaching_session()), "fixture", strategies);
+    let fx = open_compare_live(&mut a, &teaching_session(), strategies);
     let rest = settle(&mut a, fx);
     assert!(rest.is_empty());
     a
@@ -175,7 +201,7 @@ fn compare_replays_each_strategy_as_a_job_in_turn() {
         PipelineConfig::default(),
         true,
     );
-    let fx = a.open_compare(Arc::new(teaching_session()), "fixture", None);
+    let fx = open_compare_live(&mut a, &teaching_session(), None);
     // The default: the current strategy (s08) against guarded, one job at a time.
     assert_eq!(
         view(&a).strategies(),

@@ -348,19 +348,10 @@ impl App {
     }
 
     /// Opens the compare view on `session` (any source: the live conversation, a
-    /// transcript, an imported session) under `strategies` (None: the default pair), and
-    /// asks for the first replay.
-    pub fn open_compare(
-        &mut self,
-        session: Arc<Vec<Message>>,
-        label: impl Into<String>,
-        strategies: Option<Vec<Strategy>>,
-    ) -> Vec<Effect> {
-        self.open_compare_recorded(session, label, strategies, Vec::new())
-    }
-
-    /// `open_compare`, every replay honouring a recording's events (`recorded`).
-    pub(super) fn open_compare_recorded(
+    /// transcript, an opened session) under `strategies` (None: the default pair), every
+    /// replay honouring a recording's events (`recorded`), and asks for the first replay.
+    /// Reached only through `C` and `/compare` (`open_compare_default`).
+    fn open_compare_recorded(
         &mut self,
         session: Arc<Vec<Message>>,
         label: impl Into<String>,
