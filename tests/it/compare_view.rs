@@ -82,8 +82,6 @@ fn s06_timeline_pane_limit_is_in_chars() {
 
 // ----- the compare view -----
 
-use std::sync::Arc;
-
 use ctxlab::compare::{Kept, Reach};
 use ctxlab::message::block;
 use ctxlab::tui::app::{CompareView, Layer, parse_strategies};

@@ -2,8 +2,6 @@
 //! conversation pane shows it (calls and compactions count from 1). The compare view used
 //! to number the same message one higher than the conversation.
 
-use std::sync::Arc;
-
 use crate::support::{key, screen, settle};
 use crossterm::event::KeyCode;
 use ctxlab::agent::answer_cut_text;
