@@ -76,7 +76,7 @@ pub fn list_sessions_cached(
         };
         let (numbers, error) = match row.numbers {
             Some(Ok(n)) => (Some(listed_numbers(&mut entry, n)), None),
-            Some(Err(e)) => (None, Some(e)),
+            Some(Err(e)) => (None, Some(e.to_string())),
             None => (None, None),
         };
         listed.push(ListedSession {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use ctxlab::compact::summarize::SummaryRequest;
-use ctxlab::fork::strategy::ModelSummary;
+use ctxlab::fork::strategy::{ModelSummary, SummaryFailure};
 use ctxlab::fork::{ForkError, ForkOptions, SummaryChoice};
 use ctxlab::provider::{ModelRequest, RequestKind};
 
@@ -98,7 +98,7 @@ fn model_summary(summary: &SummaryChoice, given: bool) -> anyhow::Result<Option<
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let call = move |req: &SummaryRequest| -> Result<String, String> {
+    let call = move |req: &SummaryRequest| -> Result<String, SummaryFailure> {
         let request = ModelRequest {
             system: req.system.clone(),
             messages: vec![ctxlab::message::Message::user_text(req.user_text.clone())],
@@ -110,7 +110,7 @@ fn model_summary(summary: &SummaryChoice, given: bool) -> anyhow::Result<Option<
         let (events, _) = tokio::sync::mpsc::unbounded_channel();
         let response = runtime
             .block_on(model.stream(&request, &events))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| SummaryFailure::Call(Box::new(e)))?;
         let text: Vec<&str> = response
             .content
             .iter()
@@ -119,7 +119,7 @@ fn model_summary(summary: &SummaryChoice, given: bool) -> anyhow::Result<Option<
             .collect();
         let text = text.join("\n");
         if text.trim().is_empty() {
-            return Err("the model answered with no text".into());
+            return Err(SummaryFailure::NoText);
         }
         Ok(text)
     };

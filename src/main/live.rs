@@ -108,7 +108,8 @@ pub(crate) fn restarter(options: LaunchOptions, scripted: bool) -> ctxlab::tui::
         options.workspace = None;
     }
     ctxlab::tui::run::Restarter(std::sync::Arc::new(move |record| {
-        let launch = prepare(&options).map_err(|e| e.to_string())?;
+        let launch = prepare(&options)
+            .map_err(|e| ctxlab::tui::run::RestartError::Setup(e.to_string().into()))?;
         Ok(ctxlab::tui::run::FreshAgent {
             // A restart is a new session, recorded in a file of its own.
             record: record

@@ -28,7 +28,7 @@ fn chosen_session(args: &WatchArgs, poll: Duration) -> anyhow::Result<Option<Cho
     match &args.path {
         Some(path) => choose_path(path)
             .map(Some)
-            .map_err(|e| UsageError(e).into()),
+            .map_err(|e| UsageError(e.to_string()).into()),
         None => {
             let cwd = std::env::current_dir()
                 .map_err(|e| UsageError(format!("cannot read the current folder: {e}")))?;
@@ -37,8 +37,8 @@ fn chosen_session(args: &WatchArgs, poll: Duration) -> anyhow::Result<Option<Cho
                 Ok(chosen) => Ok(Some(chosen)),
                 // No folder to look in (no HOME, CLAUDE_CONFIG_DIR nor CODEX_HOME): no
                 // session can ever appear.
-                Err(e) if roots.is_empty() => Err(UsageError(e).into()),
-                Err(e) => wait_for_first_session(&cwd, &roots, poll, &e),
+                Err(e) if roots.is_empty() => Err(UsageError(e.to_string()).into()),
+                Err(e) => wait_for_first_session(&cwd, &roots, poll, &e.to_string()),
             }
         }
     }

@@ -82,8 +82,6 @@ fn s06_timeline_pane_limit_is_in_chars() {
 
 // ----- the compare view -----
 
-use std::sync::Arc;
-
 use ctxlab::compare::{Kept, Reach};
 use ctxlab::message::block;
 use ctxlab::tui::app::{CompareView, Layer, parse_strategies};
@@ -130,6 +128,32 @@ pub(crate) fn teaching_session() -> Vec<Message> {
     out
 }
 
+/// Opens the compare view the way a person does, through messages only: `messages` are
+/// appended as the agent appends them (the live session), then `C` opens the default pair
+/// or `/compare NAMES` the strategies named. The label is the live session's.
+pub(crate) fn open_compare_live(
+    a: &mut App,
+    messages: &[Message],
+    strategies: Option<Vec<Strategy>>,
+) -> Vec<Effect> {
+    for m in messages {
+        let fx = a.update(Msg::Agent(AgentEvent::MessageAppended {
+            message: m.clone(),
+        }));
+        // The token counts the appends ask for; the compare view's jobs are the caller's.
+        settle(a, fx);
+    }
+    match strategies {
+        None => a.update(key(KeyCode::Char('C'))),
+        Some(list) => {
+            a.update(key(KeyCode::Char('i')));
+            let names: Vec<&str> = list.iter().map(|s| s.name()).collect();
+            type_text(a, &format!("/compare {}", names.join(",")));
+            a.update(key(KeyCode::Enter))
+        }
+    }
+}
+
 /// An app (clock at 0, no colour) with the compare view open on the teaching session
 /// and every replay done.
 fn compare_app(strategies: Option<Vec<Strategy>>) -> App {
@@ -140,7 +164,7 @@ fn compare_app(strategies: Option<Vec<Strategy>>) -> App {
         true,
     );
     a.update(key(KeyCode::Esc));
-    let fx = a.open_compare(Arc::new(teaching_session()), "fixture", strategies);
+    let fx = open_compare_live(&mut a, &teaching_session(), strategies);
     let rest = settle(&mut a, fx);
     assert!(rest.is_empty());
     a
@@ -175,7 +199,7 @@ fn compare_replays_each_strategy_as_a_job_in_turn() {
         PipelineConfig::default(),
         true,
     );
-    let fx = a.open_compare(Arc::new(teaching_session()), "fixture", None);
+    let fx = open_compare_live(&mut a, &teaching_session(), None);
     // The default: the current strategy (s08) against guarded, one job at a time.
     assert_eq!(
         view(&a).strategies(),
@@ -278,9 +302,22 @@ fn compare_slash_command_names_the_strategies() {
         vec![Strategy::S06, Strategy::Guarded]
     );
     assert_eq!(parse_strategies("all").unwrap(), Strategy::ALL.to_vec());
-    assert!(parse_strategies("s06").is_err(), "one is not a comparison");
-    assert!(parse_strategies("s06,s06").is_err());
-    assert!(parse_strategies("s06,nope").unwrap_err().contains("nope"));
+    // The notice line shows these words: each variant's message is checked.
+    assert_eq!(
+        parse_strategies("s06").unwrap_err().to_string(),
+        "name at least two strategies, e.g. /compare s08,guarded (or all)",
+        "one is not a comparison"
+    );
+    assert_eq!(
+        parse_strategies("s06,s06").unwrap_err().to_string(),
+        "s06 is named twice"
+    );
+    assert!(
+        parse_strategies("s06,nope")
+            .unwrap_err()
+            .to_string()
+            .contains("nope")
+    );
     // In the workbench, on the live session.
     let mut a = App::new(
         std::env::temp_dir(),

@@ -269,9 +269,9 @@ fn f_in_the_compare_view_shows_what_the_selected_strategy_forgot() {
     let mut d = driver(dir.path());
     d.app.update(key(KeyCode::Esc));
     // s08's micro replaces results in this session; guarded keeps them.
-    let fx = d.app.open_compare(
-        std::sync::Arc::new(crate::compare_view::teaching_session()),
-        "fixture",
+    let fx = crate::compare_view::open_compare_live(
+        &mut d.app,
+        &crate::compare_view::teaching_session(),
         Some(vec![Strategy::Guarded, Strategy::S08]),
     );
     settle(&mut d.app, fx);

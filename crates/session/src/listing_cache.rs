@@ -18,7 +18,7 @@ use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::discover::{SessionFile, entry_or_reason};
+use crate::session::discover::{NotListed, SessionFile, entry_or_reason};
 use crate::session::numbers::{FileNumbers, file_numbers};
 
 /// The cache's name in the data dir.
@@ -29,7 +29,7 @@ pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
 pub const MAX_ENTRIES: usize = 50_000;
 const FORMAT: &str = "ctxlab-listing-cache";
 /// Bumped whenever what a row holds, or how it is computed, changes.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// What identifies one state of a file: a different size or modification time is a
 /// different file for the cache.
@@ -78,10 +78,10 @@ impl FileKey {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// The entry its first lines give, or why it is no session (the "skipped: ..." reason).
-    pub entry: Result<SessionFile, String>,
+    pub entry: Result<SessionFile, NotListed>,
     /// The whole file's numbers, or why they could not be had; None when the entry is an
     /// error.
-    pub numbers: Option<Result<FileNumbers, String>>,
+    pub numbers: Option<Result<FileNumbers, NotListed>>,
 }
 
 impl Row {
@@ -92,7 +92,7 @@ impl Row {
         match entry_or_reason(path) {
             Ok(entry) => Row {
                 entry: Ok(entry),
-                numbers: Some(file_numbers(path).map_err(|e| e.to_string())),
+                numbers: Some(file_numbers(path).map_err(|e| NotListed::Unreadable(e.to_string()))),
             },
             Err(reason) => Row {
                 entry: Err(reason),

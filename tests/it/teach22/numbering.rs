@@ -2,8 +2,6 @@
 //! conversation pane shows it (calls and compactions count from 1). The compare view used
 //! to number the same message one higher than the conversation.
 
-use std::sync::Arc;
-
 use crate::support::{key, screen, settle};
 use crossterm::event::KeyCode;
 use ctxlab::agent::answer_cut_text;
@@ -40,7 +38,7 @@ fn the_compare_view_numbers_a_message_as_the_conversation_does() {
     );
     a.update(key(KeyCode::Esc));
     let messages = session();
-    let fx = a.open_compare(Arc::new(messages.clone()), "fixture", None);
+    let fx = crate::compare_view::open_compare_live(&mut a, &messages, None);
     assert!(settle(&mut a, fx).is_empty());
     // The last call, the piece of `c`'s result: message 6 of the session.
     a.update(key(KeyCode::Char('G')));

@@ -27,6 +27,7 @@ use crate::session::capture::{
     headline, read_exchanges, request_changes, request_kind, server_edits,
 };
 use crate::session::{MessageKind, Session, SessionError, SessionFormat, load_session};
+use crate::store::StoreError;
 
 /// A model name longer than this is clipped: it comes from the capture.
 const MODEL_CHARS: usize = 48;
@@ -100,7 +101,7 @@ pub fn of_file(path: &Path, session: &Session) -> Result<CaptureRequests, Sessio
     let thread: HashSet<usize> = session.calls.iter().map(|c| c.line).collect();
     let mut out = of_exchanges(&calls, &thread);
     if let Err(e) = attach_strategies(&mut out.rows, session) {
-        out.strategies_error = Some(e);
+        out.strategies_error = Some(e.to_string());
     }
     Ok(out)
 }
@@ -278,9 +279,9 @@ fn usage_tokens(e: &Exchange) -> Option<u64> {
 
 /// Fills each main-thread row's strategies: the session's call `i` is the main thread's
 /// request `i`, and its answer message is the replay's call of the same number.
-fn attach_strategies(rows: &mut [RequestRow], session: &Session) -> Result<(), String> {
+fn attach_strategies(rows: &mut [RequestRow], session: &Session) -> Result<(), StoreError> {
     let conversation = session.replay_messages();
-    let runs = strategies_beside(&conversation, &Strategy::ALL).map_err(|e| e.to_string())?;
+    let runs = strategies_beside(&conversation, &Strategy::ALL)?;
     // The replay call each session message is the answer of (assistant messages in order).
     let mut call_of = vec![None; session.messages.len()];
     let mut calls = 0;

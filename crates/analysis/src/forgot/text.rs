@@ -41,44 +41,33 @@ pub const VIEW_LAYOUT: Layout = Layout {
     summary: true,
 };
 
-/// `text` cut into lines of at most `width` chars at spaces, the first after `first`, the
-/// rest after `indent` spaces. A word longer than a line is cut.
+/// `text` cut into lines of at most `width` columns (40 at least) at spaces, the first
+/// after `first`, the rest after `indent` spaces; runs of white space read as one space.
+/// A word longer than a line is cut by columns. Textwrap's first fit, as the workbench's
+/// rows wrap.
 pub fn wrap(first: &str, text: &str, indent: usize, width: usize) -> Vec<String> {
-    let width = width.max(40);
-    let mut out = Vec::new();
-    let mut line = first.to_string();
-    let mut len = line.chars().count();
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.is_empty() {
+        return vec![first.to_string()];
+    }
     // A label is followed by a space; a prefix that ends with one is not.
-    let mut empty = first.is_empty() || first.ends_with(' ');
-    for word in text.split_whitespace() {
-        let w = word.chars().count();
-        if !empty && len + 1 + w > width {
-            out.push(std::mem::take(&mut line));
-            line = " ".repeat(indent);
-            len = indent;
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-            len += 1;
-        }
-        let mut rest: Vec<char> = word.chars().collect();
-        while len + rest.len() > width && width > len {
-            let take = width - len;
-            line.extend(&rest[..take]);
-            out.push(std::mem::take(&mut line));
-            line = " ".repeat(indent);
-            len = indent;
-            rest.drain(..take);
-        }
-        len += rest.len();
-        line.extend(rest);
-        empty = false;
-    }
-    if !empty || out.is_empty() {
-        out.push(line);
-    }
-    out
+    let first = if first.is_empty() || first.ends_with(' ') {
+        first.to_string()
+    } else {
+        format!("{first} ")
+    };
+    let indent = " ".repeat(indent);
+    let options = textwrap::Options::new(width.max(40))
+        .initial_indent(&first)
+        .subsequent_indent(&indent)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit)
+        .break_words(true);
+    textwrap::wrap(&words.join(" "), options)
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect()
 }
 
 fn count(label: &str, c: Count) -> Option<String> {

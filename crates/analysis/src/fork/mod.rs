@@ -61,7 +61,7 @@ pub enum ForkError {
     #[error("the strategy left nothing to stand in for the history: {0}")]
     NoSummary(String),
     #[error("the summary call to the configured model failed: {0}")]
-    SummaryCall(String),
+    SummaryCall(strategy::SummaryFailure),
     #[error("cannot encode a line: {0}")]
     Encode(String),
     #[error("{path}: {source}")]
@@ -373,7 +373,7 @@ pub fn fork_whole(
     path: &Path,
     before: usize,
     homes: AgentHomes,
-) -> Result<(String, Vec<String>), String> {
+) -> Result<(String, Vec<String>), ForkError> {
     let options = ForkOptions {
         before,
         summary: SummaryChoice::None,
@@ -385,8 +385,8 @@ pub fn fork_whole(
         homes,
         now_ms: ids::now_ms(),
     };
-    let fork = make_fork(path, &options).map_err(|e| format!("fork: {e}"))?;
-    let written = place::write_fork(&fork).map_err(|e| format!("fork: {e}"))?;
+    let fork = make_fork(path, &options)?;
+    let written = place::write_fork(&fork)?;
     let mut lines = vec![
         format!("wrote {}", written.display()),
         format!("{}: {}", fork.tool.name(), fork.holds),

@@ -17,7 +17,17 @@ use crate::pipeline_replay::{ReplayEvent, ReplayOptions, Summarizer, replay_even
 
 /// A model's summary for a strategy's summary request (the request's system text and its
 /// one user message), made by the front end through the configured provider; Err: why not.
-pub type SummaryCall = dyn Fn(&SummaryRequest) -> Result<String, String> + Send + Sync;
+pub type SummaryCall = dyn Fn(&SummaryRequest) -> Result<String, SummaryFailure> + Send + Sync;
+
+/// Why the configured model gave no summary. The provider's error is boxed: this layer
+/// may not name the provider's types.
+#[derive(Debug, thiserror::Error)]
+pub enum SummaryFailure {
+    #[error("the model answered with no text")]
+    NoText,
+    #[error(transparent)]
+    Call(Box<dyn std::error::Error + Send + Sync>),
+}
 
 /// The configured model's summary call, as `ctxlab fork` hands it in.
 #[derive(Clone)]
@@ -31,7 +41,7 @@ impl std::fmt::Debug for ModelSummary {
 
 /// The replay's summarizer over `model`: the first failure is kept for the fork to report
 /// (the replay itself has no error for it) and no later call is made.
-fn summarizer(model: &ModelSummary, failed: &Arc<Mutex<Option<String>>>) -> Summarizer {
+fn summarizer(model: &ModelSummary, failed: &Arc<Mutex<Option<SummaryFailure>>>) -> Summarizer {
     let (call, failed) = (Arc::clone(&model.0), Arc::clone(failed));
     Summarizer(Arc::new(move |request: &SummaryRequest| {
         let Ok(mut slot) = failed.lock() else {

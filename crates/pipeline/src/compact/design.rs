@@ -51,6 +51,17 @@ pub struct DesignContext<'a> {
     pub ids: &'a TranscriptIds,
 }
 
+/// What every step 1 of a compaction is handed, whatever asked for it: the history, the
+/// store, the config and transcript names, and the clock. One struct, so the four designs'
+/// `begin_compact` and `begin_reactive` take only what differs between the two.
+#[derive(Debug, Clone, Copy)]
+pub struct CompactAsk<'a> {
+    pub messages: &'a [Message],
+    pub store: &'a Store,
+    pub cx: DesignContext<'a>,
+    pub now_secs: u64,
+}
+
 /// What running one of a design's stages came to: a report, or the reason its gate kept
 /// it closed (s08-latest runs micro and fit only over the limit).
 #[derive(Debug)]
@@ -85,12 +96,9 @@ pub trait Design: Sync {
     /// None when the design finds nothing it may summarize.
     fn begin_compact(
         &self,
-        messages: &[Message],
-        store: &Store,
-        cx: DesignContext<'_>,
+        ask: CompactAsk<'_>,
         focus: Option<&str>,
         trigger: CompactTrigger,
-        now_secs: u64,
     ) -> Result<Option<PendingCompaction>, StoreError>;
 
     /// Step 1 of reactive compaction after the `attempt`-th "prompt too long" in a row;
@@ -98,10 +106,7 @@ pub trait Design: Sync {
     /// has no (further) retry.
     fn begin_reactive(
         &self,
-        messages: &[Message],
-        store: &Store,
-        cx: DesignContext<'_>,
-        now_secs: u64,
+        ask: CompactAsk<'_>,
         attempt: usize,
         window: Option<ContextWindow>,
     ) -> Result<Option<PendingCompaction>, StoreError>;

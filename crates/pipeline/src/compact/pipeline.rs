@@ -7,7 +7,7 @@
 //! Every report it returns is in the strategy's unit. It never calls a model.
 
 use super::config::PipelineConfig;
-use super::design::{Design, DesignContext, StageRun, TranscriptIds};
+use super::design::{CompactAsk, Design, DesignContext, StageRun, TranscriptIds};
 use super::report::{CompactTrigger, Stage, StageReport};
 use super::strategy::Strategy;
 use super::summarize::PendingCompaction;
@@ -59,6 +59,20 @@ impl Pipeline {
         DesignContext {
             config: &self.config,
             ids: &self.ids,
+        }
+    }
+
+    fn ask<'a>(
+        &'a self,
+        messages: &'a [Message],
+        store: &'a Store,
+        now_secs: u64,
+    ) -> CompactAsk<'a> {
+        CompactAsk {
+            messages,
+            store,
+            cx: self.context(),
+            now_secs,
         }
     }
 
@@ -182,7 +196,7 @@ impl Pipeline {
         now_secs: u64,
     ) -> Result<Option<PendingCompaction>, StoreError> {
         self.design()
-            .begin_compact(messages, store, self.context(), focus, trigger, now_secs)
+            .begin_compact(self.ask(messages, store, now_secs), focus, trigger)
     }
 
     /// Step 1 of reactive compaction after the `attempt`-th "prompt too long" in a row
@@ -200,7 +214,7 @@ impl Pipeline {
             return Ok(None);
         }
         self.design()
-            .begin_reactive(messages, store, self.context(), now_secs, attempt, window)
+            .begin_reactive(self.ask(messages, store, now_secs), attempt, window)
     }
 
     /// Whether the strategy's reactive compaction could shrink a request of `messages`

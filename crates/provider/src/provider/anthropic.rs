@@ -17,8 +17,8 @@ use super::classify::{ErrorBody, classify};
 use super::http::{self, ClientBuildError};
 use super::wire::{SentRequest, WireFormat};
 use super::{
-    ApiKey, CallLimits, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy,
-    StreamEvent, StreamLimits, Usage, emit, parse_tool_input,
+    ApiKey, Model, ModelRequest, ModelResponse, ProviderError, StreamEvent, Usage, emit,
+    parse_tool_input,
 };
 use crate::message::{BlockKind, block};
 
@@ -46,46 +46,14 @@ impl AnthropicModel {
         })
     }
 
-    /// Server root, e.g. `http://127.0.0.1:8080`; a trailing `/v1` (or slash) is accepted
-    /// and dropped, since ctxlab adds `/v1/messages` itself.
-    pub fn with_base_url(mut self, base_url: impl Into<String>) -> AnthropicModel {
-        self.endpoint.base_url = http::server_root(&base_url.into());
-        self
-    }
-
-    pub fn with_retry(mut self, retry: RetryPolicy) -> AnthropicModel {
-        self.endpoint.retry = retry;
-        self
-    }
-
-    /// The call's overall deadline and retry budget.
-    pub fn with_call_limits(mut self, limits: CallLimits) -> AnthropicModel {
-        self.endpoint.limits = limits;
-        self
-    }
-
-    /// The most one streamed event and one whole answer may hold.
-    pub fn with_stream_limits(mut self, limits: StreamLimits) -> AnthropicModel {
-        self.endpoint.stream_limits = limits;
-        self
-    }
-
-    pub fn with_client(mut self, client: reqwest::Client) -> AnthropicModel {
-        self.endpoint.client = client;
-        self
-    }
-
-    /// The JSON body sent for `req`.
-    pub fn request_body(&self, req: &ModelRequest) -> Value {
-        self.wire_format().body(req)
-    }
-
     fn wire_format(&self) -> WireFormat {
         WireFormat::AnthropicMessages {
             model: Arc::from(self.model.as_str()),
         }
     }
 }
+
+http::endpoint_builders!(AnthropicModel);
 
 /// The Messages API body for `req` (`wire::WireFormat::AnthropicMessages`).
 pub(crate) fn body(model: &str, req: &ModelRequest) -> Value {

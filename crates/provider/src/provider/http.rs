@@ -45,6 +45,52 @@ pub(crate) struct Endpoint {
     pub stream_limits: StreamLimits,
 }
 
+/// The builders every HTTP provider has (its `endpoint` field's settings, and the body it
+/// would send), written once: `endpoint_builders!(AnthropicModel)` gives that type its
+/// inherent `with_*` methods and `request_body` (from its own `wire_format`), so callers
+/// need no trait in scope.
+macro_rules! endpoint_builders {
+    ($model:ty) => {
+        impl $model {
+            /// Server root, e.g. `http://127.0.0.1:8080`. A trailing `/v1` (the way
+            /// `OPENAI_BASE_URL` is usually written) or slash is accepted and dropped: both
+            /// forms mean the same server, since ctxlab adds the API's own path itself.
+            pub fn with_base_url(mut self, base_url: impl Into<String>) -> $model {
+                self.endpoint.base_url = $crate::provider::http::server_root(&base_url.into());
+                self
+            }
+
+            pub fn with_retry(mut self, retry: $crate::provider::RetryPolicy) -> $model {
+                self.endpoint.retry = retry;
+                self
+            }
+
+            /// The call's overall deadline and retry budget.
+            pub fn with_call_limits(mut self, limits: $crate::provider::CallLimits) -> $model {
+                self.endpoint.limits = limits;
+                self
+            }
+
+            /// The most one streamed event and one whole answer may hold.
+            pub fn with_stream_limits(mut self, limits: $crate::provider::StreamLimits) -> $model {
+                self.endpoint.stream_limits = limits;
+                self
+            }
+
+            pub fn with_client(mut self, client: reqwest::Client) -> $model {
+                self.endpoint.client = client;
+                self
+            }
+
+            /// The JSON body sent for `req`.
+            pub fn request_body(&self, req: &$crate::provider::ModelRequest) -> serde_json::Value {
+                self.wire_format().body(req)
+            }
+        }
+    };
+}
+pub(crate) use endpoint_builders;
+
 impl Endpoint {
     /// The default client, at `base_url` as given (a provider's own default root).
     pub(crate) fn new(base_url: &str) -> Result<Endpoint, ClientBuildError> {

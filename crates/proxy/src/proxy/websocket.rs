@@ -110,11 +110,10 @@ pub async fn handle(
                 Ok(Err(WsError::Http(refusal))) => {
                     return refused(&shared, base, *refusal);
                 }
-                Ok(Err(e)) => Err(format!("the upstream cannot be reached: {e}")),
-                Err(_) => Err(format!(
-                    "the upstream's WebSocket handshake took over {} s",
-                    shared.limits.header_deadline.as_secs()
-                )),
+                Ok(Err(e)) => Err(Handshake::Unreachable(e)),
+                Err(_) => Err(Handshake::TimedOut {
+                    secs: shared.limits.header_deadline.as_secs(),
+                }),
             }
         }
         Err(e) => Err(e),
@@ -122,6 +121,7 @@ pub async fn handle(
     let (upstream, answer) = match upstream {
         Ok(done) => done,
         Err(why) => {
+            let why = why.to_string();
             let mut e = base.exchange(&shared, 0);
             e.failure = Some(why.clone());
             shared.record(e, None);
@@ -192,15 +192,27 @@ fn ws_url(url: &str) -> String {
     }
 }
 
+/// Why the upstream's side of a WebSocket could not be opened: the client gets it as a
+/// 502 and the capture records it as the exchange's failure.
+#[derive(Debug, thiserror::Error)]
+enum Handshake {
+    #[error("the upstream URL cannot be a WebSocket: {0}")]
+    NotAWebSocketUrl(#[source] WsError),
+    #[error("the upstream cannot be reached: {0}")]
+    Unreachable(#[source] WsError),
+    #[error("the upstream's WebSocket handshake took over {secs} s")]
+    TimedOut { secs: u64 },
+}
+
 /// The upstream's handshake request: tungstenite's (key, version, host) with the client's
 /// end-to-end headers, less its own handshake headers.
 fn upstream_request(
     url: &str,
     forwarded: &HeaderMap,
-) -> Result<tokio_tungstenite::tungstenite::handshake::client::Request, String> {
+) -> Result<tokio_tungstenite::tungstenite::handshake::client::Request, Handshake> {
     let mut r = url
         .into_client_request()
-        .map_err(|e| format!("the upstream URL cannot be a WebSocket: {e}"))?;
+        .map_err(Handshake::NotAWebSocketUrl)?;
     for (name, value) in forwarded {
         let n = name.as_str();
         // Extensions (permessage-deflate) are not offered: messages pass as they are.

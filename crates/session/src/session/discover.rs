@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::format_of_line;
@@ -25,6 +25,30 @@ use super::numbers::{ProjectSource, SessionNumbers, note_project_folder};
 const MAX_DEPTH: usize = 8;
 /// How much of a file the listing peeks at for its format, project and start.
 const PEEK_BYTES: usize = 256 * 1024;
+
+/// Why a file has no listing row, or no counts beside it: what a listing says of it. It
+/// clones and serializes because the listing cache keeps it, so a read error is kept as
+/// its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum NotListed {
+    /// The file could not be read (the error's text).
+    #[error("{0}")]
+    Unreadable(String),
+    /// The words every command gives for an empty file (`SessionError::Empty`).
+    #[error("no messages (the file is empty)")]
+    Empty,
+    #[error("not a session: only blank lines")]
+    OnlyBlankLines,
+    #[error("not a session: no whole line in its first {kib} KiB")]
+    NoWholeLine { kib: usize },
+    #[error("not a session: no line of it is JSON")]
+    NoJsonLine,
+    #[error("not a session: no line is in a format ctxlab reads")]
+    NoKnownFormat,
+    /// A session whose counts no scan has given yet.
+    #[error("not counted")]
+    NotCounted,
+}
 
 /// A folder where a tool keeps its sessions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -181,7 +205,7 @@ pub fn discover_reporting(paths: &[PathBuf]) -> (Vec<SessionFile>, Vec<DiscoverE
 }
 
 /// How a listing names a file it found that is not a session.
-pub fn skipped(path: PathBuf, reason: &str) -> DiscoverError {
+pub fn skipped(path: PathBuf, reason: &dyn std::fmt::Display) -> DiscoverError {
     DiscoverError {
         path,
         message: format!("skipped: {reason}"),
@@ -344,13 +368,14 @@ fn peek(path: &Path) -> Option<String> {
     peek_or_reason(path).ok()
 }
 
-fn peek_or_reason(path: &Path) -> Result<String, String> {
+fn peek_or_reason(path: &Path) -> Result<String, NotListed> {
     peek_at_most(path, PEEK_BYTES)
 }
 
-fn peek_at_most(path: &Path, limit: usize) -> Result<String, String> {
+fn peek_at_most(path: &Path, limit: usize) -> Result<String, NotListed> {
     // A `.zst` file's first decompressed bytes.
-    let mut buf = super::compressed::read_head(path, limit).map_err(|e| e.to_string())?;
+    let mut buf = super::compressed::read_head(path, limit)
+        .map_err(|e| NotListed::Unreadable(e.to_string()))?;
     if buf.len() == limit {
         let end = buf.iter().rposition(|&b| b == b'\n').unwrap_or(0);
         buf.truncate(end);
@@ -364,7 +389,7 @@ pub fn entry_for(path: &Path) -> Option<SessionFile> {
 }
 
 /// A listing entry for one file, or why it is none (what a listing says of it).
-pub fn entry_or_reason(path: &Path) -> Result<SessionFile, String> {
+pub fn entry_or_reason(path: &Path) -> Result<SessionFile, NotListed> {
     entry_from_head(path, PEEK_BYTES)
 }
 
@@ -372,21 +397,17 @@ pub fn entry_or_reason(path: &Path) -> Result<SessionFile, String> {
 /// browser's first look (`tui::sessions::listing`). A recorded project and the start are
 /// the first ones the lines give, so once these bytes hold them, more lines do not change
 /// them (the title may still change).
-pub fn entry_from_head(path: &Path, limit: usize) -> Result<SessionFile, String> {
+pub fn entry_from_head(path: &Path, limit: usize) -> Result<SessionFile, NotListed> {
     let limit = limit.min(PEEK_BYTES);
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(path).map_err(|e| NotListed::Unreadable(e.to_string()))?;
     let head = peek_at_most(path, limit)?;
     if head.trim().is_empty() {
         return Err(if meta.len() == 0 {
-            // The words every command gives for an empty file.
-            super::SessionError::Empty.to_string()
+            NotListed::Empty
         } else if meta.len() <= limit as u64 {
-            "not a session: only blank lines".to_string()
+            NotListed::OnlyBlankLines
         } else {
-            format!(
-                "not a session: no whole line in its first {} KiB",
-                limit / 1024
-            )
+            NotListed::NoWholeLine { kib: limit / 1024 }
         });
     }
     let format = if head.trim_start().starts_with('[') {
@@ -398,11 +419,11 @@ pub fn entry_from_head(path: &Path, limit: usize) -> Result<SessionFile, String>
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .peekable();
         if json_lines.peek().is_none() {
-            return Err("not a session: no line of it is JSON".to_string());
+            return Err(NotListed::NoJsonLine);
         }
         json_lines
             .find_map(|v| format_of_line(&v))
-            .ok_or_else(|| "not a session: no line is in a format ctxlab reads".to_string())?
+            .ok_or(NotListed::NoKnownFormat)?
     };
     // The first lines read as a session: the same project and start as the whole file.
     let (numbers, title) = super::parse_session_text(&head)
@@ -517,5 +538,40 @@ mod tests {
         assert!(is_subagent_file(Path::new("/p/x/subagents/agent-1.jsonl")));
         assert!(is_subagent_file(Path::new("/p/agent-1.jsonl")));
         assert!(!is_subagent_file(Path::new("/p/abc.jsonl")));
+    }
+
+    /// The listing prints these reasons after "skipped: ", and the cache keeps them: each
+    /// typed reason says the words it said as text, and survives the cache's round trip.
+    #[test]
+    fn why_a_file_is_not_listed_reads_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            p
+        };
+        let empty = entry_or_reason(&write("empty.jsonl", b"")).unwrap_err();
+        assert_eq!(empty, NotListed::Empty);
+        assert_eq!(
+            empty.to_string(),
+            super::super::SessionError::Empty.to_string()
+        );
+        let blank = entry_or_reason(&write("blank.jsonl", b"\n  \n")).unwrap_err();
+        assert_eq!(blank.to_string(), "not a session: only blank lines");
+        let long = write("long.jsonl", &vec![b'x'; 8 * 1024]);
+        let cut = entry_from_head(&long, 4 * 1024).unwrap_err();
+        assert_eq!(cut, NotListed::NoWholeLine { kib: 4 });
+        assert_eq!(
+            cut.to_string(),
+            "not a session: no whole line in its first 4 KiB"
+        );
+        let gone = entry_or_reason(&dir.path().join("gone.jsonl")).unwrap_err();
+        assert!(matches!(gone, NotListed::Unreadable(_)), "{gone:?}");
+        let kept: NotListed = serde_json::from_str(&serde_json::to_string(&cut).unwrap()).unwrap();
+        assert_eq!(kept, cut);
+        assert_eq!(
+            skipped(long, &cut).message,
+            "skipped: not a session: no whole line in its first 4 KiB"
+        );
     }
 }

@@ -14,7 +14,7 @@ const PARALLEL_MIN_BYTES: usize = 1 << 20;
 pub(crate) struct ParsedLine {
     /// 1-based line number.
     pub number: usize,
-    pub value: Result<Value, String>,
+    pub value: Result<Value, serde_json::Error>,
 }
 
 fn threads_for(bytes: usize) -> usize {
@@ -80,9 +80,7 @@ fn parallel_map<T: Sync, R: Send>(
 
 /// Every non-empty line of `text`, parsed as JSON; `text`'s first line is line `first`.
 pub(crate) fn parse_json_lines(text: &str, first: usize) -> Vec<ParsedLine> {
-    parse_lines_with(text, first, |line| {
-        serde_json::from_str(line).map_err(|e| e.to_string())
-    })
+    parse_lines_with(text, first, |line| serde_json::from_str(line))
 }
 
 /// Every non-empty line of `text`, parsed as a JSON object that keeps only the `keys` a
@@ -96,11 +94,10 @@ pub(crate) fn parse_json_lines_keeping(
     parse_lines_with(text, first, |line| keep_keys(line, keys))
 }
 
-fn keep_keys(line: &str, keys: &'static [&'static str]) -> Result<Value, String> {
+fn keep_keys(line: &str, keys: &'static [&'static str]) -> Result<Value, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(line);
     let map = serde::de::DeserializeSeed::deserialize(KeptKeys(keys), &mut de)
-        .and_then(|m| de.end().map(|()| m))
-        .map_err(|e| e.to_string())?;
+        .and_then(|m| de.end().map(|()| m))?;
     Ok(Value::Object(map))
 }
 
@@ -158,7 +155,7 @@ impl<'de> serde::de::Visitor<'de> for KeptKeys {
 fn parse_lines_with(
     text: &str,
     first: usize,
-    parse: impl Fn(&str) -> Result<Value, String> + Sync,
+    parse: impl Fn(&str) -> Result<Value, serde_json::Error> + Sync,
 ) -> Vec<ParsedLine> {
     parse_lines_on(text, first, threads_for(text.len()), parse)
 }
@@ -177,16 +174,14 @@ pub(crate) fn parse_json_lines_keeping_here(
 
 /// `parse_json_lines` on the calling thread only (see `parse_json_lines_keeping_here`).
 pub(crate) fn parse_json_lines_here(text: &str, first: usize) -> Vec<ParsedLine> {
-    parse_lines_on(text, first, 1, |line| {
-        serde_json::from_str(line).map_err(|e| e.to_string())
-    })
+    parse_lines_on(text, first, 1, |line| serde_json::from_str(line))
 }
 
 fn parse_lines_on(
     text: &str,
     first: usize,
     threads: usize,
-    parse: impl Fn(&str) -> Result<Value, String> + Sync,
+    parse: impl Fn(&str) -> Result<Value, serde_json::Error> + Sync,
 ) -> Vec<ParsedLine> {
     let lines: Vec<(usize, &str)> = text
         .lines()

@@ -77,7 +77,10 @@ pub(crate) fn read_transcript(lines: Vec<ParsedLine>) -> Result<Session, Session
     let mut bad = Vec::new();
     let mut bad_count = 0;
     for ParsedLine { number, value } in lines {
-        match value.and_then(|v| Message::from_value(v).map_err(|e| e.to_string())) {
+        let message = value
+            .map_err(|e| e.to_string())
+            .and_then(|v| Message::from_value(v).map_err(|e| e.to_string()));
+        match message {
             Ok(m) => {
                 messages.push(m);
                 numbers.push(number);

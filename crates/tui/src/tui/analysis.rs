@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::breakdown::session::{SessionBreakdown, of_session};
+use crate::capture_view::NotACapture;
 use crate::capture_view::{CaptureRequests, of_capture_file};
 use crate::compact::PipelineConfig;
 use crate::forgot::CompactionForgot;
@@ -22,12 +23,13 @@ use crate::forgot::analyze;
 use crate::forgot::from_replay::replay_inputs_by_call;
 use crate::forgot::from_session::inputs_of_session;
 use crate::forgot::text::{CHECK_RULE, VIEW_LAYOUT, report_lines};
+use crate::fork::ForkError;
 use crate::message::Message;
 use crate::pipeline_replay::ReplayOptions;
 use crate::sanitize::sanitize_line;
-use crate::session::load_session;
 use crate::session::recorded::RecordedEvent;
-use crate::store::Store;
+use crate::session::{SessionError, load_session};
+use crate::store::{Store, StoreError};
 use crate::tui::job_id::JobId;
 
 /// A job for the forgot and context views.
@@ -108,23 +110,60 @@ pub enum AnalysisDone {
     /// None for a replay's stages.
     Forgot {
         id: JobId,
-        result: Result<ForgotLines, String>,
+        result: Result<ForgotLines, AnalysisError>,
         fork: Option<(PathBuf, usize)>,
     },
     Calls {
         id: JobId,
         pick: CallPick,
-        result: Result<Box<SessionBreakdown>, String>,
+        result: Result<Box<SessionBreakdown>, AnalysisError>,
     },
     Requests {
         id: JobId,
         selected: usize,
-        result: Result<Box<CaptureRequests>, String>,
+        result: Result<Box<CaptureRequests>, AnalysisError>,
     },
     /// The fork written (the viewer's title and lines: where, what, how to resume it).
     Forked {
         id: JobId,
-        result: Result<ForgotLines, String>,
+        result: Result<ForgotLines, AnalysisError>,
+    },
+}
+
+/// Why an analysis job gave nothing: what the notice line says.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: SessionError,
+    },
+    #[error("{}: there is no compaction {compaction}: the file has {count}", path.display())]
+    NoCompaction {
+        path: PathBuf,
+        compaction: usize,
+        count: usize,
+    },
+    #[error("no scratch folder: {0}")]
+    NoScratch(#[source] std::io::Error),
+    #[error("the replay under {name}: {source}")]
+    Replay {
+        name: &'static str,
+        #[source]
+        source: StoreError,
+    },
+    #[error(
+        "{name} forgot nothing before call {call}: no stage there dropped a message or cleared a result"
+    )]
+    NothingForgot { name: &'static str, call: usize },
+    #[error("fork: {0}")]
+    Fork(#[source] ForkError),
+    #[error("{}: {source}", path.display())]
+    NotACapture {
+        path: PathBuf,
+        #[source]
+        source: NotACapture,
     },
 }
 
@@ -157,7 +196,10 @@ impl AnalysisWork {
                 pick,
                 result: load_session(&path)
                     .map(|s| Box::new(of_session(&s)))
-                    .map_err(|e| format!("cannot read {}: {e}", path.display())),
+                    .map_err(|source| AnalysisError::Read {
+                        path: path.clone(),
+                        source,
+                    }),
             },
             AnalysisWork::Fork {
                 id,
@@ -166,22 +208,27 @@ impl AnalysisWork {
                 homes,
             } => AnalysisDone::Forked {
                 id,
-                result: crate::fork::fork_whole(&path, compaction, homes).map(|(title, lines)| {
-                    (
-                        sanitize_line(&title).into_owned(),
-                        lines
-                            .iter()
-                            .map(|l| sanitize_line(l).into_owned())
-                            .collect(),
-                    )
-                }),
+                result: crate::fork::fork_whole(&path, compaction, homes)
+                    .map(|(title, lines)| {
+                        (
+                            sanitize_line(&title).into_owned(),
+                            lines
+                                .iter()
+                                .map(|l| sanitize_line(l).into_owned())
+                                .collect(),
+                        )
+                    })
+                    .map_err(AnalysisError::Fork),
             },
             AnalysisWork::Requests { id, path, selected } => AnalysisDone::Requests {
                 id,
                 selected,
-                result: of_capture_file(&path)
-                    .map(Box::new)
-                    .map_err(|e| format!("{}: {e}", path.display())),
+                result: of_capture_file(&path).map(Box::new).map_err(|source| {
+                    AnalysisError::NotACapture {
+                        path: path.clone(),
+                        source,
+                    }
+                }),
             },
         }
     }
@@ -189,19 +236,23 @@ impl AnalysisWork {
 
 /// `ctxlab forgot FILE --compaction N`'s analysis (`commands::forgot` does the same two
 /// steps: the session's inputs, then the one asked for analysed).
-fn recorded_forgot(path: &std::path::Path, compaction: usize) -> Result<ForgotLines, String> {
-    let session = load_session(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+fn recorded_forgot(
+    path: &std::path::Path,
+    compaction: usize,
+) -> Result<ForgotLines, AnalysisError> {
+    let session = load_session(path).map_err(|source| AnalysisError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let inputs = inputs_of_session(&session);
     drop(session);
     let input = compaction
         .checked_sub(1)
         .and_then(|k| inputs.get(k))
-        .ok_or_else(|| {
-            format!(
-                "{}: there is no compaction {compaction}: the file has {}",
-                path.display(),
-                inputs.len()
-            )
+        .ok_or_else(|| AnalysisError::NoCompaction {
+            path: path.to_path_buf(),
+            compaction,
+            count: inputs.len(),
         })?;
     Ok(forgot_view(&analyze(compaction, input), &[]))
 }
@@ -211,8 +262,8 @@ fn replay_forgot(
     config: PipelineConfig,
     recorded: Vec<RecordedEvent>,
     call: usize,
-) -> Result<ForgotLines, String> {
-    let scratch = tempfile::tempdir().map_err(|e| format!("no scratch folder: {e}"))?;
+) -> Result<ForgotLines, AnalysisError> {
+    let scratch = tempfile::tempdir().map_err(AnalysisError::NoScratch)?;
     let store = Store::new(scratch.path()).dry_run();
     let options = ReplayOptions {
         config,
@@ -223,7 +274,7 @@ fn replay_forgot(
     };
     let name = config.strategy.name();
     let inputs = replay_inputs_by_call(session.0.iter().cloned(), name, &store, &options)
-        .map_err(|e| format!("the replay under {name}: {e}"))?;
+        .map_err(|source| AnalysisError::Replay { name, source })?;
     // Numbered as the run numbers its compactions (summaries only; a stage that cleared
     // is named by its call), so the label is the timeline's and the recording's.
     let mut number = 0;
@@ -238,9 +289,7 @@ fn replay_forgot(
         }
     }
     let Some((first, rest)) = reports.split_first() else {
-        return Err(format!(
-            "{name} forgot nothing before call {call}: no stage there dropped a message or cleared a result"
-        ));
+        return Err(AnalysisError::NothingForgot { name, call });
     };
     let (_, mut lines) = forgot_view(first, rest);
     lines.insert(

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use crate::agent::events::NextStep;
 use crate::compact::{Change, Stage};
-use crate::util::{display_width, group_digits, plural};
+use crate::util::{group_digits, plural};
 
 /// The step keys, as the card, the status bar and the help say them.
 pub const STEP_KEYS: &str = "Space step  s next stage  c next model call";
@@ -206,39 +206,11 @@ pub fn card(next: &NextStep, limit: usize) -> (String, Vec<String>) {
 }
 
 /// `text` in lines of at most `width` columns, broken between words (a word longer than
-/// the line is cut by columns).
+/// the line is cut by columns): `rows::word_wrap`, at least one line.
 pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        let sep = usize::from(!line.is_empty());
-        if display_width(&line) + sep + display_width(word) <= width {
-            if sep == 1 {
-                line.push(' ');
-            }
-            line.push_str(word);
-            continue;
-        }
-        if !line.is_empty() {
-            lines.push(std::mem::take(&mut line));
-        }
-        if display_width(word) <= width {
-            line.push_str(word);
-        } else {
-            let (pieces, _) = crate::tui::rows::wrap_lines(word, width, usize::MAX);
-            let mut pieces = pieces.into_iter().peekable();
-            while let Some(p) = pieces.next() {
-                if pieces.peek().is_some() {
-                    lines.push(p);
-                } else {
-                    line = p;
-                }
-            }
-        }
-    }
-    if !line.is_empty() || lines.is_empty() {
-        lines.push(line);
+    let mut lines = crate::tui::rows::word_wrap(text, width);
+    if lines.is_empty() {
+        lines.push(String::new());
     }
     lines
 }

@@ -127,6 +127,17 @@ pub fn wrap_lines(text: &str, width: usize, max_lines: usize) -> (Vec<String>, b
     (out, false)
 }
 
+/// The word wrapping every view shares, textwrap's first fit: lines break at ASCII spaces
+/// only (a path or a URL stays whole), a word longer than a line is cut by columns, no
+/// hyphen is added. Widths are terminal columns (a CJK character or an emoji takes two).
+pub fn wrap_options(width: usize) -> textwrap::Options<'static> {
+    textwrap::Options::new(width.max(1))
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit)
+        .break_words(true)
+}
+
 /// One line (no `\n`) in rows of at most `width` terminal columns, broken between words,
 /// at most `max_rows` rows; each row with the index of its first char in `line`, so a
 /// search match (kept in chars) can be placed in it. A word longer than a row is cut by
@@ -135,79 +146,50 @@ pub fn wrap_lines(text: &str, width: usize, max_lines: usize) -> (Vec<String>, b
 /// contiguous. The second value says whether rows were left over. The viewer's renderer
 /// and its scrolling both lay lines out with this, so they count the same rows.
 pub fn wrap_words_at(line: &str, width: usize, max_rows: usize) -> (Vec<(usize, String)>, bool) {
-    let width = width.max(1);
-    let line = line.trim_end_matches('\r');
-    let chars: Vec<(char, usize)> = line
+    let line: String = line
+        .trim_end_matches('\r')
         .chars()
         .map(expand_tab)
-        .map(|c| (c, c.width().unwrap_or(0)))
         .collect();
-    let mut out = Vec::new();
-    let mut start = 0;
+    let options = wrap_options(width);
+    // Only a prefix is wrapped, so a 200,000-char line costs what is shown. Once a prefix
+    // wraps to more rows than are kept, its first rows are the whole line's: first fit
+    // places each word by the words before it, and the one the prefix cut (shorter than
+    // it is) did not fit before the row past the cap, so the whole word would not either.
+    let mut take = max_rows.saturating_add(1).saturating_mul(width.max(1) + 1);
     loop {
-        if out.len() == max_rows {
-            return (out, start < chars.len());
+        let end = line.char_indices().nth(take).map_or(line.len(), |(i, _)| i);
+        let prefix = &line[..end];
+        let rows = textwrap::wrap(prefix, &options);
+        if rows.len() > max_rows || end == line.len() {
+            let mut cursor = 0;
+            let out = rows
+                .iter()
+                .take(max_rows)
+                .map(|row| {
+                    // A row is the line's text from its first word on: found from where
+                    // the row before it ended (only spaces lie between).
+                    let at = prefix[cursor..]
+                        .find(row.as_ref())
+                        .map_or(cursor, |i| cursor + i);
+                    cursor = at + row.len();
+                    (prefix[..at].chars().count(), row.to_string())
+                })
+                .collect();
+            return (out, rows.len() > max_rows);
         }
-        let mut used = 0;
-        let mut end = start;
-        // The last space inside the row that follows a word: the row may end there.
-        let mut space = None;
-        let mut word_seen = false;
-        while let Some(&(c, w)) = chars.get(end) {
-            if used + w > width && end > start {
-                break;
-            }
-            if c == ' ' {
-                if word_seen {
-                    space = Some(end);
-                }
-            } else {
-                word_seen = true;
-            }
-            used += w;
-            end += 1;
-        }
-        let cut = match chars.get(end) {
-            None => end,
-            Some((' ', _)) => end,
-            Some(_) => space.unwrap_or(end),
-        };
-        out.push((start, chars[start..cut].iter().map(|(c, _)| c).collect()));
-        start = cut;
-        while chars.get(start).is_some_and(|(c, _)| *c == ' ') {
-            start += 1;
-        }
-        if start >= chars.len() {
-            return (out, false);
-        }
+        take = take.saturating_mul(2);
     }
 }
 
-/// Wraps `text` at spaces to `width` columns; a word longer than a line (a path) is cut
-/// hard. For headers, where a word split in two reads badly.
+/// Wraps `text` at spaces to `width` columns, each `\n` starting a line; a word longer
+/// than a line (a path) is cut by columns. For headers, where a word split in two reads
+/// badly.
 pub fn word_wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut out = Vec::new();
-    for para in text.split('\n') {
-        let mut line = String::new();
-        for word in para.split(' ') {
-            let need = crate::util::display_width(word) + usize::from(!line.is_empty());
-            if !line.is_empty() && crate::util::display_width(&line) + need > width {
-                out.push(std::mem::take(&mut line));
-            }
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(word);
-            while crate::util::display_width(&line) > width {
-                let (pieces, _) = wrap_lines(&line, width, 2);
-                out.push(pieces[0].clone());
-                line = line.chars().skip(pieces[0].chars().count()).collect();
-            }
-        }
-        out.push(line);
-    }
-    out
+    textwrap::wrap(text, wrap_options(width))
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect()
 }
 
 /// Tabs would make the terminal jump; one space keeps columns predictable.
@@ -299,6 +281,34 @@ mod tests {
         assert_eq!(rows("", 5), vec![(0, String::new())]);
         let (capped, more) = wrap_words_at(&"word ".repeat(100), 10, 3);
         assert_eq!((capped.len(), more), (3, true));
+    }
+
+    /// The capped wrap reads only a prefix: its rows must still be the whole line's first
+    /// rows, and it must say rows were left over exactly when they were.
+    #[test]
+    fn capped_word_rows_are_the_first_rows_of_the_whole_line() {
+        let line = "a ".to_string()
+            + &"x".repeat(37)
+            + " short words 解析器 then 🎉🎉 more   spaces "
+            + &"long".repeat(30)
+            + " end";
+        for width in [1, 2, 3, 5, 8, 13, 40] {
+            let (all, more) = wrap_words_at(&line, width, usize::MAX);
+            assert!(!more);
+            for cap in 0..all.len() + 2 {
+                let (rows, more) = wrap_words_at(&line, width, cap);
+                let want = &all[..cap.min(all.len())];
+                assert_eq!(rows, want, "width {width}, cap {cap}");
+                assert_eq!(more, cap < all.len(), "width {width}, cap {cap}");
+            }
+            for (_, row) in &all {
+                // A wide char alone may overflow a 1-column row; nothing else does.
+                assert!(
+                    crate::util::display_width(row) <= width.max(2),
+                    "{row:?} at {width}"
+                );
+            }
+        }
     }
 
     #[test]

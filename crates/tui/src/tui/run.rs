@@ -87,7 +87,19 @@ pub struct FreshAgent {
 #[derive(Clone)]
 /// Its argument says whether the fresh session is recorded (a continued branch is not: a
 /// recording starts with an empty conversation).
-pub struct Restarter(pub Arc<dyn Fn(bool) -> Result<FreshAgent, String> + Send + Sync>);
+pub struct Restarter(pub Arc<dyn Fn(bool) -> Result<FreshAgent, RestartError> + Send + Sync>);
+
+/// Why no fresh agent came for `/restart` or a continue (shown in the notice line).
+#[derive(Debug, thiserror::Error)]
+pub enum RestartError {
+    #[error("not available here")]
+    NoRestart,
+    #[error("continue is not available here")]
+    NoContinue,
+    /// The front end's set-up failed (its own error, boxed: this crate does not name it).
+    #[error(transparent)]
+    Setup(Box<dyn std::error::Error + Send + Sync>),
+}
 
 impl std::fmt::Debug for Restarter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -233,7 +245,7 @@ where
     let (done_tx, mut done_rx) = unbounded_channel::<Done>();
     // A fresh agent, and the call it continues from when it is a continue.
     let (fresh_tx, mut fresh_rx) =
-        unbounded_channel::<Result<(FreshAgent, Option<usize>), String>>();
+        unbounded_channel::<Result<(FreshAgent, Option<usize>), RestartError>>();
     // One channel for every follower the loop starts (ids tell them apart); the loop
     // holds a sender, so it never closes. Dropping `following` stops its thread.
     let (live_tx, mut live_rx) = tokio::sync::mpsc::channel::<LiveMsg>(follower::QUEUE);
@@ -288,7 +300,7 @@ where
                     commands = new_commands;
                     agent_open = true;
                 }
-                Err(why) => msgs.push(Msg::RestartFailed(why)),
+                Err(why) => msgs.push(Msg::RestartFailed(why.to_string())),
             },
             _ = tick.tick() => msgs.push(Msg::Tick),
             bpe = &mut tokenizer, if tokenizer_pending => {
@@ -351,7 +363,7 @@ where
                             });
                         }
                         None => {
-                            let _ = fresh_tx.send(Err("not available here".into()));
+                            let _ = fresh_tx.send(Err(RestartError::NoRestart));
                         }
                     },
                     Effect::Continue(from) => match &restart {
@@ -363,7 +375,7 @@ where
                             });
                         }
                         None => {
-                            let _ = fresh_tx.send(Err("continue is not available here".into()));
+                            let _ = fresh_tx.send(Err(RestartError::NoContinue));
                         }
                     },
                     Effect::Follow(request) => {
@@ -392,7 +404,7 @@ fn start_following(
             // No follower runs, so the queue has room for its end.
             let _ = tx.try_send(LiveMsg::Ended {
                 id,
-                error: Some(why),
+                error: Some(why.to_string()),
             });
         }
     }

@@ -25,7 +25,7 @@ use tiktoken_rs::CoreBPE;
 use super::replay::{Replay, replay};
 use super::rows::MessageInfo;
 use super::sessions::{SessionDone, SessionWork};
-use crate::compact::PipelineConfig;
+use crate::compact::{PipelineConfig, Strategy};
 use crate::compare::{RunOptions, StrategyRun, run_strategy};
 use crate::message::Message;
 use crate::store::{Store, StoredFile};
@@ -164,6 +164,43 @@ pub struct LoadedTranscript {
     pub bad_lines: usize,
 }
 
+/// Why a job gave nothing: what the notice line (or the compare view) says.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error("cannot read {relative}: {source}")]
+    Transcript {
+        relative: String,
+        #[source]
+        source: crate::session::SessionError,
+    },
+    #[error("cannot read {relative}: {source}")]
+    Output {
+        relative: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Legend {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("no scratch folder: {0}")]
+    NoScratch(#[source] io::Error),
+    #[error("the {strategy} replay stopped: {source}")]
+    ReplayStopped {
+        strategy: Strategy,
+        #[source]
+        source: crate::store::StoreError,
+    },
+    #[error("no current directory: {0}")]
+    NoCurrentDir(#[source] io::Error),
+    #[error("{0}")]
+    Export(#[source] crate::export_file::ExportError),
+    #[error("every {EXPORT_NAME}-N.html name is taken")]
+    NamesTaken,
+}
+
 /// What a job found.
 #[derive(Debug)]
 pub enum Done {
@@ -182,7 +219,7 @@ pub enum Done {
     TranscriptLoaded {
         id: JobId,
         relative: String,
-        result: Result<LoadedTranscript, String>,
+        result: Result<LoadedTranscript, JobError>,
     },
     Replayed {
         id: JobId,
@@ -198,20 +235,20 @@ pub enum Done {
     OutputRead {
         id: JobId,
         relative: String,
-        result: Result<Vec<String>, String>,
+        result: Result<Vec<String>, JobError>,
     },
     /// The page was written to this path (with the calls it holds), or why not.
     Exported {
-        result: Result<(PathBuf, usize), String>,
+        result: Result<(PathBuf, usize), JobError>,
     },
     /// The legend's file was written (or could not be: then it shows again next time).
     LegendRemembered {
-        result: Result<(), String>,
+        result: Result<(), JobError>,
     },
     /// One strategy's run for the compare view, or why it stopped.
     Compared {
         id: JobId,
-        result: Result<Box<StrategyRun>, String>,
+        result: Result<Box<StrategyRun>, JobError>,
     },
     Session(SessionDone),
     Analysis(super::analysis::AnalysisDone),
@@ -237,8 +274,12 @@ impl Work {
                 }
             }
             Work::LoadTranscript { id, root, relative } => Done::TranscriptLoaded {
-                result: load_transcript(&root.join(&relative))
-                    .map_err(|e| format!("cannot read {relative}: {e}")),
+                result: load_transcript(&root.join(&relative)).map_err(|source| {
+                    JobError::Transcript {
+                        relative: relative.clone(),
+                        source,
+                    }
+                }),
                 id,
                 relative,
             },
@@ -273,8 +314,10 @@ impl Work {
                 Done::TokensCounted { rows, from, counts }
             }
             Work::ReadOutput { id, root, relative } => Done::OutputRead {
-                result: read_lines(&root.join(&relative))
-                    .map_err(|e| format!("cannot read {relative}: {e}")),
+                result: read_lines(&root.join(&relative)).map_err(|source| JobError::Output {
+                    relative: relative.clone(),
+                    source,
+                }),
                 id,
                 relative,
             },
@@ -287,7 +330,10 @@ impl Work {
                     .map(|path| (path, timeline.0.calls.len())),
             },
             Work::RememberLegend { path } => Done::LegendRemembered {
-                result: remember(&path).map_err(|e| format!("{}: {e}", path.display())),
+                result: remember(&path).map_err(|source| JobError::Legend {
+                    path: path.clone(),
+                    source,
+                }),
             },
             Work::Compare {
                 id,
@@ -311,8 +357,8 @@ pub fn compare_run(
     session: &[Message],
     config: PipelineConfig,
     recorded: Vec<crate::session::recorded::RecordedEvent>,
-) -> Result<StrategyRun, String> {
-    let scratch = tempfile::tempdir().map_err(|e| format!("no scratch folder: {e}"))?;
+) -> Result<StrategyRun, JobError> {
+    let scratch = tempfile::tempdir().map_err(JobError::NoScratch)?;
     let store = Store::new(scratch.path()).dry_run();
     let options = RunOptions {
         summary_text: None,
@@ -320,8 +366,12 @@ pub fn compare_run(
         detail: true,
         recorded,
     };
-    run_strategy(session.to_vec(), config, &store, &options, |_| {})
-        .map_err(|e| format!("the {} replay stopped: {e}", config.strategy))
+    run_strategy(session.to_vec(), config, &store, &options, |_| {}).map_err(|source| {
+        JobError::ReplayStopped {
+            strategy: config.strategy,
+            source,
+        }
+    })
 }
 
 /// Name of the page `/export` writes when no file is given.
@@ -333,10 +383,10 @@ pub fn export(
     timeline: &Timeline,
     out: Option<&Path>,
     inputs: &[PathBuf],
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, JobError> {
     use crate::export_file::{TargetChoice, write_export};
     let page = html::page(timeline);
-    let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
+    let cwd = std::env::current_dir().map_err(JobError::NoCurrentDir)?;
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     if let Some(out) = out {
         return write_export(
@@ -345,7 +395,7 @@ pub fn export(
             &inputs,
             TargetChoice::Named,
         )
-        .map_err(|e| e.to_string());
+        .map_err(JobError::Export);
     }
     for n in 1..10_000 {
         let name = if n == 1 {
@@ -360,10 +410,10 @@ pub fn export(
         match write_export(&path, page.as_bytes(), &inputs, TargetChoice::Fresh) {
             Ok(p) => return Ok(p),
             Err(crate::export_file::ExportError::Refused { .. }) => continue,
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(JobError::Export(e)),
         }
     }
-    Err(format!("every {EXPORT_NAME}-N.html name is taken"))
+    Err(JobError::NamesTaken)
 }
 
 /// The browsers' lists, with ages from `now`. Reads directories only, never a file.
@@ -533,7 +583,7 @@ mod tests {
         match done {
             Done::TranscriptLoaded { id, result, .. } => {
                 assert_eq!(id, 7);
-                assert!(result.unwrap_err().contains("gone.jsonl"));
+                assert!(result.unwrap_err().to_string().contains("gone.jsonl"));
             }
             _ => panic!("wrong result"),
         }

@@ -18,7 +18,7 @@ pub use snip::{pair_safe_bounds, snip_to_archive};
 pub use summary::{begin_compact_history, begin_reactive, reactive_tails, recent_past_input};
 
 use super::config::PipelineConfig;
-use super::design::{Design, DesignContext, StageRun};
+use super::design::{CompactAsk, Design, DesignContext, StageRun};
 use super::micro_save::{MicroSave, micro_save};
 use super::report::{CompactTrigger, Stage, StageReport};
 use super::results::{GUARDED_PREFIX, GUARDED_SUFFIX, ToolCall};
@@ -107,25 +107,31 @@ impl Design for GuardedDesign {
 
     fn begin_compact(
         &self,
-        messages: &[Message],
-        store: &Store,
-        cx: DesignContext<'_>,
+        ask: CompactAsk<'_>,
         focus: Option<&str>,
         trigger: CompactTrigger,
-        now_secs: u64,
     ) -> Result<Option<PendingCompaction>, StoreError> {
+        let CompactAsk {
+            messages,
+            store,
+            cx,
+            now_secs,
+        } = ask;
         begin_compact_history(messages, store, cx.config, focus, trigger, now_secs)
     }
 
     fn begin_reactive(
         &self,
-        messages: &[Message],
-        store: &Store,
-        cx: DesignContext<'_>,
-        now_secs: u64,
+        ask: CompactAsk<'_>,
         attempt: usize,
         window: Option<ContextWindow>,
     ) -> Result<Option<PendingCompaction>, StoreError> {
+        let CompactAsk {
+            messages,
+            store,
+            cx,
+            now_secs,
+        } = ask;
         begin_reactive(messages, store, cx.config, now_secs, attempt, window)
     }
 

@@ -13,7 +13,7 @@ pub use micro::micro_previous;
 
 use serde_json::json;
 
-use super::design::{Design, DesignContext, StageRun};
+use super::design::{CompactAsk, Design, DesignContext, StageRun};
 use super::report::{CompactTrigger, Stage};
 use super::summarize::{PendingCompaction, SummaryShape};
 use super::window::ContextWindow;
@@ -83,23 +83,23 @@ impl Design for S06Design {
 
     fn begin_compact(
         &self,
-        messages: &[Message],
-        store: &Store,
-        cx: DesignContext<'_>,
+        ask: CompactAsk<'_>,
         focus: Option<&str>,
         trigger: CompactTrigger,
-        now_secs: u64,
     ) -> Result<Option<PendingCompaction>, StoreError> {
+        let CompactAsk {
+            messages,
+            store,
+            cx,
+            now_secs,
+        } = ask;
         begin_auto_compact(messages, store, cx.config, focus, trigger, now_secs).map(Some)
     }
 
     /// s06 has no reactive stage: the error goes to the user.
     fn begin_reactive(
         &self,
-        _messages: &[Message],
-        _store: &Store,
-        _cx: DesignContext<'_>,
-        _now_secs: u64,
+        _ask: CompactAsk<'_>,
         _attempt: usize,
         _window: Option<ContextWindow>,
     ) -> Result<Option<PendingCompaction>, StoreError> {

@@ -18,7 +18,7 @@ pub use micro::micro_compact;
 pub use reactive_compact::{begin_reactive_compact, reactive_tail_start};
 pub use snip::snip_compact;
 
-use super::design::{Design, DesignContext, StageRun};
+use super::design::{CompactAsk, Design, DesignContext, StageRun};
 use super::report::{CompactTrigger, Stage};
 use super::summarize::{PendingCompaction, SummaryShape, summary_from_texts, summary_message_text};
 use super::window::ContextWindow;
@@ -77,25 +77,31 @@ impl Design for S08Design {
 
     fn begin_compact(
         &self,
-        messages: &[Message],
-        store: &Store,
-        cx: DesignContext<'_>,
+        ask: CompactAsk<'_>,
         focus: Option<&str>,
         trigger: CompactTrigger,
-        now_secs: u64,
     ) -> Result<Option<PendingCompaction>, StoreError> {
+        let CompactAsk {
+            messages,
+            store,
+            cx,
+            now_secs,
+        } = ask;
         begin_compact_history(messages, store, cx.config, focus, trigger, now_secs).map(Some)
     }
 
     fn begin_reactive(
         &self,
-        messages: &[Message],
-        store: &Store,
-        cx: DesignContext<'_>,
-        now_secs: u64,
+        ask: CompactAsk<'_>,
         _attempt: usize,
         _window: Option<ContextWindow>,
     ) -> Result<Option<PendingCompaction>, StoreError> {
+        let CompactAsk {
+            messages,
+            store,
+            cx,
+            now_secs,
+        } = ask;
         begin_reactive_compact(messages, store, cx.config, now_secs).map(Some)
     }
 

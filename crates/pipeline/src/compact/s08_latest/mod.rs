@@ -16,7 +16,7 @@ pub use snip::snip_archive;
 pub use summary::{SUMMARY_SYSTEM, begin_compact_history, begin_reactive, summary_message_text};
 
 use super::config::PipelineConfig;
-use super::design::{Design, DesignContext, StageRun};
+use super::design::{CompactAsk, Design, DesignContext, StageRun};
 use super::micro_save::{MicroSave, micro_save};
 use super::report::{CompactTrigger, Stage, StageReport, limit_reason};
 use super::results::ToolCall;
@@ -134,27 +134,34 @@ impl Design for LatestDesign {
         })
     }
 
+    /// Its transcripts are named by `cx.ids`, not the clock.
     fn begin_compact(
         &self,
-        messages: &[Message],
-        store: &Store,
-        cx: DesignContext<'_>,
+        ask: CompactAsk<'_>,
         focus: Option<&str>,
         trigger: CompactTrigger,
-        _now_secs: u64,
     ) -> Result<Option<PendingCompaction>, StoreError> {
+        let CompactAsk {
+            messages,
+            store,
+            cx,
+            ..
+        } = ask;
         begin_compact_history(messages, store, cx.config, focus, trigger, &cx.ids.next()).map(Some)
     }
 
     fn begin_reactive(
         &self,
-        messages: &[Message],
-        store: &Store,
-        cx: DesignContext<'_>,
-        _now_secs: u64,
+        ask: CompactAsk<'_>,
         _attempt: usize,
         _window: Option<ContextWindow>,
     ) -> Result<Option<PendingCompaction>, StoreError> {
+        let CompactAsk {
+            messages,
+            store,
+            cx,
+            ..
+        } = ask;
         begin_reactive(messages, store, cx.config, &cx.ids.next()).map(Some)
     }
 

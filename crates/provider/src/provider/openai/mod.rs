@@ -19,8 +19,8 @@ use super::classify::{ErrorBody, classify};
 use super::http::{self, ClientBuildError};
 use super::wire::{SentRequest, WireFormat};
 use super::{
-    ApiKey, CallLimits, Model, ModelRequest, ModelResponse, ProviderError, RetryPolicy,
-    StreamEvent, StreamLimits, Usage, emit, parse_tool_input,
+    ApiKey, Model, ModelRequest, ModelResponse, ProviderError, StreamEvent, Usage, emit,
+    parse_tool_input,
 };
 use crate::message::block;
 
@@ -52,47 +52,14 @@ impl OpenAiModel {
         self
     }
 
-    /// Server root, e.g. `http://127.0.0.1:11434`. `OPENAI_BASE_URL` is usually written
-    /// with `/v1` (`https://api.openai.com/v1`): both forms, with or without a trailing
-    /// slash, mean the same server, since ctxlab adds `/v1/chat/completions` itself.
-    pub fn with_base_url(mut self, base_url: impl Into<String>) -> OpenAiModel {
-        self.endpoint.base_url = http::server_root(&base_url.into());
-        self
-    }
-
-    pub fn with_retry(mut self, retry: RetryPolicy) -> OpenAiModel {
-        self.endpoint.retry = retry;
-        self
-    }
-
-    /// The call's overall deadline and retry budget.
-    pub fn with_call_limits(mut self, limits: CallLimits) -> OpenAiModel {
-        self.endpoint.limits = limits;
-        self
-    }
-
-    /// The most one streamed event and one whole answer may hold.
-    pub fn with_stream_limits(mut self, limits: StreamLimits) -> OpenAiModel {
-        self.endpoint.stream_limits = limits;
-        self
-    }
-
-    pub fn with_client(mut self, client: reqwest::Client) -> OpenAiModel {
-        self.endpoint.client = client;
-        self
-    }
-
-    /// The JSON body sent for `req`.
-    pub fn request_body(&self, req: &ModelRequest) -> Value {
-        self.wire_format().body(req)
-    }
-
     fn wire_format(&self) -> WireFormat {
         WireFormat::OpenAiChat {
             model: Arc::from(self.model.as_str()),
         }
     }
 }
+
+http::endpoint_builders!(OpenAiModel);
 
 /// The chat-completions body for `req` (`wire::WireFormat::OpenAiChat`).
 pub(crate) fn body(model: &str, req: &ModelRequest) -> Value {

@@ -171,10 +171,14 @@ impl CaptureFold {
 
     /// Folds one line (its 1-based number and its JSON, or why it is none); `last` says
     /// it is the file's last line, which a kill may have cut.
-    pub fn push(&mut self, number: usize, value: Result<serde_json::Value, String>, last: bool) {
+    pub fn push(
+        &mut self,
+        number: usize,
+        value: Result<serde_json::Value, serde_json::Error>,
+        last: bool,
+    ) {
         self.session.lines += 1;
-        let parsed =
-            value.and_then(|v| serde_json::from_value::<CaptureLine>(v).map_err(|e| e.to_string()));
+        let parsed = value.and_then(serde_json::from_value::<CaptureLine>);
         match parsed {
             Ok(CaptureLine::Header(h)) => {
                 self.session.meta.version.get_or_insert(h.ctxlab);

@@ -33,8 +33,7 @@ fn fold_lines(lines: Vec<ParsedLine>) -> CaptureCalls {
     let mut out = CaptureCalls::default();
     let last = lines.last().map(|l| l.number);
     for ParsedLine { number, value } in lines {
-        let parsed =
-            value.and_then(|v| serde_json::from_value::<CaptureLine>(v).map_err(|e| e.to_string()));
+        let parsed = value.and_then(serde_json::from_value::<CaptureLine>);
         match parsed {
             Ok(CaptureLine::Header(h)) => {
                 out.version.get_or_insert(h.ctxlab);

@@ -21,8 +21,7 @@ pub(crate) fn read_recorded(lines: Vec<ParsedLine>) -> Result<Session, SessionEr
     let mut skipped = 0usize;
     let mut warnings = Vec::new();
     for ParsedLine { number, value } in lines {
-        let parsed =
-            value.and_then(|v| serde_json::from_value::<RecordLine>(v).map_err(|e| e.to_string()));
+        let parsed = value.and_then(serde_json::from_value::<RecordLine>);
         match parsed {
             Ok(line) => fold.line(number, line),
             Err(e) => {
@@ -30,7 +29,7 @@ pub(crate) fn read_recorded(lines: Vec<ParsedLine>) -> Result<Session, SessionEr
                 if warnings.len() < 20 {
                     warnings.push(LoadWarning {
                         line: number,
-                        message: e,
+                        message: e.to_string(),
                     });
                 }
             }

@@ -25,4 +25,4 @@ pub use follow::{FileEvent, FollowOptions, WatchEvent, follow};
 pub use headroom::{Headroom, HeadroomTracker, Limit};
 pub use live::{LiveCall, LiveItem, LiveMessage, LiveSession};
 pub use live_item::tool_subject;
-pub use project::{Chosen, ProjectScope, choose_path, newest_for_cwd};
+pub use project::{ChooseError, Chosen, ProjectScope, choose_path, newest_for_cwd};

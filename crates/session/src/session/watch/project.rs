@@ -93,9 +93,27 @@ fn codex_cwd(path: &Path) -> Option<String> {
         .and_then(|e| e.project)
 }
 
+/// Why no session could be chosen to watch (the binary reports it as a usage error).
+#[derive(Debug, thiserror::Error)]
+pub enum ChooseError {
+    /// No session of the working folder under any root; `looked` lists the folders.
+    #[error("no session of {} found; looked in {looked}", cwd.display())]
+    NoneForFolder { cwd: PathBuf, looked: String },
+    /// The path named cannot be read.
+    #[error("{}: {source}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A folder named holds no session file.
+    #[error("no Claude Code session, Codex rollout or proxy capture under {}", .0.display())]
+    NoneUnder(PathBuf),
+}
+
 /// The newest session of the working folder `cwd` under `roots` (the tools' default
 /// folders).
-pub fn newest_for_cwd(cwd: &Path, roots: &[Root]) -> Result<Chosen, String> {
+pub fn newest_for_cwd(cwd: &Path, roots: &[Root]) -> Result<Chosen, ChooseError> {
     let mut found: Vec<(PathBuf, SystemTime, String, ProjectScope)> = Vec::new();
     let mut looked = Vec::new();
     for root in roots {
@@ -155,15 +173,14 @@ pub fn newest_for_cwd(cwd: &Path, roots: &[Root]) -> Result<Chosen, String> {
                 scope: Some(scope),
             })
         }
-        None => Err(format!(
-            "no session of {} found; looked in {}",
-            cwd.display(),
-            if looked.is_empty() {
+        None => Err(ChooseError::NoneForFolder {
+            cwd: cwd.to_path_buf(),
+            looked: if looked.is_empty() {
                 "no folder (neither HOME, CLAUDE_CONFIG_DIR nor CODEX_HOME is set)".to_string()
             } else {
                 looked.join(", ")
-            }
-        )),
+            },
+        }),
     }
 }
 
@@ -192,8 +209,11 @@ pub fn scope_of(file: &SessionFile) -> Option<ProjectScope> {
 }
 
 /// A file named on the command line, or the newest session under a folder.
-pub fn choose_path(path: &Path) -> Result<Chosen, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn choose_path(path: &Path) -> Result<Chosen, ChooseError> {
+    let meta = std::fs::metadata(path).map_err(|source| ChooseError::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if meta.is_dir() {
         let (files, _) = discover::discover_reporting(&[path.to_path_buf()]);
         let count = files.len();
@@ -201,12 +221,7 @@ pub fn choose_path(path: &Path) -> Result<Chosen, String> {
             .into_iter()
             .filter(|f| f.tool != Tool::Ctxlab)
             .max_by_key(|f| f.modified)
-            .ok_or_else(|| {
-                format!(
-                    "no Claude Code session, Codex rollout or proxy capture under {}",
-                    path.display()
-                )
-            })?;
+            .ok_or_else(|| ChooseError::NoneUnder(path.to_path_buf()))?;
         return Ok(Chosen {
             why: format!(
                 "the most recently written of {count} session file{} under {}",
@@ -337,6 +352,33 @@ mod tests {
         assert_eq!(
             claude_folder_name(Path::new("/home/me/my.app_x")),
             "-home-me-my-app-x"
+        );
+    }
+
+    /// `ctxlab watch` prints these as usage errors: the typed errors keep their words.
+    #[test]
+    fn why_no_session_is_chosen_reads_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let none = newest_for_cwd(Path::new("/nowhere"), &[]).unwrap_err();
+        assert_eq!(
+            none.to_string(),
+            "no session of /nowhere found; looked in no folder (neither HOME, \
+             CLAUDE_CONFIG_DIR nor CODEX_HOME is set)"
+        );
+        let empty = choose_path(dir.path()).unwrap_err();
+        assert_eq!(
+            empty.to_string(),
+            format!(
+                "no Claude Code session, Codex rollout or proxy capture under {}",
+                dir.path().display()
+            )
+        );
+        let gone = dir.path().join("gone.jsonl");
+        let err = choose_path(&gone).unwrap_err();
+        assert!(matches!(err, ChooseError::Unreadable { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{}: ", gone.display()))
         );
     }
 }

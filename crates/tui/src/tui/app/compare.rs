@@ -15,7 +15,7 @@ use crate::compare::{Piece, PieceState, Reach, StrategyRun};
 use crate::message::Message;
 use crate::session::recorded::RecordedEvent;
 use crate::tui::keys::section;
-use crate::tui::work::{JobId, SharedSession, Work};
+use crate::tui::work::{JobError, JobId, SharedSession, Work};
 
 /// The compare view's state, owned here: what is compared, what came back, what is
 /// selected. `App` routes the view's keys and its jobs' results to it.
@@ -133,7 +133,7 @@ impl CompareView {
     }
 
     /// A replay came back; false when it is not the one waited for.
-    fn take_result(&mut self, id: JobId, result: Result<Box<StrategyRun>, String>) -> bool {
+    fn take_result(&mut self, id: JobId, result: Result<Box<StrategyRun>, JobError>) -> bool {
         if self.job.map(|(j, _)| j) != Some(id) {
             return false;
         }
@@ -141,7 +141,7 @@ impl CompareView {
             Ok(run) => self.runs.push(*run),
             Err(e) => {
                 self.job = None;
-                self.error = Some(e);
+                self.error = Some(e.to_string());
             }
         }
         true
@@ -283,25 +283,34 @@ pub fn default_strategies(current: Strategy) -> Vec<Strategy> {
     }
 }
 
+/// Why `/compare`'s strategies are not a comparison (shown in the notice line).
+#[derive(Debug, thiserror::Error)]
+pub enum CompareArgsError {
+    #[error(transparent)]
+    Unknown(#[from] crate::compact::UnknownStrategy),
+    #[error("{0} is named twice")]
+    Twice(Strategy),
+    #[error("name at least two strategies, e.g. /compare s08,guarded (or all)")]
+    TooFew,
+}
+
 /// `s06,guarded`, `s06 s08`, `all`: the strategies `/compare` names (at least two, none
 /// twice), or why not.
-pub fn parse_strategies(text: &str) -> Result<Vec<Strategy>, String> {
+pub fn parse_strategies(text: &str) -> Result<Vec<Strategy>, CompareArgsError> {
     let text = text.trim();
     if text == "all" {
         return Ok(Strategy::ALL.to_vec());
     }
     let mut out: Vec<Strategy> = Vec::new();
     for name in text.split([',', ' ']).filter(|s| !s.trim().is_empty()) {
-        let s: Strategy = name
-            .parse()
-            .map_err(|e: crate::compact::UnknownStrategy| e.to_string())?;
+        let s: Strategy = name.parse()?;
         if out.contains(&s) {
-            return Err(format!("{s} is named twice"));
+            return Err(CompareArgsError::Twice(s));
         }
         out.push(s);
     }
     if out.len() < 2 {
-        return Err("name at least two strategies, e.g. /compare s08,guarded (or all)".into());
+        return Err(CompareArgsError::TooFew);
     }
     Ok(out)
 }
@@ -339,19 +348,10 @@ impl App {
     }
 
     /// Opens the compare view on `session` (any source: the live conversation, a
-    /// transcript, an imported session) under `strategies` (None: the default pair), and
-    /// asks for the first replay.
-    pub fn open_compare(
-        &mut self,
-        session: Arc<Vec<Message>>,
-        label: impl Into<String>,
-        strategies: Option<Vec<Strategy>>,
-    ) -> Vec<Effect> {
-        self.open_compare_recorded(session, label, strategies, Vec::new())
-    }
-
-    /// `open_compare`, every replay honouring a recording's events (`recorded`).
-    pub(super) fn open_compare_recorded(
+    /// transcript, an opened session) under `strategies` (None: the default pair), every
+    /// replay honouring a recording's events (`recorded`), and asks for the first replay.
+    /// Reached only through `C` and `/compare` (`open_compare_default`).
+    fn open_compare_recorded(
         &mut self,
         session: Arc<Vec<Message>>,
         label: impl Into<String>,
@@ -435,7 +435,7 @@ impl App {
     pub(super) fn compared(
         &mut self,
         id: JobId,
-        result: Result<Box<StrategyRun>, String>,
+        result: Result<Box<StrategyRun>, JobError>,
     ) -> Vec<Effect> {
         // The view may sit under another (the help opened over it): it is taken out of
         // the stack while its next job is asked for.

@@ -82,7 +82,7 @@ impl App {
                     return match result {
                         Ok(t) => self.transcript_loaded(relative, t, then_replay),
                         Err(e) => {
-                            self.notify(e);
+                            self.notify(e.to_string());
                             Vec::new()
                         }
                     };
@@ -134,7 +134,7 @@ impl App {
                 if self.finish_job(id).is_some() {
                     match result {
                         Ok(lines) => self.open_viewer_lines(relative, lines),
-                        Err(e) => self.notify(e),
+                        Err(e) => self.notify(e.to_string()),
                     }
                 }
             }

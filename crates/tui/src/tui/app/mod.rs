@@ -88,7 +88,7 @@ use crate::timeline::{Source, StepId, Timeline};
 pub use super::work::{OutputFile, TranscriptFile};
 use agent_facts::AgentFacts;
 pub use branch::ContinueFrom;
-pub use compare::{CompareView, default_strategies, parse_strategies};
+pub use compare::{CompareArgsError, CompareView, default_strategies, parse_strategies};
 pub use config_panel::{ConfigPanel, STRATEGY_ROW};
 pub use context_view::ContextView;
 pub use conversation::{ConversationState, HistRow, SessionRow};

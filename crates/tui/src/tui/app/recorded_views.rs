@@ -209,7 +209,7 @@ impl App {
                             v.set_fork_source(path, k);
                         }
                     }
-                    Err(e) => self.notify(e),
+                    Err(e) => self.notify(e.to_string()),
                 }
             }
             AnalysisDone::Forked { id, result } => {
@@ -218,7 +218,7 @@ impl App {
                 }
                 match result {
                     Ok((title, lines)) => self.open_viewer_lines(title, lines),
-                    Err(e) => self.notify(e),
+                    Err(e) => self.notify(e.to_string()),
                 }
             }
             AnalysisDone::Calls { id, pick, result } => {
@@ -233,7 +233,7 @@ impl App {
                         let selected = picked(&b, pick);
                         self.push_layer(Layer::Context(ContextView::of_session(*b, selected)));
                     }
-                    Err(e) => self.notify(e),
+                    Err(e) => self.notify(e.to_string()),
                 }
             }
             AnalysisDone::Requests {

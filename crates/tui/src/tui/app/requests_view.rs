@@ -10,7 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::{App, Effect, Layer, LoadKind, Outcome, View};
 use crate::capture_view::CaptureRequests;
 use crate::session::SessionFormat;
-use crate::tui::analysis::AnalysisWork;
+use crate::tui::analysis::{AnalysisError, AnalysisWork};
 use crate::tui::keys::section;
 use crate::tui::work::Work;
 
@@ -107,7 +107,7 @@ impl App {
     pub(super) fn requests_done(
         &mut self,
         selected: usize,
-        result: Result<Box<CaptureRequests>, String>,
+        result: Result<Box<CaptureRequests>, AnalysisError>,
     ) {
         match result {
             Ok(r) if r.rows.is_empty() => {
@@ -125,7 +125,7 @@ impl App {
                     .map_or(0, |(i, _)| i);
                 self.push_layer(Layer::Requests(RequestsView::new(*r, row)));
             }
-            Err(e) => self.notify(e),
+            Err(e) => self.notify(e.to_string()),
         }
     }
 }

@@ -234,7 +234,7 @@ impl App {
     }
 
     /// Asks for a session: its first lines and, in parallel, all of it.
-    pub fn open_session(&mut self, path: PathBuf, bytes: Option<u64>) -> Vec<Effect> {
+    pub(super) fn open_session(&mut self, path: PathBuf, bytes: Option<u64>) -> Vec<Effect> {
         let progress = Progress::default();
         let id = self.start_job(LoadKind::Session {
             relative: path.display().to_string(),
@@ -428,6 +428,7 @@ impl App {
                         self.scroll_sessions();
                     }
                     Err(e) => {
+                        let e = e.to_string();
                         self.jobs.loading = None;
                         if let Some(open) = &mut self.sessions.open
                             && !head

@@ -42,9 +42,14 @@ impl Drop for Follower {
     }
 }
 
+/// The follower's thread could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start the follower: {0}")]
+pub struct SpawnError(#[source] std::io::Error);
+
 /// Starts following `request` on a new thread, sending to `tx`. Err: the thread could not
 /// be started (said in the message).
-pub fn spawn(request: FollowRequest, tx: Sender<LiveMsg>) -> Result<Follower, String> {
+pub fn spawn(request: FollowRequest, tx: Sender<LiveMsg>) -> Result<Follower, SpawnError> {
     let stop = Arc::new(AtomicBool::new(false));
     let id = request.id();
     let flag = stop.clone();
@@ -68,7 +73,7 @@ pub fn spawn(request: FollowRequest, tx: Sender<LiveMsg>) -> Result<Follower, St
             // The loop is gone when this fails: nobody is watching any more.
             let _ = tx.blocking_send(LiveMsg::Ended { id, error });
         })
-        .map_err(|e| format!("cannot start the follower: {e}"))?;
+        .map_err(SpawnError)?;
     Ok(Follower { id, stop })
 }
 

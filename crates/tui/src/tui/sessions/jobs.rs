@@ -4,7 +4,7 @@
 //! session files only; writes only under the scratch folder it is given.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{OpenedSession, Progress, SessionDone, SessionReplay};
 use super::{SessionWork, build_view};
@@ -102,30 +102,65 @@ pub(super) fn run(work: SessionWork) -> SessionDone {
     }
 }
 
+/// Why a session could not be opened for viewing; the message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The file could not be read (or was refused before its lines were looked at).
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: SessionError,
+    },
+    /// Its first bytes could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Head {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// It was read but is no session ctxlab opens.
+    #[error("{}: {source}", path.display())]
+    NotASession {
+        path: PathBuf,
+        #[source]
+        source: SessionError,
+    },
+}
+
 /// The first `HEAD_BYTES` of a session, cut at the last whole line, as a view. Only a
 /// regular file is read, opened without blocking (`session::open`).
-pub fn open_head(path: &Path) -> Result<OpenedSession, String> {
-    let opened = open_regular(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub fn open_head(path: &Path) -> Result<OpenedSession, OpenError> {
+    let opened = open_regular(path).map_err(|source| OpenError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let bytes = opened.len;
     let mut buf = Vec::with_capacity(HEAD_BYTES.min(bytes as usize));
     opened
         .file
         .take((HEAD_BYTES as u64).min(bytes))
         .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .map_err(|source| OpenError::Head {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let complete = (buf.len() as u64) >= bytes;
     if !complete {
         let end = buf.iter().rposition(|&b| b == b'\n').unwrap_or(0);
         buf.truncate(end);
     }
     let text = String::from_utf8_lossy(&buf);
-    let session = parse_session_text(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let session = parse_session_text(&text).map_err(|source| OpenError::NotASession {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(build_view(path, bytes, complete, session))
 }
 
 /// The whole session (with its subagents' files), `progress` counting the bytes read; a
 /// cancel through `progress` ends the read at its next chunk.
-pub fn open_full(path: &Path, progress: &Progress) -> Result<OpenedSession, String> {
+pub fn open_full(path: &Path, progress: &Progress) -> Result<OpenedSession, OpenError> {
     let read = std::cell::Cell::new(0);
     let session = load_session_with(
         path,
@@ -135,16 +170,17 @@ pub fn open_full(path: &Path, progress: &Progress) -> Result<OpenedSession, Stri
         },
         &|| progress.is_cancelled(),
     )
-    .map_err(|e| match e {
-        SessionError::Read(_)
-        | SessionError::NotRegular(_)
-        | SessionError::TooLarge { .. }
-        | SessionError::LineTooLong { .. }
-        | SessionError::OutOfMemory(_)
-        | SessionError::Cancelled => {
-            format!("cannot read {}: {e}", path.display())
+    .map_err(|source| {
+        let path = path.to_path_buf();
+        match source {
+            SessionError::Read(_)
+            | SessionError::NotRegular(_)
+            | SessionError::TooLarge { .. }
+            | SessionError::LineTooLong { .. }
+            | SessionError::OutOfMemory(_)
+            | SessionError::Cancelled => OpenError::Read { path, source },
+            source => OpenError::NotASession { path, source },
         }
-        e => format!("{}: {e}", path.display()),
     })?;
     Ok(build_view(path, read.get(), true, session))
 }

@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use super::{BrowserRow, SessionItem};
 use crate::listing_cache::{FileKey, ListingCache, Row};
 use crate::session::discover::{
-    SessionFile, entry_from_head, entry_or_reason, find_files, order_newest_first, skipped,
+    NotListed, SessionFile, entry_from_head, entry_or_reason, find_files, order_newest_first,
+    skipped,
 };
 use crate::session::numbers::{ProjectSource, SessionNumbers, project_label};
 
@@ -112,7 +113,7 @@ fn on_threads<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<
 /// that settles it) when they settle it: all of the file was read, or its recorded project
 /// and its start are in them (both are the first the lines give: more lines would not
 /// move the row). Otherwise the listing's usual look.
-pub fn first_look(path: &Path) -> Result<SessionFile, String> {
+pub fn first_look(path: &Path) -> Result<SessionFile, NotListed> {
     for limit in QUICK_BYTES {
         let quick = entry_from_head(path, limit);
         let whole = match &quick {
@@ -134,8 +135,8 @@ pub fn first_look(path: &Path) -> Result<SessionFile, String> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Filled {
     pub path: PathBuf,
-    pub entry: Result<SessionFile, String>,
-    pub stats: Result<SessionNumbers, String>,
+    pub entry: Result<SessionFile, NotListed>,
+    pub stats: Result<SessionNumbers, NotListed>,
 }
 
 /// Fills rows of `files`, in order, through the cache in `data_dir` (saved before it
@@ -183,7 +184,7 @@ pub fn fill(files: Vec<PathBuf>, data_dir: Option<&Path>) -> (Vec<Filled>, Vec<P
             let stats = match (&row.entry, row.numbers) {
                 (_, Some(numbers)) => numbers.map(|n| n.numbers),
                 (Err(reason), None) => Err(reason.clone()),
-                (Ok(_), None) => Err("not counted".to_string()),
+                (Ok(_), None) => Err(NotListed::NotCounted),
             };
             Some(Filled {
                 path,

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::compact::{PipelineConfig, Strategy};
 use crate::message::Message;
-use crate::session::discover::SessionFile;
+use crate::session::discover::{NotListed, SessionFile};
 use crate::session::numbers::SessionNumbers;
 use crate::session::{Compaction, RecordedCall, SessionFormat, SessionMeta};
 use crate::tui::job_id::JobId;
@@ -28,7 +28,7 @@ use crate::tui::list::ListState;
 use crate::tui::replay::Replay;
 use crate::tui::rows::MessageInfo;
 
-pub use jobs::{HEAD_BYTES, open_full, open_head};
+pub use jobs::{HEAD_BYTES, OpenError, open_full, open_head};
 pub use listing::{Filled, STATS_BYTES_PER_JOB, uncounted};
 pub use view::build_view;
 
@@ -89,7 +89,7 @@ pub enum BrowserRow {
 pub struct SessionItem {
     entry: SessionFile,
     /// None until counted; the error text when the scan failed.
-    stats: Option<Result<SessionNumbers, String>>,
+    stats: Option<Result<SessionNumbers, NotListed>>,
 }
 
 impl SessionItem {
@@ -99,12 +99,12 @@ impl SessionItem {
     }
 
     /// None until counted; the error text when the scan failed.
-    pub fn stats(&self) -> Option<&Result<SessionNumbers, String>> {
+    pub fn stats(&self) -> Option<&Result<SessionNumbers, NotListed>> {
         self.stats.as_ref()
     }
 
     /// Takes the counts a scan (or the opened session) found.
-    pub fn set_stats(&mut self, stats: Result<SessionNumbers, String>) {
+    pub fn set_stats(&mut self, stats: Result<SessionNumbers, NotListed>) {
         self.stats = Some(stats);
     }
 }
@@ -385,7 +385,7 @@ pub enum SessionDone {
     Opened {
         id: JobId,
         head: bool,
-        result: Result<Box<OpenedSession>, String>,
+        result: Result<Box<OpenedSession>, OpenError>,
     },
     Replayed {
         id: JobId,
