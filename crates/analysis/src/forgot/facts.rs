@@ -1,8 +1,9 @@
 //! The facts worth a person's attention, pulled out of the dropped parts deterministically
 //! (docs/forgot.md lists the rules): instructions (typed by a person, or in a task the agent
 //! read through a tool), the pending plan, files the agent changed, files a person or a
-//! task named, errors of calls that failed, decisions the agent stated as decisions. No
-//! model is asked: word lists and the shapes of calls, paths and errors. Words that merely
+//! task named, errors of calls that failed, decisions stated as decisions (by the agent, a
+//! person, or a task read through a tool). No model is asked: word lists and the shapes of
+//! calls, paths and errors. Words that merely
 //! look like facts (error words in a successful output, exception names in source read,
 //! narration, bare numbers) are not taken.
 
@@ -13,7 +14,7 @@ use serde_json::Value;
 
 use super::carry::{Reference, components, has_extension, is_dot_file, normalize};
 use super::parts::{Part, PartKind, Target};
-use super::task_text::{instructions, sentences_of_line, task_document};
+use super::task_text::{sentences_of_line, stated, task_document};
 
 /// What an item is; the order is the order not-carried items are ranked in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -379,8 +380,12 @@ impl Extractor {
     fn part(&mut self, p: &Part) {
         match &p.kind {
             PartKind::UserText => {
-                for s in instructions(&p.text, false) {
+                let said = stated(&p.text, false);
+                for s in said.instructions {
                     self.add(FactKind::Constraint, &s, p, "user".into());
+                }
+                for s in said.decisions {
+                    self.add(FactKind::Decision, &s, p, "user".into());
                 }
                 self.named_files(p, "user");
             }
@@ -455,8 +460,12 @@ impl Extractor {
         }
         if let Some(doc) = target.as_ref().and_then(task_document) {
             let from = clip(&format!("task {doc}"));
-            for s in instructions(&p.text, true) {
+            let said = stated(&p.text, true);
+            for s in said.instructions {
                 self.add(FactKind::Constraint, &s, p, from.clone());
+            }
+            for s in said.decisions {
+                self.add(FactKind::Decision, &s, p, from.clone());
             }
             self.named_files(p, &from);
         }
