@@ -19,6 +19,9 @@ pub(super) struct PendingCompaction {
     /// How to find its summary in the next request (`kind::summary_needle`).
     pub(super) needle: Option<String>,
     pub(super) trigger: Option<String>,
+    /// The server answered it with its own compaction (the Responses API's
+    /// `compaction_trigger`): a compaction of kind "server".
+    pub(super) server: bool,
 }
 
 /// The call that shows a full compaction: its request's messages, how many of them start
@@ -54,7 +57,13 @@ pub(super) fn full_compaction(
         Some(p) => (p.line, Some(p.started.clone())),
         None => (here.line, here.timestamp),
     };
-    let mut c = Compaction::new(CompactionKind::Full, session.messages.len(), line);
+    let server = pending.as_ref().is_some_and(|p| p.server);
+    let kind = if server {
+        CompactionKind::Server
+    } else {
+        CompactionKind::Full
+    };
+    let mut c = Compaction::new(kind, session.messages.len(), line);
     c.timestamp = started;
     let (needle, trigger) = pending.map_or((None, None), |p| (p.needle, p.trigger));
     c.trigger = trigger.as_deref().map(Trigger::parse);

@@ -224,6 +224,7 @@ impl CaptureFold {
                     started: e.started.clone(),
                     needle: summary_needle(&e.response.text),
                     trigger,
+                    server: e.response.server_compaction.is_some(),
                 });
                 return;
             }
