@@ -31,6 +31,8 @@ pub(super) struct Before<'a> {
     pub(super) common: usize,
     pub(super) pending: Option<PendingCompaction>,
     pub(super) usage: &'a RecordedUsage,
+    /// The thread's last answer held the server's own compaction.
+    pub(super) server: bool,
 }
 
 /// A full compaction before the call whose request is `msgs` (`common` messages
@@ -50,6 +52,7 @@ pub(super) fn full_compaction(
         common,
         pending,
         usage,
+        server,
     } = call;
     // Where it happened: the compaction request, else the call that shows it.
     let here = origin(MessageKind::CompactSummary);
@@ -57,8 +60,7 @@ pub(super) fn full_compaction(
         Some(p) => (p.line, Some(p.started.clone())),
         None => (here.line, here.timestamp),
     };
-    let server = pending.as_ref().is_some_and(|p| p.server);
-    let kind = if server {
+    let kind = if server || pending.as_ref().is_some_and(|p| p.server) {
         CompactionKind::Server
     } else {
         CompactionKind::Full

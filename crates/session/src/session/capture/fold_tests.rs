@@ -278,3 +278,25 @@ fn summary_request_then_call(server: Option<Value>) -> Session {
     ])
     .finish()
 }
+
+/// Anthropic's server compaction: an answer holds the server's `compaction` block (the
+/// proxy records `server_compaction`), and the next request starts from it instead of
+/// the history. No compaction request came: the change is a compaction of kind "server".
+#[test]
+fn a_request_after_an_answer_the_server_compacted_shows_a_server_compaction() {
+    let mut compacted = exchange(2, &["Read"], json!([user("a"), asst("b"), user("c")]));
+    compacted["response"]["server_compaction"] =
+        json!({"text": "The user asked for a.", "bytes": 21});
+    let s = fold(&[
+        exchange(1, &["Read"], json!([user("a")])),
+        compacted,
+        exchange(
+            3,
+            &["Read"],
+            json!([user("The user asked for a."), asst("ok"), user("go on")]),
+        ),
+    ])
+    .finish();
+    assert_eq!(s.compactions.len(), 1, "{:?}", s.compactions);
+    assert_eq!(s.compactions[0].kind, CompactionKind::Server);
+}
