@@ -1,5 +1,5 @@
 //! The overhead `ctxlab proxy` adds on the Responses WebSocket (docs/capture.md), against a
-//! WebSocket upstream on 127.0.0.1 in this process: per-message latency (p50/p99 over
+//! WebSocket upstream on 127.0.0.1 in this process: per-message latency (p50/p95/p99 over
 //! 10,000 events, each sent after the client received the one before, directly and through
 //! the proxy), and the peak RSS while one exchange of 100 MB of events goes through.
 //! `cargo run --release --example proxy_ws_overhead`. Figures, not assertions.
@@ -114,10 +114,12 @@ async fn main() {
     let mut direct = latencies(&direct_url, &gate, &sent).await;
     let mut through = latencies(&proxy_url, &gate, &sent).await;
     println!(
-        "per message, {EVENTS} events: direct p50 {:.0} µs p99 {:.0} µs; through the proxy p50 {:.0} µs p99 {:.0} µs",
+        "per message, {EVENTS} events: direct p50 {:.0} µs p95 {:.0} µs p99 {:.0} µs; through the proxy p50 {:.0} µs p95 {:.0} µs p99 {:.0} µs",
         pct(&mut direct, 0.5),
+        pct(&mut direct, 0.95),
         pct(&mut direct, 0.99),
         pct(&mut through, 0.5),
+        pct(&mut through, 0.95),
         pct(&mut through, 0.99)
     );
     let before = rss_kib();

@@ -28,6 +28,9 @@ Do not edit vendor/.
 ## Definition of Done
 - `make test` passes with the new cache tests
 - README.md documents the cache
+
+## From the design review
+We chose SQLite over Redis for the cache store.
 """
 
 COMPILER = '''class CompileError(Exception):
@@ -49,6 +52,10 @@ FILES = {
     "logs/app.log": "2026-01-01 INFO request done, error: none\n2026-01-01 INFO took 5% of 24 hours\n",
     "src/app.py": "print('app')\n",
 }
+
+
+# The first turn: an instruction and a decision the user typed.
+PROMPT = "Do the task in TASK.md. Never push to main; use a feature branch. We decided to key the cache by node id, not by path."
 
 
 def main() -> int:
@@ -86,7 +93,7 @@ def main() -> int:
             allowed += " TodoWrite ToolSearch"
         log = work / "claude.log"
         cmd = [str(bins["claude"]), "--model", agents.CLAUDE_MODEL, "--allowedTools", allowed]
-        agents.run_agent(cmd + ["-p", "Do the task in TASK.md. Never push to main; use a feature branch."], project, env, log)
+        agents.run_agent(cmd + ["-p", PROMPT], project, env, log)
         agents.run_agent(cmd + ["-c", "-p", "/compact"], project, env, log)
         agents.run_agent(cmd + ["-c", "-p", "Remember: the cache must not reset on page reload."], project, env, log)
         # Codex, in a project of its own: the same script through its shell tool.
@@ -100,7 +107,7 @@ def main() -> int:
                 config.write("[tools.update_plan]\nenabled = true\n")
         codex_env = agents.codex_env(home)
         codex_log = work / "codex.log"
-        agents.run_agent(agents.codex_command(bins, "Do the task in TASK.md. Never push to main; use a feature branch."), codex_project, codex_env, codex_log)
+        agents.run_agent(agents.codex_command(bins, PROMPT), codex_project, codex_env, codex_log)
         agents.run_agent(agents.codex_command(bins, "Remember: the cache must not reset on page reload.", resume=True), codex_project, codex_env, codex_log)
     finally:
         server.terminate()

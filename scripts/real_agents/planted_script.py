@@ -3,10 +3,12 @@
 It drives a session in which facts whose fate we know are planted, for the labelled
 evaluation of `ctxlab forgot` (docs/forgot.md, tests/it/forgot_eval.rs): constraints in a
 task file the agent reads through a tool, dot files written, an error the summary quotes,
-a decision, narration, exception names in library source, a `git pull` diffstat, log lines
-with "error:", bare numbers. The summary it writes carries some of them and leaves out the
-others; the turn after the compaction reads a lost file again, runs a failing command
-again and has the user restate a lost instruction. When the agent offers its plan tool
+decisions (one the agent states, one the user types in the first prompt, one the task
+file records: `planted.py` writes the last two), narration, exception names in library
+source, a `git pull` diffstat, log lines with "error:", bare numbers. The summary it
+writes carries some of them and leaves out the others; the turn after the compaction
+reads a lost file again, runs a failing command again and has the user restate a lost
+instruction. When the agent offers its plan tool
 (`planted.py --plan`), the turn also sets a pending plan the summary does not carry.
 
 The default script of the server is untouched: this one runs only when asked for.

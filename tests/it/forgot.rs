@@ -102,8 +102,9 @@ fn codex_local_rule_and_remote_replacement_history() {
     assert_eq!(local.kept.messages, 1);
     assert!(!local.facts.iter().any(|f| f.kind == FactKind::Constraint));
 
+    // Its summary is the server's own `compaction` item: a server compaction.
     let remote = &cs[1];
-    assert_eq!(remote.kind, "codex remote");
+    assert_eq!(remote.kind, "codex server");
     assert_eq!(remote.kept.how, KeptHow::Recorded);
     // The request is kept; the encrypted item is the summary, not a kept message.
     assert_eq!(remote.kept.messages, 1);

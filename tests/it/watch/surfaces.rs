@@ -124,3 +124,51 @@ fn every_surface_gives_the_same_calls_and_compactions_for_each_fixture() {
         assert_eq!(live, read.1, "{rel}: watch");
     }
 }
+
+/// The real Codex 0.171 over its WebSocket (the harness's `codex-ws` run, trimmed)
+/// compacts on the server twice: `inspect`, `forgot` and `watch` name both compactions
+/// `server`, and `watch` reports the 16 calls the rollout records. It reported 18: Codex
+/// writes each server compaction's own call just before the `compacted` line naming it.
+#[test]
+fn a_server_compaction_is_named_so_everywhere_and_its_own_call_is_no_call() {
+    let path = fixture("sessions/codex_ws_0171.jsonl");
+    let inspect = json_of(&["inspect", "--json"], &path);
+    assert_eq!(inspect["calls"], 16);
+    let kinds = |v: &Value| -> Vec<String> {
+        v["compactions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(kinds(&inspect), ["server", "server"]);
+    let forgot = json_of(&["forgot", "--json"], &path);
+    assert_eq!(kinds(&forgot), ["codex server", "codex server"]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = Watch::start(
+        &[
+            &path.to_string_lossy(),
+            "--json",
+            "--from-start",
+            "--poll-ms",
+            "200",
+        ],
+        dir.path(),
+        &[],
+    );
+    w.until("caught up", is("caught_up"));
+    let seen = w.interrupt();
+    let calls: Vec<&Value> = seen
+        .iter()
+        .filter(|v| event(v) == "call" && v["summary_call"] != true)
+        .collect();
+    assert_eq!(calls.len(), 16, "{calls:#?}");
+    let watched: Vec<&str> = seen
+        .iter()
+        .filter(|v| event(v) == "compaction")
+        .map(|v| v["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(watched, ["server", "server"]);
+}

@@ -8,7 +8,7 @@ use super::facts::Fact;
 use super::from_session::numbered;
 use super::{CompactionInput, KeptInput, SummaryText, analyze};
 use crate::session::watch::Headroom;
-use crate::session::{CompactionKind, MessageKind, Session};
+use crate::session::{MessageKind, Session};
 
 /// Chars of a focus text at most: long enough for a handful of facts, short enough to type.
 const MAX_FOCUS_CHARS: usize = 600;
@@ -53,7 +53,7 @@ pub fn at_risk(s: &Session, shown: usize) -> AtRisk {
     let from = s
         .compactions
         .iter()
-        .filter(|c| c.kind == CompactionKind::Full)
+        .filter(|c| c.kind.replaces_history())
         .map(|c| c.at)
         .max()
         .unwrap_or(0)

@@ -1,8 +1,9 @@
 //! The facts worth a person's attention, pulled out of the dropped parts deterministically
 //! (docs/forgot.md lists the rules): instructions (typed by a person, or in a task the agent
 //! read through a tool), the pending plan, files the agent changed, files a person or a
-//! task named, errors of calls that failed, decisions the agent stated as decisions. No
-//! model is asked: word lists and the shapes of calls, paths and errors. Words that merely
+//! task named, errors of calls that failed, decisions stated as decisions (by the agent, a
+//! person, or a task read through a tool). No model is asked: word lists and the shapes of
+//! calls, paths and errors. Words that merely
 //! look like facts (error words in a successful output, exception names in source read,
 //! narration, bare numbers) are not taken.
 
@@ -13,7 +14,7 @@ use serde_json::Value;
 
 use super::carry::{Reference, components, has_extension, is_dot_file, normalize};
 use super::parts::{Part, PartKind, Target};
-use super::task_text::{instructions, sentences_of_line, task_document};
+use super::task_text::{is_decision, sentences_of_line, stated, task_document};
 
 /// What an item is; the order is the order not-carried items are ranked in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -121,28 +122,6 @@ pub fn path_in(word: &str) -> Option<&str> {
                 && stem.chars().skip(1).any(|c| c.is_ascii_uppercase())
         });
     ((has_extension(word) && !method_like) || rooted || is_dot_file(word)).then_some(word)
-}
-
-/// What an assistant states as settled: a decision, not narration ("Let me now read …").
-pub fn is_decision(sentence: &str) -> bool {
-    let n = format!(" {} ", normalize(sentence));
-    [
-        " decided ",
-        " decision",
-        " i chose ",
-        " we chose ",
-        " chosen ",
-        " the plan is ",
-        " the fix is ",
-        " the approach is ",
-        " going with ",
-        " rather than ",
-        " instead of ",
-        " opted ",
-        " settled on ",
-    ]
-    .iter()
-    .any(|m| n.contains(m))
 }
 
 /// Lines of a failed call's output that say nothing about the failure: the agents' own
@@ -379,8 +358,12 @@ impl Extractor {
     fn part(&mut self, p: &Part) {
         match &p.kind {
             PartKind::UserText => {
-                for s in instructions(&p.text, false) {
+                let said = stated(&p.text, false);
+                for s in said.instructions {
                     self.add(FactKind::Constraint, &s, p, "user".into());
+                }
+                for s in said.decisions {
+                    self.add(FactKind::Decision, &s, p, "user".into());
                 }
                 self.named_files(p, "user");
             }
@@ -455,8 +438,12 @@ impl Extractor {
         }
         if let Some(doc) = target.as_ref().and_then(task_document) {
             let from = clip(&format!("task {doc}"));
-            for s in instructions(&p.text, true) {
+            let said = stated(&p.text, true);
+            for s in said.instructions {
                 self.add(FactKind::Constraint, &s, p, from.clone());
+            }
+            for s in said.decisions {
+                self.add(FactKind::Decision, &s, p, from.clone());
             }
             self.named_files(p, &from);
         }

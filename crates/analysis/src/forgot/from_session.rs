@@ -27,6 +27,7 @@ const CLAUDE_RULE: &str = "Claude Code replaces everything before the boundary w
 const CODEX_LOCAL_RULE: &str = "Codex's local compaction keeps the recent user messages (newest first, up to about 20,000 tokens at 4 bytes a token) beside the summary; the rollout records only the summary, so the rule is applied here to the history before.";
 const CODEX_REMOTE_RULE: &str =
     "Codex's remote compaction records its replacement_history: that list is what the model kept.";
+const CODEX_SERVER_RULE: &str = "The server compacted the context itself (Codex sent `compaction_trigger`; the answer is a `compaction` item, its summary encrypted): the replacement_history the rollout records is what the model kept.";
 const CODEX_UNRECORDED_RULE: &str = "Codex keeps either recent user messages beside a summary (local) or a replacement history (remote); this rollout marks a compaction and records neither, so what it kept is not known.";
 const CTXLAB_RULE: &str = "ctxlab's summary replaces the history it summarized (a reactive summary keeps the tail its report names); a transcript starts at the previous summary.";
 const CLAUDE_MICRO_RULE: &str = "Claude Code's microcompact clears the content of the tool results its boundary lists and keeps every message.";
@@ -79,7 +80,7 @@ fn history_before(s: &Session, k: usize, prev_kept: &[Numbered]) -> Vec<Numbered
     let c = &s.compactions[k];
     let prev = s.compactions[..k]
         .iter()
-        .rposition(|p| p.kind == CompactionKind::Full && p.at <= c.at);
+        .rposition(|p| p.kind.replaces_history() && p.at <= c.at);
     let mut out = Vec::new();
     let mut from = 0;
     if let Some(p) = prev.map(|p| &s.compactions[p]) {
@@ -125,7 +126,7 @@ fn history_after(s: &Session, k: usize) -> Vec<Numbered> {
     let start = s.compactions[k].at.min(s.messages.len());
     let end = s.compactions[k + 1..]
         .iter()
-        .find(|n| n.kind == CompactionKind::Full)
+        .find(|n| n.kind.replaces_history())
         .map_or(s.messages.len(), |n| n.at.clamp(start, s.messages.len()));
     (start..end)
         .filter(|&i| {
@@ -261,6 +262,11 @@ fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
                 ("claude-code full".to_string(), CLAUDE_RULE, kept)
             }
             Tool::Codex => match (&c.kept, &c.summary) {
+                (Some(_), _) if c.kind == CompactionKind::Server => (
+                    "codex server".to_string(),
+                    CODEX_SERVER_RULE,
+                    kept_from(c, &before),
+                ),
                 (Some(_), _) => (
                     "codex remote".to_string(),
                     CODEX_REMOTE_RULE,
@@ -279,7 +285,11 @@ fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
                     ),
                 ),
             },
-            Tool::Proxy => ("proxy full".to_string(), PROXY_RULE, kept_from(c, &before)),
+            Tool::Proxy => (
+                format!("proxy {}", c.kind.name()),
+                PROXY_RULE,
+                kept_from(c, &before),
+            ),
             Tool::Ctxlab if before.is_empty() => (
                 "ctxlab summary".to_string(),
                 CTXLAB_RULE,

@@ -145,7 +145,20 @@ fn bullet_text(line: &str) -> Option<&str> {
 /// requirements heading. `document` true when the text is a task read through a tool
 /// (its lines may carry a Read tool's line numbers).
 pub fn instructions(text: &str, document: bool) -> Vec<String> {
-    let mut out = Vec::new();
+    stated(text, document).instructions
+}
+
+/// What a person or a task states: its instructions, and its decisions (sentences that
+/// settle a choice, `is_decision`, and are not also instructions). A decision is as easily
+/// lost when the user typed it or a task records it as when the agent said it.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Stated {
+    pub instructions: Vec<String>,
+    pub decisions: Vec<String>,
+}
+
+pub fn stated(text: &str, document: bool) -> Stated {
+    let mut out = Stated::default();
     let mut under_requirements = false;
     for raw in text.lines() {
         let line = if document {
@@ -168,18 +181,43 @@ pub fn instructions(text: &str, document: bool) -> Vec<String> {
         }
         if under_requirements && let Some(item) = bullet_text(t) {
             if item.chars().filter(|c| c.is_alphabetic()).count() > 3 {
-                out.push(item.to_string());
+                out.instructions.push(item.to_string());
             }
             continue;
         }
         for s in sentences_of_line(t) {
             let s = bullet_text(s).unwrap_or(s);
             if is_constraint(s) {
-                out.push(s.to_string());
+                out.instructions.push(s.to_string());
+            } else if is_decision(s) {
+                out.decisions.push(s.to_string());
             }
         }
     }
     out
+}
+
+/// What a sentence states as settled (said by the assistant, typed by a person or written
+/// in a task): a decision, not narration ("Let me now read …").
+pub fn is_decision(sentence: &str) -> bool {
+    let n = format!(" {} ", normalize(sentence));
+    [
+        " decided ",
+        " decision",
+        " i chose ",
+        " we chose ",
+        " chosen ",
+        " the plan is ",
+        " the fix is ",
+        " the approach is ",
+        " going with ",
+        " rather than ",
+        " instead of ",
+        " opted ",
+        " settled on ",
+    ]
+    .iter()
+    .any(|m| n.contains(m))
 }
 
 #[cfg(test)]
@@ -199,6 +237,30 @@ mod tests {
                 "README.md documents the cache",
             ]
         );
+    }
+
+    #[test]
+    fn a_person_or_a_task_states_decisions_apart_from_instructions() {
+        let task = "     1\t# Task\n     2\tKeep the cache small.\n     3\t## From the design review\n     4\tWe chose SQLite over Redis for the cache store.\n     5\tThe parser is slow.\n";
+        let got = stated(task, true);
+        assert_eq!(got.instructions, vec!["Keep the cache small."]);
+        assert_eq!(
+            got.decisions,
+            vec!["We chose SQLite over Redis for the cache store."]
+        );
+        let typed = stated(
+            "Never push to main; use a feature branch. We decided to key the cache by node id, not by path.",
+            false,
+        );
+        assert_eq!(typed.instructions, vec!["Never push to main"]);
+        assert_eq!(
+            typed.decisions,
+            vec!["We decided to key the cache by node id, not by path."]
+        );
+        // An instruction that also reads as a choice stays an instruction, once.
+        let both = stated("Use tabs instead of spaces.", false);
+        assert_eq!(both.instructions.len() + both.decisions.len(), 1);
+        assert!(both.decisions.is_empty());
     }
 
     #[test]

@@ -6,8 +6,9 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::carry::{Reference, normalize};
-use super::facts::{FactKind, is_decision};
+use super::facts::FactKind;
 use super::parts::Numbered;
+use super::task_text::is_decision;
 use super::*;
 use crate::message::Message;
 

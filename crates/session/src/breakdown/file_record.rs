@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use tiktoken_rs::CoreBPE;
 
 use super::{Category, Parts, Size};
-use crate::session::{CompactionKind, Session};
+use crate::session::Session;
 
 /// Where one call sits in the file: its usage line (which names its request's shape) and
 /// the first line of its answer (attachments before it were sent with it).
@@ -82,7 +82,7 @@ impl<'a> RecordSizer<'a> {
             .s
             .compactions
             .iter()
-            .rfind(|c| c.kind == CompactionKind::Full && c.at <= call.upto)
+            .rfind(|c| c.kind.replaces_history() && c.at <= call.upto)
             .map_or(0, |c| c.line);
         let at = |line: usize| record.attachments.partition_point(|a| a.line <= line);
         let (first, end) = (at(from_line), at(call.answer_line));

@@ -252,7 +252,7 @@ impl<'a> ViewWalk<'a> {
         let last_full = s
             .compactions
             .iter()
-            .rposition(|c| c.kind == CompactionKind::Full && c.at <= upto);
+            .rposition(|c| c.kind.replaces_history() && c.at <= upto);
         let micro_from = last_full.map_or(0, |k| k + 1);
         let micros: Vec<usize> = (micro_from..s.compactions.len())
             .filter(|&k| {

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::assemble::{Builder, str_field};
-use super::model::{CompactionKind, MessageKind};
+use super::model::MessageKind;
 use crate::message::Role;
 
 /// A line's `parentUuid`.
@@ -98,7 +98,7 @@ fn segment_start(b: &Builder) -> usize {
     b.session
         .compactions
         .iter()
-        .filter(|c| c.kind == CompactionKind::Full)
+        .filter(|c| c.kind.replaces_history())
         .map(|c| c.summary_message.map_or(c.at, |i| i + 1))
         .max()
         .unwrap_or(0)

@@ -275,10 +275,13 @@ impl CodexReader {
                     .last_mut()
                     .filter(|c| c.at == len);
                 match open {
-                    Some(c) if c.summary == Summary::NotRecorded => c.summary = Summary::Encrypted,
+                    Some(c) if c.summary == Summary::NotRecorded => {
+                        c.summary = Summary::Encrypted;
+                        c.kind = CompactionKind::Server;
+                    }
                     Some(_) => {}
                     None => {
-                        let mut c = Compaction::new(CompactionKind::Full, 0, origin.line);
+                        let mut c = Compaction::new(CompactionKind::Server, 0, origin.line);
                         c.timestamp = origin.timestamp;
                         c.summary = Summary::Encrypted;
                         self.b.compaction(c);
@@ -409,6 +412,10 @@ impl CodexReader {
         let encrypted = history.as_ref().is_some_and(|h| h.encrypted);
         let c = &mut self.b.session.compactions[k];
         c.line = number;
+        if encrypted {
+            // The summary is the server's own `compaction` item: it compacted the context.
+            c.kind = CompactionKind::Server;
+        }
         c.summary = if !message.is_empty() {
             Summary::Text(message.to_string())
         } else if encrypted {

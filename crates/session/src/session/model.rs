@@ -176,12 +176,15 @@ pub struct MessageOrigin {
     pub kind: MessageKind,
 }
 
-/// Full compactions replace the history with a summary; micro compactions clear old tool
-/// results in place.
+/// Full compactions replace the history with a summary the agent asked the model for;
+/// server compactions replace it with what the provider's server made of it on its own
+/// (Codex's `compaction_trigger` answered by a `compaction` item, docs/capture.md); micro
+/// compactions clear old tool results in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompactionKind {
     Full,
+    Server,
     Micro,
 }
 
@@ -190,8 +193,14 @@ impl CompactionKind {
     pub fn name(self) -> &'static str {
         match self {
             CompactionKind::Full => "full",
+            CompactionKind::Server => "server",
             CompactionKind::Micro => "micro",
         }
+    }
+
+    /// Whether the history is replaced (full or server), not edited in place (micro).
+    pub fn replaces_history(self) -> bool {
+        self != CompactionKind::Micro
     }
 }
 

@@ -23,7 +23,7 @@ impl Session {
         let last_full = self
             .compactions
             .iter()
-            .rposition(|c| c.kind == CompactionKind::Full && c.at <= upto);
+            .rposition(|c| c.kind.replaces_history() && c.at <= upto);
         let (mut view, from, micro_from) = match last_full {
             None => (Vec::new(), 0, 0),
             Some(k) if self.compactions[k].replacement.is_some() => {

@@ -88,7 +88,7 @@ impl CompactionLine {
             _ => {}
         }
         match self.kept_messages {
-            Some(n) if self.kind == "full" => {
+            Some(n) if self.kind != "micro" => {
                 s.push_str(&format!("; kept {}", plural(n, "message", "messages")))
             }
             None => s.push_str("; what was kept is not recorded"),

@@ -19,6 +19,9 @@ pub(super) struct PendingCompaction {
     /// How to find its summary in the next request (`kind::summary_needle`).
     pub(super) needle: Option<String>,
     pub(super) trigger: Option<String>,
+    /// The server answered it with its own compaction (the Responses API's
+    /// `compaction_trigger`): a compaction of kind "server".
+    pub(super) server: bool,
 }
 
 /// The call that shows a full compaction: its request's messages, how many of them start
@@ -28,6 +31,8 @@ pub(super) struct Before<'a> {
     pub(super) common: usize,
     pub(super) pending: Option<PendingCompaction>,
     pub(super) usage: &'a RecordedUsage,
+    /// The thread's last answer held the server's own compaction.
+    pub(super) server: bool,
 }
 
 /// A full compaction before the call whose request is `msgs` (`common` messages
@@ -47,6 +52,7 @@ pub(super) fn full_compaction(
         common,
         pending,
         usage,
+        server,
     } = call;
     // Where it happened: the compaction request, else the call that shows it.
     let here = origin(MessageKind::CompactSummary);
@@ -54,7 +60,12 @@ pub(super) fn full_compaction(
         Some(p) => (p.line, Some(p.started.clone())),
         None => (here.line, here.timestamp),
     };
-    let mut c = Compaction::new(CompactionKind::Full, session.messages.len(), line);
+    let kind = if server || pending.as_ref().is_some_and(|p| p.server) {
+        CompactionKind::Server
+    } else {
+        CompactionKind::Full
+    };
+    let mut c = Compaction::new(kind, session.messages.len(), line);
     c.timestamp = started;
     let (needle, trigger) = pending.map_or((None, None), |p| (p.needle, p.trigger));
     c.trigger = trigger.as_deref().map(Trigger::parse);

@@ -79,6 +79,8 @@ struct Call {
     usage: RecordedUsage,
     /// The assembled answer, for when no later request holds it.
     answer: Option<Message>,
+    /// The answer held the server's own compaction (Anthropic's `compaction` block).
+    server_compacted: bool,
     req: ExactRequest,
 }
 
@@ -97,6 +99,7 @@ impl Call {
             thread: codex_thread(e),
             usage: usage_of(e),
             answer: answer_message(e),
+            server_compacted: e.response.server_compaction.is_some(),
             req,
         }
     }
@@ -122,6 +125,9 @@ pub struct CaptureFold {
     last: Option<Speaker>,
     /// A compaction request seen since the thread's last call.
     pending: Option<PendingCompaction>,
+    /// The thread's last answer held the server's own compaction: the request after it
+    /// that no longer extends the thread shows a compaction of kind "server".
+    last_server_compacted: bool,
 }
 
 /// Who made the thread's last call: a request that does not extend the thread comes from
@@ -151,6 +157,7 @@ impl CaptureFold {
             started: None,
             last: None,
             pending: None,
+            last_server_compacted: false,
         }
     }
 
@@ -228,6 +235,7 @@ impl CaptureFold {
                     started: e.started.clone(),
                     needle: summary_needle(&e.response.text),
                     trigger,
+                    server: e.response.server_compaction.is_some(),
                 });
                 return;
             }
@@ -349,6 +357,7 @@ impl CaptureFold {
             thread,
             usage,
             answer,
+            server_compacted,
             req,
         } = call;
         let msgs = req.messages;
@@ -418,6 +427,7 @@ impl CaptureFold {
                     common,
                     pending,
                     usage: &usage,
+                    server: self.last_server_compacted,
                 },
                 &origin,
             );
@@ -444,6 +454,7 @@ impl CaptureFold {
         self.prev = msgs;
         self.last = Some(speaker);
         self.last_answer = answer.map(|a| (started, a));
+        self.last_server_compacted = server_compacted;
         true
     }
 

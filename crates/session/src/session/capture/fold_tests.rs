@@ -213,27 +213,7 @@ fn a_refused_request_is_listed_and_is_no_call() {
 /// tokens after come from the next call's recorded usage.
 #[test]
 fn a_summary_request_with_tools_is_one_compaction_with_the_tokens_after_it() {
-    let prompt = json!({"role": "user", "content": [
-        {"type": "text", "text": "c"},
-        {"type": "text", "text": "Your task is to create a detailed summary of the conversation so far, paying close attention to the user's explicit requests."}]});
-    let mut ask = exchange(3, &["Read"], json!([user("a"), asst("b"), prompt]));
-    ask["response"]["text"] =
-        json!("<analysis>x</analysis>\n<summary>The user asked for a.</summary>");
-    let s = fold(&[
-        exchange(1, &["Read"], json!([user("a")])),
-        exchange(2, &["Read"], json!([user("a"), asst("b"), user("c")])),
-        ask,
-        exchange(
-            4,
-            &["Read"],
-            json!([
-                user("This session is being continued. Summary:\nThe user asked for a."),
-                asst("ok"),
-                user("go on")
-            ]),
-        ),
-    ])
-    .finish();
+    let s = summary_request_then_call(None);
     assert_eq!(
         s.calls.iter().map(|c| c.line).collect::<Vec<_>>(),
         [1, 2, 4]
@@ -255,4 +235,68 @@ fn a_summary_request_with_tools_is_one_compaction_with_the_tokens_after_it() {
         .filter(|m| m.role_kind() == Role::Assistant)
         .count();
     assert_eq!(answers, s.calls.len());
+}
+
+/// The same request answered by the server's own compaction (the proxy records it as
+/// `server_compaction`, as for Codex's `compaction_trigger` over the WebSocket): one
+/// compaction, of kind "server".
+#[test]
+fn a_compaction_the_server_made_itself_is_of_kind_server() {
+    let s = summary_request_then_call(Some(json!({"bytes": 420})));
+    assert_eq!(s.compactions.len(), 1, "{:?}", s.compactions);
+    assert_eq!(
+        (s.compactions[0].kind, s.compactions[0].line),
+        (CompactionKind::Server, 3)
+    );
+}
+
+/// Two calls, the agent's summary request (answered by the server's compaction when
+/// `server` is given), then the call after it.
+fn summary_request_then_call(server: Option<Value>) -> Session {
+    let prompt = json!({"role": "user", "content": [
+        {"type": "text", "text": "c"},
+        {"type": "text", "text": "Your task is to create a detailed summary of the conversation so far, paying close attention to the user's explicit requests."}]});
+    let mut ask = exchange(3, &["Read"], json!([user("a"), asst("b"), prompt]));
+    ask["response"]["text"] =
+        json!("<analysis>x</analysis>\n<summary>The user asked for a.</summary>");
+    if let Some(c) = server {
+        ask["response"]["server_compaction"] = c;
+    }
+    fold(&[
+        exchange(1, &["Read"], json!([user("a")])),
+        exchange(2, &["Read"], json!([user("a"), asst("b"), user("c")])),
+        ask,
+        exchange(
+            4,
+            &["Read"],
+            json!([
+                user("This session is being continued. Summary:\nThe user asked for a."),
+                asst("ok"),
+                user("go on")
+            ]),
+        ),
+    ])
+    .finish()
+}
+
+/// Anthropic's server compaction: an answer holds the server's `compaction` block (the
+/// proxy records `server_compaction`), and the next request starts from it instead of
+/// the history. No compaction request came: the change is a compaction of kind "server".
+#[test]
+fn a_request_after_an_answer_the_server_compacted_shows_a_server_compaction() {
+    let mut compacted = exchange(2, &["Read"], json!([user("a"), asst("b"), user("c")]));
+    compacted["response"]["server_compaction"] =
+        json!({"text": "The user asked for a.", "bytes": 21});
+    let s = fold(&[
+        exchange(1, &["Read"], json!([user("a")])),
+        compacted,
+        exchange(
+            3,
+            &["Read"],
+            json!([user("The user asked for a."), asst("ok"), user("go on")]),
+        ),
+    ])
+    .finish();
+    assert_eq!(s.compactions.len(), 1, "{:?}", s.compactions);
+    assert_eq!(s.compactions[0].kind, CompactionKind::Server);
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::live::{LiveCall, LiveItem};
 use super::threshold::{self, AgentSettings};
 use super::windows::window_of;
-use crate::session::model::{CompactionKind, SessionFormat, TokenCount, Trigger};
+use crate::session::model::{SessionFormat, TokenCount, Trigger};
 
 /// Where the limit headroom is measured against comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -198,7 +198,7 @@ impl HeadroomTracker {
                 if !update {
                     self.compactions += 1;
                 }
-                if compaction.kind != CompactionKind::Full {
+                if !compaction.kind.replaces_history() {
                     return;
                 }
                 if !update {
@@ -312,7 +312,7 @@ impl HeadroomTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::model::{Compaction, RecordedUsage, TokenSource};
+    use crate::session::model::{Compaction, CompactionKind, RecordedUsage, TokenSource};
 
     fn call(tokens: u64, summary: bool) -> LiveItem {
         LiveItem::Call(LiveCall {

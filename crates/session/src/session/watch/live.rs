@@ -62,6 +62,9 @@ struct Reported {
     filled_at: Option<usize>,
     /// Codex: a compaction came and the model has not answered since.
     after_compaction: bool,
+    /// Codex: the line just read was a `token_usage_record`, so its call is held back a
+    /// line (`report`).
+    newest_is_record: bool,
     /// Messages before this one were reported and emptied (`slim_reported`).
     slimmed: usize,
     /// Answers whose text was reported while their call was open, not yet closed.
@@ -212,6 +215,7 @@ impl LiveSession {
             Reader::Codex(r) => {
                 for ParsedLine { number, value } in lines::parse_json_lines_here(text, number) {
                     r.b.session.lines += 1;
+                    self.reported.newest_is_record = matches!(&value, Ok(Value::Object(o)) if o.get("type").and_then(Value::as_str) == Some("token_usage_record"));
                     match value {
                         Ok(Value::Object(o)) => r.line(number, o),
                         Ok(_) => r.b.warn(number, "line is JSON but not an object; skipped"),
@@ -325,13 +329,24 @@ impl LiveSession {
             }
             r.calls = builder.session.calls.len();
         } else {
+            // A call recorded by a `token_usage_record` waits for the next line: Codex 0.171
+            // writes a server compaction's own call (over the WebSocket, with nothing
+            // before it that says so) just before the `compacted` line that names it, and
+            // that line takes it out of the calls, as the whole-file read does. Any other
+            // line shows it was the model's.
+            let len = builder.session.calls.len();
+            let end = if r.newest_is_record && r.calls < len {
+                len.saturating_sub(1)
+            } else {
+                len
+            };
             // The `compacted` line takes its own call out of the calls: fewer than reported.
-            let start = r.calls.min(builder.session.calls.len());
-            for c in &builder.session.calls[start..] {
+            let start = r.calls.min(end);
+            for c in &builder.session.calls[start..end] {
                 calls.push(LiveCall::of(c, r.after_compaction || compaction_in_flight));
                 r.after_compaction = false;
             }
-            r.calls = builder.session.calls.len();
+            r.calls = end;
         }
         // Compactions, new or with more said about them.
         // Only the unsettled ones are compared: a file of thousands of compactions is

@@ -289,3 +289,44 @@ fn a_tool_subject_is_its_path_or_command_on_one_line_and_cut() {
     let long = tool_subject(&json!({"command": "x".repeat(500)}));
     assert_eq!(long.chars().count(), SUBJECT_CHARS + 1);
 }
+
+/// The real Codex 0.171 over its WebSocket (the harness's `codex-ws` run, trimmed by
+/// `scripts/real_agents/trim_codex_rollout.py`): the server compacts twice, and each time
+/// the compaction's own call comes as a `token_usage_record` just before the `compacted`
+/// line that names it, with nothing before it that says so. Read live, the calls are the
+/// 16 the whole-file read counts (18 before: the two compactions' own calls), none of them
+/// the compaction calls' 37,000 tokens, and both compactions are of kind "server".
+#[test]
+fn a_codex_server_compactions_own_call_is_not_a_call_live_either() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/sessions/codex_ws_0171.jsonl"
+    ))
+    .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (live, items) = feed(&lines);
+    let whole = parse_session_text(&text).unwrap();
+    assert_eq!(whole.calls.len(), 16);
+    let main: Vec<_> = calls(&items).into_iter().filter(|(_, s)| !s).collect();
+    assert_eq!(main.len(), 16, "{main:?}");
+    assert!(main.iter().all(|(t, _)| *t < 34_000), "{main:?}");
+    assert_eq!(live.session().unwrap().calls, whole.calls);
+    let kinds: Vec<_> = items
+        .iter()
+        .filter_map(|i| match i {
+            LiveItem::Compaction {
+                compaction,
+                update: false,
+                ..
+            } => Some(compaction.kind),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, [CompactionKind::Server, CompactionKind::Server]);
+    assert!(
+        whole
+            .compactions
+            .iter()
+            .all(|c| c.kind == CompactionKind::Server)
+    );
+}

@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 
 use super::{clip, fit, pane_block};
 use crate::compact::SizeUnit;
-use crate::session::{Compaction, CompactionKind};
+use crate::session::Compaction;
 use crate::tui::sessions::text::{compaction_headline, kept_words};
 use crate::tui::sessions::{OpenedSession, SessionReplay};
 use crate::tui::theme::Theme;
@@ -50,7 +50,7 @@ pub fn render(f: &mut Frame, area: Rect, open: &OpenedSession, r: &SessionReplay
     let full: Vec<(usize, &Compaction)> = open
         .compactions()
         .iter()
-        .filter(|c| c.kind == CompactionKind::Full)
+        .filter(|c| c.kind.replaces_history())
         .map(|c| (call_before(open, c), c))
         .collect();
     let changed: Vec<&(usize, crate::compact::StageReport)> = r

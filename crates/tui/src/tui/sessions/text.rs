@@ -41,7 +41,7 @@ pub fn kept_words(c: &Compaction) -> String {
     match (&c.kept, c.kind) {
         (Some(kept), _) => format!("kept {}", plural(kept.len(), "msg")),
         (None, CompactionKind::Micro) => "rest kept".into(),
-        (None, CompactionKind::Full) => "kept: not recorded".into(),
+        (None, CompactionKind::Full | CompactionKind::Server) => "kept: not recorded".into(),
     }
 }
 

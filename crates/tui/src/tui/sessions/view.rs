@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{OpenedSession, ViewRow};
-use crate::session::{CompactionKind, MessageKind, Session};
+use crate::session::{MessageKind, Session};
 use crate::tui::list::ListState;
 use crate::tui::rows::MessageInfo;
 
@@ -31,7 +31,7 @@ pub fn build_view(path: &Path, bytes: u64, complete: bool, session: Session) -> 
     // What the model saw at the end starts at the last full compaction.
     let live_from = compactions
         .iter()
-        .filter(|c| c.kind == CompactionKind::Full)
+        .filter(|c| c.kind.replaces_history())
         .map(|c| c.at)
         .max()
         .unwrap_or(0);
