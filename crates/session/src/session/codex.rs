@@ -19,14 +19,13 @@ use serde_json::{Map, Value};
 
 use super::assemble::{Builder, Origin, str_field, u64_field};
 use super::codex_compaction::{
-    PromptIndex, ReadHistory, is_compaction_item, item_duration_ms, read_history,
-    user_item_message,
+    PromptIndex, ReadHistory, is_compaction_item, item_duration_ms, read_history, user_item_message,
 };
 use super::codex_counted::{COUNTED_KEY, Counted};
-use super::detail::HistoryCounts;
 use super::codex_items::{Item, convert_item};
 use super::codex_usage::{UsageLines, openai_usage};
 use super::detail::Detail;
+use super::detail::HistoryCounts;
 use super::lines::ParsedLine;
 use super::model::{
     Compaction, CompactionKind, MessageKind, RecordedCall, Replacement, Session, SessionFormat,

@@ -222,7 +222,8 @@ impl<'de> serde::Deserialize<'de> for SummaryMark {
                     if k == "content_item_kinds" {
                         let kinds = m.next_value::<Listed<LenientStr>>()?.0;
                         marked = kinds.is_some_and(|k| {
-                            k.iter().any(|s| s.0.as_deref() == Some("compaction.summary"))
+                            k.iter()
+                                .any(|s| s.0.as_deref() == Some("compaction.summary"))
                         });
                     } else {
                         m.next_value::<IgnoredAny>()?;
@@ -283,9 +284,12 @@ impl<'de> serde::Deserialize<'de> for ItemRead<'de> {
                         "type" => it.kind = m.next_value::<LenientStr>()?.0,
                         "role" => it.role = m.next_value::<LenientStr>()?.0,
                         "id" => it.id = m.next_value::<LenientStr>()?.0,
-                        "content" => it.content = m.next_value::<Listed<PartRead>>()?.0.map(
-                            |parts| parts.into_iter().map(|p| p.0).collect(),
-                        ),
+                        "content" => {
+                            it.content = m
+                                .next_value::<Listed<PartRead>>()?
+                                .0
+                                .map(|parts| parts.into_iter().map(|p| p.0).collect())
+                        }
                         "internal_chat_message_metadata_passthrough" => {
                             it.marked = m.next_value::<SummaryMark>()?.0
                         }

@@ -133,7 +133,10 @@ fn histories_of_every_shape_count_as_parsed_whole() {
     let retained = r#"{"retained_source":{"id":"x"}}"#;
     let metadatas = [
         String::new(),
-        format!(r#","replacement_history_metadata":[{}]"#, vec![retained; n].join(",")),
+        format!(
+            r#","replacement_history_metadata":[{}]"#,
+            vec![retained; n].join(",")
+        ),
         // Shorter than the history, null and odd entries, a list that is no list.
         format!(
             r#","replacement_history_metadata":[{retained},{{"retained_source":null}},7,{{}},[1],{retained}]"#

@@ -23,10 +23,11 @@ use crate::message::Message;
 use crate::session::assemble::fill_tokens_from_calls;
 use crate::session::claude::{self, Thread};
 use crate::session::codex::CodexReader;
+use crate::session::codex_counted::parse_codex_counting_here;
 use crate::session::detail::Detail;
+use crate::session::format_of_line;
 use crate::session::lines::{ParsedLine, parse_json_lines_keeping_here};
 use crate::session::model::{Compaction, Session, SessionFormat, Summary, TokenCount, TokenSource};
-use crate::session::{format_of_line, lines};
 
 /// Lines read before giving up on recognising the format (as `detect_lines` does).
 const DETECT_LINES: usize = 200;
@@ -204,7 +205,8 @@ impl LiveSession {
                 }
             }
             Reader::Codex(r) => {
-                for ParsedLine { number, value } in lines::parse_json_lines_here(text, number) {
+                // Numbers only: each replacement history is counted as its line is parsed.
+                for ParsedLine { number, value } in parse_codex_counting_here(text, number) {
                     r.b.session.lines += 1;
                     match value {
                         Ok(Value::Object(o)) => r.line(number, o),
