@@ -9,7 +9,12 @@ compact_boundary with its isCompactSummary line every few hundred calls, a
 microcompact_boundary now and then, and subagent (isSidechain) lines. Deterministic for a
 given --seed; stops once the file reaches --mb megabytes.
 
-Usage: gen_claude_session.py [--mb 50] [--seed 7] [--out bench-data/claude-50mb.jsonl]
+With --tiny-lines N: N lines of a few words each instead (issue 39's hostile case, a
+million tiny lines): prompts, one-word answers with their usage, and now and then a tool
+call with its one-word result, each line about 150 bytes.
+
+Usage: gen_claude_session.py [--mb 50] [--seed 7] [--tiny-lines N]
+                             [--out bench-data/claude-50mb.jsonl]
 """
 import argparse
 import json
@@ -30,7 +35,11 @@ def main():
     p.add_argument("--mb", type=float, default=50)
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--out", default=os.path.join("bench-data", "claude-50mb.jsonl"))
+    p.add_argument("--tiny-lines", type=int, default=0)
     args = p.parse_args()
+    if args.tiny_lines:
+        tiny_lines(args)
+        return
     rng = random.Random(args.seed)
     sid = str(uuid.UUID(int=rng.getrandbits(128)))
     limit = int(args.mb * 1024 * 1024)
@@ -115,6 +124,33 @@ def main():
             emit(base("user", message={"role": "user", "content": "Keep going, and run the whole suite"}))
     f.close()
     print(f"{args.out}: {call} model calls, {written:,} bytes")
+
+
+def tiny_lines(args):
+    """`--tiny-lines N`: N short lines, a conversation of one-word turns."""
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as f:
+        n = 0
+        while n < args.tiny_lines:
+            parent = "u%d" % (n - 1) if n else None
+            u = "u%d" % n
+            if n % 2 == 0:
+                content = "go %d" % n if n % 10 or not n else [
+                    {"type": "tool_result", "tool_use_id": "t%d" % (n - 1), "content": "ok"}]
+                line = {"type": "user", "uuid": u, "parentUuid": parent, "sessionId": "s1",
+                        "message": {"role": "user", "content": content}}
+            else:
+                block = ({"type": "tool_use", "id": "t%d" % n, "name": "Bash",
+                          "input": {"command": "ls"}} if n % 10 == 9 else
+                         {"type": "text", "text": "ok"})
+                line = {"type": "assistant", "uuid": u, "parentUuid": parent, "sessionId": "s1",
+                        "requestId": "r%d" % n,
+                        "message": {"id": "m%d" % n, "role": "assistant", "content": [block],
+                                    "usage": {"input_tokens": 1000 + n % 5000,
+                                              "output_tokens": 1}}}
+            f.write(json.dumps(line, separators=(",", ":")) + "\n")
+            n += 1
+    print(f"{args.out}: {args.tiny_lines} tiny lines")
 
 
 if __name__ == "__main__":

@@ -19,15 +19,17 @@ use serde_json::{Map, Value};
 
 use super::assemble::{Builder, Origin, str_field, u64_field};
 use super::codex_compaction::{
-    PromptIndex, is_compaction_item, item_duration_ms, read_history, user_item_message,
+    PromptIndex, ReadHistory, is_compaction_item, item_duration_ms, read_history, user_item_message,
 };
+use super::codex_counted::{COUNTED_KEY, Counted};
 use super::codex_items::{Item, convert_item};
 use super::codex_usage::{UsageLines, openai_usage};
 use super::detail::Detail;
+use super::detail::HistoryCounts;
 use super::lines::ParsedLine;
 use super::model::{
-    Compaction, CompactionKind, MessageKind, RecordedCall, Session, SessionFormat, Summary,
-    Trigger, looks_like_time,
+    Compaction, CompactionKind, MessageKind, RecordedCall, Replacement, Session, SessionFormat,
+    Summary, Trigger, looks_like_time,
 };
 use crate::message::BlockKind;
 
@@ -384,7 +386,9 @@ impl CodexReader {
             self.work += self.prompts.catch_up(&self.b.session);
         }
         let message = str_field(p, "message").unwrap_or("");
+        let counted = p.get(COUNTED_KEY).and_then(Counted::from_value);
         let history = match p.get("replacement_history") {
+            _ if counted.is_some() => counted.map(|c| self.counted_history(number, c)),
             Some(Value::Array(items)) => {
                 let metadata = match p.get("replacement_history_metadata") {
                     Some(Value::Array(m)) => Some(m.as_slice()),
@@ -436,6 +440,35 @@ impl CodexReader {
         c.own_call = own_call.or(c.own_call);
         c.trigger = str_field(p, "trigger").map(Trigger::parse);
         self.request += 1;
+    }
+}
+
+impl CodexReader {
+    /// A history the parser counted (`codex_counted`, a numbers-only read): what
+    /// `read_history` would have noted of it, and its counts.
+    fn counted_history(&mut self, number: usize, c: Counted) -> ReadHistory {
+        self.work += c.items as u64;
+        for _ in 0..c.not_objects {
+            self.b
+                .warn(number, "a replacement_history item is not an object");
+        }
+        for reason in c.skipped {
+            self.b.skip(format!("replacement_history: {reason}"));
+        }
+        ReadHistory {
+            counts: HistoryCounts {
+                kept: c.kept,
+                reinjected: c.reinjected,
+            },
+            replacement: Replacement {
+                order: Vec::new(),
+                anew: Vec::new(),
+                reinjected: c.reinjected,
+                summary: None,
+            },
+            kept: Vec::new(),
+            encrypted: c.encrypted,
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use super::assemble::str_field;
 use crate::message::block;
 
 /// Text a Codex harness injects as a user message (not typed by anyone).
-const INJECTED_PREFIXES: &[&str] = &[
+pub(super) const INJECTED_PREFIXES: &[&str] = &[
     "<environment_context>",
     "<user_instructions>",
     "<INSTRUCTIONS>",

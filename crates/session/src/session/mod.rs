@@ -21,6 +21,7 @@ pub mod claude_requests;
 mod claude_rewind;
 mod codex;
 mod codex_compaction;
+mod codex_counted;
 mod codex_items;
 mod codex_usage;
 pub mod compressed;
@@ -430,6 +431,8 @@ pub fn open_history(path: &Path) -> Result<OpenedHistory, SessionError> {
     }
 }
 
+#[cfg(test)]
+mod codex_counted_tests;
 #[cfg(test)]
 mod codex_tests;
 #[cfg(test)]

@@ -23,12 +23,13 @@ use crate::message::{BlockKind, Message};
 use crate::session::assemble::fill_tokens_from_calls;
 use crate::session::claude::{self, Thread};
 use crate::session::codex::CodexReader;
+use crate::session::codex_counted::parse_codex_counting_here;
 use crate::session::detail::Detail;
+use crate::session::format_of_line;
 use crate::session::lines::{ParsedLine, parse_json_lines_keeping_here};
 use crate::session::model::{
     Compaction, MessageKind, Session, SessionFormat, Summary, TokenCount, TokenSource,
 };
-use crate::session::{format_of_line, lines};
 
 /// Lines read before giving up on recognising the format (as `detect_lines` does).
 const DETECT_LINES: usize = 200;
@@ -213,7 +214,8 @@ impl LiveSession {
                 }
             }
             Reader::Codex(r) => {
-                for ParsedLine { number, value } in lines::parse_json_lines_here(text, number) {
+                // Numbers only: each replacement history is counted as its line is parsed.
+                for ParsedLine { number, value } in parse_codex_counting_here(text, number) {
                     r.b.session.lines += 1;
                     self.reported.newest_is_record = matches!(&value, Ok(Value::Object(o)) if o.get("type").and_then(Value::as_str) == Some("token_usage_record"));
                     match value {

@@ -190,10 +190,10 @@ impl AgentSettings {
             codex_limit: None,
         };
         if s.claude_off.is_none()
-            && let Some(state) = home
+            && home
                 .as_ref()
-                .and_then(|h| read_json(&h.join(".claude.json")))
-            && state.get("autoCompactEnabled").and_then(|v| v.as_bool()) == Some(false)
+                .and_then(|h| read_text(&h.join(".claude.json")))
+                .is_some_and(|t| auto_compact_off(&t))
         {
             s.claude_off = Some("autoCompactEnabled in ~/.claude.json".into());
         }
@@ -245,6 +245,38 @@ fn read_text(path: &Path) -> Option<String> {
     Some(text)
 }
 
+/// Whether Claude Code's state file (`~/.claude.json`) says `autoCompactEnabled: false`.
+/// The file also holds every project's history (up to the 1 MiB read): only that one key
+/// is built, the rest skipped unbuilt, since the status line reads it on every run.
+fn auto_compact_off(text: &str) -> bool {
+    struct Off;
+    impl<'de> serde::de::Visitor<'de> for Off {
+        type Value = Option<bool>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut m: A,
+        ) -> Result<Option<bool>, A::Error> {
+            // The last of repeated keys wins, as in a parsed map.
+            let mut off = None;
+            while let Some(k) = m.next_key::<std::borrow::Cow<'de, str>>()? {
+                if k == "autoCompactEnabled" {
+                    off = m.next_value::<serde_json::Value>()?.as_bool();
+                } else {
+                    m.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            Ok(off)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read =
+        serde::Deserializer::deserialize_map(&mut de, Off).and_then(|v| de.end().map(|()| v));
+    read.ok().flatten() == Some(false)
+}
+
 fn read_json(path: &Path) -> Option<serde_json::Value> {
     serde_json::from_str(&read_text(path)?).ok()
 }
@@ -252,6 +284,34 @@ fn read_json(path: &Path) -> Option<serde_json::Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_state_file_is_read_for_its_one_key_as_a_full_parse_reads_it() {
+        let full = |t: &str| {
+            serde_json::from_str::<serde_json::Value>(t)
+                .ok()
+                .and_then(|v| v.get("autoCompactEnabled")?.as_bool())
+                == Some(false)
+        };
+        for text in [
+            r#"{"autoCompactEnabled":false,"projects":{"/p":{"history":[1,2]}}}"#,
+            r#"{"projects":{"/p":{"autoCompactEnabled":false}},"autoCompactEnabled":true}"#,
+            r#"{"autoCompactEnabled":"false"}"#,
+            r#"{"autoCompactEnabled":null}"#,
+            r#"{"numStartups":3}"#,
+            r#"{"autoCompactEnabled":true,"autoCompactEnabled":false}"#,
+            r#"{"autoCompactEnabled":false,"autoCompactEnabled":1}"#,
+            r#"{"autoCompactEnabled":false} x"#,
+            r#"[false]"#,
+            r#"{"autoCompactEnabled":false"#,
+            "",
+        ] {
+            assert_eq!(auto_compact_off(text), full(text), "{text}");
+        }
+        assert!(auto_compact_off(
+            r#"{"x":[{"y":{}}],"autoCompactEnabled":false}"#
+        ));
+    }
 
     #[test]
     fn claude_codes_rule_matches_what_the_real_cli_did() {
