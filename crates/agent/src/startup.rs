@@ -106,12 +106,18 @@ pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A fresh demo workspace under the platform data dir, from the embedded demo project.
+/// A fresh demo workspace under ctxlab's data dir (`CTXLAB_DATA_DIR` when set, like the
+/// recordings and captures), from the embedded demo project.
 fn fresh_demo_workspace(scenario: &str) -> Result<PathBuf, LaunchError> {
-    let base = directories::ProjectDirs::from("", "", "ctxlab")
-        .map(|d| d.data_dir().join("workspaces"))
-        .unwrap_or_else(|| std::env::temp_dir().join("ctxlab-workspaces"));
+    let base = workspaces_base(crate::session::discover::ctxlab_data_dir());
     fresh_demo_workspace_in(&base, scenario, crate::util::unix_now())
+}
+
+/// Where demo workspaces go: `workspaces/` in the data dir, else a temp folder.
+fn workspaces_base(data_dir: Option<PathBuf>) -> PathBuf {
+    data_dir
+        .map(|d| d.join("workspaces"))
+        .unwrap_or_else(|| std::env::temp_dir().join("ctxlab-workspaces"))
 }
 
 /// `fresh_demo_workspace` under `base`, named for `now`.
@@ -405,6 +411,18 @@ pub fn prepare_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The demo workspace goes under the data dir `CTXLAB_DATA_DIR` names (it went to the
+    /// platform's data dir whatever the variable said).
+    #[test]
+    fn demo_workspaces_go_under_the_data_dir() {
+        let data = PathBuf::from("/somewhere/data");
+        assert_eq!(workspaces_base(Some(data.clone())), data.join("workspaces"));
+        assert_eq!(
+            workspaces_base(None),
+            std::env::temp_dir().join("ctxlab-workspaces")
+        );
+    }
 
     /// Issue 19 §7: runs started together never share a demo workspace.
     #[test]

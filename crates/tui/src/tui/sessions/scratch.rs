@@ -7,13 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// The folder every scratch store goes under, or None when the platform has no data dir.
 pub fn scratch_root() -> Option<PathBuf> {
-    let data = match std::env::var_os("CTXLAB_DATA_DIR").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => directories::ProjectDirs::from("", "", "ctxlab")?
-            .data_dir()
-            .to_path_buf(),
-    };
-    Some(data.join("scratch"))
+    crate::session::discover::ctxlab_data_dir().map(|d| d.join("scratch"))
 }
 
 /// The `n`th scratch folder of this process.
