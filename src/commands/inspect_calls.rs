@@ -55,8 +55,10 @@ fn call_table(out: &mut dyn Write, c: &CallBreakdown) -> std::io::Result<()> {
 /// Writes the breakdown as tables (or one JSON object).
 pub fn write_calls(out: &mut dyn Write, b: &SessionBreakdown, json: bool) -> std::io::Result<()> {
     if json {
-        let line = serde_json::to_string(&b.to_json()).map_err(std::io::Error::other)?;
-        writeln!(out, "{line}")?;
+        // Written as it is serialized: a session of half a million calls makes an object of
+        // some 170 MB, which is not held as one string first (issue 39 item 8).
+        serde_json::to_writer(&mut *out, &b.to_json()).map_err(std::io::Error::other)?;
+        writeln!(out)?;
         return out.flush();
     }
     writeln!(

@@ -320,3 +320,40 @@ fn a_tool_name_with_controls_is_printed_harmless() {
     assert!(out.status.success());
     assert!(!out.stdout.contains(&0x1b));
 }
+
+/// `inspect --calls --json` writes its object as it serializes it (issue 39 item 8: half a
+/// million calls made a 170 MB string first); the bytes are the whole-string write's, on
+/// every session fixture of each format that has calls.
+#[test]
+fn the_streamed_calls_json_is_the_whole_string_write() {
+    let mut compared = 0;
+    for dir in [
+        "tests/fixtures/sessions",
+        "tests/fixtures/forgot",
+        "tests/fixtures/fork",
+    ] {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl" || x == "json"))
+            .collect();
+        files.sort();
+        for path in files {
+            let Ok(session) = ctxlab::session::load_session(&path) else {
+                continue;
+            };
+            let b = of_session(&session);
+            let mut streamed = Vec::new();
+            ctxlab::commands::inspect_calls::write_calls(&mut streamed, &b, true).unwrap();
+            let whole = format!("{}\n", serde_json::to_string(&b.to_json()).unwrap());
+            assert_eq!(
+                String::from_utf8(streamed).unwrap(),
+                whole,
+                "{}",
+                path.display()
+            );
+            compared += usize::from(!b.calls.is_empty());
+        }
+    }
+    assert!(compared >= 10, "only {compared} fixtures with calls");
+}

@@ -167,6 +167,10 @@ pub fn of_session(s: &Session) -> SessionBreakdown {
             parts
         })
         .collect();
+    // Every message's sizes are in `parts` now: the walk's per-message cache (one entry a
+    // message, a million on a session of tiny lines) is freed before the calls are built.
+    drop(walk);
+    drop(record);
     if let Counting::Calibrated(_) = counting {
         let fit_points: Vec<(u64, u64)> = parts
             .iter()
@@ -178,12 +182,13 @@ pub fn of_session(s: &Session) -> SessionBreakdown {
             .collect();
         counting = Counting::Calibrated(Fit::of(&fit_points));
     }
+    // Each call's parts are freed as its breakdown is made, so the two are not both held whole.
     let calls = parts
-        .iter()
+        .into_iter()
         .zip(points)
         .enumerate()
         .map(|(i, (p, c))| {
-            let mut b = finish(i + 1, p, &counting, c.recorded, Remainder::NotInFile);
+            let mut b = finish(i + 1, &p, &counting, c.recorded, Remainder::NotInFile);
             b.message = c.message;
             b.model = c.model;
             b
