@@ -152,4 +152,28 @@ async fn continuing_from_call_10_with_a_lower_limit_summarizes_earlier_and_keeps
     assert!(!screen.contains("limit 30,000"), "{screen}");
     b.keys(&[KeyCode::Char('B')]);
     assert_eq!(summaries(b.app.timeline()), earlier);
+
+    // C on the continued run: its calls numbered as on the timeline (from 10, not 1), and
+    // the limit the earlier calls ran under named beside the one the replay ran under.
+    let fx = crate::support::press(&mut b.app, KeyCode::Char('C'));
+    let rest = crate::support::settle(&mut b.app, fx);
+    assert!(rest.is_empty(), "{rest:?}");
+    let v = b.app.compare().expect("the compare view is open");
+    assert!(v.complete(), "every replay done");
+    assert_eq!(v.first_call(), 10);
+    let last = b.app.timeline().calls.len();
+    assert_eq!(
+        v.call_number(v.calls() - 1),
+        last,
+        "ends at the timeline's last call"
+    );
+    b.keys(&[KeyCode::Char('g')]);
+    let screen = crate::support::screen(&mut b.app, 200, 50);
+    assert!(screen.contains("▲ call 10"), "{screen}");
+    assert!(screen.contains(&format!("call 10 of {last}")), "{screen}");
+    assert!(
+        screen.contains("calls 1-9: strategy s08, limit 50,000 chars; calls 10-"),
+        "{screen}"
+    );
+    assert!(screen.contains("limit 30,000 chars"), "{screen}");
 }

@@ -78,6 +78,14 @@ impl App {
         }
     }
 
+    /// The live branch's timeline, whichever branch the timeline pane shows.
+    pub fn live_branch_timeline(&self) -> &Timeline {
+        match (&self.branch.other, self.branch.showing_other) {
+            (Some((_, other)), true) => other,
+            _ => &self.timeline,
+        }
+    }
+
     /// The call the live branch continued from, when it is a continue.
     pub fn continued_from(&self) -> Option<usize> {
         self.branch.other.as_ref().map(|(n, _)| *n)

@@ -40,6 +40,12 @@ pub struct CompareView {
     /// A recording's events every replay honours (the live run's refusals and compact
     /// tool calls); empty for a transcript.
     recorded: Vec<RecordedEvent>,
+    /// The timeline's number of the replay's first call: 1, or N after "continue from
+    /// call N", whose run (and recording) counts its calls from its own start.
+    first_call: usize,
+    /// After a continue, the limit each of the timeline's calls ran under
+    /// (`Timeline::limits_text`), since the replay covers only the continued calls.
+    limits: Option<String>,
 }
 
 impl CompareView {
@@ -55,7 +61,32 @@ impl CompareView {
             piece: 0,
             strategy: 0,
             recorded: Vec::new(),
+            first_call: 1,
+            limits: None,
         }
+    }
+
+    /// The same view on a branch continued from call `from`: calls numbered as on the
+    /// timeline, and `limits` (each span of the timeline's calls with its limit) named.
+    pub fn continued_from(mut self, from: usize, limits: String) -> Self {
+        self.first_call = from.max(1);
+        self.limits = Some(limits);
+        self
+    }
+
+    /// The timeline's number of the replay's call `call` (0-based).
+    pub fn call_number(&self, call: usize) -> usize {
+        self.first_call + call
+    }
+
+    /// The first call the replay covers, as the timeline numbers it (1 unless continued).
+    pub fn first_call(&self) -> usize {
+        self.first_call
+    }
+
+    /// After a continue, the limit each span of the timeline's calls ran under.
+    pub fn limits(&self) -> Option<&str> {
+        self.limits.as_deref()
     }
 
     /// The same view, its replays honouring `recorded`.
@@ -371,7 +402,15 @@ impl App {
                 }
             })
             .collect();
-        let mut view = CompareView::new(label.into(), session, configs).with_recorded(recorded);
+        let label = label.into();
+        let mut view = CompareView::new(label.clone(), session, configs).with_recorded(recorded);
+        // The live session after a continue holds the continued run's messages (and its
+        // record its own calls): number them from the branch point, name each span's limit.
+        if label == LIVE_LABEL
+            && let Some(n) = self.continued_from()
+        {
+            view = view.continued_from(n, self.live_branch_timeline().limits_text());
+        }
         let effects = self.next_compare_job(&mut view);
         self.push_layer(Layer::Compare(view));
         effects
