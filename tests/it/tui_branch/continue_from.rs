@@ -9,6 +9,7 @@ use crossterm::event::KeyCode;
 use ctxlab::agent::{AgentEvent, AgentSetup, spawn};
 use ctxlab::compact::{PipelineConfig, Stage};
 use ctxlab::provider::{Scenario, ScriptedModel};
+use ctxlab::session::recorded::RecordedKind;
 use ctxlab::timeline::Timeline;
 use ctxlab::tools::Workspace;
 use ctxlab::tui::app::{Effect, Msg};
@@ -153,21 +154,45 @@ async fn continuing_from_call_10_with_a_lower_limit_summarizes_earlier_and_keeps
     b.keys(&[KeyCode::Char('B')]);
     assert_eq!(summaries(b.app.timeline()), earlier);
 
-    // C on the continued run: its calls numbered as on the timeline (from 10, not 1), and
-    // the limit the earlier calls ran under named beside the one the replay ran under.
+    // C on the continued run: the whole session replayed, its calls numbered as on the
+    // timeline (the continue's call 10 is the replay's 10, not 1), the earlier calls under
+    // the limit they ran under and the continued ones under theirs, each named.
+    let sizes: Vec<usize> = b
+        .app
+        .timeline()
+        .calls
+        .iter()
+        .map(|c| c.size_after)
+        .collect();
+    let last = sizes.len();
     let fx = crate::support::press(&mut b.app, KeyCode::Char('C'));
     let rest = crate::support::settle(&mut b.app, fx);
     assert!(rest.is_empty(), "{rest:?}");
     let v = b.app.compare().expect("the compare view is open");
     assert!(v.complete(), "every replay done");
-    assert_eq!(v.first_call(), 10);
-    let last = b.app.timeline().calls.len();
+    assert_eq!(v.calls(), last, "one replayed call per timeline call");
+    let s08: Vec<usize> = v.runs()[0].calls.iter().map(|c| c.size).collect();
+    // Before, the replay began at the continue with none of the earlier messages (its call
+    // 1, the timeline's 10, sent 2 chars) under the new limit.
     assert_eq!(
-        v.call_number(v.calls() - 1),
-        last,
-        "ends at the timeline's last call"
+        s08, sizes,
+        "s08 under each branch's limit sends what the run sent"
+    );
+    assert_eq!(
+        v.configs()[0].context_limit,
+        50_000,
+        "the replay starts under the limit calls 1-9 ran under"
+    );
+    assert!(
+        v.recorded().iter().any(|e| e.call == 10
+            && matches!(&e.kind, RecordedKind::Config { config, .. } if config.context_limit == 30_000)),
+        "and follows the continue's at call 10: {:?}",
+        v.recorded()
     );
     b.keys(&[KeyCode::Char('g')]);
+    for _ in 0..9 {
+        b.keys(&[KeyCode::Char('l')]);
+    }
     let screen = crate::support::screen(&mut b.app, 200, 50);
     assert!(screen.contains("▲ call 10"), "{screen}");
     assert!(screen.contains(&format!("call 10 of {last}")), "{screen}");

@@ -40,11 +40,10 @@ pub struct CompareView {
     /// A recording's events every replay honours (the live run's refusals and compact
     /// tool calls); empty for a transcript.
     recorded: Vec<RecordedEvent>,
-    /// The timeline's number of the replay's first call: 1, or N after "continue from
-    /// call N", whose run (and recording) counts its calls from its own start.
-    first_call: usize,
-    /// After a continue, the limit each of the timeline's calls ran under
-    /// (`Timeline::limits_text`), since the replay covers only the continued calls.
+    /// The call the live branch continued from, when it is a continue.
+    continued: Option<usize>,
+    /// After a continue, the limit each span of the timeline's calls ran under
+    /// (`Timeline::limits_text`).
     limits: Option<String>,
 }
 
@@ -61,27 +60,28 @@ impl CompareView {
             piece: 0,
             strategy: 0,
             recorded: Vec::new(),
-            first_call: 1,
+            continued: None,
             limits: None,
         }
     }
 
-    /// The same view on a branch continued from call `from`: calls numbered as on the
-    /// timeline, and `limits` (each span of the timeline's calls with its limit) named.
+    /// The same view on a branch continued from call `from`, replayed whole: `limits`
+    /// (each span of the timeline's calls with its limit) named.
     pub fn continued_from(mut self, from: usize, limits: String) -> Self {
-        self.first_call = from.max(1);
+        self.continued = Some(from);
         self.limits = Some(limits);
         self
     }
 
-    /// The timeline's number of the replay's call `call` (0-based).
+    /// The timeline's number of the replay's call `call` (0-based): a continued session is
+    /// replayed whole (`App::continued_session`), so its calls are the timeline's.
     pub fn call_number(&self, call: usize) -> usize {
-        self.first_call + call
+        call + 1
     }
 
-    /// The first call the replay covers, as the timeline numbers it (1 unless continued).
-    pub fn first_call(&self) -> usize {
-        self.first_call
+    /// The call the live branch continued from, when it is a continue.
+    pub fn continued(&self) -> Option<usize> {
+        self.continued
     }
 
     /// After a continue, the limit each span of the timeline's calls ran under.
@@ -388,15 +388,15 @@ impl App {
         label: impl Into<String>,
         strategies: Option<Vec<Strategy>>,
         recorded: Vec<RecordedEvent>,
+        current: PipelineConfig,
     ) -> Vec<Effect> {
-        let strategies =
-            strategies.unwrap_or_else(|| default_strategies(self.agent.config.strategy));
+        let strategies = strategies.unwrap_or_else(|| default_strategies(current.strategy));
         // The current strategy with the thresholds in force; the others with their own.
         let configs = strategies
             .iter()
             .map(|&s| {
-                if s == self.agent.config.strategy {
-                    self.agent.config
+                if s == current.strategy {
+                    current
                 } else {
                     PipelineConfig::for_strategy(s)
                 }
@@ -404,8 +404,7 @@ impl App {
             .collect();
         let label = label.into();
         let mut view = CompareView::new(label.clone(), session, configs).with_recorded(recorded);
-        // The live session after a continue holds the continued run's messages (and its
-        // record its own calls): number them from the branch point, name each span's limit.
+        // After a continue, each span of the timeline's calls is named with its limit.
         if label == LIVE_LABEL
             && let Some(n) = self.continued_from()
         {
@@ -423,9 +422,19 @@ impl App {
     ) -> Vec<Effect> {
         match self.compare_source() {
             // The live run replays with what it met: its refusals and compact tool calls.
+            // After a continue, the whole session: the earlier branch's calls under the
+            // settings they ran under, the continued ones under the continue's.
+            Some((_, label)) if label == LIVE_LABEL && self.continued_session().is_some() => {
+                let Some(c) = self.continued_session() else {
+                    return Vec::new();
+                };
+                let session = Arc::new(c.messages);
+                self.open_compare_recorded(session, label, strategies, c.recorded, c.start)
+            }
             Some((session, label)) if label == LIVE_LABEL => {
                 let recorded = self.agent.live_record.fold().events().to_vec();
-                self.open_compare_recorded(session, label, strategies, recorded)
+                let config = self.agent.config;
+                self.open_compare_recorded(session, label, strategies, recorded, config)
             }
             Some((session, label)) => {
                 // An opened ctxlab recording replays with its own recorded events.
@@ -438,7 +447,8 @@ impl App {
                     _ => None,
                 };
                 let recorded = recorded.unwrap_or_default();
-                self.open_compare_recorded(session, label, strategies, recorded)
+                let config = self.agent.config;
+                self.open_compare_recorded(session, label, strategies, recorded, config)
             }
             None => {
                 self.notify("nothing to compare yet: no message in this session (open a transcript in 4, or start a turn)");

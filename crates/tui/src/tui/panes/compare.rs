@@ -121,12 +121,9 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
         )
     };
     out.push(Line::from(Span::styled(fit(&head, width), theme.title())));
-    if let Some(limits) = v.limits() {
-        // A continue's replay covers its own calls; the earlier ones keep their limit.
-        let text = format!(
-            "continued from call {}, replayed from it on · {limits}",
-            v.first_call()
-        );
+    if let (Some(from), Some(limits)) = (v.continued(), v.limits()) {
+        // Each branch's calls replayed under the limit they ran under.
+        let text = format!("continued from call {from} · {limits}");
         out.push(Line::from(Span::styled(fit(&text, width), theme.dim())));
     }
     let tail_w = if wide { 22 } else { 14 };
@@ -393,16 +390,7 @@ fn recorded_lines(v: &CompareView, width: usize, theme: &Theme) -> Vec<Line<'sta
     if v.recorded().is_empty() {
         return out;
     }
-    // A continued run records its calls from its own start: named as the timeline does.
-    let followed: Vec<String> = v
-        .recorded()
-        .iter()
-        .map(|e| {
-            let mut e = e.clone();
-            e.call = v.call_number(e.call.saturating_sub(1));
-            e.describe()
-        })
-        .collect();
+    let followed: Vec<String> = v.recorded().iter().map(|e| e.describe()).collect();
     let text = format!("recorded in the live run: {}", followed.join("; "));
     out.push(Line::from(Span::styled(fit(&text, width), theme.dim())));
     for run in v.runs() {
