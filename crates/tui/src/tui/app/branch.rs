@@ -299,13 +299,20 @@ impl App {
             Timeline::new(crate::timeline::Source::Live, 0),
         );
         let config = self.agent.config;
-        let fold = self.agent.live_record.fold();
+        // The earlier branch's settings and events, numbered as its timeline numbers them
+        // (renumbered already when it was itself a continue).
+        let (start, events) = match self.continued_session() {
+            Some(c) => (c.start, c.recorded),
+            None => {
+                let fold = self.agent.live_record.fold();
+                (fold.config().unwrap_or(config), fold.events().to_vec())
+            }
+        };
         let earlier_record = (
-            fold.config().unwrap_or(config),
-            fold.events()
-                .iter()
+            start,
+            events
+                .into_iter()
                 .filter(|e| e.call < n)
-                .cloned()
                 .collect::<Vec<_>>(),
         );
         let effects = self.restarted(provider, notices);
