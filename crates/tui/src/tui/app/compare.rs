@@ -422,20 +422,19 @@ impl App {
     ) -> Vec<Effect> {
         match self.compare_source() {
             // The live run replays with what it met: its refusals and compact tool calls.
-            // After a continue, the whole session: the earlier branch's calls under the
-            // settings they ran under, the continued ones under the continue's.
-            Some((_, label)) if label == LIVE_LABEL && self.continued_session().is_some() => {
-                let Some(c) = self.continued_session() else {
-                    return Vec::new();
-                };
-                let session = Arc::new(c.messages);
-                self.open_compare_recorded(session, label, strategies, c.recorded, c.start)
-            }
-            Some((session, label)) if label == LIVE_LABEL => {
-                let recorded = self.agent.live_record.fold().events().to_vec();
-                let config = self.agent.config;
-                self.open_compare_recorded(session, label, strategies, recorded, config)
-            }
+            Some((session, label)) if label == LIVE_LABEL => match self.continued_session() {
+                // After a continue, the whole session: the earlier branch's calls under the
+                // settings they ran under, the continued ones under the continue's.
+                Some(c) => {
+                    let session = Arc::new(c.messages);
+                    self.open_compare_recorded(session, label, strategies, c.recorded, c.start)
+                }
+                None => {
+                    let recorded = self.agent.live_record.fold().events().to_vec();
+                    let config = self.agent.config;
+                    self.open_compare_recorded(session, label, strategies, recorded, config)
+                }
+            },
             Some((session, label)) => {
                 // An opened ctxlab recording replays with its own recorded events.
                 let recorded = match self.opened_messages() {
