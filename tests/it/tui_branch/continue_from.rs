@@ -9,12 +9,14 @@ use crossterm::event::KeyCode;
 use ctxlab::agent::{AgentEvent, AgentSetup, spawn};
 use ctxlab::compact::{PipelineConfig, Stage};
 use ctxlab::provider::{Scenario, ScriptedModel};
+use ctxlab::session::recorded::RecordedKind;
 use ctxlab::timeline::Timeline;
 use ctxlab::tools::Workspace;
+use ctxlab::tui::app::ContinueFrom;
 use ctxlab::tui::app::{Effect, Msg};
 use ctxlab::tui::run::{FreshAgent, continued};
 
-use super::harness::{demo_workspace, start};
+use super::harness::{Bench, demo_workspace, start};
 use crate::common::agent::pinned_clock;
 
 /// The calls before which compact_history changed the history.
@@ -24,6 +26,41 @@ fn summaries(t: &Timeline) -> Vec<usize> {
         .filter(|s| s.report.stage == Stage::CompactHistory && s.report.changed)
         .map(|s| s.call)
         .collect()
+}
+
+/// What the loop does with a continue: a fresh agent in a fresh demo workspace (kept while
+/// the agent runs: the returned folder), continued from `from`, run to the turn's end.
+async fn run_continued(b: &mut Bench, from: &ContinueFrom) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = demo_workspace(dir.path());
+    let scripted =
+        ScriptedModel::new(Scenario::embedded("tour").unwrap()).with_pace(Duration::ZERO);
+    let mut setup = AgentSetup::new(
+        Arc::new(scripted),
+        Workspace::new(&ws).unwrap(),
+        PipelineConfig::default(),
+    );
+    setup.clock = pinned_clock;
+    let fresh = continued(
+        FreshAgent {
+            setup,
+            label: "scripted tour".into(),
+            notices: Vec::new(),
+            request: Some("not sent".into()),
+            record: None,
+        },
+        from,
+    );
+    assert_eq!(fresh.request, None);
+    let (commands, events, _task) = spawn(fresh.setup);
+    b.app.update(Msg::Continued {
+        provider: fresh.label,
+        notices: Vec::new(),
+    });
+    b.commands = commands;
+    b.events = events;
+    b.until_done().await;
+    dir
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,35 +116,7 @@ async fn continuing_from_call_10_with_a_lower_limit_summarizes_earlier_and_keeps
     assert_eq!(from.config.context_limit, 30_000);
 
     // What the loop does with it: a fresh agent (fresh demo workspace), continued.
-    let dir = tempfile::tempdir().unwrap();
-    let ws = demo_workspace(dir.path());
-    let scripted =
-        ScriptedModel::new(Scenario::embedded("tour").unwrap()).with_pace(Duration::ZERO);
-    let mut setup = AgentSetup::new(
-        Arc::new(scripted),
-        Workspace::new(&ws).unwrap(),
-        PipelineConfig::default(),
-    );
-    setup.clock = pinned_clock;
-    let fresh = continued(
-        FreshAgent {
-            setup,
-            label: "scripted tour".into(),
-            notices: Vec::new(),
-            request: Some("not sent".into()),
-            record: None,
-        },
-        &from,
-    );
-    assert_eq!(fresh.request, None);
-    let (commands, events, _task) = spawn(fresh.setup);
-    b.app.update(Msg::Continued {
-        provider: fresh.label,
-        notices: Vec::new(),
-    });
-    b.commands = commands;
-    b.events = events;
-    b.until_done().await;
+    let _ws = run_continued(&mut b, &from).await;
 
     let live = b.app.timeline();
     let earlier = summaries(live);
@@ -152,4 +161,85 @@ async fn continuing_from_call_10_with_a_lower_limit_summarizes_earlier_and_keeps
     assert!(!screen.contains("limit 30,000"), "{screen}");
     b.keys(&[KeyCode::Char('B')]);
     assert_eq!(summaries(b.app.timeline()), earlier);
+
+    // C on the continued run: the whole session replayed, its calls numbered as on the
+    // timeline (the continue's call 10 is the replay's 10, not 1), the earlier calls under
+    // the limit they ran under and the continued ones under theirs, each named.
+    let sizes: Vec<usize> = b
+        .app
+        .timeline()
+        .calls
+        .iter()
+        .map(|c| c.size_after)
+        .collect();
+    let last = sizes.len();
+    let fx = crate::support::press(&mut b.app, KeyCode::Char('C'));
+    let rest = crate::support::settle(&mut b.app, fx);
+    assert!(rest.is_empty(), "{rest:?}");
+    let v = b.app.compare().expect("the compare view is open");
+    assert!(v.complete(), "every replay done");
+    assert_eq!(v.calls(), last, "one replayed call per timeline call");
+    let s08: Vec<usize> = v.runs()[0].calls.iter().map(|c| c.size).collect();
+    // Before, the replay began at the continue with none of the earlier messages (its call
+    // 1, the timeline's 10, sent 2 chars) under the new limit.
+    assert_eq!(
+        s08, sizes,
+        "s08 under each branch's limit sends what the run sent"
+    );
+    assert_eq!(
+        v.configs()[0].context_limit,
+        50_000,
+        "the replay starts under the limit calls 1-9 ran under"
+    );
+    assert!(
+        v.recorded().iter().any(|e| e.call == 10
+            && matches!(&e.kind, RecordedKind::Config { config, .. } if config.context_limit == 30_000)),
+        "and follows the continue's at call 10: {:?}",
+        v.recorded()
+    );
+    b.keys(&[KeyCode::Char('g')]);
+    for _ in 0..9 {
+        b.keys(&[KeyCode::Char('l')]);
+    }
+    let screen = crate::support::screen(&mut b.app, 200, 50);
+    assert!(screen.contains("▲ call 10"), "{screen}");
+    assert!(screen.contains(&format!("call 10 of {last}")), "{screen}");
+    assert!(
+        screen.contains("calls 1-9: strategy s08, limit 50,000 chars; calls 10-"),
+        "{screen}"
+    );
+    assert!(screen.contains("limit 30,000 chars"), "{screen}");
+
+    // A continue of the continue (from call 20): the compare view still replays the whole
+    // session, numbered and limited as the timeline says.
+    b.keys(&[KeyCode::Esc, KeyCode::Char('g')]);
+    for _ in 0..19 {
+        b.keys(&[KeyCode::Char('j')]);
+    }
+    b.keys(&[KeyCode::Char('x')]);
+    let fx = crate::support::press(&mut b.app, KeyCode::Char('y'));
+    let from = match fx.as_slice() {
+        [Effect::Continue(from)] => from.clone(),
+        other => panic!(
+            "expected a continue, got {other:?}: {}",
+            crate::support::screen(&mut b.app, 200, 40)
+        ),
+    };
+    assert_eq!(from.call, 20);
+    let _ws = run_continued(&mut b, &from).await;
+    assert_eq!(b.app.continued_from(), Some(20));
+    let sizes: Vec<usize> = b
+        .app
+        .timeline()
+        .calls
+        .iter()
+        .map(|c| c.size_after)
+        .collect();
+    let fx = crate::support::press(&mut b.app, KeyCode::Char('C'));
+    let rest = crate::support::settle(&mut b.app, fx);
+    assert!(rest.is_empty(), "{rest:?}");
+    let v = b.app.compare().expect("the compare view is open");
+    let s08: Vec<usize> = v.runs()[0].calls.iter().map(|c| c.size).collect();
+    assert_eq!(s08, sizes, "the twice continued run, replayed whole");
+    assert_eq!(v.configs()[0].context_limit, 50_000);
 }

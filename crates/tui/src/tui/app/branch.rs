@@ -8,6 +8,8 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::{App, Effect, EventKind, Pane};
 use crate::agent::Resume;
 use crate::compact::PipelineConfig;
+use crate::message::Message;
+use crate::session::recorded::{RecordedEvent, RecordedKind};
 use crate::timeline::Timeline;
 use crate::timeline::branch::BranchPoint;
 use crate::util::group_digits;
@@ -37,6 +39,20 @@ pub struct BranchState {
     other: Option<(usize, Timeline)>,
     /// The timeline pane shows the other branch (`App::timeline` is then that one).
     showing_other: bool,
+    /// The earlier branch's record as the continue left it: the settings it started with
+    /// and its events before the branch point (the compare view replays them).
+    earlier_record: Option<(PipelineConfig, Vec<RecordedEvent>)>,
+}
+
+/// The live session after a continue, whole, for the compare view: the earlier branch's
+/// messages up to call N then the continued run's, every recorded event numbered as the
+/// timeline numbers it, and the settings the replay starts under (the earlier branch's;
+/// a recorded change at call N brings in the continue's).
+#[derive(Debug, Clone)]
+pub struct ContinuedSession {
+    pub messages: Vec<Message>,
+    pub recorded: Vec<RecordedEvent>,
+    pub start: PipelineConfig,
 }
 
 /// The key that asks to continue from the selected call, and the one that shows the other
@@ -76,6 +92,49 @@ impl App {
             (Some((_, other)), true) => other,
             _ => &mut self.timeline,
         }
+    }
+
+    /// The live branch's timeline, whichever branch the timeline pane shows.
+    pub fn live_branch_timeline(&self) -> &Timeline {
+        match (&self.branch.other, self.branch.showing_other) {
+            (Some((_, other)), true) => other,
+            _ => &self.timeline,
+        }
+    }
+
+    /// The live session after a continue, whole (`ContinuedSession`); None when the live
+    /// branch is no continue. The continued run's record counts its calls and messages
+    /// from its own start: they go on from call N and the messages before it here.
+    pub(super) fn continued_session(&self) -> Option<ContinuedSession> {
+        let (from, _) = self.branch.other.as_ref()?;
+        let (start, earlier) = self.branch.earlier_record.as_ref()?;
+        let t = self.live_branch_timeline();
+        let messages: Vec<Message> = t.session.iter().map(|e| (*e.message).clone()).collect();
+        let cut = t.session.partition_point(|e| e.before_call <= *from);
+        let fold = self.agent.live_record.fold();
+        let mut recorded = earlier.clone();
+        if let Some(config) = fold.config()
+            && config != *start
+        {
+            recorded.push(RecordedEvent {
+                at: cut,
+                call: *from,
+                kind: RecordedKind::Config {
+                    config,
+                    from: start.strategy,
+                },
+            });
+        }
+        recorded.extend(fold.events().iter().map(|e| RecordedEvent {
+            at: e.at + cut,
+            call: e.call + from - 1,
+            kind: e.kind.clone(),
+        }));
+        Some(ContinuedSession {
+            messages,
+            recorded,
+            start: *start,
+        })
     }
 
     /// The call the live branch continued from, when it is a continue.
@@ -240,6 +299,22 @@ impl App {
             Timeline::new(crate::timeline::Source::Live, 0),
         );
         let config = self.agent.config;
+        // The earlier branch's settings and events, numbered as its timeline numbers them
+        // (renumbered already when it was itself a continue).
+        let (start, events) = match self.continued_session() {
+            Some(c) => (c.start, c.recorded),
+            None => {
+                let fold = self.agent.live_record.fold();
+                (fold.config().unwrap_or(config), fold.events().to_vec())
+            }
+        };
+        let earlier_record = (
+            start,
+            events
+                .into_iter()
+                .filter(|e| e.call < n)
+                .collect::<Vec<_>>(),
+        );
         let effects = self.restarted(provider, notices);
         // The continued run's ids go on from the cut timeline, which its facts extend; its
         // record, like its recording file, holds the continued agent's own calls.
@@ -251,6 +326,7 @@ impl App {
         );
         self.timeline = cut;
         self.branch.other = Some((n, earlier));
+        self.branch.earlier_record = Some(earlier_record);
         self.push_event(EventKind::Continued { call: n, config });
         self.notify(format!(
             "continued from call {n}; the earlier branch is kept: {BRANCH_KEY} in the timeline shows it"

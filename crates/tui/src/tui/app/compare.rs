@@ -40,6 +40,11 @@ pub struct CompareView {
     /// A recording's events every replay honours (the live run's refusals and compact
     /// tool calls); empty for a transcript.
     recorded: Vec<RecordedEvent>,
+    /// The call the live branch continued from, when it is a continue.
+    continued: Option<usize>,
+    /// After a continue, the limit each span of the timeline's calls ran under
+    /// (`Timeline::limits_text`).
+    limits: Option<String>,
 }
 
 impl CompareView {
@@ -55,7 +60,33 @@ impl CompareView {
             piece: 0,
             strategy: 0,
             recorded: Vec::new(),
+            continued: None,
+            limits: None,
         }
+    }
+
+    /// The same view on a branch continued from call `from`, replayed whole: `limits`
+    /// (each span of the timeline's calls with its limit) named.
+    pub fn continued_from(mut self, from: usize, limits: String) -> Self {
+        self.continued = Some(from);
+        self.limits = Some(limits);
+        self
+    }
+
+    /// The timeline's number of the replay's call `call` (0-based): a continued session is
+    /// replayed whole (`App::continued_session`), so its calls are the timeline's.
+    pub fn call_number(&self, call: usize) -> usize {
+        call + 1
+    }
+
+    /// The call the live branch continued from, when it is a continue.
+    pub fn continued(&self) -> Option<usize> {
+        self.continued
+    }
+
+    /// After a continue, the limit each span of the timeline's calls ran under.
+    pub fn limits(&self) -> Option<&str> {
+        self.limits.as_deref()
     }
 
     /// The same view, its replays honouring `recorded`.
@@ -357,21 +388,28 @@ impl App {
         label: impl Into<String>,
         strategies: Option<Vec<Strategy>>,
         recorded: Vec<RecordedEvent>,
+        current: PipelineConfig,
     ) -> Vec<Effect> {
-        let strategies =
-            strategies.unwrap_or_else(|| default_strategies(self.agent.config.strategy));
+        let strategies = strategies.unwrap_or_else(|| default_strategies(current.strategy));
         // The current strategy with the thresholds in force; the others with their own.
         let configs = strategies
             .iter()
             .map(|&s| {
-                if s == self.agent.config.strategy {
-                    self.agent.config
+                if s == current.strategy {
+                    current
                 } else {
                     PipelineConfig::for_strategy(s)
                 }
             })
             .collect();
-        let mut view = CompareView::new(label.into(), session, configs).with_recorded(recorded);
+        let label = label.into();
+        let mut view = CompareView::new(label.clone(), session, configs).with_recorded(recorded);
+        // After a continue, each span of the timeline's calls is named with its limit.
+        if label == LIVE_LABEL
+            && let Some(n) = self.continued_from()
+        {
+            view = view.continued_from(n, self.live_branch_timeline().limits_text());
+        }
         let effects = self.next_compare_job(&mut view);
         self.push_layer(Layer::Compare(view));
         effects
@@ -384,10 +422,19 @@ impl App {
     ) -> Vec<Effect> {
         match self.compare_source() {
             // The live run replays with what it met: its refusals and compact tool calls.
-            Some((session, label)) if label == LIVE_LABEL => {
-                let recorded = self.agent.live_record.fold().events().to_vec();
-                self.open_compare_recorded(session, label, strategies, recorded)
-            }
+            Some((session, label)) if label == LIVE_LABEL => match self.continued_session() {
+                // After a continue, the whole session: the earlier branch's calls under the
+                // settings they ran under, the continued ones under the continue's.
+                Some(c) => {
+                    let session = Arc::new(c.messages);
+                    self.open_compare_recorded(session, label, strategies, c.recorded, c.start)
+                }
+                None => {
+                    let recorded = self.agent.live_record.fold().events().to_vec();
+                    let config = self.agent.config;
+                    self.open_compare_recorded(session, label, strategies, recorded, config)
+                }
+            },
             Some((session, label)) => {
                 // An opened ctxlab recording replays with its own recorded events.
                 let recorded = match self.opened_messages() {
@@ -399,7 +446,8 @@ impl App {
                     _ => None,
                 };
                 let recorded = recorded.unwrap_or_default();
-                self.open_compare_recorded(session, label, strategies, recorded)
+                let config = self.agent.config;
+                self.open_compare_recorded(session, label, strategies, recorded, config)
             }
             None => {
                 self.notify("nothing to compare yet: no message in this session (open a transcript in 4, or start a turn)");

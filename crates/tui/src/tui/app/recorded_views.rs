@@ -157,7 +157,7 @@ impl App {
             let text = format!(
                 "F: {} ran no stage before call {}: select a call with a stage letter (h/l)",
                 config.strategy.name(),
-                call.call
+                v.call_number(v.call())
             );
             self.notify(text);
             return Vec::new();

@@ -95,6 +95,8 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
     let mut out = Vec::new();
     let wide = width >= WIDE_FROM;
     let calls = v.calls();
+    // The last call as the timeline numbers it (a continue's replay starts at its call N).
+    let last = v.call_number(calls.saturating_sub(1));
     if let Some(e) = &v.error() {
         out.push(Line::from(Span::styled(fit(e, width), theme.error())));
     }
@@ -109,16 +111,21 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
     let head = if wide {
         format!(
             "Calls · size sent, in str() chars for every strategy · letter: stage fired · \
-             ! a result replaced unseen · call {} of {calls}",
-            v.call() + 1
+             ! a result replaced unseen · call {} of {last}",
+            v.call_number(v.call())
         )
     } else {
         format!(
-            "Calls · size sent (str() chars) · letter: stage · ! unseen · call {} of {calls}",
-            v.call() + 1
+            "Calls · size sent (str() chars) · letter: stage · ! unseen · call {} of {last}",
+            v.call_number(v.call())
         )
     };
     out.push(Line::from(Span::styled(fit(&head, width), theme.title())));
+    if let (Some(from), Some(limits)) = (v.continued(), v.limits()) {
+        // Each branch's calls replayed under the limit they ran under.
+        let text = format!("continued from call {from} · {limits}");
+        out.push(Line::from(Span::styled(fit(&text, width), theme.dim())));
+    }
     let tail_w = if wide { 22 } else { 14 };
     let cols = width.saturating_sub(NAME_W + tail_w + 1).max(1);
     let start = window(calls, cols, v.call());
@@ -152,11 +159,11 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
         out.push(Line::from(spans));
     }
     let col = v.call().saturating_sub(start);
-    let mark = format!("▲ call {}", v.call() + 1);
+    let mark = format!("▲ call {}", v.call_number(v.call()));
     let axis = if col + mark.chars().count() <= cols + tail_w {
         format!("{}{mark}", " ".repeat(NAME_W + col))
     } else {
-        let text = format!("call {} ▲", v.call() + 1);
+        let text = format!("call {} ▲", v.call_number(v.call()));
         format!(
             "{}{text}",
             " ".repeat((NAME_W + col + 1).saturating_sub(text.chars().count()))
@@ -167,7 +174,7 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
     // Reachability.
     out.push(Line::from(vec![
         Span::styled(
-            format!("Reachability at call {} ", v.call() + 1),
+            format!("Reachability at call {} ", v.call_number(v.call())),
             theme.title(),
         ),
         Span::styled("█", reach_style(Reach::InContext, theme)),
@@ -225,10 +232,10 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
     let cell_w = (width.saturating_sub(left_w) / n.max(1)).max(6);
     let mut head = fit(
         &if wide {
-            let what = format!("piece at call {}", v.call() + 1);
+            let what = format!("piece at call {}", v.call_number(v.call()));
             format!(" {:>3} {:>4}  {what:<16} {:>7}", "#", "msg", "chars")
         } else {
-            let what = format!("at call {}", v.call() + 1);
+            let what = format!("at call {}", v.call_number(v.call()));
             format!(" {:>2} {what:<11} {:>5}", "#", "chars")
         },
         left_w,

@@ -154,9 +154,12 @@ pub(super) fn detail_lines(v: &CompareView, width: usize) -> Vec<String> {
             && at <= v.call()
         {
             text.push_str(&if width >= WIDE_FROM {
-                format!(", replaced at call {} before the model ever saw it", at + 1)
+                format!(
+                    ", replaced at call {} before the model ever saw it",
+                    v.call_number(at)
+                )
             } else {
-                format!(", replaced unseen at call {}", at + 1)
+                format!(", replaced unseen at call {}", v.call_number(at))
             });
         }
         parts.push(text);
