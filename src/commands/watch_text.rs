@@ -37,6 +37,7 @@ fn item_line(item: &LiveItem, tracker: &HeadroomTracker) -> Option<String> {
         LiveItem::Compaction {
             compaction: c,
             update,
+            at,
             ..
         } => {
             let before = c
@@ -52,20 +53,25 @@ fn item_line(item: &LiveItem, tracker: &HeadroomTracker) -> Option<String> {
                     plural(c.cleared_tool_ids.len(), "tool result")
                 ),
             };
-            format!(
-                "line {}: {} {} compaction{}{before}{summary}",
-                c.line,
-                if *update {
-                    "more on the"
-                } else {
-                    "COMPACTION:"
-                },
-                c.kind.name(),
-                c.trigger
-                    .as_ref()
-                    .map(|t| format!(" ({})", t.name()))
-                    .unwrap_or_default()
-            )
+            let trigger = c
+                .trigger
+                .as_ref()
+                .map(|t| format!(" ({})", t.name()))
+                .unwrap_or_default();
+            if *update {
+                // At the line that added it: numbers never go down.
+                format!(
+                    "line {at}: more on the {} compaction of line {}{trigger}{before}{summary}",
+                    c.kind.name(),
+                    c.line
+                )
+            } else {
+                format!(
+                    "line {}: COMPACTION: {} compaction{trigger}{before}{summary}",
+                    c.line,
+                    c.kind.name()
+                )
+            }
         }
         LiveItem::Message(m) => {
             // One event, one line: a reader piping this into grep keeps the `line N:` on
