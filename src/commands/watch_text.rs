@@ -282,4 +282,31 @@ mod tests {
             Some("line 9:   tool Bash: cargo test -q")
         );
     }
+
+    /// Issue 38: a compaction's later detail printed the compaction's own line (46 after
+    /// 52); it is printed at the line that added it, naming the compaction's.
+    #[test]
+    fn more_on_a_compaction_is_printed_at_the_line_that_added_it() {
+        use crate::session::{Compaction, CompactionKind};
+        let tracker = HeadroomTracker::default();
+        let mut c = Compaction::new(CompactionKind::Server, 3, 9);
+        c.line = 46;
+        c.summary = Summary::Encrypted;
+        let item = |update, at| LiveItem::Compaction {
+            index: 0,
+            compaction: Box::new(c.clone()),
+            update,
+            at,
+        };
+        let first = item_line(&item(false, 46), &tracker).unwrap();
+        assert!(
+            first.starts_with("line 46: COMPACTION: server compaction"),
+            "{first}"
+        );
+        let more = item_line(&item(true, 53), &tracker).unwrap();
+        assert!(
+            more.starts_with("line 53: more on the server compaction of line 46"),
+            "{more}"
+        );
+    }
 }
