@@ -98,6 +98,7 @@ pub fn item_json(item: &LiveItem, headroom: &Headroom) -> Value {
             index,
             compaction,
             update,
+            ..
         } => compaction_json(
             if *update {
                 "compaction_update"

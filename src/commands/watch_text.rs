@@ -37,6 +37,7 @@ fn item_line(item: &LiveItem, tracker: &HeadroomTracker) -> Option<String> {
         LiveItem::Compaction {
             compaction: c,
             update,
+            at,
             ..
         } => {
             let before = c
@@ -52,20 +53,25 @@ fn item_line(item: &LiveItem, tracker: &HeadroomTracker) -> Option<String> {
                     plural(c.cleared_tool_ids.len(), "tool result")
                 ),
             };
-            format!(
-                "line {}: {} {} compaction{}{before}{summary}",
-                c.line,
-                if *update {
-                    "more on the"
-                } else {
-                    "COMPACTION:"
-                },
-                c.kind.name(),
-                c.trigger
-                    .as_ref()
-                    .map(|t| format!(" ({})", t.name()))
-                    .unwrap_or_default()
-            )
+            let trigger = c
+                .trigger
+                .as_ref()
+                .map(|t| format!(" ({})", t.name()))
+                .unwrap_or_default();
+            if *update {
+                // At the line that added it: numbers never go down.
+                format!(
+                    "line {at}: more on the {} compaction of line {}{trigger}{before}{summary}",
+                    c.kind.name(),
+                    c.line
+                )
+            } else {
+                format!(
+                    "line {}: COMPACTION: {} compaction{trigger}{before}{summary}",
+                    c.line,
+                    c.kind.name()
+                )
+            }
         }
         LiveItem::Message(m) => {
             // One event, one line: a reader piping this into grep keeps the `line N:` on
@@ -274,6 +280,33 @@ mod tests {
         assert_eq!(
             item_line(&tool, &tracker).as_deref(),
             Some("line 9:   tool Bash: cargo test -q")
+        );
+    }
+
+    /// Issue 38: a compaction's later detail printed the compaction's own line (46 after
+    /// 52); it is printed at the line that added it, naming the compaction's.
+    #[test]
+    fn more_on_a_compaction_is_printed_at_the_line_that_added_it() {
+        use crate::session::{Compaction, CompactionKind};
+        let tracker = HeadroomTracker::default();
+        let mut c = Compaction::new(CompactionKind::Server, 3, 9);
+        c.line = 46;
+        c.summary = Summary::Encrypted;
+        let item = |update, at| LiveItem::Compaction {
+            index: 0,
+            compaction: Box::new(c.clone()),
+            update,
+            at,
+        };
+        let first = item_line(&item(false, 46), &tracker).unwrap();
+        assert!(
+            first.starts_with("line 46: COMPACTION: server compaction"),
+            "{first}"
+        );
+        let more = item_line(&item(true, 53), &tracker).unwrap();
+        assert!(
+            more.starts_with("line 53: more on the server compaction of line 46"),
+            "{more}"
         );
     }
 }

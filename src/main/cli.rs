@@ -21,7 +21,7 @@ pub(crate) struct Cli {
     pub(crate) agent: AgentArgs,
     /// Start the workbench in step mode, paused before the first stage or model call
     /// (Space: one step; s: run to the next stage that changes something; c: to the next
-    /// model call).
+    /// model call; p: back one model call).
     #[arg(long)]
     pub(crate) step: bool,
 }

@@ -106,16 +106,56 @@ fn every_setting_shows_its_range_and_meaning() {
 
 #[test]
 fn continue_from_call_n_is_asked_in_the_timeline_pane() {
-    let mut a = on_call(5);
-    a.update(key(KeyCode::Char('x')));
-    let text = screen(&mut a, 120, 40);
-    let rows: Vec<&str> = text.lines().collect();
-    // Above the hint line (the last row): the question in a box of its own.
-    let body = rows[..rows.len() - 1].join("\n");
-    assert!(body.contains("Continue? (y / any key cancels)"), "{text}");
-    assert!(body.contains("continue from call 5 with s08"), "{text}");
-    a.update(key(KeyCode::Char('n')));
-    assert!(!screen(&mut a, 120, 40).contains("Continue? (y"));
+    for (w, h) in SIZES {
+        let mut a = on_call(5);
+        a.update(key(KeyCode::Char('x')));
+        let text = screen(&mut a, w, h);
+        let rows: Vec<&str> = text.lines().collect();
+        // Above the hint line (the last row): the question in the pane.
+        let body = rows[..rows.len() - 1].join("\n");
+        assert!(body.contains("continue from call 5 with s08"), "{text}");
+        assert!(body.contains("y: continue, any other"), "{text}");
+        // Two rows at most: the call it names and most of the list stay in sight (at
+        // 80x24 a box hid all but two of the list's rows).
+        assert!(
+            rows.iter().any(|r| r.contains("   5 ") && r.contains('→')),
+            "{w}x{h}: call 5's row hidden:\n{text}"
+        );
+        let listed = rows.iter().filter(|r| r.contains('→')).count();
+        assert!(listed >= 4, "{w}x{h}: {listed} call rows shown:\n{text}");
+        a.update(key(KeyCode::Char('n')));
+        assert!(!screen(&mut a, w, h).contains("continue from call 5 with"));
+    }
+}
+
+/// With the timeline pane open over the gauge, `e` explains the pane's plot and list
+/// (it explained the hidden gauge).
+#[test]
+fn e_over_the_timeline_explains_its_plot() {
+    for (w, h) in SIZES {
+        let mut a = on_call(5);
+        a.update(key(KeyCode::Char('e')));
+        assert_eq!(a.top_layer().map(Layer::kind), Some("explain"));
+        let text = screen(&mut a, w, h);
+        assert!(
+            text.contains("What the timeline's plot and list are"),
+            "{w}x{h}:\n{text}"
+        );
+        assert!(!text.contains("What the gauge's numbers are"), "{text}");
+        if (w, h) == (120, 40) {
+            for needle in [
+                "Call 5 (selected",
+                "per-call limit",
+                "str() chars",
+                "░",
+                "█",
+            ] {
+                assert!(text.contains(needle), "{needle} missing:\n{text}");
+            }
+        }
+        a.update(key(KeyCode::Char('e')));
+        assert!(a.top_layer().is_none());
+    }
 }
 
 #[test]
@@ -256,7 +296,7 @@ type MakeApp = fn(usize) -> App;
 #[test]
 fn snapshots() {
     let last = tour_app().timeline().calls.len();
-    let shots: [(&str, MakeApp); 4] = [
+    let shots: [(&str, MakeApp); 5] = [
         ("explain_gauge", |_| {
             let mut a = tour_app();
             a.update(key(KeyCode::Char('e')));
@@ -273,6 +313,11 @@ fn snapshots() {
             open_config(&mut a);
             a.update(key(KeyCode::Char('G')));
             a.update(key(KeyCode::Char('l')));
+            a
+        }),
+        ("explain_timeline", |_| {
+            let mut a = on_call(5);
+            a.update(key(KeyCode::Char('e')));
             a
         }),
         ("continue_asked", |_| {

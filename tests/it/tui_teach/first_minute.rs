@@ -46,6 +46,12 @@ fn the_first_minute() {
     ] {
         assert!(text.contains(needle), "{needle} missing:\n{text}");
     }
+    // The step keys whole, the step back with them (below the fold at 80x24).
+    let tall = screen(&mut a, 120, 40);
+    assert!(
+        tall.contains("Step    Space step  s next stage  c next call  p back a call"),
+        "{tall}"
+    );
     let fx = a.update(key(KeyCode::Enter));
     assert_eq!(
         fx,
@@ -128,7 +134,10 @@ fn every_hint_line_ends_with_help_and_quit() {
         crate::support::focus(&mut d.app, '1');
         let text = screen(&mut d.app, w, h);
         let hint = text.lines().nth(h as usize - 1).unwrap();
-        assert!(hint.starts_with("Space step  s stage  c call"), "{hint}");
+        assert!(
+            hint.starts_with("Space step  s stage  c call  p back"),
+            "{hint}"
+        );
         assert!(hint.contains("? help  q quit"), "{hint}");
     }
 }

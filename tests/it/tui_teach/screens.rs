@@ -221,7 +221,10 @@ fn start_up_notices_leave_the_hint_line_to_the_keys() {
     a.update(Msg::Agent(AgentEvent::StepModeChanged { on: true }));
     let text = screen(&mut a, 80, 24);
     let hint = text.lines().nth(23).unwrap_or_default();
-    assert!(hint.starts_with("Space step  s stage  c call"), "{hint}");
+    assert!(
+        hint.starts_with("Space step  s stage  c call  p back"),
+        "{hint}"
+    );
     // Read whole in the events pane at 120x40.
     let shown = events_text(&mut a, 120, 40);
     // A path longer than a line is cut by columns: compared without spaces.

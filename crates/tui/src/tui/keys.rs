@@ -156,7 +156,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("l", "the legend: panes, stages, letters"),
     (
         "e",
-        "explain the gauge's numbers: what each is, where it comes from, its unit, ~ estimate or not",
+        "explain the numbers (the gauge's; with the timeline open, its plot and list): what each is, where it comes from, its unit, ~ estimate or not",
     ),
     ("Ctrl-C", "cancel the running turn; twice within 1 s: quit"),
     ("q", "quit (outside the input box)"),

@@ -174,11 +174,8 @@ pub fn lines(
             head("Views"),
             Span::raw("t timeline of every call   C compare strategies   ? help here"),
         ]),
-        Line::from(vec![
-            head("Step"),
-            Span::raw(format!("/step or --step: {STEP_KEYS}")),
-        ]),
-        Line::from("        the rows the next stage will change are highlighted"),
+        Line::from(vec![head("Step"), Span::raw(STEP_KEYS)]),
+        Line::from("        /step or --step; highlight: the rows the next stage will change"),
     ]);
     if !notices.is_empty() {
         out.push(Line::from(head("Notices")));

@@ -10,7 +10,7 @@ use crate::compact::{Change, Stage};
 use crate::util::{group_digits, plural};
 
 /// The step keys, as the card, the status bar and the help say them.
-pub const STEP_KEYS: &str = "Space step  s next stage  c next model call";
+pub const STEP_KEYS: &str = "Space step  s next stage  c next call  p back a call";
 
 /// The history rows `next` will change: a persisted or replaced result, the snipped run,
 /// everything a summary replaces. Empty before a model call.

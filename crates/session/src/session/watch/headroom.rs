@@ -357,6 +357,7 @@ mod tests {
             index: 0,
             compaction: Box::new(c),
             update: false,
+            at: 3,
         });
         t.push(&call(150_000, true));
         t.push(&call(20_000, false));

@@ -364,6 +364,7 @@ impl LiveSession {
                         index: k,
                         compaction: Box::new(c.clone()),
                         update: true,
+                        at: number,
                     });
                 }
                 None => {
@@ -372,6 +373,7 @@ impl LiveSession {
                         index: k,
                         compaction: Box::new(c.clone()),
                         update: false,
+                        at: c.line,
                     });
                 }
             }
@@ -402,7 +404,10 @@ impl LiveSession {
                 r.open_blocks = 0;
                 r.blocks_of = Some(open.key.to_string());
             }
-            if is_claude && r.early_of.as_deref() != Some(open.key) {
+            // Codex's answer closes only after the token count that reports its call
+            // (issue 38: its text printed after that call's line), so its text is
+            // reported as soon as it is written too.
+            if r.early_of.as_deref() != Some(open.key) {
                 let text = open
                     .blocks
                     .iter()
@@ -415,7 +420,12 @@ impl LiveSession {
                     r.early += 1;
                     out.push(LiveItem::Message(LiveMessage {
                         index: s.messages.len(),
-                        line: open.usage.map_or(number, |(_, line)| line),
+                        // Claude Code's: the answer's first line; Codex's: this line.
+                        line: if is_claude {
+                            open.usage.map_or(number, |(_, line)| line)
+                        } else {
+                            number
+                        },
                         role: "assistant".into(),
                         kind: MessageKind::Conversation,
                         preview: cut_preview(&text),

@@ -79,6 +79,7 @@ impl LiveCapture {
                 index,
                 compaction: Box::new(c.clone()),
                 update: false,
+                at: c.line,
             });
         }
         self.compactions = s.compactions.len();

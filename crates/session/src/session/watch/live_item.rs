@@ -70,6 +70,9 @@ pub enum LiveItem {
         index: usize,
         compaction: Box<Compaction>,
         update: bool,
+        /// The line that added this: the compaction's own when it first appears, a later
+        /// line for an update (printed as that line's, so line numbers never go down).
+        at: usize,
     },
     Message(LiveMessage),
     /// A tool call: `subject` is the path or command it names (`tool_subject`), empty
@@ -96,7 +99,9 @@ impl LiveItem {
     pub(super) fn order(&self, now: usize) -> (usize, u8) {
         match self {
             LiveItem::Call(c) => (c.line, 0),
-            LiveItem::Compaction { update: true, .. } => (now, 1),
+            LiveItem::Compaction {
+                update: true, at, ..
+            } => (*at.max(&now), 1),
             LiveItem::Compaction { compaction, .. } => (compaction.line, 1),
             LiveItem::Message(m) => (m.line, 2),
             LiveItem::ToolCall { line, .. } => (*line, 3),

@@ -330,3 +330,56 @@ fn a_codex_server_compactions_own_call_is_not_a_call_live_either() {
             .all(|c| c.kind == CompactionKind::Server)
     );
 }
+
+/// The line `watch --text` prints an item at, None for an item it does not print (an
+/// answer of tool calls only: its tool lines say it).
+fn printed_line(i: &LiveItem) -> Option<usize> {
+    match i {
+        LiveItem::Call(c) => Some(c.line),
+        LiveItem::Compaction {
+            update: true, at, ..
+        } => Some(*at),
+        LiveItem::Compaction { compaction, .. } => Some(compaction.line),
+        LiveItem::Message(m) if m.preview.trim().is_empty() && m.tool_results == 0 => None,
+        LiveItem::Message(m) => Some(m.line),
+        LiveItem::ToolCall { line, .. } | LiveItem::Skipped { line, .. } => Some(*line),
+        LiveItem::Warning(_) => None,
+    }
+}
+
+/// Issue 38, on a rollout Codex 0.171 wrote: the reader closes an answer only after the
+/// token count that reports its call, so "line 27: call" came before "line 26: assistant";
+/// and a compaction's later detail took the compaction's own line (46 after 52). Now the
+/// printed line numbers never go down, and each answer is reported once.
+#[test]
+fn a_codex_rollouts_printed_lines_never_go_down() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/sessions/codex_ws_0171.jsonl"
+    ))
+    .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (_, items) = feed(&lines);
+    let printed: Vec<usize> = items.iter().filter_map(printed_line).collect();
+    assert!(printed.len() > 40, "{printed:?}");
+    for w in printed.windows(2) {
+        assert!(w[0] <= w[1], "{} before {}: {printed:?}", w[0], w[1]);
+    }
+    // Each answer once: as many as the whole-file read holds.
+    let done = |role: &str, preview: &str| role == "assistant" && preview.starts_with("Done:");
+    let live = items
+        .iter()
+        .filter(|i| matches!(i, LiveItem::Message(m) if done(&m.role, &m.preview)))
+        .count();
+    let whole = parse_session_text(&text).unwrap();
+    let whole = whole
+        .messages
+        .iter()
+        .filter(|m| done(m.role(), m.text().unwrap_or(&m.joined_text())))
+        .count();
+    assert!(live >= 2, "{live}");
+    assert_eq!(live, whole, "answers reported once");
+    // A compaction's later detail is reported at a later line than the compaction's own.
+    assert!(items.iter().any(|i| matches!(i,
+        LiveItem::Compaction { update: true, at, compaction, .. } if *at > compaction.line)));
+}

@@ -159,6 +159,18 @@ impl App {
             .map(|n| continue_question(n, &self.agent.config, &self.agent.provider))
     }
 
+    /// The same question in one short sentence, for a pane too small for the whole one
+    /// (the hint line still pages the whole).
+    pub fn continue_prompt_short(&self) -> Option<String> {
+        self.branch.asking.map(|n| {
+            format!(
+                "continue from call {n} with {}, context_limit {}? y: continue, any other key: cancel",
+                self.agent.config.strategy,
+                group_digits(self.agent.config.context_limit)
+            )
+        })
+    }
+
     /// Whether the timeline pane shows the branch a continue left behind.
     pub fn showing_other_branch(&self) -> bool {
         self.branch.showing_other

@@ -144,9 +144,13 @@ impl App {
         self.provider().contains("scripted")
     }
 
-    /// `e` outside a view: what each of the gauge's numbers is.
+    /// `e` outside a view: what each of the gauge's numbers is, or with the timeline pane
+    /// open (it covers the gauge), what its plot and list show.
     pub(super) fn explain_gauge(&mut self) {
-        let view = ExplainView::new("What the gauge's numbers are", gauge_paragraphs(self));
+        let view = match timeline_paragraphs(self) {
+            Some(p) => ExplainView::new("What the timeline's plot and list are", p),
+            None => ExplainView::new("What the gauge's numbers are", gauge_paragraphs(self)),
+        };
         self.push_layer(Layer::Explain(view));
     }
 }
@@ -238,6 +242,64 @@ pub fn gauge_paragraphs(app: &App) -> Vec<String> {
             .to_string(),
     );
     out
+}
+
+/// The timeline pane's plot and list, at its selected call; None when the pane is closed.
+pub fn timeline_paragraphs(app: &App) -> Option<Vec<String>> {
+    let v = app.timeline_view()?;
+    let t = app.timeline();
+    let mut out = Vec::new();
+    if let Some(c) = t.calls.get(v.selected()) {
+        let api = c
+            .input_tokens
+            .map_or("no input tokens reported".to_string(), |n| {
+                format!(
+                    "{} input tokens reported by the API{}",
+                    group_digits(n as usize),
+                    if app.api_is_synthetic() {
+                        " (synthetic: the scripted model's chars / 4)"
+                    } else {
+                        ""
+                    }
+                )
+            });
+        out.push(format!(
+            "Call {} (selected, ▲ under the plot): the history was {} str() chars before the \
+             pipeline and {} chars were sent; {api}.",
+            c.number,
+            group_digits(c.size_before),
+            group_digits(c.size_after)
+        ));
+    }
+    let limit = t.limit_of(v.selected() + 1).map_or_else(
+        || t.limit_text(),
+        |l| {
+            format!(
+                "{}, the limit call {} ran under",
+                l.limit_text(),
+                v.selected() + 1
+            )
+        },
+    );
+    out.extend([
+        "Unit: the plot and the list are in str() chars (the lesson's len(str(messages))) \
+         whatever the strategy counts; a limit in tokens is converted (x4)."
+            .to_string(),
+        "Plot: one column per main model call. ░ reaches the history's size before the \
+         pipeline ran, █ the request sent (in eighths of a row); a red bar is a call refused \
+         as too long. The scale fits the requests sent and the limit; ↑ marks a call above \
+         the top. Labels on the left: 0, the limit and the top (4.5k = 4,500 chars)."
+            .to_string(),
+        format!(
+            "┄ is the per-call limit: {limit}. After a continue each call is drawn against \
+             the limit it ran under (Timeline::limit_of)."
+        ),
+        "List: call number; before and sent, in chars (k = thousands when narrow); the \
+         letters of the stages that changed something before the call (l: the legend); the \
+         input tokens the API reported for it (– when none); ✗ refused."
+            .to_string(),
+    ]);
+    Some(out)
 }
 
 /// The `w` view's numbers at one call.

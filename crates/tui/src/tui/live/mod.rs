@@ -476,6 +476,7 @@ impl LiveView {
                 index,
                 compaction,
                 update,
+                ..
             } => {
                 if update
                     && let Some(at) = self.compaction_rows.get(index).copied()

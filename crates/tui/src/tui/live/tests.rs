@@ -30,6 +30,7 @@ fn compaction(index: usize, update: bool, summary: Summary) -> WatchEvent {
             index,
             compaction: Box::new(c),
             update,
+            at: 0,
         },
         caught_up: true,
     }

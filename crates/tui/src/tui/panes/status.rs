@@ -167,7 +167,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
 }
 
 /// The step keys as the paused status line offers them.
-const PAUSED_KEYS: &str = "Space step · s stage · c call";
+const PAUSED_KEYS: &str = "Space step · s stage · c call · p back";
 
 /// The paused status line at `width` columns, never cut: the full sentence with the keys
 /// and the provider when they fit, then without the provider, the keys, then the short
@@ -318,7 +318,12 @@ pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     let mut items: Vec<(&str, &str)> = Vec::new();
     let comparing = covering.is_some();
     if app.step_state().mode() && app.focus() != Pane::Input && !comparing {
-        items.extend([("Space", "step"), ("s", "stage"), ("c", "call")]);
+        items.extend([
+            ("Space", "step"),
+            ("s", "stage"),
+            ("c", "call"),
+            ("p", "back"),
+        ]);
     }
     items.extend(pane.iter().copied());
     if !app.step_state().mode() && app.focus() != Pane::Input && !comparing {

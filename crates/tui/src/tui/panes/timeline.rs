@@ -15,32 +15,50 @@ use crate::tui::app::{App, Pane};
 use crate::tui::layout;
 use crate::util::group_digits;
 
-/// "continue from call N?" in a box over the timeline pane's plot (the list, with the
-/// selected call, stays in sight), while it waits
-/// for `y` (any other key cancels): the question is on screen, not only in the hint line.
+/// "continue from call N?" over the timeline pane while it waits for `y` (any other key
+/// cancels): the question is on screen, not only in the hint line. Two rows at most, at
+/// the pane's top or, when the selected call's row is up there, its bottom, so the call it
+/// names stays in sight (issue 38: at 80x24 a box hid most of the list).
 fn render_continue_prompt(app: &App, f: &mut Frame, area: Rect) {
     let Some(question) = app.continue_prompt() else {
         return;
     };
-    let width = area.width.saturating_sub(4).max(10);
-    let text = crate::tui::pause::wrap_words(&question, width.saturating_sub(2) as usize);
-    let height = (text.len() as u16 + 2).min(area.height.saturating_sub(2));
+    let inner = layout::inner(area);
+    let width = inner.width as usize;
+    let mut text = crate::tui::pause::wrap_words(&question, width);
+    if text.len() > 2 {
+        let short = app.continue_prompt_short().unwrap_or_default();
+        text = crate::tui::pause::wrap_words(&short, width);
+    }
+    text.truncate(2);
+    let height = (text.len() as u16).min(inner.height);
+    // The selected call's row on screen (the list's header is its first row).
+    let (_, list) = layout::timeline_parts(area);
+    let selected_y = app
+        .timeline_view()
+        .map(|v| list.y + 1 + v.selected().saturating_sub(v.top()) as u16);
+    let at_top = selected_y.is_none_or(|y| y >= inner.y + height);
     let r = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + 1,
-        width,
+        x: inner.x,
+        y: if at_top {
+            inner.y
+        } else {
+            inner.y + inner.height - height
+        },
+        width: inner.width,
         height,
     };
-    let title = Line::from(Span::styled(
-        " Continue? (y / any key cancels) ",
-        app.theme().title(),
-    ));
-    let inner = super::covering_frame(f, r, title, app.theme());
+    f.render_widget(ratatui::widgets::Clear, r);
     let lines: Vec<Line> = text
         .into_iter()
-        .map(|l| Line::from(Span::styled(l, app.theme().key())))
+        .map(|l| Line::from(Span::styled(fit(&l, width), app.theme().key())))
         .collect();
-    f.render_widget(Paragraph::new(lines), inner);
+    f.render_widget(
+        Paragraph::new(lines).style(
+            ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::REVERSED),
+        ),
+        r,
+    );
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
