@@ -195,7 +195,9 @@ pub fn status_line(input: &str, options: &StatusOptions) -> String {
         let within = options.at_risk_within.unwrap_or(DEFAULT_WITHIN);
         if within > 0 && t.tokens.saturating_sub(now) <= within {
             let from = index.last_compaction.as_ref().map_or(0, |c| c.offset);
-            if let Some((n, cut)) = statusline_risk::at_risk_count(Path::new(path), from) {
+            if let Some((n, cut)) =
+                statusline_risk::at_risk_count(Path::new(path), from, options.data_dir)
+            {
                 parts.extend(statusline_risk::part(n, cut));
             }
         }
