@@ -54,8 +54,10 @@ fn wait_for_first_session(
     none: &str,
 ) -> anyhow::Result<Option<Chosen>> {
     let keys = std::io::stdin().is_terminal();
-    eprintln!(
-        "ctxlab: {none}\nctxlab: waiting for the first session of this folder ({} quits)",
+    // `none` names the folders looked in: a file name can hold escape sequences.
+    say!("ctxlab: {none}");
+    say!(
+        "ctxlab: waiting for the first session of this folder ({} quits)",
         if keys { "q or Ctrl-C" } else { "Ctrl-C" }
     );
     let quit_keys = if keys {
