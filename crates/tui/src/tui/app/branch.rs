@@ -49,10 +49,10 @@ pub struct BranchState {
 /// timeline numbers it, and the settings the replay starts under (the earlier branch's;
 /// a recorded change at call N brings in the continue's).
 #[derive(Debug, Clone)]
-pub struct ContinuedSession {
-    pub messages: Vec<Message>,
-    pub recorded: Vec<RecordedEvent>,
-    pub start: PipelineConfig,
+pub(super) struct ContinuedSession {
+    pub(super) messages: Vec<Message>,
+    pub(super) recorded: Vec<RecordedEvent>,
+    pub(super) start: PipelineConfig,
 }
 
 /// The key that asks to continue from the selected call, and the one that shows the other
@@ -95,7 +95,7 @@ impl App {
     }
 
     /// The live branch's timeline, whichever branch the timeline pane shows.
-    pub fn live_branch_timeline(&self) -> &Timeline {
+    pub(super) fn live_branch_timeline(&self) -> &Timeline {
         match (&self.branch.other, self.branch.showing_other) {
             (Some((_, other)), true) => other,
             _ => &self.timeline,
