@@ -19,12 +19,14 @@ use crate::pyrepr::{py_str_len, py_str_list, unicode_json_map_len};
 mod json;
 mod kind;
 mod outline;
+mod tool_input;
 
 pub use json::{
     ascii_json_history, ascii_json_history_prefix, ascii_json_message, json_size,
     unicode_json_history, unicode_json_message, write_ascii_json_message,
 };
 pub use kind::{BlockKind, Role, block_tool_id};
+pub use tool_input::{Named, named_in};
 
 /// Why a JSON value is not a message ctxlab can work with.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::message::{BlockKind, Message, ResultContent};
+use crate::message::{BlockKind, Message, Named, ResultContent, named_in};
 
 /// What kind of content a part is, as the report counts it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -187,31 +187,9 @@ pub fn target_of(name: &str, input: &Value) -> Option<Target> {
     let changes = ["write", "edit", "patch", "create", "delete", "move"]
         .iter()
         .any(|w| lower.contains(w));
-    for key in ["file_path", "path", "notebook_path", "filename"] {
-        if let Some(p) = input.get(key).and_then(Value::as_str) {
-            return Some(if changes {
-                Target::Changed(p.to_string())
-            } else {
-                Target::Read(p.to_string())
-            });
-        }
-    }
-    for key in ["command", "cmd"] {
-        match input.get(key) {
-            Some(Value::String(c)) => return Some(Target::Ran(c.trim().to_string())),
-            Some(Value::Array(words)) => {
-                let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
-                // `["bash", "-lc", "cargo test"]`: the script is the command.
-                let cmd = match words.as_slice() {
-                    [sh, flag, script] if sh.ends_with("sh") && flag.starts_with('-') => {
-                        script.to_string()
-                    }
-                    _ => words.join(" "),
-                };
-                return Some(Target::Ran(cmd.trim().to_string()));
-            }
-            _ => {}
-        }
-    }
-    None
+    Some(match named_in(input)? {
+        Named::Path(p) if changes => Target::Changed(p),
+        Named::Path(p) => Target::Read(p),
+        Named::Command(c) => Target::Ran(c.trim().to_string()),
+    })
 }

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::message::{BlockKind, block_tool_id};
+use crate::message::{BlockKind, Named, block_tool_id, named_in};
 use crate::session::model::{
     Compaction, LoadWarning, MessageKind, RecordedCall, RecordedUsage, Session,
 };
@@ -142,31 +142,9 @@ pub(super) fn push_tool_call(
 /// joined, `["bash", "-lc", SCRIPT]` as its script), on one line and cut at
 /// `SUBJECT_CHARS` characters. Unsanitized: the front ends sanitize what they print.
 pub fn tool_subject(input: &Value) -> String {
-    let mut text = None;
-    for key in ["file_path", "path", "notebook_path", "filename"] {
-        if let Some(p) = input.get(key).and_then(Value::as_str) {
-            text = Some(p.to_string());
-            break;
-        }
-    }
-    if text.is_none() {
-        for key in ["command", "cmd"] {
-            match input.get(key) {
-                Some(Value::String(c)) => text = Some(c.clone()),
-                Some(Value::Array(words)) => {
-                    let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
-                    text = Some(match words.as_slice() {
-                        [sh, flag, script] if sh.ends_with("sh") && flag.starts_with('-') => {
-                            script.to_string()
-                        }
-                        _ => words.join(" "),
-                    });
-                }
-                _ => continue,
-            }
-            break;
-        }
-    }
+    let text = named_in(input).map(|named| match named {
+        Named::Path(text) | Named::Command(text) => text,
+    });
     let one_line = text
         .unwrap_or_default()
         .split_whitespace()
