@@ -237,3 +237,66 @@ fn the_view_on_top_is_drawn_last() {
     assert!(text.contains(" Live "), "{text}");
     assert!(text.lines().nth(39).unwrap().contains("G latest"));
 }
+
+/// The drawing order, cell by cell: with the help opened over any other view, every cell of
+/// the help's frame is exactly what the help draws there alone (`Layer::draw`), so the view
+/// beneath it, which covers the same cells, was drawn before it and nothing after.
+#[test]
+fn with_the_help_over_any_view_every_cell_of_its_frame_is_the_helps() {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+
+    let draw = |paint: &dyn Fn(&mut ratatui::Frame)| -> Buffer {
+        let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();
+        t.draw(|f| paint(f)).unwrap();
+        t.backend().buffer().clone()
+    };
+    // Not over the help itself or the legend (`?` there replaces them), nor the config
+    // panel, which takes `?` without opening the help.
+    for kind in KINDS
+        .into_iter()
+        .filter(|k| !["help", "legend", "config"].contains(k))
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = open(kind, dir.path());
+        d.app.update(Msg::Resize(120, 40));
+        press(&mut d.app, '?');
+        assert_eq!(
+            kinds(&d.app),
+            vec![kind, "help"],
+            "{kind}: `?` opens the help over it"
+        );
+        let app = &d.app;
+        let whole = draw(&|f| ctxlab::tui::render(app, f));
+        let full = Rect::new(0, 0, 120, 40);
+        let alone = draw(&|f| app.top_layer().unwrap().draw(f, full, app));
+        // The help's frame: the box around every cell it drew.
+        let drawn: Vec<(u16, u16)> = (0..40)
+            .flat_map(|y| (0..120).map(move |x| (x, y)))
+            .filter(|&(x, y)| alone[(x, y)].symbol() != " ")
+            .collect();
+        let (x0, x1) = (
+            drawn.iter().map(|c| c.0).min(),
+            drawn.iter().map(|c| c.0).max(),
+        );
+        let (y0, y1) = (
+            drawn.iter().map(|c| c.1).min(),
+            drawn.iter().map(|c| c.1).max(),
+        );
+        let (x0, x1, y0, y1) = (x0.unwrap(), x1.unwrap(), y0.unwrap(), y1.unwrap());
+        assert!(x1 - x0 > 60 && y1 - y0 > 20, "{kind}: the help's frame");
+        // What is beneath shows outside it, so it was drawn.
+        assert_ne!(whole, alone, "{kind}: the view beneath drew nothing");
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                assert_eq!(
+                    whole[(x, y)],
+                    alone[(x, y)],
+                    "{kind}: cell {x},{y} of the help's frame was drawn over"
+                );
+            }
+        }
+    }
+}

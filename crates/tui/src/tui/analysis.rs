@@ -9,7 +9,7 @@
 //!
 //! Nothing here touches `App` or the terminal: the lines it returns are sanitized already
 //! (`forgot_view`, the forgot view's text wherever it opens, the timeline's `F` included),
-//! the breakdown is data for `panes::context` (which sanitizes tool names as it draws).
+//! the breakdown is data for the context view's drawing (which sanitizes tool names as it draws).
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! The first-run legend's text: what the panes are, the stages of the strategy in force with
 //! their letters and thresholds (from the config, so the numbers are the ones that apply, in
 //! the strategy's unit), why a kept count can be one more, the marks, the views (`t`, `C`),
-//! the step keys, and the start-up notices in full. A leaf: the overlay draws these lines (`panes::legend`) and its
+//! the step keys, and the start-up notices in full. A leaf: the overlay draws these lines (`app/legend/draw.rs`) and its
 //! scrolling counts them (`app`).
 
 use ratatui::layout::Rect;

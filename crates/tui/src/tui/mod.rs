@@ -13,6 +13,7 @@
 pub mod analysis;
 pub mod app;
 pub mod diff;
+pub mod draw;
 pub mod event_rows;
 pub mod job_id;
 pub mod keys;

@@ -3,11 +3,16 @@
 //! or more strategies, a call and a piece selected across all of them. The replays are
 //! `Work::Compare` jobs, one strategy after the other, each on its own dry-run store in a
 //! scratch folder (never the workspace); the accounting is `crate::compare`'s. This file
-//! only keeps what came back and what is selected; `panes::compare` draws it.
+//! only keeps what came back and what is selected; `draw.rs` (with `parts.rs`) draws it.
+
+mod draw;
+mod parts;
 
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::Rect;
 
 use super::{App, Effect, Layer, Outcome, Pane, View};
 use crate::compact::{PipelineConfig, Strategy};
@@ -509,6 +514,10 @@ impl App {
 }
 
 impl View for CompareView {
+    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
+        draw::render(app, f, full, self);
+    }
+
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let page = 5;

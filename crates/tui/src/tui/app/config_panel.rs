@@ -3,9 +3,13 @@
 //! (digits, Enter applies, Esc cancels); on the strategy row `h`/`l` (or Left/Right, Tab)
 //! choose among the four at once, as the README says, and Enter applies the choice.
 //! Applying sends `UserCommand::SetConfig`; the agent uses it from the next model call.
-//! `panes::config` draws it through the read-only methods.
+//! `draw.rs` draws it (`View::draw`) through the read-only methods.
+
+mod draw;
 
 use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
 
 use super::{App, Effect, Outcome, View};
 use crate::agent::events::UserCommand;
@@ -157,6 +161,10 @@ impl ConfigPanel {
 }
 
 impl View for ConfigPanel {
+    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
+        draw::render(app, f, full, self);
+    }
+
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {
         if self.editing.is_some() {
             return self.edit_key(key, app);

@@ -2,9 +2,13 @@
 //! click on the gauge; `w` in an opened session): every call of the timeline broken down
 //! by category (`timeline::breakdown`), or of the opened session's recorded calls
 //! (`breakdown::session`), taken when the view opens, and the selected call. Its keys (a
-//! `View`, `layers.rs`) move the selection and close it; `panes::context` draws it.
+//! `View`, `layers.rs`) move the selection and close it; `draw.rs` draws it.
+
+mod draw;
 
 use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
 
 use super::explain::{ExplainView, call_paragraphs};
 use super::{App, Layer, Outcome, View};
@@ -104,6 +108,10 @@ impl App {
 }
 
 impl View for ContextView {
+    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
+        draw::render(app, f, full, self);
+    }
+
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {
         if key.code == KeyCode::Char('?') {
             return Outcome::Pass;

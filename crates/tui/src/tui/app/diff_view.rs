@@ -1,14 +1,71 @@
-//! Keys of the diff overlay: the cursor moves over lines and folded runs, `n` / `N` jump
-//! between changes, Enter unfolds a run or opens a row's text (before and after, for a
+//! The diff overlay as a view (`layers.rs`): its state (`DiffView`: the lines, folded), its
+//! keys and its drawing (`draw.rs`). The cursor moves over lines and folded runs, `n` / `N`
+//! jump between changes, Enter unfolds a run or opens a row's text (before and after, for a
 //! change) in the viewer, which returns to the diff when closed.
 
-use crossterm::event::{KeyCode, KeyEvent};
+mod draw;
 
-use super::{App, DiffView, Layer, Outcome, View};
-use crate::timeline::Fold;
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+
+use super::{App, Layer, Outcome, View};
+use crate::timeline::{DiffOp, Fold, fold_by};
 use crate::tui::diff::DiffLine;
 use crate::tui::keys::{self, Action, section};
 use crate::tui::rows::word_wrap;
+
+/// A diff overlay: a stage's before/after or one call's request against the previous
+/// one. Unchanged runs are folded; the cursor starts on the first change.
+#[derive(Debug, Clone)]
+pub struct DiffView {
+    /// The header, wrapped when drawn, never cut (it may hold a persisted path).
+    pub title: String,
+    /// A second header line (e.g. what a snip's cut held).
+    pub note: Option<String>,
+    pub lines: Vec<DiffLine>,
+    /// What is drawn: lines and folded runs of unchanged lines.
+    pub items: Vec<Fold>,
+    /// The cursor, an index into `items`.
+    pub selected: usize,
+    /// The first item drawn.
+    pub top: usize,
+}
+
+impl DiffView {
+    /// Lines folded, the cursor on the first change.
+    pub fn new(title: String, note: Option<String>, lines: Vec<DiffLine>) -> DiffView {
+        let items = fold_by(lines.len(), |i| lines[i].op == DiffOp::Same, DIFF_CONTEXT);
+        let selected = items
+            .iter()
+            .position(|f| matches!(f, Fold::Line(i) if lines[*i].op != DiffOp::Same))
+            .unwrap_or(0);
+        DiffView {
+            title,
+            note,
+            lines,
+            items,
+            selected,
+            top: 0,
+        }
+    }
+
+    /// Whether item `k` is a change (the stops of `n` / `N`).
+    pub fn is_change(&self, k: usize) -> bool {
+        matches!(self.items.get(k), Some(Fold::Line(i)) if self.lines[*i].op != DiffOp::Same)
+    }
+
+    /// Screen rows item `k` takes: a change in place shows its old and its new row.
+    pub fn item_height(&self, k: usize) -> usize {
+        match self.items.get(k) {
+            Some(Fold::Line(i)) if self.lines[*i].op == DiffOp::Changed => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Unchanged rows kept around a change before the rest of a run is folded.
+pub const DIFF_CONTEXT: usize = 2;
 
 impl DiffView {
     /// The header lines at `width` columns: the title and the note, wrapped (never cut).
@@ -120,7 +177,7 @@ impl App {
         d.ensure_visible(viewport);
         if d.top > 0 {
             // Not at the start: keep a little context (a fold, unchanged rows) above.
-            d.top = d.selected.saturating_sub(super::DIFF_CONTEXT + 1);
+            d.top = d.selected.saturating_sub(DIFF_CONTEXT + 1);
             d.ensure_visible(viewport);
         }
         self.push_layer(Layer::Diff(d));
@@ -135,6 +192,10 @@ impl App {
 }
 
 impl View for DiffView {
+    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
+        draw::render(app, f, full, self);
+    }
+
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {
         if key.code == KeyCode::Char('?') {
             return Outcome::Pass;

@@ -3,9 +3,13 @@
 //! comes from (which function, which call), its unit, and whether it is an estimate (`~`).
 //! The text is built here from the same functions and fields the drawing reads
 //! (`panes::gauge::text_lines`, `ContextView::call`), so the two never disagree. Its keys:
-//! `j`/`k` scroll, Esc, `e` or `q` close. `panes::explain` draws it.
+//! `j`/`k` scroll, Esc, `e` or `q` close. `draw.rs` draws it (`View::draw`).
+
+mod draw;
 
 use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use ratatui::layout::Rect;
 
 use super::{App, Layer, Outcome, View};
 use crate::breakdown::{CallBreakdown, Counting};
@@ -70,6 +74,10 @@ impl ExplainView {
 }
 
 impl View for ExplainView {
+    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
+        draw::render(app, f, full, self);
+    }
+
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {
         if key.code == crossterm::event::KeyCode::Char('e') {
             return Outcome::Close(Vec::new());
@@ -99,7 +107,7 @@ impl View for ExplainView {
 }
 
 /// Each `w` letter: its category key, its letter, what it holds. The drawing
-/// (`panes::context`) colours the same letters.
+/// (`context_view/draw.rs`) colours the same letters.
 pub const LETTERS: [(&str, char, &str); 14] = [
     ("system_prompt", 'S', "system prompt"),
     ("tool_definitions", 'D', "tool definitions"),

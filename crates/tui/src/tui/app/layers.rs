@@ -3,16 +3,19 @@
 //! live view and an explanation (`e`). The layer on top takes every key and mouse event and is drawn last, so what
 //! has the keys is what is seen (docs/architecture.md, `tui/`). One place decides: keys
 //! (`navigation.rs`), the mouse (`mouse.rs`), pasting, the hint line and the help's section
-//! read `top_layer()`, and `panes::render` draws `layers()` in order. Nothing under the top
+//! read `top_layer()`, and `panes::render` calls each layer's `draw` in `layers()`' order. Nothing under the top
 //! layer ever gets a message: a view that wants another view opens it on top, and a view's
 //! `Outcome` says whether it stays.
 //!
 //! `Layer`, `View` and `Outcome` are defined in `app/mod.rs`, so that each view's module
-//! implements `View` without a circle through this file. A view's update half is `View`
-//! (its keys and its mouse, given the rest of `App` as context); its drawing half is
-//! `panes::layers`, since the drawing imports the state and never the other way round.
+//! implements `View` without a circle through this file. A view is one `View`: its keys and
+//! its mouse (given the rest of `App` as context) and its drawing (`View::draw`, given the
+//! rest of `App` read only), all in the view's own module (`app/<view>.rs` and its
+//! `draw.rs`); the drawing pieces the views share with the panes are `tui::draw`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::Frame;
+use ratatui::layout::Rect;
 
 use super::{App, Effect, Layer, Outcome, View};
 
@@ -83,6 +86,11 @@ impl Layer {
             Layer::Live(_) => "live",
             Layer::Explain(_) => "explain",
         }
+    }
+
+    /// Draws the view inside over the panes (`View::draw`).
+    pub fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
+        with_view!(self, v => View::draw(v, f, full, app))
     }
 
     pub fn help_section(&self) -> Option<&'static str> {

@@ -3,9 +3,14 @@
 //! `w` on a sessions browser row) as `Effect::Follow`, the follower's events folded into
 //! the view with `Effect::Bell` for a compaction written while following (when the bell
 //! is on), and the view's keys: move, `o`/Enter a row's full text, Esc closes it (and stops
-//! its follower), `q` quits.
+//! its follower), `q` quits; and its drawing (`draw.rs`). The view's state and fold are
+//! `tui::live::LiveView`, which knows nothing of `App`.
+
+mod draw;
 
 use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use ratatui::layout::Rect;
 
 use super::{App, Effect, HelpView, Layer, Outcome, View};
 use crate::session::watch::Chosen;
@@ -90,6 +95,10 @@ impl App {
 }
 
 impl View for LiveView {
+    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
+        draw::render(app, f, full, self);
+    }
+
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {
         let Some(action) = keys::action(&key) else {
             return Outcome::Consumed;

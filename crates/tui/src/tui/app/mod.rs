@@ -9,7 +9,8 @@
 //! tested without a terminal or an agent. It performs no I/O: reading the workspace's files,
 //! replaying a transcript and remembering that the legend was seen are `Work` the loop runs
 //! off the UI task (see `tui::work`); a restart is the loop's. It never reads the clock
-//! (times come in messages or from the tick counter) and never draws.
+//! (times come in messages or from the tick counter) and never draws (each covering view
+//! draws itself in its `View::draw`, called by `panes::render` and never by `update`).
 //!
 //! `App` is a router of owned parts and routes each message to them: `screen` (`Screen`:
 //! size, tick, focus, notices), `layers` (the views covering the panes, `layers.rs`: the
@@ -29,12 +30,13 @@
 //! `history` (routing the agent's history to the conversation), `agent_events`,
 //! `navigation` (keys outside the input), `pane_actions` (conversation, events, outputs
 //! actions), `transcripts`, `sessions` (the sessions browser and an opened session), `jobs`
-//! (asking for work and taking its results), `layers` (the covering views' stack and the
-//! `View` trait), `overlays` (the help, the legend, the config panel and the viewer as
-//! views), `input` (input box and slash commands), `mouse`, `step` (step mode's keys, the
+//! (asking for work and taking its results), `layers` (the covering views' stack; the
+//! `View` trait is declared here), one module per covering view with its state, keys, mouse
+//! and drawing (`help`, `legend`, `config_panel`, `diff_view`, `viewer`, `compare`,
+//! `context_view`, `requests_view`, `live`, `explain`, each drawing in its `draw.rs`), `input` (input box and slash commands), `mouse`, `step` (step mode's keys, the
 //! pause's highlighted rows, the first-run legend, restart), `compare` (the compare view:
 //! strategies side by side on one session), `live` (the live view of a followed session:
-//! its events folded, its keys, the bell as an effect).
+//! its events folded, its keys, its drawing, the bell as an effect).
 
 mod agent_events;
 mod agent_facts;
@@ -47,17 +49,18 @@ mod diff_view;
 mod events;
 mod explain;
 mod forgot;
+mod help;
 mod help_at;
 mod history;
 mod input;
 mod jobs;
 mod layers;
+mod legend;
 mod list;
 mod live;
 mod mouse;
 mod navigation;
 mod outputs;
-mod overlays;
 mod pane_actions;
 mod recorded_views;
 mod requests_view;
@@ -75,6 +78,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crossterm::event::{KeyEvent, MouseEvent};
+use ratatui::Frame;
 use ratatui::layout::Rect;
 use tiktoken_rs::CoreBPE;
 
@@ -92,25 +96,24 @@ pub use compare::{CompareArgsError, CompareView, default_strategies, parse_strat
 pub use config_panel::{ConfigPanel, STRATEGY_ROW};
 pub use context_view::ContextView;
 pub use conversation::{ConversationState, HistRow, SessionRow};
+pub use diff_view::{DIFF_CONTEXT, DiffView};
 pub use events::EventsState;
 pub use explain::{ExplainView, LETTERS, call_paragraphs};
+pub use help::HelpView;
 pub use input::{InputState, SlashCommand};
 use jobs::Jobs;
+pub use legend::LegendView;
 pub use list::{
     EXPANDED_INDENT, ListState, expanded_cap, expanded_lines, layout_transcript, row_height,
 };
 pub use outputs::OutputsState;
-pub use overlays::{HelpView, LegendView};
 pub use requests_view::RequestsView;
 use screen::Screen;
 pub use screen::notice_pages;
 pub use search::{Hit, Search, event_text as search_event_text, search_matches};
 pub use sessions::{SessionsState, StartSessions, Startup};
 pub use state::ConvRow;
-pub use state::{
-    ConvView, DIFF_CONTEXT, DiffView, EventKind, EventRow, LoadKind, Loading, Pane, RunState,
-    StageDiff,
-};
+pub use state::{ConvView, EventKind, EventRow, LoadKind, Loading, Pane, RunState, StageDiff};
 pub use step::StepState;
 pub use timeline::TimelineView;
 use tokens::TokenCounter;
@@ -228,9 +231,14 @@ impl Outcome {
     }
 }
 
-/// A covering view's update half: it is taken off the stack while it handles a message, so
-/// `app` is the rest (to notify, ask for a job, open a view on top of it).
+/// A covering view: its keys, its mouse and its drawing, in its own module. It is taken off
+/// the stack while it handles a message, so `app` is the rest (to notify, ask for a job,
+/// open a view on top of it); it draws from itself and the rest of the state, read only.
 pub trait View {
+    /// Draws the view over the panes. `full` is the whole screen (each view takes its own
+    /// area of it); the stack draws the bottom layer first, so the top one is drawn last.
+    fn draw(&self, f: &mut Frame, full: Rect, app: &App);
+
     /// A key (Ctrl-C is `App`'s, before any view).
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome;
 

@@ -3,9 +3,13 @@
 //! previous one, and the selected request's detail (the labelled changes, the exact
 //! breakdown, the strategies beside it). The rows are made by a job (`tui::analysis`, the
 //! library's `capture_view`, as `ctxlab inspect FILE --requests` makes them); their lines
-//! are `capture_view::text`'s, sanitized there. `panes::requests` draws it.
+//! are `capture_view::text`'s, sanitized there. `draw.rs` draws it.
+
+mod draw;
 
 use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
 
 use super::{App, Effect, Layer, LoadKind, Outcome, View};
 use crate::capture_view::CaptureRequests;
@@ -131,6 +135,10 @@ impl App {
 }
 
 impl View for RequestsView {
+    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
+        draw::render(app, f, full, self);
+    }
+
     fn key(&mut self, key: KeyEvent, _app: &mut App) -> Outcome {
         if key.code == KeyCode::Char('?') {
             return Outcome::Pass;

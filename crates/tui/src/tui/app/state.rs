@@ -1,13 +1,11 @@
 //! The data `App` is made of that no pane owns (apart from lists, `list.rs`): the panes'
-//! names, diffs, the config panel's state, what the agent is doing and what
+//! names, diffs, what the agent is doing and what
 //! the screen is waiting for. Plain data with no behaviour beyond small lookups; each
 //! pane's own state lives in its file (`transcripts.rs`, `timeline.rs`, `viewer.rs`, ...).
 
 use std::sync::Arc;
 
 use crate::compact::Stage;
-use crate::timeline::{DiffOp, Fold, fold_by};
-use crate::tui::diff::DiffLine;
 pub use crate::tui::event_rows::{EventKind, EventRow};
 use crate::tui::rows::MessageInfo;
 use crate::tui::work::JobId;
@@ -68,58 +66,6 @@ pub struct StageDiff {
     pub before: Vec<Arc<MessageInfo>>,
     pub after: Vec<Arc<MessageInfo>>,
 }
-
-/// A diff overlay: a stage's before/after or one call's request against the previous
-/// one. Unchanged runs are folded; the cursor starts on the first change.
-#[derive(Debug, Clone)]
-pub struct DiffView {
-    /// The header, wrapped when drawn, never cut (it may hold a persisted path).
-    pub title: String,
-    /// A second header line (e.g. what a snip's cut held).
-    pub note: Option<String>,
-    pub lines: Vec<DiffLine>,
-    /// What is drawn: lines and folded runs of unchanged lines.
-    pub items: Vec<Fold>,
-    /// The cursor, an index into `items`.
-    pub selected: usize,
-    /// The first item drawn.
-    pub top: usize,
-}
-
-impl DiffView {
-    /// Lines folded, the cursor on the first change.
-    pub fn new(title: String, note: Option<String>, lines: Vec<DiffLine>) -> DiffView {
-        let items = fold_by(lines.len(), |i| lines[i].op == DiffOp::Same, DIFF_CONTEXT);
-        let selected = items
-            .iter()
-            .position(|f| matches!(f, Fold::Line(i) if lines[*i].op != DiffOp::Same))
-            .unwrap_or(0);
-        DiffView {
-            title,
-            note,
-            lines,
-            items,
-            selected,
-            top: 0,
-        }
-    }
-
-    /// Whether item `k` is a change (the stops of `n` / `N`).
-    pub fn is_change(&self, k: usize) -> bool {
-        matches!(self.items.get(k), Some(Fold::Line(i)) if self.lines[*i].op != DiffOp::Same)
-    }
-
-    /// Screen rows item `k` takes: a change in place shows its old and its new row.
-    pub fn item_height(&self, k: usize) -> usize {
-        match self.items.get(k) {
-            Some(Fold::Line(i)) if self.lines[*i].op == DiffOp::Changed => 2,
-            _ => 1,
-        }
-    }
-}
-
-/// Unchanged rows kept around a change before the rest of a run is folded.
-pub const DIFF_CONTEXT: usize = 2;
 
 /// What the agent is doing, as far as events tell.
 #[derive(Debug, Clone, PartialEq, Eq)]

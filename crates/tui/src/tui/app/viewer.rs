@@ -1,11 +1,17 @@
-//! The text viewer's state and keys (`Viewer::key`; `overlays.rs` routes to it): scrolling
+//! The text viewer as a view (`layers.rs`): its state, its keys (`Viewer::key`; its `View`
+//! gives it the width and the page) and its drawing (`draw.rs`). Scrolling
 //! by screen rows (long lines wrap), `w` to turn wrapping off and `h` / `l` to scroll
 //! sideways, and search: `/` asks for a query, every occurrence is found
 //! (case-insensitive), and the current one is brought into view, down to its wrapped row
 //! or across to its column.
 
-use crossterm::event::{KeyCode, KeyEvent};
+mod draw;
 
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+
+use super::{App, Outcome, View};
 use crate::tui::keys::{self, Action};
 use crate::tui::rows::wrap_words_at;
 use crate::util::display_width;
@@ -46,7 +52,7 @@ pub fn find_all(lines: &[String], query: &str) -> Vec<TextMatch> {
 
 /// The scrollable text viewer's state, owned here (an overlay). Long lines wrap (`w` turns
 /// wrapping off, then `h` / `l` scroll sideways); a search match is scrolled into view and
-/// highlighted. `Viewer::key` is its update, `panes::viewer` its drawing.
+/// highlighted. `Viewer::key` is its update, `draw.rs` its drawing.
 #[derive(Debug, Clone, Default)]
 pub struct Viewer {
     title: String,
@@ -322,6 +328,43 @@ impl Viewer {
             _ => {}
         }
         ViewerKey::Stay
+    }
+}
+
+impl App {
+    /// Columns the viewer's text gets (the overlay minus the line numbers).
+    pub(super) fn viewer_width(&self, v: &Viewer) -> usize {
+        let num_w = v.lines().len().to_string().len().max(3);
+        (self.overlay_inner().width as usize).saturating_sub(num_w + 1)
+    }
+}
+
+/// The viewer's keys are its own (`Viewer::key`); `App` gives it the width and the page.
+impl View for Viewer {
+    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
+        draw::render(app, f, full, self);
+    }
+
+    fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {
+        // `?` outside its search prompt: the viewer's help.
+        if key.code == KeyCode::Char('?') && !self.typing() {
+            return Outcome::Pass;
+        }
+        // `B` in the forgot view of a session file's compaction: fork before it.
+        if keys::action(&key) == Some(Action::Fork) && !self.typing() {
+            let source = self.fork_source().cloned();
+            return Outcome::Effects(app.fork_from_viewer(source));
+        }
+        let page = app.overlay_viewport().max(1) as isize;
+        let width = app.viewer_width(self).max(1);
+        match Viewer::key(self, key, width, page) {
+            ViewerKey::Close => Outcome::Close(Vec::new()),
+            _ => Outcome::Consumed,
+        }
+    }
+
+    fn help_section(&self) -> Option<&'static str> {
+        Some(Viewer::help_section(self))
     }
 }
 

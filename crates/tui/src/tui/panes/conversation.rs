@@ -56,7 +56,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         && app.timeline_view().is_none()
         && !app.conversation().streaming().is_empty()
     {
-        let spinner = super::status::spinner(app.tick());
+        let spinner = crate::tui::draw::spinner(app.tick());
         trailer.push(Line::from(vec![
             Span::raw(format!(" {spinner} ")),
             Span::styled("asst ", app.theme().role("assistant")),

@@ -4,24 +4,12 @@
 //! no mutation. Lists draw only their visible rows, so a 100,000-message history costs what
 //! forty rows cost. Text helpers shared by panes live here.
 
-pub mod compare;
-mod compare_parts;
-pub mod config;
-pub mod context;
 pub mod conversation;
-pub mod diff;
 pub mod events;
-pub mod explain;
 pub mod gauge;
-pub mod help;
 pub mod input;
-pub mod layers;
-pub mod legend;
-pub mod live;
 pub mod msglist;
 pub mod outputs;
-pub mod plot;
-pub mod requests;
 pub mod search;
 pub mod session_replay;
 pub mod session_view;
@@ -29,16 +17,19 @@ pub mod sessions;
 pub mod status;
 pub mod timeline;
 pub mod transcripts;
-pub mod viewer;
 
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::app::{App, LoadKind, Pane, TICKS_PER_SECOND};
 use super::layout::{self, MIN_HEIGHT, MIN_WIDTH};
 use super::theme::Theme;
+
+/// The drawing pieces the panes share with the covering views (`tui::draw`), by the names
+/// the panes use.
+pub use super::draw::{clip, fit, pane_block, plot, selected_line};
 
 /// Draws the whole screen.
 pub fn render(app: &App, f: &mut Frame) {
@@ -66,8 +57,11 @@ pub fn render(app: &App, f: &mut Frame) {
     }
     input::render(app, f, a.input);
     status::render_hints(app, f, a.hints);
-    // The covering views, the one with the keys last (the hint line is not theirs).
-    layers::render(app, f, area);
+    // The covering views, each drawn by its own module, bottom first: the one with the keys
+    // is drawn last (the hint line is not theirs).
+    for layer in app.layers() {
+        layer.draw(f, area, app);
+    }
 }
 
 fn too_small(app: &App, f: &mut Frame, area: Rect) {
@@ -87,40 +81,6 @@ fn too_small(app: &App, f: &mut Frame, area: Rect) {
             ..area
         },
     );
-}
-
-/// `line` as the selection bar: every span gets the selection's style (reverse video in
-/// the terminal's own colours), so no span keeps a colour of its own on the bar.
-pub fn selected_line<'a>(mut line: Line<'a>, theme: &Theme) -> Line<'a> {
-    let sel = theme.selected();
-    line.style = line.style.patch(sel);
-    for s in &mut line.spans {
-        s.style = s.style.patch(sel);
-    }
-    line
-}
-
-/// A pane's frame: thick border and bold title when focused.
-pub fn pane_block<'a>(title: Line<'a>, focused: bool, theme: &Theme) -> Block<'a> {
-    Block::default()
-        .borders(Borders::ALL)
-        .border_type(if focused {
-            BorderType::Thick
-        } else {
-            BorderType::Plain
-        })
-        .border_style(theme.border(focused))
-        .title(title)
-}
-
-/// A covering view's frame on `r`: what is beneath cleared, the focused border and
-/// `title`. Returns the inside.
-pub fn covering_frame(f: &mut Frame, r: Rect, title: Line<'_>, theme: &Theme) -> Rect {
-    f.render_widget(Clear, r);
-    let block = pane_block(title, true, theme);
-    let inner = block.inner(r);
-    f.render_widget(block, r);
-    inner
 }
 
 /// `mm:ss.d` from ticks.
@@ -160,18 +120,6 @@ pub fn human_age(secs: Option<u64>) -> String {
 
 /// `1 file`, `2 files` (the one in `util`, for the panes that say `super::plural`).
 pub use crate::util::plural;
-
-/// At most `width` terminal columns, with `…` when cut. Columns, not chars: a CJK
-/// character or an emoji takes two, and counting it as one would push a row's later
-/// columns out of line.
-pub fn clip(s: &str, width: usize) -> String {
-    crate::util::clip_width(s, width)
-}
-
-/// `s` padded or clipped to exactly `width` terminal columns.
-pub fn fit(s: &str, width: usize) -> String {
-    crate::util::fit_width(s, width)
-}
 
 /// A pane title's key hint, replaced by the loading line (spinner, file, size, elapsed)
 /// while the screen waits for one of this pane's jobs (`ours`).

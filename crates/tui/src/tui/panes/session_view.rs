@@ -10,12 +10,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::plot;
 use super::{fit, pane_block, title_hint};
-use crate::session::{Compaction, Summary};
 use crate::tui::app::{App, LoadKind, Pane};
+use crate::tui::draw::plot::curve;
 use crate::tui::layout::{session_list_rows, split_top};
-use crate::tui::sessions::text::{kept_text, kept_words, tokens};
+use crate::tui::sessions::text::{compaction_row, kept_text, summary_words};
 use crate::tui::sessions::{OpenedSession, ViewRow};
 use crate::tui::theme::Theme;
 use crate::util::group_digits;
@@ -166,43 +165,6 @@ fn message_line<'a>(
     ])
 }
 
-/// What the summary is, in a few words.
-fn summary_words(c: &Compaction) -> String {
-    match &c.summary {
-        Summary::Text(t) => format!(
-            "summary ({} ch): {}",
-            group_digits(t.chars().count()),
-            t.split_whitespace().collect::<Vec<_>>().join(" ")
-        ),
-        Summary::Encrypted => "summary: encrypted by the provider".into(),
-        Summary::NotRecorded => "summary: not recorded".into(),
-        Summary::None => format!("{} tool results cleared", c.cleared_tool_ids.len()),
-    }
-}
-
-/// The compaction's event row: `⟳ compaction #1 at message 5 full auto 2,150->900 tok 12.0 s
-/// · kept … · summary …`.
-pub(super) fn compaction_row(c: &Compaction, k: usize) -> String {
-    let kind = c.kind.name();
-    let trigger = c
-        .trigger
-        .as_ref()
-        .map(|t| format!(" {}", t.name()))
-        .unwrap_or_default();
-    let duration = c
-        .duration_ms
-        .map(|ms| format!(" {:.1} s", ms as f64 / 1000.0))
-        .unwrap_or_default();
-    format!(
-        "⟳ compaction {} {kind}{trigger} {}->{} tok{duration} · {} · {}",
-        crate::tui::sessions::text::compaction_name(c, k),
-        tokens(c.tokens_before),
-        tokens(c.tokens_after),
-        kept_words(c),
-        summary_words(c)
-    )
-}
-
 fn render_usage(f: &mut Frame, area: Rect, open: &OpenedSession, theme: &Theme) {
     if area.height == 0 {
         return;
@@ -256,63 +218,4 @@ fn render_usage(f: &mut Frame, area: Rect, open: &OpenedSession, theme: &Theme) 
         .map(|c| c.usage.context_tokens())
         .collect();
     curve(f, plot_area, &values, window, selected, theme);
-}
-
-/// The recorded context per call: one column a call (eighths of a row), the window as a
-/// `┄` line when known, the selected call highlighted; the calls that fit, around it.
-pub(super) fn curve(
-    f: &mut Frame,
-    area: Rect,
-    values: &[u64],
-    window: Option<u64>,
-    selected: Option<usize>,
-    theme: &Theme,
-) {
-    let (rows, width) = (area.height as usize, area.width as usize);
-    if rows == 0 || width <= 5 || values.is_empty() {
-        return;
-    }
-    let cols = width - 5;
-    let start = match selected {
-        Some(s) if values.len() > cols => s.saturating_sub(cols / 2).min(values.len() - cols),
-        _ => values.len().saturating_sub(cols),
-    };
-    let shown = &values[start..values.len().min(start + cols)];
-    let max = shown
-        .iter()
-        .copied()
-        .max()
-        .unwrap_or(0)
-        .max(window.unwrap_or(0))
-        .max(1);
-    let eighths = |v: u64| (v as f64 / max as f64 * (rows * 8) as f64).round() as usize;
-    let window_row = window.map(|w| (eighths(w) / 8).min(rows - 1));
-    let mut lines = Vec::with_capacity(rows);
-    for r in (0..rows).rev() {
-        let label = if r + 1 == rows {
-            plot::compact_number(max as usize)
-        } else if r == 0 {
-            "0".into()
-        } else {
-            String::new()
-        };
-        let mut spans = vec![Span::styled(format!("{label:>4} "), theme.dim())];
-        for (k, v) in shown.iter().enumerate() {
-            let (text, style) = if let Some(cell) = plot::bar_cell(eighths(*v), r) {
-                (cell, ratatui::style::Style::new())
-            } else if window_row == Some(r) {
-                ("┄", theme.warn())
-            } else {
-                (" ", ratatui::style::Style::new())
-            };
-            spans.push(plot::column_span(
-                text,
-                style,
-                Some(start + k) == selected,
-                theme,
-            ));
-        }
-        lines.push(Line::from(spans));
-    }
-    f.render_widget(Paragraph::new(lines), area);
 }

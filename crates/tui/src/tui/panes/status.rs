@@ -11,14 +11,9 @@ use ratatui::widgets::Paragraph;
 use super::{clip, fmt_elapsed, human_bytes, key_hint};
 use crate::agent::events::{NextStep, StepTarget};
 use crate::tui::app::{App, Layer, LoadKind, NOTICE_PAGE_TICKS, Pane, RunState, notice_pages};
+use crate::tui::draw::spinner;
 use crate::tui::theme::Theme;
 use crate::util::{display_width, group_digits};
-
-const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-
-pub fn spinner(tick: u64) -> &'static str {
-    SPINNER[(tick % SPINNER.len() as u64) as usize]
-}
 
 /// `idle` (`idle · last answer cut at max_tokens: 512` after a cut answer), `⠋ streaming 1.2s`, `⠋ running bash 3.4s`, `⠋ waiting 0.5s`.
 pub fn state_text(app: &App) -> String {

@@ -3,7 +3,7 @@
 //! into the other.
 
 use crate::session::{Compaction, CompactionKind, Summary, TokenCount};
-use crate::util::plural;
+use crate::util::{group_digits, plural};
 
 /// A token count as shown, `?` when the file does not record it.
 pub fn tokens(t: Option<TokenCount>) -> String {
@@ -95,4 +95,41 @@ pub fn compaction_detail(c: &Compaction, headline: String, no_summary: &str) -> 
         text.push_str(&kept);
     }
     text
+}
+
+/// What the summary is, in a few words.
+pub fn summary_words(c: &Compaction) -> String {
+    match &c.summary {
+        Summary::Text(t) => format!(
+            "summary ({} ch): {}",
+            group_digits(t.chars().count()),
+            t.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
+        Summary::Encrypted => "summary: encrypted by the provider".into(),
+        Summary::NotRecorded => "summary: not recorded".into(),
+        Summary::None => format!("{} tool results cleared", c.cleared_tool_ids.len()),
+    }
+}
+
+/// The compaction's event row: `⟳ compaction #1 at message 5 full auto 2,150->900 tok 12.0 s
+/// · kept … · summary …`.
+pub fn compaction_row(c: &Compaction, k: usize) -> String {
+    let kind = c.kind.name();
+    let trigger = c
+        .trigger
+        .as_ref()
+        .map(|t| format!(" {}", t.name()))
+        .unwrap_or_default();
+    let duration = c
+        .duration_ms
+        .map(|ms| format!(" {:.1} s", ms as f64 / 1000.0))
+        .unwrap_or_default();
+    format!(
+        "⟳ compaction {} {kind}{trigger} {}->{} tok{duration} · {} · {}",
+        compaction_name(c, k),
+        tokens(c.tokens_before),
+        tokens(c.tokens_after),
+        kept_words(c),
+        summary_words(c)
+    )
 }

@@ -211,3 +211,57 @@ fn bar_style(theme: &Theme, refused: bool) -> Style {
         Style::new()
     }
 }
+
+/// The recorded context per call: one column a call (eighths of a row), the window as a
+/// `┄` line when known, the selected call highlighted; the calls that fit, around it.
+pub fn curve(
+    f: &mut Frame,
+    area: Rect,
+    values: &[u64],
+    window: Option<u64>,
+    selected: Option<usize>,
+    theme: &Theme,
+) {
+    let (rows, width) = (area.height as usize, area.width as usize);
+    if rows == 0 || width <= 5 || values.is_empty() {
+        return;
+    }
+    let cols = width - 5;
+    let start = match selected {
+        Some(s) if values.len() > cols => s.saturating_sub(cols / 2).min(values.len() - cols),
+        _ => values.len().saturating_sub(cols),
+    };
+    let shown = &values[start..values.len().min(start + cols)];
+    let max = shown
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(window.unwrap_or(0))
+        .max(1);
+    let eighths = |v: u64| (v as f64 / max as f64 * (rows * 8) as f64).round() as usize;
+    let window_row = window.map(|w| (eighths(w) / 8).min(rows - 1));
+    let mut lines = Vec::with_capacity(rows);
+    for r in (0..rows).rev() {
+        let label = if r + 1 == rows {
+            compact_number(max as usize)
+        } else if r == 0 {
+            "0".into()
+        } else {
+            String::new()
+        };
+        let mut spans = vec![Span::styled(format!("{label:>4} "), theme.dim())];
+        for (k, v) in shown.iter().enumerate() {
+            let (text, style) = if let Some(cell) = bar_cell(eighths(*v), r) {
+                (cell, Style::new())
+            } else if window_row == Some(r) {
+                ("┄", theme.warn())
+            } else {
+                (" ", Style::new())
+            };
+            spans.push(column_span(text, style, Some(start + k) == selected, theme));
+        }
+        lines.push(Line::from(spans));
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}

@@ -12,15 +12,15 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::covering_frame;
-use super::fit;
-use super::session_view::{compaction_row, curve};
 use crate::forgot::at_risk::risk_lines;
 use crate::sanitize::sanitize_line;
 use crate::session::model::MessageKind;
 use crate::tui::app::App;
+use crate::tui::draw::plot::curve;
+use crate::tui::draw::{covering_frame, fit};
 use crate::tui::layout::split_top;
 use crate::tui::live::{LiveRow, LiveView};
+use crate::tui::sessions::text::compaction_row;
 use crate::tui::theme::Theme;
 use crate::util::{group_digits, plural};
 
@@ -38,7 +38,7 @@ fn clean(text: &str, width: usize) -> String {
 }
 
 /// The whole screen but the hint line.
-pub fn render(app: &App, f: &mut Frame, full: Rect, v: &LiveView) {
+pub(super) fn render(app: &App, f: &mut Frame, full: Rect, v: &LiveView) {
     let Some(a) = app.areas() else {
         return;
     };
@@ -228,7 +228,7 @@ fn render_rows(f: &mut Frame, area: Rect, v: &LiveView, theme: &Theme) {
         .map(|(k, row)| {
             let line = row_line(row, width, theme);
             if k == selected && !v.at_tail() {
-                super::selected_line(line, theme)
+                crate::tui::draw::selected_line(line, theme)
             } else {
                 line
             }

@@ -7,10 +7,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::covering_frame;
-use crate::tui::app::{App, ExplainView};
+use super::ExplainView;
+use crate::tui::app::App;
+use crate::tui::draw::covering_frame;
 
-pub fn render(app: &App, f: &mut Frame, area: Rect, v: &ExplainView) {
+pub(super) fn render(app: &App, f: &mut Frame, area: Rect, v: &ExplainView) {
     let width = ExplainView::width_on(area.width);
     let rows = v.rows(width.saturating_sub(2) as usize);
     let height = (rows.len() as u16 + 2).min(area.height);

@@ -9,9 +9,10 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
-use super::{compare, fit};
+use super::ContextView;
 use crate::breakdown::CallBreakdown;
-use crate::tui::app::{App, ContextView, LETTERS};
+use crate::tui::app::{App, LETTERS};
+use crate::tui::draw::{between_bars, fit, render_between_bars};
 use crate::tui::theme::Theme;
 use crate::util::{clip_chars, group_digits};
 
@@ -57,7 +58,7 @@ fn band_of(key: &str) -> Option<&'static (&'static str, char, Color)> {
     BANDS.iter().find(|b| b.0 == key)
 }
 
-pub fn render(app: &App, f: &mut Frame, full: Rect, v: &ContextView) {
+pub(super) fn render(app: &App, f: &mut Frame, full: Rect, v: &ContextView) {
     let theme = app.theme();
     let calls = v.breakdown().calls.len();
     let title = Line::from(vec![
@@ -65,7 +66,9 @@ pub fn render(app: &App, f: &mut Frame, full: Rect, v: &ContextView) {
         Span::raw(format!("· call {} of {calls} ", v.selected() + 1)),
         Span::styled("(h/l call, Esc) ", theme.dim()),
     ]);
-    compare::render_between_bars(app, f, full, title, |w, h| lines(v, w, h, theme));
+    render_between_bars(f, between_bars(app.areas(), full), title, theme, |w, h| {
+        lines(v, w, h, theme)
+    });
 }
 
 /// The letters the view draws (any call's), each with its name: the whole legend, wrapped.

@@ -6,11 +6,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::covering_frame;
 use crate::tui::app::App;
+use crate::tui::draw::covering_frame;
 use crate::tui::legend::{lines, rect};
 
-pub fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
+pub(super) fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
     let lines = lines(app.theme(), app.config(), &app.notices(), app.size());
     let r = rect(area, lines.len());
     let title = Line::from(vec![

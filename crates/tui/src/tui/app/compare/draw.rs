@@ -12,17 +12,16 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
-use super::compare_parts::{
+use super::CompareView;
+use super::parts::{
     WIDE_FROM, detail_lines, kept_name, piece_label, reach_bar, reach_name, reach_style, waiting,
 };
-use super::covering_frame;
-use super::fit;
-use super::plot::compact_number;
 use crate::compare::{Reach, ReachTotals, StrategyRun};
 use crate::timeline::lineage::stage_letter;
-use crate::tui::app::{App, CompareView};
+use crate::tui::app::App;
+use crate::tui::draw::plot::compact_number;
+use crate::tui::draw::{between_bars, fit, render_between_bars};
 use crate::tui::theme::Theme;
 use crate::util::group_digits;
 
@@ -30,37 +29,7 @@ const BARS: [&str; 8] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
 /// Columns of the strategy name at the start of each row.
 const NAME_W: usize = 12;
 
-/// Where the view goes: between the status bar and the hint line.
-pub fn area(app: &App, full: Rect) -> Option<Rect> {
-    let a = app.areas()?;
-    let top = a.status.bottom();
-    Some(Rect {
-        x: full.x,
-        y: top,
-        width: full.width,
-        height: a.hints.y.saturating_sub(top),
-    })
-}
-
-/// A view between the status bar and the hint line (`area`: compare, the context and the
-/// requests views): its frame titled `title`, and `body`'s lines for the inside's width and
-/// height.
-pub fn render_between_bars(
-    app: &App,
-    f: &mut Frame,
-    full: Rect,
-    title: Line<'_>,
-    body: impl FnOnce(usize, usize) -> Vec<Line<'static>>,
-) {
-    let Some(r) = area(app, full) else {
-        return;
-    };
-    let inner = covering_frame(f, r, title, app.theme());
-    let lines = body(inner.width as usize, inner.height as usize);
-    f.render_widget(Paragraph::new(lines), inner);
-}
-
-pub fn render(app: &App, f: &mut Frame, full: Rect, v: &CompareView) {
+pub(super) fn render(app: &App, f: &mut Frame, full: Rect, v: &CompareView) {
     let theme = app.theme();
     let names: Vec<&str> = v.configs().iter().map(|c| c.strategy.name()).collect();
     let mut title = vec![
@@ -72,7 +41,7 @@ pub fn render(app: &App, f: &mut Frame, full: Rect, v: &CompareView) {
         title.push(Span::styled(
             format!(
                 "{} replaying {} ({} of {}) ",
-                super::status::spinner(app.tick().saturating_sub(since)),
+                crate::tui::draw::spinner(app.tick().saturating_sub(since)),
                 names.get(k).copied().unwrap_or("?"),
                 k + 1,
                 names.len()
@@ -85,7 +54,8 @@ pub fn render(app: &App, f: &mut Frame, full: Rect, v: &CompareView) {
             theme.dim(),
         ));
     }
-    render_between_bars(app, f, full, Line::from(title), |w, h| {
+    let area = between_bars(app.areas(), full);
+    render_between_bars(f, area, Line::from(title), theme, |w, h| {
         lines(v, w, h, theme)
     });
 }
@@ -301,7 +271,7 @@ pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec
         }
         let mut line = Line::from(spans);
         if i == v.piece() {
-            line = super::selected_line(line, theme);
+            line = crate::tui::draw::selected_line(line, theme);
         }
         out.push(line);
     }

@@ -9,16 +9,17 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::{compare, fit, selected_line};
+use super::RequestsView;
 use crate::capture_view::text::{detail_lines, header_line, row_line};
-use crate::tui::app::{App, RequestsView};
+use crate::tui::app::App;
+use crate::tui::draw::{between_bars, fit, render_between_bars, selected_line};
 use crate::tui::pause::wrap_words;
 use crate::tui::theme::Theme;
 
 /// The list takes at most this share of the inside (in eighths); the detail the rest.
 const LIST_EIGHTHS: usize = 3;
 
-pub fn render(app: &App, f: &mut Frame, full: Rect, v: &RequestsView) {
+pub(super) fn render(app: &App, f: &mut Frame, full: Rect, v: &RequestsView) {
     let theme = app.theme();
     let rows = v.requests().rows.len();
     let title = Line::from(vec![
@@ -26,7 +27,9 @@ pub fn render(app: &App, f: &mut Frame, full: Rect, v: &RequestsView) {
         Span::raw(format!("· {} of {rows} ", v.selected() + 1)),
         Span::styled("(j/k request, J/K detail, Esc) ", theme.dim()),
     ]);
-    compare::render_between_bars(app, f, full, title, |w, h| lines(v, w, h, theme));
+    render_between_bars(f, between_bars(app.areas(), full), title, theme, |w, h| {
+        lines(v, w, h, theme)
+    });
 }
 
 /// Every line of the view's inside, `width` columns, at most `height` lines.

@@ -10,13 +10,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::covering_frame;
-use super::fit;
 use crate::message::Role;
 use crate::timeline::Fold;
 use crate::timeline::diff::DiffOp;
 use crate::tui::app::{App, DiffView};
 use crate::tui::diff::DiffCell;
+use crate::tui::draw::{covering_frame, fit};
 use crate::tui::layout::centered;
 use crate::util::{display_width, group_digits};
 
@@ -25,7 +24,7 @@ use crate::util::{display_width, group_digits};
 const TAG_COL_MIN: usize = 9;
 const TAG_COL_MAX: usize = 16;
 
-pub fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
+pub(super) fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
     let r = centered(area, 90, 85);
     let theme = app.theme();
     let inner = covering_frame(
@@ -60,7 +59,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
     let keys = "n/N change · Enter text/unfold · Esc";
     let mut counts = counts;
     counts.push(Span::styled(
-        super::clip(keys, width.saturating_sub(used)),
+        crate::tui::draw::clip(keys, width.saturating_sub(used)),
         theme.dim(),
     ));
     lines.push(Line::from(counts));

@@ -9,10 +9,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::covering_frame;
-use super::fit;
+use super::{ConfigPanel, STRATEGY_ROW};
 use crate::compact::{PipelineConfig, Strategy};
-use crate::tui::app::{App, ConfigPanel, STRATEGY_ROW};
+use crate::tui::app::App;
+use crate::tui::draw::{covering_frame, fit};
 use crate::tui::pause::wrap_words;
 use crate::tui::theme::Theme;
 use crate::util::group_digits;
@@ -22,7 +22,7 @@ const KEY_W: usize = 22;
 /// Columns of a strategy's name (with its mark) before its description.
 const NAME_W: usize = 13;
 
-pub fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
+pub(super) fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
     // Narrow screens give the dialog more of their width, so the text wraps less.
     let pct_w = if area.width < 100 { 92 } else { 70 };
     let width = area.width * pct_w / 100;
@@ -74,7 +74,7 @@ pub fn lines(app: &App, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>>
             Span::styled(rest, theme.dim()),
         ]);
         if selected {
-            line = super::selected_line(line, theme);
+            line = crate::tui::draw::selected_line(line, theme);
         }
         lines.push(line);
     }
@@ -193,7 +193,7 @@ fn strategy_line(app: &App, panel: &ConfigPanel) -> Line<'static> {
         ]),
     };
     if selected {
-        line = super::selected_line(line, theme);
+        line = crate::tui::draw::selected_line(line, theme);
     }
     line
 }

@@ -6,19 +6,19 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::covering_frame;
 use crate::tui::app::App;
+use crate::tui::draw::covering_frame;
 use crate::tui::keys::{HelpRow, help_rows as rows};
 use crate::tui::layout::centered;
 
-pub fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
+pub(super) fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
     let r = centered(area, 90, 85);
     let title = Line::from(vec![
         Span::styled(" Keys ", app.theme().title()),
         Span::raw(format!(
             "· {} counts sizes in {} ",
             app.config().strategy,
-            super::unit_tag(app)
+            app.config().strategy.unit().label()
         )),
         Span::styled("(j/k scroll, Esc closes) ", app.theme().dim()),
     ]);

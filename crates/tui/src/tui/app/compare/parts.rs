@@ -5,10 +5,10 @@
 use ratatui::style::Style;
 use ratatui::text::Span;
 
-use super::fit;
+use super::CompareView;
 use crate::compare::{Kept, Piece, PieceKind, Reach, ReachTotals};
 use crate::message::Message;
-use crate::tui::app::CompareView;
+use crate::tui::draw::fit;
 use crate::tui::pause::wrap_words;
 use crate::tui::theme::{Level, Theme};
 use crate::util::group_digits;

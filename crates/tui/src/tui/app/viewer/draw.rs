@@ -9,15 +9,15 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::clip;
-use super::covering_frame;
-use crate::tui::app::{App, TextMatch, Viewer};
+use super::{TextMatch, Viewer};
+use crate::tui::app::App;
+use crate::tui::draw::{clip, covering_frame};
 use crate::tui::layout::centered;
 use crate::tui::rows::wrap_words_at;
 use crate::tui::theme::Theme;
 use crate::util::display_width;
 
-pub fn render(app: &App, f: &mut Frame, area: Rect, v: &Viewer) {
+pub(super) fn render(app: &App, f: &mut Frame, area: Rect, v: &Viewer) {
     let r = centered(area, 90, 85);
     let theme = app.theme();
     let title = Line::from(vec![
