@@ -271,7 +271,8 @@ fn with_the_help_over_any_view_every_cell_of_its_frame_is_the_helps() {
         let app = &d.app;
         let whole = draw(&|f| ctxlab::tui::render(app, f));
         let full = Rect::new(0, 0, 120, 40);
-        let alone = draw(&|f| app.top_layer().unwrap().draw(f, full, app));
+        let ctx = app.draw_ctx();
+        let alone = draw(&|f| app.top_layer().unwrap().draw(f, full, &ctx));
         // The help's frame: the box around every cell it drew.
         let drawn: Vec<(u16, u16)> = (0..40)
             .flat_map(|y| (0..120).map(move |x| (x, y)))

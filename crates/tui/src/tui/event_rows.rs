@@ -380,3 +380,13 @@ pub fn detail(kind: &EventKind) -> (String, String) {
         other => ("event".to_string(), row_text(other)),
     }
 }
+
+/// The start-up notices among `rows`, in full and in order (the legend lists them).
+pub fn notices(rows: &[EventRow]) -> Vec<&str> {
+    rows.iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Notice { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}

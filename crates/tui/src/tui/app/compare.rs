@@ -19,6 +19,7 @@ use crate::compact::{PipelineConfig, Strategy};
 use crate::compare::{Piece, PieceState, Reach, StrategyRun};
 use crate::message::Message;
 use crate::session::recorded::RecordedEvent;
+use crate::tui::draw::DrawCtx;
 use crate::tui::keys::section;
 use crate::tui::work::{JobError, JobId, SharedSession, Work};
 
@@ -514,8 +515,8 @@ impl App {
 }
 
 impl View for CompareView {
-    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
-        draw::render(app, f, full, self);
+    fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx) {
+        draw::render(ctx, f, full, self);
     }
 
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {

@@ -14,6 +14,7 @@ use ratatui::layout::Rect;
 use super::{App, Effect, Outcome, View};
 use crate::agent::events::UserCommand;
 use crate::compact::{PipelineConfig, Strategy};
+use crate::tui::draw::DrawCtx;
 use crate::tui::keys::{self, Action};
 
 /// The `/config` row that picks the strategy: after the numbers, so a number's row is its
@@ -161,8 +162,8 @@ impl ConfigPanel {
 }
 
 impl View for ConfigPanel {
-    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
-        draw::render(app, f, full, self);
+    fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx) {
+        draw::render(ctx, f, full, self);
     }
 
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {

@@ -15,6 +15,7 @@ use super::{App, Layer, Outcome, View};
 use crate::breakdown::CallBreakdown;
 use crate::breakdown::session::SessionBreakdown;
 use crate::timeline::breakdown::{TimelineBreakdown, of_timeline};
+use crate::tui::draw::DrawCtx;
 use crate::tui::keys::section;
 
 /// The view's state: the breakdown as of its opening and the selected call.
@@ -108,8 +109,8 @@ impl App {
 }
 
 impl View for ContextView {
-    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
-        draw::render(app, f, full, self);
+    fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx) {
+        draw::render(ctx, f, full, self);
     }
 
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {

@@ -12,6 +12,7 @@ use ratatui::layout::Rect;
 use super::{App, Layer, Outcome, View};
 use crate::timeline::{DiffOp, Fold, fold_by};
 use crate::tui::diff::DiffLine;
+use crate::tui::draw::DrawCtx;
 use crate::tui::keys::{self, Action, section};
 use crate::tui::rows::word_wrap;
 
@@ -192,8 +193,8 @@ impl App {
 }
 
 impl View for DiffView {
-    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
-        draw::render(app, f, full, self);
+    fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx) {
+        draw::render(ctx, f, full, self);
     }
 
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {

@@ -14,6 +14,7 @@ use ratatui::layout::Rect;
 use super::{App, Layer, Outcome, View};
 use crate::breakdown::{CallBreakdown, Counting};
 use crate::compact::SizeUnit;
+use crate::tui::draw::DrawCtx;
 use crate::tui::keys::{self, Action};
 use crate::util::group_digits;
 
@@ -74,8 +75,8 @@ impl ExplainView {
 }
 
 impl View for ExplainView {
-    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
-        draw::render(app, f, full, self);
+    fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx) {
+        draw::render(ctx, f, full, self);
     }
 
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {

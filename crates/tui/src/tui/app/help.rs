@@ -9,6 +9,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use super::{App, Outcome, View};
+use crate::tui::draw::DrawCtx;
 use crate::tui::keys::{self, Action};
 
 /// The help overlay, scrolled to `top`.
@@ -25,8 +26,8 @@ impl HelpView {
 }
 
 impl View for HelpView {
-    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
-        draw::render(app, f, full, self.top);
+    fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx) {
+        draw::render(ctx, f, full, self.top);
     }
 
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {

@@ -10,7 +10,8 @@
 //! `Layer`, `View` and `Outcome` are defined in `app/mod.rs`, so that each view's module
 //! implements `View` without a circle through this file. A view is one `View`: its keys and
 //! its mouse (given the rest of `App` as context) and its drawing (`View::draw`, given the
-//! rest of `App` read only), all in the view's own module (`app/<view>.rs` and its
+//! `DrawCtx`: the theme, the settings, the areas, the size, the tick and the notices, never
+//! the rest of `App`), all in the view's own module (`app/<view>.rs` and its
 //! `draw.rs`); the drawing pieces the views share with the panes are `tui::draw`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
@@ -18,6 +19,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use super::{App, Effect, Layer, Outcome, View};
+use crate::tui::draw::DrawCtx;
 
 /// Rows one wheel notch moves in a view (as in the panes).
 const WHEEL_ROWS: usize = 3;
@@ -89,8 +91,8 @@ impl Layer {
     }
 
     /// Draws the view inside over the panes (`View::draw`).
-    pub fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
-        with_view!(self, v => View::draw(v, f, full, app))
+    pub fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx) {
+        with_view!(self, v => View::draw(v, f, full, ctx))
     }
 
     pub fn help_section(&self) -> Option<&'static str> {
@@ -106,6 +108,18 @@ impl App {
     /// The open views, the bottom one first (drawn in this order).
     pub fn layers(&self) -> &[Layer] {
         &self.layers
+    }
+
+    /// What the covering views' drawing reads besides their own state, for this frame.
+    pub fn draw_ctx(&self) -> DrawCtx<'_> {
+        DrawCtx {
+            theme: &self.screen.theme,
+            config: &self.agent.config,
+            areas: self.areas(),
+            size: self.screen.size,
+            tick: self.screen.tick,
+            events: self.events.rows(),
+        }
     }
 
     /// The view that has the keys, if one covers the panes.

@@ -10,6 +10,7 @@ use ratatui::layout::Rect;
 
 use super::help::scroll;
 use super::{App, HelpView, Layer, Outcome, View};
+use crate::tui::draw::DrawCtx;
 use crate::tui::keys::{self, Action};
 
 /// The first-run legend, scrolled to `top`.
@@ -19,8 +20,8 @@ pub struct LegendView {
 }
 
 impl View for LegendView {
-    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
-        draw::render(app, f, full, self.top);
+    fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx) {
+        draw::render(ctx, f, full, self.top);
     }
 
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {

@@ -14,6 +14,7 @@ use ratatui::layout::Rect;
 
 use super::{App, Effect, HelpView, Layer, Outcome, View};
 use crate::session::watch::Chosen;
+use crate::tui::draw::DrawCtx;
 use crate::tui::keys::{self, Action};
 use crate::tui::live::{LiveMsg, LiveView, row_full_text};
 
@@ -95,8 +96,8 @@ impl App {
 }
 
 impl View for LiveView {
-    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
-        draw::render(app, f, full, self);
+    fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx) {
+        draw::render(ctx, f, full, self);
     }
 
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {

@@ -82,6 +82,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use tiktoken_rs::CoreBPE;
 
+use super::draw::DrawCtx;
 use super::layout::{self, Areas};
 use super::theme::Theme;
 use super::work::{Done, Work};
@@ -233,11 +234,12 @@ impl Outcome {
 
 /// A covering view: its keys, its mouse and its drawing, in its own module. It is taken off
 /// the stack while it handles a message, so `app` is the rest (to notify, ask for a job,
-/// open a view on top of it); it draws from itself and the rest of the state, read only.
+/// open a view on top of it); it draws from itself and a `DrawCtx`.
 pub trait View {
-    /// Draws the view over the panes. `full` is the whole screen (each view takes its own
-    /// area of it); the stack draws the bottom layer first, so the top one is drawn last.
-    fn draw(&self, f: &mut Frame, full: Rect, app: &App);
+    /// Draws the view over the panes from its own state and `ctx` (the screen's facts, not
+    /// the rest of `App`). `full` is the whole screen (each view takes its own area of it);
+    /// the stack draws the bottom layer first, so the top one is drawn last.
+    fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx);
 
     /// A key (Ctrl-C is `App`'s, before any view).
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome;
@@ -504,14 +506,7 @@ impl App {
 
     /// The start-up notices, in full (the legend lists them).
     pub fn notices(&self) -> Vec<&str> {
-        self.events
-            .rows()
-            .iter()
-            .filter_map(|e| match &e.kind {
-                EventKind::Notice { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect()
+        crate::tui::event_rows::notices(self.events.rows())
     }
 
     pub fn input_text(&self) -> String {

@@ -15,6 +15,7 @@ use super::{App, Effect, Layer, LoadKind, Outcome, View};
 use crate::capture_view::CaptureRequests;
 use crate::session::SessionFormat;
 use crate::tui::analysis::{AnalysisError, AnalysisWork};
+use crate::tui::draw::DrawCtx;
 use crate::tui::keys::section;
 use crate::tui::work::Work;
 
@@ -135,8 +136,8 @@ impl App {
 }
 
 impl View for RequestsView {
-    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
-        draw::render(app, f, full, self);
+    fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx) {
+        draw::render(ctx, f, full, self);
     }
 
     fn key(&mut self, key: KeyEvent, _app: &mut App) -> Outcome {

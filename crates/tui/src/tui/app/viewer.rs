@@ -12,6 +12,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use super::{App, Outcome, View};
+use crate::tui::draw::DrawCtx;
 use crate::tui::keys::{self, Action};
 use crate::tui::rows::wrap_words_at;
 use crate::util::display_width;
@@ -341,8 +342,8 @@ impl App {
 
 /// The viewer's keys are its own (`Viewer::key`); `App` gives it the width and the page.
 impl View for Viewer {
-    fn draw(&self, f: &mut Frame, full: Rect, app: &App) {
-        draw::render(app, f, full, self);
+    fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx) {
+        draw::render(ctx, f, full, self);
     }
 
     fn key(&mut self, key: KeyEvent, app: &mut App) -> Outcome {

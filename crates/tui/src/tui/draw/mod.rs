@@ -1,8 +1,9 @@
 //! The drawing pieces the panes and the covering views share, reading nothing of `App`: the
 //! frames (a pane's, a covering view's), the selection bar, text fitted to columns, the
-//! spinner, the area between the status bar and the hint line, and the plots (`plot`). A
-//! leaf under both: each covering view draws itself in its own module under `app/`
-//! (`View::draw`), the panes in `panes/`, and neither reaches into the other for these.
+//! spinner, the area between the status bar and the hint line, and the plots (`plot`); and
+//! `DrawCtx`, what a covering view's drawing reads besides its own state. A leaf under both:
+//! each covering view draws itself in its own module under `app/` (`View::draw`), the panes
+//! in `panes/`, and neither reaches into the other for these.
 
 pub mod plot;
 
@@ -11,8 +12,33 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 
+use super::event_rows::{self, EventRow};
 use super::layout::Areas;
 use super::theme::Theme;
+use crate::compact::PipelineConfig;
+
+/// What a covering view's drawing reads besides its own state: the screen's facts, taken
+/// from `App` once a frame (`App::draw_ctx`), so a view draws without the rest of `App`.
+pub struct DrawCtx<'a> {
+    pub theme: &'a Theme,
+    /// The settings in force (the help's title, the config panel, the legend).
+    pub config: &'a PipelineConfig,
+    /// The panes' areas on this screen (None when it is too small).
+    pub areas: Option<Areas>,
+    /// The terminal's size (columns, rows).
+    pub size: (u16, u16),
+    /// Ticks since the start (a spinner's clock).
+    pub tick: u64,
+    /// The events pane's rows, where the start-up notices are (`notices`).
+    pub events: &'a [EventRow],
+}
+
+impl<'a> DrawCtx<'a> {
+    /// The start-up notices, in full (the legend lists them), as `App::notices` says them.
+    pub fn notices(&self) -> Vec<&'a str> {
+        event_rows::notices(self.events)
+    }
+}
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 

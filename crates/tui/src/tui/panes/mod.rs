@@ -59,8 +59,9 @@ pub fn render(app: &App, f: &mut Frame) {
     status::render_hints(app, f, a.hints);
     // The covering views, each drawn by its own module, bottom first: the one with the keys
     // is drawn last (the hint line is not theirs).
+    let ctx = app.draw_ctx();
     for layer in app.layers() {
-        layer.draw(f, area, app);
+        layer.draw(f, area, &ctx);
     }
 }
 

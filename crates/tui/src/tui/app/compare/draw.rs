@@ -19,9 +19,8 @@ use super::parts::{
 };
 use crate::compare::{Reach, ReachTotals, StrategyRun};
 use crate::timeline::lineage::stage_letter;
-use crate::tui::app::App;
 use crate::tui::draw::plot::compact_number;
-use crate::tui::draw::{between_bars, fit, render_between_bars};
+use crate::tui::draw::{DrawCtx, between_bars, fit, render_between_bars};
 use crate::tui::theme::Theme;
 use crate::util::group_digits;
 
@@ -29,8 +28,8 @@ const BARS: [&str; 8] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
 /// Columns of the strategy name at the start of each row.
 const NAME_W: usize = 12;
 
-pub(super) fn render(app: &App, f: &mut Frame, full: Rect, v: &CompareView) {
-    let theme = app.theme();
+pub(super) fn render(ctx: &DrawCtx, f: &mut Frame, full: Rect, v: &CompareView) {
+    let theme = ctx.theme;
     let names: Vec<&str> = v.configs().iter().map(|c| c.strategy.name()).collect();
     let mut title = vec![
         Span::styled(" Compare ", theme.title()),
@@ -41,7 +40,7 @@ pub(super) fn render(app: &App, f: &mut Frame, full: Rect, v: &CompareView) {
         title.push(Span::styled(
             format!(
                 "{} replaying {} ({} of {}) ",
-                crate::tui::draw::spinner(app.tick().saturating_sub(since)),
+                crate::tui::draw::spinner(ctx.tick.saturating_sub(since)),
                 names.get(k).copied().unwrap_or("?"),
                 k + 1,
                 names.len()
@@ -54,7 +53,7 @@ pub(super) fn render(app: &App, f: &mut Frame, full: Rect, v: &CompareView) {
             theme.dim(),
         ));
     }
-    let area = between_bars(app.areas(), full);
+    let area = between_bars(ctx.areas, full);
     render_between_bars(f, area, Line::from(title), theme, |w, h| {
         lines(v, w, h, theme)
     });

@@ -11,8 +11,7 @@ use ratatui::widgets::Paragraph;
 
 use super::{ConfigPanel, STRATEGY_ROW};
 use crate::compact::{PipelineConfig, Strategy};
-use crate::tui::app::App;
-use crate::tui::draw::{covering_frame, fit};
+use crate::tui::draw::{DrawCtx, covering_frame, fit};
 use crate::tui::pause::wrap_words;
 use crate::tui::theme::Theme;
 use crate::util::group_digits;
@@ -22,11 +21,11 @@ const KEY_W: usize = 22;
 /// Columns of a strategy's name (with its mark) before its description.
 const NAME_W: usize = 13;
 
-pub(super) fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
+pub(super) fn render(ctx: &DrawCtx, f: &mut Frame, area: Rect, panel: &ConfigPanel) {
     // Narrow screens give the dialog more of their width, so the text wraps less.
     let pct_w = if area.width < 100 { 92 } else { 70 };
     let width = area.width * pct_w / 100;
-    let lines = lines(app, panel, width.saturating_sub(2) as usize);
+    let lines = lines(ctx, panel, width.saturating_sub(2) as usize);
     let height = (lines.len() as u16 + 2).min(area.height);
     let r = Rect {
         x: area.x + (area.width - width) / 2,
@@ -35,17 +34,17 @@ pub(super) fn render(app: &App, f: &mut Frame, area: Rect, panel: &ConfigPanel) 
         height,
     };
     let title = Line::from(vec![
-        Span::styled(" Pipeline config ", app.theme().title()),
-        Span::styled("(applies from the next model call) ", app.theme().dim()),
+        Span::styled(" Pipeline config ", ctx.theme.title()),
+        Span::styled("(applies from the next model call) ", ctx.theme.dim()),
     ]);
-    let inner = covering_frame(f, r, title, app.theme());
+    let inner = covering_frame(f, r, title, ctx.theme);
     f.render_widget(Paragraph::new(lines), inner);
 }
 
 /// The dialog's lines at `width` columns: the rows, what the selected row means, the keys.
-pub fn lines(app: &App, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>> {
-    let theme = app.theme();
-    let config = app.config();
+pub fn lines(ctx: &DrawCtx, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>> {
+    let theme = ctx.theme;
+    let config = ctx.config;
     let mut lines = Vec::new();
     for (i, key) in PipelineConfig::KEYS.iter().enumerate() {
         let value = config.get(key).map(group_digits).unwrap_or_default();
@@ -78,11 +77,11 @@ pub fn lines(app: &App, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>>
         }
         lines.push(line);
     }
-    lines.push(strategy_line(app, panel));
+    lines.push(strategy_line(ctx, panel));
     lines.push(Line::from(""));
     match panel.error() {
         Some(e) => lines.extend(wrapped(e, width, theme.error())),
-        None => lines.extend(detail_lines(app, panel, width)),
+        None => lines.extend(detail_lines(ctx, panel, width)),
     }
     let help = if panel.selected() == STRATEGY_ROW {
         if panel.choosing().is_some() {
@@ -114,12 +113,12 @@ fn unit_and_range(key: &str, strategy: Strategy) -> (String, String) {
 }
 
 /// What the selected row does: a number's meaning and range, or the strategies.
-fn detail_lines(app: &App, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>> {
-    let theme = app.theme();
+fn detail_lines(ctx: &DrawCtx, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>> {
+    let theme = ctx.theme;
     let Some(key) = panel.selected_key() else {
-        return strategy_detail(app, panel, width);
+        return strategy_detail(ctx, panel, width);
     };
-    let strategy = app.config().strategy;
+    let strategy = ctx.config.strategy;
     let (unit, range) = unit_and_range(key, strategy);
     let meaning = PipelineConfig::meaning(key).map_or("", |m| m.1);
     let mut out = wrapped(&format!("{key}: {meaning}."), width, Style::new());
@@ -137,9 +136,9 @@ fn detail_lines(app: &App, panel: &ConfigPanel, width: usize) -> Vec<Line<'stati
 }
 
 /// Each strategy on a line of its own (wrapped), the one in force and the one chosen marked.
-fn strategy_detail(app: &App, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>> {
-    let theme = app.theme();
-    let in_force = app.config().strategy;
+fn strategy_detail(ctx: &DrawCtx, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>> {
+    let theme = ctx.theme;
+    let in_force = ctx.config.strategy;
     let shown = panel.choosing().unwrap_or(in_force);
     let mut out = Vec::new();
     for s in Strategy::ALL {
@@ -175,8 +174,8 @@ fn wrapped(text: &str, width: usize, style: Style) -> Vec<Line<'static>> {
 }
 
 /// The strategy's row: the one in force, or the one being chosen.
-fn strategy_line(app: &App, panel: &ConfigPanel) -> Line<'static> {
-    let theme: &Theme = app.theme();
+fn strategy_line(ctx: &DrawCtx, panel: &ConfigPanel) -> Line<'static> {
+    let theme: &Theme = ctx.theme;
     let selected = panel.selected() == STRATEGY_ROW;
     let mut line = match panel.choosing() {
         Some(s) => Line::from(vec![
@@ -188,7 +187,7 @@ fn strategy_line(app: &App, panel: &ConfigPanel) -> Line<'static> {
         None => Line::from(vec![
             Span::raw(if selected { "› " } else { "  " }),
             Span::raw(fit("strategy", KEY_W)),
-            Span::raw(app.config().strategy.name().to_string()),
+            Span::raw(ctx.config.strategy.name().to_string()),
             Span::styled(if selected { "  h/l to choose" } else { "" }, theme.dim()),
         ]),
     };

@@ -11,8 +11,8 @@ use ratatui::text::{Line, Span};
 
 use super::ContextView;
 use crate::breakdown::CallBreakdown;
-use crate::tui::app::{App, LETTERS};
-use crate::tui::draw::{between_bars, fit, render_between_bars};
+use crate::tui::app::LETTERS;
+use crate::tui::draw::{DrawCtx, between_bars, fit, render_between_bars};
 use crate::tui::theme::Theme;
 use crate::util::{clip_chars, group_digits};
 
@@ -58,15 +58,15 @@ fn band_of(key: &str) -> Option<&'static (&'static str, char, Color)> {
     BANDS.iter().find(|b| b.0 == key)
 }
 
-pub(super) fn render(app: &App, f: &mut Frame, full: Rect, v: &ContextView) {
-    let theme = app.theme();
+pub(super) fn render(ctx: &DrawCtx, f: &mut Frame, full: Rect, v: &ContextView) {
+    let theme = ctx.theme;
     let calls = v.breakdown().calls.len();
     let title = Line::from(vec![
         Span::styled(" Where the context goes ", theme.title()),
         Span::raw(format!("· call {} of {calls} ", v.selected() + 1)),
         Span::styled("(h/l call, Esc) ", theme.dim()),
     ]);
-    render_between_bars(f, between_bars(app.areas(), full), title, theme, |w, h| {
+    render_between_bars(f, between_bars(ctx.areas, full), title, theme, |w, h| {
         lines(v, w, h, theme)
     });
 }

@@ -13,9 +13,9 @@ use ratatui::widgets::Paragraph;
 use crate::message::Role;
 use crate::timeline::Fold;
 use crate::timeline::diff::DiffOp;
-use crate::tui::app::{App, DiffView};
+use crate::tui::app::DiffView;
 use crate::tui::diff::DiffCell;
-use crate::tui::draw::{covering_frame, fit};
+use crate::tui::draw::{DrawCtx, covering_frame, fit};
 use crate::tui::layout::centered;
 use crate::util::{display_width, group_digits};
 
@@ -24,9 +24,9 @@ use crate::util::{display_width, group_digits};
 const TAG_COL_MIN: usize = 9;
 const TAG_COL_MAX: usize = 16;
 
-pub(super) fn render(app: &App, f: &mut Frame, area: Rect, d: &DiffView) {
+pub(super) fn render(ctx: &DrawCtx, f: &mut Frame, area: Rect, d: &DiffView) {
     let r = centered(area, 90, 85);
-    let theme = app.theme();
+    let theme = ctx.theme;
     let inner = covering_frame(
         f,
         r,

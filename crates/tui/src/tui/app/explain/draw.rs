@@ -8,10 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::ExplainView;
-use crate::tui::app::App;
-use crate::tui::draw::covering_frame;
+use crate::tui::draw::{DrawCtx, covering_frame};
 
-pub(super) fn render(app: &App, f: &mut Frame, area: Rect, v: &ExplainView) {
+pub(super) fn render(ctx: &DrawCtx, f: &mut Frame, area: Rect, v: &ExplainView) {
     let width = ExplainView::width_on(area.width);
     let rows = v.rows(width.saturating_sub(2) as usize);
     let height = (rows.len() as u16 + 2).min(area.height);
@@ -23,17 +22,17 @@ pub(super) fn render(app: &App, f: &mut Frame, area: Rect, v: &ExplainView) {
     };
     let more = rows.len() + 2 > area.height as usize;
     let title = Line::from(vec![
-        Span::styled(format!(" {} ", v.title()), app.theme().title()),
+        Span::styled(format!(" {} ", v.title()), ctx.theme.title()),
         Span::styled(
             if more {
                 "(j/k scroll, Esc or e closes) "
             } else {
                 "(Esc or e closes) "
             },
-            app.theme().dim(),
+            ctx.theme.dim(),
         ),
     ]);
-    let inner = covering_frame(f, r, title, app.theme());
+    let inner = covering_frame(f, r, title, ctx.theme);
     let top = v
         .top()
         .min(rows.len().saturating_sub(inner.height as usize));

@@ -6,18 +6,17 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::tui::app::App;
-use crate::tui::draw::covering_frame;
+use crate::tui::draw::{DrawCtx, covering_frame};
 use crate::tui::legend::{lines, rect};
 
-pub(super) fn render(app: &App, f: &mut Frame, area: Rect, top: usize) {
-    let lines = lines(app.theme(), app.config(), &app.notices(), app.size());
+pub(super) fn render(ctx: &DrawCtx, f: &mut Frame, area: Rect, top: usize) {
+    let lines = lines(ctx.theme, ctx.config, &ctx.notices(), ctx.size);
     let r = rect(area, lines.len());
     let title = Line::from(vec![
-        Span::styled(" Legend ", app.theme().title()),
-        Span::styled("(Enter closes, j/k scroll) ", app.theme().dim()),
+        Span::styled(" Legend ", ctx.theme.title()),
+        Span::styled("(Enter closes, j/k scroll) ", ctx.theme.dim()),
     ]);
-    let inner = covering_frame(f, r, title, app.theme());
+    let inner = covering_frame(f, r, title, ctx.theme);
     let shown: Vec<Line> = lines
         .into_iter()
         .skip(top)

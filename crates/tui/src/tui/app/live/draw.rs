@@ -15,9 +15,8 @@ use ratatui::widgets::Paragraph;
 use crate::forgot::at_risk::risk_lines;
 use crate::sanitize::sanitize_line;
 use crate::session::model::MessageKind;
-use crate::tui::app::App;
 use crate::tui::draw::plot::curve;
-use crate::tui::draw::{covering_frame, fit};
+use crate::tui::draw::{DrawCtx, covering_frame, fit};
 use crate::tui::layout::split_top;
 use crate::tui::live::{LiveRow, LiveView};
 use crate::tui::sessions::text::compaction_row;
@@ -38,11 +37,11 @@ fn clean(text: &str, width: usize) -> String {
 }
 
 /// The whole screen but the hint line.
-pub(super) fn render(app: &App, f: &mut Frame, full: Rect, v: &LiveView) {
-    let Some(a) = app.areas() else {
+pub(super) fn render(ctx: &DrawCtx, f: &mut Frame, full: Rect, v: &LiveView) {
+    let Some(a) = ctx.areas else {
         return;
     };
-    let theme = app.theme();
+    let theme = ctx.theme;
     let r = Rect {
         height: a.hints.y.saturating_sub(full.y),
         ..full

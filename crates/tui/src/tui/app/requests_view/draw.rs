@@ -11,23 +11,22 @@ use ratatui::text::{Line, Span};
 
 use super::RequestsView;
 use crate::capture_view::text::{detail_lines, header_line, row_line};
-use crate::tui::app::App;
-use crate::tui::draw::{between_bars, fit, render_between_bars, selected_line};
+use crate::tui::draw::{DrawCtx, between_bars, fit, render_between_bars, selected_line};
 use crate::tui::pause::wrap_words;
 use crate::tui::theme::Theme;
 
 /// The list takes at most this share of the inside (in eighths); the detail the rest.
 const LIST_EIGHTHS: usize = 3;
 
-pub(super) fn render(app: &App, f: &mut Frame, full: Rect, v: &RequestsView) {
-    let theme = app.theme();
+pub(super) fn render(ctx: &DrawCtx, f: &mut Frame, full: Rect, v: &RequestsView) {
+    let theme = ctx.theme;
     let rows = v.requests().rows.len();
     let title = Line::from(vec![
         Span::styled(" Requests ", theme.title()),
         Span::raw(format!("· {} of {rows} ", v.selected() + 1)),
         Span::styled("(j/k request, J/K detail, Esc) ", theme.dim()),
     ]);
-    render_between_bars(f, between_bars(app.areas(), full), title, theme, |w, h| {
+    render_between_bars(f, between_bars(ctx.areas, full), title, theme, |w, h| {
         lines(v, w, h, theme)
     });
 }

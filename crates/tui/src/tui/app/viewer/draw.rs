@@ -10,16 +10,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{TextMatch, Viewer};
-use crate::tui::app::App;
-use crate::tui::draw::{clip, covering_frame};
+use crate::tui::draw::{DrawCtx, clip, covering_frame};
 use crate::tui::layout::centered;
 use crate::tui::rows::wrap_words_at;
 use crate::tui::theme::Theme;
 use crate::util::display_width;
 
-pub(super) fn render(app: &App, f: &mut Frame, area: Rect, v: &Viewer) {
+pub(super) fn render(ctx: &DrawCtx, f: &mut Frame, area: Rect, v: &Viewer) {
     let r = centered(area, 90, 85);
-    let theme = app.theme();
+    let theme = ctx.theme;
     let title = Line::from(vec![
         Span::styled(" View ", theme.title()),
         Span::raw(clip(v.title(), (r.width as usize).saturating_sub(12))),
