@@ -96,7 +96,7 @@ impl CompareView {
     }
 
     /// The same view, its replays honouring `recorded`.
-    pub fn with_recorded(mut self, recorded: Vec<RecordedEvent>) -> Self {
+    fn with_recorded(mut self, recorded: Vec<RecordedEvent>) -> Self {
         self.recorded = recorded;
         self
     }
@@ -152,7 +152,7 @@ impl CompareView {
     }
 
     /// Moves the selected strategy's row by `delta`, wrapping around.
-    pub fn move_strategy(&mut self, delta: isize) {
+    fn move_strategy(&mut self, delta: isize) {
         let n = self.configs.len().max(1) as isize;
         self.strategy = (self.strategy as isize + delta).rem_euclid(n) as usize;
     }
@@ -238,7 +238,7 @@ impl CompareView {
 
     /// The call (0-based) at which run `run` first sent `piece` not whole, when it was
     /// replaced before the model saw it.
-    pub fn unseen_at(&self, run: usize, piece: usize) -> Option<(usize, Reach)> {
+    fn unseen_at(&self, run: usize, piece: usize) -> Option<(usize, Reach)> {
         let d = self.runs.get(run)?.detail.as_ref()?;
         d.unseen
             .get(piece)
@@ -254,19 +254,19 @@ impl CompareView {
     }
 
     /// Moves the selected call by `delta` (clamped), keeping the piece among those entered.
-    pub fn move_call(&mut self, delta: isize) {
+    fn move_call(&mut self, delta: isize) {
         let last = self.calls().saturating_sub(1);
         self.call = self.call.saturating_add_signed(delta).min(last);
         self.clamp_piece();
     }
 
-    pub fn set_call(&mut self, call: usize) {
+    fn set_call(&mut self, call: usize) {
         self.call = call.min(self.calls().saturating_sub(1));
         self.clamp_piece();
     }
 
     /// Moves the selected piece by `delta` (clamped to the pieces entered before the call).
-    pub fn move_piece(&mut self, delta: isize) {
+    fn move_piece(&mut self, delta: isize) {
         self.piece = self.piece.saturating_add_signed(delta);
         self.clamp_piece();
     }
@@ -290,7 +290,7 @@ impl CompareView {
     }
 
     /// The next such point after the selection, wrapping around.
-    pub fn next_unseen(&self) -> Option<(usize, usize)> {
+    fn next_unseen(&self) -> Option<(usize, usize)> {
         let found = self.unseen_points();
         let here = (self.call, self.piece);
         found.iter().find(|&&f| f > here).or(found.first()).copied()
@@ -298,7 +298,7 @@ impl CompareView {
 
     /// Selects the teaching point when there is one (the first unseen replacement), else
     /// the last call.
-    pub fn select_first_point(&mut self) {
+    fn select_first_point(&mut self) {
         match self.unseen_points().first() {
             Some(&(call, piece)) => {
                 self.call = call;

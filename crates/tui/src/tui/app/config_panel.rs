@@ -40,7 +40,7 @@ impl ConfigPanel {
     }
 
     /// The number being typed, while one is edited.
-    pub fn editing(&self) -> Option<&str> {
+    fn editing(&self) -> Option<&str> {
         self.editing.as_deref()
     }
 
@@ -55,7 +55,7 @@ impl ConfigPanel {
     }
 
     /// The selected number's key; None on the strategy row.
-    pub fn selected_key(&self) -> Option<&'static str> {
+    fn selected_key(&self) -> Option<&'static str> {
         PipelineConfig::KEYS.get(self.selected).copied()
     }
 

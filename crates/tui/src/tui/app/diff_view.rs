@@ -57,7 +57,7 @@ impl DiffView {
     }
 
     /// Screen rows item `k` takes: a change in place shows its old and its new row.
-    pub fn item_height(&self, k: usize) -> usize {
+    fn item_height(&self, k: usize) -> usize {
         match self.items.get(k) {
             Some(Fold::Line(i)) if self.lines[*i].op == DiffOp::Changed => 2,
             _ => 1,

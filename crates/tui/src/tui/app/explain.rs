@@ -39,18 +39,13 @@ impl ExplainView {
         &self.title
     }
 
-    /// One paragraph per number, each wrapped by the drawing.
-    pub fn paragraphs(&self) -> &[String] {
-        &self.paragraphs
-    }
-
     /// The first row shown.
     pub fn top(&self) -> usize {
         self.top
     }
 
     /// The dialog's width on a screen `screen_w` wide: most of a narrow screen.
-    pub fn width_on(screen_w: u16) -> u16 {
+    fn width_on(screen_w: u16) -> u16 {
         screen_w * if screen_w < 100 { 94 } else { 72 } / 100
     }
 

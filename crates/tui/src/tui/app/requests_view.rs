@@ -47,7 +47,7 @@ impl RequestsView {
     }
 
     /// The first line of the detail shown.
-    pub fn detail_top(&self) -> usize {
+    fn detail_top(&self) -> usize {
         self.detail_top
     }
 

@@ -174,7 +174,7 @@ impl Viewer {
 
     /// The wrapped rows of line `i` at `width` columns, with each row's first char: the
     /// rows the renderer draws.
-    pub fn rows_of(&self, i: usize, width: usize) -> Vec<(usize, String)> {
+    fn rows_of(&self, i: usize, width: usize) -> Vec<(usize, String)> {
         let text = self.lines.get(i).map(String::as_str).unwrap_or("");
         wrap_words_at(text, width.max(1), usize::MAX).0
     }
@@ -188,7 +188,7 @@ impl Viewer {
     }
 
     /// Scrolls by `delta` screen rows.
-    pub fn scroll(&mut self, delta: isize, width: usize) {
+    fn scroll(&mut self, delta: isize, width: usize) {
         if self.lines.is_empty() {
             return;
         }
@@ -231,7 +231,7 @@ impl Viewer {
         self.show_current(width);
     }
 
-    pub fn next_match(&mut self, forward: bool, width: usize) {
+    fn next_match(&mut self, forward: bool, width: usize) {
         let n = self.matches.len();
         if n == 0 {
             return;

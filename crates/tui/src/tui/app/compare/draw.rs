@@ -60,7 +60,7 @@ pub(super) fn render(ctx: &DrawCtx, f: &mut Frame, full: Rect, v: &CompareView) 
 }
 
 /// Every line of the view's inside, `width` columns, at most `height` lines.
-pub fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec<Line<'static>> {
+fn lines(v: &CompareView, width: usize, height: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let wide = width >= WIDE_FROM;
     let calls = v.calls();

@@ -42,7 +42,7 @@ pub(super) fn render(ctx: &DrawCtx, f: &mut Frame, area: Rect, panel: &ConfigPan
 }
 
 /// The dialog's lines at `width` columns: the rows, what the selected row means, the keys.
-pub fn lines(ctx: &DrawCtx, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>> {
+fn lines(ctx: &DrawCtx, panel: &ConfigPanel, width: usize) -> Vec<Line<'static>> {
     let theme = ctx.theme;
     let config = ctx.config;
     let mut lines = Vec::new();

@@ -85,7 +85,7 @@ fn legend_lines(v: &ContextView, width: usize, theme: &Theme) -> Vec<Line<'stati
 }
 
 /// Every line of the view's inside, `width` columns, at most `height` lines.
-pub fn lines(v: &ContextView, width: usize, height: usize, theme: &Theme) -> Vec<Line<'static>> {
+fn lines(v: &ContextView, width: usize, height: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let Some(call) = v.call() else {
         return out;

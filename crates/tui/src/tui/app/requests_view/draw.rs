@@ -32,7 +32,7 @@ pub(super) fn render(ctx: &DrawCtx, f: &mut Frame, full: Rect, v: &RequestsView)
 }
 
 /// Every line of the view's inside, `width` columns, at most `height` lines.
-pub fn lines(v: &RequestsView, width: usize, height: usize, theme: &Theme) -> Vec<Line<'static>> {
+fn lines(v: &RequestsView, width: usize, height: usize, theme: &Theme) -> Vec<Line<'static>> {
     let reqs = v.requests();
     let mut out = Vec::new();
     if height == 0 {
@@ -80,7 +80,7 @@ pub fn lines(v: &RequestsView, width: usize, height: usize, theme: &Theme) -> Ve
 /// The detail's lines wrapped between words to `width` columns, not cut: a line's later
 /// rows are indented two past its own indent, so a wrapped line reads as one. J/K scroll
 /// these rows.
-pub fn wrapped(lines: &[String], width: usize) -> Vec<String> {
+fn wrapped(lines: &[String], width: usize) -> Vec<String> {
     let mut out = Vec::with_capacity(lines.len());
     for line in lines {
         let indent = line.len() - line.trim_start_matches(' ').len();
