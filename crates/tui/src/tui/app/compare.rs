@@ -359,7 +359,7 @@ impl App {
     /// The session the compare view replays by default: when the transcripts pane is in
     /// view, the session opened from the sessions browser or else the open transcript;
     /// otherwise the live session.
-    pub fn compare_source(&self) -> Option<(Arc<Vec<Message>>, String)> {
+    pub(super) fn compare_source(&self) -> Option<(Arc<Vec<Message>>, String)> {
         if self.screen.main == Pane::Transcripts
             && let Some((label, messages)) = self.opened_messages()
         {

@@ -8,7 +8,7 @@ use crate::tui::keys::{help_section_row, section};
 
 impl App {
     /// The heading of the help section for what has the keys now.
-    pub fn help_section(&self) -> &'static str {
+    pub(super) fn help_section(&self) -> &'static str {
         // The view on top names its section (the viewer, a diff, compare, the context and
         // requests views); the others leave it to the focused pane.
         if let Some(heading) = self.top_layer().and_then(Layer::help_section) {

@@ -35,11 +35,6 @@ impl App {
         })
     }
 
-    /// Whether a compaction written while following rings the terminal bell.
-    pub fn bell_on_compaction(&self) -> bool {
-        self.live.options().bell()
-    }
-
     pub(super) fn on_live(&mut self, msg: LiveMsg) -> Vec<Effect> {
         match msg {
             LiveMsg::Setup(options) => {

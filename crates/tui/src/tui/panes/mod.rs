@@ -1,8 +1,18 @@
-//! Drawing: `render(&App, &mut Frame)` and one module per pane.
+//! Drawing the panes: `render(&App, &mut Frame)` and one module per pane; then each
+//! covering view draws itself (`View::draw`, in its own module under `app/`), bottom first.
 //!
 //! Everything here is a pure function of `App`: no I/O, no clock reads, no channel sends,
 //! no mutation. Lists draw only their visible rows, so a 100,000-message history costs what
-//! forty rows cost. Text helpers shared by panes live here.
+//! forty rows cost. Text helpers shared by panes live here; those the covering views share
+//! too are `tui::draw`'s.
+//!
+//! The panes are not views like the layers, on purpose for now: they share the screen at
+//! once and focus moves between them, so their keys are `App`'s (`navigation.rs`,
+//! `pane_actions.rs`: a key in one pane opens a layer, moves the events selection to the
+//! same step, or searches the conversation and the events together), and their drawing reads
+//! several of `App`'s parts at once (the conversation pane draws the timeline's selected call
+//! or the mirror, with the pause's rows; the status bar and the hint line read nearly every
+//! part). A pane is its part of `App` (its state, `app/<pane>.rs`) and its file here.
 
 pub mod conversation;
 pub mod events;
