@@ -3,7 +3,8 @@
 //! request sent, so a batch the pipeline shrank still shows how big it was (`↑` when it
 //! goes beyond the scale, which fits the requests sent and the limit); the limit as a `┄`
 //! line; a legend and y labels when there is room; the selected call marked under the
-//! axis. Draws what it is given only.
+//! axis. And the recorded context curve (`curve`) that the live view and an opened
+//! session draw, with the same columns. Draws what it is given only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
