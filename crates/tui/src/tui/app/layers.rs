@@ -1,18 +1,18 @@
 //! The views that cover the panes, as a stack of layers: the help, the legend, the config
 //! panel, a diff, the viewer, the compare view, the context view, the requests view, the
-//! live view and an explanation (`e`). The layer on top takes every key and mouse event and is drawn last, so what
-//! has the keys is what is seen (docs/architecture.md, `tui/`). One place decides: keys
-//! (`navigation.rs`), the mouse (`mouse.rs`), pasting, the hint line and the help's section
-//! read `top_layer()`, and `panes::render` calls each layer's `draw` in `layers()`' order. Nothing under the top
-//! layer ever gets a message: a view that wants another view opens it on top, and a view's
-//! `Outcome` says whether it stays.
+//! live view and an explanation (`e`). The layer on top takes every key and mouse event and
+//! is drawn last, so what has the keys is what is seen (docs/architecture.md, `tui/`). One
+//! place decides: keys (`navigation.rs`), the mouse (`mouse.rs`), pasting, the hint line
+//! and the help's section read `top_layer()`, and `panes::render` calls each layer's `draw`
+//! in `layers()`' order. Nothing under the top layer ever gets a message: a view that wants
+//! another view opens it on top, and a view's `Outcome` says whether it stays.
 //!
 //! `Layer`, `View` and `Outcome` are defined in `app/mod.rs`, so that each view's module
 //! implements `View` without a circle through this file. A view is one `View`: its keys and
 //! its mouse (given the rest of `App` as context) and its drawing (`View::draw`, given the
 //! `DrawCtx`: the theme, the settings, the areas, the size, the tick and the notices, never
-//! the rest of `App`), all in the view's own module (`app/<view>.rs` and its
-//! `draw.rs`); the drawing pieces the views share with the panes are `tui::draw`.
+//! the rest of `App`), all in the view's own module (`app/<view>.rs` and its `draw.rs`);
+//! the drawing pieces the views share with the panes are `tui::draw`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use ratatui::Frame;
