@@ -105,6 +105,21 @@ fn question_mark_in_a_view_opens_the_help_at_that_view_s_section() {
     assert_help_at(a, section::DIFF);
     a.update(key(KeyCode::Esc));
     a.update(key(KeyCode::Esc));
+    // The config panel: `?` opens the help at its keys, over it.
+    a.update(key(KeyCode::Char('i')));
+    for c in "/config".chars() {
+        a.update(key(KeyCode::Char(c)));
+    }
+    a.update(key(KeyCode::Enter));
+    assert!(matches!(a.top_layer(), Some(Layer::Config(_))));
+    a.update(key(KeyCode::Char('?')));
+    assert_help_at(a, section::CONFIG);
+    a.update(key(KeyCode::Esc));
+    assert!(
+        matches!(a.top_layer(), Some(Layer::Config(_))),
+        "Esc leaves the help only"
+    );
+    a.update(key(KeyCode::Esc));
     // The sessions browser.
     let empty = dir.path().join("no-sessions");
     std::fs::create_dir_all(&empty).unwrap();

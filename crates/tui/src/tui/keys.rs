@@ -137,6 +137,7 @@ pub mod section {
     pub const DIFF: &str = "Diff";
     pub const VIEWER: &str = "Viewer";
     pub const INPUT: &str = "Input (5)";
+    pub const CONFIG: &str = "Config panel";
 }
 
 /// The help overlay's table: (keys, what they do), grouped by a header row with no keys.
@@ -394,7 +395,7 @@ pub const HELP: &[(&str, &str)] = &[
         "compare strategies on this session (default: current vs guarded)",
     ),
     ("Esc", "leave the input box"),
-    ("", "Config panel"),
+    ("", section::CONFIG),
     ("j k, Enter, Enter", "select, edit, apply (Esc cancels)"),
     (
         "h l",

@@ -155,13 +155,18 @@ impl ConfigPanel {
             Some(Action::Down) => self.selected = (self.selected + 1).min(last),
             Some(Action::Top) => self.selected = 0,
             Some(Action::Bottom) => self.selected = last,
-            _ => {}
+            // `?` and the keys every view shares are App's: the help opens over the panel.
+            _ => return Outcome::Pass,
         }
         Outcome::Consumed
     }
 }
 
 impl View for ConfigPanel {
+    fn help_section(&self) -> Option<&'static str> {
+        Some(crate::tui::keys::section::CONFIG)
+    }
+
     fn draw(&self, f: &mut Frame, full: Rect, ctx: &DrawCtx) {
         draw::render(ctx, f, full, self);
     }
