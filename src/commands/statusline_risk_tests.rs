@@ -291,3 +291,54 @@ fn a_newer_plan_replaces_the_remembered_pending_items() {
     // Two pending items gave way to one.
     assert_eq!(carried + 1, before);
 }
+
+/// The status line after each line Claude Code appends, through calls, results and a
+/// compaction, near the threshold: the line made from the memory (the count carried on) is
+/// the line a first run makes (a fresh data dir: the whole tail counted).
+#[test]
+fn the_status_line_after_each_appended_line_is_a_first_runs_line() {
+    use super::super::statusline::{StatusOptions, status_line};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let text = std::fs::read_to_string(fixture("tests/fixtures/forgot/eval_claude.jsonl")).unwrap();
+    let lines = chained_again(&text);
+    let input = format!(
+        r#"{{"transcript_path":{:?},"model":{{"id":"claude-sonnet-4-6","display_name":"Sonnet 4.6"}},"context_window":{{"context_window_size":200000,"current_usage":{{"input_tokens":150000,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}}}}}"#,
+        path.to_string_lossy()
+    );
+    let data = dir.path().join("data");
+    fn options(d: &Path) -> StatusOptions<'_> {
+        StatusOptions {
+            max_width: 200,
+            data_dir: Some(d),
+            ..StatusOptions::default()
+        }
+    }
+    let mut shown = std::collections::BTreeSet::new();
+    for n in 1..=lines.len() {
+        std::fs::write(&path, lines[..n].join("\n") + "\n").unwrap();
+        let carried = status_line(&input, &options(&data));
+        let fresh = tempfile::tempdir().unwrap();
+        assert_eq!(
+            carried,
+            status_line(&input, &options(fresh.path())),
+            "line {n}"
+        );
+        shown.insert(carried);
+    }
+    // The count changed along the way, and the compaction was met.
+    assert!(
+        shown.iter().filter(|l| l.contains("at risk")).count() >= 3,
+        "{shown:#?}"
+    );
+    assert!(
+        shown.iter().any(|l| l.contains("1 compaction")),
+        "{shown:#?}"
+    );
+    // The memory carried on at the end (the last lines came after the compaction).
+    let entry = memory_entry(&data, &path).unwrap();
+    assert_eq!(
+        entry.resume.unwrap().upto,
+        std::fs::metadata(&path).unwrap().len()
+    );
+}
