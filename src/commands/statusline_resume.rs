@@ -16,8 +16,10 @@
 //! The lines are counted on their own only when that cannot differ from counting them with
 //! the rest (otherwise the tail is counted whole): no compaction among them (it moves the
 //! tail's start), every line naming its parent names the line before it (a rewind would
-//! take earlier messages out of the conversation), the tail not cut, the facts under the
-//! cap, the bytes counted before still the same (their first and last KBs' digest).
+//! take earlier messages out of the conversation), the facts under the cap, the bytes
+//! counted before still the same (their first and last KBs' digest). A tail longer than
+//! the cap was counted from the first line within the cap's last bytes ("N+"); it goes on
+//! from there, so its count covers at least those bytes (still a part of the tail: "N+").
 //! Tool ids are taken as never reused (Claude Code's are random).
 
 use std::collections::HashSet;
@@ -51,6 +53,11 @@ enum TaskCall {
 /// What a later run goes on from.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Resume {
+    /// The file offset the counted bytes start at: the tail's start, or for a tail longer
+    /// than the cap, the first line within it when it was counted whole.
+    pub start: u64,
+    /// The tail was cut at the cap: the count is of the bytes from `start` only ("N+").
+    pub cut: bool,
     /// The file offset the counted bytes end at (after the last whole line).
     pub upto: u64,
     /// A digest of the counted bytes' first and last `CHECKED_BYTES`.
@@ -64,16 +71,16 @@ pub struct Resume {
 }
 
 /// The count of a tail parsed whole (`s`) and, when `body` gives the whole lines it was
-/// read from (from file offset `from`, the tail not cut), what a later run goes on from
-/// (None when it cannot).
-pub fn count_whole(s: &Session, body: Option<(u64, &[u8])>) -> (usize, Option<Resume>) {
+/// read from (from file offset `start`; `cut`: the tail's start was before it), what a
+/// later run goes on from (None when it cannot).
+pub fn count_whole(s: &Session, body: Option<(u64, &[u8])>, cut: bool) -> (usize, Option<Resume>) {
     let numbered = since_last_compaction(s);
     let names = tool_names(numbered.iter().map(|n| &n.message));
     let parts: Vec<Part> = numbered.iter().flat_map(|n| parts_of(n, &names)).collect();
     let Some((count, facts)) = extend(&[], &[], &parts) else {
         return (full_count(&parts), None);
     };
-    let resume = body.and_then(|(from, body)| {
+    let resume = body.and_then(|(start, body)| {
         let whole = memchr::memrchr(b'\n', body).map_or(0, |i| i + 1);
         let body = &body[..whole];
         let mut last = None;
@@ -82,7 +89,9 @@ pub fn count_whole(s: &Session, body: Option<(u64, &[u8])>) -> (usize, Option<Re
         }
         let (a, b) = ends(body);
         Some(Resume {
-            upto: from + whole as u64,
+            start,
+            cut,
+            upto: start + whole as u64,
             check: digest(a, b),
             last_uuid: last,
             facts,
@@ -267,17 +276,13 @@ fn ends_of(file: &mut std::fs::File, from: u64, end: u64) -> Option<String> {
     Some(digest(&first, &last))
 }
 
-/// The count of the tail from `from` to `len` in `file`, going on from `known`; None when
-/// it cannot (the tail is then counted whole).
-pub fn go_on(
-    file: &mut std::fs::File,
-    len: u64,
-    from: u64,
-    known: &Resume,
-) -> Option<(usize, Resume)> {
-    if known.upto < from || known.upto > len || len - known.upto > MAX_APPENDED {
+/// The count of the tail from `known.start` to `len` in `file`, going on from `known`; None
+/// when it cannot (the tail is then counted whole).
+pub fn go_on(file: &mut std::fs::File, len: u64, known: &Resume) -> Option<(usize, Resume)> {
+    if known.upto < known.start || known.upto > len || len - known.upto > MAX_APPENDED {
         return None;
     }
+    let from = known.start;
     // The bytes counted before are still the same (a replaced or rewritten file is not).
     if ends_of(file, from, known.upto)? != known.check {
         return None;
@@ -317,6 +322,8 @@ pub fn go_on(
     Some((
         count,
         Resume {
+            start: from,
+            cut: known.cut,
             upto,
             check: ends_of(file, from, upto)?,
             last_uuid,

@@ -65,11 +65,12 @@ pub fn at_risk_count(path: &Path, from: u64, data_dir: Option<&Path>) -> Option<
     let mut opened = open_regular_any_size(path).ok()?;
     let resumed = known
         .as_ref()
-        .filter(|e| e.stamp.from == from && !e.cut)
+        .filter(|e| e.stamp.from == from)
         .and_then(|e| e.resume.as_ref())
-        .and_then(|r| resume::go_on(&mut opened.file, opened.len, from, r));
+        .filter(|r| r.start >= from)
+        .and_then(|r| resume::go_on(&mut opened.file, opened.len, r));
     let (count, cut, resume) = match resumed {
-        Some((n, r)) => (n, false, Some(r)),
+        Some((n, r)) => (n, r.cut, Some(r)),
         None => count_tail(&mut opened.file, opened.len, from)?,
     };
     // Counted from a file that changed meanwhile: its stamp may not match what was read.
@@ -121,14 +122,14 @@ fn count_tail(
         .read_to_end(&mut bytes)
         .ok()?;
     // A cut tail starts inside a line: from the next one.
-    let body = if cut {
-        let nl = memchr::memchr(b'\n', &bytes)?;
-        &bytes[nl + 1..]
+    let skip = if cut {
+        memchr::memchr(b'\n', &bytes)? + 1
     } else {
-        &bytes[..]
+        0
     };
+    let body = &bytes[skip..];
     let session = parse_session_text(&kept_text(body)).ok()?;
-    let (count, resume) = resume::count_whole(&session, (!cut).then_some((from, body)));
+    let (count, resume) = resume::count_whole(&session, Some((start + skip as u64, body)), cut);
     Some((count, cut, resume))
 }
 
@@ -173,7 +174,7 @@ struct Entry {
     stamp: Stamp,
     count: usize,
     cut: bool,
-    /// What the next run goes on from (none when the tail was cut or could not be).
+    /// What the next run goes on from (none when it cannot).
     #[serde(default)]
     resume: Option<resume::Resume>,
 }

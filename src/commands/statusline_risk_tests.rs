@@ -129,7 +129,7 @@ fn carry_on_through(lines: &[String], step: usize) -> usize {
         assert_eq!(count, forgot_count(&path, from), "line {n}");
         if let Some((was_from, r)) = &known
             && *was_from == from
-            && let Some((resumed, state)) = resume::go_on(&mut file, len, from, r)
+            && let Some((resumed, state)) = resume::go_on(&mut file, len, r)
         {
             assert_eq!(resumed, count, "line {n}");
             assert_eq!(Some(&state), whole.as_ref(), "line {n}");
@@ -226,11 +226,11 @@ fn a_rewritten_file_is_counted_whole() {
     assert_ne!(again[last], lines[last]);
     std::fs::write(&path, again.join("\n") + "\n").unwrap();
     let mut file = std::fs::File::open(&path).unwrap();
-    assert!(resume::go_on(&mut file, len, from, &state).is_none());
+    assert!(resume::go_on(&mut file, len, &state).is_none());
     // Unchanged, it is carried on from (with nothing new).
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let mut file = std::fs::File::open(&path).unwrap();
-    assert!(resume::go_on(&mut file, len, from, &state).is_some());
+    assert!(resume::go_on(&mut file, len, &state).is_some());
 }
 
 /// `line` (an assistant line with one TodoWrite call) as another call setting `todos`.
@@ -286,7 +286,7 @@ fn a_newer_plan_replaces_the_remembered_pending_items() {
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let mut file = std::fs::File::open(&path).unwrap();
     let len = file.metadata().unwrap().len();
-    let (carried, _) = resume::go_on(&mut file, len, from, &state.unwrap()).unwrap();
+    let (carried, _) = resume::go_on(&mut file, len, &state.unwrap()).unwrap();
     assert_eq!(carried, forgot_count(&path, from));
     // Two pending items gave way to one.
     assert_eq!(carried + 1, before);
@@ -341,4 +341,61 @@ fn the_status_line_after_each_appended_line_is_a_first_runs_line() {
         entry.resume.unwrap().upto,
         std::fs::metadata(&path).unwrap().len()
     );
+}
+
+/// A tail longer than the cap is counted from the first line within the cap's last bytes
+/// ("N+"), and goes on from there: each carried count is the count of the bytes from that
+/// line to the end, still cut.
+#[test]
+fn a_cut_tail_goes_on_from_where_its_count_started() {
+    let text =
+        std::fs::read_to_string(fixture("tests/fixtures/forgot/eval_claude_plan.jsonl")).unwrap();
+    let original: Vec<&str> = text.lines().collect();
+    let boundary = original
+        .iter()
+        .position(|l| l.contains("compact_boundary"))
+        .unwrap();
+    // Injected lines (passed over unparsed) after the compaction's summary, past the cap.
+    let filler = |n: usize| {
+        format!(
+            r#"{{"type":"attachment","attachment":{{"type":"file","content":"{}"}},"uuid":"filler-{n}","parentUuid":"x"}}"#,
+            "y".repeat(1 << 20)
+        )
+    };
+    let mut lines: Vec<String> = original[..boundary + 2]
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    lines.extend((0..(TAIL_CAP >> 20) as usize + 1).map(filler));
+    lines.extend(original[boundary + 2..].iter().map(|l| l.to_string()));
+    let lines = chained_again(&lines.join("\n"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let (head, rest) = lines.split_at(lines.len() - 6);
+    std::fs::write(&path, head.join("\n") + "\n").unwrap();
+    let from = tail_start(&path);
+    let mut file = std::fs::File::open(&path).unwrap();
+    let len = file.metadata().unwrap().len();
+    let (count, cut, state) = count_tail(&mut file, len, from).unwrap();
+    let mut state = state.unwrap();
+    assert!(cut && state.cut && state.start > from);
+    assert_eq!(count, forgot_count(&path, state.start));
+    let start = state.start;
+    let mut counts = vec![count];
+    for line in rest {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
+        drop(f);
+        let mut file = std::fs::File::open(&path).unwrap();
+        let len = file.metadata().unwrap().len();
+        let (n, next) = resume::go_on(&mut file, len, &state).unwrap();
+        assert_eq!(n, forgot_count(&path, start));
+        assert!(next.cut && next.start == start);
+        counts.push(n);
+        state = next;
+    }
+    assert!(counts.last() > counts.first(), "{counts:?}");
 }
