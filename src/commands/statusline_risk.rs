@@ -9,13 +9,14 @@
 //! reminders again and again) are passed over unparsed; the rules look at the conversation
 //! only. A cut tail says "N+".
 //!
-//! Claude Code also runs the status line when nothing was written (a mode change, a
-//! refresh): the count is remembered per transcript in `statusline-risk.json` of the data
-//! dir with the file's size, mtime and the tail's start, and a run on an unchanged file
-//! answers from it instead of reading the tail, parsing it and extracting its facts again
-//! (most of what a run near the threshold costs beyond the process's start). That file is ctxlab's own but read as outside input:
-//! capped in size and entries; one that does not parse, or another version's (its rules may
-//! count otherwise), is an empty memory.
+//! Claude Code runs the status line after each answer, and also when nothing was written (a
+//! mode change, a refresh): the count is remembered per transcript in
+//! `statusline-risk.json` of the data dir with the file's size, mtime and the tail's
+//! start, and a run on an unchanged file answers from it; a run that finds lines appended
+//! counts only those and carries the count on (`resume`, the same count as the whole
+//! tail's). That file is ctxlab's own but read as outside input: capped in size and
+//! entries; one that does not parse, or another version's (its rules may count
+//! otherwise), is an empty memory.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
