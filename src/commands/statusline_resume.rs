@@ -70,17 +70,15 @@ pub struct Resume {
     task_calls: Vec<(String, TaskCall)>,
 }
 
-/// The count of a tail parsed whole (`s`) and, when `body` gives the whole lines it was
-/// read from (from file offset `start`; `cut`: the tail's start was before it), what a
-/// later run goes on from (None when it cannot).
-pub fn count_whole(s: &Session, body: Option<(u64, &[u8])>, cut: bool) -> (usize, Option<Resume>) {
-    let numbered = since_last_compaction(s);
-    let names = tool_names(numbered.iter().map(|n| &n.message));
-    let parts: Vec<Part> = numbered.iter().flat_map(|n| parts_of(n, &names)).collect();
+/// The count of a tail parsed whole (`s`, from `body`: the lines read from file offset
+/// `start`; `cut`: the tail's start was before it) and what a later run goes on from (None
+/// when it cannot).
+pub fn count_whole(s: &Session, start: u64, body: &[u8], cut: bool) -> (usize, Option<Resume>) {
+    let parts = conversation_parts(s);
     let Some((count, facts)) = extend(&[], &[], &parts) else {
         return (full_count(&parts), None);
     };
-    let resume = body.and_then(|(start, body)| {
+    let resume = (|| {
         let whole = memchr::memrchr(b'\n', body).map_or(0, |i| i + 1);
         let body = &body[..whole];
         let mut last = None;
@@ -97,8 +95,16 @@ pub fn count_whole(s: &Session, body: Option<(u64, &[u8])>, cut: bool) -> (usize
             facts,
             task_calls: task_calls(&[], &parts)?,
         })
-    });
+    })();
     (count, resume)
+}
+
+/// The parts `forgot::at_risk` reads in `s`: its conversation since the last compaction,
+/// as `forgot::analyze` cuts it.
+fn conversation_parts(s: &Session) -> Vec<Part> {
+    let numbered = since_last_compaction(s);
+    let names = tool_names(numbered.iter().map(|n| &n.message));
+    numbered.iter().flat_map(|n| parts_of(n, &names)).collect()
 }
 
 /// The count of `parts` when the extractor reached its cap: the facts nearest the end.
@@ -224,7 +230,8 @@ struct Link {
 fn chained(bytes: &[u8], last: &mut Option<String>, first_free: bool) -> bool {
     let mut free = first_free;
     for line in bytes.split(|b| *b == b'\n') {
-        if line.iter().all(u8::is_ascii_whitespace) {
+        // Request records hold no uuid (and are tens of KB): not read.
+        if line.iter().all(u8::is_ascii_whitespace) || super::is_record(line) {
             continue;
         }
         let Ok(link) = serde_json::from_slice::<Link>(line) else {
@@ -313,9 +320,7 @@ pub fn go_on(file: &mut std::fs::File, len: u64, known: &Resume) -> Option<(usiz
         if s.format != SessionFormat::ClaudeCode || !s.compactions.is_empty() {
             return None;
         }
-        let numbered = since_last_compaction(&s);
-        let names = tool_names(numbered.iter().map(|n| &n.message));
-        numbered.iter().flat_map(|n| parts_of(n, &names)).collect()
+        conversation_parts(&s)
     };
     let (count, facts) = extend(&known.facts, &known.task_calls, &parts)?;
     let upto = known.upto + whole as u64;

@@ -42,9 +42,14 @@ const RECORD_PREFIXES: &[&[u8]] = &[b"{\"type\":\"api-request"];
 const ATTACHMENT_KEY: &[u8] = b"\"attachment\":{";
 const ATTACHMENT_WITHIN: usize = 256;
 
+/// Whether `line` is one of Claude Code's request records.
+fn is_record(line: &[u8]) -> bool {
+    RECORD_PREFIXES.iter().any(|p| line.starts_with(p))
+}
+
 /// Whether `line` cannot hold a conversation message.
 fn passed_over(line: &[u8]) -> bool {
-    RECORD_PREFIXES.iter().any(|p| line.starts_with(p))
+    is_record(line)
         || memchr::memmem::find(&line[..line.len().min(ATTACHMENT_WITHIN)], ATTACHMENT_KEY)
             .is_some()
 }
@@ -130,7 +135,7 @@ fn count_tail(
     };
     let body = &bytes[skip..];
     let session = parse_session_text(&kept_text(body)).ok()?;
-    let (count, resume) = resume::count_whole(&session, Some((start + skip as u64, body)), cut);
+    let (count, resume) = resume::count_whole(&session, start + skip as u64, body, cut);
     Some((count, cut, resume))
 }
 
