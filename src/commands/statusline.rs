@@ -12,7 +12,7 @@
 //! (Claude Code's `current_usage` still holds the call before it). The line fits the width
 //! it is given. Within the set distance of the threshold it adds "N at risk": the facts a
 //! compaction now would have to carry (`statusline_risk`, from the tail since the last
-//! compaction). Whatever goes wrong, the answer is one short line saying so: a status line
+//! compaction; none while the index is still counting). Whatever goes wrong, the answer is one short line saying so: a status line
 //! must never break the agent's screen, so there is no error exit.
 
 use std::path::Path;
@@ -193,7 +193,9 @@ pub fn status_line(input: &str, options: &StatusOptions) -> String {
     );
     if let (Some(t), Some(now)) = (threshold, context) {
         let within = options.at_risk_within.unwrap_or(DEFAULT_WITHIN);
-        if within > 0 && t.tokens.saturating_sub(now) <= within {
+        // While the index is still counting, the last compaction it knows may not be the
+        // file's: the tail would hold messages a compaction already summarised.
+        if within > 0 && t.tokens.saturating_sub(now) <= within && scanned.complete {
             let from = index.last_compaction.as_ref().map_or(0, |c| c.offset);
             if let Some((n, cut)) =
                 statusline_risk::at_risk_count(Path::new(path), from, options.data_dir)

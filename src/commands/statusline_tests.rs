@@ -220,3 +220,48 @@ fn near_the_threshold_it_counts_the_facts_at_risk_as_watch_does_from_the_tail_on
     );
     assert_eq!(super::statusline_risk::part(0, false), None);
 }
+
+/// While the index is still counting, the last compaction it knows is not the file's: the
+/// tail from there would hold what a later compaction summarised, so no count at risk is
+/// shown until the index reaches the end (then the tail's count, as `forgot` gives it).
+#[test]
+fn while_the_index_counts_no_facts_at_risk_are_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forgot/eval_claude.jsonl");
+    let filler = format!(
+        r#"{{"type":"user","message":{{"content":"Do not touch src/old_{{}}.rs {}"}}}}"#,
+        "y".repeat(1 << 20)
+    );
+    let blocks = (crate::session::watch::compaction_index::SCAN_BYTES_PER_RUN >> 20) + 4;
+    let mut f = std::fs::File::create(&path).unwrap();
+    for _ in 0..blocks {
+        writeln!(f, "{filler}").unwrap();
+    }
+    f.write_all(&std::fs::read(&fixture).unwrap()).unwrap();
+    drop(f);
+    let whole =
+        crate::forgot::at_risk::at_risk(&crate::session::load_session(&fixture).unwrap(), 5);
+    assert!(whole.total > 0);
+    let first = status_line(
+        &input(&path, Some(150_000), None),
+        &options(dir.path(), 200),
+    );
+    assert!(first.contains("(counting)"), "{first}");
+    assert!(!first.contains("at risk"), "{first}");
+    let mut line = first;
+    for _ in 0..10 {
+        line = status_line(
+            &input(&path, Some(150_000), None),
+            &options(dir.path(), 200),
+        );
+        if !line.contains("counting") {
+            break;
+        }
+    }
+    assert!(
+        line.contains(&format!("· 1 compaction · {} at risk ·", whole.total)),
+        "{line}"
+    );
+}

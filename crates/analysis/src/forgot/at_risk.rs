@@ -6,6 +6,7 @@
 
 use super::facts::Fact;
 use super::from_session::numbered;
+use super::parts::Numbered;
 use super::{CompactionInput, KeptInput, SummaryText, analyze};
 use crate::session::watch::Headroom;
 use crate::session::{MessageKind, Session};
@@ -48,8 +49,10 @@ fn focus(facts: &[Fact]) -> String {
     out
 }
 
-/// The facts at risk in `s`, the first `shown` of them listed.
-pub fn at_risk(s: &Session, shown: usize) -> AtRisk {
+/// The messages a compaction now would summarise, whose facts are at risk: the
+/// conversation since the last full compaction (what nobody typed left out). The status
+/// line's resumed count (src/commands/statusline_resume.rs) reads the same messages.
+pub fn since_last_compaction(s: &Session) -> Vec<Numbered> {
     let from = s
         .compactions
         .iter()
@@ -58,14 +61,19 @@ pub fn at_risk(s: &Session, shown: usize) -> AtRisk {
         .max()
         .unwrap_or(0)
         .min(s.messages.len());
-    let before = (from..s.messages.len())
+    (from..s.messages.len())
         .filter(|&i| {
             s.info
                 .get(i)
                 .is_none_or(|o| o.kind == MessageKind::Conversation)
         })
         .map(|i| numbered(s, i))
-        .collect();
+        .collect()
+}
+
+/// The facts at risk in `s`, the first `shown` of them listed.
+pub fn at_risk(s: &Session, shown: usize) -> AtRisk {
+    let before = since_last_compaction(s);
     let input = CompactionInput {
         kind: "at risk".into(),
         micro: false,

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::carry::{Reference, components, has_extension, is_dot_file, normalize};
@@ -17,7 +17,7 @@ use super::parts::{Part, PartKind, Target};
 use super::task_text::{is_decision, sentences_of_line, stated, task_document};
 
 /// What an item is; the order is the order not-carried items are ranked in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FactKind {
     /// An instruction a person typed or a task read through a tool states.
@@ -275,6 +275,15 @@ pub fn shell_writes(cmd: &str) -> Vec<String> {
     out
 }
 
+/// What two items of one kind are the same fact by: a file's components, else the
+/// normalised text.
+pub fn dedup_key(kind: FactKind, text: &str) -> String {
+    match kind {
+        FactKind::FileChanged | FactKind::FileNamed => components(text).join("/"),
+        _ => normalize(text),
+    }
+}
+
 /// A call as its result is read: its tool and target.
 struct Call {
     target: Option<Target>,
@@ -316,6 +325,11 @@ impl Extractor {
         }
     }
 
+    /// Whether a plan was taken (the latest one: the plans before it are superseded).
+    pub fn took_plan(&self) -> bool {
+        self.plan_taken
+    }
+
     /// Every part, nearest the compaction first; stops at the cap.
     pub fn run(mut self, parts: &[&Part]) -> Extractor {
         for p in parts.iter().rev() {
@@ -333,10 +347,7 @@ impl Extractor {
         if text.is_empty() || self.items.len() >= MAX_FACTS {
             return None;
         }
-        let key = match kind {
-            FactKind::FileChanged | FactKind::FileNamed => components(&text).join("/"),
-            _ => normalize(&text),
-        };
+        let key = dedup_key(kind, &text);
         if let Some(&i) = self.seen.get(&(kind, key.clone())) {
             self.items[i].seen += 1;
             return None;
