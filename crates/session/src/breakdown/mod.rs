@@ -12,8 +12,10 @@ pub mod calibrate;
 pub mod classify;
 mod file_record;
 mod image;
+pub mod measured;
 pub mod request;
 pub mod session;
+pub mod sized;
 pub mod tokens;
 
 use std::collections::BTreeMap;
