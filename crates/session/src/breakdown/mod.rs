@@ -16,6 +16,8 @@ pub mod measured;
 pub mod request;
 pub mod session;
 pub mod sized;
+#[cfg(test)]
+mod sized_tests;
 pub mod tokens;
 
 use std::collections::BTreeMap;

@@ -54,6 +54,9 @@ pub struct SizedRead {
     /// Lines read, history items read (each hashed once) and items converted: grows with
     /// the file, not with its square (a test doubles a file and checks).
     pub work: u64,
+    /// History items read, and those converted and sized (the ones not seen before).
+    pub items_read: u64,
+    pub items_converted: u64,
 }
 
 /// Reads the file at `path` for `sink`; None when it is no Claude Code or Codex file, or
@@ -126,7 +129,12 @@ pub fn read_sized<S: SizeSink + 'static>(
         return Ok(None);
     }
     let work = session.lines as u64 + keys.read + keys.converted;
-    Ok(Some(SizedRead { session, work }))
+    Ok(Some(SizedRead {
+        session,
+        work,
+        items_read: keys.read,
+        items_converted: keys.converted,
+    }))
 }
 
 /// The parsed lines of a chunked file, a chunk at a time (`chunked::StreamedLines` with a
