@@ -1,6 +1,8 @@
 //! `ctxlab inspect FILE --calls`: every model call's context by category (docs/pipeline.md,
 //! "Where the context goes"), as a table per call for a reader or as one JSON object with
-//! one entry per call. The breakdown itself is `breakdown::session`'s.
+//! one entry per call, each call written as it is broken down. The breakdown itself is
+//! `breakdown::sized`'s on a sized read of a Claude Code or Codex file, and
+//! `breakdown::session`'s on any other file, read whole.
 
 use std::cell::RefCell;
 use std::io::Write;

@@ -18,8 +18,33 @@ use super::codex_counted::{
     COUNTED_KEY, ItemRead, Key, Listed, LiteItem, Retained, Sorted, count, sort_item, text_key,
 };
 use super::codex_items::{Item, convert_item};
-use super::sized_read::{HistoryItem, SizeSink, SizedHistory};
 use crate::message::Message;
+
+/// What hears a sized read.
+pub trait SizeSink {
+    /// A message the session's list takes, in order (its index is how many came before).
+    fn message(&mut self, m: &Message);
+    /// A replacement history item seen for the first time, numbered from 0 in order; None
+    /// when it is no message of a history (skipped).
+    fn item(&mut self, number: u32, m: Option<&Message>);
+    /// The new history of the compaction recorded on line `line`.
+    fn history(&mut self, line: usize, h: SizedHistory);
+}
+
+/// A compaction's new history as the numbers of its items, in the order the model saw it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SizedHistory {
+    pub items: Vec<HistoryItem>,
+    /// Which of `items` is the summary.
+    pub summary: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryItem {
+    pub item: u32,
+    /// Kept from before (else written anew: re-injected context or the summary).
+    pub kept: bool,
+}
 
 /// The items seen so far by their key, each with its number.
 #[derive(Debug, Default)]
