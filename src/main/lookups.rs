@@ -23,13 +23,13 @@ pub(crate) fn cmd_inspect(args: InspectArgs) -> anyhow::Result<()> {
         return inspect_requests(&args);
     }
     if args.calls {
-        let session =
-            ctxlab::session::load_session(&args.file).map_err(|e| session_error(&args.file, e))?;
-        let calls = ctxlab::breakdown::session::of_session(&session);
-        drop(session);
+        use ctxlab::commands::inspect_calls::{CallsError, inspect_calls};
         let mut out = stdout_for(args.json);
-        return ctxlab::commands::inspect_calls::write_calls(&mut out, &calls, args.json)
-            .context("cannot write to stdout");
+        return match inspect_calls(&args.file, &mut out, args.json) {
+            Ok(()) => Ok(()),
+            Err(CallsError::Session(e)) => Err(session_error(&args.file, e)),
+            Err(CallsError::Write(e)) => Err(e).context("cannot write to stdout"),
+        };
     }
     // The summary is figures only: a Codex compaction's new history is counted, not held.
     let session = ctxlab::session::load_session_numbers(&args.file)

@@ -357,3 +357,38 @@ fn the_streamed_calls_json_is_the_whole_string_write() {
     }
     assert!(compared >= 10, "only {compared} fixtures with calls");
 }
+
+/// `inspect --calls` writes, from a sized read streamed call by call, the bytes the whole
+/// session's breakdown writes (the table, and the JSON object cut around its calls list),
+/// on the real agents' files and a capture (read whole) (issue 36, issue 39 item 8).
+#[test]
+fn inspect_calls_streams_what_the_whole_breakdown_writes() {
+    use ctxlab::commands::inspect_calls::{inspect_calls, write_calls};
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    for rel in [
+        "sessions/codex_0171.jsonl",
+        "sessions/codex_ws_0171.jsonl",
+        "sessions/claude_code_2_1_332.jsonl",
+        "sessions/claude_code.jsonl",
+        "captures/claude_code_compact.jsonl",
+    ] {
+        let path = std::path::Path::new(root).join(rel);
+        let whole = of_session(&ctxlab::session::load_session(&path).unwrap());
+        assert!(!whole.calls.is_empty(), "{rel}");
+        for json in [false, true] {
+            let mut want = Vec::new();
+            write_calls(&mut want, &whole, json).unwrap();
+            let mut got = Vec::new();
+            inspect_calls(&path, &mut got, json).unwrap();
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                String::from_utf8(want.clone()).unwrap(),
+                "{rel}, json {json}"
+            );
+            if json {
+                let one = serde_json::to_string(&whole.to_json()).unwrap() + "\n";
+                assert_eq!(String::from_utf8(want).unwrap(), one, "{rel}");
+            }
+        }
+    }
+}

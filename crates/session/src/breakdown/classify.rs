@@ -50,12 +50,12 @@ impl Classifier<'_> {
 
 pub use crate::message::tool_names;
 
-fn is_marker(text: &str) -> bool {
+pub(super) fn is_marker(text: &str) -> bool {
     SummaryLabel::of(text).is_some() || is_pipeline_marker(text)
 }
 
 /// A result's text that a compaction put in place of the result.
-fn is_placeholder(text: &str) -> bool {
+pub(super) fn is_placeholder(text: &str) -> bool {
     text == CLEARED_RESULT_TEXT
         || text == MICRO_PLACEHOLDER
         || text.starts_with("[Previous: used ")

@@ -12,8 +12,12 @@ pub mod calibrate;
 pub mod classify;
 mod file_record;
 mod image;
+pub mod measured;
 pub mod request;
 pub mod session;
+pub mod sized;
+#[cfg(test)]
+mod sized_tests;
 pub mod tokens;
 
 use std::collections::BTreeMap;

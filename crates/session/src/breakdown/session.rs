@@ -54,16 +54,16 @@ impl SessionBreakdown {
 }
 
 /// One call to break down: the messages before `upto` were its context.
-struct CallPoint {
-    upto: usize,
-    message: Option<usize>,
-    model: Option<String>,
-    recorded: Option<u64>,
+pub(super) struct CallPoint {
+    pub upto: usize,
+    pub message: Option<usize>,
+    pub model: Option<String>,
+    pub recorded: Option<u64>,
     /// Where the call is in the file, for what the file records beside the transcript.
-    lines: Option<CallLines>,
+    pub lines: Option<CallLines>,
 }
 
-fn call_points(s: &Session) -> Vec<CallPoint> {
+pub(super) fn call_points(s: &Session) -> Vec<CallPoint> {
     if s.calls.is_empty() {
         // A format without usage (ctxlab's transcripts): each answer was a call.
         return s
@@ -115,7 +115,7 @@ fn call_points(s: &Session) -> Vec<CallPoint> {
 /// How a session's tokens are counted: exactly when every call names a model of one
 /// tokenizer family here; else calibrated on the recorded usage; else (no usage at all)
 /// with cl100k as a stand-in.
-fn choose_counting(points: &[CallPoint]) -> (Counting, Option<&'static CoreBPE>) {
+pub(super) fn choose_counting(points: &[CallPoint]) -> (Counting, Option<&'static CoreBPE>) {
     let families: Vec<Option<Family>> = points
         .iter()
         .map(|p| p.model.as_deref().and_then(family_of))

@@ -62,6 +62,18 @@ pub(crate) struct Builder {
     /// A numbers-only read (`detail::Detail::Numbers`): each message is held as its
     /// sized outline once it is in the list (`held`).
     pub slim: bool,
+    /// Hears each message as the list takes it, whole, before it is slimmed (a read that
+    /// sizes every message for `inspect --calls`: `sized_read`).
+    pub on_held: Option<HeldHook>,
+}
+
+/// What `Builder::on_held` calls with each message the list takes, in order.
+pub(crate) struct HeldHook(pub Box<dyn FnMut(&Message)>);
+
+impl std::fmt::Debug for HeldHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("HeldHook")
+    }
 }
 
 impl Builder {
@@ -72,13 +84,17 @@ impl Builder {
             between: Vec::new(),
             uuid_index: HashMap::new(),
             slim: false,
+            on_held: None,
         }
     }
 
     /// A message as the list holds it: whole, or for a numbers-only read its outline (its
     /// size, role and tool ids; a result's text only where it is Claude Code's persisted
     /// output, which `inspect` counts). The readers never look back at a message's text.
-    fn held(&self, message: Message) -> Message {
+    fn held(&mut self, message: Message) -> Message {
+        if let Some(hook) = &mut self.on_held {
+            (hook.0)(&message);
+        }
         if !self.slim {
             return message;
         }

@@ -174,7 +174,7 @@ impl<'a> ChunkedFile<'a> {
 
 /// Text of a run of whole lines; invalid UTF-8 is replaced (a run ends at a newline, so
 /// no character is split between two runs) and noted in `lossy`.
-fn text_of(bytes: Vec<u8>, lossy: &mut bool) -> String {
+pub(super) fn text_of(bytes: Vec<u8>, lossy: &mut bool) -> String {
     match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
@@ -219,7 +219,7 @@ impl Iterator for StreamedLines<'_, '_> {
     }
 }
 
-fn parse_claude(text: &str, first: usize) -> Vec<ParsedLine> {
+pub(super) fn parse_claude(text: &str, first: usize) -> Vec<ParsedLine> {
     lines::parse_json_lines_keeping_here(text, first, claude::LINE_KEYS)
 }
 
@@ -235,7 +235,7 @@ pub(crate) type ReadSession = (Session, Option<String>, Option<LoadWarning>);
 /// Whether a file whose first chunk is `head` is read in chunks: its first non-empty line
 /// is a JSON object of a line format on its own (so the whole file is not one JSON
 /// document), and not an input object (`messages`).
-fn chunked_format(head: &str) -> Option<SessionFormat> {
+pub(super) fn chunked_format(head: &str) -> Option<SessionFormat> {
     let first = head.lines().find(|l| !l.trim().is_empty())?;
     let value: Value = serde_json::from_str(first).ok()?;
     let object = value.as_object()?;

@@ -126,12 +126,23 @@ pub(crate) fn read_claude_detail(
     lines: impl IntoIterator<Item = ParsedLine>,
     detail: Detail,
 ) -> Session {
+    read_claude_hooked(lines, detail, None)
+}
+
+/// `read_claude_detail` with `hook` hearing each message of the main thread as it is
+/// held (`Builder::on_held`; the sidechains' are not heard).
+pub(crate) fn read_claude_hooked(
+    lines: impl IntoIterator<Item = ParsedLine>,
+    detail: Detail,
+    hook: Option<super::assemble::HeldHook>,
+) -> Session {
     let thread = || {
         let mut t = Thread::new();
         t.builder.slim = detail == Detail::Numbers;
         t
     };
     let mut main = thread();
+    main.builder.on_held = hook;
     let mut sides: Vec<(String, Thread)> = Vec::new();
     let mut side_of_uuid: HashMap<String, usize> = HashMap::new();
     let mut count = 0;

@@ -70,10 +70,22 @@ pub(crate) fn read_codex_counting(
     format: SessionFormat,
     detail: Detail,
 ) -> (Session, u64) {
+    read_codex_hooked(lines, format, detail, None)
+}
+
+/// `read_codex_counting` with `hook` hearing each message as it is held
+/// (`Builder::on_held`).
+pub(crate) fn read_codex_hooked(
+    lines: impl IntoIterator<Item = ParsedLine>,
+    format: SessionFormat,
+    detail: Detail,
+    hook: Option<super::assemble::HeldHook>,
+) -> (Session, u64) {
     let mut r = CodexReader::new(format, detail);
     // A whole-file numbers-only read holds each message's outline (a follower, which
     // shows each message once as it comes, slims them itself after showing them).
     r.b.slim = detail == Detail::Numbers;
+    r.b.on_held = hook;
     for ParsedLine { number, value } in lines {
         r.b.session.lines += 1;
         match value {

@@ -103,11 +103,11 @@ impl<'de> serde::Deserialize<'de> for LenientStr<'de> {
 /// A part of an item's `content`, as far as `codex_items` looks at one: its string
 /// fields `type`, `text`, `refusal` and `image_url`; None for an element that is no object.
 #[derive(Default)]
-struct Part<'de> {
-    kind: Option<Cow<'de, str>>,
-    text: Option<Cow<'de, str>>,
-    refusal: Option<Cow<'de, str>>,
-    image_url: Option<Cow<'de, str>>,
+pub(super) struct Part<'de> {
+    pub kind: Option<Cow<'de, str>>,
+    pub text: Option<Cow<'de, str>>,
+    pub refusal: Option<Cow<'de, str>>,
+    pub image_url: Option<Cow<'de, str>>,
 }
 
 struct PartRead<'de>(Option<Part<'de>>);
@@ -149,7 +149,7 @@ impl<'de> serde::Deserialize<'de> for PartRead<'de> {
 
 /// A value read as a list: anything but an array reads as None, as `codex_items` treats
 /// a `content` that is no list.
-struct Listed<T>(Option<Vec<T>>);
+pub(super) struct Listed<T>(pub Option<Vec<T>>);
 
 impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Listed<T> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -177,7 +177,7 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Listed<T> {
 }
 
 /// A key, borrowed from the line when it has no escapes.
-struct Key<'de>(Cow<'de, str>);
+pub(super) struct Key<'de>(pub Cow<'de, str>);
 
 impl<'de> serde::Deserialize<'de> for Key<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -240,14 +240,14 @@ impl<'de> serde::Deserialize<'de> for SummaryMark {
 /// these fields; any other kind is rebuilt from the fields `convert_item` reads (absent
 /// from messages, so never built for them) and converted as before.
 #[derive(Default)]
-struct LiteItem<'de> {
-    kind: Option<Cow<'de, str>>,
-    role: Option<Cow<'de, str>>,
-    id: Option<Cow<'de, str>>,
-    content: Option<Vec<Option<Part<'de>>>>,
-    marked: bool,
+pub(super) struct LiteItem<'de> {
+    pub kind: Option<Cow<'de, str>>,
+    pub role: Option<Cow<'de, str>>,
+    pub id: Option<Cow<'de, str>>,
+    pub content: Option<Vec<Option<Part<'de>>>>,
+    pub marked: bool,
     /// `call_id`, `name`, `arguments`, `input`, `action`, `output`, `summary`.
-    other: Map<String, Value>,
+    pub other: Map<String, Value>,
 }
 
 /// The keys of an item other than a message that `convert_item` reads.
@@ -262,7 +262,7 @@ const OTHER_KEYS: &[&str] = &[
 ];
 
 /// An item: None when it is no object.
-struct ItemRead<'de>(Option<LiteItem<'de>>);
+pub(super) struct ItemRead<'de>(pub Option<LiteItem<'de>>);
 
 impl<'de> serde::Deserialize<'de> for ItemRead<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -310,7 +310,7 @@ impl<'de> serde::Deserialize<'de> for ItemRead<'de> {
 }
 
 /// A metadata entry: whether it names a `retained_source` that is not null.
-struct Retained(bool);
+pub(super) struct Retained(pub bool);
 
 impl<'de> serde::Deserialize<'de> for Retained {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -343,7 +343,7 @@ impl<'de> serde::Deserialize<'de> for Retained {
 
 /// How one item is sorted (`codex_compaction::read_history`'s cases).
 #[derive(Debug, Clone, PartialEq)]
-enum Sorted {
+pub(super) enum Sorted {
     /// A user, developer or system message; its text when it is one text (a hash, to
     /// compare with the summary once the line is read), `injected` as `convert_item`
     /// says.
@@ -359,7 +359,7 @@ enum Sorted {
     NotObject,
 }
 
-fn text_key(text: &str) -> (u64, usize) {
+pub(super) fn text_key(text: &str) -> (u64, usize) {
     let mut h = DefaultHasher::new();
     text.hash(&mut h);
     (h.finish(), text.len())
@@ -367,7 +367,7 @@ fn text_key(text: &str) -> (u64, usize) {
 
 const TEXT_KINDS: &[&str] = &["input_text", "text", "output_text"];
 
-fn sort_item(item: Option<LiteItem>) -> Sorted {
+pub(super) fn sort_item(item: Option<LiteItem>) -> Sorted {
     let Some(it) = item else {
         return Sorted::NotObject;
     };
@@ -481,7 +481,7 @@ impl Counted {
 }
 
 /// Counts sorted items as `read_history` does without holding them.
-fn count(items: Vec<Sorted>, retained: Option<Vec<bool>>, summary: &str) -> Counted {
+pub(super) fn count(items: Vec<Sorted>, retained: Option<Vec<bool>>, summary: &str) -> Counted {
     let summary_key = (!summary.is_empty()).then(|| text_key(summary));
     let mut c = Counted {
         items: items.len(),

@@ -1,0 +1,155 @@
+//! The breakdown from measured messages (`sized`, read by `session::sized_read`) is the
+//! breakdown of the whole session (`session::of_session`), call for call, on every
+//! fixture and on a generated rollout of repeated compactions; and its read does work in
+//! proportion to the file (issue 36).
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use super::CallBreakdown;
+use super::session::of_session;
+use super::sized::{Collector, SizedCalls, Unsized};
+use super::tokens::Family;
+use crate::session::sized_read::{SizedRead, read_sized};
+
+/// The sized breakdown of `path` (with its counting's description) and the read's work;
+/// None when the file is not read the sized way.
+fn sized(path: &Path) -> Option<(String, Vec<CallBreakdown>, u64)> {
+    let mut family = Some(Family::O200k);
+    for _ in 0..3 {
+        let collector = Rc::new(RefCell::new(Collector::new(family)));
+        let SizedRead { session, work, .. } = read_sized(path, collector.clone()).unwrap()?;
+        let c = collector.borrow();
+        match SizedCalls::new(&session, &c) {
+            Ok(calls) => {
+                let mut all = Vec::new();
+                calls
+                    .each(&mut |b| {
+                        all.push(b);
+                        Ok::<(), ()>(())
+                    })
+                    .unwrap();
+                return Some((calls.counting().describe(), all, work));
+            }
+            Err(Unsized::Tokenizer(f)) => family = f,
+            Err(Unsized::Mismatch) => return None,
+        }
+    }
+    panic!("{}: the tokenizer asked for changed", path.display());
+}
+
+/// Asserts the sized breakdown of `path` is the whole one; whether it was sized.
+fn assert_same(path: &Path) -> bool {
+    let whole = of_session(&crate::session::load_session(path).unwrap());
+    let Some((counting, calls, _)) = sized(path) else {
+        return false;
+    };
+    assert_eq!(counting, whole.counting.describe(), "{}", path.display());
+    assert_eq!(calls.len(), whole.calls.len(), "{}", path.display());
+    for (a, b) in calls.iter().zip(&whole.calls) {
+        assert_eq!(a, b, "{}", path.display());
+    }
+    true
+}
+
+fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            jsonl_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_fixture_breaks_down_sized_as_whole() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures");
+    let mut files = Vec::new();
+    for dir in ["sessions", "fork", "forgot", "captures"] {
+        jsonl_files(&Path::new(root).join(dir), &mut files);
+    }
+    let mut sized_files = Vec::new();
+    for f in &files {
+        if std::fs::metadata(f).unwrap().len() == 0 {
+            continue;
+        }
+        if assert_same(f) {
+            sized_files.push(f.file_name().unwrap().to_string_lossy().to_string());
+        }
+    }
+    // The real agents' files (and the other Claude Code and Codex fixtures) take the
+    // sized path; captures do not.
+    for name in [
+        "codex_0171.jsonl",
+        "codex_ws_0171.jsonl",
+        "claude_code_2_1_332.jsonl",
+        "claude_code.jsonl",
+        "codex_rollout.jsonl",
+        "codex_legacy.jsonl",
+    ] {
+        assert!(
+            sized_files.iter().any(|f| f == name),
+            "{name}: {sized_files:?}"
+        );
+    }
+    assert!(sized_files.len() >= 20, "{}", sized_files.len());
+}
+
+/// Codex 0.171's rollout repeated `reps` times with fresh ids.
+fn repeated(reps: usize) -> String {
+    let rollout = include_str!("../../../../tests/fixtures/sessions/codex_0171.jsonl");
+    let mut text = String::new();
+    for rep in 0..reps {
+        for line in rollout.lines().skip(usize::from(rep > 0)) {
+            let line = line
+                .replace("msg_", &format!("msg_r{rep}_"))
+                .replace("call_", &format!("call_r{rep}_"));
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+#[test]
+fn a_rollout_of_repeated_compactions_breaks_down_sized_as_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    std::fs::write(&path, repeated(4)).unwrap();
+    assert!(assert_same(&path));
+    // An item a later compaction repeats is known by its key, not converted again.
+    let c = Rc::new(RefCell::new(Collector::new(Some(Family::O200k))));
+    let read = read_sized(&path, c).unwrap().unwrap();
+    assert!(read.items_read > 0);
+    assert!(
+        read.items_converted < read.items_read,
+        "{} of {}",
+        read.items_converted,
+        read.items_read
+    );
+}
+
+/// Doubling the rollout doubles the read's work (lines, history items hashed, items
+/// converted), however many compactions repeat the history.
+#[test]
+fn a_rollout_twice_as_long_takes_about_twice_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut figures = Vec::new();
+    for reps in [4, 8, 16] {
+        let path = dir.path().join(format!("r{reps}.jsonl"));
+        let text = repeated(reps);
+        std::fs::write(&path, &text).unwrap();
+        let (_, calls, work) = sized(&path).unwrap();
+        assert!(!calls.is_empty());
+        figures.push((text.len() as f64, work as f64));
+    }
+    for pair in figures.windows(2) {
+        let file = pair[1].0 / pair[0].0;
+        let work = pair[1].1 / pair[0].1;
+        assert!(file > 1.9, "the input doubled: {file}");
+        assert!(work <= file * 1.1, "work x{work:.2} for a file x{file:.2}");
+    }
+}

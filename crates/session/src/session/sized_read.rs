@@ -1,0 +1,148 @@
+//! A read of a Claude Code or Codex file for a breakdown of every call (`inspect --calls`,
+//! issue 36): the session is read as a numbers-only read holds it (each message its
+//! outline, each Codex replacement history counted), and a sink hears every message whole
+//! as the list takes it, every replacement history item the first time it is seen
+//! (`codex_sized`: each item known by a hash of its fields, computed once), and each
+//! history as the numbers of its items. The sink keeps the sizes it needs and drops the
+//! text, so memory follows the session's numbers, not the file (docs/pipeline.md,
+//! "Reading sessions"). Other formats are not read here: the caller reads them whole.
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use super::assemble::HeldHook;
+use super::chunked::{ChunkedFile, chunked_format, parse_claude, text_of};
+pub use super::codex_sized::{HistoryItem, SizeSink, SizedHistory};
+use super::codex_sized::{ItemKeys, parse_line};
+use super::detail::Detail;
+use super::lines::ParsedLine;
+use super::model::{Session, SessionFormat};
+use super::{SessionError, claude, codex};
+use crate::message::Message;
+
+/// The session a sized read made, and the work it took.
+pub struct SizedRead {
+    pub session: Session,
+    /// Lines read, history items read (each hashed once) and items converted: grows with
+    /// the file, not with its square (a test doubles a file and checks).
+    pub work: u64,
+    /// History items read, and those converted and sized (the ones not seen before).
+    pub items_read: u64,
+    pub items_converted: u64,
+}
+
+/// Reads the file at `path` for `sink`; None when it is no Claude Code or Codex file, or
+/// when a line could not be read the sized way (the caller then reads it whole).
+pub fn read_sized<S: SizeSink + 'static>(
+    path: &Path,
+    sink: Rc<RefCell<S>>,
+) -> Result<Option<SizedRead>, SessionError> {
+    let mut file = ChunkedFile::open(path, &|_| {}, &|| false)?;
+    let Some((first, head)) = file.next_lines()? else {
+        return Err(SessionError::Empty);
+    };
+    let mut lossy = false;
+    let head_text = text_of(head, &mut lossy);
+    let Some(format) = chunked_format(&head_text) else {
+        return Ok(None);
+    };
+    let hook_sink = sink.clone();
+    let hook = HeldHook(Box::new(move |m: &Message| {
+        hook_sink.borrow_mut().message(m)
+    }));
+    let mut keys = ItemKeys::default();
+    let mut unread = false;
+    let mut error = None;
+    let session = {
+        let mut parse = |text: &str, first: usize| -> Vec<ParsedLine> {
+            if format == SessionFormat::ClaudeCode {
+                return parse_claude(text, first);
+            }
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+                .map(|(i, l)| {
+                    let number = i + first;
+                    let counted = if l.contains("\"replacement_history\"") {
+                        let got = parse_line(l, number, &mut keys, &mut *sink.borrow_mut());
+                        unread |= got.is_none();
+                        got
+                    } else {
+                        None
+                    };
+                    let value = match counted {
+                        Some(v) => Ok(v),
+                        None => serde_json::from_str::<Value>(l),
+                    };
+                    ParsedLine { number, value }
+                })
+                .collect()
+        };
+        let head_lines = parse(&head_text, first);
+        drop(head_text);
+        let lines = Lines {
+            file: &mut file,
+            parse: &mut parse,
+            current: head_lines.into_iter(),
+            lossy: &mut lossy,
+            error: &mut error,
+        };
+        match format {
+            SessionFormat::ClaudeCode => {
+                claude::read_claude_hooked(lines, Detail::Numbers, Some(hook))
+            }
+            _ => codex::read_codex_hooked(lines, format, Detail::Numbers, Some(hook)).0,
+        }
+    };
+    if let Some(e) = error {
+        return Err(e);
+    }
+    if unread {
+        return Ok(None);
+    }
+    let work = session.lines as u64 + keys.read + keys.converted;
+    Ok(Some(SizedRead {
+        session,
+        work,
+        items_read: keys.read,
+        items_converted: keys.converted,
+    }))
+}
+
+/// The parsed lines of a chunked file, a chunk at a time (`chunked::StreamedLines` with a
+/// parser that keeps state between chunks).
+struct Lines<'f, 'a, 'p> {
+    file: &'f mut ChunkedFile<'a>,
+    parse: &'p mut dyn FnMut(&str, usize) -> Vec<ParsedLine>,
+    current: std::vec::IntoIter<ParsedLine>,
+    lossy: &'p mut bool,
+    error: &'p mut Option<SessionError>,
+}
+
+impl Iterator for Lines<'_, '_, '_> {
+    type Item = ParsedLine;
+    fn next(&mut self) -> Option<ParsedLine> {
+        loop {
+            if let Some(line) = self.current.next() {
+                return Some(line);
+            }
+            if self.error.is_some() {
+                return None;
+            }
+            match self.file.next_lines() {
+                Ok(Some((first, bytes))) => {
+                    let text = text_of(bytes, self.lossy);
+                    self.current = (self.parse)(&text, first).into_iter();
+                }
+                Ok(None) => return None,
+                Err(e) => {
+                    *self.error = Some(e);
+                    return None;
+                }
+            }
+        }
+    }
+}
