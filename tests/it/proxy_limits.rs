@@ -147,6 +147,40 @@ async fn a_stalled_body_ends_its_exchange_and_is_recorded() {
     assert_eq!(lines[1]["request"]["bytes"], 9);
 }
 
+/// Reaching the cap closes no connection: only a connection waiting at the cap makes the
+/// idle ones close. Before, the cap being reached at all closed the idle connections, a
+/// client's between its connect and its request among them (the test below failed now and
+/// then under load through this).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connection_that_fills_the_cap_keeps_its_place_until_its_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = Upstream::start(|_| Reply::full(200, "application/json", b"{}")).await;
+    let limits = ConnectionLimits {
+        header_deadline: Duration::from_secs(60),
+        max_connections: 2,
+        ..quick()
+    };
+    let (proxy, _stop, _run) = proxy_with(&upstream.url, &dir.path().join("c.jsonl"), limits).await;
+    let addr = proxy.trim_start_matches("http://").to_string();
+    // Two clients connect, a moment apart, and are quiet for a moment (between connecting
+    // and writing): the second fills the cap, and no third waits.
+    let mut socket = TcpStream::connect(&addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let _second = TcpStream::connect(&addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    socket
+        .write_all(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), socket.read_to_end(&mut answer))
+        .await
+        .expect("an answer within 10 s")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connections_at_the_cap_give_way_to_a_request() {
     let dir = tempfile::tempdir().unwrap();

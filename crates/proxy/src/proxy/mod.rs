@@ -152,8 +152,10 @@ pub(crate) struct Shared {
     /// Cancelled when the proxy stops: exchanges in flight end and are written.
     stopping: tokio_util::sync::CancellationToken,
     in_flight: limits::InFlightCount,
-    /// Told when the connection cap is reached: idle connections close.
-    pressure: tokio::sync::Notify,
+    /// Bumped when a connection waits at the connection cap: the idle ones close. A
+    /// generation, not a `Notify`: a connection subscribes when it is accepted, so it sees
+    /// a bump made before its task first runs, and never one made before it came.
+    pressure: tokio::sync::watch::Sender<u64>,
 }
 
 impl Shared {
@@ -256,7 +258,7 @@ impl Proxy {
                 limits: config.limits,
                 stopping: tokio_util::sync::CancellationToken::new(),
                 in_flight: limits::InFlightCount::default(),
-                pressure: tokio::sync::Notify::new(),
+                pressure: tokio::sync::watch::Sender::new(0),
             }),
         })
     }
@@ -272,9 +274,12 @@ impl Proxy {
 
     /// Serves until `shutdown` resolves, then ends the exchanges in flight (each written
     /// to the capture, marked as cut by the stop) and waits up to `STOP_GRACE` for their
-    /// lines. At most `ConnectionLimits::max_connections` client connections are open: at
-    /// the cap the idle ones are closed and the next connection waits (in the listen
-    /// queue, holding no file) for a place.
+    /// lines. At most `ConnectionLimits::max_connections` client connections are served at
+    /// once: a connection accepted at the cap (the only one held without a place) makes
+    /// the idle ones close and waits for a place. It is accepted first so that the idle
+    /// ones close only for a connection that is really there; closing them when the cap
+    /// was merely reached closed a connection accepted a moment before, whose request had
+    /// not arrived yet.
     pub async fn run(
         self,
         shutdown: impl std::future::Future<Output = ()>,
@@ -284,19 +289,6 @@ impl Proxy {
             self.shared.limits.max_connections.max(1),
         ));
         let served = loop {
-            let place = match Arc::clone(&places).try_acquire_owned() {
-                Ok(place) => place,
-                Err(_) => {
-                    self.shared.pressure.notify_waiters();
-                    tokio::select! {
-                        _ = &mut shutdown => break Ok(()),
-                        place = Arc::clone(&places).acquire_owned() => match place {
-                            Ok(place) => place,
-                            Err(_) => break Ok(()),
-                        },
-                    }
-                }
-            };
             let (stream, _) = tokio::select! {
                 _ = &mut shutdown => break Ok(()),
                 accepted = self.listener.accept() => match accepted {
@@ -309,8 +301,27 @@ impl Proxy {
                     Err(e) => break Err(ProxyError::Accept(e)),
                 },
             };
+            let place = match Arc::clone(&places).try_acquire_owned() {
+                Ok(place) => place,
+                Err(_) => {
+                    self.shared.pressure.send_modify(|g| *g = g.wrapping_add(1));
+                    tokio::select! {
+                        _ = &mut shutdown => break Ok(()),
+                        place = Arc::clone(&places).acquire_owned() => match place {
+                            Ok(place) => place,
+                            Err(_) => break Ok(()),
+                        },
+                    }
+                }
+            };
             let _ = stream.set_nodelay(true);
-            tokio::spawn(serve_connection(stream, Arc::clone(&self.shared), place));
+            let pressure = self.shared.pressure.subscribe();
+            tokio::spawn(serve_connection(
+                stream,
+                Arc::clone(&self.shared),
+                place,
+                pressure,
+            ));
         };
         drop(self.listener);
         self.shared.stopping.cancel();
@@ -331,6 +342,7 @@ async fn serve_connection(
     stream: tokio::net::TcpStream,
     shared: Arc<Shared>,
     place: tokio::sync::OwnedSemaphorePermit,
+    mut pressure: tokio::sync::watch::Receiver<u64>,
 ) {
     // Shared with an upgraded connection (a WebSocket), which keeps its place until it closes.
     let place = Arc::new(place);
@@ -346,7 +358,7 @@ async fn serve_connection(
     let mut connection = std::pin::pin!(connection);
     let ended = tokio::select! {
         ended = connection.as_mut() => ended,
-        _ = shared.pressure.notified() => {
+        Ok(()) = pressure.changed() => {
             connection.as_mut().graceful_shutdown();
             connection.await
         }
