@@ -8,11 +8,11 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::forgot::from_replay::replay_inputs;
-use crate::forgot::from_session::inputs_of_session;
+use crate::forgot::from_session::each_input_of_session;
 use crate::forgot::text::{CHECK_RULE, Layout, report_lines, wrap};
 use crate::forgot::{CompactionForgot, CompactionInput, ForgotReport, analyze};
 use crate::pipeline_replay::ReplayOptions;
-use crate::session::{SessionError, load_history, load_session};
+use crate::session::{Session, SessionError, load_history, load_session};
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -65,10 +65,32 @@ fn pick(
     }
 }
 
+/// The reports of the compactions asked for, each analysed as soon as its input is
+/// built and the input let go (`each_input_of_session`): memory holds the session and one
+/// compaction's histories, not every compaction's. The same reports as `pick` over every
+/// input (a test compares them).
+fn pick_streamed(
+    session: &Session,
+    asked: Option<usize>,
+) -> Result<(Vec<CompactionForgot>, usize), ForgotError> {
+    let mut reports = Vec::new();
+    let mut count = 0;
+    each_input_of_session(session, |input| {
+        count += 1;
+        if asked.is_none_or(|n| n == count) {
+            reports.push(analyze(count, &input));
+        }
+    });
+    match asked {
+        Some(n) if n < 1 || n > count => Err(ForgotError::NoSuchCompaction { asked: n, count }),
+        _ => Ok((reports, count)),
+    }
+}
+
 /// Reads the session (or replays it) and analyses the compactions asked for.
 pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFindings, ForgotError> {
     let mut load_warnings = Vec::new();
-    let (source, inputs) = match &options.replay {
+    let (source, compactions, none) = match &options.replay {
         Some(replay) => {
             let loaded = load_history(path)?.require_conversation()?;
             // A ctxlab recording's refusals and compact requests happen where they did.
@@ -80,7 +102,12 @@ pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFind
             let store = Store::new(temp.path()).without_sync();
             let name = replay.config.strategy.name();
             let inputs = replay_inputs(loaded.messages, name, &store, &replay)?;
-            (format!("a replay under {name}"), inputs)
+            let none = inputs.is_empty();
+            (
+                format!("a replay under {name}"),
+                pick(inputs, options.compaction)?,
+                none,
+            )
         }
         None => {
             let session = load_session(path)?;
@@ -98,10 +125,11 @@ pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFind
                 ));
             }
             let source = format!("recorded by {}", session.tool().name());
-            (source, inputs_of_session(&session))
+            let (compactions, count) = pick_streamed(&session, options.compaction)?;
+            (source, compactions, count == 0)
         }
     };
-    let note = inputs.is_empty().then(|| {
+    let note = none.then(|| {
         if options.replay.is_some() {
             "the replay made no compaction that dropped or cleared anything".to_string()
         } else {
@@ -111,9 +139,7 @@ pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFind
     });
     Ok(ForgotFindings {
         source,
-        report: ForgotReport {
-            compactions: pick(inputs, options.compaction)?,
-        },
+        report: ForgotReport { compactions },
         note,
         load_warnings,
     })

@@ -266,3 +266,34 @@ fn claude_code_preserved_messages_are_the_kept_set() {
         session.warnings
     );
 }
+
+/// Issue 36: `forgot` analyses each compaction as its input is built and lets it go; the
+/// reports (every compaction, and each one asked for alone) are those of the inputs
+/// collected first, on every session fixture.
+#[test]
+fn reports_analysed_one_by_one_are_those_of_the_inputs_collected() {
+    use ctxlab::forgot::{analyze, analyze_all, from_session::inputs_of_session};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut checked = 0;
+    for dir in ["sessions", "forgot", "sessions/claude_project"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let Ok(session) = ctxlab::session::load_session(&path) else {
+                continue;
+            };
+            let inputs = inputs_of_session(&session);
+            let all = find_forgotten(&path, &ForgotOptions::default()).unwrap();
+            assert_eq!(all.report.compactions, analyze_all(&inputs), "{path:?}");
+            for (i, input) in inputs.iter().enumerate() {
+                let options = ForgotOptions {
+                    compaction: Some(i + 1),
+                    replay: None,
+                };
+                let one = find_forgotten(&path, &options).unwrap();
+                assert_eq!(one.report.compactions, vec![analyze(i + 1, input)]);
+            }
+            checked += inputs.len();
+        }
+    }
+    assert!(checked >= 10, "only {checked} compactions checked");
+}

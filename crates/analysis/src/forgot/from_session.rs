@@ -75,12 +75,27 @@ fn clear(m: &mut Message, ids: &HashSet<&str>) {
 
 /// What the model had just before compaction `k`: the last full compaction's summary and
 /// kept messages, the messages since, with the results of micro compactions between
-/// cleared.
-fn history_before(s: &Session, k: usize, prev_kept: &[Numbered]) -> Vec<Numbered> {
+/// cleared. `last_full` is the last compaction before `k` that replaced the history (the
+/// walk keeps it, so no compaction is looked for from `k` back); `work` counts the steps.
+fn history_before(
+    s: &Session,
+    k: usize,
+    prev_kept: &[Numbered],
+    last_full: Option<usize>,
+    work: &mut u64,
+) -> Vec<Numbered> {
     let c = &s.compactions[k];
-    let prev = s.compactions[..k]
-        .iter()
-        .rposition(|p| p.kind.replaces_history() && p.at <= c.at);
+    // The last full one at or before this one's message; a file whose compactions are out
+    // of order is searched back as before.
+    let prev = match last_full {
+        Some(p) if s.compactions[p].at <= c.at => Some(p),
+        _ => {
+            *work += k as u64;
+            s.compactions[..k]
+                .iter()
+                .rposition(|p| p.kind.replaces_history() && p.at <= c.at)
+        }
+    };
     let mut out = Vec::new();
     let mut from = 0;
     if let Some(p) = prev.map(|p| &s.compactions[p]) {
@@ -107,7 +122,9 @@ fn history_before(s: &Session, k: usize, prev_kept: &[Numbered]) -> Vec<Numbered
             })
             .map(|i| numbered(s, i)),
     );
-    let cleared: HashSet<&str> = s.compactions[prev.map_or(0, |p| p + 1)..k]
+    let between = &s.compactions[prev.map_or(0, |p| p + 1)..k];
+    *work += (between.len() + upto.saturating_sub(from)) as u64;
+    let cleared: HashSet<&str> = between
         .iter()
         .filter(|m| m.kind == CompactionKind::Micro)
         .flat_map(|m| m.cleared_tool_ids.iter().map(String::as_str))
@@ -120,14 +137,14 @@ fn history_before(s: &Session, k: usize, prev_kept: &[Numbered]) -> Vec<Numbered
     out
 }
 
-/// The messages after compaction `k`, up to the next full one (a cleared result stays
-/// cleared until a summary replaces the history).
-fn history_after(s: &Session, k: usize) -> Vec<Numbered> {
+/// The messages after compaction `k`, up to the next full one, `next_full` (a cleared
+/// result stays cleared until a summary replaces the history).
+fn history_after(s: &Session, k: usize, next_full: Option<usize>, work: &mut u64) -> Vec<Numbered> {
     let start = s.compactions[k].at.min(s.messages.len());
-    let end = s.compactions[k + 1..]
-        .iter()
-        .find(|n| n.kind.replaces_history())
-        .map_or(s.messages.len(), |n| n.at.clamp(start, s.messages.len()));
+    let end = next_full.map_or(s.messages.len(), |n| {
+        s.compactions[n].at.clamp(start, s.messages.len())
+    });
+    *work += (end - start) as u64;
     (start..end)
         .filter(|&i| {
             s.info
@@ -195,37 +212,73 @@ pub fn codex_local_kept(before: &[Numbered]) -> KeptInput {
 
 /// One input per compaction the file records, in order.
 pub fn inputs_of_session(s: &Session) -> Vec<CompactionInput> {
-    let mut out: Vec<CompactionInput> = Vec::new();
-    for k in 0..s.compactions.len() {
-        // What the last full compaction kept is part of what the model had next.
-        let prev_kept: Vec<Numbered> = out
-            .iter()
-            .rev()
-            .find(|i| !i.micro)
-            .map(|i| {
-                let index = BeforeIndex::new(&i.before);
-                i.kept
-                    .messages
-                    .iter()
-                    .map(|m| {
-                        let b = index.find_equal(m).map(|at| &i.before[at]);
-                        Numbered {
-                            number: b.and_then(|b| b.number),
-                            message: m.clone(),
-                            injected: b.is_some_and(|b| b.injected),
-                        }
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        out.push(input_of(s, k, &prev_kept));
-    }
+    let mut out = Vec::new();
+    each_input_of_session(s, |input| out.push(input));
     out
 }
 
-fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
+/// Each compaction's input in order, handed to `each` as soon as it is built, so a caller
+/// that analyses one and lets it go holds one compaction's history at a time, not every
+/// compaction's (issue 36: a session of thousands of compactions). Between inputs only
+/// what the last full compaction kept is held. Returns the steps taken (messages and
+/// compactions looked at): linear in the session, which a test checks.
+pub fn each_input_of_session(s: &Session, mut each: impl FnMut(CompactionInput)) -> u64 {
+    let n = s.compactions.len();
+    // The next compaction after each that replaces the history, found in one pass back.
+    let mut next_full = vec![None; n];
+    for k in (0..n.saturating_sub(1)).rev() {
+        next_full[k] = if s.compactions[k + 1].kind.replaces_history() {
+            Some(k + 1)
+        } else {
+            next_full[k + 1]
+        };
+    }
+    let mut work = n as u64;
+    // What the last full compaction kept is part of what the model had next.
+    let mut prev_kept: Vec<Numbered> = Vec::new();
+    let mut last_full = None;
+    for (k, next) in next_full.into_iter().enumerate() {
+        let input = input_of(s, k, &prev_kept, last_full, next, &mut work);
+        if !input.micro {
+            prev_kept = kept_numbered(&input);
+            work += (input.before.len() + input.kept.messages.len()) as u64;
+        }
+        if s.compactions[k].kind.replaces_history() {
+            last_full = Some(k);
+        }
+        each(input);
+    }
+    work
+}
+
+/// A full compaction's kept messages, numbered as the messages before they are.
+fn kept_numbered(input: &CompactionInput) -> Vec<Numbered> {
+    let index = BeforeIndex::new(&input.before);
+    input
+        .kept
+        .messages
+        .iter()
+        .map(|m| {
+            let b = index.find_equal(m).map(|at| &input.before[at]);
+            Numbered {
+                number: b.and_then(|b| b.number),
+                message: m.clone(),
+                injected: b.is_some_and(|b| b.injected),
+            }
+        })
+        .collect()
+}
+
+fn input_of(
+    s: &Session,
+    k: usize,
+    prev_kept: &[Numbered],
+    last_full: Option<usize>,
+    next_full: Option<usize>,
+    work: &mut u64,
+) -> CompactionInput {
     let c = &s.compactions[k];
-    let before = history_before(s, k, prev_kept);
+    let before = history_before(s, k, prev_kept, last_full, work);
     let tool = s.tool();
     let micro = c.kind == CompactionKind::Micro;
     let (kind, rule, kept) = if micro {
@@ -314,9 +367,75 @@ fn input_of(s: &Session, k: usize, prev_kept: &[Numbered]) -> CompactionInput {
         summary: summary_text(&c.summary),
         kept,
         cleared: c.cleared_tool_ids.clone(),
-        after: history_after(s, k),
+        after: history_after(s, k, next_full, work),
         // The same figure as `inspect`'s, with its source (one number everywhere).
         tokens_before: c.tokens_before,
         before,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::session::parse_session_text;
+
+    /// A Codex rollout of `turns` turns (the line shapes of the fixture `codex_rollout`),
+    /// each ended by a compaction that keeps the turn's prompt: twice the turns, twice the
+    /// file.
+    fn rollout(turns: usize) -> String {
+        let line = |kind: &str, payload: serde_json::Value| {
+            json!({"timestamp": "2025-11-02T09:00:00.000Z", "type": kind, "payload": payload})
+                .to_string()
+        };
+        let prompt = |t: usize| {
+            json!({"type": "message", "role": "user",
+                   "content": [{"type": "input_text", "text": format!("Fix bug {t} in src/a{t}.rs")}]})
+        };
+        let mut out = vec![line(
+            "session_meta",
+            json!({"id": "r", "cli_version": "0.55.0"}),
+        )];
+        for t in 0..turns {
+            out.push(line("response_item", prompt(t)));
+            out.push(line(
+                "response_item",
+                json!({"type": "message", "role": "assistant",
+                       "content": [{"type": "output_text", "text": format!("Fixed; error E{t} is gone.")}]}),
+            ));
+            out.push(line(
+                "compacted",
+                json!({"message": format!("Summary {t}"), "replacement_history": [prompt(t)]}),
+            ));
+            out.push(line("event_msg", json!({"type": "context_compacted"})));
+        }
+        out.join("\n")
+    }
+
+    /// Issue 36: the inputs of a session twice as long take about twice the steps (each
+    /// compaction finds the last full one before it and the next after it by a walk, not a
+    /// search through every compaction), and the inputs handed one by one are the ones
+    /// collected.
+    #[test]
+    fn twice_the_compactions_take_about_twice_the_work() {
+        let work = |turns: usize| {
+            let s = parse_session_text(&rollout(turns)).unwrap();
+            assert_eq!(s.compactions.len(), turns);
+            let mut seen = Vec::new();
+            let work = each_input_of_session(&s, |i| seen.push(i));
+            assert_eq!(seen.len(), turns);
+            // The last compaction's history: the previous summary, its kept prompt and the
+            // turn since.
+            let last = seen.last().unwrap();
+            assert_eq!(last.before.len(), 4, "{:#?}", last.before);
+            assert_eq!(last.kept.messages.len(), 1);
+            work
+        };
+        let (w1, w2, w4) = (work(200), work(400), work(800));
+        for (a, b) in [(w1, w2), (w2, w4)] {
+            let grew = b as f64 / a as f64;
+            assert!(grew <= 2.1, "twice the turns took x{grew:.2} the work");
+        }
     }
 }
