@@ -281,8 +281,8 @@ fn read_chunked(mut file: ChunkedFile, detail: Detail) -> Result<ReadSession, Se
     };
     let parse = if format == SessionFormat::ClaudeCode {
         parse_claude
-    } else if detail == Detail::Numbers {
-        // Figures only: each replacement history is counted as it is parsed.
+    } else if !detail.holds_histories() {
+        // Histories not held: each replacement history is counted as it is parsed.
         super::codex_counted::parse_codex_counting_here
     } else {
         parse_all

@@ -392,7 +392,7 @@ impl CodexReader {
             c.timestamp = origin.timestamp.clone();
             self.b.compaction(c)
         };
-        let hold = self.detail == Detail::Full;
+        let hold = self.detail.holds_histories();
         if hold {
             // Only a held history names where its kept messages came from.
             self.work += self.prompts.catch_up(&self.b.session);

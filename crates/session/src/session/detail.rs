@@ -17,6 +17,17 @@ pub enum Detail {
     /// The conversation and the figures; a compaction's new history only as counts
     /// (`Compaction::counted`).
     Numbers,
+    /// Every message whole, a compaction's new history only as counts: what a replay
+    /// works on (`load_history`: `replay`, `export`, `pipeline`), which never looks at a
+    /// compaction's new history, only at the conversation and the figures.
+    Conversation,
+}
+
+impl Detail {
+    /// Whether a Codex compaction's new history is held (else counted as it is parsed).
+    pub fn holds_histories(self) -> bool {
+        self == Detail::Full
+    }
 }
 
 /// The sizes of a compaction's new history, when a numbers-only read counted it without

@@ -385,8 +385,10 @@ impl LoadedHistory {
 /// The one loader behind `ctxlab replay` and `ctxlab pipeline`: any format ctxlab reads,
 /// as the conversation the lesson's pipeline works on.
 pub fn load_history(path: &Path) -> Result<LoadedHistory, SessionError> {
+    // The messages whole, each Codex compaction's new history counted, not held: a
+    // replay never reads it, and most of a gigabyte rollout is those copies (issue 36).
     let (session, given, warning) =
-        chunked::read_session_file(path, detail::Detail::Full, &|_| {}, &|| false)?;
+        chunked::read_session_file(path, detail::Detail::Conversation, &|_| {}, &|| false)?;
     let format = session.format;
     let mut warnings = session.warnings.clone();
     warnings.extend(warning);

@@ -27,6 +27,7 @@ pub struct CompactionIdentity {
 /// The run's compactions, in order (the earlier branch's too, after a continue: the cut
 /// timeline keeps its steps, so the numbers go on).
 pub fn compaction_ids(t: &Timeline) -> Vec<CompactionIdentity> {
+    let appended_by = AppendedBy::of(t);
     let mut out: Vec<CompactionIdentity> = Vec::new();
     for (step, st) in t.steps_by_id() {
         let summarized = st
@@ -37,11 +38,7 @@ pub fn compaction_ids(t: &Timeline) -> Vec<CompactionIdentity> {
         if !(st.report.changed && summarized) {
             continue;
         }
-        let appended = t
-            .session
-            .iter()
-            .filter(|e| e.before_call <= st.call)
-            .count();
+        let appended = appended_by.count(st.call);
         out.push(CompactionIdentity {
             step,
             number: out.len() + 1,
@@ -51,54 +48,133 @@ pub fn compaction_ids(t: &Timeline) -> Vec<CompactionIdentity> {
     out
 }
 
+/// The calls the session's messages were appended before, sorted once, so how many came
+/// by a call is a binary search (a session of gigabytes has thousands of compactions and
+/// millions of messages: a scan per compaction was quadratic, issue 36).
+struct AppendedBy(Vec<usize>);
+
+impl AppendedBy {
+    fn of(t: &Timeline) -> AppendedBy {
+        let mut calls: Vec<usize> = t.session.iter().map(|e| e.before_call).collect();
+        calls.sort_unstable();
+        AppendedBy(calls)
+    }
+
+    /// How many messages were appended before call `call` or an earlier one.
+    fn count(&self, call: usize) -> usize {
+        self.0.partition_point(|&c| c <= call)
+    }
+}
+
+/// The compaction `step` is, among `ids` (in step order, as `compaction_ids` gives them).
+fn identity_of(ids: &[CompactionIdentity], step: StepId) -> Option<&CompactionIdentity> {
+    ids.binary_search_by_key(&step.index(), |c| c.step.index())
+        .ok()
+        .map(|k| &ids[k])
+}
+
 /// What each step that forgot something forgot, with its step: a compaction under its
-/// number, a stage that only cleared results under the call it ran before.
+/// number, a stage that only cleared results under the call it ran before. Each input is
+/// analyzed as soon as what came after it is known and then dropped, so the page of a
+/// session of thousands of compactions never holds all their histories at once.
 pub fn timeline_reports(t: &Timeline) -> Vec<(StepId, CompactionForgot)> {
     let ids = compaction_ids(t);
-    timeline_inputs(t)
-        .into_iter()
-        .map(|(step, input)| {
-            let number = ids.iter().find(|c| c.step == step).map_or(0, |c| c.number);
-            (step, analyze(number, &input))
-        })
-        .collect()
+    let mut out = Vec::new();
+    each_input(t, &ids, |step, input| {
+        let number = identity_of(&ids, step).map_or(0, |c| c.number);
+        out.push((step, analyze(number, &input)));
+    });
+    out
 }
 
 /// One input per step that forgot something, with the index of its step.
 pub fn timeline_inputs(t: &Timeline) -> Vec<(StepId, CompactionInput)> {
     let ids = compaction_ids(t);
-    let mut out: Vec<(StepId, CompactionInput)> = Vec::new();
+    let mut out = Vec::new();
+    each_input(t, &ids, |step, input| out.push((step, input)));
+    out
+}
+
+/// An input waiting for what came after it: the call that ends its `after` (the next
+/// summary's, not a micro stage's), once a later input names it.
+struct Pending {
+    step: StepId,
+    input: CompactionInput,
+    call: usize,
+    end: Option<usize>,
+}
+
+/// Hands `found` each step's input in step order, with its `after` filled: the session's
+/// messages appended after its call, up to the next summary's call.
+fn each_input(
+    t: &Timeline,
+    ids: &[CompactionIdentity],
+    mut found: impl FnMut(StepId, CompactionInput),
+) {
+    let in_call_order = t
+        .session
+        .windows(2)
+        .all(|w| w[0].before_call <= w[1].before_call);
+    let mut finish = |p: Pending| {
+        let Pending {
+            step,
+            mut input,
+            call,
+            end,
+        } = p;
+        let end = end.unwrap_or(usize::MAX);
+        let range = if in_call_order {
+            // Appended in call order: the messages wanted are one run, found by search.
+            let from = t.session.partition_point(|e| e.before_call <= call);
+            let to = t.session.partition_point(|e| e.before_call <= end);
+            from..to.max(from)
+        } else {
+            0..t.session.len()
+        };
+        input.after = t.session[range.clone()]
+            .iter()
+            .zip(range)
+            .filter(|(e, _)| e.before_call > call && e.before_call <= end)
+            .map(|(e, j)| Numbered::new(Some(j), (*e.message).clone()))
+            .collect();
+        found(step, input);
+    };
+    let mut pending: std::collections::VecDeque<Pending> = std::collections::VecDeque::new();
     for (i, st) in t.steps_by_id() {
         let Some(change) = &st.change else {
             continue;
         };
         let before: Vec<Message> = change.before.iter().map(|m| (**m).clone()).collect();
         let after: Vec<Message> = change.after.iter().map(|m| (**m).clone()).collect();
-        if let Some(mut input) = input_of_stage("ctxlab", &st.report, &before, &after) {
-            input.call = Some(st.call);
-            input.at = ids.iter().find(|c| c.step == i).map(|c| c.at_message);
-            out.push((i, input));
+        let Some(mut input) = input_of_stage("ctxlab", &st.report, &before, &after) else {
+            continue;
+        };
+        input.call = Some(st.call);
+        input.at = identity_of(ids, i).map(|c| c.at_message);
+        let call = st.call;
+        if !input.micro {
+            // This summary ends what came after each earlier input of an earlier call
+            // that no summary has ended yet.
+            for p in pending
+                .iter_mut()
+                .filter(|p| p.end.is_none() && p.call < call)
+            {
+                p.end = Some(call);
+            }
+        }
+        pending.push_back(Pending {
+            step: i,
+            input,
+            call,
+            end: None,
+        });
+        while pending.front().is_some_and(|p| p.end.is_some()) {
+            if let Some(p) = pending.pop_front() {
+                finish(p);
+            }
         }
     }
-    // What came after each, up to the next summary: the session's messages appended
-    // after its call.
-    let calls: Vec<(usize, bool)> = out
-        .iter()
-        .map(|(_, c)| (c.call.unwrap_or_default(), c.micro))
-        .collect();
-    for (k, (_, input)) in out.iter_mut().enumerate() {
-        let call = calls[k].0;
-        let end = calls[k + 1..]
-            .iter()
-            .find(|(c, micro)| !micro && *c > call)
-            .map_or(usize::MAX, |(c, _)| *c);
-        input.after = t
-            .session
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.before_call > call && e.before_call <= end)
-            .map(|(j, e)| Numbered::new(Some(j), (*e.message).clone()))
-            .collect();
+    for p in pending {
+        finish(p);
     }
-    out
 }
