@@ -459,9 +459,9 @@ impl Replayer<'_> {
     }
 
     /// Follows the recorded changes of settings that apply from call `call` or before:
-    /// new numbers under the replay's strategy; a switch of strategy when the replay runs
-    /// the strategy the live run switched from (it has followed the live run so far);
-    /// otherwise it says why not.
+    /// new numbers under the replay's strategy (whichever it runs); a switch of strategy
+    /// when the replay runs the strategy the live run switched from (it has followed the
+    /// live run so far); otherwise it says why not.
     fn apply_configs(&mut self, call: usize) {
         while let Some(event) = self.configs.pop_front() {
             if event.call > call {
@@ -474,6 +474,10 @@ impl Replayer<'_> {
             let running = self.pipeline.strategy();
             if config.strategy == running || *from == running {
                 self.pipeline = Pipeline::new(*config).with_counter_ids();
+            } else if *from == config.strategy {
+                // New numbers, no switch: the replay runs them under its own strategy (the
+                // numbers the live run left at its strategy's defaults take the replay's).
+                self.pipeline = Pipeline::new(config.with_strategy(running)).with_counter_ids();
             } else {
                 let why = NotAppliedWhy::OtherSwitch {
                     running,

@@ -182,3 +182,55 @@ fn the_exported_timeline_of_a_recording_marks_the_refused_call_as_the_live_one_d
         .collect();
     assert_eq!(refused, vec![30]);
 }
+
+/// A recorded change of numbers alone (the live run lowered its limit, no strategy switch)
+/// is followed by a replay under another strategy, with the numbers under its own strategy.
+/// Before, guarded listed it as not applied: "the live run switched from s08 to s08".
+#[test]
+fn a_change_of_numbers_is_followed_under_another_strategy() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = recorded_tour(dir.path());
+    let loaded = ctxlab::session::load_history(&path).unwrap();
+    let lowered = PipelineConfig {
+        context_limit: 2_000,
+        ..PipelineConfig::default()
+    };
+    let mut recorded = loaded.recorded.clone();
+    recorded.push(ctxlab::session::recorded::RecordedEvent {
+        at: 0,
+        call: 5,
+        kind: RecordedKind::Config {
+            config: lowered,
+            from: lowered.strategy,
+        },
+    });
+    recorded.sort_by_key(|e| e.call);
+    let guarded = |recorded: Vec<_>| ReplayOptions {
+        config: PipelineConfig::for_strategy(Strategy::Guarded),
+        summary_text: None,
+        summarizer: None,
+        now_secs: 1_700_000_000,
+        recorded,
+    };
+    let (with, totals) = replayed_stages(loaded.messages.clone(), &guarded(recorded));
+    let said: Vec<String> = totals.not_applied.iter().map(|n| n.describe()).collect();
+    assert!(
+        !said.iter().any(|w| w.contains("switched")),
+        "a change of numbers is no switch: {said:?}"
+    );
+    let (without, _) = replayed_stages(loaded.messages, &guarded(loaded.recorded.clone()));
+    let first_summary = |stages: &[(usize, Stage)]| {
+        stages
+            .iter()
+            .find(|(_, s)| s.summarizes())
+            .map(|(call, _)| *call)
+    };
+    // Under a 2,000-char limit from call 5, guarded summarizes from call 5 on, long before
+    // it does under its own limit.
+    let early = first_summary(&with).expect("a summary under the lowered limit");
+    assert!(early >= 5, "{with:?}");
+    assert!(
+        first_summary(&without).is_none_or(|c| c > early),
+        "{with:?} / {without:?}"
+    );
+}
