@@ -25,6 +25,7 @@ mod conformance;
 mod conformance_strategies;
 mod exact_request;
 mod export;
+mod export_bound;
 mod forgot;
 mod forgot_eval;
 mod forgot_opened;

@@ -28,6 +28,42 @@ fn number_all(history: &[Message]) -> Vec<Numbered> {
         .collect()
 }
 
+/// What a stage's input would be, from its report alone: None when it forgot nothing,
+/// `Some(true)` when it only cleared results (a micro input), `Some(false)` when it
+/// summarized, snipped or archived. `input_of_stage` returns an input exactly when this is
+/// Some, so a reader that shows only some inputs (the export of a long session) counts and
+/// orders them without building any.
+pub fn forgets(report: &StageReport) -> Option<bool> {
+    if !report.changed {
+        return None;
+    }
+    let cuts = report.changes.iter().any(|c| {
+        matches!(
+            c,
+            Change::Summarized { .. } | Change::Snipped { .. } | Change::Archived { .. }
+        )
+    });
+    if cuts {
+        return Some(false);
+    }
+    let clears = report.changes.iter().any(|c| {
+        matches!(
+            c,
+            Change::Placeholder {
+                tool_use_id: Some(_),
+                ..
+            } | Change::Saved {
+                tool_use_id: Some(_),
+                ..
+            } | Change::Persisted {
+                tool_use_id: Some(_),
+                ..
+            }
+        )
+    });
+    clears.then_some(true)
+}
+
 /// The input for one stage that changed the history, or None when it forgot nothing
 /// (a stage that did not change anything, or changed nothing a tool id names).
 /// `strategy` names the strategy in the input's kind.
@@ -37,9 +73,7 @@ pub fn input_of_stage(
     before: &[Message],
     after: &[Message],
 ) -> Option<CompactionInput> {
-    if !report.changed {
-        return None;
-    }
+    forgets(report)?;
     let kind = format!("{strategy} {}", report.stage.name());
     let rule = format!("{}: {}", report.summary(), report.reason);
     let base = |micro: bool, summary: SummaryText, kept: KeptInput, cleared: Vec<String>| {

@@ -9,7 +9,7 @@
 
 use super::{StepId, Timeline};
 use crate::compact::Change;
-use crate::forgot::from_replay::input_of_stage;
+use crate::forgot::from_replay::{forgets, input_of_stage};
 use crate::forgot::parts::Numbered;
 use crate::forgot::{CompactionForgot, CompactionInput, analyze};
 use crate::message::Message;
@@ -78,9 +78,28 @@ fn identity_of(ids: &[CompactionIdentity], step: StepId) -> Option<&CompactionId
 /// analyzed as soon as what came after it is known and then dropped, so the page of a
 /// session of thousands of compactions never holds all their histories at once.
 pub fn timeline_reports(t: &Timeline) -> Vec<(StepId, CompactionForgot)> {
+    timeline_reports_of(t, |_| true)
+}
+
+/// How many steps forgot something: the number of inputs and reports, counted from the
+/// stage reports without building any (`forgets`).
+pub fn forgetting_steps(t: &Timeline) -> usize {
+    t.steps
+        .iter()
+        .filter(|st| st.change.is_some() && forgets(&st.report).is_some())
+        .count()
+}
+
+/// `timeline_reports`, only of the inputs whose place among them (from 0) `wanted` names:
+/// the others are neither built nor analyzed (the export of a long session shows the
+/// first and the last ones, `html_cap`). Each report comes with its place.
+pub fn timeline_reports_of(
+    t: &Timeline,
+    wanted: impl Fn(usize) -> bool,
+) -> Vec<(StepId, CompactionForgot)> {
     let ids = compaction_ids(t);
     let mut out = Vec::new();
-    each_input(t, &ids, |step, input| {
+    each_input(t, &ids, &wanted, |step, input| {
         let number = identity_of(&ids, step).map_or(0, |c| c.number);
         out.push((step, analyze(number, &input)));
     });
@@ -91,7 +110,7 @@ pub fn timeline_reports(t: &Timeline) -> Vec<(StepId, CompactionForgot)> {
 pub fn timeline_inputs(t: &Timeline) -> Vec<(StepId, CompactionInput)> {
     let ids = compaction_ids(t);
     let mut out = Vec::new();
-    each_input(t, &ids, |step, input| out.push((step, input)));
+    each_input(t, &ids, &|_| true, |step, input| out.push((step, input)));
     out
 }
 
@@ -109,6 +128,7 @@ struct Pending {
 fn each_input(
     t: &Timeline,
     ids: &[CompactionIdentity],
+    wanted: &dyn Fn(usize) -> bool,
     mut found: impl FnMut(StepId, CompactionInput),
 ) {
     let in_call_order = t
@@ -140,34 +160,43 @@ fn each_input(
         found(step, input);
     };
     let mut pending: std::collections::VecDeque<Pending> = std::collections::VecDeque::new();
+    // The place of the next input among all of them.
+    let mut place = 0;
     for (i, st) in t.steps_by_id() {
         let Some(change) = &st.change else {
             continue;
         };
-        let before: Vec<Message> = change.before.iter().map(|m| (**m).clone()).collect();
-        let after: Vec<Message> = change.after.iter().map(|m| (**m).clone()).collect();
-        let Some(mut input) = input_of_stage("ctxlab", &st.report, &before, &after) else {
+        let Some(micro) = forgets(&st.report) else {
             continue;
         };
-        input.call = Some(st.call);
-        input.at = identity_of(ids, i).map(|c| c.at_message);
-        let call = st.call;
-        if !input.micro {
+        place += 1;
+        if !micro {
             // This summary ends what came after each earlier input of an earlier call
-            // that no summary has ended yet.
+            // that no summary has ended yet (built or not, the same rule).
             for p in pending
                 .iter_mut()
-                .filter(|p| p.end.is_none() && p.call < call)
+                .filter(|p| p.end.is_none() && p.call < st.call)
             {
-                p.end = Some(call);
+                p.end = Some(st.call);
             }
         }
-        pending.push_back(Pending {
-            step: i,
-            input,
-            call,
-            end: None,
-        });
+        let input = if wanted(place - 1) {
+            let before: Vec<Message> = change.before.iter().map(|m| (**m).clone()).collect();
+            let after: Vec<Message> = change.after.iter().map(|m| (**m).clone()).collect();
+            input_of_stage("ctxlab", &st.report, &before, &after)
+        } else {
+            None
+        };
+        if let Some(mut input) = input {
+            input.call = Some(st.call);
+            input.at = identity_of(ids, i).map(|c| c.at_message);
+            pending.push_back(Pending {
+                step: i,
+                input,
+                call: st.call,
+                end: None,
+            });
+        }
         while pending.front().is_some_and(|p| p.end.is_some()) {
             if let Some(p) = pending.pop_front() {
                 finish(p);

@@ -8,6 +8,8 @@
 use std::fmt::Write;
 
 use super::diff::{DiffOp, DiffRow, Fold, counts, fold};
+pub use super::html_cap::{EDGE_ROWS, PLOT_BARS};
+use super::html_cap::{Shown, left_out_paragraph, left_out_row};
 pub use super::html_escape::escape;
 use super::label::{full_text, label};
 use super::lineage::RowEffect;
@@ -20,6 +22,40 @@ const DIFF_CONTEXT: usize = 2;
 /// Chars of a message shown in a before/after or history cell; the rest is cut, with a note.
 const TEXT_MAX_CHARS: usize = 4_000;
 const LABEL_MAX_CHARS: usize = 140;
+
+/// A section whose long lists are cut to their ends (`html_cap`).
+#[derive(Clone, Copy)]
+pub(super) enum Section {
+    Calls,
+    Steps,
+    Forgot,
+    History,
+}
+
+/// Where to see every row a long section left out: a replay's rows are the replay
+/// command's (the same options give the same calls and stages), a live run's the
+/// workbench's.
+pub(super) fn see_every(t: &Timeline, section: Section) -> &'static str {
+    match (&t.source, section) {
+        (Source::Replay { .. }, Section::Calls) => {
+            "ctxlab replay --json, with the same options, prints every one"
+        }
+        (Source::Replay { .. }, Section::Steps) => {
+            "ctxlab replay, with the same options, prints every one"
+        }
+        (Source::Replay { .. }, Section::Forgot) => {
+            "ctxlab forgot --replay, with the same options, shows every one"
+        }
+        (Source::Replay { .. }, Section::History) => {
+            "the workbench reads every message of the session it came from"
+        }
+        (Source::Live, Section::Calls | Section::Steps) => {
+            "the workbench's timeline (t) shows every one"
+        }
+        (Source::Live, Section::Forgot) => "the workbench's forgot view (F) shows every one",
+        (Source::Live, Section::History) => "the workbench's conversation shows every one",
+    }
+}
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:72em;padding:0 1em;color:#1b1b1b;background:#fff}\
 h1{font-size:1.5em}h2{margin-top:2em;border-bottom:1px solid #ccc}\
@@ -104,16 +140,22 @@ pub fn page(t: &Timeline) -> String {
 
 /// Every refused call with the API's reason, under the plot whose red bars they are.
 fn refusals(s: &mut String, t: &Timeline) {
+    let in_table = Shown::of(t.calls.len());
     let refused: Vec<String> = t
         .calls
         .iter()
-        .filter(|c| c.outcome == CallOutcome::PromptTooLong)
-        .map(|c| {
+        .enumerate()
+        .filter(|(_, c)| c.outcome == CallOutcome::PromptTooLong)
+        .map(|(i, c)| {
+            let call = if in_table.contains(i) {
+                format!("<a href=\"#call-{n}\">call {n}</a>", n = c.number)
+            } else {
+                format!("call {}", c.number)
+            };
             format!(
-                "<li><a href=\"#call-{n}\">call {n}</a> ({} chars of history sent): {}</li>",
+                "<li>{call} ({} chars of history sent): {}</li>",
                 group_digits(c.size_after),
                 escape(&refusal_reason(c)),
-                n = c.number
             )
         })
         .collect();
@@ -192,7 +234,13 @@ fn calls_table(s: &mut String, t: &Timeline) {
          <th>stages</th><th class=\"n\">{}</th><th>outcome</th><th>every stage that ran</th></tr>\n",
         super::html_recorded::usage_column(t)
     );
-    for c in &t.calls {
+    let written = written_steps(t);
+    let shown = Shown::of(t.calls.len());
+    for i in shown.indices() {
+        if shown.gap_before(i) {
+            left_out_row(s, &shown, 8, "calls", see_every(t, Section::Calls));
+        }
+        let c = &t.calls[i];
         let tokens = c
             .input_tokens
             .or(c.live_input_tokens)
@@ -206,7 +254,7 @@ fn calls_table(s: &mut String, t: &Timeline) {
         let ran: Vec<String> = t.steps[c.steps.clone()]
             .iter()
             .enumerate()
-            .map(|(k, st)| step_line(st, c.steps.start + k))
+            .map(|(k, st)| step_line(st, c.steps.start + k, &written))
             .collect();
         let _ = writeln!(
             s,
@@ -225,10 +273,32 @@ fn calls_table(s: &mut String, t: &Timeline) {
     s.push_str("</table>\n");
 }
 
-/// `snip_compact: 53 messages > 50 (head 3, kept 47)`, linked to its event when it changed.
-fn step_line(st: &StageStep, index: usize) -> String {
+/// The steps that changed the history: the stage events, in step order.
+fn changed_steps(t: &Timeline) -> Vec<(super::StepId, &StageStep)> {
+    t.steps_by_id()
+        .filter(|(_, st)| st.report.changed)
+        .collect()
+}
+
+/// Per step (by index), whether the page writes its stage event: a link to one left out
+/// (`html_cap`) would lead nowhere, so it is not made.
+pub(super) fn written_steps(t: &Timeline) -> Vec<bool> {
+    let mut written = vec![false; t.steps.len()];
+    let changed = changed_steps(t);
+    let shown = Shown::of(changed.len());
+    for k in shown.indices() {
+        if let Some(w) = written.get_mut(changed[k].0.index()) {
+            *w = true;
+        }
+    }
+    written
+}
+
+/// `snip_compact: 53 messages > 50 (head 3, kept 47)`, linked to its event when the page
+/// writes it.
+fn step_line(st: &StageStep, index: usize, written: &[bool]) -> String {
     let text = escape(&format!("{}: {}", st.report.stage.name(), st.report.why()));
-    if st.report.changed {
+    if written.get(index).copied().unwrap_or(false) {
         format!("<a href=\"#step-{index}\">{text}</a>")
     } else {
         format!("<span class=\"reason\">{text}</span>")
@@ -237,12 +307,17 @@ fn step_line(st: &StageStep, index: usize) -> String {
 
 fn stage_events(s: &mut String, t: &Timeline) {
     s.push_str("<h2 id=\"stages\">Stage events</h2>\n");
-    let mut any = false;
-    for (i, st) in t.steps_by_id() {
-        if !st.report.changed {
-            continue;
+    let changed = changed_steps(t);
+    if changed.is_empty() {
+        s.push_str("<p class=\"empty\">No stage changed the history.</p>\n");
+        return;
+    }
+    let shown = Shown::of(changed.len());
+    for k in shown.indices() {
+        if shown.gap_before(k) {
+            left_out_paragraph(s, &shown, "stage events", see_every(t, Section::Steps));
         }
-        any = true;
+        let (i, st) = changed[k];
         let r = &st.report;
         let _ = write!(
             s,
@@ -278,9 +353,6 @@ fn stage_events(s: &mut String, t: &Timeline) {
         }
         diff_table(s, &t.step_diff(i));
         s.push_str("</details>\n");
-    }
-    if !any {
-        s.push_str("<p class=\"empty\">No stage changed the history.</p>\n");
     }
 }
 
@@ -361,32 +433,56 @@ fn diff_line(s: &mut String, row: &DiffRow) {
 
 fn summaries(s: &mut String, t: &Timeline) {
     s.push_str("<h2 id=\"summaries\">Summaries</h2>\n");
-    let mut any = false;
+    // (step, row of its history after) of each summary, found without writing any.
+    let mut found: Vec<(usize, usize)> = Vec::new();
     for (i, st) in t.steps.iter().enumerate() {
         let Some(change) = &st.change else {
             continue;
         };
+        if !matches!(
+            super::lineage::new_row_effect(&st.report),
+            RowEffect::Summary { .. }
+        ) {
+            continue;
+        }
         for (j, from) in change.map.iter().enumerate() {
-            if *from != super::lineage::RowFrom::New
-                || !matches!(
-                    super::lineage::new_row_effect(&st.report),
-                    RowEffect::Summary { .. }
-                )
-            {
-                continue;
+            if *from == super::lineage::RowFrom::New {
+                found.push((i, j));
             }
-            any = true;
-            let _ = write!(
-                s,
-                "<h3>call {} · {} (<a href=\"#step-{i}\">stage event</a>)</h3>\n<pre>{}</pre>\n",
-                st.call,
-                st.report.stage.name(),
-                escape(&full_text(&change.after[j]))
-            );
         }
     }
-    if !any {
+    if found.is_empty() {
         s.push_str("<p class=\"empty\">No summary was made.</p>\n");
+        return;
+    }
+    let written = written_steps(t);
+    let shown = Shown::of(found.len());
+    for k in shown.indices() {
+        if shown.gap_before(k) {
+            left_out_paragraph(s, &shown, "summaries", see_every(t, Section::Forgot));
+        }
+        let (i, j) = found[k];
+        let st = &t.steps[i];
+        let Some(change) = &st.change else {
+            continue;
+        };
+        let _ = write!(
+            s,
+            "<h3>call {} · {} ({})</h3>\n<pre>{}</pre>\n",
+            st.call,
+            st.report.stage.name(),
+            event_link(i, &written),
+            escape(&full_text(&change.after[j]))
+        );
+    }
+}
+
+/// `stage event`, linked to it when the page writes it.
+pub(super) fn event_link(step: usize, written: &[bool]) -> String {
+    if written.get(step).copied().unwrap_or(false) {
+        format!("<a href=\"#step-{step}\">stage event</a>")
+    } else {
+        "stage event left out here".to_string()
     }
 }
 
@@ -398,7 +494,12 @@ fn final_history(s: &mut String, t: &Timeline) {
          <tr><th class=\"n\">#</th><th>role</th><th>message</th><th class=\"n\">chars</th></tr>\n",
         messages.len()
     );
-    for (i, m) in messages.iter().enumerate() {
+    let shown = Shown::of(messages.len());
+    for i in shown.indices() {
+        if shown.gap_before(i) {
+            left_out_row(s, &shown, 4, "messages", see_every(t, Section::History));
+        }
+        let m = messages[i];
         let _ = writeln!(
             s,
             "<tr><td class=\"n\">{i}</td><td>{}</td><td class=\"mono\"><details><summary>{}</summary>\

@@ -6,7 +6,9 @@
 use std::fmt::Write;
 
 use super::Timeline;
-use super::forgot_inputs::timeline_reports;
+use super::forgot_inputs::{forgetting_steps, timeline_reports_of};
+use super::html::{Section, see_every};
+use super::html_cap::{Shown, left_out_paragraph};
 use super::html_escape::escape;
 use crate::forgot::text::{CHECK_RULE, afterwards_lines, headline, kinds_line, size_line};
 use crate::forgot::{Fact, KeptHow};
@@ -47,16 +49,23 @@ fn afterwards(s: &mut String, c: &crate::forgot::CompactionForgot) {
 pub fn section(s: &mut String, t: &Timeline) {
     s.push_str("<h2 id=\"forgot\">What each compaction forgot</h2>\n");
     let _ = writeln!(s, "<p class=\"reason\">{}</p>", escape(CHECK_RULE));
-    let reports = timeline_reports(t);
+    // Only the reports the page writes are made (`html_cap`): the first and the last.
+    let shown = Shown::of(forgetting_steps(t));
+    let reports = timeline_reports_of(t, |k| shown.contains(k));
     if reports.is_empty() {
         s.push_str("<p class=\"empty\">No stage dropped or cleared anything.</p>\n");
         return;
     }
-    for (step, c) in &reports {
+    let written = super::html::written_steps(t);
+    for (k, (step, c)) in shown.indices().zip(&reports) {
+        if shown.gap_before(k) {
+            left_out_paragraph(s, &shown, "entries", see_every(t, Section::Forgot));
+        }
         let _ = writeln!(
             s,
-            "<details class=\"forgot\" open><summary>{} (<a href=\"#step-{step}\">stage event</a>): {} of {} items not carried</summary>",
+            "<details class=\"forgot\" open><summary>{} ({}): {} of {} items not carried</summary>",
             escape(&headline(c)),
+            super::html::event_link(step.index(), &written),
             c.not_carried,
             c.facts.len()
         );

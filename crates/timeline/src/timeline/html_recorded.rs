@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use super::Timeline;
+use super::html_cap::{Shown, left_out_text};
 use super::html_escape::escape;
 use super::recorded::{LiveRun, counts};
 use crate::compact::PipelineConfig;
@@ -80,8 +81,20 @@ pub(super) fn section(s: &mut String, t: &Timeline) {
     }
     if !live.not_applied.is_empty() {
         s.push_str("<p>Recorded events this replay could not follow:</p>\n<ul>\n");
-        for line in &live.not_applied {
-            let _ = writeln!(s, "<li>recorded {}</li>", escape(line));
+        let shown = Shown::of(live.not_applied.len());
+        for i in shown.indices() {
+            if shown.gap_before(i) {
+                let _ = writeln!(
+                    s,
+                    "<li>{}</li>",
+                    escape(&left_out_text(
+                        &shown,
+                        "events",
+                        "ctxlab replay prints every one"
+                    ))
+                );
+            }
+            let _ = writeln!(s, "<li>recorded {}</li>", escape(&live.not_applied[i]));
         }
         s.push_str("</ul>\n");
     }
@@ -91,8 +104,20 @@ pub(super) fn section(s: &mut String, t: &Timeline) {
             "<p>Its compactions, as <code>ctxlab inspect</code> lists them (messages of the \
              file numbered from 0):</p>\n<ul class=\"mono\">\n"
         );
-        for line in &run.compactions {
-            let _ = writeln!(s, "<li>{}</li>", escape(line));
+        let shown = Shown::of(run.compactions.len());
+        for i in shown.indices() {
+            if shown.gap_before(i) {
+                let _ = writeln!(
+                    s,
+                    "<li>{}</li>",
+                    escape(&left_out_text(
+                        &shown,
+                        "compactions",
+                        "ctxlab inspect lists every one"
+                    ))
+                );
+            }
+            let _ = writeln!(s, "<li>{}</li>", escape(&run.compactions[i]));
         }
         s.push_str("</ul>\n");
     }
@@ -122,11 +147,19 @@ fn ctxlab_run(s: &mut String, t: &Timeline, live: &LiveRun, config: &PipelineCon
             .filter(|st| st.report.changed)
             .map(|st| st.report.stage),
     );
+    let in_table = Shown::of(t.calls.len());
     let listed: Vec<String> = live
         .differing_calls
         .iter()
         .take(LISTED_CALLS)
-        .map(|c| format!("<a href=\"#call-{c}\">{c}</a>"))
+        .map(|&c| {
+            // Linked when the calls table writes it (`html_cap`); calls are numbered from 1.
+            if in_table.contains(c.saturating_sub(1)) {
+                format!("<a href=\"#call-{c}\">{c}</a>")
+            } else {
+                c.to_string()
+            }
+        })
         .collect();
     let more = live.differing_calls.len().saturating_sub(LISTED_CALLS);
     let more = if more > 0 {

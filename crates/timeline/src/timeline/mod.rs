@@ -19,6 +19,7 @@ mod events;
 pub mod exact;
 pub mod forgot_inputs;
 pub mod html;
+mod html_cap;
 mod html_escape;
 mod html_exact;
 mod html_forgot;

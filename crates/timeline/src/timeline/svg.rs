@@ -8,6 +8,7 @@
 
 use std::fmt::Write;
 
+use super::html_cap::calls_per_bar;
 use super::html_escape::escape;
 use super::limits::calls_text;
 use super::svg_place::{Anchor, LabelBox, clear, free_row, short_number, text_box};
@@ -82,17 +83,20 @@ pub fn plot(t: &Timeline) -> String {
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let slot = plot_w / t.calls.len() as f64;
-    let bar = (slot * 0.8).max(1.0);
+    // A long session's bars each stand for a run of calls, the tallest of them (`html_cap`).
+    let per = calls_per_bar(t.calls.len());
+    let group_w = slot * per as f64;
+    let bar = (group_w * 0.8).max(1.0);
+    let groups = groups_of(t, &tallest, per);
     // Plot coordinates: 0 at the plot's top; a clipped value is drawn at the top.
     let y = |v: usize| plot_h - (v.min(scale.top) as f64 / max) * plot_h;
-    let bar_x = |number: usize| LEFT + (number as f64 - 1.0) * slot + (slot - bar) / 2.0;
-    let bars: Vec<LabelBox> = t
-        .calls
+    let bar_x = |g: &Group| LEFT + (g.first as f64 - 1.0) * slot + (group_w - bar) / 2.0;
+    let bars: Vec<LabelBox> = groups
         .iter()
-        .map(|c| LabelBox {
-            x0: bar_x(c.number),
-            y0: y(c.size_before.max(c.size_after)),
-            x1: bar_x(c.number) + bar,
+        .map(|g| LabelBox {
+            x0: bar_x(g),
+            y0: y(g.tall),
+            x1: bar_x(g) + bar,
             y1: plot_h,
         })
         .collect();
@@ -100,11 +104,12 @@ pub fn plot(t: &Timeline) -> String {
     // Spike values: each in the lowest row where it meets no other.
     let mut rows: Vec<(usize, LabelBox)> = Vec::new();
     let mut labels: Vec<Placed> = Vec::new();
-    for (c, &tall) in t.calls.iter().zip(&tallest) {
+    for g in &groups {
+        let tall = g.tall;
         if tall <= scale.top {
             continue;
         }
-        let cx = bar_x(c.number) + bar / 2.0;
+        let cx = bar_x(g) + bar / 2.0;
         for text in [group_digits(tall), short_number(tall)] {
             let at = |r: usize| {
                 inside(
@@ -151,8 +156,8 @@ pub fn plot(t: &Timeline) -> String {
                 && (!strict || b.x0 >= xa)
                 && clear(b, &taken)
         };
-        let candidates = (0..calls.clone().count()).flat_map(|k| {
-            let x = xb - 4.0 - k as f64 * slot;
+        let candidates = (0..calls.clone().count().div_ceil(per)).flat_map(|k| {
+            let x = xb - 4.0 - k as f64 * group_w;
             [ly - 5.0, ly + LIMIT_FONT_PX + 3.0].map(move |base| (x, base))
         });
         let found = [true, false].into_iter().find_map(|strict| {
@@ -217,9 +222,10 @@ pub fn plot(t: &Timeline) -> String {
             group_digits(v)
         );
     }
-    for (c, &tall) in t.calls.iter().zip(&tallest) {
-        let x = bar_x(c.number);
-        let _ = write!(s, "<g><title>{}</title>", escape(&tooltip(t, c)));
+    for g in &groups {
+        let (c, tall) = (g.call, g.tall);
+        let x = bar_x(g);
+        let _ = write!(s, "<g><title>{}</title>", escape(&g.tooltip(t)));
         if c.size_before > c.size_after {
             let bt = y(c.size_before);
             let _ = write!(
@@ -230,11 +236,7 @@ pub fn plot(t: &Timeline) -> String {
             );
         }
         let at = y(c.size_after);
-        let class = if c.outcome == CallOutcome::PromptTooLong {
-            "after refused"
-        } else {
-            "after"
-        };
+        let class = if g.refused { "after refused" } else { "after" };
         let _ = write!(
             s,
             "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{bar:.1}\" height=\"{:.1}\" class=\"{class}\"/>",
@@ -299,6 +301,61 @@ pub fn plot(t: &Timeline) -> String {
         top + plot_h / 2.0
     );
     s
+}
+
+/// What one bar stands for: calls `first..=last` (their numbers), drawn as `call`, the
+/// tallest of them; red when any of them was refused.
+struct Group<'a> {
+    first: usize,
+    last: usize,
+    call: &'a super::ModelCall,
+    tall: usize,
+    refused: bool,
+}
+
+impl Group<'_> {
+    fn tooltip(&self, t: &Timeline) -> String {
+        let one = tooltip(t, self.call);
+        if self.first == self.last {
+            return one;
+        }
+        let refused = if self.refused {
+            ", one or more refused"
+        } else {
+            ""
+        };
+        format!(
+            "calls {} to {}{refused}; the tallest, {one}",
+            group_digits(self.first),
+            group_digits(self.last)
+        )
+    }
+}
+
+/// The bars: a call each, or, past `PLOT_BARS` calls, a run of `per` calls each.
+fn groups_of<'a>(t: &'a Timeline, tallest: &[usize], per: usize) -> Vec<Group<'a>> {
+    let mut out: Vec<Group<'a>> = Vec::new();
+    for (k, (c, &tall)) in t.calls.iter().zip(tallest).enumerate() {
+        let refused = c.outcome == CallOutcome::PromptTooLong;
+        match out.last_mut() {
+            Some(g) if k % per != 0 => {
+                g.last = c.number;
+                g.refused |= refused;
+                if tall > g.tall {
+                    g.call = c;
+                    g.tall = tall;
+                }
+            }
+            _ => out.push(Group {
+                first: c.number,
+                last: c.number,
+                call: c,
+                tall,
+                refused,
+            }),
+        }
+    }
+    out
 }
 
 /// A call's tooltip: its sizes, stages, API tokens, refusal and the limit it ran under.

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use super::breakdown::TimelineBreakdown;
+use super::html_cap::calls_per_bar;
 use super::html_escape::escape;
 use crate::breakdown::CallBreakdown;
 use crate::util::group_digits;
@@ -60,7 +61,10 @@ pub fn stacked_plot(b: &TimelineBreakdown) -> String {
         .max(1) as f64;
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
-    let slot = plot_w / b.calls.len() as f64;
+    // A long session's bars each stand for a run of calls: the one with the largest
+    // request is drawn (`html_cap`).
+    let per = calls_per_bar(b.calls.len());
+    let slot = plot_w / b.calls.len() as f64 * per as f64;
     let bar = (slot * 0.8).max(1.0);
     let h = |v: u64| (v as f64 / max) * plot_h;
     let mut s = String::new();
@@ -84,13 +88,23 @@ pub fn stacked_plot(b: &TimelineBreakdown) -> String {
             group_digits(v as usize)
         );
     }
-    for (i, c) in b.calls.iter().enumerate() {
+    for (i, run) in b.calls.chunks(per).enumerate() {
+        let Some(c) = run.iter().max_by_key(|c| c.total_tokens) else {
+            continue;
+        };
         let x = LEFT + i as f64 * slot + (slot - bar) / 2.0;
-        let _ = write!(
-            s,
-            "<g class=\"stack\"><title>{}</title>",
-            escape(&tooltip(c))
-        );
+        let tip = match (run.first(), run.last()) {
+            (Some(a), Some(z)) if per > 1 => {
+                format!(
+                    "calls {} to {}; the largest, {}",
+                    a.call,
+                    z.call,
+                    tooltip(c)
+                )
+            }
+            _ => tooltip(c),
+        };
+        let _ = write!(s, "<g class=\"stack\"><title>{}</title>", escape(&tip));
         let mut base = 0u64;
         for (key, colour, _) in BANDS {
             let v = c.tokens_of(key);
