@@ -1,8 +1,10 @@
 //! The events pane's state, owned here: its rows (stage reports, retries, errors, notices,
 //! ...), the "all stages" filter, the selection, and the before/after lists behind each
-//! row's `Δ`. Other parts of `App` change it through these methods only; `panes::events`
+//! row's `Δ`. Other parts of `App` change it through these methods only; `draw.rs`
 //! draws it. And the pane's keys (`events_action`): moving, `u`, `F`, and Enter, which
 //! opens the row's diff or the row in full in the viewer.
+
+pub mod draw;
 
 use super::{App, DiffView, EventKind, EventRow, ListState, StageDiff};
 use crate::tui::diff::diff_rows;

@@ -1,8 +1,10 @@
 //! The outputs pane's state, owned here: the persisted outputs found in the workspace (as
-//! the last listing job saw them) and the selection. `panes::outputs` draws it. And the pane's
+//! the last listing job saw them) and the selection. `draw.rs` draws it. And the pane's
 //! keys (`outputs_action`): Enter only asks for the file (`Work::ReadOutput`; `jobs.rs`
 //! opens the viewer when the text arrives), `m` jumps to the row that points at it
 //! (`pane_actions.rs`: that moves other panes).
+
+pub mod draw;
 
 use super::{App, Effect, ListState, LoadKind, OutputFile};
 use crate::tui::keys::Action;
