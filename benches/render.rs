@@ -69,7 +69,7 @@ fn bench(c: &mut Criterion) {
     let main = app.areas().map(|a| a.main).unwrap_or(area);
     c.bench_function("conversation_pane_100k_120x40", |b| {
         b.iter(|| {
-            let _ = terminal.draw(|f| ctxlab::tui::panes::conversation::render(&app, f, main));
+            let _ = terminal.draw(|f| ctxlab::tui::app::conversation::draw::render(&app, f, main));
         })
     });
     c.bench_function("full_screen_100k_120x40", |b| {

@@ -5,14 +5,15 @@
 //! crates' own Cargo.toml and agrees with the import table (`crates`), every
 //! pointer to a heading of docs/pipeline.md or docs/architecture.md names a heading that
 //! exists, and no comment points to a document outside the repository. Circles inside folders
-//! (`folders`), the "must not" column (`rules`) and the paths the docs name (`doc_paths`) have
-//! their own files.
+//! (`folders`), the "must not" column (`rules`), the paths the docs name (`doc_paths`) and
+//! where the workbench draws (`views`: each pane beside its state) have their own files.
 
 mod crates;
 mod doc_paths;
 mod folders;
 mod rules;
 mod rust_text;
+mod views;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! One row of the events pane as data (`EventRow`, `EventKind`) and as text (its line, its
 //! full text for the viewer, short stage names). A leaf: the state (`app`), the drawing
-//! (`panes`), the pause card and the diff headers all use it, and it uses none of them.
+//! (`app/events/draw.rs`), the pause card and the diff headers all use it, and it uses none
+//! of them.
 
 use std::time::Duration;
 

@@ -25,7 +25,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use super::app::{App, ContinueFrom, Effect, Msg, StartSessions, Startup, TICK};
 use super::live::follower::{self, Follower};
 use super::live::{LiveMsg, LiveOptions};
-use super::panes::render;
+use super::screen::render;
 use super::terminal;
 use super::work::Done;
 use crate::agent::events::{AgentEvent, UserCommand};

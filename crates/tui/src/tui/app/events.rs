@@ -1,10 +1,15 @@
 //! The events pane's state, owned here: its rows (stage reports, retries, errors, notices,
 //! ...), the "all stages" filter, the selection, and the before/after lists behind each
-//! row's `Δ`. Other parts of `App` change it through these methods only; `panes::events`
-//! draws it.
+//! row's `Δ`. Other parts of `App` change it through these methods only; `draw.rs`
+//! draws it. And the pane's keys (`events_action`): moving, `u`, `F`, and Enter, which
+//! opens the row's diff or the row in full in the viewer.
 
-use super::{EventKind, EventRow, ListState, StageDiff};
+pub mod draw;
+
+use super::{App, DiffView, EventKind, EventRow, ListState, StageDiff};
+use crate::tui::diff::diff_rows;
 use crate::tui::event_rows::DiffId;
+use crate::tui::keys::Action;
 
 #[derive(Debug, Clone, Default)]
 pub struct EventsState {
@@ -120,5 +125,66 @@ impl EventsState {
         if let Some(pos) = self.visible().iter().position(|&v| v == k) {
             self.list.selected = pos;
         }
+    }
+}
+
+impl App {
+    pub(super) fn events_action(&mut self, action: Action) {
+        let visible = self.visible_events();
+        let page = self.events_viewport().max(1) as isize;
+        if self.events.list_mut().apply(action, visible.len(), page) {
+            self.fix_scroll();
+            return;
+        }
+        match action {
+            Action::ToggleUnchanged => {
+                self.events.toggle_unchanged();
+                self.fix_scroll();
+            }
+            Action::Forgot => self.forgot_of_selected_event(),
+            Action::Enter => {
+                let event = self.events.selected_row();
+                let step = event.and_then(|e| match e.kind {
+                    EventKind::Stage { step, .. } => step,
+                    _ => None,
+                });
+                let diff = event.and_then(|e| e.kind.diff());
+                if step.is_some_and(|s| self.open_step_diff(s)) {
+                    return;
+                }
+                match diff.and_then(|d| self.events.diff(d)) {
+                    Some(d) => {
+                        let view =
+                            DiffView::new(d.title.clone(), None, diff_rows(&d.before, &d.after));
+                        self.show_diff(view);
+                    }
+                    None => {
+                        // No diff: the row itself, in full (reasons and notices are long).
+                        let kind = self.events.selected_row().map(|e| e.kind.clone());
+                        match kind {
+                            Some(k) => {
+                                let (title, text) = crate::tui::event_rows::detail(&k);
+                                let width = self.detail_width();
+                                let lines: Vec<String> = text
+                                    .lines()
+                                    .flat_map(|l| crate::tui::pause::wrap_words(l, width))
+                                    .collect();
+                                self.open_viewer(title, &lines.join("\n"));
+                            }
+                            None => self.notify("no event selected"),
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Columns of text the viewer shows for an event's detail: the overlay minus the line
+    /// numbers of a short text (the viewer's own wrap then leaves the words whole).
+    fn detail_width(&self) -> usize {
+        (self.overlay_inner().width as usize)
+            .saturating_sub(4)
+            .max(1)
     }
 }

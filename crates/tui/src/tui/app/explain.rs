@@ -2,7 +2,7 @@
 //! each number of the gauge, or of the `w` view's bars at the selected call, is: where it
 //! comes from (which function, which call), its unit, and whether it is an estimate (`~`).
 //! The text is built here from the same functions and fields the drawing reads
-//! (`panes::gauge::text_lines`, `ContextView::call`), so the two never disagree. Its keys:
+//! (`screen::gauge::text_lines`, `ContextView::call`), so the two never disagree. Its keys:
 //! `j`/`k` scroll, Esc, `e` or `q` close. `draw.rs` draws it (`View::draw`).
 
 mod draw;

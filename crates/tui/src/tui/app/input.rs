@@ -5,6 +5,8 @@
 //! `/help`, `/quit`); anything else goes to the agent as a request. After a command, and
 //! after a request in step mode, focus leaves the box so the step keys are keys again.
 
+pub mod draw;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::style::{Modifier, Style};
 use ratatui_textarea::{CursorMove, TextArea};
@@ -70,7 +72,7 @@ impl SlashCommand {
 
 /// The input box's state, owned here: the text being typed, the inputs sent before (for
 /// Up / Down) and where the recall is, with the draft it left. `App` routes keys and
-/// pastes to it while the box has focus; `panes::input` draws `area()`.
+/// pastes to it while the box has focus; `draw.rs` draws `area()`.
 #[derive(Debug, Clone, Default)]
 pub struct InputState {
     area: TextArea<'static>,

@@ -3,7 +3,7 @@
 //! live view and an explanation (`e`). The layer on top takes every key and mouse event and
 //! is drawn last, so what has the keys is what is seen (docs/architecture.md, `tui/`). One
 //! place decides: keys (`navigation.rs`), the mouse (`mouse.rs`), pasting, the hint line
-//! and the help's section read `top_layer()`, and `panes::render` calls each layer's `draw`
+//! and the help's section read `top_layer()`, and `screen::render` calls each layer's `draw`
 //! in `layers()`' order. Nothing under the top layer ever gets a message: a view that wants
 //! another view opens it on top, and a view's `Outcome` says whether it stays.
 //!

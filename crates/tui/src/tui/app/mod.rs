@@ -10,7 +10,7 @@
 //! replaying a transcript and remembering that the legend was seen are `Work` the loop runs
 //! off the UI task (see `tui::work`); a restart is the loop's. It never reads the clock
 //! (times come in messages or from the tick counter) and never draws (each covering view
-//! draws itself in its `View::draw`, called by `panes::render` and never by `update`).
+//! draws itself in its `View::draw`, called by `screen::render` and never by `update`).
 //!
 //! `App` is a router of owned parts and routes each message to them: `screen` (`Screen`:
 //! size, tick, focus, notices), `layers` (the views covering the panes, `layers.rs`: the
@@ -21,22 +21,25 @@
 //! (`OutputsState`), `transcripts` (`TranscriptsState`), `sessions` (`SessionsState`),
 //! `timeline` (the `Timeline` fold) and `timeline_view` (`TimelineView`), `input`
 //! (`InputState`) and `step` (`StepState`). Every field of `App` is private; the panes read
-//! through methods. A pane's state keeps its fields private behind methods; the three
+//! through methods. Each pane draws in a `draw.rs` beside its state (`events/draw.rs`, …),
+//! as each covering view does; `screen::render` places them. A pane's state keeps its fields private behind methods; the three
 //! shared parts expose fields to `App`'s own modules only (`pub(super)`), since every
 //! handler reads the screen and the agent's facts. A new pane adds one field and its
 //! messages; a new covering view adds a `Layer` kind and its `View`.
 //!
 //! One concern per file: `state` (the data types), `list` (selection and scrolling),
 //! `history` (routing the agent's history to the conversation), `agent_events`,
-//! `navigation` (keys outside the input), `pane_actions` (conversation, events, outputs
-//! actions), `transcripts`, `sessions` (the sessions browser and an opened session), `jobs`
+//! `navigation` (keys outside the input), `pane_actions` (the keys that cross panes),
+//! `transcripts`, `sessions` (the sessions browser and an opened session), `jobs`
 //! (asking for work and taking its results), `layers` (the covering views' stack; the
 //! `View` trait is declared here), one module per covering view with its state, keys, mouse
 //! and drawing (`help`, `legend`, `config_panel`, `diff_view`, `viewer`, `compare`,
-//! `context_view`, `requests_view`, `live`, `explain`, each drawing in its `draw.rs`), `input` (input box and slash commands), `mouse`, `step` (step mode's keys, the
-//! pause's highlighted rows, the first-run legend, restart), `compare` (the compare view:
-//! strategies side by side on one session), `live` (the live view of a followed session:
-//! its events folded, its keys, its drawing, the bell as an effect).
+//! `context_view`, `requests_view`, `live`, `explain`, each drawing in its `draw.rs`),
+//! `pane_title` (what the panes' titles share), `input` (input box and slash commands),
+//! `mouse`, `step` (step mode's keys, the pause's highlighted rows, the first-run legend,
+//! restart), `compare` (the compare view: strategies side by side on one session), `live`
+//! (the live view of a followed session: its events folded, its keys, its drawing, the bell
+//! as an effect).
 
 mod agent_events;
 mod agent_facts;
@@ -44,15 +47,15 @@ mod branch;
 mod compare;
 mod config_panel;
 mod context_view;
-mod conversation;
+pub mod conversation;
 mod diff_view;
-mod events;
+pub mod events;
 mod explain;
 mod forgot;
 mod help;
 mod help_at;
 mod history;
-mod input;
+pub mod input;
 mod jobs;
 mod layers;
 mod legend;
@@ -60,18 +63,19 @@ mod list;
 mod live;
 mod mouse;
 mod navigation;
-mod outputs;
+pub mod outputs;
 mod pane_actions;
+pub mod pane_title;
 mod recorded_views;
 mod requests_view;
 mod screen;
-mod search;
-mod sessions;
+pub mod search;
+pub mod sessions;
 mod state;
 mod step;
-mod timeline;
+pub mod timeline;
 mod tokens;
-mod transcripts;
+pub mod transcripts;
 mod viewer;
 
 use std::path::PathBuf;
@@ -110,7 +114,7 @@ pub use list::{
 pub use outputs::OutputsState;
 pub use requests_view::RequestsView;
 use screen::Screen;
-pub use screen::notice_pages;
+pub use screen::{fmt_elapsed, fmt_ticks, notice_pages};
 pub use search::{Hit, Search, event_text as search_event_text, search_matches};
 pub use sessions::{SessionsState, StartSessions, Startup};
 pub use state::ConvRow;

@@ -3,6 +3,11 @@
 //! box, then the key map's global actions (quit, help, legend, focus, the step keys,
 //! refresh) and finally the focused pane's actions. Also focus moves, which ask for a fresh
 //! file listing when a browser comes into view.
+//!
+//! Each pane's own keys are in its module (`events.rs`, `outputs.rs`, `timeline.rs`,
+//! `transcripts.rs`, `sessions/keys.rs`); what stays here crosses panes, so it is no one
+//! pane's: the routing itself, focus, `f` and `n`/`N` (one search over the conversation, the
+//! events and the timeline), the step keys and the covering views opened from anywhere.
 
 use crossterm::event::{KeyEvent, KeyEventKind};
 

@@ -1,15 +1,15 @@
-//! The actions of the conversation, events and outputs panes: moving, expanding, toggling
-//! the view, opening a diff or the viewer, jumping from a persisted output to the row that
-//! points at it (or, once compaction removed that row, to where it went). Opening an output
-//! only asks for it (`Work::ReadOutput`); `jobs.rs` opens the viewer when the text arrives.
-//! Where a message went (`fate_note`) is read from the timeline's lineage.
+//! The keys that cross panes, so they are no one pane's: the conversation pane's (its list
+//! is the timeline's rewound call while the timeline is open, and `/` types into the input
+//! box), and the jump from a persisted output to the row that points at it (or, once
+//! compaction removed that row, to where it went), which moves the conversation's or the
+//! events' selection and the focus. Where a message went (`fate_note`) is read from the
+//! timeline's lineage. The events and outputs panes' own keys are in `events.rs` and
+//! `outputs.rs`, beside their state.
 
-use super::{App, ConvView, DiffView, Effect, EventKind, LoadKind, Pane};
+use super::{App, ConvView, Pane};
 use crate::timeline::Touch;
 use crate::timeline::lineage::RowEffect;
-use crate::tui::diff::diff_rows;
 use crate::tui::keys::Action;
-use crate::tui::work::Work;
 
 /// `call 17 snip → [snipped 3 messages]`: one touch in a few words.
 fn touch_words(t: &Touch) -> String {
@@ -128,94 +128,6 @@ impl App {
             Some(step) if self.open_step_diff(step) => {}
             _ => self.notify("this message is still in the context, unchanged"),
         }
-    }
-
-    pub(super) fn events_action(&mut self, action: Action) {
-        let visible = self.visible_events();
-        let page = self.events_viewport().max(1) as isize;
-        if self.events.list_mut().apply(action, visible.len(), page) {
-            self.fix_scroll();
-            return;
-        }
-        match action {
-            Action::ToggleUnchanged => {
-                self.events.toggle_unchanged();
-                self.fix_scroll();
-            }
-            Action::Forgot => self.forgot_of_selected_event(),
-            Action::Enter => {
-                let event = self.events.selected_row();
-                let step = event.and_then(|e| match e.kind {
-                    EventKind::Stage { step, .. } => step,
-                    _ => None,
-                });
-                let diff = event.and_then(|e| e.kind.diff());
-                if step.is_some_and(|s| self.open_step_diff(s)) {
-                    return;
-                }
-                match diff.and_then(|d| self.events.diff(d)) {
-                    Some(d) => {
-                        let view =
-                            DiffView::new(d.title.clone(), None, diff_rows(&d.before, &d.after));
-                        self.show_diff(view);
-                    }
-                    None => {
-                        // No diff: the row itself, in full (reasons and notices are long).
-                        let kind = self.events.selected_row().map(|e| e.kind.clone());
-                        match kind {
-                            Some(k) => {
-                                let (title, text) = crate::tui::event_rows::detail(&k);
-                                let width = self.detail_width();
-                                let lines: Vec<String> = text
-                                    .lines()
-                                    .flat_map(|l| crate::tui::pause::wrap_words(l, width))
-                                    .collect();
-                                self.open_viewer(title, &lines.join("\n"));
-                            }
-                            None => self.notify("no event selected"),
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    pub(super) fn outputs_action(&mut self, action: Action) -> Vec<Effect> {
-        let page = self.page();
-        let len = self.outputs.files().len();
-        if self.outputs.list_mut().apply(action, len, page) {
-            self.fix_scroll();
-            return Vec::new();
-        }
-        let Some(file) = self.outputs.selected().cloned() else {
-            return Vec::new();
-        };
-        match action {
-            Action::Enter => {
-                let id = self.start_job(LoadKind::Output {
-                    relative: file.relative.clone(),
-                    bytes: file.bytes,
-                });
-                return vec![Effect::Work(Work::ReadOutput {
-                    id,
-                    root: self.agent.workspace.clone(),
-                    relative: file.relative,
-                })];
-            }
-            Action::JumpToMarker => self.jump_to_marker(&file.relative),
-            Action::Back => self.stop_waiting(),
-            _ => {}
-        }
-        Vec::new()
-    }
-
-    /// Columns of text the viewer shows for an event's detail: the overlay minus the line
-    /// numbers of a short text (the viewer's own wrap then leaves the words whole).
-    fn detail_width(&self) -> usize {
-        (self.overlay_inner().width as usize)
-            .saturating_sub(4)
-            .max(1)
     }
 
     /// Selects the conversation row whose `<persisted-output>` marker names `relative`; when

@@ -112,3 +112,16 @@ pub fn notice_pages(text: &str, width: u16) -> Vec<String> {
 fn notice_ticks(text: &str, width: u16) -> u64 {
     NOTICE_TICKS.max(notice_pages(text, width).len() as u64 * NOTICE_PAGE_TICKS)
 }
+
+/// `mm:ss.d` from ticks.
+pub fn fmt_ticks(ticks: u64) -> String {
+    let tenths = ticks * 10 / TICKS_PER_SECOND;
+    let secs = tenths / 10;
+    format!("{:02}:{:02}.{}", secs / 60, secs % 60, tenths % 10)
+}
+
+/// Seconds, tenths: `3.2s`.
+pub fn fmt_elapsed(ticks: u64) -> String {
+    let tenths = ticks * 10 / TICKS_PER_SECOND;
+    format!("{}.{}s", tenths / 10, tenths % 10)
+}

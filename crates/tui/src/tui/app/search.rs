@@ -6,6 +6,8 @@
 //! recorded session (the sessions browser) `/` searches its rows instead, with the same
 //! prompt and the same `n` / `N`; the browser's filter matches with `search_matches` too.
 
+pub mod draw;
+
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{App, ConvView, EventKind, EventRow, Pane};

@@ -4,6 +4,7 @@
 //! a row's full text, `r` to replay it into a scratch store, Esc to close it (its scratch
 //! folder goes with it). Only asks for work (`Work::Session`); takes the results here too.
 
+pub mod draw;
 mod keys;
 mod listing;
 
@@ -23,7 +24,7 @@ use crate::tui::work::Work;
 /// The sessions browser's and the opened session's state, owned here: whether the
 /// transcripts pane shows the browser, what it lists and the selection, the session opened
 /// from it, and where replays go. `App` routes the browser's keys and its jobs' results
-/// here; `panes::sessions` draws it through the methods below.
+/// here; `draw.rs` draws it through the methods below.
 #[derive(Debug, Default)]
 pub struct SessionsState {
     /// The transcripts pane shows the sessions browser instead of `.transcripts/`.

@@ -3,6 +3,8 @@
 //! stage that changed each since the call before); Enter opens that call's diff against
 //! the previous one, `o` the request as JSON, Esc returns to the live history.
 
+pub mod draw;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -17,7 +19,7 @@ use crate::util::group_digits;
 
 /// The timeline pane's state, owned here: the selected call, the request it rewinds the
 /// conversation to, and that view's selection. `App` keeps the fold of the agent's stream
-/// (`crate::timeline::Timeline`) it reads from; `panes::timeline` draws both.
+/// (`crate::timeline::Timeline`) it reads from; `draw.rs` draws both.
 #[derive(Debug, Clone, Default)]
 pub struct TimelineView {
     /// Index into `App::timeline().calls`.

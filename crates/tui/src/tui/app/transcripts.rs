@@ -3,6 +3,8 @@
 //! replays through the pipeline and Esc goes back. Opening and replaying only ask for the
 //! work (`Work::LoadTranscript`, `Work::Replay`); `jobs.rs` takes the results.
 
+pub mod draw;
+
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -14,7 +16,7 @@ use crate::tui::work::{Rows, Work};
 /// The transcripts pane's state, owned here: the `.transcripts/` listing as the last job
 /// saw it, its selection, the transcript open in the pane, and the files whose messages a
 /// job is counting. `App` routes the pane's keys and its jobs' results to it;
-/// `panes::transcripts` draws it.
+/// `draw.rs` draws it.
 #[derive(Debug, Clone, Default)]
 pub struct TranscriptsState {
     files: Vec<TranscriptFile>,

@@ -1,11 +1,15 @@
-//! The drawing pieces the panes and the covering views share, reading nothing of `App`: the
-//! frames (a pane's, a covering view's), the selection bar, text fitted to columns, the
-//! spinner, the area between the status bar and the hint line, and the plots (`plot`); and
-//! `DrawCtx`, what a covering view's drawing reads besides its own state. A leaf under both:
-//! each covering view draws itself in its own module under `app/` (`View::draw`), the panes
-//! in `panes/`, and neither reaches into the other for these.
+//! The drawing pieces the panes, the screen's bars and the covering views share, reading
+//! nothing of `App`: the frames (a pane's, a covering view's), the selection bar, text fitted
+//! to columns, the spinner, the area between the status bar and the hint line, the plots
+//! (`plot`), the size bar and sparkline (`meter`), sizes and ages as words (`text`); and
+//! `DrawCtx`, what a covering view's drawing reads besides its own state. A leaf under
+//! `app/` and `screen/`: each pane and each covering view draws itself in its own module
+//! under `app/`, the screen composes them in `screen/`, and none reaches into another for
+//! these.
 
+pub mod meter;
 pub mod plot;
+pub mod text;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;

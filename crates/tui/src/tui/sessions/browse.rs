@@ -1,7 +1,7 @@
 //! Which of the browser's rows are on screen: project groups folded (`▸`) or open (`▾`),
 //! and the filter typed after `/` (a session stays when its project, its title or its file
 //! name holds the text, case-insensitive, as the viewer's search matches). Plain data over
-//! the listing's rows: `App` routes the keys, `panes::sessions` draws `visible()`.
+//! the listing's rows: `App` routes the keys, `app/sessions/draw.rs` draws `visible()`.
 
 use std::collections::BTreeSet;
 

@@ -2,8 +2,9 @@
 //! sees) and the full session as appended, which of the two the pane shows and each one's
 //! selection, the text streaming in, the size and token totals, the API's usage figures
 //! and the answers cut at their output limit. `App` routes the run's facts to these methods;
-//! `mirror` grows and replaces the rows; `panes::conversation` and `panes::gauge` draw it.
+//! `mirror` grows and replaces the rows; `draw.rs` and `screen::gauge` draw it.
 
+pub mod draw;
 mod mirror;
 
 use std::collections::HashMap;

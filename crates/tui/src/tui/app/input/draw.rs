@@ -1,15 +1,15 @@
 //! The input box (ratatui-textarea): multi-line request editing. Draws the text area held
 //! in `App`; keys reach it only through `App::update`. While step mode is paused (and the
 //! user is not typing) the box shows the pause card instead: what happens next, why, and
-//! the step keys.
+//! the step keys. Beside its state and keys (`InputState`, `app/input.rs`).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{fit, pane_block};
 use crate::tui::app::{App, Pane};
+use crate::tui::draw::{fit, pane_block};
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     if let Some((title, lines)) = app.pause_card() {

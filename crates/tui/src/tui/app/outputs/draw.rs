@@ -1,15 +1,18 @@
 //! The persisted-outputs browser: `.task_outputs/tool-results/*.txt` with size and age, as
 //! listed by the last refresh. Enter opens the viewer, `m` jumps to the conversation row
-//! whose marker points at the file. Draws `App` state only.
+//! whose marker points at the file. Beside its state and keys (`OutputsState`,
+//! `app/outputs.rs`); draws `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{fit, human_age, human_bytes, pane_block, title_hint};
 use crate::store::TOOL_RESULTS_DIR;
+use crate::tui::app::pane_title::title_hint;
 use crate::tui::app::{App, LoadKind, Pane};
+use crate::tui::draw::text::{human_age, human_bytes};
+use crate::tui::draw::{fit, pane_block, selected_line};
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let focused = app.focus() == Pane::Outputs;
@@ -17,7 +20,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         Span::styled(" 3 Outputs ", app.theme().title()),
         Span::raw(format!(
             "· {TOOL_RESULTS_DIR}/ · {} ",
-            super::plural(app.outputs().files().len(), "file")
+            crate::util::plural(app.outputs().files().len(), "file")
         )),
         title_hint(app, "(Enter view, m jump, R refresh) ", |w| {
             matches!(w, LoadKind::Output { .. })
@@ -58,7 +61,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         );
         let mut line = Line::from(fit(&text, width));
         if i == state.list().selected {
-            line = super::selected_line(line, app.theme());
+            line = selected_line(line, app.theme());
         }
         lines.push(line);
     }

@@ -2,19 +2,23 @@
 //! background job has counted it) and size; an open transcript as a message list; and a
 //! replay of it through the pipeline with the current thresholds (stage rows, gauge and
 //! sparkline). While a transcript loads or replays, the title says so with the spinner.
-//! Draws `App` state only.
+//! Beside its state and keys (`TranscriptsState`, `app/transcripts.rs`); draws `App` state
+//! only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::msglist::{MsgList, RowRef};
-use super::{fit, human_age, human_bytes, pane_block, title_hint};
 use crate::compact::StageReport;
 use crate::message::Role;
 use crate::store::TRANSCRIPTS_DIR;
+use crate::tui::app::conversation::draw::msglist::{MsgList, RowRef};
+use crate::tui::app::pane_title::title_hint;
 use crate::tui::app::{App, LoadKind, Pane, TranscriptView, layout_transcript};
+use crate::tui::draw::meter::{bar_line, render_sparkline};
+use crate::tui::draw::text::{human_age, human_bytes};
+use crate::tui::draw::{fit, pane_block, selected_line};
 use crate::tui::replay::Replay;
 use crate::tui::theme::Theme;
 use crate::util::group_digits;
@@ -26,7 +30,7 @@ fn ours(what: &LoadKind) -> bool {
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     if app.sessions().active() {
-        super::sessions::render(app, f, area);
+        crate::tui::app::sessions::draw::render(app, f, area);
         return;
     }
     match app.transcripts().open() {
@@ -41,7 +45,7 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
         Span::styled(" 4 Transcripts ", app.theme().title()),
         Span::raw(format!(
             "· {TRANSCRIPTS_DIR}/ · {} ",
-            super::plural(app.transcripts().files().len(), "file")
+            crate::util::plural(app.transcripts().files().len(), "file")
         )),
         title_hint(app, "(Enter open, r replay) ", ours),
     ]);
@@ -86,7 +90,7 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
         );
         let mut line = Line::from(fit(&text, width));
         if i == app.transcripts().list().selected {
-            line = super::selected_line(line, app.theme());
+            line = selected_line(line, app.theme());
         }
         lines.push(line);
     }
@@ -160,7 +164,7 @@ fn render_replay(f: &mut Frame, area: Rect, r: &Replay, from_turn: usize, theme:
     let width = inner.width as usize;
     let peak = r.request_sizes.iter().copied().max().unwrap_or(0) as usize;
     let mut head = vec![
-        super::gauge::bar_line(r.final_chars, r.context_limit, width, theme),
+        bar_line(r.final_chars, r.context_limit, width, theme),
         Line::from(fit(
             &format!(
                 "{} turns · {} stage rows · final {} chars / {} messages · peak request {}",
@@ -187,7 +191,7 @@ fn render_replay(f: &mut Frame, area: Rect, r: &Replay, from_turn: usize, theme:
         rest.height.min(1)
     };
     let (spark_area, rows_area) = crate::tui::layout::split_top(rest, spark_h);
-    super::gauge::render_sparkline(f, spark_area, &r.request_sizes, r.context_limit, theme);
+    render_sparkline(f, spark_area, &r.request_sizes, r.context_limit, theme);
     let mut lines = Vec::new();
     // The call the transcript ends before comes first: it is what the teacher asks about.
     let next: &[StageReport] = r.next_call.as_deref().unwrap_or_default();

@@ -1,14 +1,17 @@
 //! The conversation pane: the live message list, either what the model sees (the mirror of
 //! the history) or the full session with compacted-away messages dimmed, plus the reply
-//! being streamed. Draws `App` state only.
+//! being streamed. Beside its state (`ConversationState`, `mod.rs`); draws `App` state only.
+
+pub mod msglist;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::msglist::{MsgList, RowRef};
-use super::{clip, pane_block};
+use self::msglist::{MsgList, RowRef};
+use crate::tui::app::pane_title::unit_tag;
 use crate::tui::app::{App, ConvView, Pane};
+use crate::tui::draw::{clip, pane_block};
 
 const STREAM_TAIL_LINES: usize = 3;
 
@@ -17,7 +20,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let counts = format!(
         "· {} · {} ",
         crate::util::plural(app.conv_len(), "message"),
-        super::unit_tag(app)
+        unit_tag(app)
     );
     let title = match (app.timeline_view(), app.conversation().view()) {
         // Rewound, the way back comes right after the call: a title is cut from its end,

@@ -8,9 +8,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{clip, fit, pane_block};
 use crate::compact::SizeUnit;
 use crate::session::Compaction;
+use crate::tui::draw::{clip, fit, pane_block};
 use crate::tui::sessions::text::{compaction_headline, kept_words};
 use crate::tui::sessions::{OpenedSession, SessionReplay};
 use crate::tui::theme::Theme;

@@ -2,8 +2,13 @@
 //! Codex sessions grouped by project (`▾` open, `▸` folded), newest first, with date,
 //! the tool that wrote it, file, first request, size (not where the width is short),
 //! model calls, compactions and peak context (`…` until a
-//! background job has counted the file, and the title says how many wait), the filter typed after `/`, and a row for each
-//! folder that could not be read. Draws `App` state only.
+//! background job has counted the file, and the title says how many wait), the filter
+//! typed after `/`, and a row for each folder that could not be read; or the opened session
+//! (`opened`) and its replay (`replay`). Beside its state (`SessionsState`,
+//! `app/sessions.rs`; the browser's keys in `keys.rs`); draws `App` state only.
+
+mod opened;
+mod replay;
 
 use crate::sanitize::sanitize_line;
 use ratatui::Frame;
@@ -11,8 +16,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{fit, human_bytes, pane_block, title_hint};
-use crate::tui::app::{App, LoadKind, Pane};
+use crate::tui::app::pane_title::title_hint;
+use crate::tui::app::{App, LoadKind, Pane, SessionsState};
+use crate::tui::draw::text::human_bytes;
+use crate::tui::draw::{fit, pane_block, selected_line};
 use crate::tui::sessions::{BrowserRow, SessionItem};
 use crate::util::group_digits;
 
@@ -22,12 +29,12 @@ fn ours(what: &LoadKind) -> bool {
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     if let Some(open) = app.sessions().open() {
-        super::session_view::render(app, f, area, open);
+        opened::render(app, f, area, open);
         return;
     }
     let s = app.sessions();
     let focused = app.focus() == Pane::Transcripts;
-    let where_ = where_text(app);
+    let where_ = where_text(app.sessions());
     let count = s
         .rows()
         .iter()
@@ -48,7 +55,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         Span::styled(" 4 Sessions ", app.theme().title()),
         Span::raw(format!(
             "· {}{counting} · {where_} ",
-            super::plural(count, "session")
+            crate::util::plural(count, "session")
         )),
         title_hint(app, "(Enter open, b transcripts) ", ours),
     ]);
@@ -67,7 +74,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             "filter /{}{} · {} · Esc clears",
             sanitize_line(view.query()),
             if view.typing() { "▏" } else { "" },
-            super::plural(
+            crate::util::plural(
                 view.visible()
                     .iter()
                     .filter(|&&i| matches!(s.rows().get(i), Some(BrowserRow::Session(_))))
@@ -113,7 +120,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             BrowserRow::Project { name, sessions } => {
                 let folded = view.is_folded(name);
                 let count = if view.query().is_empty() {
-                    super::plural(*sessions, "session")
+                    crate::util::plural(*sessions, "session")
                 } else {
                     format!("{} of {sessions}", view.matching(s.rows(), i))
                 };
@@ -139,7 +146,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             )),
         };
         if k == s.list().selected {
-            line = super::selected_line(line, app.theme());
+            line = selected_line(line, app.theme());
         }
         lines.push(line);
     }
@@ -147,8 +154,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
 }
 
 /// What the browser lists: the folders named, or the default ones.
-pub fn where_text(app: &App) -> String {
-    let s = app.sessions();
+pub fn where_text(s: &SessionsState) -> String {
     if s.paths().is_empty() {
         "Claude Code and Codex folders".to_string()
     } else {

@@ -13,9 +13,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{clip, fit};
 use crate::compact::Stage;
 use crate::tui::app::{ConvRow, EXPANDED_INDENT, ListState, expanded_lines, row_height};
+use crate::tui::draw::{clip, fit};
 use crate::tui::rows::MessageInfo;
 use crate::tui::theme::Theme;
 use crate::util::group_digits;

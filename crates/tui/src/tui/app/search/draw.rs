@@ -1,11 +1,11 @@
 //! The search prompt in the hint line (`f` in the conversation, events or timeline, `/`
 //! in an opened recorded session) and the sessions browser's filter prompt (`/`).
-//! Draws `App` state only.
+//! Beside its state and keys (`Search`, `app/search.rs`); draws `App` state only.
 
 use ratatui::text::{Line, Span};
 
-use super::clip;
 use crate::tui::app::App;
+use crate::tui::draw::clip;
 
 /// The prompt while a query is typed; None otherwise.
 pub fn hint_line(app: &App, width: usize) -> Option<Line<'static>> {

@@ -8,10 +8,13 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{clip, fmt_elapsed, human_bytes, key_hint};
 use crate::agent::events::{NextStep, StepTarget};
-use crate::tui::app::{App, Layer, LoadKind, NOTICE_PAGE_TICKS, Pane, RunState, notice_pages};
-use crate::tui::draw::spinner;
+use crate::tui::app::pane_title::loading_text;
+use crate::tui::app::{
+    App, Layer, NOTICE_PAGE_TICKS, Pane, RunState, fmt_elapsed, notice_pages, search, sessions,
+};
+use crate::tui::draw::text::{human_bytes, key_hint};
+use crate::tui::draw::{clip, spinner};
 use crate::tui::theme::Theme;
 use crate::util::{display_width, group_digits};
 
@@ -40,37 +43,6 @@ pub fn state_text(app: &App) -> String {
     }
 }
 
-/// `⠋ loading transcript_1700000000.jsonl (48.0 MB) 1.2s` while the screen waits for a job.
-pub fn loading_text(app: &App) -> Option<String> {
-    let l = app.loading()?;
-    let relative = l.what.relative();
-    let name = relative.rsplit('/').next().unwrap_or(relative);
-    let what = match &l.what {
-        LoadKind::Transcript { bytes, .. } => format!("loading {name} ({})", human_bytes(*bytes)),
-        LoadKind::Replay { messages, .. } => {
-            format!("replaying {name} ({} messages)", group_digits(*messages))
-        }
-        LoadKind::Output { bytes, .. } => format!("reading {name} ({})", human_bytes(*bytes)),
-        LoadKind::Session {
-            progress, bytes, ..
-        } => match (progress.get(), bytes) {
-            (0, _) => format!("opening {name}"),
-            (read, Some(total)) if read >= *total => {
-                format!("opening {name}: parsing {}", human_bytes(*total))
-            }
-            (read, Some(total)) => format!(
-                "opening {name}: {} / {} read",
-                human_bytes(read),
-                human_bytes(*total)
-            ),
-            (read, None) => format!("opening {name}: {} read", human_bytes(read)),
-        },
-        LoadKind::Analysis { what, .. } => format!("{what} {name}"),
-    };
-    let elapsed = fmt_elapsed(app.tick().saturating_sub(l.since));
-    Some(format!("{} {what} {elapsed}", spinner(app.tick())))
-}
-
 /// What is open while the sessions browser or an opened session has focus (the agent's
 /// provider and workspace are not what is being read): `session rollout-….jsonl · codex ·
 /// 7.6 KB`, `sessions browser · Claude Code and Codex folders · 5 sessions`.
@@ -90,7 +62,7 @@ fn browsing_text(app: &App) -> Option<String> {
             .into_owned(),
         );
     }
-    let where_ = super::sessions::where_text(app);
+    let where_ = sessions::draw::where_text(app.sessions());
     let count = s
         .rows()
         .iter()
@@ -99,7 +71,7 @@ fn browsing_text(app: &App) -> Option<String> {
     Some(
         crate::sanitize::sanitize_line(&format!(
             "sessions browser · {where_} · {}",
-            super::plural(count, "session")
+            crate::util::plural(count, "session")
         ))
         .into_owned(),
     )
@@ -227,7 +199,7 @@ pub fn notice_page(text: &str, width: usize, ticks_shown: u64) -> String {
 pub fn render_hints(app: &App, f: &mut Frame, area: Rect) {
     let theme = app.theme();
     let width = area.width as usize;
-    if let Some(line) = super::search::hint_line(app, width) {
+    if let Some(line) = search::draw::hint_line(app, width) {
         f.render_widget(Paragraph::new(line), area);
         return;
     }

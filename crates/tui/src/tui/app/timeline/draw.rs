@@ -1,17 +1,19 @@
 //! The timeline pane (6 or `t`), in the place of the gauge and the events: the plot of
 //! every call's size before the pipeline and sent, with the limit and the selected call;
 //! and the list of calls (sizes, the letters of the stages that changed something before
-//! it, the API's input tokens, a refused call marked). Draws `App` state only.
+//! it, the API's input tokens, a refused call marked). Beside its state and keys
+//! (`TimelineView`, `app/timeline.rs`); draws `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::plot::{self, compact_number};
-use super::{fit, pane_block};
 use crate::timeline::CallOutcome;
+use crate::tui::app::pane_title::unit_tag;
 use crate::tui::app::{App, Pane};
+use crate::tui::draw::plot::{self, compact_number};
+use crate::tui::draw::{fit, pane_block};
 use crate::tui::layout;
 use crate::util::group_digits;
 
@@ -82,7 +84,7 @@ fn render_inner(app: &App, f: &mut Frame, area: Rect) {
         Span::styled(" 6 Timeline ", theme.title()),
         // The strategy's unit; the plot and the list are in `str()` chars whatever it
         // counts, with the limit converted (the plot's legend gives it in chars).
-        Span::raw(format!("· {which} · {} ", super::unit_tag(app))),
+        Span::raw(format!("· {which} · {} ", unit_tag(app))),
         Span::styled(branch_tag(app), theme.key()),
         Span::styled("(Enter diff, o request, Esc live) ", theme.dim()),
     ]);

@@ -3,16 +3,18 @@
 //! before -> after, duration, the summary or "encrypted by the provider", what was kept),
 //! the selected call's usage and the real context curve (input + cache tokens per call,
 //! the window as a line when the file records it). After `r`, the pipeline's replay stands
-//! beside it (`session_replay`). Draws `App` state only.
+//! beside it (`replay`). Draws `App` state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{fit, pane_block, title_hint};
+use super::replay;
+use crate::tui::app::pane_title::title_hint;
 use crate::tui::app::{App, LoadKind, Pane};
 use crate::tui::draw::plot::curve;
+use crate::tui::draw::{fit, pane_block, selected_line};
 use crate::tui::layout::{session_list_rows, split_top};
 use crate::tui::sessions::text::{compaction_row, kept_text, summary_words};
 use crate::tui::sessions::{OpenedSession, ViewRow};
@@ -49,7 +51,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
     };
     render_recorded(app, f, left, open);
     if let (Some(r), Some(a)) = (&open.replay(), right) {
-        super::session_replay::render(f, a, open, r, app.theme());
+        replay::render(f, a, open, r, app.theme());
     }
 }
 
@@ -69,7 +71,7 @@ fn render_recorded(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
             open.format().name(),
             group_digits(open.infos().len()),
             group_digits(open.calls().len()),
-            super::plural(open.compactions().len(), "compaction"),
+            crate::util::plural(open.compactions().len(), "compaction"),
         )),
         title_hint(app, "(o text, r replay, Esc close) ", ours),
     ]);
@@ -107,7 +109,7 @@ fn render_recorded(app: &App, f: &mut Frame, area: Rect, open: &OpenedSession) {
             },
         };
         if i == open.list().selected {
-            line = super::selected_line(line, theme);
+            line = selected_line(line, theme);
         }
         lines.push(line);
     }

@@ -3,56 +3,19 @@
 //! estimate and the API's last input tokens beside it (the main request's; the last summary
 //! call's on a line of its own), and the plot of each model call's size before the pipeline
 //! and sent (`plot`), with the limit, so the saw-tooth of compaction and a batch the
-//! pipeline shrank both show. Draws `App` state only.
+//! pipeline shrank both show. Draws `App` state only: the conversation's totals, the
+//! timeline's calls and the settings, so it is the screen's, not one pane's (its bar and
+//! sparkline are `draw::meter`'s, which a transcript's replay draws too).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Sparkline};
+use ratatui::widgets::Paragraph;
 
-use super::pane_block;
 use crate::tui::app::App;
-use crate::tui::theme::{Level, Theme};
+use crate::tui::draw::meter::{DANGER_AT, WARN_AT, bar_line, level};
+use crate::tui::draw::{fit, pane_block, plot};
 use crate::util::group_digits;
-
-/// Fractions of the limit where the gauge turns yellow, then red.
-pub const WARN_AT: f64 = 0.70;
-pub const DANGER_AT: f64 = 0.90;
-
-pub fn level(size: usize, limit: usize) -> Level {
-    let ratio = size as f64 / limit.max(1) as f64;
-    if ratio >= DANGER_AT {
-        Level::Danger
-    } else if ratio >= WARN_AT {
-        Level::Warn
-    } else {
-        Level::Ok
-    }
-}
-
-/// The bar: filled cells, with `┊` at the warning thresholds; the bar's end is the limit.
-pub fn bar_line<'a>(size: usize, limit: usize, width: usize, theme: &Theme) -> Line<'a> {
-    let width = width.max(1);
-    let ratio = size as f64 / limit.max(1) as f64;
-    let filled = ((ratio.min(1.0)) * width as f64).round() as usize;
-    let marks = [
-        (WARN_AT * width as f64) as usize,
-        (DANGER_AT * width as f64) as usize,
-    ];
-    let style = theme.level(level(size, limit));
-    let mut spans = Vec::with_capacity(width);
-    for i in 0..width {
-        if i < filled {
-            spans.push(Span::styled("█", style));
-        } else if marks.contains(&i) {
-            spans.push(Span::styled("┊", theme.warn()));
-        } else {
-            spans.push(Span::styled("░", theme.dim()));
-        }
-    }
-    Line::from(spans)
-}
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let limit = app.config().context_limit;
@@ -80,10 +43,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines), text);
     // Call sizes are measured in `str()` chars: the limit is scaled to match.
     let limit_chars = limit.saturating_mul(unit.chars_per_unit());
-    super::plot::render(
+    plot::render(
         f,
         spark,
-        &super::plot::calls_of(app.timeline()),
+        &plot::calls_of(app.timeline()),
         limit_chars,
         None,
         app.theme(),
@@ -97,7 +60,7 @@ fn widest_fitting(variants: &[String], width: usize) -> String {
         .iter()
         .find(|v| crate::util::display_width(v) <= width)
         .cloned()
-        .unwrap_or_else(|| super::fit(variants.last().map_or("", |v| v.as_str()), width))
+        .unwrap_or_else(|| fit(variants.last().map_or("", |v| v.as_str()), width))
 }
 
 /// The gauge's text lines at `w` columns: the bar with its 70/90% marks, the size against
@@ -197,28 +160,4 @@ pub fn text_lines(app: &App, w: usize) -> Vec<Line<'static>> {
         )));
     }
     lines
-}
-
-/// Request sizes over time, scaled to the limit (or the largest request if above it): the
-/// transcript replay's sizes after the pipeline.
-pub fn render_sparkline(f: &mut Frame, area: Rect, sizes: &[u64], limit: usize, theme: &Theme) {
-    if area.height == 0 {
-        return;
-    }
-    if sizes.is_empty() {
-        f.render_widget(
-            Paragraph::new(Span::styled("requests: none yet", theme.dim())),
-            area,
-        );
-        return;
-    }
-    let start = sizes.len().saturating_sub(area.width as usize);
-    let data = &sizes[start..];
-    let max = data.iter().copied().max().unwrap_or(0).max(limit as u64);
-    let style = if theme.color {
-        theme.level(Level::Ok)
-    } else {
-        Style::new()
-    };
-    f.render_widget(Sparkline::default().data(data).max(max).style(style), area);
 }

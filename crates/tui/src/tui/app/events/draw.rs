@@ -6,7 +6,8 @@
 //! `Δ`; Enter opens it (any other row opens in full). The selected row and the start-up
 //! notices show their whole text, wrapped on indented lines under the row, so a reason cut at
 //! the pane's edge is read by moving onto it (`event_rows::row_lines`; the scrolling counts
-//! the same lines). Draws `App` state only.
+//! the same lines). Beside its state and keys (`EventsState`, `app/events.rs`); draws `App`
+//! state only.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -14,9 +15,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{fmt_ticks, pane_block};
 use crate::compact::Stage;
-use crate::tui::app::{App, EventKind, EventRow, Pane};
+use crate::tui::app::pane_title::unit_tag;
+use crate::tui::app::{App, EventKind, EventRow, Pane, fmt_ticks};
+use crate::tui::draw::{pane_block, selected_line};
 use crate::tui::event_rows::{WRAP_INDENT, max_row_lines, row_lines, short_name, shown_whole};
 use crate::tui::theme::Theme;
 use crate::util::display_width;
@@ -32,7 +34,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     };
     let title = Line::from(vec![
         Span::styled(" 2 Events ", app.theme().title()),
-        Span::raw(format!("· {filter} · {} ", super::unit_tag(app))),
+        Span::raw(format!("· {filter} · {} ", unit_tag(app))),
         Span::styled("(u toggles, Enter opens) ", app.theme().dim()),
     ]);
     let block = pane_block(title, focused, app.theme());
@@ -62,7 +64,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                 ])
             };
             if selected {
-                line = super::selected_line(line, app.theme());
+                line = selected_line(line, app.theme());
             }
             lines.push(line);
         }
