@@ -9,7 +9,10 @@ use std::fmt::Write;
 
 use super::diff::{DiffOp, DiffRow, Fold, counts, fold};
 pub use super::html_cap::{EDGE_ROWS, PLOT_BARS};
-use super::html_cap::{Shown, left_out_paragraph, left_out_row};
+use super::html_cap::{
+    Section, Shown, changed_steps, event_link, left_out_paragraph, left_out_row, see_every,
+    written_steps,
+};
 pub use super::html_escape::escape;
 use super::label::{full_text, label};
 use super::lineage::RowEffect;
@@ -22,40 +25,6 @@ const DIFF_CONTEXT: usize = 2;
 /// Chars of a message shown in a before/after or history cell; the rest is cut, with a note.
 const TEXT_MAX_CHARS: usize = 4_000;
 const LABEL_MAX_CHARS: usize = 140;
-
-/// A section whose long lists are cut to their ends (`html_cap`).
-#[derive(Clone, Copy)]
-pub(super) enum Section {
-    Calls,
-    Steps,
-    Forgot,
-    History,
-}
-
-/// Where to see every row a long section left out: a replay's rows are the replay
-/// command's (the same options give the same calls and stages), a live run's the
-/// workbench's.
-pub(super) fn see_every(t: &Timeline, section: Section) -> &'static str {
-    match (&t.source, section) {
-        (Source::Replay { .. }, Section::Calls) => {
-            "ctxlab replay --json, with the same options, prints every one"
-        }
-        (Source::Replay { .. }, Section::Steps) => {
-            "ctxlab replay, with the same options, prints every one"
-        }
-        (Source::Replay { .. }, Section::Forgot) => {
-            "ctxlab forgot --replay, with the same options, shows every one"
-        }
-        (Source::Replay { .. }, Section::History) => {
-            "the workbench reads every message of the session it came from"
-        }
-        (Source::Live, Section::Calls | Section::Steps) => {
-            "the workbench's timeline (t) shows every one"
-        }
-        (Source::Live, Section::Forgot) => "the workbench's forgot view (F) shows every one",
-        (Source::Live, Section::History) => "the workbench's conversation shows every one",
-    }
-}
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:72em;padding:0 1em;color:#1b1b1b;background:#fff}\
 h1{font-size:1.5em}h2{margin-top:2em;border-bottom:1px solid #ccc}\
@@ -273,27 +242,6 @@ fn calls_table(s: &mut String, t: &Timeline) {
     s.push_str("</table>\n");
 }
 
-/// The steps that changed the history: the stage events, in step order.
-fn changed_steps(t: &Timeline) -> Vec<(super::StepId, &StageStep)> {
-    t.steps_by_id()
-        .filter(|(_, st)| st.report.changed)
-        .collect()
-}
-
-/// Per step (by index), whether the page writes its stage event: a link to one left out
-/// (`html_cap`) would lead nowhere, so it is not made.
-pub(super) fn written_steps(t: &Timeline) -> Vec<bool> {
-    let mut written = vec![false; t.steps.len()];
-    let changed = changed_steps(t);
-    let shown = Shown::of(changed.len());
-    for k in shown.indices() {
-        if let Some(w) = written.get_mut(changed[k].0.index()) {
-            *w = true;
-        }
-    }
-    written
-}
-
 /// `snip_compact: 53 messages > 50 (head 3, kept 47)`, linked to its event when the page
 /// writes it.
 fn step_line(st: &StageStep, index: usize, written: &[bool]) -> String {
@@ -474,15 +422,6 @@ fn summaries(s: &mut String, t: &Timeline) {
             event_link(i, &written),
             escape(&full_text(&change.after[j]))
         );
-    }
-}
-
-/// `stage event`, linked to it when the page writes it.
-pub(super) fn event_link(step: usize, written: &[bool]) -> String {
-    if written.get(step).copied().unwrap_or(false) {
-        format!("<a href=\"#step-{step}\">stage event</a>")
-    } else {
-        "stage event left out here".to_string()
     }
 }
 

@@ -1,14 +1,16 @@
-//! The exported page's bound (docs/pipeline.md, "The exported page"): a section with a row
-//! per call, stage event, summary, compaction or message writes its first and last
-//! `EDGE_ROWS` rows whole and, between them, one line saying how many rows were left out
-//! and which command shows every one; the plots draw at most `PLOT_BARS` bars. A 1 GB
-//! Codex rollout made a 73 MB page that headless Chromium had not drawn after two minutes;
-//! the page's size now follows the session's ends, not its length. What is left out is not
-//! lost: `ctxlab inspect --calls` and `ctxlab forgot` read the whole file.
+//! The exported page's bound: a section with a row per call, stage event, summary,
+//! compaction or message writes its first and last `EDGE_ROWS` rows whole and, between
+//! them, one line saying how many rows were left out and which command shows every one;
+//! the plots draw at most `PLOT_BARS` bars. A 1 GB Codex rollout made a 73 MB page that
+//! headless Chromium had not drawn after two minutes; the page's size now follows the
+//! session's ends, not its length. What is left out is not lost: each left-out line names
+//! the command that shows it (`see_every`). See docs/pipeline.md,
+//! "The exported page of a long session".
 
 use std::fmt::Write;
 
 use super::html_escape::escape;
+use super::{Source, StageStep, StepId, Timeline};
 use crate::util::group_digits;
 
 /// Rows written at each end of a long section.
@@ -78,6 +80,70 @@ pub fn left_out_paragraph(s: &mut String, shown: &Shown, what: &str, see: &str) 
         "<p class=\"empty\">{}</p>",
         escape(&left_out_text(shown, what, see))
     );
+}
+
+/// A section whose long lists are cut to their ends (`html_cap`).
+#[derive(Clone, Copy)]
+pub enum Section {
+    Calls,
+    Steps,
+    Forgot,
+    History,
+}
+
+/// Where to see every row a long section left out: a replay's rows are the replay
+/// command's (the same options give the same calls and stages), a live run's the
+/// workbench's.
+pub fn see_every(t: &Timeline, section: Section) -> &'static str {
+    match (&t.source, section) {
+        (Source::Replay { .. }, Section::Calls) => {
+            "ctxlab replay --json, with the same options, prints every one"
+        }
+        (Source::Replay { .. }, Section::Steps) => {
+            "ctxlab replay, with the same options, prints every one"
+        }
+        (Source::Replay { .. }, Section::Forgot) => {
+            "ctxlab forgot --replay, with the same options, shows every one"
+        }
+        (Source::Replay { .. }, Section::History) => {
+            "the workbench reads every message of the session it came from"
+        }
+        (Source::Live, Section::Calls | Section::Steps) => {
+            "the workbench's timeline (t) shows every one"
+        }
+        (Source::Live, Section::Forgot) => "the workbench's forgot view (F) shows every one",
+        (Source::Live, Section::History) => "the workbench's conversation shows every one",
+    }
+}
+
+/// The steps that changed the history: the stage events, in step order.
+pub fn changed_steps(t: &Timeline) -> Vec<(StepId, &StageStep)> {
+    t.steps_by_id()
+        .filter(|(_, st)| st.report.changed)
+        .collect()
+}
+
+/// Per step (by index), whether the page writes its stage event: a link to one left out
+/// (`html_cap`) would lead nowhere, so it is not made.
+pub fn written_steps(t: &Timeline) -> Vec<bool> {
+    let mut written = vec![false; t.steps.len()];
+    let changed = changed_steps(t);
+    let shown = Shown::of(changed.len());
+    for k in shown.indices() {
+        if let Some(w) = written.get_mut(changed[k].0.index()) {
+            *w = true;
+        }
+    }
+    written
+}
+
+/// `stage event`, linked to it when the page writes it.
+pub fn event_link(step: usize, written: &[bool]) -> String {
+    if written.get(step).copied().unwrap_or(false) {
+        format!("<a href=\"#step-{step}\">stage event</a>")
+    } else {
+        "stage event left out here".to_string()
+    }
 }
 
 /// Calls a plot bar stands for when there are `calls` calls: 1 up to `PLOT_BARS`.

@@ -7,8 +7,7 @@ use std::fmt::Write;
 
 use super::Timeline;
 use super::forgot_inputs::{forgetting_steps, timeline_reports_of};
-use super::html::{Section, see_every};
-use super::html_cap::{Shown, left_out_paragraph};
+use super::html_cap::{Section, Shown, event_link, left_out_paragraph, see_every, written_steps};
 use super::html_escape::escape;
 use crate::forgot::text::{CHECK_RULE, afterwards_lines, headline, kinds_line, size_line};
 use crate::forgot::{Fact, KeptHow};
@@ -56,7 +55,7 @@ pub fn section(s: &mut String, t: &Timeline) {
         s.push_str("<p class=\"empty\">No stage dropped or cleared anything.</p>\n");
         return;
     }
-    let written = super::html::written_steps(t);
+    let written = written_steps(t);
     for (k, (step, c)) in shown.indices().zip(&reports) {
         if shown.gap_before(k) {
             left_out_paragraph(s, &shown, "entries", see_every(t, Section::Forgot));
@@ -65,7 +64,7 @@ pub fn section(s: &mut String, t: &Timeline) {
             s,
             "<details class=\"forgot\" open><summary>{} ({}): {} of {} items not carried</summary>",
             escape(&headline(c)),
-            super::html::event_link(step.index(), &written),
+            event_link(step.index(), &written),
             c.not_carried,
             c.facts.len()
         );
