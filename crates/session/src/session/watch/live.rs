@@ -469,13 +469,13 @@ impl LiveSession {
             return;
         }
         let r = &mut self.reported;
-        let (builder, codex) = match &mut self.reader {
+        let (builder, is_codex) = match &mut self.reader {
             Reader::Claude(t) => {
                 let cut = r.messages.saturating_sub(WHOLE_TAIL);
                 if cut >= t.builder.forgotten() + FORGET_BATCH {
                     t.forget_record();
                 }
-                (&mut t.builder, None)
+                (&mut t.builder, false)
             }
             Reader::Codex(c) => {
                 let n = forgettable_calls(&c.b.session, r);
@@ -484,7 +484,7 @@ impl LiveSession {
                     r.calls -= n;
                     r.calls_forgotten += n;
                 }
-                (&mut c.b, Some(()))
+                (&mut c.b, true)
             }
             _ => return,
         };
@@ -493,7 +493,7 @@ impl LiveSession {
         if n >= FORGET_BATCH {
             builder.forget_messages(n);
         }
-        if codex.is_none() {
+        if !is_codex {
             // Claude Code's calls are reported as they open: every one in the list was.
             let n = forgettable_calls(&builder.session, r);
             if n >= FORGET_BATCH {
