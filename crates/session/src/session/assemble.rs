@@ -65,6 +65,14 @@ pub(crate) struct Builder {
     /// Hears each message as the list takes it, whole, before it is slimmed (a read that
     /// sizes every message for `inspect --calls`: `sized_read`).
     pub on_held: Option<HeldHook>,
+    /// Messages a follower dropped off the front of the list once reported
+    /// (`forget_messages`): every index the builder hands out or stores (a call's message,
+    /// a compaction's `at`, `uuid_index`) counts them, so indices stay those of the whole
+    /// file. Always 0 for a whole-file read.
+    forgotten: usize,
+    /// The index of the last assistant message among the forgotten ones (a rewind and
+    /// `current_assistant` look back at roles only).
+    forgotten_assistant: Option<usize>,
 }
 
 /// What `Builder::on_held` calls with each message the list takes, in order.
@@ -85,6 +93,8 @@ impl Builder {
             uuid_index: HashMap::new(),
             slim: false,
             on_held: None,
+            forgotten: 0,
+            forgotten_assistant: None,
         }
     }
 
@@ -102,6 +112,44 @@ impl Builder {
         message.sized_outline(&persisted)
     }
 
+    /// How many messages were closed so far, the forgotten ones included: the index the
+    /// next message gets.
+    pub fn end(&self) -> usize {
+        self.forgotten + self.session.messages.len()
+    }
+
+    /// How many messages the front of the list lost (`forget_messages`).
+    pub fn forgotten(&self) -> usize {
+        self.forgotten
+    }
+
+    /// Whether an assistant message is at index `from` or later (indices of the whole file).
+    pub fn assistant_from(&self, from: usize) -> bool {
+        self.forgotten_assistant.is_some_and(|a| a >= from)
+            || self.session.messages[from
+                .saturating_sub(self.forgotten)
+                .min(self.session.messages.len())..]
+                .iter()
+                .any(|m| m.role_kind() == Role::Assistant)
+    }
+
+    /// Drops the first `n` messages held (and their origins), keeping only whether one
+    /// was the model's: what a follower does with messages it reported (`watch::live`),
+    /// so that what it holds follows what it shows, not the lines it read.
+    pub fn forget_messages(&mut self, n: usize) {
+        let n = n.min(self.session.messages.len());
+        if let Some(i) = self.session.messages[..n]
+            .iter()
+            .rposition(|m| m.role_kind() == Role::Assistant)
+        {
+            self.forgotten_assistant = Some(self.forgotten + i);
+        }
+        self.session.messages.drain(..n);
+        let infos = n.min(self.session.info.len());
+        self.session.info.drain(..infos);
+        self.forgotten += n;
+    }
+
     /// How many messages exist once the open call is closed.
     pub fn len_with_open(&self) -> usize {
         let open = match &self.open {
@@ -114,7 +162,7 @@ impl Builder {
             .filter(|h| matches!(h, Held::Message(..)))
             .count();
         let open = open + held_messages + usize::from(self.holds_assistant());
-        self.session.messages.len() + open
+        self.end() + open
     }
 
     /// Index the open call's assistant message will get, or the last assistant message.
@@ -123,12 +171,14 @@ impl Builder {
             return self.len_with_open().checked_sub(1);
         }
         if self.open.is_some() {
-            return Some(self.session.messages.len());
+            return Some(self.end());
         }
         self.session
             .messages
             .iter()
             .rposition(|m| m.role_kind() == Role::Assistant)
+            .map(|i| self.forgotten + i)
+            .or(self.forgotten_assistant)
     }
 
     pub fn warn(&mut self, line: usize, message: impl Into<String>) {
@@ -155,7 +205,7 @@ impl Builder {
         while self.open.as_ref().is_some_and(|c| c.key != key) {
             self.flush();
         }
-        let index = self.session.messages.len();
+        let index = self.end();
         self.index_uuid(&origin.uuid, index);
         let call = self.open.get_or_insert_with(|| OpenCall {
             key: key.to_string(),
@@ -222,7 +272,7 @@ impl Builder {
             );
             return;
         }
-        let index = self.session.messages.len() + 1;
+        let index = self.end() + 1;
         self.index_uuid(&origin.uuid, index);
         if let Some(call) = &mut self.open {
             if call.results_origin.is_none() {
@@ -239,7 +289,7 @@ impl Builder {
     /// A whole message (user text, injected context, a summary): closes the open call first.
     pub fn push(&mut self, message: Message, origin: Origin, kind: MessageKind) -> usize {
         self.close_all();
-        let index = self.session.messages.len();
+        let index = self.end();
         self.index_uuid(&origin.uuid, index);
         let message = self.held(message);
         self.session.messages.push(message);
@@ -306,7 +356,7 @@ impl Builder {
         let Some(call) = self.open.take() else {
             return;
         };
-        let index = self.session.messages.len();
+        let index = self.end();
         if let Some((usage, line, timestamp)) = call.usage {
             self.session.calls.push(RecordedCall {
                 message: Some(index),
@@ -356,7 +406,7 @@ impl Builder {
     /// Starts a compaction at the current end of the message list.
     pub fn compaction(&mut self, mut c: Compaction) -> usize {
         self.close_all();
-        c.at = self.session.messages.len();
+        c.at = self.end();
         self.session.compactions.push(c);
         self.session.compactions.len() - 1
     }

@@ -101,6 +101,12 @@ impl Thread {
         }
     }
 
+    /// What a follower may drop (`watch::live`): the request record's matches, which
+    /// only a whole-file read reports.
+    pub(super) fn forget_record(&mut self) {
+        self.record.forget_matched();
+    }
+
     fn finish(self) -> Session {
         let Thread {
             mut builder,

@@ -202,6 +202,14 @@ impl RecordReader {
     /// (2.1.332 writes the `api-request` line's `id` there); without one, the latest pending
     /// request of that model (or naming none), since side requests (a title, a summary)
     /// write one too and get no assistant line. The older pending ones are dropped.
+    /// Forgets which calls were matched to a request and the shape of each line: a
+    /// follower never reads the record, only needs `pending` consumed as a whole-file read
+    /// does (`watch::live`), so what it holds stays bounded.
+    pub(super) fn forget_matched(&mut self) {
+        self.shape_of_key.clear();
+        self.record.shape_of_line.clear();
+    }
+
     pub(super) fn assistant(
         &mut self,
         line: usize,

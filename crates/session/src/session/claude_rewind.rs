@@ -9,7 +9,6 @@ use serde_json::{Map, Value};
 
 use super::assemble::{Builder, str_field};
 use super::model::MessageKind;
-use crate::message::Role;
 
 /// A line's `parentUuid`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,25 +63,27 @@ pub(crate) fn before_user_message(b: &mut Builder, chained: bool, parent: &Paren
         Parent::Root => return,
     };
     b.close_all();
-    let s = &mut b.session;
-    if from >= s.messages.len() {
+    if from >= b.end() {
         return;
     }
     // Rewinding behind a compaction is not something the file lets us tell apart from a
     // chain the compaction restarted: leave it as recorded.
-    if s.compactions.iter().any(|c| c.at >= from) {
+    if b.session.compactions.iter().any(|c| c.at >= from) {
         return;
     }
     // A rewind goes back past an answer; a message hung on its call's tool use line while
     // the result came in is no rewind.
-    if !s.messages[from..]
-        .iter()
-        .any(|m| m.role_kind() == Role::Assistant)
-    {
+    if !b.assistant_from(from) {
         return;
     }
-    let mut marked = 0;
-    for info in &mut s.info[from..] {
+    // A follower forgot the messages it reported (`Builder::forget_messages`): those were
+    // marked as they were, and count as marked (a summary among them would have been a
+    // compaction after `from`, returned above).
+    let forgotten = b.forgotten();
+    let mut marked = forgotten.saturating_sub(from);
+    let s = &mut b.session;
+    let start = from.saturating_sub(forgotten).min(s.info.len());
+    for info in &mut s.info[start..] {
         if info.kind != MessageKind::CompactSummary {
             info.kind = MessageKind::Abandoned;
             marked += 1;

@@ -210,6 +210,14 @@ impl CodexReader {
         self.summary_item.is_some()
     }
 
+    /// Drops the first `n` recorded calls (a follower's, once reported and no longer needed
+    /// for a compaction's token counts: `watch::live`).
+    pub(crate) fn forget_calls(&mut self, n: usize) {
+        let n = n.min(self.b.session.calls.len());
+        self.b.session.calls.drain(..n);
+        self.usage.forget_calls(n);
+    }
+
     /// The item a compaction's summary came back as: not a message of the conversation.
     fn compaction_output(&mut self, p: &Map<String, Value>) {
         if let Item::Assistant(blocks) = convert_item(p) {
@@ -395,7 +403,7 @@ impl CodexReader {
         let hold = self.detail.holds_histories();
         if hold {
             // Only a held history names where its kept messages came from.
-            self.work += self.prompts.catch_up(&self.b.session);
+            self.work += self.prompts.catch_up(&self.b);
         }
         let message = str_field(p, "message").unwrap_or("");
         let counted = p.get(COUNTED_KEY).and_then(Counted::from_value);

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 use super::assemble::{Builder, str_field};
 use super::codex_items::{Item, convert_item};
 use super::detail::HistoryCounts;
-use super::model::{KeptMessage, MessageKind, Replacement, Session};
+use super::model::{KeptMessage, MessageKind, Replacement};
 use crate::message::{Message, Role};
 
 /// The message of a converted user, developer or system item.
@@ -60,24 +60,28 @@ pub(super) struct PromptIndex {
 impl PromptIndex {
     /// Indexes the messages added since the last call (the latest of equal texts wins);
     /// returns how many it looked at.
-    pub fn catch_up(&mut self, s: &Session) -> u64 {
-        let from = self.scanned;
-        for i in self.scanned..s.messages.len() {
-            if s.info.get(i).map(|o| o.kind) != Some(MessageKind::Conversation) {
+    /// Indices are the whole file's (`Builder::end`: a follower forgets the front).
+    pub fn catch_up(&mut self, b: &Builder) -> u64 {
+        let (s, base) = (&b.session, b.forgotten());
+        let from = self.scanned.max(base);
+        for i in from..b.end() {
+            if s.info.get(i - base).map(|o| o.kind) != Some(MessageKind::Conversation) {
                 continue;
             }
-            if let Some(k) = prompt_key(&s.messages[i]) {
+            if let Some(k) = prompt_key(&s.messages[i - base]) {
                 self.by_key.insert(k, i);
             }
         }
-        self.scanned = s.messages.len();
-        (self.scanned - from) as u64
+        let looked = b.end() - from;
+        self.scanned = b.end();
+        looked as u64
     }
 
-    /// The index of the message equal to `m`, if one was indexed.
-    pub fn find(&self, s: &Session, m: &Message) -> Option<usize> {
+    /// The index of the message equal to `m`, if one was indexed and is still held.
+    pub fn find(&self, b: &Builder, m: &Message) -> Option<usize> {
         let i = *self.by_key.get(&prompt_key(m)?)?;
-        (s.messages.get(i) == Some(m)).then_some(i)
+        let held = b.session.messages.get(i.checked_sub(b.forgotten())?);
+        (held == Some(m)).then_some(i)
     }
 }
 
@@ -152,7 +156,7 @@ pub(super) fn read_history(
                     (message, false, None)
                 } else if retained.unwrap_or(!injected) {
                     let from = if hold {
-                        prompts.find(&b.session, &message)
+                        prompts.find(b, &message)
                     } else {
                         None
                     };

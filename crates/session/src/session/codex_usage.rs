@@ -62,6 +62,15 @@ impl UsageLines {
         self.recent.push_back((response_id.to_string(), index));
     }
 
+    /// The first `n` calls were dropped off the front of the calls (`watch::live`): the
+    /// records remembered count from the new front (one dropped is forgotten too).
+    pub fn forget_calls(&mut self, n: usize) {
+        self.recent.retain(|(_, i)| *i >= n);
+        for (_, i) in self.recent.iter_mut() {
+            *i -= n;
+        }
+    }
+
     /// Takes the call that answered `response_id` out of `calls`, when it is one of the
     /// latest records.
     pub fn take(

@@ -12,14 +12,12 @@
 //! compaction's own summary call: reported with `summary: true`, off the curve. A
 //! `ctxlab proxy` capture goes through the capture reader's fold (`live_capture`).
 
-use std::collections::HashSet;
-
 use serde_json::Value;
 
 use super::live_capture::LiveCapture;
 pub use super::live_item::{LiveCall, LiveItem, LiveMessage};
-use super::live_item::{cut_preview, push_tool_call, report_messages};
-use crate::message::{BlockKind, Message};
+use super::live_item::{SeenToolIds, cut_preview, push_tool_call, report_messages};
+use crate::message::BlockKind;
 use crate::session::assemble::fill_tokens_from_calls;
 use crate::session::claude::{self, Thread};
 use crate::session::codex::CodexReader;
@@ -53,21 +51,22 @@ struct Reported {
     /// Blocks of the open call reported, and the call they were counted on.
     open_blocks: usize,
     blocks_of: Option<String>,
-    tool_ids: HashSet<String>,
+    tool_ids: SeenToolIds,
+    /// Calls dropped off the front of the builder's list (`forget_reported`).
+    calls_forgotten: usize,
     /// A cheap signature of each compaction as last reported.
     compactions: Vec<String>,
     warnings: usize,
     /// Counts of the unknown kinds skipped, as last reported.
     unknown: std::collections::BTreeMap<String, usize>,
-    /// Calls when the compactions' token counts were last filled.
+    /// Calls (the forgotten ones included) when the compactions' token counts were last
+    /// filled.
     filled_at: Option<usize>,
     /// Codex: a compaction came and the model has not answered since.
     after_compaction: bool,
     /// Codex: the line just read was a `token_usage_record`, so its call is held back a
     /// line (`report`).
     newest_is_record: bool,
-    /// Messages before this one were reported and emptied (`slim_reported`).
-    slimmed: usize,
     /// Answers whose text was reported while their call was open, not yet closed.
     early: usize,
     /// The open call whose text was reported early.
@@ -83,6 +82,9 @@ pub struct LiveSession {
     reported: Reported,
     sidechain_lines: usize,
     lines: usize,
+    /// Forget nothing (a test compares the items with and without forgetting).
+    #[cfg(test)]
+    keep_all: bool,
 }
 
 impl Default for LiveSession {
@@ -98,6 +100,8 @@ impl LiveSession {
             reported: Reported::default(),
             sidechain_lines: 0,
             lines: 0,
+            #[cfg(test)]
+            keep_all: false,
         }
     }
 
@@ -238,6 +242,7 @@ impl LiveSession {
         let start = out.len();
         self.report_unordered(number, out);
         out[start..].sort_by_key(|i| i.order(number));
+        self.forget_reported();
     }
 
     fn report_unordered(&mut self, number: usize, out: &mut Vec<LiveItem>) {
@@ -285,7 +290,7 @@ impl LiveSession {
             .compactions
             .last()
             .is_some_and(|c| c.tokens_before.is_none() || c.tokens_after.is_none());
-        let calls_now = builder.session.calls.len();
+        let calls_now = r.calls_forgotten + builder.session.calls.len();
         if new_compaction || (missing && r.filled_at != Some(calls_now)) {
             r.filled_at = Some(calls_now);
             // The whole-file reader's own fill, over the calls so far.
@@ -390,8 +395,9 @@ impl LiveSession {
         let s = &builder.session;
         r.messages = report_messages(
             s,
+            builder.forgotten(),
             r.messages,
-            s.messages.len(),
+            builder.end(),
             &mut r.tool_ids,
             &mut r.early,
             out,
@@ -419,7 +425,7 @@ impl LiveSession {
                     r.early_of = Some(open.key.to_string());
                     r.early += 1;
                     out.push(LiveItem::Message(LiveMessage {
-                        index: s.messages.len(),
+                        index: builder.end(),
                         // Claude Code's: the answer's first line; Codex's: this line.
                         line: if is_claude {
                             open.usage.map_or(number, |(_, line)| line)
@@ -448,40 +454,87 @@ impl LiveSession {
         if builder.open_call().is_some_and(|c| c.blocks.is_empty()) {
             r.open_blocks = 0;
         }
-        r.slimmed = slim_reported(&mut builder.session, r.slimmed, r.messages);
     }
-}
 
-/// Messages a follower keeps whole behind the last one it reported: the readers look back
-/// at roles only, and the newest few stay as they were for a reader that looks further.
-const WHOLE_TAIL: usize = 64;
-
-/// Empties the messages reported (all but the newest `WHOLE_TAIL`) down to their role, and
-/// their origins down to line and kind, from `from` on; returns where it stopped. What a
-/// follower holds then follows what it shows, not the lines it read (issue 39, item 5):
-/// each message shown is reported once, with its preview, and the readers ask an earlier
-/// message only its role (a rewind's branch, the last answer) and kind.
-fn slim_reported(s: &mut Session, from: usize, reported: usize) -> usize {
-    let upto = reported.saturating_sub(WHOLE_TAIL).min(s.messages.len());
-    for i in from..upto {
-        let m = &mut s.messages[i];
-        *m = role_only(m.role());
-        if let Some(info) = s.info.get_mut(i) {
-            info.timestamp = None;
-            info.uuid = None;
+    /// Drops what was reported and no later line needs (issue 39, item 5): messages
+    /// behind the newest `WHOLE_TAIL` reported, calls behind the newest `CALLS_TAIL`
+    /// reported that no compaction still missing a token count could take, the request
+    /// record's matches. What a follower holds then follows what it shows (the summary
+    /// numbers, the compactions, a window of messages), not the lines it read. Indices
+    /// stay the whole file's (`Builder::forget_messages`), so every item reported is the
+    /// one a follower that forgot nothing would report.
+    fn forget_reported(&mut self) {
+        #[cfg(test)]
+        if self.keep_all {
+            return;
+        }
+        let r = &mut self.reported;
+        let (builder, is_codex) = match &mut self.reader {
+            Reader::Claude(t) => {
+                let cut = r.messages.saturating_sub(WHOLE_TAIL);
+                if cut >= t.builder.forgotten() + FORGET_BATCH {
+                    t.forget_record();
+                }
+                (&mut t.builder, false)
+            }
+            Reader::Codex(c) => {
+                let n = forgettable_calls(&c.b.session, r);
+                if n >= FORGET_BATCH {
+                    c.forget_calls(n);
+                    r.calls -= n;
+                    r.calls_forgotten += n;
+                }
+                (&mut c.b, true)
+            }
+            _ => return,
+        };
+        let cut = r.messages.saturating_sub(WHOLE_TAIL);
+        let n = cut.saturating_sub(builder.forgotten());
+        if n >= FORGET_BATCH {
+            builder.forget_messages(n);
+        }
+        if !is_codex {
+            // Claude Code's calls are reported as they open: every one in the list was.
+            let n = forgettable_calls(&builder.session, r);
+            if n >= FORGET_BATCH {
+                builder.session.calls.drain(..n);
+                r.calls = builder.session.calls.len();
+                r.calls_forgotten += n;
+            }
         }
     }
-    upto.max(from)
+
+    /// What the follower holds, in items, for a test to check that it stays bounded:
+    /// messages and their origins, calls, tool ids remembered.
+    #[cfg(test)]
+    pub(crate) fn held_items(&self) -> usize {
+        let Some(s) = self.session() else {
+            return 0;
+        };
+        s.messages.len() + s.info.len() + s.calls.len() + self.reported.tool_ids.len()
+    }
 }
 
-/// A message with its role and no content.
-fn role_only(role: &str) -> Message {
-    match role {
-        "assistant" => Message::assistant_blocks(Vec::new()),
-        "user" => Message::user_blocks(Vec::new()),
-        other => Message::from_value(serde_json::json!({"role": other, "content": []}))
-            .unwrap_or_default(),
-    }
+/// Messages a follower keeps behind the last one it reported: the readers look back at
+/// roles only (kept apart once forgotten, `Builder::forget_messages`), and the newest few
+/// stay whole for a reader that looks further.
+const WHOLE_TAIL: usize = 64;
+
+/// Calls a follower keeps behind the last one it reported: a Codex compaction takes its
+/// own call back out of the calls a few records back (`codex_usage`).
+const CALLS_TAIL: usize = 16;
+
+/// Messages and calls are forgotten this many at a time at least, so that dropping the
+/// front of a list costs a constant time per item.
+const FORGET_BATCH: usize = 256;
+
+/// How many calls at the front of `s.calls` a follower may drop: reported and behind the
+/// newest `CALLS_TAIL`. A compaction's missing token counts need none of them: the counts
+/// were filled from the calls held before any is dropped (`report_unordered`), calls come
+/// in file order (`fill_tokens_from_calls` takes the last call before a compaction and the
+/// first after it), and a count still missing then is one no call so far can give.
+fn forgettable_calls(s: &Session, r: &Reported) -> usize {
+    r.calls.min(s.calls.len()).saturating_sub(CALLS_TAIL)
 }
 
 /// What a later line can add to a compaction, in a form cheap to compare.
@@ -505,3 +558,7 @@ fn signature(c: &Compaction) -> String {
 #[cfg(test)]
 #[path = "live_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "live_held_tests.rs"]
+mod held_tests;

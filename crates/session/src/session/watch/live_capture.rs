@@ -6,9 +6,9 @@
 //! compaction requests, refused requests and exchanges that are no model call are reported
 //! as skipped, never as calls: they stay off the context curve.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
-use super::live_item::{LiveCall, LiveItem, report_messages};
+use super::live_item::{LiveCall, LiveItem, SeenToolIds, report_messages};
 use crate::session::capture::CaptureFold;
 use crate::session::capture::fold::{
     COMPACTION_REQUEST, NOT_A_CALL, OTHER_CONVERSATION, REFUSED, SIDE_REQUEST,
@@ -26,7 +26,7 @@ pub(super) struct LiveCapture {
     warnings: usize,
     /// Side requests and other exchanges counted, as last reported.
     skipped: BTreeMap<&'static str, usize>,
-    tool_ids: HashSet<String>,
+    tool_ids: SeenToolIds,
 }
 
 impl LiveCapture {
@@ -74,7 +74,7 @@ impl LiveCapture {
         // messages after it.
         for (index, c) in s.compactions.iter().enumerate().skip(self.compactions) {
             self.messages =
-                report_messages(s, self.messages, c.at, &mut self.tool_ids, &mut 0, out);
+                report_messages(s, 0, self.messages, c.at, &mut self.tool_ids, &mut 0, out);
             out.push(LiveItem::Compaction {
                 index,
                 compaction: Box::new(c.clone()),
@@ -85,6 +85,7 @@ impl LiveCapture {
         self.compactions = s.compactions.len();
         self.messages = report_messages(
             s,
+            0,
             self.messages,
             s.messages.len(),
             &mut self.tool_ids,

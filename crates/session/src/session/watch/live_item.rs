@@ -2,7 +2,7 @@
 //! a compaction, a message, a tool call, a skipped line, a warning), and the helpers both
 //! readers (`live`, `live_capture`) report messages and tool calls with.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -111,8 +111,43 @@ impl LiveItem {
     }
 }
 
+/// Tool ids a follower remembers as reported: a call's tool use is seen twice, while its
+/// call is open and when its message closes, a few lines apart. Beyond this many later tool calls an id is forgotten, so what
+/// a follower holds does not grow with the calls it saw (issue 39, item 5).
+const SEEN_TOOL_IDS: usize = 256;
+
+/// The tool ids reported lately (`SEEN_TOOL_IDS`), each once.
+#[derive(Debug, Default)]
+pub(super) struct SeenToolIds {
+    set: HashSet<String>,
+    order: VecDeque<String>,
+}
+
+impl SeenToolIds {
+    /// Whether `id` is new (then it is remembered, and the oldest forgotten past the cap).
+    fn insert(&mut self, id: &str) -> bool {
+        if self.set.contains(id) {
+            return false;
+        }
+        if self.order.len() == SEEN_TOOL_IDS
+            && let Some(old) = self.order.pop_front()
+        {
+            self.set.remove(&old);
+        }
+        self.set.insert(id.to_string());
+        self.order.push_back(id.to_string());
+        true
+    }
+
+    /// How many ids are remembered.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.order.len()
+    }
+}
+
 pub(super) fn push_tool_call(
-    seen: &mut HashSet<String>,
+    seen: &mut SeenToolIds,
     b: &Value,
     line: usize,
     out: &mut Vec<LiveItem>,
@@ -123,7 +158,7 @@ pub(super) fn push_tool_call(
     let Some(id) = block_tool_id(b) else {
         return;
     };
-    if seen.insert(id.to_string()) {
+    if seen.insert(id) {
         out.push(LiveItem::ToolCall {
             line,
             id: id.to_string(),
@@ -173,20 +208,25 @@ pub(super) fn cut_preview(text: &str) -> String {
 }
 
 /// Reports the messages from `from` up to `to` (with their tool calls); the next to report.
+/// Indices are the whole file's: `s.messages` starts at message `base` (the ones before
+/// were reported and forgotten, `Builder::forget_messages`).
 /// `early` counts the answers whose text was reported while their call was still open
 /// (`LiveSession::report`): the next that many assistant messages are not reported again.
 pub(super) fn report_messages(
     s: &Session,
+    base: usize,
     from: usize,
     to: usize,
-    tool_ids: &mut HashSet<String>,
+    tool_ids: &mut SeenToolIds,
     early: &mut usize,
     out: &mut Vec<LiveItem>,
 ) -> usize {
-    let to = to.min(s.messages.len()).max(from);
+    let to = to.min(base + s.messages.len()).max(from);
     for index in from..to {
-        let m = &s.messages[index];
-        let Some(info) = s.info.get(index) else {
+        let Some(m) = index.checked_sub(base).and_then(|i| s.messages.get(i)) else {
+            continue;
+        };
+        let Some(info) = s.info.get(index - base) else {
             continue;
         };
         for b in m.tool_uses() {
