@@ -61,8 +61,15 @@ impl PromptIndex {
     /// Indexes the messages added since the last call (the latest of equal texts wins);
     /// returns how many it looked at.
     pub fn catch_up(&mut self, s: &Session) -> u64 {
+        self.catch_up_to(s, s.messages.len())
+    }
+
+    /// `catch_up` as it was when the session held its first `upto` messages: what the
+    /// reader had indexed at a compaction `upto` messages in (`kept_read`).
+    pub fn catch_up_to(&mut self, s: &Session, upto: usize) -> u64 {
+        let upto = upto.min(s.messages.len()).max(self.scanned);
         let from = self.scanned;
-        for i in self.scanned..s.messages.len() {
+        for i in self.scanned..upto {
             if s.info.get(i).map(|o| o.kind) != Some(MessageKind::Conversation) {
                 continue;
             }
@@ -70,7 +77,7 @@ impl PromptIndex {
                 self.by_key.insert(k, i);
             }
         }
-        self.scanned = s.messages.len();
+        self.scanned = upto;
         (self.scanned - from) as u64
     }
 
