@@ -8,11 +8,12 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::forgot::from_replay::replay_inputs;
-use crate::forgot::from_session::each_input_of_session;
+use crate::forgot::from_session::each_input_with_kept;
 use crate::forgot::text::{CHECK_RULE, Layout, report_lines, wrap};
 use crate::forgot::{CompactionForgot, CompactionInput, ForgotReport, analyze};
 use crate::pipeline_replay::ReplayOptions;
-use crate::session::{Session, SessionError, load_history, load_session};
+use crate::session::kept_read::{KeptSession, load_session_kept};
+use crate::session::{SessionError, load_history};
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -66,21 +67,27 @@ fn pick(
 }
 
 /// The reports of the compactions asked for, each analysed as soon as its input is
-/// built and the input let go (`each_input_of_session`): memory holds the session and one
-/// compaction's histories, not every compaction's. The same reports as `pick` over every
-/// input (a test compares them).
+/// built and the input let go (`each_input_with_kept`): memory holds the session, each
+/// Codex history item once (`load_session_kept`) and one compaction's histories, not
+/// every compaction's. The same reports as `pick` over the inputs of a full read (a test
+/// compares them).
 fn pick_streamed(
-    session: &Session,
+    read: &KeptSession,
     asked: Option<usize>,
 ) -> Result<(Vec<CompactionForgot>, usize), ForgotError> {
     let mut reports = Vec::new();
     let mut count = 0;
-    each_input_of_session(session, |input| {
-        count += 1;
-        if asked.is_none_or(|n| n == count) {
-            reports.push(analyze(count, &input));
-        }
-    });
+    let mut kept = read.kept_lists();
+    each_input_with_kept(
+        &read.session,
+        |k, _| kept.kept(k),
+        |input| {
+            count += 1;
+            if asked.is_none_or(|n| n == count) {
+                reports.push(analyze(count, &input));
+            }
+        },
+    );
     match asked {
         Some(n) if n < 1 || n > count => Err(ForgotError::NoSuchCompaction { asked: n, count }),
         _ => Ok((reports, count)),
@@ -110,7 +117,8 @@ pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFind
             )
         }
         None => {
-            let session = load_session(path)?;
+            let read = load_session_kept(path)?;
+            let session = &read.session;
             load_warnings.extend(
                 session
                     .warnings
@@ -125,7 +133,7 @@ pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFind
                 ));
             }
             let source = format!("recorded by {}", session.tool().name());
-            let (compactions, count) = pick_streamed(&session, options.compaction)?;
+            let (compactions, count) = pick_streamed(&read, options.compaction)?;
             (source, compactions, count == 0)
         }
     };

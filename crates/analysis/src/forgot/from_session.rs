@@ -15,7 +15,8 @@ use super::parts::Numbered;
 use super::{CompactionInput, KeptHow, KeptInput, SummaryText};
 use crate::message::{BlockKind, Message, Role};
 use crate::session::{
-    CLEARED_RESULT_TEXT, Compaction, CompactionKind, MessageKind, Session, Summary, Tool,
+    CLEARED_RESULT_TEXT, Compaction, CompactionKind, KeptMessage, MessageKind, Session, Summary,
+    Tool,
 };
 
 /// Codex keeps at most this many tokens of recent user messages beside a local summary,
@@ -80,7 +81,7 @@ fn clear(m: &mut Message, ids: &HashSet<&str>) {
 fn history_before(
     s: &Session,
     k: usize,
-    prev_kept: &[Numbered],
+    prev_kept: &mut Vec<Numbered>,
     last_full: Option<usize>,
     work: &mut u64,
 ) -> Vec<Numbered> {
@@ -110,7 +111,12 @@ fn history_before(
                 injected: true,
             });
         }
-        out.extend(prev_kept.iter().cloned());
+        if c.kind.replaces_history() {
+            // This compaction's own kept messages replace them next: moved, not cloned.
+            out.append(prev_kept);
+        } else {
+            out.extend(prev_kept.iter().cloned());
+        }
     }
     let upto = c.at.min(s.messages.len());
     out.extend(
@@ -156,17 +162,14 @@ fn history_after(s: &Session, k: usize, next_full: Option<usize>, work: &mut u64
 }
 
 /// Which messages of `before` the recorded kept ones are: by number, else by equality.
-fn kept_from(c: &Compaction, before: &[Numbered]) -> KeptInput {
-    let kept = c.kept.as_deref().unwrap_or(&[]);
+fn kept_from(kept: Option<Vec<KeptMessage>>, before: &[Numbered]) -> KeptInput {
+    let kept = kept.unwrap_or_default();
     let index = BeforeIndex::new(before);
     let mut from_before = Vec::new();
-    for k in kept {
+    for k in &kept {
         from_before.extend(index.find(k.from, &k.message));
     }
-    KeptInput::recorded(
-        kept.iter().map(|k| k.message.clone()).collect(),
-        from_before,
-    )
+    KeptInput::recorded(kept.into_iter().map(|k| k.message).collect(), from_before)
 }
 
 /// Codex's local rule: user messages (not injected, not tool results), newest first, while
@@ -222,7 +225,19 @@ pub fn inputs_of_session(s: &Session) -> Vec<CompactionInput> {
 /// compaction's (issue 36: a session of thousands of compactions). Between inputs only
 /// what the last full compaction kept is held. Returns the steps taken (messages and
 /// compactions looked at): linear in the session, which a test checks.
-pub fn each_input_of_session(s: &Session, mut each: impl FnMut(CompactionInput)) -> u64 {
+pub fn each_input_of_session(s: &Session, each: impl FnMut(CompactionInput)) -> u64 {
+    each_input_with_kept(s, |_, c| c.kept.clone(), each)
+}
+
+/// `each_input_of_session` with what each compaction kept asked of `kept_of` (called once
+/// per compaction, in order) instead of read from `Compaction::kept`: a read that holds
+/// each Codex history item once builds one compaction's kept messages at a time
+/// (`session::kept_read`).
+pub fn each_input_with_kept(
+    s: &Session,
+    mut kept_of: impl FnMut(usize, &Compaction) -> Option<Vec<KeptMessage>>,
+    mut each: impl FnMut(CompactionInput),
+) -> u64 {
     let n = s.compactions.len();
     // The next compaction after each that replaces the history, found in one pass back.
     let mut next_full = vec![None; n];
@@ -238,7 +253,8 @@ pub fn each_input_of_session(s: &Session, mut each: impl FnMut(CompactionInput))
     let mut prev_kept: Vec<Numbered> = Vec::new();
     let mut last_full = None;
     for (k, next) in next_full.into_iter().enumerate() {
-        let input = input_of(s, k, &prev_kept, last_full, next, &mut work);
+        let kept = kept_of(k, &s.compactions[k]);
+        let input = input_of(s, k, kept, &mut prev_kept, last_full, next, &mut work);
         if !input.micro {
             prev_kept = kept_numbered(&input);
             work += (input.before.len() + input.kept.messages.len()) as u64;
@@ -272,7 +288,8 @@ fn kept_numbered(input: &CompactionInput) -> Vec<Numbered> {
 fn input_of(
     s: &Session,
     k: usize,
-    prev_kept: &[Numbered],
+    recorded: Option<Vec<KeptMessage>>,
+    prev_kept: &mut Vec<Numbered>,
     last_full: Option<usize>,
     next_full: Option<usize>,
     work: &mut u64,
@@ -297,7 +314,7 @@ fn input_of(
     } else {
         match tool {
             Tool::ClaudeCode => {
-                let kept = match &c.kept {
+                let kept = match recorded {
                     // The reader applies the rule: nothing recorded as preserved, nothing kept.
                     Some(k) if k.is_empty() => KeptInput {
                         how: KeptHow::ByRule,
@@ -307,23 +324,23 @@ fn input_of(
                         messages: Vec::new(),
                         from_before: Vec::new(),
                     },
-                    Some(_) => kept_from(c, &before),
+                    Some(k) => kept_from(Some(k), &before),
                     None => KeptInput::not_recorded(
                         "the boundary's preserved messages cannot be resolved in this file",
                     ),
                 };
                 ("claude-code full".to_string(), CLAUDE_RULE, kept)
             }
-            Tool::Codex => match (&c.kept, &c.summary) {
-                (Some(_), _) if c.kind == CompactionKind::Server => (
+            Tool::Codex => match (recorded, &c.summary) {
+                (Some(k), _) if c.kind == CompactionKind::Server => (
                     "codex server".to_string(),
                     CODEX_SERVER_RULE,
-                    kept_from(c, &before),
+                    kept_from(Some(k), &before),
                 ),
-                (Some(_), _) => (
+                (Some(k), _) => (
                     "codex remote".to_string(),
                     CODEX_REMOTE_RULE,
-                    kept_from(c, &before),
+                    kept_from(Some(k), &before),
                 ),
                 (None, Summary::Text(_)) => (
                     "codex local".to_string(),
@@ -341,7 +358,7 @@ fn input_of(
             Tool::Proxy => (
                 format!("proxy {}", c.kind.name()),
                 PROXY_RULE,
-                kept_from(c, &before),
+                kept_from(recorded, &before),
             ),
             Tool::Ctxlab if before.is_empty() => (
                 "ctxlab summary".to_string(),
@@ -353,7 +370,7 @@ fn input_of(
             Tool::Ctxlab => (
                 "ctxlab summary".to_string(),
                 CTXLAB_RULE,
-                kept_from(c, &before),
+                kept_from(recorded, &before),
             ),
         }
     };

@@ -29,7 +29,7 @@ use crate::session::model::TokenCount;
 pub use aftermath::{Aftermath, FailedAgain, ReadAgain, Restated};
 pub use cleared::{Cleared, ReRead};
 pub use facts::{Fact, FactKind};
-use parts::{Numbered, Part, PartKind, parts_of, tool_names};
+use parts::{Numbered, Part, PartKind, parts_of, parts_of_message, tool_names};
 
 /// The summary a compaction left, as far as anyone can read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -278,7 +278,7 @@ pub fn analyze(index: usize, input: &CompactionInput) -> CompactionForgot {
         .kept
         .messages
         .iter()
-        .flat_map(|m| parts_of(&Numbered::new(None, m.clone()), &names))
+        .flat_map(|m| parts_of_message(None, m, false, &names))
         .collect();
     let reference = carry::Reference::new(
         std::iter::once(input.summary.text())

@@ -95,9 +95,19 @@ fn role_of(m: &Message) -> &'static str {
 
 /// The parts of one message, in order.
 pub fn parts_of(n: &Numbered, names: &HashMap<String, String>) -> Vec<Part> {
-    let role = role_of(&n.message);
+    parts_of_message(n.number, &n.message, n.injected, names)
+}
+
+/// `parts_of` a message not wrapped in a `Numbered` (a kept message is not cloned to be).
+pub fn parts_of_message(
+    number: Option<usize>,
+    message: &Message,
+    injected: bool,
+    names: &HashMap<String, String>,
+) -> Vec<Part> {
+    let role = role_of(message);
     let part = |kind: PartKind, text: String| Part {
-        message: n.number,
+        message: number,
         role,
         kind,
         text,
@@ -105,16 +115,16 @@ pub fn parts_of(n: &Numbered, names: &HashMap<String, String>) -> Vec<Part> {
         target: None,
         failed: false,
     };
-    let text_kind = || match (role, n.injected) {
+    let text_kind = || match (role, injected) {
         (_, true) => PartKind::InjectedText,
         ("assistant", _) => PartKind::AssistantText,
         _ => PartKind::UserText,
     };
-    if let Some(t) = n.message.text() {
+    if let Some(t) = message.text() {
         return vec![part(text_kind(), t.to_string())];
     }
     let mut out = Vec::new();
-    for b in n.message.blocks() {
+    for b in message.blocks() {
         match BlockKind::of(b) {
             BlockKind::Text => {
                 let t = b.get("text").and_then(Value::as_str).unwrap_or("");

@@ -39,7 +39,7 @@ pub(crate) struct ChunkedFile<'a> {
     /// The cap on one line (`MAX_LINE_BYTES`; smaller in tests).
     max_line: usize,
     /// The lines over `max_line`, skipped: one warning each.
-    skipped: Vec<LoadWarning>,
+    pub(super) skipped: Vec<LoadWarning>,
     progress: &'a dyn Fn(u64),
     cancelled: &'a dyn Fn() -> bool,
 }

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 use super::assemble::{Builder, str_field};
 use super::codex_items::{Item, convert_item};
 use super::detail::HistoryCounts;
-use super::model::{KeptMessage, MessageKind, Replacement};
+use super::model::{KeptMessage, MessageKind, Replacement, Session};
 use crate::message::{Message, Role};
 
 /// The message of a converted user, developer or system item.
@@ -62,25 +62,42 @@ impl PromptIndex {
     /// returns how many it looked at.
     /// Indices are the whole file's (`Builder::end`: a follower forgets the front).
     pub fn catch_up(&mut self, b: &Builder) -> u64 {
-        let (s, base) = (&b.session, b.forgotten());
+        self.catch_up_over(&b.session, b.forgotten(), b.end())
+    }
+
+    /// `catch_up` as it was when the session held its first `upto` messages: what the
+    /// reader had indexed at a compaction `upto` messages in (`kept_read`, a whole read:
+    /// nothing forgotten).
+    pub fn catch_up_to(&mut self, s: &Session, upto: usize) -> u64 {
+        self.catch_up_over(s, 0, upto.min(s.messages.len()))
+    }
+
+    /// Indexes the messages from where it stopped up to `upto` (whole-file indices), of a
+    /// session that holds them from `base` on.
+    fn catch_up_over(&mut self, s: &Session, base: usize, upto: usize) -> u64 {
+        let upto = upto.max(self.scanned);
         let from = self.scanned.max(base);
-        for i in from..b.end() {
+        for i in from..upto {
             if s.info.get(i - base).map(|o| o.kind) != Some(MessageKind::Conversation) {
                 continue;
             }
-            if let Some(k) = prompt_key(&s.messages[i - base]) {
+            if let Some(k) = s.messages.get(i - base).and_then(prompt_key) {
                 self.by_key.insert(k, i);
             }
         }
-        let looked = b.end() - from;
-        self.scanned = b.end();
-        looked as u64
+        self.scanned = upto;
+        upto.saturating_sub(from) as u64
     }
 
     /// The index of the message equal to `m`, if one was indexed and is still held.
     pub fn find(&self, b: &Builder, m: &Message) -> Option<usize> {
+        self.find_in(&b.session, b.forgotten(), m)
+    }
+
+    /// `find` in a session that holds its messages from `base` on (0: all of them).
+    pub fn find_in(&self, s: &Session, base: usize, m: &Message) -> Option<usize> {
         let i = *self.by_key.get(&prompt_key(m)?)?;
-        let held = b.session.messages.get(i.checked_sub(b.forgotten())?);
+        let held = s.messages.get(i.checked_sub(base)?);
         (held == Some(m)).then_some(i)
     }
 }

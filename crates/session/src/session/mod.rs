@@ -31,6 +31,7 @@ pub mod discover;
 mod fast_json;
 pub mod history_input;
 pub mod holds;
+pub mod kept_read;
 mod lines;
 pub mod model;
 pub(crate) mod model_view;

@@ -20,7 +20,7 @@ use super::codex_sized::{ItemKeys, parse_line};
 use super::detail::Detail;
 use super::lines::ParsedLine;
 use super::model::{Session, SessionFormat};
-use super::{SessionError, claude, codex};
+use super::{LoadWarning, SessionError, claude, codex};
 use crate::message::Message;
 
 /// The session a sized read made, and the work it took.
@@ -40,6 +40,17 @@ pub fn read_sized<S: SizeSink + 'static>(
     path: &Path,
     sink: Rc<RefCell<S>>,
 ) -> Result<Option<SizedRead>, SessionError> {
+    Ok(read_sized_detail(path, sink, Detail::Numbers)?.map(|(read, _)| read))
+}
+
+/// `read_sized` holding the session as `detail` says (`Detail::Conversation`: every
+/// message whole, for `forgot`), with the read's own warnings (bytes that were not UTF-8,
+/// lines over the cap) as `load_session` adds them.
+pub(crate) fn read_sized_detail<S: SizeSink + 'static>(
+    path: &Path,
+    sink: Rc<RefCell<S>>,
+    detail: Detail,
+) -> Result<Option<(SizedRead, Vec<LoadWarning>)>, SessionError> {
     let mut file = ChunkedFile::open(path, &|_| {}, &|| false)?;
     let Some((first, head)) = file.next_lines()? else {
         return Err(SessionError::Empty);
@@ -91,10 +102,8 @@ pub fn read_sized<S: SizeSink + 'static>(
             error: &mut error,
         };
         match format {
-            SessionFormat::ClaudeCode => {
-                claude::read_claude_hooked(lines, Detail::Numbers, Some(hook))
-            }
-            _ => codex::read_codex_hooked(lines, format, Detail::Numbers, Some(hook)).0,
+            SessionFormat::ClaudeCode => claude::read_claude_hooked(lines, detail, Some(hook)),
+            _ => codex::read_codex_hooked(lines, format, detail, Some(hook)).0,
         }
     };
     if let Some(e) = error {
@@ -104,12 +113,15 @@ pub fn read_sized<S: SizeSink + 'static>(
         return Ok(None);
     }
     let work = session.lines as u64 + keys.read + keys.converted;
-    Ok(Some(SizedRead {
+    let mut warnings = std::mem::take(&mut file.skipped);
+    warnings.extend(lossy.then(super::stream::lossy_warning));
+    let read = SizedRead {
         session,
         work,
         items_read: keys.read,
         items_converted: keys.converted,
-    }))
+    };
+    Ok(Some((read, warnings)))
 }
 
 /// The parsed lines of a chunked file, a chunk at a time (`chunked::StreamedLines` with a

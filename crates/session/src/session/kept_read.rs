@@ -1,0 +1,138 @@
+//! `forgot`'s read of a session (issue 36, sessions of gigabytes). A Codex rollout repeats
+//! its whole replacement history at every compaction, and building each copy as messages
+//! was most of the time `forgot` took. Here the rollout is read as `sized_read` reads it,
+//! with every message of the conversation whole (`Detail::Conversation`): each history item
+//! is known by a hash of its fields and converted to its message the first time it is
+//! seen, and each compaction's new history is held as the numbers of the items it kept. A
+//! compaction's kept messages are built again only when asked for, one compaction at a
+//! time (`KeptLists`), each with the message of the conversation it copies found as the
+//! full read finds it (`codex_compaction::PromptIndex`, caught up to the compaction). What
+//! is held is the conversation and each distinct item once, not every history
+//! (docs/forgot.md, "Reading the file"). Any other file is read as `load_session` reads it.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::Path;
+use std::rc::Rc;
+
+use super::codex_compaction::PromptIndex;
+use super::codex_sized::{SizeSink, SizedHistory};
+use super::detail::Detail;
+use super::model::{KeptMessage, Session, SessionFormat};
+use super::sized_read::read_sized_detail;
+use super::{SessionError, load_session, with_subagents};
+use crate::message::Message;
+
+/// A session read for `forgot`, with the kept messages of its Codex compactions held once.
+pub struct KeptSession {
+    pub session: Session,
+    /// Each history item by its number, as converted when first seen (None: skipped).
+    items: Vec<Option<Message>>,
+    /// The kept items of each history, by the line of its `compacted` line.
+    histories: HashMap<usize, Vec<u32>>,
+    /// History items read, and those converted (the ones not seen before).
+    pub items_read: u64,
+    pub items_converted: u64,
+}
+
+/// Keeps what `KeptSession` holds as the read goes.
+#[derive(Default)]
+struct KeptSink {
+    items: Vec<Option<Message>>,
+    histories: HashMap<usize, Vec<u32>>,
+}
+
+impl SizeSink for KeptSink {
+    fn message(&mut self, _: &Message) {}
+
+    fn item(&mut self, _: u32, m: Option<&Message>) {
+        // Numbered from 0 in order: the number is the position.
+        self.items.push(m.cloned());
+    }
+
+    fn history(&mut self, line: usize, h: SizedHistory) {
+        let kept = h.items.iter().filter(|i| i.kept).map(|i| i.item).collect();
+        self.histories.insert(line, kept);
+    }
+}
+
+/// Reads the session at `path` for `forgot`: a Codex rollout with each history item held
+/// once; anything else (and a rollout a line of which the sized read cannot read) as
+/// `load_session` reads it.
+pub fn load_session_kept(path: &Path) -> Result<KeptSession, SessionError> {
+    let sink = Rc::new(RefCell::new(KeptSink::default()));
+    let read = match read_sized_detail(path, sink.clone(), Detail::Conversation)? {
+        Some((read, warnings)) if is_codex(read.session.format) => Some((read, warnings)),
+        _ => None,
+    };
+    let Some((read, warnings)) = read else {
+        return Ok(KeptSession {
+            session: load_session(path)?,
+            items: Vec::new(),
+            histories: HashMap::new(),
+            items_read: 0,
+            items_converted: 0,
+        });
+    };
+    let mut session = read.session;
+    session.warnings.extend(warnings);
+    let session = with_subagents(path, session, Detail::Conversation)?;
+    let sink = std::mem::take(&mut *sink.borrow_mut());
+    Ok(KeptSession {
+        session,
+        items: sink.items,
+        histories: sink.histories,
+        items_read: read.items_read,
+        items_converted: read.items_converted,
+    })
+}
+
+fn is_codex(format: SessionFormat) -> bool {
+    matches!(format, SessionFormat::Codex | SessionFormat::CodexLegacy)
+}
+
+impl KeptSession {
+    /// The kept messages of each compaction, asked for in order.
+    pub fn kept_lists(&self) -> KeptLists<'_> {
+        KeptLists {
+            read: self,
+            prompts: PromptIndex::default(),
+        }
+    }
+}
+
+/// Each compaction's kept messages, built when asked for.
+pub struct KeptLists<'a> {
+    read: &'a KeptSession,
+    /// The typed prompts as the reader had indexed them at the compaction last asked for.
+    prompts: PromptIndex,
+}
+
+impl KeptLists<'_> {
+    /// What compaction `k` kept, as the full read holds it in `Compaction::kept`. Asked for
+    /// in the order of the compactions (each finds its messages' sources among the
+    /// messages before it, as the reader did when it reached it).
+    pub fn kept(&mut self, k: usize) -> Option<Vec<KeptMessage>> {
+        let s = &self.read.session;
+        let c = s.compactions.get(k)?;
+        // A history the read counted instead of holding: its items are held here.
+        let Some(items) = c.counted.and(self.read.histories.get(&c.line)) else {
+            return c.kept.clone();
+        };
+        self.prompts.catch_up_to(s, c.at);
+        Some(
+            items
+                .iter()
+                .filter_map(|&i| self.read.items.get(i as usize)?.as_ref())
+                .map(|m| KeptMessage {
+                    from: self.prompts.find_in(s, 0, m),
+                    message: m.clone(),
+                })
+                .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+#[path = "kept_read_tests.rs"]
+mod tests;

@@ -1,0 +1,126 @@
+//! `load_session_kept` gives `forgot` what the full read gives: the same session but for
+//! the histories it does not hold, and for each compaction the kept messages (with the
+//! message each copies) the full read holds in `Compaction::kept`; on every fixture and on
+//! a generated rollout of repeated compactions, whose work doubles with the file.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::session::model::Compaction;
+
+fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            jsonl_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            out.push(path);
+        }
+    }
+}
+
+/// A compaction without what only a full read holds.
+fn outline(c: &Compaction) -> Compaction {
+    Compaction {
+        kept: None,
+        replacement: None,
+        counted: None,
+        ..c.clone()
+    }
+}
+
+/// Asserts the kept read of `path` is the full read; how many kept lists were built from
+/// held items.
+fn assert_same(path: &Path) -> usize {
+    let full = load_session(path).unwrap();
+    let read = load_session_kept(path).unwrap();
+    let s = &read.session;
+    let name = path.display();
+    assert_eq!(s.messages, full.messages, "{name}");
+    assert_eq!(s.warnings, full.warnings, "{name}");
+    assert_eq!(s.compactions.len(), full.compactions.len(), "{name}");
+    let mut lists = read.kept_lists();
+    let mut built = 0;
+    for (k, (a, b)) in s.compactions.iter().zip(&full.compactions).enumerate() {
+        assert_eq!(outline(a), outline(b), "{name}: compaction {k}");
+        built += usize::from(a.kept.is_none() && b.kept.is_some());
+        assert_eq!(lists.kept(k), b.kept, "{name}: compaction {k}");
+    }
+    built
+}
+
+#[test]
+fn every_fixture_keeps_what_the_full_read_keeps() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let mut files = Vec::new();
+    jsonl_files(&root, &mut files);
+    let mut built = 0;
+    for path in &files {
+        if load_session(path).is_ok_and(|s| !s.compactions.is_empty()) {
+            built += assert_same(path);
+        }
+    }
+    // The Codex fixtures' histories came from the items held once.
+    assert!(built >= 5, "{built}");
+}
+
+/// Codex 0.171's rollout repeated `reps` times with fresh ids.
+fn repeated(reps: usize) -> String {
+    let rollout = include_str!("../../../../tests/fixtures/sessions/codex_0171.jsonl");
+    let mut text = String::new();
+    for rep in 0..reps {
+        for line in rollout.lines().skip(usize::from(rep > 0)) {
+            let line = line
+                .replace("msg_", &format!("msg_r{rep}_"))
+                .replace("call_", &format!("call_r{rep}_"));
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// An item each compaction repeats is converted once; the kept lists are the full read's.
+#[test]
+fn a_rollout_of_repeated_compactions_converts_each_item_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    std::fs::write(&path, repeated(4)).unwrap();
+    assert!(assert_same(&path) >= 4);
+    let read = load_session_kept(&path).unwrap();
+    assert!(
+        read.items_converted < read.items_read,
+        "{} of {}",
+        read.items_converted,
+        read.items_read
+    );
+}
+
+/// Twice the compactions, about twice the work: items read and converted, and the kept
+/// messages built when asked for.
+#[test]
+fn twice_the_compactions_take_about_twice_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut figures = Vec::new();
+    for reps in [4, 8, 16] {
+        let path = dir.path().join(format!("r{reps}.jsonl"));
+        std::fs::write(&path, repeated(reps)).unwrap();
+        let read = load_session_kept(&path).unwrap();
+        let compactions = read.session.compactions.len();
+        let mut lists = read.kept_lists();
+        let built: usize = (0..compactions)
+            .map(|k| lists.kept(k).map_or(0, |v| v.len()))
+            .sum();
+        let work = read.items_read + read.items_converted + built as u64;
+        figures.push((compactions as f64, work as f64));
+    }
+    for pair in figures.windows(2) {
+        let more = pair[1].0 / pair[0].0;
+        let work = pair[1].1 / pair[0].1;
+        assert!(more > 1.9, "the compactions doubled: x{more}");
+        assert!(
+            work <= more * 1.1,
+            "work x{work:.2} for x{more:.2} compactions"
+        );
+    }
+}
