@@ -175,7 +175,10 @@ fn header(s: &mut String, t: &Timeline) {
             None => fired.push((name, 1)),
         }
     }
-    let fired: Vec<String> = fired.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    let fired: Vec<String> = fired
+        .iter()
+        .map(|(n, c)| format!("{n} {}", group_digits(*c)))
+        .collect();
     let fired = if fired.is_empty() {
         String::new()
     } else {
@@ -186,11 +189,11 @@ fn header(s: &mut String, t: &Timeline) {
         s,
         "<p>{} model calls · {} stage events that changed the history{} · {} · \
          {} messages appended.</p>\n<p class=\"reason\">{}</p>\n",
-        t.calls.len(),
-        changed,
+        group_digits(t.calls.len()),
+        group_digits(changed),
         escape(&fired),
         escape(&t.limits_text()),
-        t.session.len(),
+        group_digits(t.session.len()),
         escape(&note)
     );
 }
