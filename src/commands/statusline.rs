@@ -217,8 +217,8 @@ fn compactions_part(scanned: &Scanned) -> String {
     let word = if n == 1 { "compaction" } else { "compactions" };
     match (n, scanned.complete) {
         (0, true) => "no compaction".into(),
-        (n, true) => format!("{n} {word}"),
-        (n, false) => format!("{n}+ {word} (counting)"),
+        (n, true) => format!("{} {word}", g(n)),
+        (n, false) => format!("{}+ {word} (counting)", g(n)),
     }
 }
 

@@ -265,3 +265,18 @@ fn while_the_index_counts_no_facts_at_risk_are_shown() {
         "{line}"
     );
 }
+
+#[test]
+fn a_count_of_thousands_of_compactions_groups_its_digits_as_every_other_figure() {
+    use crate::session::watch::compaction_index::TranscriptIndex;
+    let scanned = |complete| {
+        let mut index = TranscriptIndex::default();
+        index.compactions = 6_421;
+        Scanned { index, complete }
+    };
+    assert_eq!(compactions_part(&scanned(true)), "6,421 compactions");
+    assert_eq!(
+        compactions_part(&scanned(false)),
+        "6,421+ compactions (counting)"
+    );
+}
