@@ -12,6 +12,7 @@ use super::session::of_session;
 use super::sized::{Collector, SizedCalls, Unsized};
 use super::tokens::Family;
 use crate::session::sized_read::{SizedRead, read_sized};
+use crate::session::test_rollouts::repeated_codex_0171 as repeated;
 
 /// The sized breakdown of `path` (with its counting's description) and the read's work;
 /// None when the file is not read the sized way.
@@ -96,22 +97,6 @@ fn every_fixture_breaks_down_sized_as_whole() {
         );
     }
     assert!(sized_files.len() >= 20, "{}", sized_files.len());
-}
-
-/// Codex 0.171's rollout repeated `reps` times with fresh ids.
-fn repeated(reps: usize) -> String {
-    let rollout = include_str!("../../../../tests/fixtures/sessions/codex_0171.jsonl");
-    let mut text = String::new();
-    for rep in 0..reps {
-        for line in rollout.lines().skip(usize::from(rep > 0)) {
-            let line = line
-                .replace("msg_", &format!("msg_r{rep}_"))
-                .replace("call_", &format!("call_r{rep}_"));
-            text.push_str(&line);
-            text.push('\n');
-        }
-    }
-    text
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::session::model::Compaction;
+use crate::session::test_rollouts::repeated_codex_0171 as repeated;
 
 fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -62,22 +63,6 @@ fn every_fixture_keeps_what_the_full_read_keeps() {
     }
     // The Codex fixtures' histories came from the items held once.
     assert!(built >= 5, "{built}");
-}
-
-/// Codex 0.171's rollout repeated `reps` times with fresh ids.
-fn repeated(reps: usize) -> String {
-    let rollout = include_str!("../../../../tests/fixtures/sessions/codex_0171.jsonl");
-    let mut text = String::new();
-    for rep in 0..reps {
-        for line in rollout.lines().skip(usize::from(rep > 0)) {
-            let line = line
-                .replace("msg_", &format!("msg_r{rep}_"))
-                .replace("call_", &format!("call_r{rep}_"));
-            text.push_str(&line);
-            text.push('\n');
-        }
-    }
-    text
 }
 
 /// An item each compaction repeats is converted once; the kept lists are the full read's.

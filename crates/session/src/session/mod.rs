@@ -441,4 +441,6 @@ mod codex_counted_tests;
 #[cfg(test)]
 mod codex_tests;
 #[cfg(test)]
+pub(crate) mod test_rollouts;
+#[cfg(test)]
 mod tests;
