@@ -81,21 +81,13 @@ pub(super) fn section(s: &mut String, t: &Timeline) {
     }
     if !live.not_applied.is_empty() {
         s.push_str("<p>Recorded events this replay could not follow:</p>\n<ul>\n");
-        let shown = Shown::of(live.not_applied.len());
-        for i in shown.indices() {
-            if shown.gap_before(i) {
-                let _ = writeln!(
-                    s,
-                    "<li>{}</li>",
-                    escape(&left_out_text(
-                        &shown,
-                        "events",
-                        "ctxlab replay prints every one"
-                    ))
-                );
-            }
-            let _ = writeln!(s, "<li>recorded {}</li>", escape(&live.not_applied[i]));
-        }
+        list_items(
+            s,
+            &live.not_applied,
+            "recorded ",
+            "events",
+            "ctxlab replay prints every one",
+        );
         s.push_str("</ul>\n");
     }
     if !run.compactions.is_empty() {
@@ -104,26 +96,30 @@ pub(super) fn section(s: &mut String, t: &Timeline) {
             "<p>Its compactions, as <code>ctxlab inspect</code> lists them (messages of the \
              file numbered from 0):</p>\n<ul class=\"mono\">\n"
         );
-        let shown = Shown::of(run.compactions.len());
-        for i in shown.indices() {
-            if shown.gap_before(i) {
-                let _ = writeln!(
-                    s,
-                    "<li>{}</li>",
-                    escape(&left_out_text(
-                        &shown,
-                        "compactions",
-                        "ctxlab inspect lists every one"
-                    ))
-                );
-            }
-            let _ = writeln!(s, "<li>{}</li>", escape(&run.compactions[i]));
-        }
+        list_items(
+            s,
+            &run.compactions,
+            "",
+            "compactions",
+            "ctxlab inspect lists every one",
+        );
         s.push_str("</ul>\n");
     }
 }
 
 /// A ctxlab recording: its stage events, and whether the replay fired the same.
+/// `items` as list items after `lead`, a long list cut to its ends with the left-out line
+/// (`html_cap`) naming them `what` and where to `see` every one.
+fn list_items(s: &mut String, items: &[String], lead: &str, what: &str, see: &str) {
+    let shown = Shown::of(items.len());
+    for i in shown.indices() {
+        if shown.gap_before(i) {
+            let _ = writeln!(s, "<li>{}</li>", escape(&left_out_text(&shown, what, see)));
+        }
+        let _ = writeln!(s, "<li>{lead}{}</li>", escape(&items[i]));
+    }
+}
+
 fn ctxlab_run(s: &mut String, t: &Timeline, live: &LiveRun, config: &PipelineConfig) {
     let stages = live.stage_counts();
     let _ = writeln!(
