@@ -1,0 +1,120 @@
+use super::*;
+use serde_json::json;
+
+#[test]
+fn round_trip_keeps_unknown_fields_and_key_order() {
+    let text = r#"{"content":[{"zeta":1,"type":"mystery","alpha":[1.5,null]},{"type":"tool_use","name":"bash","id":"t1","input":{"b":1,"a":2},"cache_control":{"type":"ephemeral"}}],"role":"assistant","extra":true}"#;
+    let m: Message = serde_json::from_str(text).unwrap();
+    assert_eq!(serde_json::to_string(&m).unwrap(), text);
+    assert!(m.has_tool_use());
+    assert_eq!(m.tool_uses().count(), 1);
+}
+
+#[test]
+fn string_content_is_never_a_tool_result_message() {
+    let m = Message::user_text("tool_result");
+    assert!(!m.is_tool_result_message());
+    let texts = Message::user_blocks(vec![block::text("hi")]);
+    assert!(!texts.is_tool_result_message());
+    let r = Message::user_blocks(vec![block::tool_result("a", "x")]);
+    assert!(r.is_tool_result_message());
+    let a = Message::assistant_blocks(vec![block::tool_result("a", "x")]);
+    assert!(!a.is_tool_result_message());
+}
+
+#[test]
+fn bad_shapes_are_rejected_with_a_reason() {
+    assert_eq!(
+        Message::from_value(json!([1])),
+        Err(MessageError::NotAnObject("a list"))
+    );
+    assert_eq!(
+        Message::from_value(json!({"content": "x"})),
+        Err(MessageError::MissingRole)
+    );
+    assert_eq!(
+        Message::from_value(json!({"role": "user", "content": 3})),
+        Err(MessageError::BadContent("a number"))
+    );
+    assert_eq!(
+        Message::from_value(json!({"role": "user", "content": ["x"]})),
+        Err(MessageError::BadBlock {
+            index: 0,
+            found: "a string"
+        })
+    );
+    assert!(
+        Message::from_value(
+            json!({"role": "user", "content": [{"type": "tool_result", "content": null}]})
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn tool_results_in_document_order() {
+    let h = vec![
+        Message::user_text("go"),
+        Message::user_blocks(vec![
+            block::tool_result("a", "1"),
+            block::text("t"),
+            block::tool_result("b", "2"),
+        ]),
+        Message::assistant_blocks(vec![block::tool_result("x", "no")]),
+        Message::user_blocks(vec![block::tool_result("c", "3")]),
+    ];
+    let ids: Vec<_> = tool_results(&h)
+        .map(|(m, b, v)| (m, b, block_tool_id(v).unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        ids,
+        vec![(1, 0, "a".into()), (1, 2, "b".into()), (3, 0, "c".into())]
+    );
+}
+
+#[test]
+fn pairing_errors_name_the_message() {
+    let ok = vec![
+        Message::user_text("go"),
+        Message::assistant_blocks(vec![block::tool_use("a", "bash", json!({}))]),
+        Message::user_blocks(vec![block::tool_result("a", "x")]),
+    ];
+    assert_eq!(tool_pairing_error(&ok), None);
+    assert!(
+        tool_pairing_error(&ok[..2])
+            .unwrap()
+            .starts_with("message 1: tool_use")
+    );
+    let orphan = vec![ok[0].clone(), ok[2].clone()];
+    assert!(
+        tool_pairing_error(&orphan)
+            .unwrap()
+            .starts_with("message 1: tool_result")
+    );
+    let wrong_role = vec![Message::assistant_blocks(vec![block::tool_result(
+        "a", "x",
+    )])];
+    assert!(
+        tool_pairing_error(&wrong_role)
+            .unwrap()
+            .contains("in a assistant message")
+    );
+}
+
+#[test]
+fn mutation_drops_the_cached_size() {
+    let mut m = Message::user_blocks(vec![block::tool_result("a", "xyz")]);
+    let before = m.estimate_size();
+    m.blocks_mut().unwrap()[0]["content"] = json!("x");
+    assert_eq!(m.estimate_size(), before - 2);
+}
+
+#[test]
+fn history_size_is_python_list_length() {
+    assert_eq!(estimate_size(&[]), 2);
+    let one = vec![Message::user_text("hi")];
+    // {'role': 'user', 'content': 'hi'} is 33 chars, inside [ ].
+    assert_eq!(estimate_size(&one), 35);
+    let two = vec![Message::user_text("hi"), Message::user_text("hi")];
+    assert_eq!(estimate_size(&two), 2 + 33 + 2 + 33);
+}
