@@ -97,10 +97,12 @@ pub fn page(t: &Timeline) -> String {
     );
     refusals(&mut s, t);
     context_section(&mut s, t);
-    calls_table(&mut s, t);
+    // Which stage events the page writes, so no section links to one it left out.
+    let written = written_steps(t);
+    calls_table(&mut s, t, &written);
     stage_events(&mut s, t);
-    summaries(&mut s, t);
-    super::html_forgot::section(&mut s, t);
+    summaries(&mut s, t, &written);
+    super::html_forgot::section(&mut s, t, &written);
     final_history(&mut s, t);
     super::html_exact::section(&mut s, t);
     s.push_str("</body>\n</html>\n");
@@ -198,7 +200,7 @@ fn header(s: &mut String, t: &Timeline) {
     );
 }
 
-fn calls_table(s: &mut String, t: &Timeline) {
+fn calls_table(s: &mut String, t: &Timeline, written: &[bool]) {
     let _ = write!(
         s,
         "<h2 id=\"calls\">Model calls</h2>\n<table>\n<tr><th class=\"n\">call</th>\
@@ -206,7 +208,6 @@ fn calls_table(s: &mut String, t: &Timeline) {
          <th>stages</th><th class=\"n\">{}</th><th>outcome</th><th>every stage that ran</th></tr>\n",
         super::html_recorded::usage_column(t)
     );
-    let written = written_steps(t);
     let shown = Shown::of(t.calls.len());
     for i in shown.indices() {
         if shown.gap_before(i) {
@@ -226,7 +227,7 @@ fn calls_table(s: &mut String, t: &Timeline) {
         let ran: Vec<String> = t.steps[c.steps.clone()]
             .iter()
             .enumerate()
-            .map(|(k, st)| step_line(st, c.steps.start + k, &written))
+            .map(|(k, st)| step_line(st, c.steps.start + k, written))
             .collect();
         let _ = writeln!(
             s,
@@ -382,7 +383,7 @@ fn diff_line(s: &mut String, row: &DiffRow) {
     );
 }
 
-fn summaries(s: &mut String, t: &Timeline) {
+fn summaries(s: &mut String, t: &Timeline, written: &[bool]) {
     s.push_str("<h2 id=\"summaries\">Summaries</h2>\n");
     // (step, row of its history after) of each summary, found without writing any.
     let mut found: Vec<(usize, usize)> = Vec::new();
@@ -406,7 +407,6 @@ fn summaries(s: &mut String, t: &Timeline) {
         s.push_str("<p class=\"empty\">No summary was made.</p>\n");
         return;
     }
-    let written = written_steps(t);
     let shown = Shown::of(found.len());
     for k in shown.indices() {
         if shown.gap_before(k) {
@@ -422,7 +422,7 @@ fn summaries(s: &mut String, t: &Timeline) {
             "<h3>call {} · {} ({})</h3>\n<pre>{}</pre>\n",
             st.call,
             st.report.stage.name(),
-            event_link(i, &written),
+            event_link(i, written),
             escape(&full_text(&change.after[j]))
         );
     }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::Timeline;
 use super::forgot_inputs::{forgetting_steps, timeline_reports_of};
-use super::html_cap::{Section, Shown, event_link, left_out_paragraph, see_every, written_steps};
+use super::html_cap::{Section, Shown, event_link, left_out_paragraph, see_every};
 use super::html_escape::escape;
 use crate::forgot::text::{CHECK_RULE, afterwards_lines, headline, kinds_line, size_line};
 use crate::forgot::{Fact, KeptHow};
@@ -44,8 +44,8 @@ fn afterwards(s: &mut String, c: &crate::forgot::CompactionForgot) {
     s.push_str("</ul>\n");
 }
 
-/// Appends the section.
-pub fn section(s: &mut String, t: &Timeline) {
+/// Appends the section; `written`: the stage events the page writes (`html_cap`).
+pub fn section(s: &mut String, t: &Timeline, written: &[bool]) {
     s.push_str("<h2 id=\"forgot\">What each compaction forgot</h2>\n");
     let _ = writeln!(s, "<p class=\"reason\">{}</p>", escape(CHECK_RULE));
     // Only the reports the page writes are made (`html_cap`): the first and the last.
@@ -55,7 +55,6 @@ pub fn section(s: &mut String, t: &Timeline) {
         s.push_str("<p class=\"empty\">No stage dropped or cleared anything.</p>\n");
         return;
     }
-    let written = written_steps(t);
     for (k, (step, c)) in shown.indices().zip(&reports) {
         if shown.gap_before(k) {
             left_out_paragraph(s, &shown, "entries", see_every(t, Section::Forgot));
@@ -64,7 +63,7 @@ pub fn section(s: &mut String, t: &Timeline) {
             s,
             "<details class=\"forgot\" open><summary>{} ({}): {} of {} items not carried</summary>",
             escape(&headline(c)),
-            event_link(step.index(), &written),
+            event_link(step.index(), written),
             c.not_carried,
             c.facts.len()
         );
