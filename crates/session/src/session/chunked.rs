@@ -1,4 +1,4 @@
-//! Reading a JSON-lines session (Claude Code, Codex) a chunk of whole lines at a time,
+//! Reading a JSON-lines session (Claude Code, Codex, a `ctxlab proxy` capture) a chunk of whole lines at a time,
 //! each chunk parsed (on this thread: `lines::parse_json_lines_keeping_here`) and handed
 //! to the reader before the next is read, so
 //! that the file's text, its parsed lines and the session they become are never all held
@@ -16,7 +16,7 @@ use super::detail::Detail;
 use super::lines::{self, ParsedLine};
 use super::model::{Session, SessionFormat};
 use super::open::{MAX_LINE_BYTES, blank_long_lines_at, long_line_warning, reserve};
-use super::{LoadWarning, SessionError, claude, codex, detect_text, stream};
+use super::{LoadWarning, SessionError, capture, claude, codex, detect_text, stream};
 
 /// Bytes read per chunk: large enough that starting the parser threads is noise, small
 /// enough that one chunk's parsed values stay a few percent of a large session.
@@ -40,6 +40,9 @@ pub(crate) struct ChunkedFile<'a> {
     max_line: usize,
     /// The lines over `max_line`, skipped: one warning each.
     pub(super) skipped: Vec<LoadWarning>,
+    /// The most bytes one read handed over (`next_lines` or `rest`): what a reader held of
+    /// the file at once, which the tests bound.
+    most_handed: usize,
     progress: &'a dyn Fn(u64),
     cancelled: &'a dyn Fn() -> bool,
 }
@@ -61,6 +64,7 @@ impl<'a> ChunkedFile<'a> {
             chunk: CHUNK,
             max_line: MAX_LINE_BYTES,
             skipped: Vec::new(),
+            most_handed: 0,
             progress,
             cancelled,
         })
@@ -118,10 +122,12 @@ impl<'a> ChunkedFile<'a> {
                 // The first line may have passed the cap in this very read.
                 let warnings = blank_long_lines_at(&mut buf, first, self.max_line);
                 self.skipped.extend(warnings);
+                self.most_handed = self.most_handed.max(buf.len());
                 return Ok(Some((first, buf)));
             }
             if n == 0 {
                 self.done = true;
+                self.most_handed = self.most_handed.max(buf.len());
                 return Ok((!buf.is_empty()).then_some((self.line, buf)));
             }
             if buf.len() > self.max_line {
@@ -160,7 +166,7 @@ impl<'a> ChunkedFile<'a> {
 
     /// The rest of the file after `head` (which came from `next_lines`), for a file that
     /// is read whole; the buffer is reserved once, for the file's length.
-    pub(crate) fn rest(mut self, head: Vec<u8>) -> Result<Vec<u8>, SessionError> {
+    pub(crate) fn rest(&mut self, head: Vec<u8>) -> Result<Vec<u8>, SessionError> {
         let mut all = reserve(self.len)?;
         all.extend_from_slice(&head);
         drop(head);
@@ -168,6 +174,7 @@ impl<'a> ChunkedFile<'a> {
         if !self.done {
             while self.read_into(&mut all, self.chunk)? > 0 {}
         }
+        self.most_handed = self.most_handed.max(all.len());
         Ok(all)
     }
 }
@@ -245,7 +252,10 @@ pub(super) fn chunked_format(head: &str) -> Option<SessionFormat> {
     detect_text(head).filter(|f| {
         matches!(
             f,
-            SessionFormat::ClaudeCode | SessionFormat::Codex | SessionFormat::CodexLegacy
+            SessionFormat::ClaudeCode
+                | SessionFormat::Codex
+                | SessionFormat::CodexLegacy
+                | SessionFormat::ProxyCapture
         )
     })
 }
@@ -260,10 +270,10 @@ pub(crate) fn read_session_file(
     progress: &dyn Fn(u64),
     cancelled: &dyn Fn() -> bool,
 ) -> Result<ReadSession, SessionError> {
-    read_chunked(ChunkedFile::open(path, progress, cancelled)?, detail)
+    read_chunked(&mut ChunkedFile::open(path, progress, cancelled)?, detail)
 }
 
-fn read_chunked(mut file: ChunkedFile, detail: Detail) -> Result<ReadSession, SessionError> {
+fn read_chunked(file: &mut ChunkedFile, detail: Detail) -> Result<ReadSession, SessionError> {
     let Some((first, head)) = file.next_lines()? else {
         return Err(SessionError::Empty);
     };
@@ -292,7 +302,7 @@ fn read_chunked(mut file: ChunkedFile, detail: Detail) -> Result<ReadSession, Se
     drop(head_text);
     drop(head);
     let mut lines = StreamedLines {
-        file: &mut file,
+        file,
         parse,
         current: head_lines.into_iter(),
         lossy,
@@ -300,6 +310,7 @@ fn read_chunked(mut file: ChunkedFile, detail: Detail) -> Result<ReadSession, Se
     };
     let mut session = match format {
         SessionFormat::ClaudeCode => claude::read_claude_detail(&mut lines, detail),
+        SessionFormat::ProxyCapture => capture::read_capture(&mut lines),
         _ => codex::read_codex(&mut lines, format, detail),
     };
     if let Some(e) = lines.error {
@@ -308,6 +319,16 @@ fn read_chunked(mut file: ChunkedFile, detail: Detail) -> Result<ReadSession, Se
     let warning = lines.lossy.then(stream::lossy_warning);
     session.warnings.extend(std::mem::take(&mut file.skipped));
     Ok((session, None, warning))
+}
+
+/// A file read as `read_session_file` reads it, `chunk` bytes a read, with the most bytes
+/// one read handed over: for the tests of the readers it feeds (`capture::read_tests`).
+#[cfg(test)]
+pub(crate) fn read_in_chunks(path: &Path, chunk: usize) -> Result<(Session, usize), SessionError> {
+    let mut f = ChunkedFile::open(path, &|_| {}, &|| false)?;
+    f.chunk = chunk;
+    let (session, _, _) = read_chunked(&mut f, Detail::Full)?;
+    Ok((session, f.most_handed))
 }
 
 #[cfg(test)]
@@ -390,15 +411,15 @@ mod tests {
             // warnings and messages are the same as the whole file's.
             for chunk in [7, 1000, 64 << 10] {
                 let (session, given, lossy) =
-                    read_chunked(opened(&path, chunk), Detail::Full).unwrap();
+                    read_chunked(&mut opened(&path, chunk), Detail::Full).unwrap();
                 assert_eq!(shape(&session), shape(&whole), "{name}, chunks of {chunk}");
                 assert!(given.is_none() && lossy.is_none());
             }
         }
     }
 
-    /// A line over the cap is skipped with a warning, whether the file is read in chunks
-    /// (Claude Code, Codex) or whole (a capture), and whatever the chunk size: the session
+    /// A line over the cap is skipped with a warning, whatever the format (Claude Code, a
+    /// capture) and whatever the chunk size: the session
     /// is the file's with that line blank. Issue 39, item 2: the whole file was refused.
     #[test]
     fn a_line_over_the_cap_is_skipped_and_the_rest_read() {
@@ -433,7 +454,7 @@ mod tests {
             for chunk in [7, 1000, 64 << 10] {
                 let mut f = opened(&path, chunk);
                 f.max_line = max_line;
-                let (mut session, _, _) = read_chunked(f, Detail::Full).unwrap();
+                let (mut session, _, _) = read_chunked(&mut f, Detail::Full).unwrap();
                 let at = session
                     .warnings
                     .iter()
@@ -470,8 +491,8 @@ mod tests {
         for (i, text) in texts.iter().map(String::as_str).chain(fixtures).enumerate() {
             let path = dir.path().join(format!("{i}.jsonl"));
             std::fs::write(&path, text).unwrap();
-            let (full, _, _) = read_chunked(opened(&path, 1000), Detail::Full).unwrap();
-            let (lean, _, _) = read_chunked(opened(&path, 1000), Detail::Numbers).unwrap();
+            let (full, _, _) = read_chunked(&mut opened(&path, 1000), Detail::Full).unwrap();
+            let (lean, _, _) = read_chunked(&mut opened(&path, 1000), Detail::Numbers).unwrap();
             assert_eq!(
                 SessionSummary::of(&lean),
                 SessionSummary::of(&full),
@@ -520,7 +541,7 @@ mod tests {
         let progress = |n| seen.set(n);
         let mut f = ChunkedFile::open(&path, &progress, &|| false).unwrap();
         f.chunk = 256;
-        let (session, _, lossy) = read_chunked(f, Detail::Full).unwrap();
+        let (session, _, lossy) = read_chunked(&mut f, Detail::Full).unwrap();
         assert!(lossy.is_some(), "invalid UTF-8 is replaced with a warning");
         assert_eq!(seen.get(), bytes.len() as u64);
         assert!(session.messages.len() > 40);
@@ -532,7 +553,7 @@ mod tests {
         let mut f = ChunkedFile::open(&path, &|_| {}, &cancel).unwrap();
         f.chunk = 256;
         assert!(matches!(
-            read_chunked(f, Detail::Full),
+            read_chunked(&mut f, Detail::Full),
             Err(SessionError::Cancelled)
         ));
         // An array, an input object and an empty file are read whole, as before.
@@ -546,7 +567,7 @@ mod tests {
             ("  \n\n", None),
         ] {
             std::fs::write(&path, text).unwrap();
-            match read_chunked(opened(&path, 3), Detail::Full) {
+            match read_chunked(&mut opened(&path, 3), Detail::Full) {
                 Ok((s, _, _)) => assert_eq!(Some(s.messages.len()), want, "{text}"),
                 Err(e) => assert!(want.is_none() && matches!(e, SessionError::Empty), "{e}"),
             }

@@ -218,7 +218,7 @@ fn read_lines(format: SessionFormat, lines: Vec<ParsedLine>) -> Result<Session, 
             transcript::read_transcript(lines)
         }
         SessionFormat::CtxlabSession => recorded::read_recorded(lines),
-        SessionFormat::ProxyCapture => capture::read_capture(lines),
+        SessionFormat::ProxyCapture => Ok(capture::read_capture(lines)),
     }
 }
 

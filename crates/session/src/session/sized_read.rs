@@ -57,7 +57,10 @@ pub(crate) fn read_sized_detail<S: SizeSink + 'static>(
     };
     let mut lossy = false;
     let head_text = text_of(head, &mut lossy);
-    let Some(format) = chunked_format(&head_text) else {
+    // A capture is read in chunks too, but its calls are sized from the requests it
+    // recorded (the whole-session breakdown), not from messages as they are held.
+    let sized = |f: &SessionFormat| *f != SessionFormat::ProxyCapture;
+    let Some(format) = chunked_format(&head_text).filter(sized) else {
         return Ok(None);
     };
     let hook_sink = sink.clone();

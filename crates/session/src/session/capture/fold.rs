@@ -30,7 +30,6 @@ use super::kind::{
 use super::read::{TORN_LAST_LINE, answer_message, usage_of};
 use super::request::{ExactRequest, exact_request};
 use crate::message::{Message, Role};
-use crate::session::SessionError;
 use crate::session::lines::ParsedLine;
 use crate::session::model::{
     Compaction, CompactionKind, LoadWarning, MessageKind, MessageOrigin, RecordedCall,
@@ -57,14 +56,17 @@ const MAX_WARNINGS: usize = 20;
 const MAX_HELD: usize = 32;
 
 /// Reads a capture's parsed lines as a session: each line through the fold the follower
-/// uses too (`fold`), in file order.
-pub(crate) fn read_capture(lines: Vec<ParsedLine>) -> Result<Session, SessionError> {
+/// uses too (`fold`), in file order, as they come (a chunked read hands them a chunk at a
+/// time: a capture repeats the whole history in every request, so its parsed lines are
+/// never all held).
+pub(crate) fn read_capture(lines: impl IntoIterator<Item = ParsedLine>) -> Session {
     let mut fold = CaptureFold::new();
-    let last = lines.last().map(|l| l.number);
-    for ParsedLine { number, value } in lines {
-        fold.push(number, value, Some(number) == last);
+    let mut lines = lines.into_iter().peekable();
+    while let Some(ParsedLine { number, value }) = lines.next() {
+        let last = lines.peek().is_none();
+        fold.push(number, value, last);
     }
-    Ok(fold.finish())
+    fold.finish()
 }
 
 /// One model call, as much of its exchange as the fold needs.

@@ -14,6 +14,8 @@ pub mod fold;
 pub mod format;
 pub mod kind;
 mod read;
+#[cfg(test)]
+mod read_tests;
 pub mod request;
 pub mod server_edits;
 

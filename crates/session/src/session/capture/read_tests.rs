@@ -1,0 +1,93 @@
+//! A capture read from its file: a chunk at a time, as the same session the whole text
+//! gives (issue 36: a capture repeats the whole history in every request, so a read that
+//! held the file's parsed lines cost about ten times the file).
+
+use serde_json::json;
+
+use crate::session::chunked::read_in_chunks;
+use crate::session::parse_session_text;
+
+/// A capture of `calls` calls of one thread that grows by two messages a call and starts
+/// again from a summary every ten, with a line that is no capture line in the middle.
+fn capture_text(calls: u64) -> String {
+    let mut lines = vec![
+        json!({"type": "header", "format": "ctxlab-capture", "version": 1,
+        "ctxlab": "0", "started": "2026-12-01T00:00:00Z", "listen": "127.0.0.1:1"})
+        .to_string(),
+    ];
+    let mut messages = vec![json!({"role": "user", "content": "fix it"})];
+    for n in 1..=calls {
+        let id = format!("t{n}");
+        lines.push(
+            json!({"type": "exchange", "n": n, "started": "2026-12-01T00:00:01.000Z",
+                "method": "POST", "path": "/v1/messages", "api": "anthropic_messages",
+                "upstream": "u",
+                "request": {"headers": [], "bytes": 1, "sha256": "0",
+                    "body": {"model": "m", "tools": [{"name": "Bash", "input_schema": {}}],
+                        "messages": messages}},
+                "response": {"status": 200, "text": format!("step {n}"),
+                    "tool_calls": [{"id": id, "name": "Bash", "input": {"command": "ls"}}],
+                    "usage": {"input_tokens": 100 * n, "output_tokens": 1}},
+                "timing": {}})
+            .to_string(),
+        );
+        if n == calls / 2 {
+            lines.push("{not a capture line".to_string());
+        }
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "text", "text": format!("step {n}")},
+            {"type": "tool_use", "id": id, "name": "Bash", "input": {"command": "ls"}}]}));
+        messages.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": "out ".repeat(20)}]}));
+        if n % 10 == 0 {
+            messages = vec![json!({"role": "user", "content": format!("summary of {n}")})];
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn a_capture_is_read_a_chunk_at_a_time_as_the_session_its_whole_text_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("capture.jsonl");
+    let text = capture_text(200);
+    std::fs::write(&path, &text).unwrap();
+    let whole = parse_session_text(&text).unwrap();
+    assert_eq!(whole.calls.len(), 200);
+    assert!(whole.compactions.len() >= 19, "{}", whole.compactions.len());
+    assert_eq!(whole.warnings.len(), 1, "{:?}", whole.warnings);
+    let longest = text.lines().map(str::len).max().unwrap();
+    for chunk in [7, 1000, 64 << 10] {
+        let (session, most) = read_in_chunks(&path, chunk).unwrap();
+        assert_eq!(
+            format!("{session:?}"),
+            format!("{whole:?}"),
+            "chunks of {chunk}"
+        );
+        // One read's lines at a time, never the file (it was read whole before).
+        assert!(
+            most <= chunk + longest + 1,
+            "chunks of {chunk}: {most} bytes at once"
+        );
+        assert!(
+            most < text.len() / 4,
+            "chunks of {chunk}: {most} of {}",
+            text.len()
+        );
+    }
+}
+
+#[test]
+fn a_cut_last_line_is_still_the_last_line_when_read_in_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("capture.jsonl");
+    let mut text = capture_text(20);
+    text.push_str(r#"{"type":"exchange","n":21,"request":{"#);
+    std::fs::write(&path, &text).unwrap();
+    let whole = parse_session_text(&text).unwrap();
+    let (session, _) = read_in_chunks(&path, 1000).unwrap();
+    assert_eq!(format!("{session:?}"), format!("{whole:?}"));
+    let last = session.warnings.last().unwrap();
+    assert_eq!(last.line, text.lines().count());
+    assert!(last.message.contains("cut off"), "{}", last.message);
+}
