@@ -6,8 +6,8 @@
 //! workbench's requests view (`R`) draws them, both from `of_file` and `text`, so the two
 //! say the same numbers.
 //!
-//! Reads the capture (twice: its exchanges, and as a session for the replay) and nothing
-//! else; the replays write nothing (dry-run stores). Everything from the capture is clipped
+//! Reads the capture (three times, a chunk at a time: its models, its exchanges, and as a
+//! session for the replay) and nothing else; the replays write nothing (dry-run stores). Everything from the capture is clipped
 //! here and sanitized by `text`.
 
 pub mod text;
@@ -23,8 +23,8 @@ use crate::compact::Strategy;
 use crate::compare::beside::{StrategyAt, strategies_beside};
 use crate::message::Role;
 use crate::session::capture::{
-    CaptureCalls, ExactRequest, Exchange, RequestChange, RequestKind, ServerEdits, exact_request,
-    headline, read_exchanges, request_changes, request_kind, server_edits,
+    ExactRequest, Exchange, RequestChange, RequestKind, ServerEdits, each_exchange, exact_request,
+    headline, request_changes, request_kind, server_edits,
 };
 use crate::session::{MessageKind, Session, SessionError, SessionFormat, load_session};
 use crate::store::StoreError;
@@ -97,9 +97,8 @@ pub struct CaptureRequests {
 /// The capture at `path` as rows, with what each strategy would have sent: `session` is
 /// the same file read as a session (its conversation is replayed, the slow part).
 pub fn of_file(path: &Path, session: &Session) -> Result<CaptureRequests, SessionError> {
-    let calls = read_exchanges(path)?;
     let thread: HashSet<usize> = session.calls.iter().map(|c| c.line).collect();
-    let mut out = of_exchanges(&calls, &thread);
+    let mut out = of_capture(path, &thread)?;
     if let Err(e) = attach_strategies(&mut out.rows, session) {
         out.strategies_error = Some(e.to_string());
     }
@@ -145,9 +144,13 @@ pub enum NotACapture {
     Format(&'static str),
 }
 
-/// What a row holds before the breakdown is finished.
-struct Pending<'a> {
-    exchange: &'a Exchange,
+/// What a row holds before the breakdown is finished: all it needs of its exchange, which
+/// is dropped.
+struct Pending {
+    n: u64,
+    started: String,
+    api: &'static str,
+    usage_tokens: Option<u64>,
     model: Option<String>,
     side: bool,
     kind: RowKind,
@@ -155,61 +158,71 @@ struct Pending<'a> {
     size: usize,
     label: String,
     changes: Vec<RequestChange>,
+    server: ServerEdits,
 }
 
-/// The rows of a capture's exchanges, without the strategies; `thread` holds the lines of
+/// The model request an exchange holds, if it is one with a readable body.
+fn model_request(e: &Exchange) -> Option<ExactRequest> {
+    if !e.api.is_model_call() {
+        return None;
+    }
+    exact_request(e.api, e.request.body.as_ref()?)
+}
+
+/// The rows of the capture at `path`, without the strategies; `thread` holds the lines of
 /// the main thread's calls as the capture reader's fold chose them (one rule: the view's
-/// side requests are the fold's). Two passes over the bodies, each request built, used and
+/// side requests are the fold's). The file is read twice, a chunk at a time (the models
+/// first: they decide how tokens are counted), and each request is built, used and
 /// dropped: a request repeats the whole history, so holding them all would cost requests x
-/// history.
-pub fn of_exchanges(calls: &CaptureCalls, thread: &HashSet<usize>) -> CaptureRequests {
-    let model_calls = || {
-        calls
-            .exchanges
-            .iter()
-            .filter(|(_, e)| e.api.is_model_call())
-            .filter_map(|(line, e)| {
-                Some((*line, e, exact_request(e.api, e.request.body.as_ref()?)?))
-            })
-    };
-    let models: Vec<Option<String>> = model_calls().map(|(_, _, r)| r.model).collect();
+/// history (issue 36). Requests are compared in the order they completed, as the fold
+/// reads them; the rows come in the order the requests arrived.
+pub fn of_capture(path: &Path, thread: &HashSet<usize>) -> Result<CaptureRequests, SessionError> {
+    let mut models: Vec<Option<String>> = Vec::new();
+    each_exchange(path, &mut |_, e| {
+        if let Some(r) = model_request(&e) {
+            models.push(r.model);
+        }
+    })?;
     let model_names: Vec<Option<&str>> = models.iter().map(Option::as_deref).collect();
     let mut sizer = RequestSizer::new(&model_names);
     let mut prev: Option<ExactRequest> = None;
     let mut pending = Vec::with_capacity(models.len());
-    let mut side_label = String::new();
-    for (line, e, r) in model_calls() {
-        sizer.add(&r, usage_tokens(e));
+    let mut other_exchanges = 0;
+    let head = each_exchange(path, &mut |line, e| {
+        let Some(r) = model_request(&e) else {
+            other_exchanges += 1;
+            return;
+        };
+        sizer.add(&r, usage_tokens(&e));
         let side = !thread.contains(&line);
-        let kind = match (side, request_kind(e, &r)) {
-            (false, _) => RowKind::Call,
-            (true, RequestKind::Refused { why }) => {
-                side_label = format!("refused ({why})");
-                RowKind::Refused
-            }
+        let (kind, side_label) = match (side, request_kind(&e, &r)) {
+            (false, _) => (RowKind::Call, String::new()),
+            (true, RequestKind::Refused { why }) => (RowKind::Refused, format!("refused ({why})")),
             (true, RequestKind::CompactionRequest { .. }) => {
-                side_label = "compaction request".to_string();
-                RowKind::CompactionRequest
+                (RowKind::CompactionRequest, "compaction request".to_string())
             }
             (true, RequestKind::Prewarm) => {
-                side_label = "prewarm (nothing generated)".to_string();
-                RowKind::Prewarm
+                (RowKind::Prewarm, "prewarm (nothing generated)".to_string())
             }
-            (true, RequestKind::Call) => {
-                side_label = "side request".to_string();
-                RowKind::Side
-            }
+            (true, RequestKind::Call) => (RowKind::Side, "side request".to_string()),
         };
         let (label, changes) = match (side, &prev) {
-            (true, _) => (std::mem::take(&mut side_label), Vec::new()),
+            (true, _) => (side_label, Vec::new()),
             (false, None) => ("first request".to_string(), Vec::new()),
             (false, Some(p)) => {
                 let c = request_changes(p, &r);
                 (headline(&c), c)
             }
         };
+        let server = server_edits(&e);
+        let label = match server.headline() {
+            Some(h) => format!("{label}; {h}"),
+            None => label,
+        };
         pending.push(Pending {
-            exchange: e,
+            n: e.n,
+            usage_tokens: usage_tokens(&e),
+            api: e.api.name(),
             model: e
                 .response
                 .model
@@ -222,53 +235,48 @@ pub fn of_exchanges(calls: &CaptureCalls, thread: &HashSet<usize>) -> CaptureReq
             size: crate::message::estimate_size(&r.messages),
             label,
             changes,
+            server,
+            started: e.started,
         });
         if !side {
             prev = Some(r);
         }
-    }
+    })?;
     let (breakdown, chars) = sizer.finish();
-    let rows = pending
+    let mut rows = pending
         .into_iter()
         .zip(breakdown.calls)
         .zip(chars)
-        .map(|((p, b), chars)| {
-            let server = server_edits(p.exchange);
-            let label = match server.headline() {
-                Some(h) => format!("{}; {h}", p.label),
-                None => p.label.clone(),
-            };
-            (p, b, chars, server, label)
-        })
-        .map(|(p, b, chars, server, label)| RequestRow {
-            n: p.exchange.n,
-            started: p.exchange.started.clone(),
-            api: p.exchange.api.name(),
+        .map(|((p, b), chars)| RequestRow {
+            n: p.n,
+            started: p.started,
+            api: p.api,
             model: p.model,
             side: p.side,
             kind: p.kind,
             messages: p.messages,
             size: p.size,
             chars,
-            usage_tokens: usage_tokens(p.exchange),
-            label,
+            usage_tokens: p.usage_tokens,
+            label: p.label,
             changes: p.changes,
             breakdown: b,
             strategies: Vec::new(),
-            server,
+            server: p.server,
         })
         .collect::<Vec<_>>();
-    CaptureRequests {
+    rows.sort_by_key(|r| r.n);
+    Ok(CaptureRequests {
         counting: breakdown.counting.describe(),
         rows,
-        other_exchanges: calls.exchanges.len() - models.len(),
+        other_exchanges,
         strategies_error: None,
-        warnings: calls
+        warnings: head
             .warnings
             .iter()
             .map(|w| format!("line {}: {}", w.line, w.message))
             .collect(),
-    }
+    })
 }
 
 fn usage_tokens(e: &Exchange) -> Option<u64> {

@@ -39,7 +39,7 @@ pub(crate) struct ChunkedFile<'a> {
     /// The cap on one line (`MAX_LINE_BYTES`; smaller in tests).
     max_line: usize,
     /// The lines over `max_line`, skipped: one warning each.
-    pub(super) skipped: Vec<LoadWarning>,
+    pub(crate) skipped: Vec<LoadWarning>,
     /// The most bytes one read handed over (`next_lines` or `rest`): what a reader held of
     /// the file at once, which the tests bound.
     most_handed: usize,
@@ -181,7 +181,7 @@ impl<'a> ChunkedFile<'a> {
 
 /// Text of a run of whole lines; invalid UTF-8 is replaced (a run ends at a newline, so
 /// no character is split between two runs) and noted in `lossy`.
-pub(super) fn text_of(bytes: Vec<u8>, lossy: &mut bool) -> String {
+pub(crate) fn text_of(bytes: Vec<u8>, lossy: &mut bool) -> String {
     match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
@@ -325,10 +325,28 @@ fn read_chunked(file: &mut ChunkedFile, detail: Detail) -> Result<ReadSession, S
 /// one read handed over: for the tests of the readers it feeds (`capture::read_tests`).
 #[cfg(test)]
 pub(crate) fn read_in_chunks(path: &Path, chunk: usize) -> Result<(Session, usize), SessionError> {
+    let mut f = open_in_chunks(path, chunk)?;
+    let (session, _, _) = read_chunked(&mut f, Detail::Full)?;
+    Ok((session, f.most_handed()))
+}
+
+/// The file at `path` opened to be read `chunk` bytes a read (the readers' tests).
+#[cfg(test)]
+pub(crate) fn open_in_chunks(
+    path: &Path,
+    chunk: usize,
+) -> Result<ChunkedFile<'static>, SessionError> {
     let mut f = ChunkedFile::open(path, &|_| {}, &|| false)?;
     f.chunk = chunk;
-    let (session, _, _) = read_chunked(&mut f, Detail::Full)?;
-    Ok((session, f.most_handed))
+    Ok(f)
+}
+
+#[cfg(test)]
+impl ChunkedFile<'_> {
+    /// The most bytes one read handed over.
+    pub(crate) fn most_handed(&self) -> usize {
+        self.most_handed
+    }
 }
 
 #[cfg(test)]

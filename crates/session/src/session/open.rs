@@ -166,14 +166,6 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, SessionError> {
     Ok(bytes)
 }
 
-/// `read_file` for a JSON-lines file whose lines stand alone (a capture): a line over the
-/// cap is blanked and warned about, the others read.
-pub(crate) fn read_lines_file(path: &Path) -> Result<(Vec<u8>, Vec<LoadWarning>), SessionError> {
-    let mut bytes = read_session_bytes(path, &|_| {}, &|| false)?;
-    let skipped = blank_long_lines(&mut bytes, MAX_LINE_BYTES);
-    Ok((bytes, skipped))
-}
-
 /// The warning for a line over the cap, skipped.
 pub(crate) fn long_line_warning(line: usize, bytes: usize, max: usize) -> LoadWarning {
     LoadWarning {

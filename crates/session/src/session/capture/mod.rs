@@ -28,6 +28,6 @@ pub use format::{
     Timing, WebsocketMessage, header_value_kept, is_header,
 };
 pub use kind::{RequestKind, request_kind};
-pub use read::{CaptureCalls, read_exchanges};
+pub use read::{CaptureHead, each_exchange};
 pub use request::{ExactRequest, exact_request};
 pub use server_edits::{ServerEdits, server_edits};

@@ -1,4 +1,4 @@
-//! A capture read back: its exchanges (`read_exchanges`, with a cut last line skipped and
+//! A capture read back: its exchanges (`each_exchange`, with a cut last line skipped and
 //! warned about), and the pieces of an exchange that `fold` (the whole-file read and the
 //! follower's) keeps: its usage and its assembled answer. Between two calls of the thread,
 //! `fold` appends what extends the previous call; results emptied in place are a micro
@@ -10,45 +10,59 @@ use std::path::Path;
 use super::format::{CaptureLine, Exchange};
 use crate::message::Message;
 use crate::session::SessionError;
-use crate::session::lines::{ParsedLine, parse_json_lines};
+use crate::session::chunked::{ChunkedFile, text_of};
+use crate::session::lines::{ParsedLine, parse_json_lines_here};
 use crate::session::model::{LoadWarning, RecordedUsage};
 
 /// What the warning for a cut last line says.
 pub(super) const TORN_LAST_LINE: &str =
     "the last line is cut off (the proxy was stopped while writing it): skipped";
 
-/// A capture's exchanges in the order the requests arrived, and what could not be read.
+/// What a capture holds besides its exchanges, once each was handed over
+/// (`each_exchange`).
 #[derive(Debug, Default)]
-pub struct CaptureCalls {
-    /// Each exchange with the 1-based line that holds it.
-    pub exchanges: Vec<(usize, Exchange)>,
+pub struct CaptureHead {
+    /// The lines that could not be read: at most 20 cut or foreign lines, after at most 20
+    /// lines over the readers' cap.
     pub warnings: Vec<LoadWarning>,
     /// The header's ctxlab version and start, when the file has one.
     pub version: Option<String>,
     pub started: Option<String>,
+    /// Lines that are no exchange and no header (over the cap, cut, foreign).
     pub skipped: usize,
+    /// Exchanges handed over.
+    pub exchanges: usize,
 }
 
-fn fold_lines(lines: Vec<ParsedLine>) -> CaptureCalls {
-    let mut out = CaptureCalls::default();
-    let last = lines.last().map(|l| l.number);
-    for ParsedLine { number, value } in lines {
-        let parsed = value.and_then(serde_json::from_value::<CaptureLine>);
-        match parsed {
+/// Warnings of each kind kept at most.
+const MAX_WARNINGS: usize = 20;
+
+impl CaptureHead {
+    fn line(
+        &mut self,
+        number: usize,
+        value: Result<serde_json::Value, serde_json::Error>,
+        last: bool,
+        each: &mut dyn FnMut(usize, Exchange),
+    ) {
+        match value.and_then(serde_json::from_value::<CaptureLine>) {
             Ok(CaptureLine::Header(h)) => {
-                out.version.get_or_insert(h.ctxlab);
-                out.started.get_or_insert(h.started);
+                self.version.get_or_insert(h.ctxlab);
+                self.started.get_or_insert(h.started);
             }
-            Ok(CaptureLine::Exchange(e)) => out.exchanges.push((number, *e)),
+            Ok(CaptureLine::Exchange(e)) => {
+                self.exchanges += 1;
+                each(number, *e);
+            }
             Err(e) => {
-                out.skipped += 1;
-                let message = if Some(number) == last {
+                self.skipped += 1;
+                let message = if last {
                     TORN_LAST_LINE.to_string()
                 } else {
                     format!("not a capture line, skipped: {e}")
                 };
-                if out.warnings.len() < 20 {
-                    out.warnings.push(LoadWarning {
+                if self.warnings.len() < MAX_WARNINGS {
+                    self.warnings.push(LoadWarning {
                         line: number,
                         message,
                     });
@@ -56,20 +70,45 @@ fn fold_lines(lines: Vec<ParsedLine>) -> CaptureCalls {
             }
         }
     }
-    // Lines are written as exchanges complete; requests are numbered as they arrive.
-    out.exchanges.sort_by_key(|(_, e)| e.n);
-    out
 }
 
-/// The exchanges of a capture file (read whole, within the session caps).
-pub fn read_exchanges(path: &Path) -> Result<CaptureCalls, SessionError> {
-    let (bytes, long) = crate::session::open::read_lines_file(path)?;
-    let (text, _) = crate::session::text_of_bytes(bytes)?;
-    let mut calls = fold_lines(parse_json_lines(&text, 1));
-    // A line over the readers' cap costs a warning, not the capture.
-    calls.skipped += long.len();
-    calls.warnings.splice(0..0, long.into_iter().take(20));
-    Ok(calls)
+/// Hands each exchange of the capture at `path` to `each` in file order (the order they
+/// completed, not the order the requests arrived: sort by `n` for that), with its 1-based
+/// line, a chunk of lines at a time: a request repeats the whole history, so a capture's
+/// exchanges are never all held (issue 36). Within the session caps; a line over the
+/// readers' cap costs a warning, not the capture.
+pub fn each_exchange(
+    path: &Path,
+    each: &mut dyn FnMut(usize, Exchange),
+) -> Result<CaptureHead, SessionError> {
+    each_exchange_of(&mut ChunkedFile::open(path, &|_| {}, &|| false)?, each)
+}
+
+/// `each_exchange` from an opened file (the tests read it in small chunks).
+pub(super) fn each_exchange_of(
+    file: &mut ChunkedFile,
+    each: &mut dyn FnMut(usize, Exchange),
+) -> Result<CaptureHead, SessionError> {
+    let mut head = CaptureHead::default();
+    let mut lossy = false;
+    // A line is the file's last (a kill may have cut it) only once no other follows.
+    let mut held: Option<ParsedLine> = None;
+    while let Some((first, bytes)) = file.next_lines()? {
+        let text = text_of(bytes, &mut lossy);
+        for line in parse_json_lines_here(&text, first) {
+            if let Some(ParsedLine { number, value }) = held.replace(line) {
+                head.line(number, value, false, each);
+            }
+        }
+    }
+    if let Some(ParsedLine { number, value }) = held {
+        head.line(number, value, true, each);
+    }
+    let long = std::mem::take(&mut file.skipped);
+    head.skipped += long.len();
+    head.warnings
+        .splice(0..0, long.into_iter().take(MAX_WARNINGS));
+    Ok(head)
 }
 
 pub(super) fn usage_of(e: &Exchange) -> RecordedUsage {

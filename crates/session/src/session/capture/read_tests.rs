@@ -91,3 +91,39 @@ fn a_cut_last_line_is_still_the_last_line_when_read_in_chunks() {
     assert_eq!(last.line, text.lines().count());
     assert!(last.message.contains("cut off"), "{}", last.message);
 }
+
+/// The requests view's reader hands over one exchange at a time, in file order with its
+/// line, from one read's lines at a time (it held every exchange of the file: 737 MB for a
+/// 36 MB capture); the header, the foreign line and a cut last line are as the fold reads
+/// them.
+#[test]
+fn each_exchange_hands_over_one_exchange_at_a_time_from_a_chunk_of_lines() {
+    use super::read::each_exchange_of;
+    use crate::session::chunked::open_in_chunks;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("capture.jsonl");
+    let mut text = capture_text(200);
+    text.push_str(r#"{"type":"exchange","n":201,"request":{"#);
+    std::fs::write(&path, &text).unwrap();
+    let longest = text.lines().map(str::len).max().unwrap();
+    let mut file = open_in_chunks(&path, 1000).unwrap();
+    let mut seen = Vec::new();
+    let head = each_exchange_of(&mut file, &mut |line, e| seen.push((line, e.n))).unwrap();
+    // Line 1 is the header; the foreign line follows exchange 100.
+    let want: Vec<(usize, u64)> = (1..=200u64)
+        .map(|n| (n as usize + 1 + usize::from(n > 100), n))
+        .collect();
+    assert_eq!(seen, want);
+    assert_eq!(head.exchanges, 200);
+    assert_eq!(head.version.as_deref(), Some("0"));
+    assert_eq!(head.skipped, 2);
+    let lines: Vec<(usize, bool)> = head
+        .warnings
+        .iter()
+        .map(|w| (w.line, w.message.contains("cut off")))
+        .collect();
+    assert_eq!(lines, vec![(102, false), (text.lines().count(), true)]);
+    let most = file.most_handed();
+    assert!(most <= 1000 + longest + 1, "{most} bytes at once");
+    assert!(most < text.len() / 4, "{most} of {}", text.len());
+}
