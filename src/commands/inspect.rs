@@ -99,12 +99,12 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
         "conversation: {} chars in the lesson's unit",
         group_digits(s.conversation_chars)
     )?;
-    writeln!(out, "compactions: {}", s.compactions.len())?;
+    writeln!(out, "compactions: {}", group_digits(s.compactions.len()))?;
     for (i, c) in s.compactions.iter().enumerate() {
         writeln!(out, "  {}", c.describe(i))?;
     }
     if !s.sidechains.is_empty() {
-        writeln!(out, "sidechains: {}", s.sidechains.len())?;
+        writeln!(out, "sidechains: {}", group_digits(s.sidechains.len()))?;
         for side in &s.sidechains {
             writeln!(
                 out,
@@ -116,14 +116,14 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
             )?;
         }
     }
-    writeln!(out, "warnings: {}", s.warnings.len())?;
+    writeln!(out, "warnings: {}", group_digits(s.warnings.len()))?;
     for w in &s.warnings {
         writeln!(out, "  line {}: {}", w.line, w.message)?;
     }
     let skipped: Vec<String> = s
         .skipped
         .iter()
-        .map(|(what, n)| format!("{what} {n}"))
+        .map(|(what, n)| format!("{what} {}", group_digits(*n)))
         .collect();
     if skipped.is_empty() {
         writeln!(out, "skipped: 0")?;
@@ -186,4 +186,33 @@ pub fn write_inspect(out: &mut dyn Write, s: &SessionSummary, json: bool) -> std
         )?;
     }
     out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every count `inspect` prints is grouped as the other surfaces group it (the status
+    /// line's "6,421 compactions"): a long capture printed "compactions: 1499".
+    #[test]
+    fn counts_of_thousands_are_grouped() {
+        let mut lines = vec![
+            r#"{"type":"user","sessionId":"s","uuid":"u0","message":{"role":"user","content":"go"}}"#
+                .to_string(),
+        ];
+        for i in 0..1_200 {
+            lines.push(format!(
+                r#"{{"type":"system","subtype":"compact_boundary","sessionId":"s","uuid":"b{i}","content":"Conversation compacted","compactMetadata":{{"trigger":"auto","preTokens":2000,"postTokens":900}}}}"#
+            ));
+            lines.push(format!(
+                r#"{{"type":"user","sessionId":"s","uuid":"s{i}","isCompactSummary":true,"message":{{"role":"user","content":"summary {i}"}}}}"#
+            ));
+        }
+        let session = crate::session::parse_session_text(&lines.join("\n")).unwrap();
+        assert_eq!(session.compactions.len(), 1_200);
+        let mut out = Vec::new();
+        write_inspect(&mut out, &SessionSummary::of(&session), false).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\ncompactions: 1,200\n"), "{text:.400}");
+    }
 }

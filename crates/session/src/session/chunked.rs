@@ -291,6 +291,8 @@ fn read_chunked(file: &mut ChunkedFile, detail: Detail) -> Result<ReadSession, S
     };
     let parse = if format == SessionFormat::ClaudeCode {
         parse_claude
+    } else if format == SessionFormat::ProxyCapture {
+        parse_all
     } else if !detail.holds_histories() {
         // Histories not held: each replacement history is counted as it is parsed.
         super::codex_counted::parse_codex_counting_here
