@@ -36,13 +36,15 @@ pub(super) struct Before<'a> {
 }
 
 /// A full compaction before the call whose request is `msgs` (`common` messages
-/// shared with the thread's last request): what it kept, its summary, the tokens
+/// shared with the thread's last request; `session.messages` starts at message `base`, the
+/// ones before were forgotten by a follower, `CaptureFold::forget`): what it kept, its summary, the tokens
 /// before (the thread's last call) and after (this call's, when its usage is recorded).
 /// The summary is the block holding the compaction request's answer when there was one
 /// (Codex sends it after the prompts and the environment it re-sends, all in one user
 /// message), else the first message that differs.
 pub(super) fn full_compaction(
     session: &mut Session,
+    base: usize,
     prev: &[Message],
     call: Before<'_>,
     origin: &dyn Fn(MessageKind) -> MessageOrigin,
@@ -65,7 +67,7 @@ pub(super) fn full_compaction(
     } else {
         CompactionKind::Full
     };
-    let mut c = Compaction::new(kind, session.messages.len(), line);
+    let mut c = Compaction::new(kind, base + session.messages.len(), line);
     c.timestamp = started;
     let (needle, trigger) = pending.map_or((None, None), |p| (p.needle, p.trigger));
     c.trigger = trigger.as_deref().map(Trigger::parse);
@@ -117,7 +119,7 @@ pub(super) fn full_compaction(
     }
     if let Some(summary) = summary {
         c.summary = Summary::Text(summary.joined_text());
-        c.summary_message = Some(session.messages.len());
+        c.summary_message = Some(base + session.messages.len());
         session.messages.push(summary);
         session.info.push(origin(MessageKind::CompactSummary));
     }

@@ -130,6 +130,10 @@ pub struct CaptureFold {
     /// The thread's last answer held the server's own compaction: the request after it
     /// that no longer extends the thread shows a compaction of kind "server".
     last_server_compacted: bool,
+    /// Messages a follower dropped off the front of the session once reported (`forget`):
+    /// every index the fold hands out (a call's message, a compaction's `at`) counts them,
+    /// so indices stay those of the whole file. Always 0 for a whole-file read.
+    base: usize,
 }
 
 /// Who made the thread's last call: a request that does not extend the thread comes from
@@ -160,7 +164,34 @@ impl CaptureFold {
             last: None,
             pending: None,
             last_server_compacted: false,
+            base: 0,
         }
+    }
+
+    /// How many messages were folded so far, the forgotten ones included: the index the
+    /// next message gets.
+    pub fn end(&self) -> usize {
+        self.base + self.session.messages.len()
+    }
+
+    /// How many messages the front of the session lost (`forget`).
+    pub fn forgotten(&self) -> usize {
+        self.base
+    }
+
+    /// Drops the first `messages` messages (with their origins) and `calls` calls of the
+    /// session: what a follower does with what it reported (`watch::live_capture`), so that
+    /// what it holds follows what it shows, not the capture's length. The fold looks back
+    /// only at the thread's last request (`prev`), the last message and the last call.
+    pub fn forget(&mut self, messages: usize, calls: usize) {
+        let s = &mut self.session;
+        // The last message and call stay: a compaction and the next call look at them.
+        let messages = messages.min(s.messages.len().saturating_sub(1));
+        s.messages.drain(..messages);
+        s.info.drain(..messages.min(s.info.len()));
+        self.base += messages;
+        let calls = calls.min(s.calls.len().saturating_sub(1));
+        s.calls.drain(..calls);
     }
 
     /// The session as folded so far (the thread's last answer not yet in it).
@@ -307,8 +338,9 @@ impl CaptureFold {
             return;
         }
         without_summary_prompt(&mut msgs);
+        let base = self.base;
         let session = &mut self.session;
-        let at = session.messages.len();
+        let at = base + session.messages.len();
         push_all(
             session,
             msgs.get(self.prev.len()..).unwrap_or(&[]),
@@ -323,7 +355,7 @@ impl CaptureFold {
             && prev_call.message.is_none()
             && session
                 .messages
-                .get(at)
+                .get(at - base)
                 .is_some_and(|m| m.role_kind() == Role::Assistant)
         {
             prev_call.message = Some(at);
@@ -403,14 +435,16 @@ impl CaptureFold {
             uuid: None,
             kind,
         };
-        let mut answer_at = session.messages.len();
+        let base = self.base;
+        let mut answer_at = base + session.messages.len();
         if extends {
             push_all(session, &msgs[common..], &origin);
         } else if let Some(edit) = edit {
             // Results cleared are the agent's micro compaction. A reminder it dropped is
             // no compaction: the conversation goes on, only its new messages are added.
             if !edit.cleared.is_empty() {
-                let mut c = Compaction::new(CompactionKind::Micro, session.messages.len(), line);
+                let at = base + session.messages.len();
+                let mut c = Compaction::new(CompactionKind::Micro, at, line);
                 c.timestamp = Some(started.clone());
                 c.cleared_tool_ids = edit.cleared;
                 session.compactions.push(c);
@@ -423,6 +457,7 @@ impl CaptureFold {
             answer_at = usize::MAX;
             full_compaction(
                 &mut self.session,
+                base,
                 &self.prev,
                 Before {
                     msgs: &msgs,
@@ -438,9 +473,9 @@ impl CaptureFold {
         // The previous call's answer is this call's first new assistant message.
         if let Some(prev_call) = session.calls.last_mut()
             && prev_call.message.is_none()
-            && session
-                .messages
-                .get(answer_at)
+            && answer_at
+                .checked_sub(base)
+                .and_then(|i| session.messages.get(i))
                 .is_some_and(|m| m.role_kind() == Role::Assistant)
         {
             prev_call.message = Some(answer_at);
@@ -469,7 +504,7 @@ impl CaptureFold {
         let Some((started, answer)) = self.last_answer.take() else {
             return;
         };
-        let at = session.messages.len();
+        let at = self.base + session.messages.len();
         session.messages.push(answer);
         session.info.push(MessageOrigin {
             line: session.calls.last().map_or(0, |c| c.line),

@@ -169,7 +169,13 @@ impl LiveSession {
                     }
                     Some(SessionFormat::ProxyCapture) => {
                         let held = std::mem::take(held);
-                        self.reader = Reader::Capture(Box::default());
+                        #[allow(unused_mut)]
+                        let mut capture = Box::<LiveCapture>::default();
+                        #[cfg(test)]
+                        {
+                            capture.keep_all = self.keep_all;
+                        }
+                        self.reader = Reader::Capture(capture);
                         self.replay(held, number, text, out);
                     }
                     _ if held.len() + 1 >= DETECT_LINES => self.reader = Reader::Unknown,
@@ -562,3 +568,7 @@ mod tests;
 #[cfg(test)]
 #[path = "live_held_tests.rs"]
 mod held_tests;
+
+#[cfg(test)]
+#[path = "live_capture_tests.rs"]
+mod capture_tests;

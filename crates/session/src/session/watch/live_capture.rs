@@ -27,7 +27,17 @@ pub(super) struct LiveCapture {
     /// Side requests and other exchanges counted, as last reported.
     skipped: BTreeMap<&'static str, usize>,
     tool_ids: SeenToolIds,
+    /// Forget nothing (a test compares the items with and without forgetting).
+    #[cfg(test)]
+    pub(super) keep_all: bool,
 }
+
+/// Messages the follower keeps behind the last one it reported, and calls behind the last
+/// it reported; both are dropped `FORGET_BATCH` at a time at least, so that dropping the
+/// front of a list costs a constant time per item (as `live` does for the agents' files).
+const WHOLE_TAIL: usize = 64;
+const CALLS_TAIL: usize = 16;
+const FORGET_BATCH: usize = 256;
 
 impl LiveCapture {
     pub(super) fn session(&self) -> &Session {
@@ -40,10 +50,33 @@ impl LiveCapture {
         for ParsedLine { number, value } in parse_json_lines_here(text, number) {
             self.fold.push(number, value, false);
             self.report(number, out);
+            self.forget_reported();
+        }
+    }
+
+    /// Drops the messages and calls reported behind the newest few (issue 39, item 5): a
+    /// capture's follower then holds a window, the compactions and the counts, not every
+    /// message of the conversation. Indices stay the whole file's (`CaptureFold::forget`),
+    /// so every item reported is the one a follower that forgot nothing would report.
+    fn forget_reported(&mut self) {
+        #[cfg(test)]
+        if self.keep_all {
+            return;
+        }
+        let messages = self
+            .messages
+            .saturating_sub(WHOLE_TAIL)
+            .saturating_sub(self.fold.forgotten());
+        let calls = self.calls.saturating_sub(CALLS_TAIL);
+        if messages >= FORGET_BATCH || calls >= FORGET_BATCH {
+            let before = self.fold.session().calls.len();
+            self.fold.forget(messages, calls);
+            self.calls -= before - self.fold.session().calls.len();
         }
     }
 
     fn report(&mut self, number: usize, out: &mut Vec<LiveItem>) {
+        let base = self.fold.forgotten();
         let s = self.fold.session();
         for what in [
             SIDE_REQUEST,
@@ -73,8 +106,15 @@ impl LiveCapture {
         // answer, taken from its response when no request holds it), the compaction, the
         // messages after it.
         for (index, c) in s.compactions.iter().enumerate().skip(self.compactions) {
-            self.messages =
-                report_messages(s, 0, self.messages, c.at, &mut self.tool_ids, &mut 0, out);
+            self.messages = report_messages(
+                s,
+                base,
+                self.messages,
+                c.at,
+                &mut self.tool_ids,
+                &mut 0,
+                out,
+            );
             out.push(LiveItem::Compaction {
                 index,
                 compaction: Box::new(c.clone()),
@@ -85,9 +125,9 @@ impl LiveCapture {
         self.compactions = s.compactions.len();
         self.messages = report_messages(
             s,
-            0,
+            base,
             self.messages,
-            s.messages.len(),
+            base + s.messages.len(),
             &mut self.tool_ids,
             &mut 0,
             out,
