@@ -289,10 +289,16 @@ fn read_chunked(file: &mut ChunkedFile, detail: Detail) -> Result<ReadSession, S
         session.warnings.extend(skipped);
         return Ok((session, given, warning));
     };
+    if format == SessionFormat::ProxyCapture {
+        let mut lossy = matches!(head_text, std::borrow::Cow::Owned(_));
+        let head_text = head_text.into_owned();
+        drop(head);
+        let mut session = capture::read_capture_file(file, (first, head_text), &mut lossy)?;
+        session.warnings.extend(std::mem::take(&mut file.skipped));
+        return Ok((session, None, lossy.then(stream::lossy_warning)));
+    }
     let parse = if format == SessionFormat::ClaudeCode {
         parse_claude
-    } else if format == SessionFormat::ProxyCapture {
-        parse_all
     } else if !detail.holds_histories() {
         // Histories not held: each replacement history is counted as it is parsed.
         super::codex_counted::parse_codex_counting_here
@@ -312,7 +318,6 @@ fn read_chunked(file: &mut ChunkedFile, detail: Detail) -> Result<ReadSession, S
     };
     let mut session = match format {
         SessionFormat::ClaudeCode => claude::read_claude_detail(&mut lines, detail),
-        SessionFormat::ProxyCapture => capture::read_capture(&mut lines),
         _ => codex::read_codex(&mut lines, format, detail),
     };
     if let Some(e) = lines.error {

@@ -27,9 +27,11 @@ use super::format::{CaptureLine, Exchange};
 use super::kind::{
     RequestKind, codex_thread, request_kind, summary_needle, without_summary_prompt,
 };
-use super::read::{TORN_LAST_LINE, answer_message, usage_of};
+use super::read::{TORN_LAST_LINE, answer_message, each_line, usage_of};
 use super::request::{ExactRequest, exact_request};
 use crate::message::{Message, Role};
+use crate::session::SessionError;
+use crate::session::chunked::ChunkedFile;
 use crate::session::lines::ParsedLine;
 use crate::session::model::{
     Compaction, CompactionKind, LoadWarning, MessageKind, MessageOrigin, RecordedCall,
@@ -67,6 +69,21 @@ pub(crate) fn read_capture(lines: impl IntoIterator<Item = ParsedLine>) -> Sessi
         fold.push(number, value, last);
     }
     fold.finish()
+}
+
+/// `read_capture` from a capture file read a chunk of lines at a time (`chunked`), `head`
+/// the text of its first chunk: each line parsed straight into a capture line
+/// (`read::parse_line`) and folded before the next chunk is read.
+pub(crate) fn read_capture_file(
+    file: &mut ChunkedFile,
+    head: (usize, String),
+    lossy: &mut bool,
+) -> Result<Session, SessionError> {
+    let mut fold = CaptureFold::new();
+    each_line(file, Some(head), lossy, &mut |number, parsed, last| {
+        fold.push_parsed(number, parsed, last)
+    })?;
+    Ok(fold.finish())
 }
 
 /// One model call, as much of its exchange as the fold needs.
@@ -217,8 +234,17 @@ impl CaptureFold {
         value: Result<serde_json::Value, serde_json::Error>,
         last: bool,
     ) {
+        self.push_parsed(number, value.and_then(serde_json::from_value), last);
+    }
+
+    /// `push` for a line parsed as a capture line (`read::parse_line`).
+    pub fn push_parsed(
+        &mut self,
+        number: usize,
+        parsed: Result<CaptureLine, serde_json::Error>,
+        last: bool,
+    ) {
         self.session.lines += 1;
-        let parsed = value.and_then(serde_json::from_value::<CaptureLine>);
         match parsed {
             Ok(CaptureLine::Header(h)) => {
                 self.session.meta.version.get_or_insert(h.ctxlab);

@@ -11,7 +11,6 @@ use super::format::{CaptureLine, Exchange};
 use crate::message::Message;
 use crate::session::SessionError;
 use crate::session::chunked::{ChunkedFile, text_of};
-use crate::session::lines::{ParsedLine, parse_json_lines_here};
 use crate::session::model::{LoadWarning, RecordedUsage};
 
 /// What the warning for a cut last line says.
@@ -41,11 +40,11 @@ impl CaptureHead {
     fn line(
         &mut self,
         number: usize,
-        value: Result<serde_json::Value, serde_json::Error>,
+        parsed: Result<CaptureLine, serde_json::Error>,
         last: bool,
         each: &mut dyn FnMut(usize, Exchange),
     ) {
-        match value.and_then(serde_json::from_value::<CaptureLine>) {
+        match parsed {
             Ok(CaptureLine::Header(h)) => {
                 self.version.get_or_insert(h.ctxlab);
                 self.started.get_or_insert(h.started);
@@ -72,6 +71,57 @@ impl CaptureHead {
     }
 }
 
+/// What the proxy writes first on an exchange's line.
+const EXCHANGE_START: &str = r#"{"type":"exchange","#;
+
+/// One line of a capture, parsed. The proxy writes an exchange's `"type"` first: such a
+/// line is parsed straight into its `Exchange`, without the tagged enum's buffered copy of
+/// the whole line (most of a capture's read time). Any other line, or one that does not
+/// parse so, goes the general way, which gives the same line or the same error.
+pub(crate) fn parse_line(line: &str) -> Result<CaptureLine, serde_json::Error> {
+    if line.starts_with(EXCHANGE_START)
+        && let Ok(e) = serde_json::from_str::<Exchange>(line)
+    {
+        return Ok(CaptureLine::Exchange(Box::new(e)));
+    }
+    serde_json::from_str::<serde_json::Value>(line).and_then(serde_json::from_value)
+}
+
+/// Hands each non-blank line of a capture file to `each`, parsed (`parse_line`), with its
+/// 1-based number and whether it is the file's last (a kill may have cut that one), a
+/// chunk of lines at a time: `head` is the text of a first chunk already read (and the
+/// number of its first line). Bytes that are not UTF-8 are replaced and noted in `lossy`.
+pub(crate) fn each_line(
+    file: &mut ChunkedFile,
+    mut head: Option<(usize, String)>,
+    lossy: &mut bool,
+    each: &mut dyn FnMut(usize, Result<CaptureLine, serde_json::Error>, bool),
+) -> Result<(), SessionError> {
+    // A line is the file's last only once no other follows.
+    let mut held = None;
+    loop {
+        let (first, text) = match head.take() {
+            Some(chunk) => chunk,
+            None => match file.next_lines()? {
+                Some((first, bytes)) => (first, text_of(bytes, lossy)),
+                None => break,
+            },
+        };
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if let Some((number, parsed)) = held.replace((first + i, parse_line(line))) {
+                each(number, parsed, false);
+            }
+        }
+    }
+    if let Some((number, parsed)) = held {
+        each(number, parsed, true);
+    }
+    Ok(())
+}
+
 /// Hands each exchange of the capture at `path` to `each` in file order (the order they
 /// completed, not the order the requests arrived: sort by `n` for that), with its 1-based
 /// line, a chunk of lines at a time: a request repeats the whole history, so a capture's
@@ -90,20 +140,9 @@ pub(super) fn each_exchange_of(
     each: &mut dyn FnMut(usize, Exchange),
 ) -> Result<CaptureHead, SessionError> {
     let mut head = CaptureHead::default();
-    let mut lossy = false;
-    // A line is the file's last (a kill may have cut it) only once no other follows.
-    let mut held: Option<ParsedLine> = None;
-    while let Some((first, bytes)) = file.next_lines()? {
-        let text = text_of(bytes, &mut lossy);
-        for line in parse_json_lines_here(&text, first) {
-            if let Some(ParsedLine { number, value }) = held.replace(line) {
-                head.line(number, value, false, each);
-            }
-        }
-    }
-    if let Some(ParsedLine { number, value }) = held {
-        head.line(number, value, true, each);
-    }
+    each_line(file, None, &mut false, &mut |number, parsed, last| {
+        head.line(number, parsed, last, each)
+    })?;
     let long = std::mem::take(&mut file.skipped);
     head.skipped += long.len();
     head.warnings

@@ -127,3 +127,40 @@ fn each_exchange_hands_over_one_exchange_at_a_time_from_a_chunk_of_lines() {
     assert!(most <= 1000 + longest + 1, "{most} bytes at once");
     assert!(most < text.len() / 4, "{most} of {}", text.len());
 }
+
+/// An exchange's line parsed straight into its struct is the line the tagged enum gives,
+/// and a line that is not one fails with the same error, for the real agents' captures
+/// and lines cut or changed to fail.
+#[test]
+fn a_line_parsed_the_quick_way_is_the_line_or_the_error_the_general_way_gives() {
+    use super::format::CaptureLine;
+    use super::read::parse_line;
+    let general = |line: &str| {
+        serde_json::from_str::<serde_json::Value>(line)
+            .and_then(serde_json::from_value::<CaptureLine>)
+            .map_err(|e| e.to_string())
+    };
+    let mut lines: Vec<String> = [
+        include_str!("../../../../../tests/fixtures/captures/claude_code_compact.jsonl"),
+        include_str!("../../../../../tests/fixtures/captures/codex_compactions.jsonl"),
+    ]
+    .iter()
+    .flat_map(|t| t.lines().map(str::to_string))
+    .collect();
+    let whole = lines.len();
+    let first = lines[1].clone();
+    lines.push(first.replace(r#""n":1,"#, r#""n":"one","#));
+    lines.push(first.replace(r#""request":"#, r#""request2":"#));
+    lines.push(first[..first.len() / 2].to_string());
+    lines.push(format!(r#"{first} "#));
+    lines.push(r#"{"type":"exchange","n":1}"#.to_string());
+    let mut quick_ok = 0;
+    for line in &lines {
+        let quick = parse_line(line).map_err(|e| e.to_string());
+        assert_eq!(quick, general(line), "{line:.200}");
+        quick_ok += usize::from(quick.is_ok());
+    }
+    // Every whole line reads; the changed ones that break a field do not.
+    assert!(quick_ok >= whole, "{quick_ok} of {whole}");
+    assert!(quick_ok < lines.len());
+}

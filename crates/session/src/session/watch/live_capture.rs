@@ -13,7 +13,7 @@ use crate::session::capture::CaptureFold;
 use crate::session::capture::fold::{
     COMPACTION_REQUEST, NOT_A_CALL, OTHER_CONVERSATION, REFUSED, SIDE_REQUEST,
 };
-use crate::session::lines::{ParsedLine, parse_json_lines_here};
+use crate::session::capture::parse_line;
 use crate::session::model::Session;
 
 /// A capture read line by line, and what of it was reported.
@@ -47,8 +47,13 @@ impl LiveCapture {
     /// Folds one whole line and appends what it added to `out`. The tail hands over only
     /// whole lines, so a line is never the half the proxy is still writing.
     pub(super) fn read(&mut self, number: usize, text: &str, out: &mut Vec<LiveItem>) {
-        for ParsedLine { number, value } in parse_json_lines_here(text, number) {
-            self.fold.push(number, value, false);
+        let lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
+        for (i, line) in lines {
+            let number = number + i;
+            self.fold.push_parsed(number, parse_line(line), false);
             self.report(number, out);
             self.forget_reported();
         }
