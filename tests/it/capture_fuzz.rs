@@ -64,7 +64,7 @@ proptest! {
         }
         std::fs::write(&path, &bytes).unwrap();
         let mut handed = 0;
-        let head = ctxlab::session::capture::each_exchange(&path, &mut |_, _| handed += 1).unwrap();
+        let head = ctxlab::session::each_capture_exchange(&path, &mut |_, _| handed += 1).unwrap();
         // Noise can happen to be an exchange only by being one; it never is here.
         prop_assert_eq!(handed, whole);
         prop_assert_eq!(head.exchanges, whole);

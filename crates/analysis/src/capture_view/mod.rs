@@ -23,10 +23,13 @@ use crate::compact::Strategy;
 use crate::compare::beside::{StrategyAt, strategies_beside};
 use crate::message::Role;
 use crate::session::capture::{
-    ExactRequest, Exchange, RequestChange, RequestKind, ServerEdits, each_exchange, exact_request,
-    headline, request_changes, request_kind, server_edits,
+    ExactRequest, Exchange, RequestChange, RequestKind, ServerEdits, exact_request, headline,
+    request_changes, request_kind, server_edits,
 };
-use crate::session::{MessageKind, Session, SessionError, SessionFormat, load_session};
+use crate::session::{
+    MessageKind, Session, SessionError, SessionFormat, each_capture_exchange as each_exchange,
+    load_session,
+};
 use crate::store::StoreError;
 
 /// A model name longer than this is clipped: it comes from the capture.

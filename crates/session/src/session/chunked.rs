@@ -139,6 +139,17 @@ impl<'a> ChunkedFile<'a> {
         }
     }
 
+    /// `next_lines` as text (`text_of`; bytes that are not UTF-8 replaced and noted in
+    /// `lossy`).
+    pub(crate) fn next_text(
+        &mut self,
+        lossy: &mut bool,
+    ) -> Result<Option<(usize, String)>, SessionError> {
+        Ok(self
+            .next_lines()?
+            .map(|(first, bytes)| (first, text_of(bytes, lossy))))
+    }
+
     /// Skips the line being read, `held` bytes of it read so far: reads on to its newline
     /// and gives back what follows it in that read.
     fn skip_long_line(&mut self, held: usize) -> Result<Vec<u8>, SessionError> {
@@ -291,9 +302,11 @@ fn read_chunked(file: &mut ChunkedFile, detail: Detail) -> Result<ReadSession, S
     };
     if format == SessionFormat::ProxyCapture {
         let mut lossy = matches!(head_text, std::borrow::Cow::Owned(_));
-        let head_text = head_text.into_owned();
-        drop(head);
-        let mut session = capture::read_capture_file(file, (first, head_text), &mut lossy)?;
+        let mut head = Some((first, head_text.into_owned()));
+        let mut session = capture::read_capture_chunks(&mut || match head.take() {
+            Some(chunk) => Ok(Some(chunk)),
+            None => file.next_text(&mut lossy),
+        })?;
         session.warnings.extend(std::mem::take(&mut file.skipped));
         return Ok((session, None, lossy.then(stream::lossy_warning)));
     }
@@ -326,6 +339,22 @@ fn read_chunked(file: &mut ChunkedFile, detail: Detail) -> Result<ReadSession, S
     let warning = lines.lossy.then(stream::lossy_warning);
     session.warnings.extend(std::mem::take(&mut file.skipped));
     Ok((session, None, warning))
+}
+
+/// Hands each exchange of the capture at `path` to `each` in file order with its line, a
+/// chunk of lines at a time (`capture::each_exchange_of`), within the session caps; a line
+/// over the readers' cap costs a warning, not the capture.
+pub fn each_capture_exchange(
+    path: &Path,
+    each: &mut dyn FnMut(usize, capture::Exchange),
+) -> Result<capture::CaptureHead, SessionError> {
+    let mut file = ChunkedFile::open(path, &|_| {}, &|| false)?;
+    let mut head = capture::each_exchange_of(&mut || file.next_text(&mut false), each)?;
+    let long = std::mem::take(&mut file.skipped);
+    head.skipped += long.len();
+    head.warnings
+        .splice(0..0, long.into_iter().take(capture::MAX_WARNINGS));
+    Ok(head)
 }
 
 /// A file read as `read_session_file` reads it, `chunk` bytes a read, with the most bytes

@@ -14,6 +14,7 @@
 mod assemble;
 pub mod capture;
 mod chunked;
+pub use chunked::each_capture_exchange;
 mod claude;
 mod claude_kept;
 pub mod claude_persisted;

@@ -27,11 +27,10 @@ use super::format::{CaptureLine, Exchange};
 use super::kind::{
     RequestKind, codex_thread, request_kind, summary_needle, without_summary_prompt,
 };
-use super::read::{TORN_LAST_LINE, answer_message, each_line, usage_of};
+use super::read::{NextChunk, TORN_LAST_LINE, answer_message, each_line, usage_of};
 use super::request::{ExactRequest, exact_request};
 use crate::message::{Message, Role};
 use crate::session::SessionError;
-use crate::session::chunked::ChunkedFile;
 use crate::session::lines::ParsedLine;
 use crate::session::model::{
     Compaction, CompactionKind, LoadWarning, MessageKind, MessageOrigin, RecordedCall,
@@ -71,16 +70,12 @@ pub(crate) fn read_capture(lines: impl IntoIterator<Item = ParsedLine>) -> Sessi
     fold.finish()
 }
 
-/// `read_capture` from a capture file read a chunk of lines at a time (`chunked`), `head`
-/// the text of its first chunk: each line parsed straight into a capture line
-/// (`read::parse_line`) and folded before the next chunk is read.
-pub(crate) fn read_capture_file(
-    file: &mut ChunkedFile,
-    head: (usize, String),
-    lossy: &mut bool,
-) -> Result<Session, SessionError> {
+/// `read_capture` from a capture read a chunk of lines at a time (`chunked`): each line
+/// parsed straight into a capture line (`read::parse_line`) and folded before the next
+/// chunk is read.
+pub(crate) fn read_capture_chunks(next: &mut NextChunk) -> Result<Session, SessionError> {
     let mut fold = CaptureFold::new();
-    each_line(file, Some(head), lossy, &mut |number, parsed, last| {
+    each_line(next, &mut |number, parsed, last| {
         fold.push_parsed(number, parsed, last)
     })?;
     Ok(fold.finish())

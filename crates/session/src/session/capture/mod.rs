@@ -21,14 +21,14 @@ pub mod server_edits;
 
 pub use changes::{RequestChange, headline, message_changes, request_changes};
 pub use fold::CaptureFold;
-pub(crate) use fold::{read_capture, read_capture_file};
+pub(crate) use fold::{read_capture, read_capture_chunks};
 pub use format::{
     ApiKind, CAPTURE_FORMAT, CAPTURE_VERSION, CaptureHeader, CaptureLine, CapturedRequest,
     CapturedResponse, CapturedToolCall, CapturedUsage, Exchange, RecordedHeader, ServerCompaction,
     Timing, WebsocketMessage, header_value_kept, is_header,
 };
 pub use kind::{RequestKind, request_kind};
-pub(crate) use read::parse_line;
-pub use read::{CaptureHead, each_exchange};
+pub use read::CaptureHead;
+pub(crate) use read::{MAX_WARNINGS, each_exchange_of, parse_line};
 pub use request::{ExactRequest, exact_request};
 pub use server_edits::{ServerEdits, server_edits};

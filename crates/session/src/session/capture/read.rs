@@ -1,16 +1,13 @@
-//! A capture read back: its exchanges (`each_exchange`, with a cut last line skipped and
+//! A capture read back: its exchanges (`each_exchange_of`, with a cut last line skipped and
 //! warned about), and the pieces of an exchange that `fold` (the whole-file read and the
 //! follower's) keeps: its usage and its assembled answer. Between two calls of the thread,
 //! `fold` appends what extends the previous call; results emptied in place are a micro
 //! compaction and reminders dropped in place none (`changes::edited_in_place`); anything
 //! else is a full one whose first new message is the summary and whose common start is
 //! what it kept.
-use std::path::Path;
-
 use super::format::{CaptureLine, Exchange};
 use crate::message::Message;
 use crate::session::SessionError;
-use crate::session::chunked::{ChunkedFile, text_of};
 use crate::session::model::{LoadWarning, RecordedUsage};
 
 /// What the warning for a cut last line says.
@@ -34,7 +31,7 @@ pub struct CaptureHead {
 }
 
 /// Warnings of each kind kept at most.
-const MAX_WARNINGS: usize = 20;
+pub(crate) const MAX_WARNINGS: usize = 20;
 
 impl CaptureHead {
     fn line(
@@ -87,26 +84,20 @@ pub(crate) fn parse_line(line: &str) -> Result<CaptureLine, serde_json::Error> {
     serde_json::from_str::<serde_json::Value>(line).and_then(serde_json::from_value)
 }
 
-/// Hands each non-blank line of a capture file to `each`, parsed (`parse_line`), with its
-/// 1-based number and whether it is the file's last (a kill may have cut that one), a
-/// chunk of lines at a time: `head` is the text of a first chunk already read (and the
-/// number of its first line). Bytes that are not UTF-8 are replaced and noted in `lossy`.
+/// The next chunk of a capture's lines (the number of its first line and its text), None
+/// after the last: what `chunked` reads a file as.
+pub(crate) type NextChunk<'a> = dyn FnMut() -> Result<Option<(usize, String)>, SessionError> + 'a;
+
+/// Hands each non-blank line of a capture to `each`, parsed (`parse_line`), with its 1-based
+/// number and whether it is the last (a kill may have cut that one), a chunk of lines at a
+/// time from `next`.
 pub(crate) fn each_line(
-    file: &mut ChunkedFile,
-    mut head: Option<(usize, String)>,
-    lossy: &mut bool,
+    next: &mut NextChunk,
     each: &mut dyn FnMut(usize, Result<CaptureLine, serde_json::Error>, bool),
 ) -> Result<(), SessionError> {
     // A line is the file's last only once no other follows.
     let mut held = None;
-    loop {
-        let (first, text) = match head.take() {
-            Some(chunk) => chunk,
-            None => match file.next_lines()? {
-                Some((first, bytes)) => (first, text_of(bytes, lossy)),
-                None => break,
-            },
-        };
+    while let Some((first, text)) = next()? {
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -122,31 +113,19 @@ pub(crate) fn each_line(
     Ok(())
 }
 
-/// Hands each exchange of the capture at `path` to `each` in file order (the order they
-/// completed, not the order the requests arrived: sort by `n` for that), with its 1-based
-/// line, a chunk of lines at a time: a request repeats the whole history, so a capture's
-/// exchanges are never all held (issue 36). Within the session caps; a line over the
-/// readers' cap costs a warning, not the capture.
-pub fn each_exchange(
-    path: &Path,
-    each: &mut dyn FnMut(usize, Exchange),
-) -> Result<CaptureHead, SessionError> {
-    each_exchange_of(&mut ChunkedFile::open(path, &|_| {}, &|| false)?, each)
-}
-
-/// `each_exchange` from an opened file (the tests read it in small chunks).
-pub(super) fn each_exchange_of(
-    file: &mut ChunkedFile,
+/// Hands each exchange of a capture to `each` in file order (the order they completed,
+/// not the order the requests arrived: sort by `n` for that), with its 1-based line, a
+/// chunk of lines at a time from `next` (`session::each_capture_exchange` reads a file so):
+/// a request repeats the whole history, so a capture's exchanges are never all held
+/// (issue 36).
+pub(crate) fn each_exchange_of(
+    next: &mut NextChunk,
     each: &mut dyn FnMut(usize, Exchange),
 ) -> Result<CaptureHead, SessionError> {
     let mut head = CaptureHead::default();
-    each_line(file, None, &mut false, &mut |number, parsed, last| {
+    each_line(next, &mut |number, parsed, last| {
         head.line(number, parsed, last, each)
     })?;
-    let long = std::mem::take(&mut file.skipped);
-    head.skipped += long.len();
-    head.warnings
-        .splice(0..0, long.into_iter().take(MAX_WARNINGS));
     Ok(head)
 }
 

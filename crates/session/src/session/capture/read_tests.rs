@@ -108,7 +108,10 @@ fn each_exchange_hands_over_one_exchange_at_a_time_from_a_chunk_of_lines() {
     let longest = text.lines().map(str::len).max().unwrap();
     let mut file = open_in_chunks(&path, 1000).unwrap();
     let mut seen = Vec::new();
-    let head = each_exchange_of(&mut file, &mut |line, e| seen.push((line, e.n))).unwrap();
+    let head = each_exchange_of(&mut || file.next_text(&mut false), &mut |line, e| {
+        seen.push((line, e.n))
+    })
+    .unwrap();
     // Line 1 is the header; the foreign line follows exchange 100.
     let want: Vec<(usize, u64)> = (1..=200u64)
         .map(|n| (n as usize + 1 + usize::from(n > 100), n))
