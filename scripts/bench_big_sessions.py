@@ -30,6 +30,7 @@ COMMANDS = {
     "inspect": ["inspect", "{f}"],
     "inspect-calls": ["inspect", "{f}", "--calls"],
     "inspect-calls-json": ["inspect", "{f}", "--calls", "--json"],
+    "inspect-requests": ["inspect", "{f}", "--requests"],
     "sessions": ["sessions", "{f}"],
     "forgot": ["forgot", "{f}"],
     "forgot-json": ["forgot", "{f}", "--json"],
