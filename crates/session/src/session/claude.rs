@@ -249,8 +249,12 @@ pub(super) fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>
             *slot = Some(v.to_string());
         }
     }
-    let kind = str_field(&o, "type").unwrap_or("").to_string();
-    let parent = Parent::of(&o);
+    // Taken out of the line rather than copied: nothing after reads the line's type.
+    let kind = match o.remove("type") {
+        Some(Value::String(k)) => k,
+        _ => String::new(),
+    };
+    let parent = Parent::of(&o, &t.builder.uuid_index);
     let uuid = str_field(&o, "uuid").map(str::to_string);
     if matches!(parent, Parent::Line(_)) && matches!(kind.as_str(), "user" | "assistant") {
         t.chained = true;
@@ -286,10 +290,11 @@ pub(super) fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>
 }
 
 /// The blocks of a content list that are JSON objects; others are reported and dropped.
+/// Filtered in place: the list read is the list kept (one allocation fewer a line).
 fn object_blocks(b: &mut Builder, number: usize, items: Vec<Value>) -> Vec<Value> {
-    let mut out = Vec::with_capacity(items.len());
-    for item in items {
-        match item {
+    items
+        .into_iter()
+        .filter_map(|item| match item {
             Value::Object(mut block) => {
                 if block
                     .get("type")
@@ -306,12 +311,14 @@ fn object_blocks(b: &mut Builder, number: usize, items: Vec<Value>) -> Vec<Value
                         }
                     }
                 }
-                out.push(Value::Object(block));
+                Some(Value::Object(block))
             }
-            _ => b.warn(number, "a content block that is not an object was dropped"),
-        }
-    }
-    out
+            _ => {
+                b.warn(number, "a content block that is not an object was dropped");
+                None
+            }
+        })
+        .collect()
 }
 
 fn text_of(content: &Value) -> String {

@@ -101,6 +101,9 @@ fn keep_keys(line: &str, keys: &'static [&'static str]) -> Result<Value, serde_j
     Ok(Value::Object(map))
 }
 
+/// How many kept keys a line's map has room for before it grows.
+const KEPT_KEYS_SIZED: usize = 8;
+
 /// Deserializes a JSON object keeping only some keys.
 struct KeptKeys(&'static [&'static str]);
 
@@ -139,7 +142,9 @@ impl<'de> serde::de::Visitor<'de> for KeptKeys {
         f.write_str("a JSON object")
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = serde_json::Map::new();
+        // Sized for a line's usual kept keys: growing the map (a new table, the entries
+        // moved) cost more than the parse of a tiny line's values (issue 39).
+        let mut out = serde_json::Map::with_capacity(KEPT_KEYS_SIZED);
         while let Some(Key(key)) = map.next_key::<Key>()? {
             if self.0.contains(&key.as_ref()) {
                 let value: Value = map.next_value()?;

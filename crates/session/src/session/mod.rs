@@ -45,6 +45,7 @@ mod stream;
 pub mod summary;
 pub mod title;
 mod transcript;
+mod uuid_index;
 pub mod watch;
 
 use std::path::Path;
