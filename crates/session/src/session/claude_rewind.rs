@@ -5,9 +5,8 @@
 //! conversation (a replay, what the model saw afterwards) is the branch that went on
 //! (docs/pipeline.md, "Reading sessions"). Only the reader's own builder is touched.
 
-use serde_json::{Map, Value};
-
-use super::assemble::{Builder, str_field};
+use super::assemble::Builder;
+use super::claude_line::ParentField;
 use super::model::MessageKind;
 use super::uuid_index::{UuidIndex, UuidKey};
 
@@ -22,14 +21,11 @@ pub(crate) enum Parent {
 }
 
 impl Parent {
-    pub(crate) fn of(o: &Map<String, Value>, index: &UuidIndex) -> Parent {
-        match o.get("parentUuid") {
-            None => Parent::Absent,
-            Some(Value::Null) => Parent::Root,
-            Some(_) => match str_field(o, "parentUuid") {
-                Some(p) => Parent::Line(index.key(p)),
-                None => Parent::Absent,
-            },
+    pub(crate) fn of(field: &ParentField, index: &UuidIndex) -> Parent {
+        match field {
+            ParentField::Absent => Parent::Absent,
+            ParentField::Null => Parent::Root,
+            ParentField::Text(p) => Parent::Line(index.key(p)),
         }
     }
 }
