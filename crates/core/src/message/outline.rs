@@ -51,12 +51,16 @@ impl Message {
         let size = self.estimate_size();
         if let Some(content) = self.raw.get_mut("content") {
             *content = match std::mem::take(content) {
-                Value::Array(blocks) => Value::Array(
-                    blocks
+                Value::Array(blocks) => {
+                    let mut kept: Vec<Value> = blocks
                         .into_iter()
                         .filter_map(|b| outline(&b, keep_text))
-                        .collect(),
-                ),
+                        .collect();
+                    // The list is the parsed one, made for every block: an answer's text
+                    // blocks leave it empty (then freed), a call's few tool uses short.
+                    kept.shrink_to_fit();
+                    Value::Array(kept)
+                }
                 _ => Value::String(String::new()),
             };
         }
