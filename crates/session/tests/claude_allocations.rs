@@ -83,6 +83,7 @@ fn a_numbers_read_of_tiny_lines_allocates_and_holds_little_per_line() {
     // 50 before the line uuids, the parents and the calls' keys were hashed instead of
     // copied, a content list kept as it came and each message made into its outline in
     // place (38 then), and the line's header and message read into typed fields instead of
-    // JSON maps (`session::claude_line`: 21 then).
+    // JSON maps (`session::claude_line`: 21 then; 22 once an outline's kept tool blocks are
+    // shrunk to size).
     assert!(per_line <= 24, "{per_line} allocations per line");
 }

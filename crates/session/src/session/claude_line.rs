@@ -116,6 +116,14 @@ impl MessageBody {
 }
 
 impl UsageField {
+    /// The counts read.
+    const COUNTS: &[&str] = &[
+        "input_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "output_tokens",
+    ];
+
     fn of_value(value: &Value) -> Option<UsageField> {
         let Value::Object(o) = value else {
             return None;
@@ -473,9 +481,13 @@ impl<'de> Visitor<'de> for UsageSeed {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<UsageField>, A::Error> {
         let mut usage = UsageField::default();
         while let Some(Key(key)) = map.next_key::<Key>()? {
-            // A count is a number; anything else is read as JSON is, and counts as none.
-            let value: Value = map.next_value()?;
-            usage.set(&key, &value);
+            if UsageField::COUNTS.contains(&key.as_ref()) {
+                // A count is a number; anything else is read as JSON is, and counts as none.
+                let value: Value = map.next_value()?;
+                usage.set(&key, &value);
+            } else {
+                map.next_value::<Checked>()?;
+            }
         }
         Ok(Some(usage))
     }

@@ -21,7 +21,7 @@ fn a_parsed_line_is_the_line_read_from_its_json() {
         r#"{"type":"assistant","parentUuid":"u\u0031","isSidechain":"yes","uuid":5,"requestId":"r","message":{"id":"m"}}"#,
         r#"{"type":"system","subtype":"compact_boundary","parentUuid":[1,{"a":2}],"compactMetadata":{"preTokens":9},"type":"summary","summary":"t"}"#,
         r#"{"isSidechain":true,"isSidechain":false,"cwd":{"x":[null]},"gitBranch":"main","agentId":"a","sessionId":"s","version":"2","timestamp":"t","requestRef":"q","rendered":[],"shapeHash":"h","id":"i","shape":{},"params":null,"microcompactMetadata":{}}"#,
-        r#"{"message":{"id":"m","id":7,"model":"x","role":"assistant","content":null,"usage":{"input_tokens":5,"output_tokens":2.0,"cache_read_input_tokens":-1,"x":[1]}}}"#,
+        r#"{"message":{"id":"m","id":7,"model":"x","role":"assistant","content":null,"usage":{"input_tokens":5,"output_tokens":2.0,"cache_read_input_tokens":-1,"x":[1],"cache_creation":{"e":3}}}}"#,
         r#"{"message":{"content":[{"type":"text","text":"t"}],"usage":[1]},"message":{"content":"late","usage":"u"}}"#,
         r#"{"message":"text"}"#,
         r#"{"message":[{"content":"x"}]}"#,
@@ -32,8 +32,8 @@ fn a_parsed_line_is_the_line_read_from_its_json() {
         let read = ClaudeLine::of_value(value).unwrap();
         assert_eq!(header(&parsed), header(&read), "{text}");
     }
-    let l = ClaudeLine::parse(r#"{"parentUuid":"p","isSidechain":true,"isSidechain":false}"#)
-        .unwrap();
+    let l =
+        ClaudeLine::parse(r#"{"parentUuid":"p","isSidechain":true,"isSidechain":false}"#).unwrap();
     assert_eq!(l.parent, ParentField::Text("p".into()));
     assert!(!l.is_sidechain);
 }
