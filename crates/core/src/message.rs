@@ -176,7 +176,9 @@ impl Message {
     }
 
     fn build(role: Role, content: Value) -> Message {
-        let mut raw = Map::new();
+        // Room for exactly its two keys: a map grown on demand takes room for three, and a
+        // session of a million tiny lines holds a million of these (issue 39).
+        let mut raw = Map::with_capacity(2);
         raw.insert("role".into(), Value::String(role.as_str().into()));
         raw.insert("content".into(), content);
         Message {

@@ -25,12 +25,48 @@ impl Message {
             ),
             _ => Value::String(String::new()),
         };
-        let mut raw = Map::new();
+        // Room for its two keys only (`Message::build`).
+        let mut raw = Map::with_capacity(2);
         raw.insert("role".into(), Value::String(self.role().to_string()));
         raw.insert("content".into(), content);
         Message {
             raw,
             size,
+            json_size: OnceLock::new(),
+            results: OnceLock::new(),
+        }
+    }
+}
+
+impl Message {
+    /// `sized_outline` of a message not needed whole afterwards: its own map and block
+    /// list become the outline's (a numbers-only read of a million tiny lines built every
+    /// message twice, issue 39). A message of other keys than `role` and `content`, in
+    /// that order, or whose role is no text, gets `sized_outline`'s new map.
+    pub fn into_sized_outline(mut self, keep_text: &dyn Fn(&str) -> bool) -> Message {
+        let same_keys = self.raw.keys().map(String::as_str).eq(["role", "content"]);
+        if !same_keys || !matches!(self.raw.get("role"), Some(Value::String(_))) {
+            return self.sized_outline(keep_text);
+        }
+        let size = self.estimate_size();
+        if let Some(content) = self.raw.get_mut("content") {
+            *content = match std::mem::take(content) {
+                Value::Array(blocks) => {
+                    let mut kept: Vec<Value> = blocks
+                        .into_iter()
+                        .filter_map(|b| outline(&b, keep_text))
+                        .collect();
+                    // The list is the parsed one, made for every block: an answer's text
+                    // blocks leave it empty (then freed), a call's few tool uses short.
+                    kept.shrink_to_fit();
+                    Value::Array(kept)
+                }
+                _ => Value::String(String::new()),
+            };
+        }
+        Message {
+            raw: self.raw,
+            size: OnceLock::from(size),
             json_size: OnceLock::new(),
             results: OnceLock::new(),
         }
@@ -83,6 +119,11 @@ mod tests {
             &Message::user_text("a prompt ".repeat(30)),
         ] {
             let o = m.sized_outline(&keep);
+            // The outline made of the message itself is the same outline.
+            let owned = m.clone().into_sized_outline(&keep);
+            assert_eq!(owned.raw, o.raw);
+            assert_eq!(owned.estimate_size(), o.estimate_size());
+            assert_eq!(owned.tool_result_lens(), o.tool_result_lens());
             assert_eq!(o.estimate_size(), m.estimate_size());
             assert_eq!(o.role(), m.role());
             assert!(o.joined_text().is_empty());

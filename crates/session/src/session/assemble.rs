@@ -9,14 +9,13 @@
 //! the open call, results that answer the open call's tool uses gather after it, and
 //! anything else closes the call first. It never reads a file.
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Value};
 
 use super::model::{
     Compaction, LoadWarning, MessageKind, MessageOrigin, RecordedCall, RecordedUsage, Session,
     SessionFormat,
 };
+use super::uuid_index::UuidIndex;
 use crate::message::{BlockKind, Message, Role, block_tool_id};
 
 /// Where a piece came from in the file.
@@ -58,7 +57,7 @@ pub(crate) struct Builder {
     /// after the results when the call closes (`push_between`).
     between: Vec<Held>,
     /// Claude Code's line uuids -> index of the message that holds the line.
-    pub uuid_index: HashMap<String, usize>,
+    pub uuid_index: UuidIndex,
     /// A numbers-only read (`detail::Detail::Numbers`): each message is held as its
     /// sized outline once it is in the list (`held`).
     pub slim: bool,
@@ -90,7 +89,7 @@ impl Builder {
             session: Session::empty(format),
             open: None,
             between: Vec::new(),
-            uuid_index: HashMap::new(),
+            uuid_index: UuidIndex::default(),
             slim: false,
             on_held: None,
             forgotten: 0,
@@ -109,7 +108,7 @@ impl Builder {
             return message;
         }
         let persisted = |t: &str| super::claude_persisted::claude_code_persisted(t).is_some();
-        message.sized_outline(&persisted)
+        message.into_sized_outline(&persisted)
     }
 
     /// How many messages were closed so far, the forgotten ones included: the index the
@@ -194,7 +193,7 @@ impl Builder {
 
     fn index_uuid(&mut self, uuid: &Option<String>, index: usize) {
         if let Some(u) = uuid {
-            self.uuid_index.insert(u.clone(), index);
+            self.uuid_index.insert(u, index);
         }
     }
 
@@ -224,7 +223,12 @@ impl Builder {
                 call.tool_ids.push(id.to_string());
             }
         }
-        call.blocks.extend(blocks);
+        if call.blocks.is_empty() {
+            // The call's first blocks: kept as they came, not copied.
+            call.blocks = blocks;
+        } else {
+            call.blocks.extend(blocks);
+        }
     }
 
     /// The usage the open call reported (the last report of a request wins: later lines

@@ -1,5 +1,7 @@
-//! Reading a JSON-lines session (Claude Code, Codex, a `ctxlab proxy` capture) a chunk of whole lines at a time,
-//! each chunk parsed (on this thread: `lines::parse_json_lines_keeping_here`) and handed
+//! Reading a JSON-lines session (Claude Code, Codex, a `ctxlab proxy` capture) a chunk of
+//! whole lines at a time, each chunk parsed (on this thread: `lines::parse_json_lines_here`,
+//! Claude Code's lines by `claude_line::parse_claude_lines`, a capture's by
+//! `capture::read_capture_chunks`) and handed
 //! to the reader before the next is read, so
 //! that the file's text, its parsed lines and the session they become are never all held
 //! at once: only the session and one chunk (docs/pipeline.md, "Reading sessions").
@@ -11,6 +13,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::claude_line::{self, ParsedClaudeLine};
 use super::compressed::{open_content, read_error};
 use super::detail::Detail;
 use super::lines::{self, ParsedLine};
@@ -204,17 +207,17 @@ pub(crate) fn text_of(bytes: Vec<u8>, lossy: &mut bool) -> String {
 
 /// The parsed lines of a chunked file, one chunk at a time; a read error ends the
 /// iteration and waits in `error`.
-struct StreamedLines<'f, 'a> {
+struct StreamedLines<'f, 'a, T> {
     file: &'f mut ChunkedFile<'a>,
-    parse: fn(&str, usize) -> Vec<ParsedLine>,
-    current: std::vec::IntoIter<ParsedLine>,
+    parse: fn(&str, usize) -> Vec<T>,
+    current: std::vec::IntoIter<T>,
     lossy: bool,
     error: Option<SessionError>,
 }
 
-impl Iterator for StreamedLines<'_, '_> {
-    type Item = ParsedLine;
-    fn next(&mut self) -> Option<ParsedLine> {
+impl<T> Iterator for StreamedLines<'_, '_, T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
         loop {
             if let Some(line) = self.current.next() {
                 return Some(line);
@@ -237,8 +240,38 @@ impl Iterator for StreamedLines<'_, '_> {
     }
 }
 
-pub(super) fn parse_claude(text: &str, first: usize) -> Vec<ParsedLine> {
-    lines::parse_json_lines_keeping_here(text, first, claude::LINE_KEYS)
+pub(super) fn parse_claude(text: &str, first: usize) -> Vec<ParsedClaudeLine> {
+    claude_line::parse_claude_lines(text, first)
+}
+
+/// The lines of `file` from its first chunk (`head`, from line `first`) on, parsed by
+/// `parse` a chunk at a time.
+fn streamed<'f, 'a, T>(
+    file: &'f mut ChunkedFile<'a>,
+    head: std::borrow::Cow<str>,
+    parse: fn(&str, usize) -> Vec<T>,
+    first: usize,
+    lossy: bool,
+) -> StreamedLines<'f, 'a, T> {
+    let head_lines = parse(&head, first);
+    drop(head);
+    StreamedLines {
+        file,
+        parse,
+        current: head_lines.into_iter(),
+        lossy,
+        error: None,
+    }
+}
+
+impl<T> StreamedLines<'_, '_, T> {
+    /// Whether some bytes were not UTF-8, or the read error that ended the lines.
+    fn done(self) -> Result<bool, SessionError> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.lossy),
+        }
+    }
 }
 
 fn parse_all(text: &str, first: usize) -> Vec<ParsedLine> {
@@ -310,33 +343,25 @@ fn read_chunked(file: &mut ChunkedFile, detail: Detail) -> Result<ReadSession, S
         session.warnings.extend(std::mem::take(&mut file.skipped));
         return Ok((session, None, lossy.then(stream::lossy_warning)));
     }
-    let parse = if format == SessionFormat::ClaudeCode {
-        parse_claude
-    } else if !detail.holds_histories() {
-        // Histories not held: each replacement history is counted as it is parsed.
-        super::codex_counted::parse_codex_counting_here
-    } else {
-        parse_all
-    };
     let lossy = matches!(head_text, std::borrow::Cow::Owned(_));
-    let head_lines = parse(&head_text, first);
-    drop(head_text);
-    drop(head);
-    let mut lines = StreamedLines {
-        file,
-        parse,
-        current: head_lines.into_iter(),
-        lossy,
-        error: None,
+    let (mut session, lossy) = if format == SessionFormat::ClaudeCode {
+        let mut lines = streamed(file, head_text, parse_claude, first, lossy);
+        drop(head);
+        let session = claude::read_claude_detail(&mut lines, detail);
+        (session, lines.done()?)
+    } else {
+        let parse = if !detail.holds_histories() {
+            // Histories not held: each replacement history is counted as it is parsed.
+            super::codex_counted::parse_codex_counting_here
+        } else {
+            parse_all
+        };
+        let mut lines = streamed(file, head_text, parse, first, lossy);
+        drop(head);
+        let session = codex::read_codex(&mut lines, format, detail);
+        (session, lines.done()?)
     };
-    let mut session = match format {
-        SessionFormat::ClaudeCode => claude::read_claude_detail(&mut lines, detail),
-        _ => codex::read_codex(&mut lines, format, detail),
-    };
-    if let Some(e) = lines.error {
-        return Err(e);
-    }
-    let warning = lines.lossy.then(stream::lossy_warning);
+    let warning = lossy.then(stream::lossy_warning);
     session.warnings.extend(std::mem::take(&mut file.skipped));
     Ok((session, None, warning))
 }

@@ -21,10 +21,11 @@ use serde_json::{Map, Value};
 
 use super::assemble::{Builder, Origin, str_field, u64_field};
 use super::claude_kept::{Preserved, PreservedKind, resolve_kept};
+use super::claude_line::ParentField;
+use super::claude_line::{ClaudeLine, MessageField, ParsedClaudeLine, Unread};
 use super::claude_requests::{RECORD_TYPES, RecordReader};
 use super::claude_rewind::{Parent, before_user_message, index_other_line};
 use super::detail::Detail;
-use super::lines::ParsedLine;
 use super::model::{
     Compaction, CompactionKind, MessageKind, RecordedUsage, Session, SessionFormat, Summary,
     TokenCount, TokenSource, Trigger,
@@ -50,35 +51,6 @@ const KNOWN_OTHER_TYPES: &[&str] = &[
     "mode",
     "tools-used",
     "atis-latch",
-];
-
-/// The keys of a line the reader uses; the others are skipped while parsing.
-pub(crate) const LINE_KEYS: &[&str] = &[
-    "type",
-    "subtype",
-    "uuid",
-    "parentUuid",
-    "isSidechain",
-    "isMeta",
-    "isCompactSummary",
-    "timestamp",
-    "sessionId",
-    "version",
-    "cwd",
-    "gitBranch",
-    "agentId",
-    "requestId",
-    "message",
-    "compactMetadata",
-    "microcompactMetadata",
-    "summary",
-    // The request record (`claude_requests`).
-    "rendered",
-    "shape",
-    "shapeHash",
-    "params",
-    "id",
-    "requestRef",
 ];
 
 /// One conversation being read: the main one or a subagent's.
@@ -122,14 +94,14 @@ impl Thread {
 }
 
 /// Reads the parsed lines of a Claude Code session file.
-pub(crate) fn read_claude(lines: impl IntoIterator<Item = ParsedLine>) -> Session {
+pub(crate) fn read_claude(lines: impl IntoIterator<Item = ParsedClaudeLine>) -> Session {
     read_claude_detail(lines, Detail::Full)
 }
 
 /// `read_claude` holding what `detail` asks (a numbers-only read holds each message's
 /// outline, `Builder::slim`).
 pub(crate) fn read_claude_detail(
-    lines: impl IntoIterator<Item = ParsedLine>,
+    lines: impl IntoIterator<Item = ParsedClaudeLine>,
     detail: Detail,
 ) -> Session {
     read_claude_hooked(lines, detail, None)
@@ -138,7 +110,7 @@ pub(crate) fn read_claude_detail(
 /// `read_claude_detail` with `hook` hearing each message of the main thread as it is
 /// held (`Builder::on_held`; the sidechains' are not heard).
 pub(crate) fn read_claude_hooked(
-    lines: impl IntoIterator<Item = ParsedLine>,
+    lines: impl IntoIterator<Item = ParsedClaudeLine>,
     detail: Detail,
     hook: Option<super::assemble::HeldHook>,
 ) -> Session {
@@ -152,24 +124,27 @@ pub(crate) fn read_claude_hooked(
     let mut sides: Vec<(String, Thread)> = Vec::new();
     let mut side_of_uuid: HashMap<String, usize> = HashMap::new();
     let mut count = 0;
-    for ParsedLine { number, value } in lines {
+    for ParsedClaudeLine { number, line } in lines {
         count += 1;
-        let o = match value {
-            Ok(Value::Object(o)) => o,
-            Ok(_) => {
+        let o = match line {
+            Ok(o) => o,
+            Err(Unread::NotObject) => {
                 main.builder
                     .warn(number, "line is JSON but not an object; skipped");
                 continue;
             }
-            Err(e) => {
+            Err(Unread::Malformed(e)) => {
                 main.builder
                     .warn(number, format!("malformed line skipped: {e}"));
                 continue;
             }
         };
-        if o.get("isSidechain").and_then(Value::as_bool) == Some(true) {
-            let key = str_field(&o, "agentId").map(str::to_string);
-            let parent = str_field(&o, "parentUuid").and_then(|p| side_of_uuid.get(p).copied());
+        if o.is_sidechain {
+            let key = o.agent_id.clone();
+            let parent = match &o.parent {
+                ParentField::Text(p) => side_of_uuid.get(p.as_str()).copied(),
+                _ => None,
+            };
             let index = match (key, parent) {
                 (Some(k), _) => match sides.iter().position(|(sk, _)| *sk == k) {
                     Some(i) => i,
@@ -180,13 +155,13 @@ pub(crate) fn read_claude_hooked(
                 },
                 (None, Some(i)) => i,
                 (None, None) => {
-                    let k = str_field(&o, "uuid").unwrap_or("sidechain").to_string();
+                    let k = o.uuid.as_deref().unwrap_or("sidechain").to_string();
                     sides.push((k, thread()));
                     sides.len() - 1
                 }
             };
-            if let Some(u) = str_field(&o, "uuid") {
-                side_of_uuid.insert(u.to_string(), index);
+            if let Some(u) = &o.uuid {
+                side_of_uuid.insert(u.clone(), index);
             }
             let thread = &mut sides[index].1;
             thread.builder.session.lines += 1;
@@ -222,36 +197,37 @@ pub(crate) fn read_claude_hooked(
     session
 }
 
-fn origin(number: usize, o: &Map<String, Value>) -> Origin {
+fn origin(number: usize, o: &ClaudeLine) -> Origin {
     Origin {
         line: number,
-        timestamp: str_field(o, "timestamp").map(str::to_string),
-        uuid: str_field(o, "uuid").map(str::to_string),
+        timestamp: o.timestamp.clone(),
+        uuid: o.uuid.clone(),
     }
 }
 
-pub(super) fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>) {
+pub(super) fn read_line(t: &mut Thread, number: usize, mut o: ClaudeLine) {
     let b = &mut t.builder;
     let meta = &mut b.session.meta;
-    if let Some(ts) = str_field(&o, "timestamp") {
+    if let Some(ts) = &o.timestamp {
         meta.saw_timestamp(ts);
     }
-    for (key, slot) in [
-        ("sessionId", &mut meta.session_id),
-        ("version", &mut meta.version),
-        ("cwd", &mut meta.cwd),
-        ("gitBranch", &mut meta.git_branch),
-        ("agentId", &mut meta.agent_id),
+    for (value, slot) in [
+        (&mut o.session_id, &mut meta.session_id),
+        (&mut o.version, &mut meta.version),
+        (&mut o.cwd, &mut meta.cwd),
+        (&mut o.git_branch, &mut meta.git_branch),
+        (&mut o.agent_id, &mut meta.agent_id),
     ] {
-        if slot.is_none()
-            && let Some(v) = str_field(&o, key).filter(|v| !v.is_empty())
-        {
-            *slot = Some(v.to_string());
+        if slot.is_none() && value.as_ref().is_some_and(|v| !v.is_empty()) {
+            // Taken, not copied: nothing after reads these but the sidechain's agent id,
+            // read before.
+            *slot = value.take();
         }
     }
-    let kind = str_field(&o, "type").unwrap_or("").to_string();
-    let parent = Parent::of(&o);
-    let uuid = str_field(&o, "uuid").map(str::to_string);
+    // Taken out of the line rather than copied: nothing after reads the line's type.
+    let kind = o.kind.take().unwrap_or_default();
+    let parent = Parent::of(&o.parent, &t.builder.uuid_index);
+    let uuid = o.uuid.clone();
     if matches!(parent, Parent::Line(_)) && matches!(kind.as_str(), "user" | "assistant") {
         t.chained = true;
     }
@@ -260,7 +236,7 @@ pub(super) fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>
         "user" => user_line(t, number, &mut o, &parent),
         "assistant" => {
             if let Some((key, model)) = assistant_line(b, number, &mut o) {
-                let request_ref = str_field(&o, "requestRef");
+                let request_ref = o.request_ref.as_deref();
                 t.record
                     .assistant(number, &key, model.as_deref(), request_ref);
             }
@@ -268,13 +244,13 @@ pub(super) fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>
         "system" => system_line(t, number, &o),
         "summary" => {
             b.session.meta.summary_lines += 1;
-            if let Some(title) = str_field(&o, "summary") {
-                b.session.meta.title = Some(title.to_string());
+            if let Some(title) = o.summary.take() {
+                b.session.meta.title = Some(title);
             }
         }
-        "attachment" if t.record.attachment(number, &o) => {}
+        "attachment" if t.record.attachment(number, &o.rest) => {}
         k if RECORD_TYPES.contains(&k) => {
-            if !t.record.read(k, &o) {
+            if !t.record.read(k, &o.rest) {
                 b.skip(format!("line type {k} without its fields"));
             }
         }
@@ -286,10 +262,11 @@ pub(super) fn read_line(t: &mut Thread, number: usize, mut o: Map<String, Value>
 }
 
 /// The blocks of a content list that are JSON objects; others are reported and dropped.
+/// Filtered in place: the list read is the list kept (one allocation fewer a line).
 fn object_blocks(b: &mut Builder, number: usize, items: Vec<Value>) -> Vec<Value> {
-    let mut out = Vec::with_capacity(items.len());
-    for item in items {
-        match item {
+    items
+        .into_iter()
+        .filter_map(|item| match item {
             Value::Object(mut block) => {
                 if block
                     .get("type")
@@ -306,12 +283,14 @@ fn object_blocks(b: &mut Builder, number: usize, items: Vec<Value>) -> Vec<Value
                         }
                     }
                 }
-                out.push(Value::Object(block));
+                Some(Value::Object(block))
             }
-            _ => b.warn(number, "a content block that is not an object was dropped"),
-        }
-    }
-    out
+            _ => {
+                b.warn(number, "a content block that is not an object was dropped");
+                None
+            }
+        })
+        .collect()
 }
 
 fn text_of(content: &Value) -> String {
@@ -327,17 +306,19 @@ fn text_of(content: &Value) -> String {
     }
 }
 
-fn user_line(t: &mut Thread, number: usize, o: &mut Map<String, Value>, parent: &Parent) {
+fn user_line(t: &mut Thread, number: usize, o: &mut ClaudeLine, parent: &Parent) {
     let origin = origin(number, o);
     let b = &mut t.builder;
-    let content = match o.get_mut("message").and_then(|m| m.get_mut("content")) {
-        Some(c) => c.take(),
-        None => {
+    let content = match &mut o.message {
+        Some(MessageField::Object(m)) if m.content.is_some() => {
+            m.content.take().unwrap_or_default()
+        }
+        _ => {
             b.warn(number, "user line without message content; skipped");
             return;
         }
     };
-    if o.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
+    if o.is_compact_summary {
         let text = text_of(&content);
         let len = b.len_with_open();
         let pending = b.session.compactions.last().is_some_and(|c| {
@@ -362,7 +343,7 @@ fn user_line(t: &mut Thread, number: usize, o: &mut Map<String, Value>, parent: 
         c.summary_message = Some(index);
         return;
     }
-    let injected = o.get("isMeta").and_then(Value::as_bool) == Some(true);
+    let injected = o.is_meta;
     let answers_a_tool = match &content {
         Value::Array(items) => items
             .iter()
@@ -408,25 +389,25 @@ fn user_line(t: &mut Thread, number: usize, o: &mut Map<String, Value>, parent: 
 fn assistant_line(
     b: &mut Builder,
     number: usize,
-    o: &mut Map<String, Value>,
+    o: &mut ClaudeLine,
 ) -> Option<(String, Option<String>)> {
     let origin = origin(number, o);
-    let Some(Value::Object(mut message)) = o.remove("message") else {
+    let Some(MessageField::Object(message)) = o.message.take() else {
         b.warn(number, "assistant line without a message; skipped");
         return None;
     };
-    let model = str_field(&message, "model").map(str::to_string);
+    let model = message.model;
     // Claude Code's own stand-ins (API errors, "No response requested.") are no model call.
     if model.as_deref() == Some("<synthetic>") {
         b.skip("synthetic assistant line");
         return None;
     }
-    let key = str_field(&message, "id")
-        .or_else(|| str_field(o, "requestId"))
-        .map(str::to_string)
+    let key = message
+        .id
+        .or_else(|| o.request_id.take())
         .or_else(|| origin.uuid.clone())
         .unwrap_or_else(|| format!("line {number}"));
-    let blocks = match message.remove("content") {
+    let blocks = match message.content {
         Some(Value::Array(items)) => object_blocks(b, number, items),
         Some(Value::String(s)) => vec![crate::message::block::text(s)],
         _ => Vec::new(),
@@ -436,12 +417,12 @@ fn assistant_line(
     if let Some(m) = &model {
         b.call_model(m);
     }
-    if let Some(Value::Object(u)) = message.get("usage") {
+    if let Some(u) = message.usage {
         let usage = RecordedUsage {
-            input_tokens: u64_field(u, "input_tokens").unwrap_or(0),
-            cache_read_tokens: u64_field(u, "cache_read_input_tokens").unwrap_or(0),
-            cache_creation_tokens: u64_field(u, "cache_creation_input_tokens").unwrap_or(0),
-            output_tokens: u64_field(u, "output_tokens").unwrap_or(0),
+            input_tokens: u.input_tokens.unwrap_or(0),
+            cache_read_tokens: u.cache_read_input_tokens.unwrap_or(0),
+            cache_creation_tokens: u.cache_creation_input_tokens.unwrap_or(0),
+            output_tokens: u.output_tokens.unwrap_or(0),
         };
         b.call_usage(usage, number, timestamp);
     }
@@ -455,14 +436,14 @@ fn recorded(tokens: Option<u64>) -> Option<TokenCount> {
     })
 }
 
-fn system_line(t: &mut Thread, number: usize, o: &Map<String, Value>) {
+fn system_line(t: &mut Thread, number: usize, o: &ClaudeLine) {
     let b = &mut t.builder;
-    let subtype = str_field(o, "subtype").unwrap_or("");
-    let timestamp = str_field(o, "timestamp").map(str::to_string);
+    let subtype = o.subtype.as_deref().unwrap_or("");
+    let timestamp = o.timestamp.clone();
     match subtype {
         "compact_boundary" => {
             let empty = Map::new();
-            let meta = match o.get("compactMetadata") {
+            let meta = match o.rest.get("compactMetadata") {
                 Some(Value::Object(m)) => m,
                 _ => &empty,
             };
@@ -518,7 +499,7 @@ fn system_line(t: &mut Thread, number: usize, o: &Map<String, Value>) {
         }
         "microcompact_boundary" => {
             let empty = Map::new();
-            let meta = match o.get("microcompactMetadata") {
+            let meta = match o.rest.get("microcompactMetadata") {
                 Some(Value::Object(m)) => m,
                 _ => &empty,
             };

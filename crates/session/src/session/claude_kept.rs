@@ -60,8 +60,8 @@ pub(super) fn resolve_kept(builder: &mut Builder, preserved: Vec<Preserved>) {
 /// The messages from the segment's head line to its tail line; None when either is not
 /// a message line of the file.
 fn segment_indices(b: &Builder, head: &str, tail: &str) -> Option<Vec<usize>> {
-    let h = b.uuid_index.get(head).copied()?;
-    let t = b.uuid_index.get(tail).copied()?;
+    let h = b.uuid_index.get(head)?;
+    let t = b.uuid_index.get(tail)?;
     (h <= t && t < b.session.messages.len()).then(|| (h..=t).collect())
 }
 
@@ -73,13 +73,10 @@ fn uuid_indices(b: &mut Builder, line: usize, uuids: &[String]) -> Option<Vec<us
     let len = b.session.messages.len();
     let found: std::collections::BTreeSet<usize> = uuids
         .iter()
-        .filter_map(|u| b.uuid_index.get(u).copied())
+        .filter_map(|u| b.uuid_index.get(u))
         .filter(|&i| i < len)
         .collect();
-    let missing = uuids
-        .iter()
-        .filter(|u| !b.uuid_index.contains_key(u.as_str()))
-        .count();
+    let missing = uuids.iter().filter(|u| !b.uuid_index.contains(u)).count();
     if found.is_empty() && !uuids.is_empty() {
         return None;
     }

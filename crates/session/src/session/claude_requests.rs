@@ -89,8 +89,10 @@ const EDIT_TYPES_MAX: usize = 16;
 pub(super) struct RecordReader {
     pub(super) record: RequestRecord,
     pending: Vec<Pending>,
-    /// The shape of each call by its message id (the key its lines share).
-    shape_of_key: HashMap<String, Option<String>>,
+    /// Each call's shape, by a keyed hash of its key (the message id its lines share) (one
+    /// entry a call, no copy of the key; `uuid_index` says why a keyed hash).
+    shape_of_key: HashMap<u64, Option<String>>,
+    keys: std::hash::RandomState,
 }
 
 /// The line types that make the record; `read` takes them.
@@ -217,7 +219,8 @@ impl RecordReader {
         model: Option<&str>,
         request_ref: Option<&str>,
     ) {
-        if !self.shape_of_key.contains_key(key) {
+        let key = std::hash::BuildHasher::hash_one(&self.keys, key);
+        if !self.shape_of_key.contains_key(&key) {
             let by_ref = request_ref.and_then(|r| {
                 self.pending
                     .iter()
@@ -237,9 +240,9 @@ impl RecordReader {
                 }
                 None => None,
             };
-            self.shape_of_key.insert(key.to_string(), shape);
+            self.shape_of_key.insert(key, shape);
         }
-        if let Some(Some(hash)) = self.shape_of_key.get(key) {
+        if let Some(Some(hash)) = self.shape_of_key.get(&key) {
             self.record.shape_of_line.insert(line, hash.clone());
         }
     }

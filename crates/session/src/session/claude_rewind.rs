@@ -5,30 +5,27 @@
 //! conversation (a replay, what the model saw afterwards) is the branch that went on
 //! (docs/pipeline.md, "Reading sessions"). Only the reader's own builder is touched.
 
-use serde_json::{Map, Value};
-
-use super::assemble::{Builder, str_field};
+use super::assemble::Builder;
+use super::claude_line::ParentField;
 use super::model::MessageKind;
+use super::uuid_index::{UuidIndex, UuidKey};
 
-/// A line's `parentUuid`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A line's `parentUuid`, as the thread's uuid index keys it (only ever looked up there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Parent {
     /// The line has no `parentUuid` key: the file says nothing.
     Absent,
     /// `"parentUuid": null`: the line starts a chain.
     Root,
-    Line(String),
+    Line(UuidKey),
 }
 
 impl Parent {
-    pub(crate) fn of(o: &Map<String, Value>) -> Parent {
-        match o.get("parentUuid") {
-            None => Parent::Absent,
-            Some(Value::Null) => Parent::Root,
-            Some(_) => match str_field(o, "parentUuid") {
-                Some(p) => Parent::Line(p.to_string()),
-                None => Parent::Absent,
-            },
+    pub(crate) fn of(field: &ParentField, index: &UuidIndex) -> Parent {
+        match field {
+            ParentField::Absent => Parent::Absent,
+            ParentField::Null => Parent::Root,
+            ParentField::Text(p) => Parent::Line(index.key(p)),
         }
     }
 }
@@ -40,11 +37,12 @@ pub(crate) fn index_other_line(b: &mut Builder, uuid: Option<&str>, parent: &Par
     let (Some(uuid), Parent::Line(p)) = (uuid, parent) else {
         return;
     };
-    if b.uuid_index.contains_key(uuid) {
+    let key = b.uuid_index.key(uuid);
+    if b.uuid_index.get_key(key).is_some() {
         return;
     }
-    if let Some(&i) = b.uuid_index.get(p) {
-        b.uuid_index.insert(uuid.to_string(), i);
+    if let Some(i) = b.uuid_index.get_key(*p) {
+        b.uuid_index.insert_key(key, i);
     }
 }
 
@@ -54,8 +52,8 @@ pub(crate) fn index_other_line(b: &mut Builder, uuid: Option<&str>, parent: &Par
 pub(crate) fn before_user_message(b: &mut Builder, chained: bool, parent: &Parent) {
     let from = match parent {
         Parent::Absent => return,
-        Parent::Line(p) => match b.uuid_index.get(p) {
-            Some(&i) => i + 1,
+        Parent::Line(p) => match b.uuid_index.get_key(*p) {
+            Some(i) => i + 1,
             // A parent in another file (a resumed session) or not read: no rewind known.
             None => return,
         },

@@ -83,75 +83,6 @@ pub(crate) fn parse_json_lines(text: &str, first: usize) -> Vec<ParsedLine> {
     parse_lines_with(text, first, |line| serde_json::from_str(line))
 }
 
-/// Every non-empty line of `text`, parsed as a JSON object that keeps only the `keys` a
-/// reader uses: the rest (Claude Code repeats each tool's output in `toolUseResult`) is
-/// skipped without being built. `text`'s first line is line `first`.
-pub(crate) fn parse_json_lines_keeping(
-    text: &str,
-    first: usize,
-    keys: &'static [&'static str],
-) -> Vec<ParsedLine> {
-    parse_lines_with(text, first, |line| keep_keys(line, keys))
-}
-
-fn keep_keys(line: &str, keys: &'static [&'static str]) -> Result<Value, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(line);
-    let map = serde::de::DeserializeSeed::deserialize(KeptKeys(keys), &mut de)
-        .and_then(|m| de.end().map(|()| m))?;
-    Ok(Value::Object(map))
-}
-
-/// Deserializes a JSON object keeping only some keys.
-struct KeptKeys(&'static [&'static str]);
-
-/// A key, borrowed from the line when it has no escapes.
-struct Key<'de>(std::borrow::Cow<'de, str>);
-
-impl<'de> serde::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(std::borrow::Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(std::borrow::Cow::Owned(v.to_string())))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for KeptKeys {
-    type Value = serde_json::Map<String, Value>;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for KeptKeys {
-    type Value = serde_json::Map<String, Value>;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = serde_json::Map::new();
-        while let Some(Key(key)) = map.next_key::<Key>()? {
-            if self.0.contains(&key.as_ref()) {
-                let value: Value = map.next_value()?;
-                out.insert(key.into_owned(), value);
-            } else {
-                map.next_value::<serde::de::IgnoredAny>()?;
-            }
-        }
-        Ok(out)
-    }
-}
-
 fn parse_lines_with(
     text: &str,
     first: usize,
@@ -160,19 +91,10 @@ fn parse_lines_with(
     parse_lines_on(text, first, threads_for(text.len()), parse)
 }
 
-/// `parse_json_lines_keeping` on the calling thread only: the chunked reader's values
-/// then all come from, and go back to, one allocator arena (threads started per chunk
-/// each take an arena, and what the session keeps from theirs pins their free space:
-/// a peak several times the file's size under load).
-pub(crate) fn parse_json_lines_keeping_here(
-    text: &str,
-    first: usize,
-    keys: &'static [&'static str],
-) -> Vec<ParsedLine> {
-    parse_lines_on(text, first, 1, |line| keep_keys(line, keys))
-}
-
-/// `parse_json_lines` on the calling thread only (see `parse_json_lines_keeping_here`).
+/// `parse_json_lines` on the calling thread only: the chunked reader's values then all
+/// come from, and go back to, one allocator arena (threads started per chunk each take an
+/// arena, and what the session keeps from theirs pins their free space: a peak several
+/// times the file's size under load).
 pub(crate) fn parse_json_lines_here(text: &str, first: usize) -> Vec<ParsedLine> {
     parse_lines_on(text, first, 1, |line| serde_json::from_str(line))
 }
@@ -365,21 +287,6 @@ mod tests {
         assert_eq!(bounds.first(), Some(&0));
         assert_eq!(bounds.last(), Some(&1000));
         assert!(bounds.len() <= 4);
-    }
-
-    #[test]
-    fn kept_keys_are_the_only_ones_built() {
-        let parsed = parse_json_lines_keeping(
-            "{\"type\":\"user\",\"toolUseResult\":{\"stdout\":\"big\"},\"message\":{\"a\":[1]},\"t\\u0079pe2\":1}\n[1]\n{\"type\":",
-            1,
-            &["type", "message", "type2"],
-        );
-        assert_eq!(
-            parsed[0].value.as_ref().unwrap(),
-            &serde_json::json!({"type": "user", "message": {"a": [1]}, "type2": 1})
-        );
-        assert!(parsed[1].value.is_err());
-        assert!(parsed[2].value.is_err());
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod chunked;
 pub use chunked::each_capture_exchange;
 mod claude;
 mod claude_kept;
+pub(crate) mod claude_line;
 pub mod claude_persisted;
 pub mod claude_requests;
 mod claude_rewind;
@@ -46,6 +47,7 @@ mod stream;
 pub mod summary;
 pub mod title;
 mod transcript;
+mod uuid_index;
 pub mod watch;
 
 use std::path::Path;
@@ -211,7 +213,7 @@ fn detect_text(text: &str) -> Option<SessionFormat> {
 
 fn read_lines(format: SessionFormat, lines: Vec<ParsedLine>) -> Result<Session, SessionError> {
     match format {
-        SessionFormat::ClaudeCode => Ok(claude::read_claude(lines)),
+        SessionFormat::ClaudeCode => Ok(claude::read_claude(claude_line::of_values(lines))),
         SessionFormat::Codex | SessionFormat::CodexLegacy => {
             Ok(codex::read_codex(lines, format, detail::Detail::Full))
         }
@@ -246,7 +248,7 @@ fn parse_text(text: &str) -> Result<(Session, Option<String>), SessionError> {
     }
     match detect_text(text) {
         Some(SessionFormat::ClaudeCode) => {
-            let lines = lines::parse_json_lines_keeping(text, 1, claude::LINE_KEYS);
+            let lines = claude_line::parse_claude_lines(text, 1);
             return Ok((claude::read_claude(lines), None));
         }
         Some(format) => return Ok((read_lines(format, parse_json_lines(text, 1))?, None)),

@@ -71,42 +71,50 @@ pub(crate) fn read_sized_detail<S: SizeSink + 'static>(
     let mut unread = false;
     let mut error = None;
     let session = {
-        let mut parse = |text: &str, first: usize| -> Vec<ParsedLine> {
-            if format == SessionFormat::ClaudeCode {
-                return parse_claude(text, first);
-            }
-            text.lines()
-                .enumerate()
-                .filter(|(_, l)| !l.trim().is_empty())
-                .map(|(i, l)| {
-                    let number = i + first;
-                    let counted = if l.contains("\"replacement_history\"") {
-                        let got = parse_line(l, number, &mut keys, &mut *sink.borrow_mut());
-                        unread |= got.is_none();
-                        got
-                    } else {
-                        None
-                    };
-                    let value = match counted {
-                        Some(v) => Ok(v),
-                        None => serde_json::from_str::<Value>(l),
-                    };
-                    ParsedLine { number, value }
-                })
-                .collect()
-        };
-        let head_lines = parse(&head_text, first);
-        drop(head_text);
-        let lines = Lines {
-            file: &mut file,
-            parse: &mut parse,
-            current: head_lines.into_iter(),
-            lossy: &mut lossy,
-            error: &mut error,
-        };
-        match format {
-            SessionFormat::ClaudeCode => claude::read_claude_hooked(lines, detail, Some(hook)),
-            _ => codex::read_codex_hooked(lines, format, detail, Some(hook)).0,
+        if format == SessionFormat::ClaudeCode {
+            let mut parse = parse_claude;
+            let head_lines = parse(&head_text, first);
+            drop(head_text);
+            let lines = Lines {
+                file: &mut file,
+                parse: &mut parse,
+                current: head_lines.into_iter(),
+                lossy: &mut lossy,
+                error: &mut error,
+            };
+            claude::read_claude_hooked(lines, detail, Some(hook))
+        } else {
+            let mut parse = |text: &str, first: usize| -> Vec<ParsedLine> {
+                text.lines()
+                    .enumerate()
+                    .filter(|(_, l)| !l.trim().is_empty())
+                    .map(|(i, l)| {
+                        let number = i + first;
+                        let counted = if l.contains("\"replacement_history\"") {
+                            let got = parse_line(l, number, &mut keys, &mut *sink.borrow_mut());
+                            unread |= got.is_none();
+                            got
+                        } else {
+                            None
+                        };
+                        let value = match counted {
+                            Some(v) => Ok(v),
+                            None => serde_json::from_str::<Value>(l),
+                        };
+                        ParsedLine { number, value }
+                    })
+                    .collect()
+            };
+            let head_lines = parse(&head_text, first);
+            drop(head_text);
+            let lines = Lines {
+                file: &mut file,
+                parse: &mut parse,
+                current: head_lines.into_iter(),
+                lossy: &mut lossy,
+                error: &mut error,
+            };
+            codex::read_codex_hooked(lines, format, detail, Some(hook)).0
         }
     };
     if let Some(e) = error {
@@ -129,17 +137,17 @@ pub(crate) fn read_sized_detail<S: SizeSink + 'static>(
 
 /// The parsed lines of a chunked file, a chunk at a time (`chunked::StreamedLines` with a
 /// parser that keeps state between chunks).
-struct Lines<'f, 'a, 'p> {
+struct Lines<'f, 'a, 'p, T> {
     file: &'f mut ChunkedFile<'a>,
-    parse: &'p mut dyn FnMut(&str, usize) -> Vec<ParsedLine>,
-    current: std::vec::IntoIter<ParsedLine>,
+    parse: &'p mut dyn FnMut(&str, usize) -> Vec<T>,
+    current: std::vec::IntoIter<T>,
     lossy: &'p mut bool,
     error: &'p mut Option<SessionError>,
 }
 
-impl Iterator for Lines<'_, '_, '_> {
-    type Item = ParsedLine;
-    fn next(&mut self) -> Option<ParsedLine> {
+impl<T> Iterator for Lines<'_, '_, '_, T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
         loop {
             if let Some(line) = self.current.next() {
                 return Some(line);

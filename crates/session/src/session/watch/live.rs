@@ -20,11 +20,12 @@ use super::live_item::{SeenToolIds, cut_preview, push_tool_call, report_messages
 use crate::message::BlockKind;
 use crate::session::assemble::fill_tokens_from_calls;
 use crate::session::claude::{self, Thread};
+use crate::session::claude_line::{ParsedClaudeLine, Unread, parse_claude_lines};
 use crate::session::codex::CodexReader;
 use crate::session::codex_counted::parse_codex_counting_here;
 use crate::session::detail::Detail;
 use crate::session::format_of_line;
-use crate::session::lines::{ParsedLine, parse_json_lines_keeping_here};
+use crate::session::lines::ParsedLine;
 use crate::session::model::{
     Compaction, MessageKind, Session, SessionFormat, Summary, TokenCount, TokenSource,
 };
@@ -203,21 +204,20 @@ impl LiveSession {
     fn read(&mut self, number: usize, text: &str, out: &mut Vec<LiveItem>) {
         match &mut self.reader {
             Reader::Claude(thread) => {
-                let parsed = parse_json_lines_keeping_here(text, number, claude::LINE_KEYS);
-                for ParsedLine { number, value } in parsed {
-                    match value {
-                        Ok(Value::Object(o)) => {
-                            if o.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+                for ParsedClaudeLine { number, line } in parse_claude_lines(text, number) {
+                    match line {
+                        Ok(o) => {
+                            if o.is_sidechain {
                                 self.sidechain_lines += 1;
                                 continue;
                             }
                             thread.builder.session.lines += 1;
                             claude::read_line(thread, number, o);
                         }
-                        Ok(_) => thread
+                        Err(Unread::NotObject) => thread
                             .builder
                             .warn(number, "line is JSON but not an object; skipped"),
-                        Err(e) => thread
+                        Err(Unread::Malformed(e)) => thread
                             .builder
                             .warn(number, format!("malformed line skipped: {e}")),
                     }

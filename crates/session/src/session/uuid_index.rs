@@ -1,0 +1,112 @@
+//! Claude Code's line uuids -> the index of the message that holds the line: what a rewind
+//! (`claude_rewind`) and a compaction's kept messages (`claude_kept`) look up. Every line
+//! of a session has one, so the index grows with the file, and a follower (`watch`) keeps
+//! it for as long as it follows: each entry is a 64-bit keyed hash of the uuid and a 32-bit
+//! index (16 bytes, no allocation of its own) instead of the uuid's own string (issue 39,
+//! item 5; docs/pipeline.md, "Reading sessions").
+//!
+//! The hash is keyed per index (`RandomState`), so a file cannot be written to make two
+//! uuids collide; two uuids of an honest file share a hash with odds of about n²/2⁶⁵ (one
+//! in ten million for a million lines), and then a lookup finds the other one's message.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
+
+/// A uuid as the index keys it: its keyed hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct UuidKey(u64);
+
+/// Hashes a key that is already a keyed hash: passes it through.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used (a `UuidKey`); fold anything else in all the same.
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// The uuid index of one conversation being read.
+#[derive(Debug, Default)]
+pub(crate) struct UuidIndex {
+    keys: RandomState,
+    map: HashMap<UuidKey, u32, BuildHasherDefault<PassThrough>>,
+}
+
+impl UuidIndex {
+    /// The key of `uuid` in this index.
+    pub(crate) fn key(&self, uuid: &str) -> UuidKey {
+        UuidKey(self.keys.hash_one(uuid))
+    }
+
+    pub(crate) fn get(&self, uuid: &str) -> Option<usize> {
+        self.get_key(self.key(uuid))
+    }
+
+    pub(crate) fn get_key(&self, key: UuidKey) -> Option<usize> {
+        self.map.get(&key).map(|&i| i as usize)
+    }
+
+    pub(crate) fn contains(&self, uuid: &str) -> bool {
+        self.get(uuid).is_some()
+    }
+
+    /// Notes that `uuid`'s line is held by message `index`. An index past `u32::MAX` (more
+    /// messages than any file under the session cap holds) is not noted: no rewind to it
+    /// is found.
+    pub(crate) fn insert(&mut self, uuid: &str, index: usize) {
+        let key = self.key(uuid);
+        self.insert_key(key, index);
+    }
+
+    pub(crate) fn insert_key(&mut self, key: UuidKey, index: usize) {
+        if let Ok(index) = u32::try_from(index) {
+            self.map.insert(key, index);
+        }
+    }
+
+    /// The bytes the index holds besides itself (its table).
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        // Each bucket holds a key and an index, and one control byte.
+        self.map.capacity() * (std::mem::size_of::<(UuidKey, u32)>() + 1)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuids_are_found_by_their_hash_and_hold_no_string_of_their_own() {
+        let mut index = UuidIndex::default();
+        let uuid = |n: usize| format!("{n:08x}-1f3a-4c2b-9d8e-{n:012x}");
+        for n in 0..10_000 {
+            index.insert(&uuid(n), n / 2);
+        }
+        assert_eq!(index.len(), 10_000);
+        assert_eq!(index.get(&uuid(7_777)), Some(3_888));
+        assert!(index.contains(&uuid(0)));
+        assert!(!index.contains("not a line of the file"));
+        index.insert(&uuid(7_777), 5);
+        assert_eq!(index.get(&uuid(7_777)), Some(5));
+        // 16 bytes an entry and the table's slack, not the 36 bytes of each uuid besides.
+        let per_entry = index.heap_bytes() / index.len();
+        assert!(per_entry <= 2 * 17, "{per_entry} bytes an entry");
+        assert_eq!(std::mem::size_of::<(UuidKey, u32)>(), 16);
+    }
+}
