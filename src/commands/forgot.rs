@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::forgot::from_replay::replay_inputs;
 use crate::forgot::from_session::each_input_with_kept;
 use crate::forgot::text::{CHECK_RULE, Layout, report_lines, wrap};
-use crate::forgot::{CompactionForgot, CompactionInput, ForgotReport, analyze};
+use crate::forgot::{CompactionForgot, CompactionInput, ForgotReport, Memo, analyze, analyze_with};
 use crate::pipeline_replay::ReplayOptions;
 use crate::session::kept_read::{KeptSession, load_session_kept};
 use crate::session::{SessionError, load_history};
@@ -55,11 +55,12 @@ fn pick(
     asked: Option<usize>,
 ) -> Result<Vec<CompactionForgot>, ForgotError> {
     let count = inputs.len();
+    let mut memo = Memo::default();
     match asked {
         None => Ok(inputs
             .iter()
             .enumerate()
-            .map(|(i, c)| analyze(i + 1, c))
+            .map(|(i, c)| analyze_with(i + 1, c, &mut memo))
             .collect()),
         Some(n) if n >= 1 && n <= count => Ok(vec![analyze(n, &inputs[n - 1])]),
         Some(asked) => Err(ForgotError::NoSuchCompaction { asked, count }),
@@ -78,13 +79,15 @@ fn pick_streamed(
     let mut reports = Vec::new();
     let mut count = 0;
     let mut kept = read.kept_lists();
+    // Each message the compactions repeat is analysed once (`analyze_with`).
+    let mut memo = Memo::default();
     each_input_with_kept(
         &read.session,
         |k, _| kept.kept(k),
         |input| {
             count += 1;
             if asked.is_none_or(|n| n == count) {
-                reports.push(analyze(count, &input));
+                reports.push(analyze_with(count, input, &mut memo));
             }
         },
     );

@@ -9,13 +9,14 @@
 //! `&mut self` methods that drop the caches. `block` builds blocks; `json` writes histories
 //! as JSON text.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::pyrepr::{py_str_len, py_str_list, unicode_json_map_len};
 
+mod fingerprint;
 mod json;
 mod kind;
 mod outline;
@@ -60,12 +61,17 @@ pub fn json_kind(v: &Value) -> &'static str {
 /// One message of the history.
 #[derive(Debug, Default)]
 pub struct Message {
-    raw: Map<String, Value>,
+    /// Shared by its copies until one changes (`blocks_mut`): a copy costs a count, not a
+    /// copy of every field (issue 36: `forgot` copies the messages each compaction keeps,
+    /// hundreds at each of thousands of compactions).
+    raw: Arc<Map<String, Value>>,
     size: OnceLock<usize>,
     /// The length of its unicode JSON (the s08-latest unit), cached like `size`.
     json_size: OnceLock<usize>,
     /// `(block index, lesson length)` of each tool_result block; see `tool_result_lens`.
     results: OnceLock<Box<[(usize, usize)]>>,
+    /// Its fingerprint (`fingerprint`), cached like `size`.
+    print: OnceLock<u128>,
 }
 
 impl Clone for Message {
@@ -82,11 +88,16 @@ impl Clone for Message {
         if let Some(r) = self.results.get() {
             let _ = results.set(r.clone());
         }
+        let print = OnceLock::new();
+        if let Some(p) = self.print.get() {
+            let _ = print.set(*p);
+        }
         Message {
-            raw: self.raw.clone(),
+            raw: Arc::clone(&self.raw),
             size,
             json_size,
             results,
+            print,
         }
     }
 }
@@ -168,10 +179,11 @@ impl Message {
             None => return Err(MessageError::BadContent("nothing")),
         }
         Ok(Message {
-            raw,
+            raw: Arc::new(raw),
             size: OnceLock::new(),
             json_size: OnceLock::new(),
             results: OnceLock::new(),
+            print: OnceLock::new(),
         })
     }
 
@@ -182,10 +194,11 @@ impl Message {
         raw.insert("role".into(), Value::String(role.as_str().into()));
         raw.insert("content".into(), content);
         Message {
-            raw,
+            raw: Arc::new(raw),
             size: OnceLock::new(),
             json_size: OnceLock::new(),
             results: OnceLock::new(),
+            print: OnceLock::new(),
         }
     }
 
@@ -202,6 +215,13 @@ impl Message {
     /// An assistant message with list content.
     pub fn assistant_blocks(blocks: Vec<Value>) -> Message {
         Message::build(Role::Assistant, Value::Array(blocks))
+    }
+
+    /// 128 bits of hash over its fields, computed once and kept by its clones: equal
+    /// fingerprints are the same message; different ones are almost always different
+    /// messages (keys in another order differ). See `message/fingerprint.rs`.
+    pub fn fingerprint(&self) -> u128 {
+        *self.print.get_or_init(|| fingerprint::of(&self.raw))
     }
 
     pub fn role(&self) -> &str {
@@ -241,7 +261,8 @@ impl Message {
         self.size = OnceLock::new();
         self.json_size = OnceLock::new();
         self.results = OnceLock::new();
-        match self.raw.get_mut("content") {
+        self.print = OnceLock::new();
+        match Arc::make_mut(&mut self.raw).get_mut("content") {
             Some(Value::Array(b)) => Some(b),
             _ => None,
         }
@@ -253,11 +274,11 @@ impl Message {
     }
 
     pub fn to_value(&self) -> Value {
-        Value::Object(self.raw.clone())
+        Value::Object(Map::clone(&self.raw))
     }
 
     pub fn into_value(self) -> Value {
-        Value::Object(self.raw)
+        Value::Object(Arc::try_unwrap(self.raw).unwrap_or_else(|shared| Map::clone(&shared)))
     }
 
     /// Role user, list content, at least one `tool_result` block (docs/pipeline.md,
@@ -467,7 +488,7 @@ pub fn tool_pairing_error(messages: &[Message]) -> Option<String> {
 
 impl Serialize for Message {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.raw.serialize(serializer)
+        Map::serialize(&self.raw, serializer)
     }
 }
 

@@ -7,14 +7,37 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use serde_json::{Map, Value};
+
 use super::parts::Numbered;
 use crate::message::Message;
 
-/// A cheap key of a message: its role and text (equal messages have equal keys).
+/// A field of a small JSON object, found by a scan (cheaper than hashing the name).
+fn field<'v>(o: &'v Map<String, Value>, name: &str) -> Option<&'v Value> {
+    o.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+}
+
+/// A cheap key of a message: its role and the texts of its content (a string, or each
+/// block's `text`), fed to the hasher as they are: equal messages have equal keys, and no
+/// string is built (issue 36: every message before every compaction is keyed).
 fn key(m: &Message) -> u64 {
     let mut h = DefaultHasher::new();
-    m.role().hash(&mut h);
-    m.joined_text().hash(&mut h);
+    let o = m.as_map();
+    field(o, "role")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .hash(&mut h);
+    match field(o, "content") {
+        Some(Value::String(t)) => t.hash(&mut h),
+        Some(Value::Array(blocks)) => {
+            for b in blocks {
+                if let Some(Value::String(t)) = b.as_object().and_then(|b| field(b, "text")) {
+                    t.hash(&mut h);
+                }
+            }
+        }
+        _ => {}
+    }
     h.finish()
 }
 
@@ -51,7 +74,9 @@ impl<'a> BeforeIndex<'a> {
         let by_message = self.by_key.get(&key(m)).and_then(|at| {
             at.iter().copied().find(|&i| {
                 let b = &self.before[i];
-                (from.is_none() || b.number.is_none()) && b.message == *m
+                // Equal fingerprints are the same message, without walking both.
+                (from.is_none() || b.number.is_none())
+                    && (b.message.fingerprint() == m.fingerprint() || b.message == *m)
             })
         });
         match (by_number, by_message) {

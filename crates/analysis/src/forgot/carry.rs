@@ -114,7 +114,28 @@ impl Reference {
             text.push_str(&normalize(t));
             text.push('\n');
         }
-        let words: HashSet<String> = words(&text).map(str::to_string).collect();
+        Reference::of_text(text)
+    }
+
+    /// The reference of texts already normalised (`normalize`), each as `new` adds it.
+    pub fn of_normalized<'a>(texts: impl Iterator<Item = &'a str> + Clone) -> Reference {
+        // Sized first: the text is tens of kilobytes, grown by doubling it was copied often.
+        let mut text = String::with_capacity(texts.clone().map(|t| t.len() + 1).sum());
+        for t in texts {
+            text.push_str(t);
+            text.push('\n');
+        }
+        Reference::of_text(text)
+    }
+
+    fn of_text(text: String) -> Reference {
+        // A word is copied the first time only: a reference repeats most of its words.
+        let mut words: HashSet<String> = HashSet::new();
+        for w in self::words(&text) {
+            if !words.contains(w) {
+                words.insert(w.to_string());
+            }
+        }
         let paths = words
             .iter()
             .filter(|w| is_pathlike(w))

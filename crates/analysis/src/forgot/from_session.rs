@@ -161,10 +161,10 @@ fn history_after(s: &Session, k: usize, next_full: Option<usize>, work: &mut u64
         .collect()
 }
 
-/// Which messages of `before` the recorded kept ones are: by number, else by equality.
-fn kept_from(kept: Option<Vec<KeptMessage>>, before: &[Numbered]) -> KeptInput {
+/// Which messages of `before` (`index`) the recorded kept ones are: by number, else by
+/// equality.
+fn kept_from(kept: Option<Vec<KeptMessage>>, index: &BeforeIndex) -> KeptInput {
     let kept = kept.unwrap_or_default();
-    let index = BeforeIndex::new(before);
     let mut from_before = Vec::new();
     for k in &kept {
         from_before.extend(index.find(k.from, &k.message));
@@ -225,18 +225,41 @@ pub fn inputs_of_session(s: &Session) -> Vec<CompactionInput> {
 /// compaction's (issue 36: a session of thousands of compactions). Between inputs only
 /// what the last full compaction kept is held. Returns the steps taken (messages and
 /// compactions looked at): linear in the session, which a test checks.
-pub fn each_input_of_session(s: &Session, each: impl FnMut(CompactionInput)) -> u64 {
-    each_input_with_kept(s, |_, c| c.kept.clone(), each)
+pub fn each_input_of_session(s: &Session, mut each: impl FnMut(CompactionInput)) -> u64 {
+    walk(
+        s,
+        |_, c| c.kept.clone(),
+        |input| {
+            // The input is the caller's: what the next compaction starts from is a copy.
+            let kept = input.kept.messages.clone();
+            each(input);
+            kept
+        },
+    )
 }
 
 /// `each_input_of_session` with what each compaction kept asked of `kept_of` (called once
 /// per compaction, in order) instead of read from `Compaction::kept`: a read that holds
 /// each Codex history item once builds one compaction's kept messages at a time
-/// (`session::kept_read`).
+/// (`session::kept_read`). Each input is lent to `each`, so what a compaction kept is
+/// moved on to the next one's history, not copied.
 pub fn each_input_with_kept(
     s: &Session,
+    kept_of: impl FnMut(usize, &Compaction) -> Option<Vec<KeptMessage>>,
+    mut each: impl FnMut(&CompactionInput),
+) -> u64 {
+    walk(s, kept_of, |input| {
+        each(&input);
+        input.kept.messages
+    })
+}
+
+/// The walk over the compactions: `each` is handed each input and gives back what it kept
+/// (its `kept.messages`), the start of the next compaction's history.
+fn walk(
+    s: &Session,
     mut kept_of: impl FnMut(usize, &Compaction) -> Option<Vec<KeptMessage>>,
-    mut each: impl FnMut(CompactionInput),
+    mut each: impl FnMut(CompactionInput) -> Vec<Message>,
 ) -> u64 {
     let n = s.compactions.len();
     // The next compaction after each that replaces the history, found in one pass back.
@@ -254,37 +277,48 @@ pub fn each_input_with_kept(
     let mut last_full = None;
     for (k, next) in next_full.into_iter().enumerate() {
         let kept = kept_of(k, &s.compactions[k]);
-        let input = input_of(s, k, kept, &mut prev_kept, last_full, next, &mut work);
-        if !input.micro {
-            prev_kept = kept_numbered(&input);
+        let (input, kept_at) = input_of(s, k, kept, &mut prev_kept, last_full, next, &mut work);
+        let full = !input.micro;
+        let marks = if full {
             work += (input.before.len() + input.kept.messages.len()) as u64;
-        }
+            kept_marks(&input, &kept_at)
+        } else {
+            Vec::new()
+        };
         if s.compactions[k].kind.replaces_history() {
             last_full = Some(k);
         }
-        each(input);
+        let kept = each(input);
+        if full {
+            prev_kept = kept
+                .into_iter()
+                .zip(marks)
+                .map(|(message, (number, injected))| Numbered {
+                    number,
+                    message,
+                    injected,
+                })
+                .collect();
+        }
     }
     work
 }
 
-/// A full compaction's kept messages, numbered as the messages before they are.
-fn kept_numbered(input: &CompactionInput) -> Vec<Numbered> {
-    let index = BeforeIndex::new(&input.before);
-    input
-        .kept
-        .messages
+/// A full compaction's kept messages' numbers and whether they were injected, as the
+/// messages before they are (`kept_at`: where each is among them, found by `input_of` with
+/// the index it built).
+fn kept_marks(input: &CompactionInput, kept_at: &[Option<usize>]) -> Vec<(Option<usize>, bool)> {
+    kept_at
         .iter()
-        .map(|m| {
-            let b = index.find_equal(m).map(|at| &input.before[at]);
-            Numbered {
-                number: b.and_then(|b| b.number),
-                message: m.clone(),
-                injected: b.is_some_and(|b| b.injected),
-            }
+        .map(|at| {
+            let b = at.and_then(|at| input.before.get(at));
+            (b.and_then(|b| b.number), b.is_some_and(|b| b.injected))
         })
         .collect()
 }
 
+/// Compaction `k`'s input, and where each kept message is among the messages before (by
+/// equality; none for a micro compaction).
 fn input_of(
     s: &Session,
     k: usize,
@@ -293,11 +327,14 @@ fn input_of(
     last_full: Option<usize>,
     next_full: Option<usize>,
     work: &mut u64,
-) -> CompactionInput {
+) -> (CompactionInput, Vec<Option<usize>>) {
     let c = &s.compactions[k];
     let before = history_before(s, k, prev_kept, last_full, work);
     let tool = s.tool();
     let micro = c.kind == CompactionKind::Micro;
+    // One index of the history before, for the recorded kept messages and for numbering
+    // what was kept (built once: it hashes every message before).
+    let index = BeforeIndex::new(&before);
     let (kind, rule, kept) = if micro {
         let kept = KeptInput {
             how: KeptHow::Recorded,
@@ -324,7 +361,7 @@ fn input_of(
                         messages: Vec::new(),
                         from_before: Vec::new(),
                     },
-                    Some(k) => kept_from(Some(k), &before),
+                    Some(k) => kept_from(Some(k), &index),
                     None => KeptInput::not_recorded(
                         "the boundary's preserved messages cannot be resolved in this file",
                     ),
@@ -335,12 +372,12 @@ fn input_of(
                 (Some(k), _) if c.kind == CompactionKind::Server => (
                     "codex server".to_string(),
                     CODEX_SERVER_RULE,
-                    kept_from(Some(k), &before),
+                    kept_from(Some(k), &index),
                 ),
                 (Some(k), _) => (
                     "codex remote".to_string(),
                     CODEX_REMOTE_RULE,
-                    kept_from(Some(k), &before),
+                    kept_from(Some(k), &index),
                 ),
                 (None, Summary::Text(_)) => (
                     "codex local".to_string(),
@@ -358,7 +395,7 @@ fn input_of(
             Tool::Proxy => (
                 format!("proxy {}", c.kind.name()),
                 PROXY_RULE,
-                kept_from(recorded, &before),
+                kept_from(recorded, &index),
             ),
             Tool::Ctxlab if before.is_empty() => (
                 "ctxlab summary".to_string(),
@@ -370,11 +407,16 @@ fn input_of(
             Tool::Ctxlab => (
                 "ctxlab summary".to_string(),
                 CTXLAB_RULE,
-                kept_from(recorded, &before),
+                kept_from(recorded, &index),
             ),
         }
     };
-    CompactionInput {
+    let kept_at = if micro {
+        Vec::new()
+    } else {
+        kept.messages.iter().map(|m| index.find_equal(m)).collect()
+    };
+    let input = CompactionInput {
         kind,
         micro,
         at: Some(c.at),
@@ -388,7 +430,8 @@ fn input_of(
         // The same figure as `inspect`'s, with its source (one number everywhere).
         tokens_before: c.tokens_before,
         before,
-    }
+    };
+    (input, kept_at)
 }
 
 #[cfg(test)]

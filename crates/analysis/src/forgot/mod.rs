@@ -16,11 +16,12 @@ mod cleared;
 pub mod facts;
 pub mod from_replay;
 pub mod from_session;
+mod memo;
 pub mod parts;
 pub mod task_text;
 pub mod text;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -29,7 +30,8 @@ use crate::session::model::TokenCount;
 pub use aftermath::{Aftermath, FailedAgain, ReadAgain, Restated};
 pub use cleared::{Cleared, ReRead};
 pub use facts::{Fact, FactKind};
-use parts::{Numbered, Part, PartKind, parts_of, parts_of_message, tool_names};
+pub use memo::Memo;
+use parts::{Numbered, Part, PartKind, parts_of, tool_names};
 
 /// The summary a compaction left, as far as anyone can read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -163,26 +165,42 @@ impl Breakdown {
             ..Breakdown::default()
         };
         for p in parts {
-            let chars = p.chars();
+            let tool = match &p.kind {
+                PartKind::ToolResult(tool) => tool.as_str(),
+                _ => "",
+            };
+            b.count(&p.kind, tool, p.chars());
+        }
+        b.tokens_estimate = b.chars.div_ceil(4);
+        b
+    }
+
+    /// Counts a part of `chars` chars; `tool` names a tool result's tool.
+    fn count(&mut self, kind: &PartKind, tool: &str, chars: usize) {
+        let b = self;
+        {
             b.chars += chars;
-            match &p.kind {
+            match kind {
                 PartKind::UserText => b.user_text.add(chars),
                 PartKind::InjectedText => b.injected_text.add(chars),
                 PartKind::AssistantText => b.assistant_text.add(chars),
                 PartKind::Thinking => b.thinking.add(chars),
                 PartKind::ToolCall(_) => b.tool_calls.add(chars),
-                PartKind::ToolResult(tool) => {
+                PartKind::ToolResult(_) => {
                     b.tool_results.add(chars);
-                    b.tool_results_by_tool
-                        .entry(tool.clone())
-                        .or_default()
-                        .add(chars);
+                    // Looked up before inserting: the name is copied once per report.
+                    match b.tool_results_by_tool.get_mut(tool) {
+                        Some(c) => c.add(chars),
+                        None => {
+                            let mut c = Count::default();
+                            c.add(chars);
+                            b.tool_results_by_tool.insert(tool.to_string(), c);
+                        }
+                    }
                 }
                 PartKind::Other => b.other.add(chars),
             }
         }
-        b.tokens_estimate = b.chars.div_ceil(4);
-        b
     }
 }
 
@@ -233,24 +251,73 @@ pub struct CompactionForgot {
 
 /// The report for one compaction; `index` is its 1-based number.
 pub fn analyze(index: usize, input: &CompactionInput) -> CompactionForgot {
-    let names = tool_names(
-        input
-            .before
-            .iter()
-            .chain(&input.after)
-            .map(|n| &n.message)
-            .chain(&input.kept.messages),
-    );
-    let before_parts: Vec<Vec<Part>> = input.before.iter().map(|n| parts_of(n, &names)).collect();
-    let before = Breakdown::of(before_parts.iter().flatten(), input.before.len());
+    analyze_with(index, input, &mut Memo::default())
+}
+
+/// `analyze` with the messages' analysed forms kept in `memo` for the next compaction (a
+/// Codex rollout's compactions repeat most of their history: each distinct message is cut
+/// into parts and normalised once). The same report as `analyze`.
+pub fn analyze_with(index: usize, input: &CompactionInput, memo: &mut Memo) -> CompactionForgot {
+    let report = analyze_in(index, input, memo);
+    memo.sweep();
+    report
+}
+
+fn analyze_in(index: usize, input: &CompactionInput, memo: &mut Memo) -> CompactionForgot {
+    let ids: Vec<_> = input
+        .before
+        .iter()
+        .map(|n| memo.id(&n.message, n.injected))
+        .collect();
+    let kept_ids: Vec<_> = input
+        .kept
+        .messages
+        .iter()
+        .map(|m| memo.id(m, false))
+        .collect();
+    // The tools named as `tool_names` names them over before, after and kept, in order.
+    let mut names = HashMap::new();
+    for &id in &ids {
+        memo.name_tools(id, &mut names);
+    }
+    names.extend(tool_names(input.after.iter().map(|n| &n.message)));
+    for &id in &kept_ids {
+        memo.name_tools(id, &mut names);
+    }
+    let mut before = Breakdown {
+        messages: input.before.len(),
+        ..Breakdown::default()
+    };
+    for &id in &ids {
+        for (p, chars) in memo.sized(id) {
+            before.count(&p.kind, memo::result_tool(p, &names), chars);
+        }
+    }
+    before.tokens_estimate = before.chars.div_ceil(4);
+    let kept_set: HashSet<usize> = input.kept.from_before.iter().copied().collect();
+    // Only the parts searched for facts (or cleared results) are built as parts; the rest
+    // of the history is counted from the memo.
+    let every_part = input.micro || !input.cleared.is_empty();
+    let before_parts: Vec<Vec<Part>> = input
+        .before
+        .iter()
+        .zip(&ids)
+        .enumerate()
+        .map(|(i, (n, &id))| {
+            if every_part || !kept_set.contains(&i) {
+                memo.parts(id, n.number, &names)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
     let cleared_ids: HashSet<&str> = input.cleared.iter().map(String::as_str).collect();
     let is_cleared = |p: &Part| {
         p.tool_id
             .as_deref()
             .is_some_and(|id| cleared_ids.contains(id))
     };
-    let kept_set: HashSet<usize> = input.kept.from_before.iter().copied().collect();
-    let (dropped_parts, dropped_messages, reference_texts): (Vec<&Part>, usize, Vec<&str>) =
+    let (dropped_parts, dropped_messages, reference_texts): (Vec<&Part>, usize, Vec<String>) =
         if input.micro {
             let dropped: Vec<&Part> = before_parts
                 .iter()
@@ -261,7 +328,7 @@ pub fn analyze(index: usize, input: &CompactionInput) -> CompactionForgot {
                 .iter()
                 .flatten()
                 .filter(|p| !(matches!(p.kind, PartKind::ToolResult(_)) && is_cleared(p)))
-                .map(|p| p.text.as_str())
+                .map(|p| carry::normalize(&p.text))
                 .collect();
             (dropped, 0, rest)
         } else {
@@ -274,16 +341,23 @@ pub fn analyze(index: usize, input: &CompactionInput) -> CompactionForgot {
                 .collect();
             (dropped, dropped_msgs.len(), Vec::new())
         };
-    let kept_parts: Vec<Part> = input
-        .kept
-        .messages
+    let kept_chars: usize = kept_ids
         .iter()
-        .flat_map(|m| parts_of_message(None, m, false, &names))
-        .collect();
-    let reference = carry::Reference::new(
-        std::iter::once(input.summary.text())
-            .chain(kept_parts.iter().map(|p| p.text.as_str()))
-            .chain(reference_texts),
+        .flat_map(|&id| memo.sized(id).map(|(_, chars)| chars))
+        .sum();
+    for &id in &kept_ids {
+        memo.normalize(id);
+    }
+    let summary = carry::normalize(input.summary.text());
+    let memo = &*memo;
+    let reference = carry::Reference::of_normalized(
+        std::iter::once(summary.as_str())
+            .chain(
+                kept_ids
+                    .iter()
+                    .flat_map(|&id| memo.normalized(id).iter().map(String::as_str)),
+            )
+            .chain(reference_texts.iter().map(String::as_str)),
     );
     let extractor = facts::Extractor::new(&dropped_parts).run(&dropped_parts);
     let facts_capped = extractor.unchecked_through.is_some();
@@ -321,7 +395,7 @@ pub fn analyze(index: usize, input: &CompactionInput) -> CompactionForgot {
             chars: if input.micro {
                 before.chars - dropped_parts.iter().map(|p| p.chars()).sum::<usize>()
             } else {
-                kept_parts.iter().map(Part::chars).sum()
+                kept_chars
             },
         },
         dropped: Breakdown::of(dropped_parts.iter().copied(), dropped_messages),

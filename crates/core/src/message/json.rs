@@ -22,7 +22,7 @@ pub fn unicode_json_message(m: &Message) -> String {
 
 /// Unicode JSON of a whole history as one array: the s08-latest summarizer input.
 pub fn unicode_json_history(messages: &[Message]) -> String {
-    unicode_json_maps(messages.iter().map(|m| &m.raw))
+    unicode_json_maps(messages.iter().map(|m| &*m.raw))
 }
 
 /// ASCII JSON of one message: a transcript line without its newline.
@@ -42,7 +42,7 @@ pub fn ascii_json_history(messages: &[Message]) -> String {
 
 /// The first `max_chars` chars of `ascii_json_history`, without writing the rest.
 pub fn ascii_json_history_prefix(messages: &[Message], max_chars: usize) -> String {
-    ascii_json_maps_prefix(messages.iter().map(|m| &m.raw), max_chars)
+    ascii_json_maps_prefix(messages.iter().map(|m| &*m.raw), max_chars)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! message's size in the lesson's unit, computed before the text is dropped; nothing may
 //! change it afterwards (a change would size the outline instead).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
@@ -30,10 +30,11 @@ impl Message {
         raw.insert("role".into(), Value::String(self.role().to_string()));
         raw.insert("content".into(), content);
         Message {
-            raw,
+            raw: Arc::new(raw),
             size,
             json_size: OnceLock::new(),
             results: OnceLock::new(),
+            print: OnceLock::new(),
         }
     }
 }

@@ -118,3 +118,25 @@ fn history_size_is_python_list_length() {
     let two = vec![Message::user_text("hi"), Message::user_text("hi")];
     assert_eq!(estimate_size(&two), 2 + 33 + 2 + 33);
 }
+
+/// The fingerprint is the message's: the same for a copy and for the same text read again,
+/// another for another message, and computed again after the blocks change.
+#[test]
+fn the_fingerprint_follows_the_message() {
+    let text = r#"{"role":"user","content":[{"type":"text","text":"fix a.rs"}]}"#;
+    let m: Message = serde_json::from_str(text).unwrap();
+    let again: Message = serde_json::from_str(text).unwrap();
+    assert_eq!(m.fingerprint(), again.fingerprint());
+    assert_eq!(m.clone().fingerprint(), m.fingerprint());
+    assert_ne!(
+        m.fingerprint(),
+        Message::user_text("fix a.rs").fingerprint()
+    );
+    assert_ne!(
+        Message::user_text("a").fingerprint(),
+        Message::user_text("b").fingerprint()
+    );
+    let mut changed = m.clone();
+    changed.blocks_mut().unwrap()[0]["text"] = json!("fix b.rs");
+    assert_ne!(changed.fingerprint(), m.fingerprint());
+}

@@ -39,7 +39,7 @@ pub(super) fn user_item_message(content: Value, role: &str) -> Message {
 }
 
 /// The key a typed user message is found by: a hash of its role and text.
-fn prompt_key(m: &Message) -> Option<u64> {
+pub(super) fn prompt_key(m: &Message) -> Option<u64> {
     if m.role_kind() != Role::User || m.is_tool_result_message() {
         return None;
     }
@@ -96,9 +96,28 @@ impl PromptIndex {
 
     /// `find` in a session that holds its messages from `base` on (0: all of them).
     pub fn find_in(&self, s: &Session, base: usize, m: &Message) -> Option<usize> {
-        let i = *self.by_key.get(&prompt_key(m)?)?;
+        self.find_keyed(s, base, prompt_key(m), m)
+    }
+
+    /// `find_in` with `m`'s `prompt_key` already known (a message found again and again).
+    pub fn find_keyed(
+        &self,
+        s: &Session,
+        base: usize,
+        key: Option<u64>,
+        m: &Message,
+    ) -> Option<usize> {
+        let i = self.candidate(key)?;
         let held = s.messages.get(i.checked_sub(base)?);
         (held == Some(m)).then_some(i)
+    }
+}
+
+impl PromptIndex {
+    /// The message `find_keyed` compares with a message of this key: the latest typed one
+    /// of the same text (whole-file index).
+    pub fn candidate(&self, key: Option<u64>) -> Option<usize> {
+        self.by_key.get(&key?).copied()
     }
 }
 

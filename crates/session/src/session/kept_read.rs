@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
 
-use super::codex_compaction::PromptIndex;
+use super::codex_compaction::{PromptIndex, prompt_key};
 use super::codex_sized::{SizeSink, SizedHistory};
 use super::detail::Detail;
 use super::model::{KeptMessage, Session, SessionFormat};
@@ -97,6 +97,9 @@ impl KeptSession {
         KeptLists {
             read: self,
             prompts: PromptIndex::default(),
+            keys: vec![None; self.items.len()],
+            found: vec![None; self.items.len()],
+            keyed: 0,
         }
     }
 }
@@ -106,6 +109,14 @@ pub struct KeptLists<'a> {
     read: &'a KeptSession,
     /// The typed prompts as the reader had indexed them at the compaction last asked for.
     prompts: PromptIndex,
+    /// Each item's prompt key, hashed the first time a compaction keeps it (every
+    /// compaction after keeps most of the same items again).
+    keys: Vec<Option<Option<u64>>>,
+    /// How many items had their key hashed.
+    pub keyed: u64,
+    /// Each item's last comparison with a typed message: that message's number and whether
+    /// it was the same (the same pair gives the same answer; equal is a walk of both).
+    found: Vec<Option<(usize, bool)>>,
 }
 
 impl KeptLists<'_> {
@@ -120,16 +131,42 @@ impl KeptLists<'_> {
             return c.kept.clone();
         };
         self.prompts.catch_up_to(s, c.at);
-        Some(
-            items
-                .iter()
-                .filter_map(|&i| self.read.items.get(i as usize)?.as_ref())
-                .map(|m| KeptMessage {
-                    from: self.prompts.find_in(s, 0, m),
-                    message: m.clone(),
-                })
-                .collect(),
-        )
+        let mut kept = Vec::with_capacity(items.len());
+        for &i in items {
+            let Some(m) = self.read.items.get(i as usize).and_then(Option::as_ref) else {
+                continue;
+            };
+            let key = match self.keys.get(i as usize).copied().flatten() {
+                Some(key) => key,
+                None => {
+                    let key = prompt_key(m);
+                    self.keyed += 1;
+                    if let Some(slot) = self.keys.get_mut(i as usize) {
+                        *slot = Some(key);
+                    }
+                    key
+                }
+            };
+            // Fingerprinted once here, so every copy carries it (`forgot`'s analysis finds
+            // what it derived from the message by it).
+            m.fingerprint();
+            let from = match (self.prompts.candidate(key), self.found.get(i as usize)) {
+                (Some(at), Some(&Some((was, same)))) if was == at => same.then_some(at),
+                (Some(at), _) => {
+                    let from = self.prompts.find_keyed(s, 0, key, m);
+                    if let Some(slot) = self.found.get_mut(i as usize) {
+                        *slot = Some((at, from.is_some()));
+                    }
+                    from
+                }
+                (None, _) => None,
+            };
+            kept.push(KeptMessage {
+                from,
+                message: m.clone(),
+            });
+        }
+        Some(kept)
     }
 }
 

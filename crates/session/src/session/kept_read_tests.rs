@@ -79,6 +79,17 @@ fn a_rollout_of_repeated_compactions_converts_each_item_once() {
         read.items_converted,
         read.items_read
     );
+    // Each kept item's prompt key is hashed the first time a compaction keeps it.
+    let mut lists = read.kept_lists();
+    let built: usize = (0..read.session.compactions.len())
+        .map(|k| lists.kept(k).map_or(0, |v| v.len()))
+        .sum();
+    assert!(
+        lists.keyed <= read.items_converted && (lists.keyed as usize) < built,
+        "{} keys hashed for {} items, {built} kept messages built",
+        lists.keyed,
+        read.items_converted
+    );
 }
 
 /// Twice the compactions, about twice the work: items read and converted, and the kept

@@ -1,0 +1,114 @@
+//! The memo analyses each distinct message once (issue 36): on a rollout whose every
+//! compaction keeps every prompt so far, the messages handed to the analysis grow as the
+//! square of the turns, the messages analysed as the turns; and the reports are the ones
+//! `analyze` gives without it.
+
+use std::collections::HashSet;
+
+use serde_json::json;
+
+use super::*;
+use crate::forgot::from_session::each_input_with_kept;
+use crate::forgot::{analyze, analyze_with};
+use crate::session::parse_session_text;
+
+/// A Codex rollout of `turns` turns, each a prompt, an answer and a compaction whose
+/// replacement history keeps every prompt typed so far (as Codex does while they fit).
+fn rollout(turns: usize) -> String {
+    let line = |kind: &str, payload: serde_json::Value| {
+        json!({"timestamp": "2025-11-02T09:00:00.000Z", "type": kind, "payload": payload})
+            .to_string()
+    };
+    let prompt = |t: usize| {
+        json!({"type": "message", "role": "user",
+               "content": [{"type": "input_text", "text": format!("Fix bug {t} in src/a{t}.rs")}]})
+    };
+    let mut out = vec![line(
+        "session_meta",
+        json!({"id": "r", "cli_version": "0.55.0"}),
+    )];
+    for t in 0..turns {
+        out.push(line("response_item", prompt(t)));
+        out.push(line(
+            "response_item",
+            json!({"type": "message", "role": "assistant",
+                   "content": [{"type": "output_text", "text": format!("Fixed; error E{t} is gone.")}]}),
+        ));
+        let kept: Vec<_> = (0..=t).map(prompt).collect();
+        out.push(line(
+            "compacted",
+            json!({"message": format!("Summary {t}"), "replacement_history": kept}),
+        ));
+        out.push(line("event_msg", json!({"type": "context_compacted"})));
+    }
+    out.join("\n")
+}
+
+/// (messages handed to the analysis, distinct ones among them, messages the memo analysed)
+fn work(turns: usize) -> (usize, usize, u64) {
+    let s = parse_session_text(&rollout(turns)).unwrap();
+    assert_eq!(s.compactions.len(), turns);
+    let mut memo = Memo::default();
+    let (mut handed, mut distinct) = (0, HashSet::new());
+    let mut count = 0;
+    each_input_with_kept(
+        &s,
+        |_, c| c.kept.clone(),
+        |input| {
+            count += 1;
+            let seen = input
+                .before
+                .iter()
+                .map(|n| (&n.message, n.injected))
+                .chain(input.kept.messages.iter().map(|m| (m, false)));
+            for (m, injected) in seen {
+                handed += 1;
+                distinct.insert((m.fingerprint(), injected));
+            }
+            let report = analyze_with(count, input, &mut memo);
+            assert_eq!(report, analyze(count, input), "compaction {count}");
+        },
+    );
+    (handed, distinct.len(), memo.analysed())
+}
+
+#[test]
+fn each_distinct_message_is_analysed_once() {
+    let (h1, d1, a1) = work(60);
+    let (h2, d2, a2) = work(120);
+    // The history grows with the turns: twice the turns hand about four times the messages.
+    assert!(h2 as f64 / h1 as f64 > 3.5, "{h1} then {h2}");
+    assert_eq!(
+        a1, d1 as u64,
+        "analysed {a1} of {d1} distinct ({h1} handed)"
+    );
+    assert_eq!(
+        a2, d2 as u64,
+        "analysed {a2} of {d2} distinct ({h2} handed)"
+    );
+    let grew = a2 as f64 / a1 as f64;
+    assert!(
+        grew <= 2.1,
+        "twice the turns analysed x{grew:.2} the messages"
+    );
+}
+
+/// A message the compactions stop keeping is let go at the next sweep; one still kept is
+/// not analysed again.
+#[test]
+fn a_sweep_lets_go_of_what_the_last_compaction_did_not_use() {
+    let (a, b) = (Message::user_text("a"), Message::user_text("b"));
+    let mut memo = Memo::default();
+    memo.id(&a, false);
+    memo.id(&b, false);
+    memo.sweep();
+    memo.id(&a, false);
+    memo.sweep();
+    assert_eq!(memo.analysed(), 2);
+    memo.id(&a, false);
+    memo.id(&b, false);
+    assert_eq!(memo.analysed(), 3, "b was let go and analysed again");
+    // Injected or not, the same text is two parts of different kinds.
+    memo.id(&a, true);
+    assert_eq!(memo.analysed(), 4);
+}
