@@ -50,7 +50,8 @@ impl Message {
             return self.sized_outline(keep_text);
         }
         let size = self.estimate_size();
-        if let Some(content) = self.raw.get_mut("content") {
+        // A message read from a line is its map's only holder: no copy is made here.
+        if let Some(content) = Arc::make_mut(&mut self.raw).get_mut("content") {
             *content = match std::mem::take(content) {
                 Value::Array(blocks) => {
                     let mut kept: Vec<Value> = blocks
@@ -70,6 +71,7 @@ impl Message {
             size: OnceLock::from(size),
             json_size: OnceLock::new(),
             results: OnceLock::new(),
+            print: OnceLock::new(),
         }
     }
 }
