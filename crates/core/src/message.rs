@@ -72,6 +72,8 @@ pub struct Message {
     results: OnceLock<Box<[(usize, usize)]>>,
     /// Its fingerprint (`fingerprint`), cached like `size`.
     print: OnceLock<u128>,
+    /// Its text key (`text_key`), cached like `size`.
+    text_key: OnceLock<u64>,
 }
 
 impl Clone for Message {
@@ -92,12 +94,17 @@ impl Clone for Message {
         if let Some(p) = self.print.get() {
             let _ = print.set(*p);
         }
+        let text_key = OnceLock::new();
+        if let Some(k) = self.text_key.get() {
+            let _ = text_key.set(*k);
+        }
         Message {
             raw: Arc::clone(&self.raw),
             size,
             json_size,
             results,
             print,
+            text_key,
         }
     }
 }
@@ -184,6 +191,7 @@ impl Message {
             json_size: OnceLock::new(),
             results: OnceLock::new(),
             print: OnceLock::new(),
+            text_key: OnceLock::new(),
         })
     }
 
@@ -199,6 +207,7 @@ impl Message {
             json_size: OnceLock::new(),
             results: OnceLock::new(),
             print: OnceLock::new(),
+            text_key: OnceLock::new(),
         }
     }
 
@@ -222,6 +231,16 @@ impl Message {
     /// messages (keys in another order differ). See `message/fingerprint.rs`.
     pub fn fingerprint(&self) -> u128 {
         *self.print.get_or_init(|| fingerprint::of(&self.raw))
+    }
+
+    /// A cheap key of the message: its role and the texts of its content (a string, or each
+    /// block's `text`). Equal messages have equal keys, whatever the order of their keys
+    /// (unlike `fingerprint`); computed once and kept by copies, since `forgot` keys every
+    /// message before every compaction (`forgot::before_index`).
+    pub fn text_key(&self) -> u64 {
+        *self
+            .text_key
+            .get_or_init(|| fingerprint::text_key(&self.raw))
     }
 
     pub fn role(&self) -> &str {
@@ -262,6 +281,7 @@ impl Message {
         self.json_size = OnceLock::new();
         self.results = OnceLock::new();
         self.print = OnceLock::new();
+        self.text_key = OnceLock::new();
         match Arc::make_mut(&mut self.raw).get_mut("content") {
             Some(Value::Array(b)) => Some(b),
             _ => None,

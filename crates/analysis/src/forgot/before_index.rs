@@ -5,40 +5,15 @@
 //! kept one's number, or, where either has no number, the first equal message.
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
-
-use serde_json::{Map, Value};
 
 use super::parts::Numbered;
 use crate::message::Message;
 
-/// A field of a small JSON object, found by a scan (cheaper than hashing the name).
-fn field<'v>(o: &'v Map<String, Value>, name: &str) -> Option<&'v Value> {
-    o.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
-}
-
-/// A cheap key of a message: its role and the texts of its content (a string, or each
-/// block's `text`), fed to the hasher as they are: equal messages have equal keys, and no
-/// string is built (issue 36: every message before every compaction is keyed).
+/// A message's key (`Message::text_key`: its role and texts; equal messages have equal
+/// keys), computed once per message and kept by its copies: every message before every
+/// compaction is keyed (issue 36).
 fn key(m: &Message) -> u64 {
-    let mut h = DefaultHasher::new();
-    let o = m.as_map();
-    field(o, "role")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .hash(&mut h);
-    match field(o, "content") {
-        Some(Value::String(t)) => t.hash(&mut h),
-        Some(Value::Array(blocks)) => {
-            for b in blocks {
-                if let Some(Value::String(t)) = b.as_object().and_then(|b| field(b, "text")) {
-                    t.hash(&mut h);
-                }
-            }
-        }
-        _ => {}
-    }
-    h.finish()
+    m.text_key()
 }
 
 pub(super) struct BeforeIndex<'a> {

@@ -59,3 +59,30 @@ pub(super) fn of(raw: &Map<String, Value>) -> u128 {
     feed_map(raw, &mut h);
     (u128::from(h.0.finish()) << 64) | u128::from(h.1.finish())
 }
+
+/// A field of a small JSON object, found by a scan (cheaper than hashing the name).
+fn field<'v>(o: &'v Map<String, Value>, name: &str) -> Option<&'v Value> {
+    o.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+}
+
+/// `Message::text_key`: the role and the content's texts fed to the hasher as they are, so
+/// no string is built.
+pub(super) fn text_key(o: &Map<String, Value>) -> u64 {
+    let mut h = DefaultHasher::new();
+    field(o, "role")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .hash(&mut h);
+    match field(o, "content") {
+        Some(Value::String(t)) => t.hash(&mut h),
+        Some(Value::Array(blocks)) => {
+            for b in blocks {
+                if let Some(Value::String(t)) = b.as_object().and_then(|b| field(b, "text")) {
+                    t.hash(&mut h);
+                }
+            }
+        }
+        _ => {}
+    }
+    h.finish()
+}

@@ -35,6 +35,7 @@ impl Message {
             json_size: OnceLock::new(),
             results: OnceLock::new(),
             print: OnceLock::new(),
+            text_key: OnceLock::new(),
         }
     }
 }
@@ -72,6 +73,7 @@ impl Message {
             json_size: OnceLock::new(),
             results: OnceLock::new(),
             print: OnceLock::new(),
+            text_key: OnceLock::new(),
         }
     }
 }

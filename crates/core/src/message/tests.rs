@@ -140,3 +140,23 @@ fn the_fingerprint_follows_the_message() {
     changed.blocks_mut().unwrap()[0]["text"] = json!("fix b.rs");
     assert_ne!(changed.fingerprint(), m.fingerprint());
 }
+
+/// The text key is the same for equal messages whatever the order of their keys, kept by a
+/// copy, another for another role or text, and computed again after the blocks change.
+#[test]
+fn the_text_key_follows_the_role_and_texts() {
+    let a: Message =
+        serde_json::from_str(r#"{"role":"user","content":[{"type":"text","text":"fix a.rs"}]}"#)
+            .unwrap();
+    let b: Message =
+        serde_json::from_str(r#"{"content":[{"text":"fix a.rs","type":"text"}],"role":"user"}"#)
+            .unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.text_key(), b.text_key());
+    assert_eq!(a.clone().text_key(), a.text_key());
+    let answer = Message::assistant_blocks(vec![json!({"type": "text", "text": "fix a.rs"})]);
+    assert_ne!(a.text_key(), answer.text_key());
+    let mut changed = a.clone();
+    changed.blocks_mut().unwrap()[0]["text"] = json!("fix b.rs");
+    assert_ne!(changed.text_key(), a.text_key());
+}
