@@ -18,6 +18,8 @@ mod read;
 mod read_tests;
 pub mod request;
 pub mod server_edits;
+#[cfg(test)]
+pub(crate) mod test_captures;
 
 pub use changes::{RequestChange, headline, message_changes, request_changes};
 pub use fold::CaptureFold;

@@ -2,47 +2,15 @@
 //! gives (issue 36: a capture repeats the whole history in every request, so a read that
 //! held the file's parsed lines cost about ten times the file).
 
-use serde_json::json;
-
+use super::test_captures::thread_capture;
 use crate::session::chunked::read_in_chunks;
 use crate::session::parse_session_text;
 
-/// A capture of `calls` calls of one thread that grows by two messages a call and starts
-/// again from a summary every ten, with a line that is no capture line in the middle.
+/// A capture of `calls` calls that starts again from a summary every ten, with a line that
+/// is no capture line in the middle.
 fn capture_text(calls: u64) -> String {
-    let mut lines = vec![
-        json!({"type": "header", "format": "ctxlab-capture", "version": 1,
-        "ctxlab": "0", "started": "2026-12-01T00:00:00Z", "listen": "127.0.0.1:1"})
-        .to_string(),
-    ];
-    let mut messages = vec![json!({"role": "user", "content": "fix it"})];
-    for n in 1..=calls {
-        let id = format!("t{n}");
-        lines.push(
-            json!({"type": "exchange", "n": n, "started": "2026-12-01T00:00:01.000Z",
-                "method": "POST", "path": "/v1/messages", "api": "anthropic_messages",
-                "upstream": "u",
-                "request": {"headers": [], "bytes": 1, "sha256": "0",
-                    "body": {"model": "m", "tools": [{"name": "Bash", "input_schema": {}}],
-                        "messages": messages}},
-                "response": {"status": 200, "text": format!("step {n}"),
-                    "tool_calls": [{"id": id, "name": "Bash", "input": {"command": "ls"}}],
-                    "usage": {"input_tokens": 100 * n, "output_tokens": 1}},
-                "timing": {}})
-            .to_string(),
-        );
-        if n == calls / 2 {
-            lines.push("{not a capture line".to_string());
-        }
-        messages.push(json!({"role": "assistant", "content": [
-            {"type": "text", "text": format!("step {n}")},
-            {"type": "tool_use", "id": id, "name": "Bash", "input": {"command": "ls"}}]}));
-        messages.push(json!({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": id, "content": "out ".repeat(20)}]}));
-        if n % 10 == 0 {
-            messages = vec![json!({"role": "user", "content": format!("summary of {n}")})];
-        }
-    }
+    let mut lines = thread_capture(calls, 20, 0);
+    lines.insert(calls as usize / 2 + 1, "{not a capture line".to_string());
     lines.join("\n") + "\n"
 }
 

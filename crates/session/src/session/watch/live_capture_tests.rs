@@ -2,49 +2,14 @@
 //! every message of it (a 220 MB capture took `watch` to 147 MB), and forgetting what it
 //! reported changes no item it reports.
 
-use serde_json::json;
+use crate::session::capture::test_captures::thread_capture;
 
 use super::*;
 
-/// A capture of `calls` calls of one thread that grows by two messages a call and starts
-/// again from a summary every 40 messages, with a micro compaction (a result cleared in
-/// place) now and then.
+/// A capture of `calls` calls that starts again from a summary every 40 messages, with a
+/// micro compaction now and then.
 fn capture_lines(calls: u64) -> Vec<String> {
-    let mut lines = vec![
-        json!({"type": "header", "format": "ctxlab-capture", "version": 1,
-        "ctxlab": "0", "started": "2026-12-01T00:00:00Z", "listen": "127.0.0.1:1"})
-        .to_string(),
-    ];
-    let mut messages = vec![json!({"role": "user", "content": "fix it"})];
-    for n in 1..=calls {
-        let id = format!("t{n}");
-        lines.push(
-            json!({"type": "exchange", "n": n, "started": "2026-12-01T00:00:01.000Z",
-                "method": "POST", "path": "/v1/messages", "api": "anthropic_messages",
-                "upstream": "u",
-                "request": {"headers": [], "bytes": 1, "sha256": "0",
-                    "body": {"model": "m", "tools": [{"name": "Bash", "input_schema": {}}],
-                        "messages": messages}},
-                "response": {"status": 200, "text": format!("step {n}"),
-                    "tool_calls": [{"id": id, "name": "Bash", "input": {"command": "ls"}}],
-                    "usage": {"input_tokens": 100 * n, "output_tokens": 1}},
-                "timing": {}})
-            .to_string(),
-        );
-        if n % 7 == 0 && messages.len() > 3 {
-            // The agent cleared an older result in place.
-            messages[2]["content"][0]["content"] = json!("[cleared]");
-        }
-        messages.push(json!({"role": "assistant", "content": [
-            {"type": "text", "text": format!("step {n}")},
-            {"type": "tool_use", "id": id, "name": "Bash", "input": {"command": "ls"}}]}));
-        messages.push(json!({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": id, "content": format!("out {n}")}]}));
-        if messages.len() > 40 {
-            messages = vec![json!({"role": "user", "content": format!("summary of {n}")})];
-        }
-    }
-    lines
+    thread_capture(calls, 40, 7)
 }
 
 fn follow(lines: &[String], keep_all: bool) -> (Vec<LiveItem>, usize) {
