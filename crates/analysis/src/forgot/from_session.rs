@@ -436,42 +436,10 @@ fn input_of(
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
 
     use super::*;
+    use crate::forgot::test_rollouts::rollout;
     use crate::session::parse_session_text;
-
-    /// A Codex rollout of `turns` turns (the line shapes of the fixture `codex_rollout`),
-    /// each ended by a compaction that keeps the turn's prompt: twice the turns, twice the
-    /// file.
-    fn rollout(turns: usize) -> String {
-        let line = |kind: &str, payload: serde_json::Value| {
-            json!({"timestamp": "2025-11-02T09:00:00.000Z", "type": kind, "payload": payload})
-                .to_string()
-        };
-        let prompt = |t: usize| {
-            json!({"type": "message", "role": "user",
-                   "content": [{"type": "input_text", "text": format!("Fix bug {t} in src/a{t}.rs")}]})
-        };
-        let mut out = vec![line(
-            "session_meta",
-            json!({"id": "r", "cli_version": "0.55.0"}),
-        )];
-        for t in 0..turns {
-            out.push(line("response_item", prompt(t)));
-            out.push(line(
-                "response_item",
-                json!({"type": "message", "role": "assistant",
-                       "content": [{"type": "output_text", "text": format!("Fixed; error E{t} is gone.")}]}),
-            ));
-            out.push(line(
-                "compacted",
-                json!({"message": format!("Summary {t}"), "replacement_history": [prompt(t)]}),
-            ));
-            out.push(line("event_msg", json!({"type": "context_compacted"})));
-        }
-        out.join("\n")
-    }
 
     /// Issue 36: the inputs of a session twice as long take about twice the steps (each
     /// compaction finds the last full one before it and the next after it by a walk, not a
@@ -480,7 +448,7 @@ mod tests {
     #[test]
     fn twice_the_compactions_take_about_twice_the_work() {
         let work = |turns: usize| {
-            let s = parse_session_text(&rollout(turns)).unwrap();
+            let s = parse_session_text(&rollout(turns, false)).unwrap();
             assert_eq!(s.compactions.len(), turns);
             let mut seen = Vec::new();
             let work = each_input_of_session(&s, |i| seen.push(i));

@@ -5,48 +5,15 @@
 
 use std::collections::HashSet;
 
-use serde_json::json;
-
 use super::*;
 use crate::forgot::from_session::each_input_with_kept;
+use crate::forgot::test_rollouts::rollout;
 use crate::forgot::{analyze, analyze_with};
 use crate::session::parse_session_text;
 
-/// A Codex rollout of `turns` turns, each a prompt, an answer and a compaction whose
-/// replacement history keeps every prompt typed so far (as Codex does while they fit).
-fn rollout(turns: usize) -> String {
-    let line = |kind: &str, payload: serde_json::Value| {
-        json!({"timestamp": "2025-11-02T09:00:00.000Z", "type": kind, "payload": payload})
-            .to_string()
-    };
-    let prompt = |t: usize| {
-        json!({"type": "message", "role": "user",
-               "content": [{"type": "input_text", "text": format!("Fix bug {t} in src/a{t}.rs")}]})
-    };
-    let mut out = vec![line(
-        "session_meta",
-        json!({"id": "r", "cli_version": "0.55.0"}),
-    )];
-    for t in 0..turns {
-        out.push(line("response_item", prompt(t)));
-        out.push(line(
-            "response_item",
-            json!({"type": "message", "role": "assistant",
-                   "content": [{"type": "output_text", "text": format!("Fixed; error E{t} is gone.")}]}),
-        ));
-        let kept: Vec<_> = (0..=t).map(prompt).collect();
-        out.push(line(
-            "compacted",
-            json!({"message": format!("Summary {t}"), "replacement_history": kept}),
-        ));
-        out.push(line("event_msg", json!({"type": "context_compacted"})));
-    }
-    out.join("\n")
-}
-
 /// (messages handed to the analysis, distinct ones among them, messages the memo analysed)
 fn work(turns: usize) -> (usize, usize, u64) {
-    let s = parse_session_text(&rollout(turns)).unwrap();
+    let s = parse_session_text(&rollout(turns, true)).unwrap();
     assert_eq!(s.compactions.len(), turns);
     let mut memo = Memo::default();
     let (mut handed, mut distinct) = (0, HashSet::new());

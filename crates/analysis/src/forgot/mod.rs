@@ -19,6 +19,8 @@ pub mod from_session;
 mod memo;
 pub mod parts;
 pub mod task_text;
+#[cfg(test)]
+pub(crate) mod test_rollouts;
 pub mod text;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
