@@ -205,17 +205,18 @@ pub(crate) fn text_of(bytes: Vec<u8>, lossy: &mut bool) -> String {
     }
 }
 
-/// The parsed lines of a chunked file, one chunk at a time; a read error ends the
-/// iteration and waits in `error`.
-struct StreamedLines<'f, 'a, T> {
+/// The parsed lines of a chunked file, one chunk at a time, each chunk parsed by `parse`
+/// (a reader's line parser, or `sized_read`'s that sizes as it parses); a read error ends
+/// the iteration and waits in `error`.
+pub(super) struct StreamedLines<'f, 'a, T, P> {
     file: &'f mut ChunkedFile<'a>,
-    parse: fn(&str, usize) -> Vec<T>,
+    parse: P,
     current: std::vec::IntoIter<T>,
     lossy: bool,
     error: Option<SessionError>,
 }
 
-impl<T> Iterator for StreamedLines<'_, '_, T> {
+impl<T, P: FnMut(&str, usize) -> Vec<T>> Iterator for StreamedLines<'_, '_, T, P> {
     type Item = T;
     fn next(&mut self) -> Option<T> {
         loop {
@@ -245,16 +246,15 @@ pub(super) fn parse_claude(text: &str, first: usize) -> Vec<ParsedClaudeLine> {
 }
 
 /// The lines of `file` from its first chunk (`head`, from line `first`) on, parsed by
-/// `parse` a chunk at a time.
-fn streamed<'f, 'a, T>(
+/// `parse` a chunk at a time; `lossy` says the head was not all UTF-8.
+pub(super) fn streamed<'f, 'a, T, P: FnMut(&str, usize) -> Vec<T>>(
     file: &'f mut ChunkedFile<'a>,
-    head: std::borrow::Cow<str>,
-    parse: fn(&str, usize) -> Vec<T>,
+    head: &str,
+    mut parse: P,
     first: usize,
     lossy: bool,
-) -> StreamedLines<'f, 'a, T> {
-    let head_lines = parse(&head, first);
-    drop(head);
+) -> StreamedLines<'f, 'a, T, P> {
+    let head_lines = parse(head, first);
     StreamedLines {
         file,
         parse,
@@ -264,9 +264,9 @@ fn streamed<'f, 'a, T>(
     }
 }
 
-impl<T> StreamedLines<'_, '_, T> {
+impl<T, P> StreamedLines<'_, '_, T, P> {
     /// Whether some bytes were not UTF-8, or the read error that ended the lines.
-    fn done(self) -> Result<bool, SessionError> {
+    pub(super) fn done(self) -> Result<bool, SessionError> {
         match self.error {
             Some(e) => Err(e),
             None => Ok(self.lossy),
@@ -345,7 +345,8 @@ fn read_chunked(file: &mut ChunkedFile, detail: Detail) -> Result<ReadSession, S
     }
     let lossy = matches!(head_text, std::borrow::Cow::Owned(_));
     let (mut session, lossy) = if format == SessionFormat::ClaudeCode {
-        let mut lines = streamed(file, head_text, parse_claude, first, lossy);
+        let mut lines = streamed(file, &head_text, parse_claude, first, lossy);
+        drop(head_text);
         drop(head);
         let session = claude::read_claude_detail(&mut lines, detail);
         (session, lines.done()?)
@@ -356,7 +357,8 @@ fn read_chunked(file: &mut ChunkedFile, detail: Detail) -> Result<ReadSession, S
         } else {
             parse_all
         };
-        let mut lines = streamed(file, head_text, parse, first, lossy);
+        let mut lines = streamed(file, &head_text, parse, first, lossy);
+        drop(head_text);
         drop(head);
         let session = codex::read_codex(&mut lines, format, detail);
         (session, lines.done()?)

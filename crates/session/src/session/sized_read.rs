@@ -14,7 +14,7 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use super::assemble::HeldHook;
-use super::chunked::{ChunkedFile, chunked_format, parse_claude, text_of};
+use super::chunked::{ChunkedFile, chunked_format, parse_claude, streamed, text_of};
 pub use super::codex_sized::{HistoryItem, SizeSink, SizedHistory};
 use super::codex_sized::{ItemKeys, parse_line};
 use super::detail::Detail;
@@ -69,57 +69,38 @@ pub(crate) fn read_sized_detail<S: SizeSink + 'static>(
     }));
     let mut keys = ItemKeys::default();
     let mut unread = false;
-    let mut error = None;
-    let session = {
-        if format == SessionFormat::ClaudeCode {
-            let mut parse = parse_claude;
-            let head_lines = parse(&head_text, first);
-            drop(head_text);
-            let lines = Lines {
-                file: &mut file,
-                parse: &mut parse,
-                current: head_lines.into_iter(),
-                lossy: &mut lossy,
-                error: &mut error,
-            };
-            claude::read_claude_hooked(lines, detail, Some(hook))
-        } else {
-            let mut parse = |text: &str, first: usize| -> Vec<ParsedLine> {
-                text.lines()
-                    .enumerate()
-                    .filter(|(_, l)| !l.trim().is_empty())
-                    .map(|(i, l)| {
-                        let number = i + first;
-                        let counted = if l.contains("\"replacement_history\"") {
-                            let got = parse_line(l, number, &mut keys, &mut *sink.borrow_mut());
-                            unread |= got.is_none();
-                            got
-                        } else {
-                            None
-                        };
-                        let value = match counted {
-                            Some(v) => Ok(v),
-                            None => serde_json::from_str::<Value>(l),
-                        };
-                        ParsedLine { number, value }
-                    })
-                    .collect()
-            };
-            let head_lines = parse(&head_text, first);
-            drop(head_text);
-            let lines = Lines {
-                file: &mut file,
-                parse: &mut parse,
-                current: head_lines.into_iter(),
-                lossy: &mut lossy,
-                error: &mut error,
-            };
-            codex::read_codex_hooked(lines, format, detail, Some(hook)).0
-        }
+    let (session, lossy) = if format == SessionFormat::ClaudeCode {
+        let mut lines = streamed(&mut file, &head_text, parse_claude, first, lossy);
+        drop(head_text);
+        let session = claude::read_claude_hooked(&mut lines, detail, Some(hook));
+        (session, lines.done()?)
+    } else {
+        let parse = |text: &str, first: usize| -> Vec<ParsedLine> {
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+                .map(|(i, l)| {
+                    let number = i + first;
+                    let counted = if l.contains("\"replacement_history\"") {
+                        let got = parse_line(l, number, &mut keys, &mut *sink.borrow_mut());
+                        unread |= got.is_none();
+                        got
+                    } else {
+                        None
+                    };
+                    let value = match counted {
+                        Some(v) => Ok(v),
+                        None => serde_json::from_str::<Value>(l),
+                    };
+                    ParsedLine { number, value }
+                })
+                .collect()
+        };
+        let mut lines = streamed(&mut file, &head_text, parse, first, lossy);
+        drop(head_text);
+        let session = codex::read_codex_hooked(&mut lines, format, detail, Some(hook)).0;
+        (session, lines.done()?)
     };
-    if let Some(e) = error {
-        return Err(e);
-    }
     if unread {
         return Ok(None);
     }
@@ -133,39 +114,4 @@ pub(crate) fn read_sized_detail<S: SizeSink + 'static>(
         items_converted: keys.converted,
     };
     Ok(Some((read, warnings)))
-}
-
-/// The parsed lines of a chunked file, a chunk at a time (`chunked::StreamedLines` with a
-/// parser that keeps state between chunks).
-struct Lines<'f, 'a, 'p, T> {
-    file: &'f mut ChunkedFile<'a>,
-    parse: &'p mut dyn FnMut(&str, usize) -> Vec<T>,
-    current: std::vec::IntoIter<T>,
-    lossy: &'p mut bool,
-    error: &'p mut Option<SessionError>,
-}
-
-impl<T> Iterator for Lines<'_, '_, '_, T> {
-    type Item = T;
-    fn next(&mut self) -> Option<T> {
-        loop {
-            if let Some(line) = self.current.next() {
-                return Some(line);
-            }
-            if self.error.is_some() {
-                return None;
-            }
-            match self.file.next_lines() {
-                Ok(Some((first, bytes))) => {
-                    let text = text_of(bytes, self.lossy);
-                    self.current = (self.parse)(&text, first).into_iter();
-                }
-                Ok(None) => return None,
-                Err(e) => {
-                    *self.error = Some(e);
-                    return None;
-                }
-            }
-        }
-    }
 }
