@@ -524,15 +524,15 @@ impl LiveSession {
 /// Messages a follower keeps behind the last one it reported: the readers look back at
 /// roles only (kept apart once forgotten, `Builder::forget_messages`), and the newest few
 /// stay whole for a reader that looks further.
-const WHOLE_TAIL: usize = 64;
+pub(super) const WHOLE_TAIL: usize = 64;
 
 /// Calls a follower keeps behind the last one it reported: a Codex compaction takes its
 /// own call back out of the calls a few records back (`codex_usage`).
-const CALLS_TAIL: usize = 16;
+pub(super) const CALLS_TAIL: usize = 16;
 
 /// Messages and calls are forgotten this many at a time at least, so that dropping the
 /// front of a list costs a constant time per item.
-const FORGET_BATCH: usize = 256;
+pub(super) const FORGET_BATCH: usize = 256;
 
 /// How many calls at the front of `s.calls` a follower may drop: reported and behind the
 /// newest `CALLS_TAIL`. A compaction's missing token counts need none of them: the counts

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use super::live::{CALLS_TAIL, FORGET_BATCH, WHOLE_TAIL};
 use super::live_item::{LiveCall, LiveItem, SeenToolIds, report_messages};
 use crate::session::capture::CaptureFold;
 use crate::session::capture::fold::{
@@ -32,13 +33,6 @@ pub(super) struct LiveCapture {
     pub(super) keep_all: bool,
 }
 
-/// Messages the follower keeps behind the last one it reported, and calls behind the last
-/// it reported; both are dropped `FORGET_BATCH` at a time at least, so that dropping the
-/// front of a list costs a constant time per item (as `live` does for the agents' files).
-const WHOLE_TAIL: usize = 64;
-const CALLS_TAIL: usize = 16;
-const FORGET_BATCH: usize = 256;
-
 impl LiveCapture {
     pub(super) fn session(&self) -> &Session {
         self.fold.session()
@@ -59,7 +53,8 @@ impl LiveCapture {
         }
     }
 
-    /// Drops the messages and calls reported behind the newest few (issue 39, item 5): a
+    /// Drops the messages and calls reported behind the newest few (issue 39, item 5; the
+    /// window and the batch are the agents' followers', `watch::live`): a
     /// capture's follower then holds a window, the compactions and the counts, not every
     /// message of the conversation. Indices stay the whole file's (`CaptureFold::forget`),
     /// so every item reported is the one a follower that forgot nothing would report.

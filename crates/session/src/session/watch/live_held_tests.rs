@@ -85,7 +85,7 @@ fn codex_lines(turns: usize) -> Vec<String> {
 
 /// Follows `lines`, forgetting what was reported or (`keep_all`) not; the items reported
 /// and what the follower holds at the end.
-fn follow(lines: &[String], keep_all: bool) -> (Vec<LiveItem>, usize) {
+pub(super) fn follow(lines: &[String], keep_all: bool) -> (Vec<LiveItem>, usize) {
     let mut live = LiveSession::new();
     live.keep_all = keep_all;
     let mut out = Vec::new();
