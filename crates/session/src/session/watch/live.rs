@@ -15,8 +15,10 @@
 use serde_json::Value;
 
 use super::live_capture::LiveCapture;
+use super::live_item::{
+    CALLS_TAIL, FORGET_BATCH, SeenToolIds, WHOLE_TAIL, cut_preview, push_tool_call, report_messages,
+};
 pub use super::live_item::{LiveCall, LiveItem, LiveMessage};
-use super::live_item::{SeenToolIds, cut_preview, push_tool_call, report_messages};
 use crate::message::BlockKind;
 use crate::session::assemble::fill_tokens_from_calls;
 use crate::session::claude::{self, Thread};
@@ -520,19 +522,6 @@ impl LiveSession {
         s.messages.len() + s.info.len() + s.calls.len() + self.reported.tool_ids.len()
     }
 }
-
-/// Messages a follower keeps behind the last one it reported: the readers look back at
-/// roles only (kept apart once forgotten, `Builder::forget_messages`), and the newest few
-/// stay whole for a reader that looks further.
-pub(super) const WHOLE_TAIL: usize = 64;
-
-/// Calls a follower keeps behind the last one it reported: a Codex compaction takes its
-/// own call back out of the calls a few records back (`codex_usage`).
-pub(super) const CALLS_TAIL: usize = 16;
-
-/// Messages and calls are forgotten this many at a time at least, so that dropping the
-/// front of a list costs a constant time per item.
-pub(super) const FORGET_BATCH: usize = 256;
 
 /// How many calls at the front of `s.calls` a follower may drop: reported and behind the
 /// newest `CALLS_TAIL`. A compaction's missing token counts need none of them: the counts

@@ -8,8 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use super::live::{CALLS_TAIL, FORGET_BATCH, WHOLE_TAIL};
-use super::live_item::{LiveCall, LiveItem, SeenToolIds, report_messages};
+use super::live_item::{
+    CALLS_TAIL, FORGET_BATCH, LiveCall, LiveItem, SeenToolIds, WHOLE_TAIL, report_messages,
+};
 use crate::session::capture::CaptureFold;
 use crate::session::capture::fold::{
     COMPACTION_REQUEST, NOT_A_CALL, OTHER_CONVERSATION, REFUSED, SIDE_REQUEST,
@@ -54,7 +55,7 @@ impl LiveCapture {
     }
 
     /// Drops the messages and calls reported behind the newest few (issue 39, item 5; the
-    /// window and the batch are the agents' followers', `watch::live`): a
+    /// window and the batch are the agents' followers', `watch::live_item`): a
     /// capture's follower then holds a window, the compactions and the counts, not every
     /// message of the conversation. Indices stay the whole file's (`CaptureFold::forget`),
     /// so every item reported is the one a follower that forgot nothing would report.

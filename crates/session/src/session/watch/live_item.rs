@@ -12,6 +12,19 @@ use crate::session::model::{
     Compaction, LoadWarning, MessageKind, RecordedCall, RecordedUsage, Session,
 };
 
+/// Messages a follower keeps behind the last one it reported: the readers look back at
+/// roles only (kept apart once forgotten, `Builder::forget_messages`), and the newest few
+/// stay whole for a reader that looks further.
+pub(super) const WHOLE_TAIL: usize = 64;
+
+/// Calls a follower keeps behind the last one it reported: a Codex compaction takes its
+/// own call back out of the calls a few records back (`codex_usage`).
+pub(super) const CALLS_TAIL: usize = 16;
+
+/// Messages and calls are forgotten this many at a time at least, so that dropping the
+/// front of a list costs a constant time per item.
+pub(super) const FORGET_BATCH: usize = 256;
+
 /// Characters of a message's text kept for its event.
 const PREVIEW_CHARS: usize = 160;
 /// Characters of a tool call's path or command kept for its event.
