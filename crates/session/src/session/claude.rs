@@ -79,6 +79,27 @@ impl Thread {
         self.record.forget_matched();
     }
 
+    /// What a follower may drop of the uuid index (issue 39, item 5): the lines of the
+    /// messages before the last compaction, since a rewind behind a compaction is left as
+    /// recorded whether its parent is found or not (`claude_rewind`); and past `cap`
+    /// entries, the oldest, so that a session that never compacts is bounded too. True
+    /// when some of the latter went: a rewind that far back is then not marked. The
+    /// boundaries' preserved messages go as well: only a whole read resolves them.
+    pub(super) fn forget_uuids(&mut self, cap: usize) -> bool {
+        let b = &mut self.builder;
+        if let Some(c) = b.session.compactions.last() {
+            b.uuid_index.forget_before(c.at);
+        }
+        self.preserved.clear();
+        b.uuid_index.bound(cap)
+    }
+
+    /// Uuids indexed, for a follower's test of what it holds.
+    #[cfg(test)]
+    pub(super) fn uuids_held(&self) -> usize {
+        self.builder.uuid_index.len() + self.preserved.len()
+    }
+
     fn finish(self) -> Session {
         let Thread {
             mut builder,

@@ -40,6 +40,8 @@ impl Hasher for PassThrough {
 pub(crate) struct UuidIndex {
     keys: RandomState,
     map: HashMap<UuidKey, u32, BuildHasherDefault<PassThrough>>,
+    /// Entries of messages before this index were dropped (`forget_before`, `bound`).
+    below: u32,
 }
 
 impl UuidIndex {
@@ -72,6 +74,41 @@ impl UuidIndex {
         if let Ok(index) = u32::try_from(index) {
             self.map.insert(key, index);
         }
+    }
+
+    /// Drops the entries of lines held by messages before `index`: what a follower does
+    /// once a compaction makes them useless (`claude_rewind` leaves a rewind behind a
+    /// compaction as recorded, found or not). Each entry is dropped once: a call that
+    /// moves the cut no further costs nothing.
+    pub(crate) fn forget_before(&mut self, index: usize) {
+        let cut = u32::try_from(index).unwrap_or(u32::MAX);
+        if cut > self.below {
+            self.below = cut;
+            self.map.retain(|_, i| *i >= cut);
+        }
+    }
+
+    /// Keeps at most `cap` entries: past it, the entries of the oldest messages go, down
+    /// to about half the cap, so that each entry is dropped once. True when some went.
+    pub(crate) fn bound(&mut self, cap: usize) -> bool {
+        if self.map.len() <= cap {
+            return false;
+        }
+        let mut indices: Vec<u32> = self.map.values().copied().collect();
+        // The first index of the newest half of the cap (the map is not empty: over cap).
+        let oldest = (indices.len() - cap / 2).min(indices.len() - 1);
+        let (_, &mut cut, _) = indices.select_nth_unstable(oldest);
+        // Lines that stand for the message they hang after share its index: a cut at
+        // one keeps them all, and a cut past the newest drops nothing new.
+        let mut cut = cut.max(self.below.saturating_add(1));
+        self.map.retain(|_, i| *i >= cut);
+        if self.map.len() > cap {
+            // Most lines stand for one message: they go too.
+            cut = cut.saturating_add(1);
+            self.map.retain(|_, i| *i >= cut);
+        }
+        self.below = cut;
+        true
     }
 
     /// The bytes the index holds besides itself (its table).
@@ -108,5 +145,44 @@ mod tests {
         let per_entry = index.heap_bytes() / index.len();
         assert!(per_entry <= 2 * 17, "{per_entry} bytes an entry");
         assert_eq!(std::mem::size_of::<(UuidKey, u32)>(), 16);
+    }
+
+    #[test]
+    fn forgetting_drops_the_oldest_messages_lines_only() {
+        let mut index = UuidIndex::default();
+        let uuid = |n: usize| format!("line-{n}");
+        // Two lines a message, as an answer and its attachment.
+        for n in 0..1_000 {
+            index.insert(&uuid(n), n / 2);
+        }
+        index.forget_before(100);
+        assert_eq!(index.len(), 800);
+        assert_eq!(index.get(&uuid(199)), None);
+        assert_eq!(index.get(&uuid(200)), Some(100));
+        // A cut behind the last one drops nothing.
+        index.forget_before(50);
+        assert_eq!(index.len(), 800);
+        assert!(!index.bound(800));
+        assert!(index.bound(400));
+        let kept = index.len();
+        assert!(
+            (200..=202).contains(&kept),
+            "{kept} kept of 800 bounded to 400"
+        );
+        assert_eq!(index.get(&uuid(999)), Some(499));
+        assert_eq!(index.get(&uuid(700)), None);
+        // Bounded again and again, it never holds more than the cap.
+        for n in 1_000..100_000 {
+            index.insert(&uuid(n), n / 2);
+            index.bound(400);
+            assert!(index.len() <= 401);
+        }
+        assert_eq!(index.get(&uuid(99_999)), Some(49_999));
+        // Lines that all stand for one message are bounded too.
+        for n in 0..1_000 {
+            index.insert(&format!("attachment-{n}"), 60_000);
+            index.bound(400);
+            assert!(index.len() <= 401);
+        }
     }
 }

@@ -16,7 +16,8 @@ use serde_json::Value;
 
 use super::live_capture::LiveCapture;
 use super::live_item::{
-    CALLS_TAIL, FORGET_BATCH, SeenToolIds, WHOLE_TAIL, cut_preview, push_tool_call, report_messages,
+    CALLS_TAIL, FORGET_BATCH, SeenToolIds, UUID_TAIL, UUIDS_DROPPED, WHOLE_TAIL, cut_preview,
+    push_tool_call, report_messages,
 };
 pub use super::live_item::{LiveCall, LiveItem, LiveMessage};
 use crate::message::BlockKind;
@@ -85,6 +86,10 @@ pub struct LiveSession {
     reported: Reported,
     sidechain_lines: usize,
     lines: usize,
+    /// Claude Code: the line uuids indexed at most (`UUID_TAIL`; a test sets fewer), and
+    /// whether dropping the oldest was said.
+    uuid_cap: usize,
+    uuids_dropped: bool,
     /// Forget nothing (a test compares the items with and without forgetting).
     #[cfg(test)]
     keep_all: bool,
@@ -103,6 +108,8 @@ impl LiveSession {
             reported: Reported::default(),
             sidechain_lines: 0,
             lines: 0,
+            uuid_cap: UUID_TAIL,
+            uuids_dropped: false,
             #[cfg(test)]
             keep_all: false,
         }
@@ -250,7 +257,7 @@ impl LiveSession {
         let start = out.len();
         self.report_unordered(number, out);
         out[start..].sort_by_key(|i| i.order(number));
-        self.forget_reported();
+        self.forget_reported(number);
     }
 
     fn report_unordered(&mut self, number: usize, out: &mut Vec<LiveItem>) {
@@ -471,7 +478,7 @@ impl LiveSession {
     /// numbers, the compactions, a window of messages), not the lines it read. Indices
     /// stay the whole file's (`Builder::forget_messages`), so every item reported is the
     /// one a follower that forgot nothing would report.
-    fn forget_reported(&mut self) {
+    fn forget_reported(&mut self, number: usize) {
         #[cfg(test)]
         if self.keep_all {
             return;
@@ -482,6 +489,10 @@ impl LiveSession {
                 let cut = r.messages.saturating_sub(WHOLE_TAIL);
                 if cut >= t.builder.forgotten() + FORGET_BATCH {
                     t.forget_record();
+                }
+                if t.forget_uuids(self.uuid_cap) && !self.uuids_dropped {
+                    self.uuids_dropped = true;
+                    t.builder.warn(number, UUIDS_DROPPED);
                 }
                 (&mut t.builder, false)
             }
@@ -519,7 +530,11 @@ impl LiveSession {
         let Some(s) = self.session() else {
             return 0;
         };
-        s.messages.len() + s.info.len() + s.calls.len() + self.reported.tool_ids.len()
+        let uuids = match &self.reader {
+            Reader::Claude(t) => t.uuids_held(),
+            _ => 0,
+        };
+        s.messages.len() + s.info.len() + s.calls.len() + self.reported.tool_ids.len() + uuids
     }
 }
 

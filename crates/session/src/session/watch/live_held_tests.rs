@@ -86,8 +86,14 @@ fn codex_lines(turns: usize) -> Vec<String> {
 /// Follows `lines`, forgetting what was reported or (`keep_all`) not; the items reported
 /// and what the follower holds at the end.
 pub(super) fn follow(lines: &[String], keep_all: bool) -> (Vec<LiveItem>, usize) {
+    follow_indexing(lines, keep_all, UUID_TAIL)
+}
+
+/// `follow`, a Claude Code follower indexing at most `uuid_cap` line uuids.
+fn follow_indexing(lines: &[String], keep_all: bool, uuid_cap: usize) -> (Vec<LiveItem>, usize) {
     let mut live = LiveSession::new();
     live.keep_all = keep_all;
+    live.uuid_cap = uuid_cap;
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         live.push_line(i + 1, l, &mut out);
@@ -102,13 +108,7 @@ const HELD_BOUND: usize = 2 * (WHOLE_TAIL + FORGET_BATCH) + CALLS_TAIL + FORGET_
 
 #[test]
 fn a_follower_holds_a_window_not_every_line_it_read() {
-    let claude = |n: usize| (0..n).map(|i| claude_line(i, 0)).collect::<Vec<_>>();
-    let (_, held1) = follow(&claude(5_000), false);
-    let (_, held2) = follow(&claude(10_000), false);
-    assert!(
-        held1 <= HELD_BOUND && held2 <= HELD_BOUND,
-        "a Claude Code follower holds {held1} items after 5000 lines, {held2} after 10000"
-    );
+    // Claude Code's: `a_claude_follower_indexes_the_uuids_since_the_last_compaction`.
     let (_, held1) = follow(&codex_lines(1_000), false);
     let (_, held2) = follow(&codex_lines(2_000), false);
     assert!(
@@ -159,4 +159,58 @@ fn forgetting_what_was_reported_changes_no_item() {
     let (forgot, _) = follow(&lines, false);
     assert!(kept.len() > 1_000, "{}", kept.len());
     assert_eq!(kept, forgot);
+}
+
+#[test]
+fn a_claude_follower_indexes_the_uuids_since_the_last_compaction() {
+    // A compaction every 1,000 lines: the uuids of the lines since the last one stay.
+    let claude = |n: usize| (0..n).map(|i| claude_line(i, 0)).collect::<Vec<_>>();
+    let (_, held1) = follow(&claude(5_000), false);
+    let (_, held2) = follow(&claude(10_000), false);
+    let bound = HELD_BOUND + 1_000;
+    assert!(
+        held1 <= bound && held2 <= bound,
+        "{held1} items held after 5000 lines, {held2} after 10000"
+    );
+    let (_, all) = follow(&claude(10_000), true);
+    assert!(all > 10_000, "{all}");
+}
+
+#[test]
+fn a_claude_follower_that_never_sees_a_compaction_indexes_a_bounded_number_of_uuids() {
+    // No compaction; a prompt rewinds 700 lines back every 1,230 lines.
+    let lines: Vec<String> = (0..8_000)
+        .map(|i| claude_line(i, 1_230))
+        .filter(|l| !l.contains("compact_boundary"))
+        .collect();
+    let warned = |items: &[LiveItem]| {
+        items
+            .iter()
+            .filter(|i| matches!(i, LiveItem::Warning(w) if w.message == UUIDS_DROPPED))
+            .count()
+    };
+    let (kept, _) = follow(&lines, true);
+    // A cap above the rewinds' reach: the same items, the drop said once.
+    let (bounded, held) = follow_indexing(&lines, false, 2_000);
+    assert!(held <= HELD_BOUND + 2_000, "{held} items held");
+    assert_eq!(warned(&bounded), 1);
+    let without: Vec<LiveItem> = bounded
+        .into_iter()
+        .filter(|i| !matches!(i, LiveItem::Warning(w) if w.message == UUIDS_DROPPED))
+        .collect();
+    assert_eq!(kept, without);
+    assert!(
+        kept.iter()
+            .any(|i| matches!(i, LiveItem::Message(m) if m.kind == MessageKind::Abandoned)),
+        "the rewinds abandon a branch"
+    );
+    // A cap below it: the rewinds are missed, as the warning said they would be.
+    let (short, held) = follow_indexing(&lines, false, 400);
+    assert!(held <= HELD_BOUND + 400, "{held} items held");
+    assert_eq!(warned(&short), 1);
+    assert!(
+        !short
+            .iter()
+            .any(|i| matches!(i, LiveItem::Message(m) if m.kind == MessageKind::Abandoned))
+    );
 }

@@ -21,6 +21,14 @@ pub(super) const WHOLE_TAIL: usize = 64;
 /// own call back out of the calls a few records back (`codex_usage`).
 pub(super) const CALLS_TAIL: usize = 16;
 
+/// Line uuids a Claude Code follower indexes since the last compaction, at most (each
+/// 16 bytes): a session that never compacts stays bounded, and a rewind further back than
+/// this many lines is not marked (said once, `UUIDS_DROPPED`).
+pub(super) const UUID_TAIL: usize = 1 << 18;
+
+/// The warning a follower gives the first time it drops uuids past `UUID_TAIL`.
+pub(super) const UUIDS_DROPPED: &str = "watch keeps the uuids of the newest lines since the last compaction only (262,144): a prompt that rewinds further back than that is not marked as a rewind here (ctxlab inspect reads the whole file)";
+
 /// Messages and calls are forgotten this many at a time at least, so that dropping the
 /// front of a list costs a constant time per item.
 pub(super) const FORGET_BATCH: usize = 256;
