@@ -34,25 +34,9 @@ mod resume;
 /// Bytes read from the end at most.
 pub const TAIL_CAP: u64 = 8 << 20;
 
-/// Line prefixes of Claude Code's request records (the whole system prompt, the tool
-/// schemas and each request's messages again, tens of KB a line): never conversation.
-const RECORD_PREFIXES: &[&[u8]] = &[b"{\"type\":\"api-request"];
-/// An attachment line (reminders, file and prompt snapshots: injected, never conversation)
-/// names its `attachment` object within its first bytes (at byte 73 in 2.1.332's lines).
-const ATTACHMENT_KEY: &[u8] = b"\"attachment\":{";
-const ATTACHMENT_WITHIN: usize = 256;
-
-/// Whether `line` is one of Claude Code's request records.
-fn is_record(line: &[u8]) -> bool {
-    RECORD_PREFIXES.iter().any(|p| line.starts_with(p))
-}
-
-/// Whether `line` cannot hold a conversation message.
-fn passed_over(line: &[u8]) -> bool {
-    is_record(line)
-        || memchr::memmem::find(&line[..line.len().min(ATTACHMENT_WITHIN)], ATTACHMENT_KEY)
-            .is_some()
-}
+// The lines that may hold the conversation: the filter `watch`'s warning reads with too.
+use crate::session::watch::since::conversation_text as kept_text;
+pub use crate::session::watch::since::{is_record, passed_over};
 
 /// Facts at risk in `path` from byte `from` (the last compaction's line, 0 without one)
 /// to its end; the flag says the tail was cut at `TAIL_CAP`. None: not readable. With a
@@ -94,23 +78,6 @@ pub fn at_risk_count(path: &Path, from: u64, data_dir: Option<&Path>) -> Option<
         }
     }
     Some((count, cut))
-}
-
-/// The lines of `bytes` that may hold the conversation, as text (one UTF-8 check for the
-/// whole; invalid bytes are replaced, as line by line).
-fn kept_text(bytes: &[u8]) -> String {
-    let mut kept = Vec::with_capacity(bytes.len() / 4);
-    for line in bytes.split(|b| *b == b'\n') {
-        if passed_over(line) {
-            continue;
-        }
-        kept.extend_from_slice(line);
-        kept.push(b'\n');
-    }
-    match String::from_utf8(kept) {
-        Ok(t) => t,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    }
 }
 
 /// The count of the tail of `file` (`len` bytes) read whole from `from`, whether it was

@@ -136,6 +136,7 @@ fn at_risk_json(r: &AtRisk) -> Value {
     json!({
         "event": "at_risk",
         "total": r.total,
+        "total_is_at_least": r.cut,
         "facts": r.top,
         "claude_compact": r.claude_compact,
         "codex_message": r.codex_message,
@@ -193,96 +194,101 @@ pub fn watch_json(
         }
         ok
     };
-    let result = follow(chosen, options, stop, &mut |event| match event {
-        WatchEvent::Following { path, why, waiting } => {
-            // Best effort: stderr going away does not end a follow whose output is fine.
-            let _ = writeln!(
-                err,
-                "ctxlab: following {} ({why}; {waiting})",
-                path.display()
-            );
-            tracker = HeadroomTracker::with_settings(settings.clone());
-            if let Some(format) = crate::session::sniff_format(&path) {
-                tracker.set_format(format);
-            }
-            risk.following(&path);
-            folded = Folded::default();
-            true
-        }
-        WatchEvent::Item { item, caught_up } => {
-            tracker.push(&item);
-            folded.push(&item);
-            if !caught_up && first_file && !from_start {
-                return true;
-            }
-            if !write(out, item_json(&item, &tracker.headroom())) {
-                return false;
-            }
-            // Only what is written from now on: a session read from its start is not
-            // read again at every call of its past.
-            match &item {
-                LiveItem::Call(c) if caught_up && !c.summary => {
-                    match risk.after_call(&tracker.headroom()) {
-                        Some(r) => write(out, at_risk_json(&r)),
-                        None => true,
-                    }
+    let result = follow(chosen, options, stop, &mut |event| {
+        risk.see(&event);
+        match event {
+            WatchEvent::Following { path, why, waiting } => {
+                // Best effort: stderr going away does not end a follow whose output is fine.
+                let _ = writeln!(
+                    err,
+                    "ctxlab: following {} ({why}; {waiting})",
+                    path.display()
+                );
+                tracker = HeadroomTracker::with_settings(settings.clone());
+                if let Some(format) = crate::session::sniff_format(&path) {
+                    tracker.set_format(format);
                 }
-                _ => true,
+                risk.following(&path);
+                folded = Folded::default();
+                true
             }
-        }
-        WatchEvent::CaughtUp {
-            path,
-            format,
-            lines,
-            bytes,
-            skipped,
-            sidechain_lines,
-            unknown_format,
-        } => {
-            let event = if first_file && !from_start {
-                "summary"
-            } else {
-                "caught_up"
-            };
-            first_file = false;
-            let headroom = tracker.headroom();
-            write(
+            WatchEvent::Item {
+                item, caught_up, ..
+            } => {
+                tracker.push(&item);
+                folded.push(&item);
+                if !caught_up && first_file && !from_start {
+                    return true;
+                }
+                if !write(out, item_json(&item, &tracker.headroom())) {
+                    return false;
+                }
+                // Only what is written from now on: a session read from its start is not
+                // read again at every call of its past.
+                match &item {
+                    LiveItem::Call(c) if caught_up && !c.summary => {
+                        match risk.after_call(&tracker.headroom()) {
+                            Some(r) => write(out, at_risk_json(&r)),
+                            None => true,
+                        }
+                    }
+                    _ => true,
+                }
+            }
+            WatchEvent::CaughtUp {
+                path,
+                format,
+                lines,
+                bytes,
+                skipped,
+                sidechain_lines,
+                unknown_format,
+            } => {
+                let event = if first_file && !from_start {
+                    "summary"
+                } else {
+                    "caught_up"
+                };
+                first_file = false;
+                let headroom = tracker.headroom();
+                write(
+                    out,
+                    json!({
+                        "event": event,
+                        "path": path,
+                        "format": format.map(|f| f.name()),
+                        "unknown_format": unknown_format,
+                        "lines": lines,
+                        "bytes": bytes,
+                        "calls": folded.calls,
+                        "summary_calls": folded.summary_calls,
+                        "compactions": headroom.compactions,
+                        "messages": folded.messages,
+                        "tool_calls": folded.tool_calls,
+                        "warnings": folded.warnings,
+                        "skipped": skipped,
+                        "sidechain_lines": sidechain_lines,
+                        "peak_context_tokens": folded.peak,
+                        "headroom": headroom_json(&headroom),
+                    }),
+                )
+            }
+            WatchEvent::File { path, event } => {
+                let mut v = serde_json::to_value(&event).unwrap_or(Value::Null);
+                if let Value::Object(o) = &mut v {
+                    o.insert("path".into(), json!(path));
+                    o.shift_insert(0, "event".into(), json!("file"));
+                }
+                write(out, v)
+            }
+            WatchEvent::Error { path, message } => write(
                 out,
-                json!({
-                    "event": event,
-                    "path": path,
-                    "format": format.map(|f| f.name()),
-                    "unknown_format": unknown_format,
-                    "lines": lines,
-                    "bytes": bytes,
-                    "calls": folded.calls,
-                    "summary_calls": folded.summary_calls,
-                    "compactions": headroom.compactions,
-                    "messages": folded.messages,
-                    "tool_calls": folded.tool_calls,
-                    "warnings": folded.warnings,
-                    "skipped": skipped,
-                    "sidechain_lines": sidechain_lines,
-                    "peak_context_tokens": folded.peak,
-                    "headroom": headroom_json(&headroom),
-                }),
-            )
-        }
-        WatchEvent::File { path, event } => {
-            let mut v = serde_json::to_value(&event).unwrap_or(Value::Null);
-            if let Value::Object(o) = &mut v {
-                o.insert("path".into(), json!(path));
-                o.shift_insert(0, "event".into(), json!("file"));
+                json!({"event": "error", "path": path, "message": message}),
+            ),
+            WatchEvent::Recognised { format } => {
+                tracker.set_format(format);
+                write(out, json!({"event": "recognised", "format": format.name()}))
             }
-            write(out, v)
-        }
-        WatchEvent::Error { path, message } => write(
-            out,
-            json!({"event": "error", "path": path, "message": message}),
-        ),
-        WatchEvent::Recognised { format } => {
-            tracker.set_format(format);
-            write(out, json!({"event": "recognised", "format": format.name()}))
         }
     });
     match result {

@@ -2,21 +2,24 @@
 //! session's last call is within a set distance of the agent's compaction threshold, the
 //! facts a compaction would put at risk and a ready `/compact` focus (Claude Code) or
 //! message (Codex). The session is read again only when `forgot::at_risk::RiskWatch` says a
-//! warning is due; the rules, the list and its lines are `forgot::at_risk`'s, shared with
-//! the workbench's live view.
+//! warning is due, and then from the last compaction's line (`session::watch::since`); the
+//! rules, the list and its lines are `forgot::at_risk`'s, shared with the workbench's live
+//! view.
 
 use std::path::{Path, PathBuf};
 
 pub use crate::forgot::at_risk::risk_lines;
-use crate::forgot::at_risk::{AT_RISK_SHOWN, AtRisk, RiskWatch, at_risk};
-use crate::session::load_session;
-use crate::session::watch::Headroom;
+use crate::forgot::at_risk::{AT_RISK_SHOWN, AtRisk, RiskWatch};
+use crate::session::watch::since::LastCompaction;
+use crate::session::watch::{Headroom, WatchEvent};
 
 /// The followed file and when to warn about it (`forgot::at_risk::RiskWatch`).
 #[derive(Debug, Default)]
 pub struct RiskFollow {
     watch: RiskWatch,
     path: Option<PathBuf>,
+    /// Where the messages a compaction now would summarise start.
+    since: LastCompaction,
 }
 
 impl RiskFollow {
@@ -24,7 +27,14 @@ impl RiskFollow {
         RiskFollow {
             watch: RiskWatch::new(within),
             path: None,
+            since: LastCompaction::default(),
         }
+    }
+
+    /// Every event the follower sends, before it is handled: where the last compaction's
+    /// line is.
+    pub fn see(&mut self, event: &WatchEvent) {
+        self.since.see(event);
     }
 
     /// A new file is followed: start over.
@@ -33,14 +43,15 @@ impl RiskFollow {
         self.watch.restart();
     }
 
-    /// After a main call: the warning, when one is due.
+    /// After a main call: the warning, when one is due. The file is read from the last
+    /// compaction's line, not whole (`session::watch::since`).
     pub fn after_call(&mut self, headroom: &Headroom) -> Option<AtRisk> {
         let path = self.path.as_deref()?;
         if !self.watch.due(headroom) {
             return None;
         }
-        let session = load_session(path).ok()?;
-        let risk = at_risk(&session, AT_RISK_SHOWN);
+        let since = self.since.read(path).ok()?;
+        let risk = AtRisk::of_part(&since.session, AT_RISK_SHOWN, since.cut, since.first_index);
         (risk.total > 0).then_some(risk)
     }
 }

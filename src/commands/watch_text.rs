@@ -149,75 +149,80 @@ pub fn watch_text(
         closed |= !ok;
         ok
     };
-    let result = follow(chosen, options, stop, &mut |event| match event {
-        WatchEvent::Following { path, why, waiting } => {
-            tracker = HeadroomTracker::with_settings(settings.clone());
-            if let Some(format) = crate::session::sniff_format(&path) {
-                tracker.set_format(format);
+    let result = follow(chosen, options, stop, &mut |event| {
+        risk.see(&event);
+        match event {
+            WatchEvent::Following { path, why, waiting } => {
+                tracker = HeadroomTracker::with_settings(settings.clone());
+                if let Some(format) = crate::session::sniff_format(&path) {
+                    tracker.set_format(format);
+                }
+                risk.following(&path);
+                write(
+                    out,
+                    &format!("following {} ({why}; {waiting})", path.display()),
+                )
             }
-            risk.following(&path);
-            write(
-                out,
-                &format!("following {} ({why}; {waiting})", path.display()),
-            )
-        }
-        WatchEvent::Item { item, caught_up } => {
-            tracker.push(&item);
-            if !caught_up {
-                return true;
-            }
-            let compaction = matches!(&item, LiveItem::Compaction { update: false, .. });
-            if compaction && bell && write!(out, "\x07").is_err() {
-                return false;
-            }
-            let written = match item_line(&item, &tracker) {
-                Some(text) => write(out, &text),
-                None => true,
-            };
-            if written && matches!(&item, LiveItem::Call(c) if !c.summary) {
-                let h = tracker.headroom();
-                if let Some(l) = &h.limit
-                    && source_said.as_deref() != Some(l.source().as_str())
-                {
-                    source_said = Some(l.source());
-                    if !write(
-                        out,
-                        &format!("  (headroom to {}: {})", l.text(), l.source()),
-                    ) {
-                        return false;
+            WatchEvent::Item {
+                item, caught_up, ..
+            } => {
+                tracker.push(&item);
+                if !caught_up {
+                    return true;
+                }
+                let compaction = matches!(&item, LiveItem::Compaction { update: false, .. });
+                if compaction && bell && write!(out, "\x07").is_err() {
+                    return false;
+                }
+                let written = match item_line(&item, &tracker) {
+                    Some(text) => write(out, &text),
+                    None => true,
+                };
+                if written && matches!(&item, LiveItem::Call(c) if !c.summary) {
+                    let h = tracker.headroom();
+                    if let Some(l) = &h.limit
+                        && source_said.as_deref() != Some(l.source().as_str())
+                    {
+                        source_said = Some(l.source());
+                        if !write(
+                            out,
+                            &format!("  (headroom to {}: {})", l.text(), l.source()),
+                        ) {
+                            return false;
+                        }
+                    }
+                    if let Some(r) = risk.after_call(&h) {
+                        return risk_lines(&r, h.tokens_left).iter().all(|l| write(out, l));
                     }
                 }
-                if let Some(r) = risk.after_call(&h) {
-                    return risk_lines(&r, h.tokens_left).iter().all(|l| write(out, l));
-                }
+                written
             }
-            written
-        }
-        WatchEvent::CaughtUp { lines, .. } => {
-            let h = tracker.headroom();
-            // The limit's source is named here, once; the call lines give its figure.
-            source_said = h.limit.as_ref().map(|l| l.source());
-            let limit = h
-                .limit
-                .as_ref()
-                .map(|l| format!("headroom to {}: {}", l.text(), l.source()))
-                .unwrap_or_else(|| "no limit known (no window or rule for this model)".into());
-            write(out, &limit)
-                && write(
-                    out,
-                    &format!(
-                        "{} lines read · {} · {} · from now on, as it is written:",
-                        g(lines as u64),
-                        h.compactions_text(),
-                        h.text()
-                    ),
-                )
-        }
-        WatchEvent::File { event, .. } => write(out, &file_line(&event)),
-        WatchEvent::Error { message, .. } => write(out, &format!("cannot read on: {message}")),
-        WatchEvent::Recognised { format } => {
-            tracker.set_format(format);
-            write(out, &format!("format: {}", format.name()))
+            WatchEvent::CaughtUp { lines, .. } => {
+                let h = tracker.headroom();
+                // The limit's source is named here, once; the call lines give its figure.
+                source_said = h.limit.as_ref().map(|l| l.source());
+                let limit = h
+                    .limit
+                    .as_ref()
+                    .map(|l| format!("headroom to {}: {}", l.text(), l.source()))
+                    .unwrap_or_else(|| "no limit known (no window or rule for this model)".into());
+                write(out, &limit)
+                    && write(
+                        out,
+                        &format!(
+                            "{} lines read · {} · {} · from now on, as it is written:",
+                            g(lines as u64),
+                            h.compactions_text(),
+                            h.text()
+                        ),
+                    )
+            }
+            WatchEvent::File { event, .. } => write(out, &file_line(&event)),
+            WatchEvent::Error { message, .. } => write(out, &format!("cannot read on: {message}")),
+            WatchEvent::Recognised { format } => {
+                tracker.set_format(format);
+                write(out, &format!("format: {}", format.name()))
+            }
         }
     });
     match result {

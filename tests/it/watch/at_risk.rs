@@ -92,3 +92,58 @@ fn the_live_view_draws_the_list_watch_text_prints() {
     assert!(text.contains("Claude Code: /compact Keep:"), "{text}");
     assert!(text.contains("E501"), "{text}");
 }
+
+/// The warning reads the file from the last compaction's line (`session::watch::since`),
+/// not whole, so a follower's memory does not grow with the file (issue 39, item 5): the
+/// follower's events say where that line starts, and the facts are those a whole read
+/// finds, their messages numbered as it numbers them.
+#[test]
+fn the_warning_reads_from_the_last_compaction_and_finds_what_a_whole_read_finds() {
+    use ctxlab::forgot::at_risk::{AtRisk, at_risk};
+    use ctxlab::session::watch::since::LastCompaction;
+    use ctxlab::session::watch::{Chosen, FollowOptions, WatchEvent, follow};
+    use std::sync::atomic::AtomicBool;
+
+    for (fixture, marks) in [
+        (FIXTURE, "\"subtype\":\"compact_boundary\""),
+        (
+            "tests/fixtures/forgot/eval_codex.jsonl",
+            "\"type\":\"compacted\"",
+        ),
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut start = 0;
+        let mut boundary = None;
+        for l in text.split_inclusive('\n') {
+            if l.contains(marks) {
+                boundary = Some(start as u64);
+            }
+            start += l.len();
+        }
+        let boundary = boundary.unwrap();
+        assert!(boundary > 0, "{fixture}");
+
+        let mut last = LastCompaction::default();
+        let chosen = Chosen {
+            path: path.clone(),
+            why: "named".into(),
+            scope: None,
+        };
+        let stop = AtomicBool::new(false);
+        follow(chosen, &FollowOptions::default(), &stop, &mut |e| {
+            last.see(&e);
+            !matches!(e, WatchEvent::CaughtUp { .. })
+        })
+        .unwrap();
+        assert_eq!(last.from(), boundary, "{fixture}");
+
+        let since = last.read(&path).unwrap();
+        assert!(!since.cut);
+        let part = AtRisk::of_part(&since.session, 5, since.cut, since.first_index);
+        let whole = at_risk(&ctxlab::session::load_session(&path).unwrap(), 5);
+        assert!(whole.total > 0, "{fixture}");
+        assert!(whole.top.iter().any(|f| f.message.is_some_and(|m| m > 0)));
+        assert_eq!(part, whole, "{fixture}");
+    }
+}

@@ -65,7 +65,16 @@ pub(super) fn send_items(
 ) -> Vec<Effect> {
     let mut fx = Vec::new();
     for item in items {
-        fx.extend(send(a, id, WatchEvent::Item { item, caught_up }));
+        let offset = 0;
+        fx.extend(send(
+            a,
+            id,
+            WatchEvent::Item {
+                item,
+                caught_up,
+                offset,
+            },
+        ));
     }
     fx
 }

@@ -26,6 +26,9 @@ const MIN_CALLS_BETWEEN: usize = 3;
 pub struct AtRisk {
     /// Facts found since the last full compaction.
     pub total: usize,
+    /// The messages read began after that compaction (a capped read of a large file,
+    /// `session::watch::since`): `total` counts those read, and there may be more.
+    pub cut: bool,
     /// The most important ones, ranked.
     pub top: Vec<Fact>,
     /// `/compact Keep: …` for Claude Code.
@@ -93,9 +96,24 @@ pub fn at_risk(s: &Session, shown: usize) -> AtRisk {
     let keep = focus(&top);
     AtRisk {
         total: report.not_carried,
+        cut: false,
         claude_compact: format!("/compact Keep: {keep}"),
         codex_message: format!("Before you compact, keep these in the summary: {keep}"),
         top,
+    }
+}
+
+impl AtRisk {
+    /// The facts found in a read of part of a file (`session::watch::since`): their
+    /// messages numbered as the whole file numbers them, from `first` (its first message's
+    /// index); none where that is not known, rather than a number that points elsewhere.
+    pub fn of_part(s: &Session, shown: usize, cut: bool, first: Option<usize>) -> AtRisk {
+        let mut risk = at_risk(s, shown);
+        risk.cut = cut;
+        for f in &mut risk.top {
+            f.message = first.and_then(|first| f.message.map(|m| m + first));
+        }
+        risk
     }
 }
 
@@ -153,8 +171,9 @@ pub fn risk_lines(r: &AtRisk, tokens_left: Option<i64>) -> Vec<String> {
             )
         })
         .unwrap_or_else(|| "near the threshold".into());
+    let more = if r.cut { "+" } else { "" };
     let mut out = vec![format!(
-        "AT RISK: {} facts a compaction now would have to carry ({left}); the first {}:",
+        "AT RISK: {}{more} facts a compaction now would have to carry ({left}); the first {}:",
         r.total,
         r.top.len()
     )];

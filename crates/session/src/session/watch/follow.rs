@@ -73,10 +73,12 @@ pub enum WatchEvent {
         waiting: String,
     },
     /// An item a line added; `caught_up` false while the lines already in the file when it
-    /// was opened are read.
+    /// was opened are read; `offset` the byte where that line starts (a new compaction's
+    /// own line: `since::LastCompaction`).
     Item {
         item: LiveItem,
         caught_up: bool,
+        offset: u64,
     },
     /// The lines already in the file are read: what follows is written from now on.
     CaughtUp {
@@ -321,7 +323,12 @@ fn follow_file(
         for line in &read.lines {
             live.push_line(line.number, &line.text, &mut items);
             for item in items.drain(..) {
-                if !sink(WatchEvent::Item { item, caught_up }) {
+                let offset = line.offset;
+                if !sink(WatchEvent::Item {
+                    item,
+                    caught_up,
+                    offset,
+                }) {
                     return Ok(None);
                 }
             }

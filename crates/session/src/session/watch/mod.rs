@@ -7,7 +7,8 @@
 //! fallback) and moves to a newer session of the same project (`project`); `headroom`
 //! says how far the context is from the next compaction, each figure with its source
 //! (`windows`); `compaction_index` keeps, for a status line, a transcript's compactions and
-//! last call per path, extended from where the last run stopped. Only ever reads session
+//! last call per path, extended from where the last run stopped; `since` reads what a
+//! compaction now would summarise, from the last compaction's line. Only ever reads session
 //! files (docs/architecture.md, "Following a session").
 
 pub mod compaction_index;
@@ -17,6 +18,7 @@ pub mod live;
 mod live_capture;
 mod live_item;
 pub mod project;
+pub mod since;
 pub mod tail;
 pub mod threshold;
 pub mod windows;

@@ -43,11 +43,13 @@ pub enum FileChange {
     Back,
 }
 
-/// One whole line of the file (without its newline) and its 1-based number.
+/// One whole line of the file (without its newline), its 1-based number and the byte
+/// where it starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TailLine {
     pub number: usize,
     pub text: String,
+    pub offset: u64,
 }
 
 /// What one `poll` read.
@@ -206,16 +208,20 @@ impl Tailer {
         file.take(want as u64)
             .read_to_end(&mut buf)
             .map_err(SessionError::Read)?;
+        let base = self.offset;
         self.offset += buf.len() as u64;
-        self.cut_lines(&buf, &mut out);
+        self.cut_lines(&buf, base, &mut out);
         Ok(out)
     }
 
-    /// Appends `bytes` to the unfinished line and takes every line they finish.
-    fn cut_lines(&mut self, bytes: &[u8], out: &mut TailRead) {
+    /// Appends `bytes` (read from byte `base`) to the unfinished line and takes every line
+    /// they finish.
+    fn cut_lines(&mut self, bytes: &[u8], base: u64, out: &mut TailRead) {
         let mut rest = bytes;
         while let Some(end) = rest.iter().position(|&b| b == b'\n') {
             let (head, tail) = rest.split_at(end);
+            let newline = base + (bytes.len() - rest.len() + end) as u64;
+            let offset = newline - (self.partial.len() + head.len()) as u64;
             rest = &tail[1..];
             self.lines += 1;
             if self.discarding || self.partial.len() + head.len() > self.max_line {
@@ -236,6 +242,7 @@ impl Tailer {
             out.lines.push(TailLine {
                 number: self.lines,
                 text,
+                offset,
             });
         }
         if self.discarding {
@@ -279,10 +286,11 @@ mod tests {
         append(&path, b"o");
         assert!(t.poll().unwrap().lines.is_empty(), "still no newline");
         append(&path, b"\n\nthree\n");
-        assert_eq!(
-            texts(&t.poll().unwrap()),
-            [(2, "two"), (3, ""), (4, "three")]
-        );
+        let read = t.poll().unwrap();
+        assert_eq!(texts(&read), [(2, "two"), (3, ""), (4, "three")]);
+        // Where each starts, the half-written one from its first byte.
+        let starts: Vec<u64> = read.lines.iter().map(|l| l.offset).collect();
+        assert_eq!(starts, [4, 8, 9]);
         assert_eq!(t.offset(), 15);
     }
 

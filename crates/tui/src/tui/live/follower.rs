@@ -4,8 +4,8 @@
 //! (a large file read at start cannot outrun the screen by more than the channel holds).
 //! Dropping the `Follower` asks the thread to stop; it ends at its next look or send.
 //!
-//! Near the agent's threshold the thread also reads the session whole and sends what a
-//! compaction now would put at risk (`RiskScout`, the rules `watch --text` uses): reading it
+//! Near the agent's threshold the thread also reads the session since its last compaction
+//! (`session::watch::since`) and sends what a compaction now would put at risk (`RiskScout`, the rules `watch --text` uses): reading it
 //! is slow on a large file, so it happens here, off the loop, and only when
 //! `forgot::at_risk::RiskWatch` says a warning is due.
 
@@ -17,7 +17,8 @@ use std::path::PathBuf;
 use tokio::sync::mpsc::Sender;
 
 use super::{FollowRequest, LiveMsg};
-use crate::forgot::at_risk::{AT_RISK_SHOWN, AtRisk, RiskWatch, at_risk};
+use crate::forgot::at_risk::{AT_RISK_SHOWN, AtRisk, RiskWatch};
+use crate::session::watch::since::LastCompaction;
 use crate::session::watch::{HeadroomTracker, LiveItem, WatchEvent};
 
 /// Events queued between the follower and the loop at most.
@@ -79,13 +80,15 @@ pub fn spawn(request: FollowRequest, tx: Sender<LiveMsg>) -> Result<Follower, Sp
 
 /// The follower's side of the at-risk list: the headroom as the view computes it (the
 /// agent's rule with its defaults, the format once known) and, when a warning is due, the
-/// session read whole and `forgot::at_risk` run on it.
+/// session since its last compaction read and `forgot::at_risk` run on it.
 #[derive(Debug)]
 pub struct RiskScout {
     watch: RiskWatch,
     tracker: HeadroomTracker,
     path: Option<PathBuf>,
     caught_up: bool,
+    /// Where the messages a compaction now would summarise start.
+    since: LastCompaction,
 }
 
 impl RiskScout {
@@ -95,6 +98,7 @@ impl RiskScout {
             tracker: HeadroomTracker::new(),
             path: None,
             caught_up: false,
+            since: LastCompaction::default(),
         }
     }
 
@@ -102,6 +106,7 @@ impl RiskScout {
     /// while following, as `watch --text` (not on catching up: the whole session would be
     /// read at once on opening a large file).
     pub fn see(&mut self, event: &WatchEvent) -> Option<AtRisk> {
+        self.since.see(event);
         match event {
             WatchEvent::Following { path, .. } => {
                 // A new file, or the same one read again from its start.
@@ -137,8 +142,9 @@ impl RiskScout {
         if !self.watch.due(&self.tracker.headroom()) {
             return None;
         }
-        let session = crate::session::load_session(self.path.as_deref()?).ok()?;
-        let risk = at_risk(&session, AT_RISK_SHOWN);
+        // From the last compaction's line, not the whole file (`session::watch::since`).
+        let since = self.since.read(self.path.as_deref()?).ok()?;
+        let risk = AtRisk::of_part(&since.session, AT_RISK_SHOWN, since.cut, since.first_index);
         (risk.total > 0).then_some(risk)
     }
 }

@@ -378,7 +378,9 @@ impl LiveView {
                 self.waiting = waiting;
                 false
             }
-            WatchEvent::Item { item, caught_up } => self.item(item, caught_up),
+            WatchEvent::Item {
+                item, caught_up, ..
+            } => self.item(item, caught_up),
             WatchEvent::CaughtUp {
                 format,
                 skipped,

@@ -19,6 +19,7 @@ fn skipped(line: usize) -> WatchEvent {
             what: "unknown type x".into(),
         },
         caught_up: true,
+        offset: 0,
     }
 }
 
@@ -33,6 +34,7 @@ fn compaction(index: usize, update: bool, summary: Summary) -> WatchEvent {
             at: 0,
         },
         caught_up: true,
+        offset: 0,
     }
 }
 
@@ -104,6 +106,7 @@ fn call(context_tokens: u64) -> WatchEvent {
             summary: false,
         }),
         caught_up: true,
+        offset: 0,
     }
 }
 
