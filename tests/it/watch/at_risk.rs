@@ -147,3 +147,68 @@ fn the_warning_reads_from_the_last_compaction_and_finds_what_a_whole_read_finds(
         assert_eq!(part, whole, "{fixture}");
     }
 }
+
+/// A follower behind the file's end (a burst of lines it is still reading) warns about the
+/// session as far as it has read, not as far as the file goes: the read stops at the end
+/// of the line of the newest event (issue 39, item 5: a file that grew by 1 GB made every
+/// warning read up to 64 MiB ahead of the follower, 246 MB and 45 s of CPU for 100 MB).
+#[test]
+fn the_warning_reads_no_further_than_the_follower_has_read() {
+    use ctxlab::forgot::at_risk::AtRisk;
+    use ctxlab::session::watch::since::LastCompaction;
+    use ctxlab::session::watch::{Chosen, FollowOptions, WatchEvent, follow};
+    use std::sync::atomic::AtomicBool;
+
+    fn seen_until(path: &Path, stop_after: Option<u64>) -> LastCompaction {
+        let mut last = LastCompaction::default();
+        let chosen = Chosen {
+            path: path.to_path_buf(),
+            why: "named".into(),
+            scope: None,
+        };
+        let stop = AtomicBool::new(false);
+        follow(chosen, &FollowOptions::default(), &stop, &mut |e| {
+            last.see(&e);
+            match (&e, stop_after) {
+                (WatchEvent::Item { offset, .. }, Some(at)) => *offset < at,
+                (WatchEvent::CaughtUp { .. }, _) => false,
+                _ => true,
+            }
+        })
+        .unwrap();
+        last
+    }
+
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .filter(|i| *i < text.len())
+        .collect();
+    let boundary = text.find("\"subtype\":\"compact_boundary\"").unwrap();
+    // A line well after the compaction, with lines after it that hold more messages.
+    let after: Vec<usize> = starts.iter().copied().filter(|s| *s > boundary).collect();
+    let stop_at = after[after.len() / 2];
+    let end = starts.iter().copied().find(|s| *s > stop_at).unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("prefix.jsonl");
+    std::fs::write(&prefix, &text[..end]).unwrap();
+
+    let behind = seen_until(&path, Some(stop_at as u64)).read(&path).unwrap();
+    let there = seen_until(&prefix, None).read(&prefix).unwrap();
+    let whole = seen_until(&path, None).read(&path).unwrap();
+    assert!(
+        whole.session.messages.len() > there.session.messages.len(),
+        "the test needs lines after the stop"
+    );
+    assert_eq!(
+        behind.session.messages.len(),
+        there.session.messages.len(),
+        "read past the follower"
+    );
+    let risk = |s: &ctxlab::session::watch::since::Since| {
+        AtRisk::of_part(&s.session, 5, s.cut, s.first_index)
+    };
+    assert_eq!(risk(&behind), risk(&there));
+}

@@ -65,14 +65,14 @@ pub(super) fn send_items(
 ) -> Vec<Effect> {
     let mut fx = Vec::new();
     for item in items {
-        let offset = 0;
         fx.extend(send(
             a,
             id,
             WatchEvent::Item {
                 item,
                 caught_up,
-                offset,
+                offset: 0,
+                end: 0,
             },
         ));
     }

@@ -74,11 +74,13 @@ pub enum WatchEvent {
     },
     /// An item a line added; `caught_up` false while the lines already in the file when it
     /// was opened are read; `offset` the byte where that line starts (a new compaction's
-    /// own line: `since::LastCompaction`).
+    /// own line: `since::LastCompaction`), `end` the byte after it (how far the follower
+    /// has read: a warning reads no further).
     Item {
         item: LiveItem,
         caught_up: bool,
         offset: u64,
+        end: u64,
     },
     /// The lines already in the file are read: what follows is written from now on.
     CaughtUp {
@@ -323,11 +325,11 @@ fn follow_file(
         for line in &read.lines {
             live.push_line(line.number, &line.text, &mut items);
             for item in items.drain(..) {
-                let offset = line.offset;
                 if !sink(WatchEvent::Item {
                     item,
                     caught_up,
-                    offset,
+                    offset: line.offset,
+                    end: line.end,
                 }) {
                     return Ok(None);
                 }

@@ -68,20 +68,26 @@ pub struct Since {
     pub first_index: Option<usize>,
 }
 
-/// The session as the lines of `path` from byte `from` (a line's start) to its end hold
-/// it, reading at most `cap` bytes from the end (then from the first whole line there).
-pub fn read_since(path: &Path, from: u64, cap: u64) -> Result<Since, SessionError> {
+/// The session as the lines of `path` from byte `from` (a line's start) to byte `until`
+/// (a line's end; `None`: the file's end) hold it, reading at most `cap` bytes before
+/// there (then from the first whole line).
+pub fn read_since(
+    path: &Path,
+    from: u64,
+    until: Option<u64>,
+    cap: u64,
+) -> Result<Since, SessionError> {
     let mut opened = open_regular_any_size(path)?;
-    let len = opened.len;
-    let start = from.min(len).max(len.saturating_sub(cap));
+    let end = until.map_or(opened.len, |u| u.min(opened.len));
+    let start = from.min(end).max(end.saturating_sub(cap));
     let cut = start > from;
     opened
         .file
         .seek(SeekFrom::Start(start))
         .map_err(SessionError::Read)?;
-    let mut bytes = crate::session::open::reserve(len - start)?;
+    let mut bytes = crate::session::open::reserve(end - start)?;
     (&mut opened.file)
-        .take(len - start)
+        .take(end - start)
         .read_to_end(&mut bytes)
         .map_err(SessionError::Read)?;
     // A cut read starts inside a line: from the next one.
@@ -100,12 +106,16 @@ pub fn read_since(path: &Path, from: u64, cap: u64) -> Result<Since, SessionErro
 
 /// Where, in a followed file, the last compaction that replaced the history starts (0
 /// before any), from the follower's events: a new compaction's item comes with the byte of
-/// the line that added it, its own line.
+/// the line that added it, its own line. And how far the follower has read: a follower
+/// still reading a burst of lines warns about what it has read, so its read never runs
+/// ahead to the file's end (up to `SINCE_CAP_BYTES` again at every warning).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct LastCompaction {
     from: u64,
     /// Its index among the whole file's messages (`Compaction::at`).
     at: usize,
+    /// The end of the newest item's line; `None` before any.
+    until: Option<u64>,
 }
 
 impl LastCompaction {
@@ -114,17 +124,19 @@ impl LastCompaction {
             // A new file, or the same one read again from its start.
             WatchEvent::Following { .. } => *self = LastCompaction::default(),
             WatchEvent::Item {
-                item:
-                    LiveItem::Compaction {
-                        compaction,
-                        update: false,
-                        ..
-                    },
-                offset,
-                ..
-            } if compaction.kind.replaces_history() => {
-                self.from = *offset;
-                self.at = compaction.at;
+                item, offset, end, ..
+            } => {
+                self.until = Some(*end);
+                if let LiveItem::Compaction {
+                    compaction,
+                    update: false,
+                    ..
+                } = item
+                    && compaction.kind.replaces_history()
+                {
+                    self.from = *offset;
+                    self.at = compaction.at;
+                }
             }
             _ => {}
         }
@@ -138,7 +150,7 @@ impl LastCompaction {
     /// The session since then (`read_since`, at most `SINCE_CAP_BYTES`), its messages
     /// numbered as the whole file numbers them where the read began at the compaction.
     pub fn read(&self, path: &Path) -> Result<Since, SessionError> {
-        let mut since = read_since(path, self.from, SINCE_CAP_BYTES)?;
+        let mut since = read_since(path, self.from, self.until, SINCE_CAP_BYTES)?;
         if self.from > 0 && !since.cut {
             // The read's first compaction is the one it began at.
             since.first_index = since
@@ -161,16 +173,16 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../tests/fixtures/forgot/eval_claude.jsonl");
         let len = std::fs::metadata(&path).unwrap().len();
-        let whole = read_since(&path, 0, SINCE_CAP_BYTES).unwrap();
+        let whole = read_since(&path, 0, None, SINCE_CAP_BYTES).unwrap();
         assert!(!whole.cut);
         assert_eq!(whole.first_index, Some(0));
-        let half = read_since(&path, 0, len / 2).unwrap();
+        let half = read_since(&path, 0, None, len / 2).unwrap();
         assert!(half.cut);
         assert_eq!(half.first_index, None, "where the read began is not known");
         let n = half.session.messages.len();
         assert!(n > 0 && n < whole.session.messages.len(), "{n}");
         // A read from the end (a file that shrank since) holds nothing: no warning then.
-        let empty = read_since(&path, len + 10, SINCE_CAP_BYTES);
+        let empty = read_since(&path, len + 10, None, SINCE_CAP_BYTES);
         assert!(matches!(empty, Err(SessionError::Empty)), "{empty:?}");
     }
 }

@@ -43,13 +43,14 @@ pub enum FileChange {
     Back,
 }
 
-/// One whole line of the file (without its newline), its 1-based number and the byte
-/// where it starts.
+/// One whole line of the file (without its newline), its 1-based number, the byte where it
+/// starts and the byte after its newline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TailLine {
     pub number: usize,
     pub text: String,
     pub offset: u64,
+    pub end: u64,
 }
 
 /// What one `poll` read.
@@ -243,6 +244,7 @@ impl Tailer {
                 number: self.lines,
                 text,
                 offset,
+                end: newline + 1,
             });
         }
         if self.discarding {
@@ -291,6 +293,9 @@ mod tests {
         // Where each starts, the half-written one from its first byte.
         let starts: Vec<u64> = read.lines.iter().map(|l| l.offset).collect();
         assert_eq!(starts, [4, 8, 9]);
+        // And where the next begins.
+        let ends: Vec<u64> = read.lines.iter().map(|l| l.end).collect();
+        assert_eq!(ends, [8, 9, 15]);
         assert_eq!(t.offset(), 15);
     }
 

@@ -20,6 +20,7 @@ fn skipped(line: usize) -> WatchEvent {
         },
         caught_up: true,
         offset: 0,
+        end: 0,
     }
 }
 
@@ -35,6 +36,7 @@ fn compaction(index: usize, update: bool, summary: Summary) -> WatchEvent {
         },
         caught_up: true,
         offset: 0,
+        end: 0,
     }
 }
 
@@ -107,6 +109,7 @@ fn call(context_tokens: u64) -> WatchEvent {
         }),
         caught_up: true,
         offset: 0,
+        end: 0,
     }
 }
 
