@@ -109,7 +109,8 @@ fn call(context_tokens: u64) -> WatchEvent {
         }),
         caught_up: true,
         offset: 0,
-        end: 0,
+        // The follower has read the whole file: a warning reads up to its end.
+        end: u64::MAX,
     }
 }
 
