@@ -8,12 +8,13 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::forgot::from_replay::replay_inputs;
-use crate::forgot::from_session::each_input_with_kept;
+use crate::forgot::from_session::{SessionView, Walk, each_input_with_kept};
 use crate::forgot::text::{CHECK_RULE, Layout, report_lines, wrap};
 use crate::forgot::{CompactionForgot, CompactionInput, ForgotReport, Memo, analyze, analyze_with};
 use crate::pipeline_replay::ReplayOptions;
+use crate::session::claude_windows::{Window, read_claude_windows};
 use crate::session::kept_read::{KeptSession, load_session_kept};
-use crate::session::{SessionError, load_history};
+use crate::session::{SessionError, Tool, load_history};
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +49,10 @@ pub struct ForgotFindings {
     /// Lines of the file the reader could not use (malformed, or of no known shape), and
     /// its warnings: said, never skipped silently.
     pub load_warnings: Vec<String>,
+    /// The most messages of the session held at once while reading it (a Claude Code
+    /// file's streamed read holds those since the last full compaction but one; a whole
+    /// read every one).
+    pub most_held: usize,
 }
 
 fn pick(
@@ -97,9 +102,85 @@ fn pick_streamed(
     }
 }
 
+/// The reports of a Claude Code file read a stretch at a time (`claude_windows`): each run
+/// of compactions analysed as soon as the full compaction after it is read, the messages
+/// before it then let go. None when that read cannot be sure to give the whole read's
+/// inputs (the caller reads the file whole). The same reports as `pick_streamed` over a
+/// whole read (a test compares them on every fixture).
+fn pick_windows(
+    path: &Path,
+    asked: Option<usize>,
+) -> Result<Option<(Vec<CompactionForgot>, WindowedRead)>, ForgotError> {
+    let mut reports = Vec::new();
+    let mut count = 0;
+    let mut memo = Memo::default();
+    let mut walk = Walk::default();
+    let mut each = |w: Window<'_>| {
+        let view = SessionView {
+            session: w.session,
+            offset: w.offset,
+        };
+        walk.step(
+            view,
+            w.upto,
+            w.next_full,
+            |_, c| c.kept.clone(),
+            |input| {
+                count += 1;
+                if asked.is_none_or(|n| n == count) {
+                    reports.push(analyze_with(count, &input, &mut memo));
+                }
+                input.kept.messages
+            },
+        );
+    };
+    let Some(read) = read_claude_windows(path, &mut each)? else {
+        return Ok(None);
+    };
+    match asked {
+        Some(n) if n < 1 || n > count => Err(ForgotError::NoSuchCompaction { asked: n, count }),
+        _ => Ok(Some((
+            reports,
+            WindowedRead {
+                warnings: read
+                    .warnings
+                    .into_iter()
+                    .map(|w| (w.line, w.message))
+                    .collect(),
+                count,
+                most_held: read.most_held,
+            },
+        ))),
+    }
+}
+
+/// What `pick_windows` read besides the reports.
+struct WindowedRead {
+    warnings: Vec<(usize, String)>,
+    count: usize,
+    most_held: usize,
+}
+
+/// The first warnings of a read as `forgot` prints them, and how many more there were.
+fn shown_warnings(warnings: &[(usize, &str)]) -> Vec<String> {
+    let mut shown: Vec<String> = warnings
+        .iter()
+        .take(MAX_WARNINGS_SHOWN)
+        .map(|(line, message)| format!("line {line}: {message}"))
+        .collect();
+    if warnings.len() > MAX_WARNINGS_SHOWN {
+        shown.push(format!(
+            "and {} more warnings",
+            warnings.len() - MAX_WARNINGS_SHOWN
+        ));
+    }
+    shown
+}
+
 /// Reads the session (or replays it) and analyses the compactions asked for.
 pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFindings, ForgotError> {
     let mut load_warnings = Vec::new();
+    let mut most_held = 0;
     let (source, compactions, none) = match &options.replay {
         Some(replay) => {
             let loaded = load_history(path)?.require_conversation()?;
@@ -119,26 +200,33 @@ pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFind
                 none,
             )
         }
-        None => {
-            let read = load_session_kept(path)?;
-            let session = &read.session;
-            load_warnings.extend(
-                session
+        None => match pick_windows(path, options.compaction)? {
+            Some((compactions, read)) => {
+                let warnings: Vec<(usize, &str)> = read
                     .warnings
                     .iter()
-                    .take(MAX_WARNINGS_SHOWN)
-                    .map(|w| format!("line {}: {}", w.line, w.message)),
-            );
-            if session.warnings.len() > MAX_WARNINGS_SHOWN {
-                load_warnings.push(format!(
-                    "and {} more warnings",
-                    session.warnings.len() - MAX_WARNINGS_SHOWN
-                ));
+                    .map(|(l, m)| (*l, m.as_str()))
+                    .collect();
+                load_warnings = shown_warnings(&warnings);
+                most_held = read.most_held;
+                let source = format!("recorded by {}", Tool::ClaudeCode.name());
+                (source, compactions, read.count == 0)
             }
-            let source = format!("recorded by {}", session.tool().name());
-            let (compactions, count) = pick_streamed(&read, options.compaction)?;
-            (source, compactions, count == 0)
-        }
+            None => {
+                let read = load_session_kept(path)?;
+                let session = &read.session;
+                let warnings: Vec<(usize, &str)> = session
+                    .warnings
+                    .iter()
+                    .map(|w| (w.line, w.message.as_str()))
+                    .collect();
+                load_warnings = shown_warnings(&warnings);
+                most_held = session.messages.len();
+                let source = format!("recorded by {}", session.tool().name());
+                let (compactions, count) = pick_streamed(&read, options.compaction)?;
+                (source, compactions, count == 0)
+            }
+        },
     };
     let note = none.then(|| {
         if options.replay.is_some() {
@@ -153,6 +241,7 @@ pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFind
         report: ForgotReport { compactions },
         note,
         load_warnings,
+        most_held,
     })
 }
 

@@ -297,3 +297,102 @@ fn reports_analysed_one_by_one_are_those_of_the_inputs_collected() {
     }
     assert!(checked >= 10, "only {checked} compactions checked");
 }
+
+/// A Claude Code session of `stretches` full compactions, the `k`th stretch before one of
+/// 1 to 5 turns (a prompt, a tool call, its result, an answer), with a micro compaction now
+/// and then, a rewind now and then and preserved messages now and then.
+fn long_claude_session(stretches: usize) -> String {
+    use serde_json::json;
+    let mut lines = Vec::new();
+    let mut n = 0;
+    let mut parent = Value::Null;
+    let mut line = |mut v: Value, parent: &mut Value, rewound_to: Option<Value>| {
+        n += 1;
+        let uuid = format!("u{n}");
+        v["uuid"] = json!(uuid);
+        v["parentUuid"] = rewound_to.unwrap_or_else(|| parent.clone());
+        v["sessionId"] = json!("s-long");
+        lines.push(v.to_string());
+        *parent = json!(uuid);
+        uuid
+    };
+    for k in 0..stretches {
+        let mut first_prompt = None;
+        let mut last_prompt = String::new();
+        for t in 0..1 + k % 5 {
+            let rewind = (k % 7 == 3 && t == 2)
+                .then(|| first_prompt.clone())
+                .flatten();
+            let text = format!("Step {k}.{t}: never touch vendor/{k}.rs and keep the API");
+            let prompt = json!({"type": "user", "message": {"role": "user", "content": text}});
+            last_prompt = line(prompt, &mut parent, rewind);
+            first_prompt.get_or_insert_with(|| json!(last_prompt.clone()));
+            let id = format!("t{k}_{t}");
+            let call = json!({"type": "assistant", "message": {"id": format!("m{k}_{t}a"),
+                "role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read",
+                "input": {"file_path": format!("src/f{k}.rs")}}],
+                "usage": {"input_tokens": 1000 + k, "output_tokens": 5}}});
+            line(call, &mut parent, None);
+            let result = json!({"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": id,
+                 "content": format!("fn f{k}() {{}} // src/f{k}.rs line {t}")}]}});
+            line(result, &mut parent, None);
+            let answer = json!({"type": "assistant", "message": {"id": format!("m{k}_{t}b"),
+                "role": "assistant", "content": [{"type": "text", "text": format!("Read f{k}.")}],
+                "usage": {"input_tokens": 1100 + k, "output_tokens": 5}}});
+            line(answer, &mut parent, None);
+            if k % 4 == 1 && t == 0 {
+                let micro = json!({"type": "system", "subtype": "microcompact_boundary",
+                    "microcompactMetadata": {"trigger": "auto", "compactedToolIds": [id]}});
+                line(micro, &mut parent, None);
+            }
+        }
+        let mut meta = json!({"trigger": "auto", "preTokens": 2000 + k});
+        if k % 3 == 2 {
+            meta["preservedMessages"] = json!({"uuids": [last_prompt]});
+        }
+        let boundary = json!({"type": "system", "subtype": "compact_boundary",
+            "compactMetadata": meta});
+        line(boundary, &mut parent, Some(Value::Null));
+        let summary = json!({"type": "user", "isCompactSummary": true, "message": {"role": "user",
+            "content": format!("Summary {k}: the steps so far; keep the API.")}});
+        line(summary, &mut parent, None);
+    }
+    lines.join("\n") + "\n"
+}
+
+/// Issue 36: `forgot` reads a Claude Code session a stretch at a time. It holds at once
+/// the messages of two stretches between full compactions at most (the history before
+/// one and the messages after it), not the session's; and its reports are a whole read's.
+#[test]
+fn a_claude_code_session_is_held_two_stretches_at_a_time() {
+    use ctxlab::forgot::{analyze_all, from_session::inputs_of_session};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    std::fs::write(&path, long_claude_session(300)).unwrap();
+    let session = ctxlab::session::load_session(&path).unwrap();
+    let fulls: Vec<usize> = session
+        .compactions
+        .iter()
+        .filter(|c| c.kind.replaces_history())
+        .map(|c| c.at)
+        .collect();
+    assert_eq!(fulls.len(), 300);
+    assert!(session.meta.rewinds > 0 && session.compactions.len() > 350);
+    let mut edges = vec![0];
+    edges.extend(&fulls);
+    edges.push(session.messages.len());
+    let longest = edges.windows(2).map(|w| w[1] - w[0]).max().unwrap();
+    let found = find_forgotten(&path, &ForgotOptions::default()).unwrap();
+    assert_eq!(
+        found.report.compactions,
+        analyze_all(&inputs_of_session(&session))
+    );
+    assert!(
+        found.most_held <= 2 * longest,
+        "held {} messages at once of {}; the longest stretch is {longest}",
+        found.most_held,
+        session.messages.len()
+    );
+    assert!(session.messages.len() > 20 * found.most_held);
+}

@@ -27,7 +27,16 @@ pub fn normalize(text: &str) -> String {
             space = false;
         }
         let c = if c == '\\' { '/' } else { c };
-        out.extend(c.to_lowercase());
+        // Most text is ASCII: its lower case is one char, without the Unicode tables.
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.extend(c.to_lowercase());
+        }
+    }
+    // Without a `./` there is nothing to take out: the text is not copied again.
+    if !out.contains("./") {
+        return out;
     }
     out.replace(" ./", " ").trim_start_matches("./").to_string()
 }

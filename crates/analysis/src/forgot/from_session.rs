@@ -15,8 +15,8 @@ use super::parts::Numbered;
 use super::{CompactionInput, KeptHow, KeptInput, SummaryText};
 use crate::message::{BlockKind, Message, Role};
 use crate::session::{
-    CLEARED_RESULT_TEXT, Compaction, CompactionKind, KeptMessage, MessageKind, Session, Summary,
-    Tool,
+    CLEARED_RESULT_TEXT, Compaction, CompactionKind, KeptMessage, MessageKind, MessageOrigin,
+    Session, Summary, Tool,
 };
 
 /// Codex keeps at most this many tokens of recent user messages beside a local summary,
@@ -57,6 +57,49 @@ pub(super) fn numbered(s: &Session, i: usize) -> Numbered {
     }
 }
 
+/// What a walk over the compactions reads of a session: every compaction, and the messages
+/// from `offset` on, each known by its number in the whole session. A whole read is the
+/// view from 0; a streamed read of a Claude Code file (issue 36) holds only the messages
+/// since the last full compaction but one (`session::claude_windows`), which are all a
+/// compaction's input takes.
+#[derive(Clone, Copy)]
+pub struct SessionView<'a> {
+    pub session: &'a Session,
+    /// The number of `session.messages[0]` in the whole session.
+    pub offset: usize,
+}
+
+impl<'a> SessionView<'a> {
+    pub fn whole(session: &'a Session) -> SessionView<'a> {
+        SessionView { session, offset: 0 }
+    }
+
+    /// The number the next message would get: messages held and the ones before them.
+    fn len(&self) -> usize {
+        self.offset + self.session.messages.len()
+    }
+
+    fn compactions(&self) -> &'a [Compaction] {
+        &self.session.compactions
+    }
+
+    fn info(&self, i: usize) -> Option<&'a MessageOrigin> {
+        self.session.info.get(i.checked_sub(self.offset)?)
+    }
+
+    /// Message `i`, as `numbered` gives it; None when it is not held.
+    fn numbered(&self, i: usize) -> Option<Numbered> {
+        let message = self.session.messages.get(i.checked_sub(self.offset)?)?;
+        Some(Numbered {
+            number: Some(i),
+            message: message.clone(),
+            injected: self
+                .info(i)
+                .is_some_and(|o| o.kind != MessageKind::Conversation),
+        })
+    }
+}
+
 fn clear(m: &mut Message, ids: &HashSet<&str>) {
     let hit = m
         .tool_results()
@@ -79,31 +122,32 @@ fn clear(m: &mut Message, ids: &HashSet<&str>) {
 /// cleared. `last_full` is the last compaction before `k` that replaced the history (the
 /// walk keeps it, so no compaction is looked for from `k` back); `work` counts the steps.
 fn history_before(
-    s: &Session,
+    v: SessionView,
     k: usize,
     prev_kept: &mut Vec<Numbered>,
     last_full: Option<usize>,
     work: &mut u64,
 ) -> Vec<Numbered> {
-    let c = &s.compactions[k];
+    let compactions = v.compactions();
+    let c = &compactions[k];
     // The last full one at or before this one's message; a file whose compactions are out
     // of order is searched back as before.
     let prev = match last_full {
-        Some(p) if s.compactions[p].at <= c.at => Some(p),
+        Some(p) if compactions[p].at <= c.at => Some(p),
         _ => {
             *work += k as u64;
-            s.compactions[..k]
+            compactions[..k]
                 .iter()
                 .rposition(|p| p.kind.replaces_history() && p.at <= c.at)
         }
     };
     let mut out = Vec::new();
     let mut from = 0;
-    if let Some(p) = prev.map(|p| &s.compactions[p]) {
+    if let Some(p) = prev.map(|p| &compactions[p]) {
         from = p.at;
-        if let Some(i) = p.summary_message.filter(|&i| i < s.messages.len()) {
-            out.push(numbered(s, i));
-            from = from.max(i + 1);
+        if let Some(n) = p.summary_message.and_then(|i| v.numbered(i)) {
+            from = from.max(n.number.map_or(0, |i| i + 1));
+            out.push(n);
         } else if let Summary::Text(t) = &p.summary {
             out.push(Numbered {
                 number: None,
@@ -118,17 +162,16 @@ fn history_before(
             out.extend(prev_kept.iter().cloned());
         }
     }
-    let upto = c.at.min(s.messages.len());
+    let upto = c.at.min(v.len());
     out.extend(
         (from.min(upto)..upto)
             .filter(|&i| {
-                s.info
-                    .get(i)
+                v.info(i)
                     .is_none_or(|o| o.kind != MessageKind::CompactSummary)
             })
-            .map(|i| numbered(s, i)),
+            .filter_map(|i| v.numbered(i)),
     );
-    let between = &s.compactions[prev.map_or(0, |p| p + 1)..k];
+    let between = &compactions[prev.map_or(0, |p| p + 1)..k];
     *work += (between.len() + upto.saturating_sub(from)) as u64;
     let cleared: HashSet<&str> = between
         .iter()
@@ -145,19 +188,22 @@ fn history_before(
 
 /// The messages after compaction `k`, up to the next full one, `next_full` (a cleared
 /// result stays cleared until a summary replaces the history).
-fn history_after(s: &Session, k: usize, next_full: Option<usize>, work: &mut u64) -> Vec<Numbered> {
-    let start = s.compactions[k].at.min(s.messages.len());
-    let end = next_full.map_or(s.messages.len(), |n| {
-        s.compactions[n].at.clamp(start, s.messages.len())
-    });
+fn history_after(
+    v: SessionView,
+    k: usize,
+    next_full: Option<usize>,
+    work: &mut u64,
+) -> Vec<Numbered> {
+    let len = v.len();
+    let start = v.compactions()[k].at.min(len);
+    let end = next_full.map_or(len, |n| v.compactions()[n].at.clamp(start, len));
     *work += (end - start) as u64;
     (start..end)
         .filter(|&i| {
-            s.info
-                .get(i)
+            v.info(i)
                 .is_none_or(|o| o.kind == MessageKind::Conversation)
         })
-        .map(|i| numbered(s, i))
+        .filter_map(|i| v.numbered(i))
         .collect()
 }
 
@@ -255,53 +301,90 @@ pub fn each_input_with_kept(
 }
 
 /// The walk over the compactions: `each` is handed each input and gives back what it kept
-/// (its `kept.messages`), the start of the next compaction's history.
+/// (its `kept.messages`), the start of the next compaction's history. The compactions
+/// are handed to `Walk::step` a run at a time, each run ending before the next full one.
 fn walk(
     s: &Session,
     mut kept_of: impl FnMut(usize, &Compaction) -> Option<Vec<KeptMessage>>,
     mut each: impl FnMut(CompactionInput) -> Vec<Message>,
 ) -> u64 {
-    let n = s.compactions.len();
-    // The next compaction after each that replaces the history, found in one pass back.
-    let mut next_full = vec![None; n];
-    for k in (0..n.saturating_sub(1)).rev() {
-        next_full[k] = if s.compactions[k + 1].kind.replaces_history() {
-            Some(k + 1)
-        } else {
-            next_full[k + 1]
-        };
-    }
-    let mut work = n as u64;
-    // What the last full compaction kept is part of what the model had next.
-    let mut prev_kept: Vec<Numbered> = Vec::new();
-    let mut last_full = None;
-    for (k, next) in next_full.into_iter().enumerate() {
-        let kept = kept_of(k, &s.compactions[k]);
-        let (input, kept_at) = input_of(s, k, kept, &mut prev_kept, last_full, next, &mut work);
-        let full = !input.micro;
-        let marks = if full {
-            work += (input.before.len() + input.kept.messages.len()) as u64;
-            kept_marks(&input, &kept_at)
-        } else {
-            Vec::new()
-        };
-        if s.compactions[k].kind.replaces_history() {
-            last_full = Some(k);
-        }
-        let kept = each(input);
-        if full {
-            prev_kept = kept
-                .into_iter()
-                .zip(marks)
-                .map(|(message, (number, injected))| Numbered {
-                    number,
-                    message,
-                    injected,
-                })
-                .collect();
+    let view = SessionView::whole(s);
+    let mut w = Walk::default();
+    w.work += s.compactions.len() as u64;
+    for (j, c) in s.compactions.iter().enumerate().skip(1) {
+        if c.kind.replaces_history() {
+            w.step(view, j, Some(j), &mut kept_of, &mut each);
         }
     }
-    work
+    w.step(view, s.compactions.len(), None, &mut kept_of, &mut each);
+    w.work
+}
+
+/// A walk over the compactions in order, a run at a time: what it carries from one to the
+/// next is what the last full compaction kept. A streamed read hands it each run as soon
+/// as the full compaction after the run is read (`session::claude_windows`).
+#[derive(Default)]
+pub struct Walk {
+    /// What the last full compaction kept is part of what the model had next.
+    prev_kept: Vec<Numbered>,
+    last_full: Option<usize>,
+    /// The first compaction not walked yet.
+    next: usize,
+    /// Messages and compactions looked at.
+    pub work: u64,
+}
+
+impl Walk {
+    /// The inputs of the compactions from the first not walked yet up to `upto`, all of
+    /// them followed by `next_full` (the next that replaces the history; None: none does,
+    /// the messages after run to the session's end). The view holds their messages: from
+    /// the last full compaction before the first of them on.
+    pub fn step(
+        &mut self,
+        v: SessionView,
+        upto: usize,
+        next_full: Option<usize>,
+        mut kept_of: impl FnMut(usize, &Compaction) -> Option<Vec<KeptMessage>>,
+        mut each: impl FnMut(CompactionInput) -> Vec<Message>,
+    ) {
+        let upto = upto.min(v.compactions().len());
+        for k in self.next..upto {
+            let c = &v.compactions()[k];
+            let kept = kept_of(k, c);
+            let (input, kept_at) = input_of(
+                v,
+                k,
+                kept,
+                &mut self.prev_kept,
+                self.last_full,
+                next_full,
+                &mut self.work,
+            );
+            let full = !input.micro;
+            let marks = if full {
+                self.work += (input.before.len() + input.kept.messages.len()) as u64;
+                kept_marks(&input, &kept_at)
+            } else {
+                Vec::new()
+            };
+            if c.kind.replaces_history() {
+                self.last_full = Some(k);
+            }
+            let kept = each(input);
+            if full {
+                self.prev_kept = kept
+                    .into_iter()
+                    .zip(marks)
+                    .map(|(message, (number, injected))| Numbered {
+                        number,
+                        message,
+                        injected,
+                    })
+                    .collect();
+            }
+        }
+        self.next = self.next.max(upto);
+    }
 }
 
 /// A full compaction's kept messages' numbers and whether they were injected, as the
@@ -320,7 +403,7 @@ fn kept_marks(input: &CompactionInput, kept_at: &[Option<usize>]) -> Vec<(Option
 /// Compaction `k`'s input, and where each kept message is among the messages before (by
 /// equality; none for a micro compaction).
 fn input_of(
-    s: &Session,
+    v: SessionView,
     k: usize,
     recorded: Option<Vec<KeptMessage>>,
     prev_kept: &mut Vec<Numbered>,
@@ -328,9 +411,9 @@ fn input_of(
     next_full: Option<usize>,
     work: &mut u64,
 ) -> (CompactionInput, Vec<Option<usize>>) {
-    let c = &s.compactions[k];
-    let before = history_before(s, k, prev_kept, last_full, work);
-    let tool = s.tool();
+    let c = &v.compactions()[k];
+    let before = history_before(v, k, prev_kept, last_full, work);
+    let tool = v.session.tool();
     let micro = c.kind == CompactionKind::Micro;
     // One index of the history before, for the recorded kept messages and for numbering
     // what was kept (built once: it hashes every message before).
@@ -426,7 +509,7 @@ fn input_of(
         summary: summary_text(&c.summary),
         kept,
         cleared: c.cleared_tool_ids.clone(),
-        after: history_after(s, k, next_full, work),
+        after: history_after(v, k, next_full, work),
         // The same figure as `inspect`'s, with its source (one number everywhere).
         tokens_before: c.tokens_before,
         before,

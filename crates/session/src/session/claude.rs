@@ -56,9 +56,14 @@ const KNOWN_OTHER_TYPES: &[&str] = &[
 /// One conversation being read: the main one or a subagent's.
 pub(super) struct Thread {
     pub(super) builder: Builder,
-    preserved: Vec<Preserved>,
+    /// The boundaries' preserved messages, resolved once the file is read (a streamed read
+    /// resolves each as its compaction is handed over: `claude_windows`).
+    pub(super) preserved: Vec<Preserved>,
     /// A message line named a parent: the file records a chain (`claude_rewind`).
     chained: bool,
+    /// A line was read in a way a read that held every line's uuid might not have read it
+    /// (`claude_windows`: only a read that dropped some can be unsure).
+    pub(super) unsure: bool,
     /// The file's record of its requests (`claude_requests`).
     record: RecordReader,
 }
@@ -69,6 +74,7 @@ impl Thread {
             builder: Builder::new(SessionFormat::ClaudeCode),
             preserved: Vec::new(),
             chained: false,
+            unsure: false,
             record: RecordReader::default(),
         }
     }
@@ -149,14 +155,8 @@ pub(crate) fn read_claude_hooked(
         count += 1;
         let o = match line {
             Ok(o) => o,
-            Err(Unread::NotObject) => {
-                main.builder
-                    .warn(number, "line is JSON but not an object; skipped");
-                continue;
-            }
-            Err(Unread::Malformed(e)) => {
-                main.builder
-                    .warn(number, format!("malformed line skipped: {e}"));
+            Err(e) => {
+                warn_unread(&mut main.builder, number, e);
                 continue;
             }
         };
@@ -216,6 +216,14 @@ pub(crate) fn read_claude_hooked(
     session.sidechains = sidechains;
     session.lines = count;
     session
+}
+
+/// The warning for a line that is no JSON object, skipped.
+pub(super) fn warn_unread(b: &mut Builder, number: usize, e: Unread) {
+    match e {
+        Unread::NotObject => b.warn(number, "line is JSON but not an object; skipped"),
+        Unread::Malformed(e) => b.warn(number, format!("malformed line skipped: {e}")),
+    }
 }
 
 fn origin(number: usize, o: &ClaudeLine) -> Origin {
@@ -399,10 +407,18 @@ fn user_line(t: &mut Thread, number: usize, o: &mut ClaudeLine, parent: &Parent)
                 b.push(Message::user_blocks(blocks), origin, kind);
             }
         }
-        _ => b.warn(
-            number,
-            "user line whose content is neither text nor a list; skipped",
-        ),
+        _ => {
+            // A parent not found among the uuids a streamed read kept may have been one it
+            // dropped: a whole read would have closed the open call here (`claude_rewind`).
+            let unsure = matches!(parent, Parent::Line(p) if b.uuid_index.get_key(*p).is_none())
+                && b.uuid_index.dropped_some()
+                && b.open_call().is_some();
+            b.warn(
+                number,
+                "user line whose content is neither text nor a list; skipped",
+            );
+            t.unsure |= unsure;
+        }
     }
 }
 

@@ -21,6 +21,7 @@ pub(crate) mod claude_line;
 pub mod claude_persisted;
 pub mod claude_requests;
 mod claude_rewind;
+pub mod claude_windows;
 mod codex;
 mod codex_compaction;
 mod codex_counted;

@@ -9,7 +9,7 @@
 //! uuids collide; two uuids of an honest file share a hash with odds of about n²/2⁶⁵ (one
 //! in ten million for a million lines), and then a lookup finds the other one's message.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
 /// A uuid as the index keys it: its keyed hash.
@@ -42,6 +42,11 @@ pub(crate) struct UuidIndex {
     map: HashMap<UuidKey, u32, BuildHasherDefault<PassThrough>>,
     /// Entries of messages before this index were dropped (`forget_before`, `bound`).
     below: u32,
+    /// Keys whose entry was read for good (a streamed read's preserved messages,
+    /// `claude_windows`): a later line with one of them would change what a whole read
+    /// finds at the end, and is noted in `rewritten`.
+    watched: HashSet<UuidKey>,
+    rewritten: bool,
 }
 
 impl UuidIndex {
@@ -71,9 +76,28 @@ impl UuidIndex {
     }
 
     pub(crate) fn insert_key(&mut self, key: UuidKey, index: usize) {
+        if !self.watched.is_empty() && self.watched.contains(&key) {
+            self.rewritten = true;
+        }
         if let Ok(index) = u32::try_from(index) {
             self.map.insert(key, index);
         }
+    }
+
+    /// Notes that `uuid`'s entry was read for good (`watched`).
+    pub(crate) fn watch(&mut self, uuid: &str) {
+        let key = self.key(uuid);
+        self.watched.insert(key);
+    }
+
+    /// Whether a line came with a watched uuid after it was watched.
+    pub(crate) fn rewritten(&self) -> bool {
+        self.rewritten
+    }
+
+    /// Whether some entries were dropped (`forget_before`, `bound`).
+    pub(crate) fn dropped_some(&self) -> bool {
+        self.below > 0
     }
 
     /// Drops the entries of lines held by messages before `index`: what a follower does
