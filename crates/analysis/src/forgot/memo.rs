@@ -40,12 +40,23 @@ pub struct Memo {
     entries: HashMap<EntryId, Entry>,
     sweep: u64,
     analysed: u64,
+    referenced: u64,
 }
 
 impl Memo {
     /// Messages cut into parts so far: each distinct message once while it stays in use.
     pub fn analysed(&self) -> u64 {
         self.analysed
+    }
+
+    /// Kept messages joined into a facts check's reference so far.
+    pub fn referenced(&self) -> u64 {
+        self.referenced
+    }
+
+    /// Counts `n` kept messages joined into a reference.
+    pub(super) fn count_referenced(&mut self, n: usize) {
+        self.referenced += n as u64;
     }
 
     /// The entry of `m`, analysed now if it is new.

@@ -79,3 +79,30 @@ fn a_sweep_lets_go_of_what_the_last_compaction_did_not_use() {
     memo.id(&a, true);
     assert_eq!(memo.analysed(), 4);
 }
+
+/// The facts check's reference (the summary and every kept message, joined) is built only
+/// for a compaction that dropped a fact (issue 36: a Codex compaction keeps thousands of
+/// prompts, and most compactions of a long rollout drop none). Here every compaction keeps
+/// every prompt so far and drops only an answer that states no fact; one whose dropped
+/// answer states a decision has its reference built.
+#[test]
+fn a_reference_is_built_only_for_a_compaction_with_facts() {
+    let referenced = |text: &str| {
+        let rollout = rollout(40, true).replace("is gone.", text);
+        let s = parse_session_text(&rollout).unwrap();
+        let mut memo = Memo::default();
+        let mut count = 0;
+        each_input_with_kept(
+            &s,
+            |_, c| c.kept.clone(),
+            |input| {
+                count += 1;
+                analyze_with(count, input, &mut memo);
+            },
+        );
+        memo.referenced()
+    };
+    assert_eq!(referenced("is gone."), 0);
+    // Each compaction drops the answer before it: its kept prompts are joined.
+    assert!(referenced("is gone; we decided to keep the cache rather than drop it.") > 40);
+}

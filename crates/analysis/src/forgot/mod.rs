@@ -347,20 +347,6 @@ fn analyze_in(index: usize, input: &CompactionInput, memo: &mut Memo) -> Compact
         .iter()
         .flat_map(|&id| memo.sized(id).map(|(_, chars)| chars))
         .sum();
-    for &id in &kept_ids {
-        memo.normalize(id);
-    }
-    let summary = carry::normalize(input.summary.text());
-    let memo = &*memo;
-    let reference = carry::Reference::of_normalized(
-        std::iter::once(summary.as_str())
-            .chain(
-                kept_ids
-                    .iter()
-                    .flat_map(|&id| memo.normalized(id).iter().map(String::as_str)),
-            )
-            .chain(reference_texts.iter().map(String::as_str)),
-    );
     let extractor = facts::Extractor::new(&dropped_parts).run(&dropped_parts);
     let facts_capped = extractor.unchecked_through.is_some();
     let unchecked_through = extractor.unchecked_through.flatten();
@@ -368,7 +354,29 @@ fn analyze_in(index: usize, input: &CompactionInput, memo: &mut Memo) -> Compact
         SummaryText::Text(_) | SummaryText::None => facts::Known::Yes,
         SummaryText::Encrypted | SummaryText::NotRecorded => facts::Known::OnlyKept,
     };
-    let facts = facts::check(extractor.items, &reference, known);
+    // The reference (the summary and every kept message, normalised and joined) is built
+    // only when there is a fact to look for in it: a Codex compaction keeps thousands of
+    // prompts, and most compactions of a long rollout drop no fact (issue 36).
+    let facts = if extractor.items.is_empty() {
+        Vec::new()
+    } else {
+        for &id in &kept_ids {
+            memo.normalize(id);
+        }
+        memo.count_referenced(kept_ids.len());
+        let summary = carry::normalize(input.summary.text());
+        let memo = &*memo;
+        let reference = carry::Reference::of_normalized(
+            std::iter::once(summary.as_str())
+                .chain(
+                    kept_ids
+                        .iter()
+                        .flat_map(|&id| memo.normalized(id).iter().map(String::as_str)),
+                )
+                .chain(reference_texts.iter().map(String::as_str)),
+        );
+        facts::check(extractor.items, &reference, known)
+    };
     let cleared = cleared::cleared(input, &before_parts, &names);
     let after_parts: Vec<Part> = input
         .after
