@@ -106,3 +106,31 @@ fn a_reference_is_built_only_for_a_compaction_with_facts() {
     // Each compaction drops the answer before it: its kept prompts are joined.
     assert!(referenced("is gone; we decided to keep the cache rather than drop it.") > 40);
 }
+
+/// A place a sweep let go is given to the next new message, and each id reads its own
+/// message's entry, not the one that held the place before.
+#[test]
+fn a_place_let_go_is_reused_for_another_message() {
+    let chars = |memo: &Memo, id| memo.sized(id).map(|(_, c)| c).collect::<Vec<_>>();
+    let (a, b, c) = (
+        Message::user_text("a"),
+        Message::user_text("bb"),
+        Message::user_text("cccc"),
+    );
+    let mut memo = Memo::default();
+    let ia = memo.id(&a, false);
+    let ib = memo.id(&b, false);
+    memo.sweep();
+    memo.id(&a, false);
+    memo.sweep();
+    let ic = memo.id(&c, false);
+    assert_eq!(ic, ib, "c takes the place b left");
+    assert_eq!(chars(&memo, ic), vec![4]);
+    assert_eq!(memo.id(&a, false), ia);
+    assert_eq!(chars(&memo, ia), vec![1]);
+    // b comes back: analysed again, in a new place.
+    let ib2 = memo.id(&b, false);
+    assert_ne!(ib2, ic);
+    assert_eq!(chars(&memo, ib2), vec![2]);
+    assert_eq!(memo.analysed(), 4);
+}
