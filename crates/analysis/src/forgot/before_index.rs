@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use super::keyed::Keyed;
 use super::parts::Numbered;
 use crate::message::Message;
 
@@ -19,26 +20,50 @@ fn key(m: &Message) -> u64 {
 pub(super) struct BeforeIndex<'a> {
     before: &'a [Numbered],
     /// The first position of each message number.
-    by_number: HashMap<usize, usize>,
-    /// The positions of the messages of each key, in order.
-    by_key: HashMap<u64, Vec<usize>>,
+    by_number: HashMap<usize, usize, Keyed>,
+    /// The first and the last position of the messages of each key; `next` links each
+    /// position to the next one of the same key, so the positions of a key are walked in
+    /// order without a list of their own (a compaction's thousands of kept prompts each
+    /// had one, allocated again at every compaction).
+    by_key: HashMap<u64, (usize, usize), Keyed>,
+    next: Vec<usize>,
 }
+
+/// No next position.
+const END: usize = usize::MAX;
 
 impl<'a> BeforeIndex<'a> {
     pub fn new(before: &'a [Numbered]) -> BeforeIndex<'a> {
-        let mut by_number = HashMap::new();
-        let mut by_key: HashMap<u64, Vec<usize>> = HashMap::new();
+        let mut by_number = HashMap::with_capacity_and_hasher(before.len(), Keyed::default());
+        let mut by_key: HashMap<u64, (usize, usize), Keyed> =
+            HashMap::with_capacity_and_hasher(before.len(), Keyed::default());
+        let mut next = vec![END; before.len()];
         for (i, b) in before.iter().enumerate() {
             if let Some(n) = b.number {
                 by_number.entry(n).or_insert(i);
             }
-            by_key.entry(key(&b.message)).or_default().push(i);
+            by_key
+                .entry(key(&b.message))
+                .and_modify(|(_, last)| {
+                    next[*last] = i;
+                    *last = i;
+                })
+                .or_insert((i, i));
         }
         BeforeIndex {
             before,
             by_number,
             by_key,
+            next,
         }
+    }
+
+    /// The positions of the messages keyed `k`, in order.
+    fn keyed(&self, k: u64) -> impl Iterator<Item = usize> + '_ {
+        let first = self.by_key.get(&k).map_or(END, |&(first, _)| first);
+        std::iter::successors((first != END).then_some(first), |&i| {
+            self.next.get(i).copied().filter(|&n| n != END)
+        })
     }
 
     /// The first position whose message is `m` (by `from`, its number, when both have one):
@@ -46,13 +71,11 @@ impl<'a> BeforeIndex<'a> {
     /// _ => b.message == *m })`.
     pub fn find(&self, from: Option<usize>, m: &Message) -> Option<usize> {
         let by_number = from.and_then(|f| self.by_number.get(&f).copied());
-        let by_message = self.by_key.get(&key(m)).and_then(|at| {
-            at.iter().copied().find(|&i| {
-                let b = &self.before[i];
-                // Equal fingerprints are the same message, without walking both.
-                (from.is_none() || b.number.is_none())
-                    && (b.message.fingerprint() == m.fingerprint() || b.message == *m)
-            })
+        let by_message = self.keyed(key(m)).find(|&i| {
+            let b = &self.before[i];
+            // Equal fingerprints are the same message, without walking both.
+            (from.is_none() || b.number.is_none())
+                && (b.message.fingerprint() == m.fingerprint() || b.message == *m)
         });
         match (by_number, by_message) {
             (Some(a), Some(b)) => Some(a.min(b)),

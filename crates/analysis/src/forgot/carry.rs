@@ -5,6 +5,7 @@
 //! looser rule: a path whose trailing components name the same file, a command whose first
 //! two words appear, a sentence whose every content word appears.
 
+use std::cell::OnceCell;
 use std::collections::HashSet;
 
 /// Lower case, quotes dropped, white space collapsed, `\` as `/`, `./` prefixes dropped.
@@ -111,9 +112,35 @@ const CONTENT_SHARE_DEN: usize = 10;
 /// The summary and kept text, normalised once for every check.
 pub struct Reference {
     text: String,
+    /// Its words and paths, split out the first time a check needs them: most items are
+    /// found in the text as they are, and a Codex compaction's reference holds thousands of
+    /// kept prompts (issue 36).
+    split: OnceCell<Split>,
+}
+
+/// A reference's words, each once, and its path-like words by their components.
+struct Split {
     words: HashSet<String>,
-    /// Every path-like word, by its components.
     paths: Vec<Vec<String>>,
+}
+
+impl Split {
+    fn of(text: &str) -> Split {
+        // A word is copied the first time only: a reference repeats most of its words.
+        let mut words: HashSet<String> = HashSet::new();
+        for w in self::words(text) {
+            if !words.contains(w) {
+                words.insert(w.to_string());
+            }
+        }
+        let paths = words
+            .iter()
+            .filter(|w| is_pathlike(w))
+            .map(|w| components(w))
+            .filter(|c| !c.is_empty())
+            .collect();
+        Split { words, paths }
+    }
 }
 
 impl Reference {
@@ -138,20 +165,14 @@ impl Reference {
     }
 
     fn of_text(text: String) -> Reference {
-        // A word is copied the first time only: a reference repeats most of its words.
-        let mut words: HashSet<String> = HashSet::new();
-        for w in self::words(&text) {
-            if !words.contains(w) {
-                words.insert(w.to_string());
-            }
+        Reference {
+            text,
+            split: OnceCell::new(),
         }
-        let paths = words
-            .iter()
-            .filter(|w| is_pathlike(w))
-            .map(|w| components(w))
-            .filter(|c| !c.is_empty())
-            .collect();
-        Reference { text, words, paths }
+    }
+
+    fn split(&self) -> &Split {
+        self.split.get_or_init(|| Split::of(&self.text))
     }
 
     /// The normalised text appears as it is.
@@ -171,7 +192,8 @@ impl Reference {
         if p.is_empty() {
             return false;
         }
-        self.paths
+        self.split()
+            .paths
             .iter()
             .any(|r| r.ends_with(&p) || (p.ends_with(r) && r.last() == p.last()))
     }
@@ -199,7 +221,7 @@ impl Reference {
         let found = words
             .iter()
             .filter(|w| {
-                self.words.contains(w.as_str()) || (is_pathlike(w) && self.mentions_path(w))
+                self.split().words.contains(w.as_str()) || (is_pathlike(w) && self.mentions_path(w))
             })
             .count();
         found * CONTENT_SHARE_DEN >= words.len() * CONTENT_SHARE_NUM

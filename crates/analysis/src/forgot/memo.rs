@@ -10,12 +10,15 @@
 use std::collections::HashMap;
 
 use super::carry::normalize;
+use super::keyed::Keyed;
 use super::parts::{Part, PartKind, parts_of_message, tool_names};
 use crate::message::Message;
 
 /// One message as analysed: its parts (unnumbered, tool results not yet named) and what
 /// is derived from them.
 struct Entry {
+    /// Its key in `Memo::slots`.
+    key: Key,
     /// Its tool calls' names by id (`tool_names` of the message alone).
     uses: Vec<(String, String)>,
     parts: Vec<Part>,
@@ -26,20 +29,29 @@ struct Entry {
     used: u64,
 }
 
-/// An entry: the message's fingerprint and whether it was injected (its text parts are
-/// then of another kind).
+/// What an entry is found by: the message's fingerprint and whether it was injected (its
+/// text parts are then of another kind).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) struct EntryId {
+struct Key {
     print: u128,
     injected: bool,
 }
 
+/// An entry, by its place: found by one look-up of its key in `Memo::id`, then read
+/// without hashing again (the analysis reads each message's entry several times).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct EntryId(usize);
+
 /// Each distinct message's analysed form, by a hash of the message.
 #[derive(Default)]
 pub struct Memo {
-    entries: HashMap<EntryId, Entry>,
+    slots: HashMap<Key, usize, Keyed>,
+    /// The entries by place; a place let go by a sweep is empty until reused.
+    entries: Vec<Option<Entry>>,
+    free: Vec<usize>,
     sweep: u64,
     analysed: u64,
+    referenced: u64,
 }
 
 impl Memo {
@@ -48,29 +60,50 @@ impl Memo {
         self.analysed
     }
 
+    /// Kept messages joined into a facts check's reference so far.
+    pub fn referenced(&self) -> u64 {
+        self.referenced
+    }
+
+    /// Counts `n` kept messages joined into a reference.
+    pub(super) fn count_referenced(&mut self, n: usize) {
+        self.referenced += n as u64;
+    }
+
     /// The entry of `m`, analysed now if it is new.
     pub(super) fn id(&mut self, m: &Message, injected: bool) -> EntryId {
-        let id = EntryId {
+        let key = Key {
             print: m.fingerprint(),
             injected,
         };
-        let sweep = self.sweep;
-        let analysed = &mut self.analysed;
-        self.entries
-            .entry(id)
-            .and_modify(|e| e.used = sweep)
-            .or_insert_with(|| {
-                *analysed += 1;
-                let parts = parts_of_message(None, m, injected, &HashMap::new());
-                Entry {
-                    uses: tool_names(std::iter::once(m)).into_iter().collect(),
-                    chars: parts.iter().map(Part::chars).collect(),
-                    parts,
-                    normalized: None,
-                    used: sweep,
-                }
-            });
-        id
+        if let Some(&at) = self.slots.get(&key) {
+            if let Some(e) = self.entries.get_mut(at).and_then(Option::as_mut) {
+                e.used = self.sweep;
+            }
+            return EntryId(at);
+        }
+        self.analysed += 1;
+        let parts = parts_of_message(None, m, injected, &HashMap::new());
+        let entry = Entry {
+            key,
+            uses: tool_names(std::iter::once(m)).into_iter().collect(),
+            chars: parts.iter().map(Part::chars).collect(),
+            parts,
+            normalized: None,
+            used: self.sweep,
+        };
+        let at = match self.free.pop() {
+            Some(at) => {
+                self.entries[at] = Some(entry);
+                at
+            }
+            None => {
+                self.entries.push(Some(entry));
+                self.entries.len() - 1
+            }
+        };
+        self.slots.insert(key, at);
+        EntryId(at)
     }
 
     /// Adds the message's tool calls to `names`, as `tool_names` does going through it.
@@ -81,7 +114,7 @@ impl Memo {
     }
 
     fn entry(&self, id: EntryId) -> Option<&Entry> {
-        self.entries.get(&id)
+        self.entries.get(id.0).and_then(Option::as_ref)
     }
 
     /// Each part's kind, its tool result's id and its size in chars.
@@ -117,7 +150,7 @@ impl Memo {
 
     /// Normalises each part's text (`carry::normalize`), once per entry.
     pub(super) fn normalize(&mut self, id: EntryId) {
-        if let Some(e) = self.entries.get_mut(&id) {
+        if let Some(e) = self.entries.get_mut(id.0).and_then(Option::as_mut) {
             e.normalized
                 .get_or_insert_with(|| e.parts.iter().map(|p| normalize(&p.text)).collect());
         }
@@ -134,7 +167,14 @@ impl Memo {
     /// entry ids do not outlive it).
     pub fn sweep(&mut self) {
         let sweep = self.sweep;
-        self.entries.retain(|_, e| e.used == sweep);
+        for (at, slot) in self.entries.iter_mut().enumerate() {
+            if slot.as_ref().is_some_and(|e| e.used != sweep) {
+                if let Some(e) = slot.take() {
+                    self.slots.remove(&e.key);
+                }
+                self.free.push(at);
+            }
+        }
         self.sweep += 1;
     }
 }

@@ -79,3 +79,58 @@ fn a_sweep_lets_go_of_what_the_last_compaction_did_not_use() {
     memo.id(&a, true);
     assert_eq!(memo.analysed(), 4);
 }
+
+/// The facts check's reference (the summary and every kept message, joined) is built only
+/// for a compaction that dropped a fact (issue 36: a Codex compaction keeps thousands of
+/// prompts, and most compactions of a long rollout drop none). Here every compaction keeps
+/// every prompt so far and drops only an answer that states no fact; one whose dropped
+/// answer states a decision has its reference built.
+#[test]
+fn a_reference_is_built_only_for_a_compaction_with_facts() {
+    let referenced = |text: &str| {
+        let rollout = rollout(40, true).replace("is gone.", text);
+        let s = parse_session_text(&rollout).unwrap();
+        let mut memo = Memo::default();
+        let mut count = 0;
+        each_input_with_kept(
+            &s,
+            |_, c| c.kept.clone(),
+            |input| {
+                count += 1;
+                analyze_with(count, input, &mut memo);
+            },
+        );
+        memo.referenced()
+    };
+    assert_eq!(referenced("is gone."), 0);
+    // Each compaction drops the answer before it: its kept prompts are joined.
+    assert!(referenced("is gone; we decided to keep the cache rather than drop it.") > 40);
+}
+
+/// A place a sweep let go is given to the next new message, and each id reads its own
+/// message's entry, not the one that held the place before.
+#[test]
+fn a_place_let_go_is_reused_for_another_message() {
+    let chars = |memo: &Memo, id| memo.sized(id).map(|(_, c)| c).collect::<Vec<_>>();
+    let (a, b, c) = (
+        Message::user_text("a"),
+        Message::user_text("bb"),
+        Message::user_text("cccc"),
+    );
+    let mut memo = Memo::default();
+    let ia = memo.id(&a, false);
+    let ib = memo.id(&b, false);
+    memo.sweep();
+    memo.id(&a, false);
+    memo.sweep();
+    let ic = memo.id(&c, false);
+    assert_eq!(ic, ib, "c takes the place b left");
+    assert_eq!(chars(&memo, ic), vec![4]);
+    assert_eq!(memo.id(&a, false), ia);
+    assert_eq!(chars(&memo, ia), vec![1]);
+    // b comes back: analysed again, in a new place.
+    let ib2 = memo.id(&b, false);
+    assert_ne!(ib2, ic);
+    assert_eq!(chars(&memo, ib2), vec![2]);
+    assert_eq!(memo.analysed(), 4);
+}

@@ -16,6 +16,7 @@ mod cleared;
 pub mod facts;
 pub mod from_replay;
 pub mod from_session;
+mod keyed;
 mod memo;
 pub mod parts;
 pub mod task_text;
@@ -296,7 +297,14 @@ fn analyze_in(index: usize, input: &CompactionInput, memo: &mut Memo) -> Compact
         }
     }
     before.tokens_estimate = before.chars.div_ceil(4);
-    let kept_set: HashSet<usize> = input.kept.from_before.iter().copied().collect();
+    // Which messages before were kept, by position (a set of thousands of positions was
+    // hashed at every Codex compaction).
+    let mut kept_set = vec![false; input.before.len()];
+    for &i in &input.kept.from_before {
+        if let Some(k) = kept_set.get_mut(i) {
+            *k = true;
+        }
+    }
     // Only the parts searched for facts (or cleared results) are built as parts; the rest
     // of the history is counted from the memo.
     let every_part = input.micro || !input.cleared.is_empty();
@@ -306,7 +314,7 @@ fn analyze_in(index: usize, input: &CompactionInput, memo: &mut Memo) -> Compact
         .zip(&ids)
         .enumerate()
         .map(|(i, (n, &id))| {
-            if every_part || !kept_set.contains(&i) {
+            if every_part || !kept_set[i] {
                 memo.parts(id, n.number, &names)
             } else {
                 Vec::new()
@@ -334,9 +342,8 @@ fn analyze_in(index: usize, input: &CompactionInput, memo: &mut Memo) -> Compact
                 .collect();
             (dropped, 0, rest)
         } else {
-            let dropped_msgs: Vec<usize> = (0..input.before.len())
-                .filter(|i| !kept_set.contains(i))
-                .collect();
+            let dropped_msgs: Vec<usize> =
+                (0..input.before.len()).filter(|&i| !kept_set[i]).collect();
             let dropped = dropped_msgs
                 .iter()
                 .flat_map(|&i| before_parts[i].iter())
@@ -347,20 +354,6 @@ fn analyze_in(index: usize, input: &CompactionInput, memo: &mut Memo) -> Compact
         .iter()
         .flat_map(|&id| memo.sized(id).map(|(_, chars)| chars))
         .sum();
-    for &id in &kept_ids {
-        memo.normalize(id);
-    }
-    let summary = carry::normalize(input.summary.text());
-    let memo = &*memo;
-    let reference = carry::Reference::of_normalized(
-        std::iter::once(summary.as_str())
-            .chain(
-                kept_ids
-                    .iter()
-                    .flat_map(|&id| memo.normalized(id).iter().map(String::as_str)),
-            )
-            .chain(reference_texts.iter().map(String::as_str)),
-    );
     let extractor = facts::Extractor::new(&dropped_parts).run(&dropped_parts);
     let facts_capped = extractor.unchecked_through.is_some();
     let unchecked_through = extractor.unchecked_through.flatten();
@@ -368,7 +361,29 @@ fn analyze_in(index: usize, input: &CompactionInput, memo: &mut Memo) -> Compact
         SummaryText::Text(_) | SummaryText::None => facts::Known::Yes,
         SummaryText::Encrypted | SummaryText::NotRecorded => facts::Known::OnlyKept,
     };
-    let facts = facts::check(extractor.items, &reference, known);
+    // The reference (the summary and every kept message, normalised and joined) is built
+    // only when there is a fact to look for in it: a Codex compaction keeps thousands of
+    // prompts, and most compactions of a long rollout drop no fact (issue 36).
+    let facts = if extractor.items.is_empty() {
+        Vec::new()
+    } else {
+        for &id in &kept_ids {
+            memo.normalize(id);
+        }
+        memo.count_referenced(kept_ids.len());
+        let summary = carry::normalize(input.summary.text());
+        let memo = &*memo;
+        let reference = carry::Reference::of_normalized(
+            std::iter::once(summary.as_str())
+                .chain(
+                    kept_ids
+                        .iter()
+                        .flat_map(|&id| memo.normalized(id).iter().map(String::as_str)),
+                )
+                .chain(reference_texts.iter().map(String::as_str)),
+        );
+        facts::check(extractor.items, &reference, known)
+    };
     let cleared = cleared::cleared(input, &before_parts, &names);
     let after_parts: Vec<Part> = input
         .after

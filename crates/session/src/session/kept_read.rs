@@ -147,9 +147,11 @@ impl KeptLists<'_> {
                     key
                 }
             };
-            // Fingerprinted once here, so every copy carries it (`forgot`'s analysis finds
-            // what it derived from the message by it).
+            // Fingerprinted and keyed once here, so every copy carries both (`forgot`'s
+            // analysis finds what it derived from the message by the one and the message
+            // among those before the compaction by the other).
             m.fingerprint();
+            m.text_key();
             let from = match (self.prompts.candidate(key), self.found.get(i as usize)) {
                 (Some(at), Some(&Some((was, same)))) if was == at => same.then_some(at),
                 (Some(at), _) => {
