@@ -151,14 +151,10 @@ pub(crate) fn read_claude_hooked(
     let mut sides: Vec<(String, Thread)> = Vec::new();
     let mut side_of_uuid: HashMap<String, usize> = HashMap::new();
     let mut count = 0;
-    for ParsedClaudeLine { number, line } in lines {
+    for parsed in lines {
         count += 1;
-        let o = match line {
-            Ok(o) => o,
-            Err(e) => {
-                warn_unread(&mut main.builder, number, e);
-                continue;
-            }
+        let Some((number, o)) = read_or_warn(&mut main.builder, parsed) else {
+            continue;
         };
         if o.is_sidechain {
             let key = o.agent_id.clone();
@@ -219,10 +215,23 @@ pub(crate) fn read_claude_hooked(
 }
 
 /// The warning for a line that is no JSON object, skipped.
-pub(super) fn warn_unread(b: &mut Builder, number: usize, e: Unread) {
-    match e {
-        Unread::NotObject => b.warn(number, "line is JSON but not an object; skipped"),
-        Unread::Malformed(e) => b.warn(number, format!("malformed line skipped: {e}")),
+/// A parsed line's number and content, or None after the warning of a line that could
+/// not be read (every reader of the main thread skips it the same way).
+pub(super) fn read_or_warn(
+    b: &mut Builder,
+    parsed: ParsedClaudeLine,
+) -> Option<(usize, ClaudeLine)> {
+    let ParsedClaudeLine { number, line } = parsed;
+    match line {
+        Ok(o) => Some((number, o)),
+        Err(Unread::NotObject) => {
+            b.warn(number, "line is JSON but not an object; skipped");
+            None
+        }
+        Err(Unread::Malformed(e)) => {
+            b.warn(number, format!("malformed line skipped: {e}"));
+            None
+        }
     }
 }
 

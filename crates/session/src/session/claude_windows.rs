@@ -18,9 +18,8 @@
 use std::path::Path;
 
 use super::chunked::{ChunkedFile, chunked_format, parse_claude, streamed, text_of};
-use super::claude::{Thread, read_line, warn_unread};
+use super::claude::{Thread, read_line, read_or_warn};
 use super::claude_kept::{named, resolve_one, resolves_now};
-use super::claude_line::ParsedClaudeLine;
 use super::detail::Detail;
 use super::model::{LoadWarning, Session, SessionFormat, Summary, TokenCount, TokenSource};
 use super::{SessionError, stream, with_subagents};
@@ -84,13 +83,9 @@ pub fn read_claude_windows(
     drop(head_text);
     let mut main = Thread::new();
     let mut w = Windows::default();
-    for ParsedClaudeLine { number, line } in &mut lines {
-        let o = match line {
-            Ok(o) => o,
-            Err(e) => {
-                warn_unread(&mut main.builder, number, e);
-                continue;
-            }
+    for parsed in &mut lines {
+        let Some((number, o)) = read_or_warn(&mut main.builder, parsed) else {
+            continue;
         };
         if o.is_sidechain {
             continue;
