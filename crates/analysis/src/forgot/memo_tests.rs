@@ -6,36 +6,47 @@
 use std::collections::HashSet;
 
 use super::*;
+use crate::forgot::CompactionInput;
 use crate::forgot::from_session::each_input_with_kept;
 use crate::forgot::test_rollouts::rollout;
 use crate::forgot::{analyze, analyze_with};
+use crate::session::model::Session;
 use crate::session::parse_session_text;
+
+/// Walks every compaction of `s` with one memo, handing `each` the compaction's number,
+/// its input and the memo; the memo after the walk.
+fn walk_with_memo(s: &Session, mut each: impl FnMut(usize, &CompactionInput, &mut Memo)) -> Memo {
+    let mut memo = Memo::default();
+    let mut count = 0;
+    each_input_with_kept(
+        s,
+        |_, c| c.kept.clone(),
+        |input| {
+            count += 1;
+            each(count, input, &mut memo);
+        },
+    );
+    memo
+}
 
 /// (messages handed to the analysis, distinct ones among them, messages the memo analysed)
 fn work(turns: usize) -> (usize, usize, u64) {
     let s = parse_session_text(&rollout(turns, true)).unwrap();
     assert_eq!(s.compactions.len(), turns);
-    let mut memo = Memo::default();
     let (mut handed, mut distinct) = (0, HashSet::new());
-    let mut count = 0;
-    each_input_with_kept(
-        &s,
-        |_, c| c.kept.clone(),
-        |input| {
-            count += 1;
-            let seen = input
-                .before
-                .iter()
-                .map(|n| (&n.message, n.injected))
-                .chain(input.kept.messages.iter().map(|m| (m, false)));
-            for (m, injected) in seen {
-                handed += 1;
-                distinct.insert((m.fingerprint(), injected));
-            }
-            let report = analyze_with(count, input, &mut memo);
-            assert_eq!(report, analyze(count, input), "compaction {count}");
-        },
-    );
+    let memo = walk_with_memo(&s, |count, input, memo| {
+        let seen = input
+            .before
+            .iter()
+            .map(|n| (&n.message, n.injected))
+            .chain(input.kept.messages.iter().map(|m| (m, false)));
+        for (m, injected) in seen {
+            handed += 1;
+            distinct.insert((m.fingerprint(), injected));
+        }
+        let report = analyze_with(count, input, memo);
+        assert_eq!(report, analyze(count, input), "compaction {count}");
+    });
     (handed, distinct.len(), memo.analysed())
 }
 
@@ -90,17 +101,10 @@ fn a_reference_is_built_only_for_a_compaction_with_facts() {
     let referenced = |text: &str| {
         let rollout = rollout(40, true).replace("is gone.", text);
         let s = parse_session_text(&rollout).unwrap();
-        let mut memo = Memo::default();
-        let mut count = 0;
-        each_input_with_kept(
-            &s,
-            |_, c| c.kept.clone(),
-            |input| {
-                count += 1;
-                analyze_with(count, input, &mut memo);
-            },
-        );
-        memo.referenced()
+        walk_with_memo(&s, |count, input, memo| {
+            analyze_with(count, input, memo);
+        })
+        .referenced()
     };
     assert_eq!(referenced("is gone."), 0);
     // Each compaction drops the answer before it: its kept prompts are joined.
