@@ -93,6 +93,31 @@ fn the_live_view_draws_the_list_watch_text_prints() {
     assert!(text.contains("E501"), "{text}");
 }
 
+/// Where a follower of `path` puts the last compaction and how far it has read, after
+/// reading the lines already there, or only up to the line that starts at `stop_at`.
+fn seen_until(path: &Path, stop_at: Option<u64>) -> ctxlab::session::watch::since::LastCompaction {
+    use ctxlab::session::watch::{Chosen, FollowOptions, WatchEvent, follow};
+    use std::sync::atomic::AtomicBool;
+
+    let mut last = ctxlab::session::watch::since::LastCompaction::default();
+    let chosen = Chosen {
+        path: path.to_path_buf(),
+        why: "named".into(),
+        scope: None,
+    };
+    let stop = AtomicBool::new(false);
+    follow(chosen, &FollowOptions::default(), &stop, &mut |e| {
+        last.see(&e);
+        match (&e, stop_at) {
+            (WatchEvent::Item { offset, .. }, Some(at)) => *offset < at,
+            (WatchEvent::CaughtUp { .. }, _) => false,
+            _ => true,
+        }
+    })
+    .unwrap();
+    last
+}
+
 /// The warning reads the file from the last compaction's line (`session::watch::since`),
 /// not whole, so a follower's memory does not grow with the file (issue 39, item 5): the
 /// follower's events say where that line starts, and the facts are those a whole read
@@ -100,9 +125,6 @@ fn the_live_view_draws_the_list_watch_text_prints() {
 #[test]
 fn the_warning_reads_from_the_last_compaction_and_finds_what_a_whole_read_finds() {
     use ctxlab::forgot::at_risk::{AtRisk, at_risk};
-    use ctxlab::session::watch::since::LastCompaction;
-    use ctxlab::session::watch::{Chosen, FollowOptions, WatchEvent, follow};
-    use std::sync::atomic::AtomicBool;
 
     for (fixture, marks) in [
         (FIXTURE, "\"subtype\":\"compact_boundary\""),
@@ -124,18 +146,7 @@ fn the_warning_reads_from_the_last_compaction_and_finds_what_a_whole_read_finds(
         let boundary = boundary.unwrap();
         assert!(boundary > 0, "{fixture}");
 
-        let mut last = LastCompaction::default();
-        let chosen = Chosen {
-            path: path.clone(),
-            why: "named".into(),
-            scope: None,
-        };
-        let stop = AtomicBool::new(false);
-        follow(chosen, &FollowOptions::default(), &stop, &mut |e| {
-            last.see(&e);
-            !matches!(e, WatchEvent::CaughtUp { .. })
-        })
-        .unwrap();
+        let last = seen_until(&path, None);
         assert_eq!(last.from(), boundary, "{fixture}");
 
         let since = last.read(&path).unwrap();
@@ -155,29 +166,6 @@ fn the_warning_reads_from_the_last_compaction_and_finds_what_a_whole_read_finds(
 #[test]
 fn the_warning_reads_no_further_than_the_follower_has_read() {
     use ctxlab::forgot::at_risk::AtRisk;
-    use ctxlab::session::watch::since::LastCompaction;
-    use ctxlab::session::watch::{Chosen, FollowOptions, WatchEvent, follow};
-    use std::sync::atomic::AtomicBool;
-
-    fn seen_until(path: &Path, stop_after: Option<u64>) -> LastCompaction {
-        let mut last = LastCompaction::default();
-        let chosen = Chosen {
-            path: path.to_path_buf(),
-            why: "named".into(),
-            scope: None,
-        };
-        let stop = AtomicBool::new(false);
-        follow(chosen, &FollowOptions::default(), &stop, &mut |e| {
-            last.see(&e);
-            match (&e, stop_after) {
-                (WatchEvent::Item { offset, .. }, Some(at)) => *offset < at,
-                (WatchEvent::CaughtUp { .. }, _) => false,
-                _ => true,
-            }
-        })
-        .unwrap();
-        last
-    }
 
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
     let text = std::fs::read_to_string(&path).unwrap();
