@@ -18,8 +18,8 @@ use std::rc::Rc;
 use super::codex_compaction::{PromptIndex, prompt_key};
 use super::codex_sized::{SizeSink, SizedHistory};
 use super::detail::Detail;
-use super::model::{KeptMessage, Session, SessionFormat};
-use super::sized_read::read_sized_detail;
+use super::model::{Compaction, KeptMessage, Replacement, Session, SessionFormat};
+use super::sized_read::{Reading, read_sized_detail};
 use super::{SessionError, load_session, with_subagents};
 use crate::message::Message;
 
@@ -28,8 +28,8 @@ pub struct KeptSession {
     pub session: Session,
     /// Each history item by its number, as converted when first seen (None: skipped).
     items: Vec<Option<Message>>,
-    /// The kept items of each history, by the line of its `compacted` line.
-    histories: HashMap<usize, Vec<u32>>,
+    /// Each new history as the numbers of its items, by the line of its `compacted` line.
+    histories: HashMap<usize, SizedHistory>,
     /// History items read, and those converted (the ones not seen before).
     pub items_read: u64,
     pub items_converted: u64,
@@ -39,7 +39,7 @@ pub struct KeptSession {
 #[derive(Default)]
 struct KeptSink {
     items: Vec<Option<Message>>,
-    histories: HashMap<usize, Vec<u32>>,
+    histories: HashMap<usize, SizedHistory>,
 }
 
 impl SizeSink for KeptSink {
@@ -51,8 +51,7 @@ impl SizeSink for KeptSink {
     }
 
     fn history(&mut self, line: usize, h: SizedHistory) {
-        let kept = h.items.iter().filter(|i| i.kept).map(|i| i.item).collect();
-        self.histories.insert(line, kept);
+        self.histories.insert(line, h);
     }
 }
 
@@ -60,38 +59,99 @@ impl SizeSink for KeptSink {
 /// once; anything else (and a rollout a line of which the sized read cannot read) as
 /// `load_session` reads it.
 pub fn load_session_kept(path: &Path) -> Result<KeptSession, SessionError> {
-    let sink = Rc::new(RefCell::new(KeptSink::default()));
-    let read = match read_sized_detail(path, sink.clone(), Detail::Conversation)? {
-        Some((read, warnings)) if is_codex(read.session.format) => Some((read, warnings)),
-        _ => None,
+    let quiet = Reading {
+        progress: &|_| {},
+        cancelled: &|| false,
+        accepts: &is_codex,
     };
-    let Some((read, warnings)) = read else {
-        return Ok(KeptSession {
+    match read_kept(path, &quiet, Detail::Conversation)? {
+        Some(read) => Ok(read),
+        None => Ok(KeptSession {
             session: load_session(path)?,
             items: Vec::new(),
             histories: HashMap::new(),
             items_read: 0,
             items_converted: 0,
-        });
+        }),
+    }
+}
+
+/// The kept read of a Codex rollout, finished as a read of `detail` is (`with_subagents`);
+/// None for any other file, or when a line could not be read the sized way.
+pub(super) fn read_kept(
+    path: &Path,
+    reading: &Reading,
+    detail: Detail,
+) -> Result<Option<KeptSession>, SessionError> {
+    let sink = Rc::new(RefCell::new(KeptSink::default()));
+    let Some((read, warnings)) =
+        read_sized_detail(path, sink.clone(), Detail::Conversation, reading)?
+    else {
+        return Ok(None);
     };
     let mut session = read.session;
     session.warnings.extend(warnings);
-    let session = with_subagents(path, session, Detail::Conversation)?;
+    let session = with_subagents(path, session, detail)?;
     let sink = std::mem::take(&mut *sink.borrow_mut());
-    Ok(KeptSession {
+    Ok(Some(KeptSession {
         session,
         items: sink.items,
         histories: sink.histories,
         items_read: read.items_read,
         items_converted: read.items_converted,
-    })
+    }))
 }
 
-fn is_codex(format: SessionFormat) -> bool {
+pub(super) fn is_codex(format: SessionFormat) -> bool {
     matches!(format, SessionFormat::Codex | SessionFormat::CodexLegacy)
 }
 
 impl KeptSession {
+    /// The new history of compaction `c`, when the read counted it instead of holding it.
+    pub(super) fn history_of(&self, c: &Compaction) -> Option<&SizedHistory> {
+        c.counted.and(self.histories.get(&c.line))
+    }
+
+    /// History item `i`'s message (None: skipped, or no such item).
+    fn item(&self, i: u32) -> Option<&Message> {
+        self.items.get(i as usize).and_then(Option::as_ref)
+    }
+
+    /// Compaction `k`'s whole new history as the full read holds it in
+    /// `Compaction::replacement` (the kept messages themselves are `KeptLists::kept`'s).
+    pub fn replacement(&self, k: usize) -> Option<Replacement> {
+        let c = self.session.compactions.get(k)?;
+        let Some(history) = self.history_of(c) else {
+            return c.replacement.clone();
+        };
+        let mut order = Vec::with_capacity(history.items.len());
+        let mut anew = Vec::new();
+        let mut kept = 0;
+        let mut summary = None;
+        for (at, i) in history.items.iter().enumerate() {
+            // The same items `kept` skips, skipped here, so `Ok(n)` is its n-th message.
+            let Some(m) = self.item(i.item) else {
+                continue;
+            };
+            if history.summary == Some(at) {
+                summary = Some(order.len());
+            }
+            if i.kept {
+                order.push(Ok(kept));
+                kept += 1;
+            } else {
+                order.push(Err(anew.len()));
+                anew.push(m.clone());
+            }
+        }
+        Some(Replacement {
+            order,
+            anew,
+            reinjected: c.counted.map_or(0, |n| n.reinjected),
+            summary,
+        })
+    }
+
     /// The kept messages of each compaction, asked for in order.
     pub fn kept_lists(&self) -> KeptLists<'_> {
         KeptLists {
@@ -127,13 +187,13 @@ impl KeptLists<'_> {
         let s = &self.read.session;
         let c = s.compactions.get(k)?;
         // A history the read counted instead of holding: its items are held here.
-        let Some(items) = c.counted.and(self.read.histories.get(&c.line)) else {
+        let Some(history) = self.read.history_of(c) else {
             return c.kept.clone();
         };
         self.prompts.catch_up_to(s, c.at);
-        let mut kept = Vec::with_capacity(items.len());
-        for &i in items {
-            let Some(m) = self.read.items.get(i as usize).and_then(Option::as_ref) else {
+        let mut kept = Vec::with_capacity(history.items.len());
+        for i in history.items.iter().filter(|i| i.kept).map(|i| i.item) {
+            let Some(m) = self.read.item(i) else {
                 continue;
             };
             let key = match self.keys.get(i as usize).copied().flatten() {

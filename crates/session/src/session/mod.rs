@@ -32,6 +32,7 @@ pub mod compressed;
 pub mod detail;
 pub mod discover;
 mod fast_json;
+mod full_read;
 pub mod history_input;
 pub mod holds;
 pub mod kept_read;
@@ -298,8 +299,22 @@ pub fn load_session(path: &Path) -> Result<Session, SessionError> {
 
 /// `load_session` with how far the read got (`progress`, in bytes) and a cancel asked
 /// between reads (the workbench's open). A Claude Code or Codex file is read and parsed a
-/// chunk at a time (`chunked`), so its text is never held whole.
+/// chunk at a time (`chunked`), so its text is never held whole; a Codex rollout's
+/// history items are converted once each (`full_read`).
 pub fn load_session_with(
+    path: &Path,
+    progress: &dyn Fn(u64),
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Session, SessionError> {
+    if let Some(session) = full_read::read_codex_full(path, progress, cancelled)? {
+        return Ok(session);
+    }
+    load_session_chunked(path, progress, cancelled)
+}
+
+/// `load_session_with` as it reads every file but a Codex rollout: each history item
+/// built where it appears (`full_read`'s tests compare the two reads).
+fn load_session_chunked(
     path: &Path,
     progress: &dyn Fn(u64),
     cancelled: &dyn Fn() -> bool,

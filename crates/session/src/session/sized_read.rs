@@ -40,18 +40,35 @@ pub fn read_sized<S: SizeSink + 'static>(
     path: &Path,
     sink: Rc<RefCell<S>>,
 ) -> Result<Option<SizedRead>, SessionError> {
-    Ok(read_sized_detail(path, sink, Detail::Numbers)?.map(|(read, _)| read))
+    let quiet = Reading {
+        progress: &|_| {},
+        cancelled: &|| false,
+        accepts: &|_| true,
+    };
+    Ok(read_sized_detail(path, sink, Detail::Numbers, &quiet)?.map(|(read, _)| read))
+}
+
+/// How a sized read reports, and the formats it reads.
+pub(crate) struct Reading<'a> {
+    /// Hears the bytes read so far (the workbench's loading line).
+    pub progress: &'a dyn Fn(u64),
+    /// Asked between reads: true ends the read (`SessionError::Cancelled`).
+    pub cancelled: &'a dyn Fn() -> bool,
+    /// Whether a file of this format is read here; for any other the read stops after
+    /// the file's first lines with None.
+    pub accepts: &'a dyn Fn(SessionFormat) -> bool,
 }
 
 /// `read_sized` holding the session as `detail` says (`Detail::Conversation`: every
-/// message whole, for `forgot`), with the read's own warnings (bytes that were not UTF-8,
-/// lines over the cap) as `load_session` adds them.
+/// message whole, for `forgot` and the full read), with the read's own warnings (bytes
+/// that were not UTF-8, lines over the cap) as `load_session` adds them.
 pub(crate) fn read_sized_detail<S: SizeSink + 'static>(
     path: &Path,
     sink: Rc<RefCell<S>>,
     detail: Detail,
+    reading: &Reading,
 ) -> Result<Option<(SizedRead, Vec<LoadWarning>)>, SessionError> {
-    let mut file = ChunkedFile::open(path, &|_| {}, &|| false)?;
+    let mut file = ChunkedFile::open(path, reading.progress, reading.cancelled)?;
     let Some((first, head)) = file.next_lines()? else {
         return Err(SessionError::Empty);
     };
@@ -59,7 +76,7 @@ pub(crate) fn read_sized_detail<S: SizeSink + 'static>(
     let head_text = text_of(head, &mut lossy);
     // A capture is read in chunks too, but its calls are sized from the requests it
     // recorded (the whole-session breakdown), not from messages as they are held.
-    let sized = |f: &SessionFormat| *f != SessionFormat::ProxyCapture;
+    let sized = |f: &SessionFormat| *f != SessionFormat::ProxyCapture && (reading.accepts)(*f);
     let Some(format) = chunked_format(&head_text).filter(sized) else {
         return Ok(None);
     };
