@@ -59,20 +59,12 @@ pub fn json_kind(v: &Value) -> &'static str {
 }
 
 /// One message of the history.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub struct Message {
-    /// Its fields and what was computed from them, shared by its copies until one changes
-    /// (`blocks_mut`): a copy costs a count, not a copy of every field, and what one copy
-    /// computes every copy knows. Issue 36: a Codex rollout's compactions keep the same
-    /// messages again and again (hundreds at each of thousands of compactions), and a copy
-    /// of the caches in each was most of what the workbench held of a gigabyte rollout.
-    held: Arc<Held>,
-}
-
-/// A message's fields, and the figures computed from them once.
-#[derive(Debug, Default, Clone)]
-struct Held {
-    raw: Map<String, Value>,
+    /// Shared by its copies until one changes (`blocks_mut`): a copy costs a count, not a
+    /// copy of every field (issue 36: `forgot` copies the messages each compaction keeps,
+    /// hundreds at each of thousands of compactions).
+    raw: Arc<Map<String, Value>>,
     size: OnceLock<usize>,
     /// The length of its unicode JSON (the s08-latest unit), cached like `size`.
     json_size: OnceLock<usize>,
@@ -84,25 +76,42 @@ struct Held {
     text_key: OnceLock<u64>,
 }
 
-impl Held {
-    fn new(raw: Map<String, Value>, size: OnceLock<usize>) -> Held {
-        Held {
-            raw,
-            size,
-            ..Held::default()
+impl Clone for Message {
+    fn clone(&self) -> Self {
+        let size = OnceLock::new();
+        if let Some(n) = self.size.get() {
+            let _ = size.set(*n);
         }
-    }
-
-    /// Forgets what was computed from the fields (they are about to change).
-    fn forget_figures(&mut self) {
-        let raw = std::mem::take(&mut self.raw);
-        *self = Held::new(raw, OnceLock::new());
+        let json_size = OnceLock::new();
+        if let Some(n) = self.json_size.get() {
+            let _ = json_size.set(*n);
+        }
+        let results = OnceLock::new();
+        if let Some(r) = self.results.get() {
+            let _ = results.set(r.clone());
+        }
+        let print = OnceLock::new();
+        if let Some(p) = self.print.get() {
+            let _ = print.set(*p);
+        }
+        let text_key = OnceLock::new();
+        if let Some(k) = self.text_key.get() {
+            let _ = text_key.set(*k);
+        }
+        Message {
+            raw: Arc::clone(&self.raw),
+            size,
+            json_size,
+            results,
+            print,
+            text_key,
+        }
     }
 }
 
 impl PartialEq for Message {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.held, &other.held) || self.held.raw == other.held.raw
+        self.raw == other.raw
     }
 }
 
@@ -176,7 +185,14 @@ impl Message {
             Some(other) => return Err(MessageError::BadContent(json_kind(other))),
             None => return Err(MessageError::BadContent("nothing")),
         }
-        Ok(Message::of_map(raw, OnceLock::new()))
+        Ok(Message {
+            raw: Arc::new(raw),
+            size: OnceLock::new(),
+            json_size: OnceLock::new(),
+            results: OnceLock::new(),
+            print: OnceLock::new(),
+            text_key: OnceLock::new(),
+        })
     }
 
     fn build(role: Role, content: Value) -> Message {
@@ -185,22 +201,14 @@ impl Message {
         let mut raw = Map::with_capacity(2);
         raw.insert("role".into(), Value::String(role.as_str().into()));
         raw.insert("content".into(), content);
-        Message::of_map(raw, OnceLock::new())
-    }
-
-    /// A message of the fields `raw` (a valid message), with its size if known.
-    pub(crate) fn of_map(raw: Map<String, Value>, size: OnceLock<usize>) -> Message {
         Message {
-            held: Arc::new(Held::new(raw, size)),
+            raw: Arc::new(raw),
+            size: OnceLock::new(),
+            json_size: OnceLock::new(),
+            results: OnceLock::new(),
+            print: OnceLock::new(),
+            text_key: OnceLock::new(),
         }
-    }
-
-    /// Its fields and caches, this copy's own (copied first when shared), the caches
-    /// forgotten: for a change of its fields.
-    fn fields_mut(&mut self) -> &mut Map<String, Value> {
-        let held = Arc::make_mut(&mut self.held);
-        held.forget_figures();
-        &mut held.raw
     }
 
     /// A user message with string content (what a person types, or a pipeline marker).
@@ -218,20 +226,11 @@ impl Message {
         Message::build(Role::Assistant, Value::Array(blocks))
     }
 
-    /// Whether `other` is a copy of this message that still shares its fields (neither was
-    /// changed since): one allocation, however many copies a read holds.
-    pub fn shares_fields(&self, other: &Message) -> bool {
-        Arc::ptr_eq(&self.held, &other.held)
-    }
-
     /// 128 bits of hash over its fields, computed once and kept by its clones: equal
     /// fingerprints are the same message; different ones are almost always different
     /// messages (keys in another order differ). See `message/fingerprint.rs`.
     pub fn fingerprint(&self) -> u128 {
-        *self
-            .held
-            .print
-            .get_or_init(|| fingerprint::of(&self.held.raw))
+        *self.print.get_or_init(|| fingerprint::of(&self.raw))
     }
 
     /// A cheap key of the message: its role and the texts of its content (a string, or each
@@ -240,17 +239,12 @@ impl Message {
     /// message before every compaction (`forgot::before_index`).
     pub fn text_key(&self) -> u64 {
         *self
-            .held
             .text_key
-            .get_or_init(|| fingerprint::text_key(&self.held.raw))
+            .get_or_init(|| fingerprint::text_key(&self.raw))
     }
 
     pub fn role(&self) -> &str {
-        self.held
-            .raw
-            .get("role")
-            .and_then(Value::as_str)
-            .unwrap_or("")
+        self.raw.get("role").and_then(Value::as_str).unwrap_or("")
     }
 
     pub fn role_kind(&self) -> Role {
@@ -258,7 +252,7 @@ impl Message {
     }
 
     pub fn content(&self) -> Content<'_> {
-        match self.held.raw.get("content") {
+        match self.raw.get("content") {
             Some(Value::String(s)) => Content::Text(s),
             Some(Value::Array(b)) => Content::Blocks(b),
             _ => Content::Blocks(&[]),
@@ -283,7 +277,12 @@ impl Message {
 
     /// Mutable access to the blocks of a list-content message. Drops the cached size.
     pub fn blocks_mut(&mut self) -> Option<&mut Vec<Value>> {
-        match self.fields_mut().get_mut("content") {
+        self.size = OnceLock::new();
+        self.json_size = OnceLock::new();
+        self.results = OnceLock::new();
+        self.print = OnceLock::new();
+        self.text_key = OnceLock::new();
+        match Arc::make_mut(&mut self.raw).get_mut("content") {
             Some(Value::Array(b)) => Some(b),
             _ => None,
         }
@@ -291,17 +290,15 @@ impl Message {
 
     /// The JSON object as stored.
     pub fn as_map(&self) -> &Map<String, Value> {
-        &self.held.raw
+        &self.raw
     }
 
     pub fn to_value(&self) -> Value {
-        Value::Object(Map::clone(&self.held.raw))
+        Value::Object(Map::clone(&self.raw))
     }
 
     pub fn into_value(self) -> Value {
-        Value::Object(
-            Arc::try_unwrap(self.held).map_or_else(|shared| shared.raw.clone(), |h| h.raw),
-        )
+        Value::Object(Arc::try_unwrap(self.raw).unwrap_or_else(|shared| Map::clone(&shared)))
     }
 
     /// Role user, list content, at least one `tool_result` block (docs/pipeline.md,
@@ -369,7 +366,7 @@ impl Message {
     /// lesson length)`: the lesson's `len(content)` (chars of a string, items of a list,
     /// 0 when missing or null). Cached, because micro_compact asks before every call.
     pub fn tool_result_lens(&self) -> &[(usize, usize)] {
-        self.held.results.get_or_init(|| {
+        self.results.get_or_init(|| {
             self.typed_blocks(Role::User, BlockKind::ToolResult)
                 .map(|(i, b)| {
                     let len = match b.get("content") {
@@ -385,15 +382,14 @@ impl Message {
 
     /// The length of Python's `str()` of this message (docs/pipeline.md, "Units"), cached.
     pub fn estimate_size(&self) -> usize {
-        *self.held.size.get_or_init(|| py_str_len(&self.held.raw))
+        *self.size.get_or_init(|| py_str_len(&self.raw))
     }
 
     /// The length of `json.dumps(message, ensure_ascii=False)`, cached: the s08-latest unit.
     pub fn json_size(&self) -> usize {
         *self
-            .held
             .json_size
-            .get_or_init(|| unicode_json_map_len(&self.held.raw))
+            .get_or_init(|| unicode_json_map_len(&self.raw))
     }
 }
 
@@ -512,7 +508,7 @@ pub fn tool_pairing_error(messages: &[Message]) -> Option<String> {
 
 impl Serialize for Message {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Map::serialize(&self.held.raw, serializer)
+        Map::serialize(&self.raw, serializer)
     }
 }
 

@@ -17,22 +17,22 @@ pub fn json_size(messages: &[Message]) -> usize {
 
 /// Unicode JSON of one message: an s08-latest transcript line without its newline.
 pub fn unicode_json_message(m: &Message) -> String {
-    unicode_json_map(&m.held.raw)
+    unicode_json_map(&m.raw)
 }
 
 /// Unicode JSON of a whole history as one array: the s08-latest summarizer input.
 pub fn unicode_json_history(messages: &[Message]) -> String {
-    unicode_json_maps(messages.iter().map(|m| &m.held.raw))
+    unicode_json_maps(messages.iter().map(|m| &*m.raw))
 }
 
 /// ASCII JSON of one message: a transcript line without its newline.
 pub fn ascii_json_message(m: &Message) -> String {
-    ascii_json_map(&m.held.raw)
+    ascii_json_map(&m.raw)
 }
 
 /// `ascii_json_message` appended to `out`.
 pub fn write_ascii_json_message(m: &Message, out: &mut String) {
-    write_ascii_json_map(&m.held.raw, out);
+    write_ascii_json_map(&m.raw, out);
 }
 
 /// ASCII JSON of a whole history as one array: the summarizer's input before the cut.
@@ -42,7 +42,7 @@ pub fn ascii_json_history(messages: &[Message]) -> String {
 
 /// The first `max_chars` chars of `ascii_json_history`, without writing the rest.
 pub fn ascii_json_history_prefix(messages: &[Message], max_chars: usize) -> String {
-    ascii_json_maps_prefix(messages.iter().map(|m| &m.held.raw), max_chars)
+    ascii_json_maps_prefix(messages.iter().map(|m| &*m.raw), max_chars)
 }
 
 #[cfg(test)]

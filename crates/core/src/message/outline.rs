@@ -16,7 +16,7 @@ impl Message {
     pub fn sized_outline(&self, keep_text: &dyn Fn(&str) -> bool) -> Message {
         let size = OnceLock::new();
         let _ = size.set(self.estimate_size());
-        let content = match self.held.raw.get("content") {
+        let content = match self.raw.get("content") {
             Some(Value::Array(blocks)) => Value::Array(
                 blocks
                     .iter()
@@ -29,7 +29,14 @@ impl Message {
         let mut raw = Map::with_capacity(2);
         raw.insert("role".into(), Value::String(self.role().to_string()));
         raw.insert("content".into(), content);
-        Message::of_map(raw, size)
+        Message {
+            raw: Arc::new(raw),
+            size,
+            json_size: OnceLock::new(),
+            results: OnceLock::new(),
+            print: OnceLock::new(),
+            text_key: OnceLock::new(),
+        }
     }
 }
 
@@ -39,18 +46,13 @@ impl Message {
     /// message twice, issue 39). A message of other keys than `role` and `content`, in
     /// that order, or whose role is no text, gets `sized_outline`'s new map.
     pub fn into_sized_outline(mut self, keep_text: &dyn Fn(&str) -> bool) -> Message {
-        let same_keys = self
-            .held
-            .raw
-            .keys()
-            .map(String::as_str)
-            .eq(["role", "content"]);
-        if !same_keys || !matches!(self.held.raw.get("role"), Some(Value::String(_))) {
+        let same_keys = self.raw.keys().map(String::as_str).eq(["role", "content"]);
+        if !same_keys || !matches!(self.raw.get("role"), Some(Value::String(_))) {
             return self.sized_outline(keep_text);
         }
         let size = self.estimate_size();
         // A message read from a line is its map's only holder: no copy is made here.
-        if let Some(content) = self.fields_mut().get_mut("content") {
+        if let Some(content) = Arc::make_mut(&mut self.raw).get_mut("content") {
             *content = match std::mem::take(content) {
                 Value::Array(blocks) => {
                     let mut kept: Vec<Value> = blocks
@@ -65,9 +67,14 @@ impl Message {
                 _ => Value::String(String::new()),
             };
         }
-        // The outline's size is the message's (`sized_outline`'s too).
-        let _ = Arc::make_mut(&mut self.held).size.set(size);
-        self
+        Message {
+            raw: self.raw,
+            size: OnceLock::from(size),
+            json_size: OnceLock::new(),
+            results: OnceLock::new(),
+            print: OnceLock::new(),
+            text_key: OnceLock::new(),
+        }
     }
 }
 
@@ -119,7 +126,7 @@ mod tests {
             let o = m.sized_outline(&keep);
             // The outline made of the message itself is the same outline.
             let owned = m.clone().into_sized_outline(&keep);
-            assert_eq!(owned.held.raw, o.held.raw);
+            assert_eq!(owned.raw, o.raw);
             assert_eq!(owned.estimate_size(), o.estimate_size());
             assert_eq!(owned.tool_result_lens(), o.tool_result_lens());
             assert_eq!(o.estimate_size(), m.estimate_size());

@@ -160,24 +160,3 @@ fn the_text_key_follows_the_role_and_texts() {
     changed.blocks_mut().unwrap()[0]["text"] = json!("fix b.rs");
     assert_ne!(changed.text_key(), a.text_key());
 }
-
-/// A copy of a message is a count on one shared allocation (issue 36: a rollout's
-/// compactions hold millions of copies): it shares the fields and what either copy has
-/// computed from them, until one is changed, which changes that copy alone.
-#[test]
-fn copies_share_fields_and_figures_until_one_changes() {
-    assert!(std::mem::size_of::<Message>() <= 8);
-    let m = Message::user_blocks(vec![block::tool_result("a", "xyz")]);
-    let copy = m.clone();
-    assert!(copy.shares_fields(&m));
-    // Computed on the copy, known to the original.
-    let size = copy.estimate_size();
-    assert_eq!(m.held.size.get(), Some(&size));
-    let mut changed = m.clone();
-    changed.blocks_mut().unwrap()[0]["content"] = json!("x");
-    assert!(!changed.shares_fields(&m));
-    assert_eq!(changed.estimate_size(), size - 2);
-    assert_eq!(m.estimate_size(), size);
-    assert_eq!(copy, m);
-    assert_ne!(changed, m);
-}
