@@ -226,6 +226,12 @@ impl Message {
         Message::build(Role::Assistant, Value::Array(blocks))
     }
 
+    /// Whether `other` is a copy of this message that still shares its fields (neither was
+    /// changed since): one allocation of them, however many copies a read holds.
+    pub fn shares_fields(&self, other: &Message) -> bool {
+        Arc::ptr_eq(&self.raw, &other.raw)
+    }
+
     /// 128 bits of hash over its fields, computed once and kept by its clones: equal
     /// fingerprints are the same message; different ones are almost always different
     /// messages (keys in another order differ). See `message/fingerprint.rs`.

@@ -160,3 +160,20 @@ fn the_text_key_follows_the_role_and_texts() {
     changed.blocks_mut().unwrap()[0]["text"] = json!("fix b.rs");
     assert_ne!(changed.text_key(), a.text_key());
 }
+
+/// A copy of a message shares its fields until one of them is changed, which changes that
+/// copy alone.
+#[test]
+fn copies_share_their_fields_until_one_changes() {
+    let m = Message::user_blocks(vec![block::tool_result("a", "xyz")]);
+    let size = m.estimate_size();
+    let copy = m.clone();
+    assert!(copy.shares_fields(&m));
+    assert!(!Message::user_blocks(vec![block::tool_result("a", "xyz")]).shares_fields(&m));
+    let mut changed = m.clone();
+    changed.blocks_mut().unwrap()[0]["content"] = json!("x");
+    assert!(!changed.shares_fields(&m));
+    assert_eq!(changed.estimate_size(), size - 2);
+    assert_eq!(m.estimate_size(), size);
+    assert_eq!(copy, m);
+}

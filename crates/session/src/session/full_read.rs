@@ -24,6 +24,16 @@ pub(super) fn read_codex_full(
     progress: &dyn Fn(u64),
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Option<Session>, SessionError> {
+    Ok(read_counting(path, progress, cancelled)?.map(|(session, _)| session))
+}
+
+/// `read_codex_full` with the work it did: lines read, history items read and converted,
+/// and the messages of the histories built (a test doubles a rollout and checks).
+fn read_counting(
+    path: &Path,
+    progress: &dyn Fn(u64),
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Option<(Session, u64)>, SessionError> {
     let reading = Reading {
         progress,
         cancelled,
@@ -42,16 +52,19 @@ pub(super) fn read_codex_full(
                 .then(|| (lists.kept(k), read.replacement(k))),
         );
     }
+    let mut work = read.session.lines as u64 + read.items_read + read.items_converted;
+    work += lists.keyed;
     drop(lists);
     let mut session = read.session;
     for (c, held) in session.compactions.iter_mut().zip(held) {
         if let Some((kept, replacement)) = held {
+            work += replacement.as_ref().map_or(0, |r| r.order.len() as u64);
             c.kept = kept;
             c.replacement = replacement;
             c.counted = None;
         }
     }
-    Ok(Some(session))
+    Ok(Some((session, work)))
 }
 
 #[cfg(test)]

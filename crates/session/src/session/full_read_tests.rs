@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::message::Message;
-use crate::session::test_rollouts::{odd_histories, repeated_codex_0171 as repeated};
+use crate::session::test_rollouts::{
+    assert_work_follows_input, odd_histories, repeated_codex_0171 as repeated,
+};
 use crate::session::{load_session_chunked, load_session_with};
 
 fn quiet(path: &Path) -> Result<Option<Session>, SessionError> {
@@ -128,4 +130,14 @@ fn the_read_reports_progress_and_stops_when_cancelled() {
         matches!(cancelled, Err(SessionError::Cancelled)),
         "{cancelled:?}"
     );
+}
+
+/// Twice the compactions, about twice the work: items read and converted, the kept
+/// messages' keys hashed, and the messages of every new history built.
+#[test]
+fn twice_the_compactions_take_about_twice_the_work() {
+    assert_work_follows_input("compactions", |path, _| {
+        let (s, work) = read_counting(path, &|_| {}, &|| false).unwrap().unwrap();
+        (s.compactions.len() as f64, work as f64)
+    });
 }
