@@ -4,7 +4,7 @@
 //! proportion to the file (issue 36).
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 
 use super::CallBreakdown;
@@ -12,7 +12,7 @@ use super::session::of_session;
 use super::sized::{Collector, SizedCalls, Unsized};
 use super::tokens::Family;
 use crate::session::sized_read::{SizedRead, read_sized};
-use crate::session::test_rollouts::{assert_work_follows_input, repeated_codex_0171 as repeated};
+use crate::session::test_rollouts::{assert_work_follows_input, fixture_files, repeated_file};
 
 /// The sized breakdown of `path` (with its counting's description) and the read's work;
 /// None when the file is not read the sized way.
@@ -54,23 +54,11 @@ fn assert_same(path: &Path) -> bool {
     true
 }
 
-fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            jsonl_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn every_fixture_breaks_down_sized_as_whole() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures");
     let mut files = Vec::new();
     for dir in ["sessions", "fork", "forgot", "captures"] {
-        jsonl_files(&Path::new(root).join(dir), &mut files);
+        files.extend(fixture_files(dir, &["jsonl"]));
     }
     let mut sized_files = Vec::new();
     for f in &files {
@@ -101,9 +89,7 @@ fn every_fixture_breaks_down_sized_as_whole() {
 
 #[test]
 fn a_rollout_of_repeated_compactions_breaks_down_sized_as_whole() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.jsonl");
-    std::fs::write(&path, repeated(4)).unwrap();
+    let (_dir, path) = repeated_file(4);
     assert!(assert_same(&path));
     // An item a later compaction repeats is known by its key, not converted again.
     let c = Rc::new(RefCell::new(Collector::new(Some(Family::O200k))));

@@ -4,12 +4,12 @@
 //! compactions and on histories of every odd shape; and what compactions keep again is
 //! held once.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::*;
 use crate::message::Message;
 use crate::session::test_rollouts::{
-    assert_work_follows_input, odd_histories, repeated_codex_0171 as repeated,
+    assert_work_follows_input, fixture_files, odd_histories, repeated_file,
 };
 use crate::session::{load_session_chunked, load_session_with};
 
@@ -30,25 +30,9 @@ fn assert_same(path: &Path) -> bool {
     quiet(path).is_ok_and(|s| s.is_some())
 }
 
-fn session_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            session_files(&path, out);
-        } else if path
-            .extension()
-            .is_some_and(|e| e == "jsonl" || e == "json" || e == "zst")
-        {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn every_fixture_reads_the_same_from_items_converted_once() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
-    let mut files = Vec::new();
-    session_files(&root, &mut files);
+    let files = fixture_files("", &["jsonl", "json", "zst"]);
     let mut codex = 0;
     for path in &files {
         codex += usize::from(assert_same(path));
@@ -56,15 +40,16 @@ fn every_fixture_reads_the_same_from_items_converted_once() {
     // Every Codex fixture (the ones the real Codex wrote among them) took the new path.
     assert!(codex >= 6, "{codex} of {}", files.len());
     // Any other file is left to the chunked read.
-    let claude = root.join("sessions/claude_code.jsonl");
+    let claude = fixture_files("sessions", &["jsonl"])
+        .into_iter()
+        .find(|p| p.ends_with("claude_code.jsonl"))
+        .unwrap();
     assert!(quiet(&claude).unwrap().is_none());
 }
 
 #[test]
 fn a_rollout_of_repeated_compactions_reads_the_same_and_holds_each_item_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.jsonl");
-    std::fs::write(&path, repeated(6)).unwrap();
+    let (_dir, path) = repeated_file(6);
     assert!(assert_same(&path));
     let s = quiet(&path).unwrap().unwrap();
     let old = load_session_chunked(&path, &|_| {}, &|| false).unwrap();
@@ -115,9 +100,7 @@ fn histories_of_every_shape_read_the_same() {
 /// reported as they go.
 #[test]
 fn the_read_reports_progress_and_stops_when_cancelled() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.jsonl");
-    std::fs::write(&path, repeated(3)).unwrap();
+    let (_dir, path) = repeated_file(3);
     let len = std::fs::metadata(&path).unwrap().len();
     let seen = std::cell::Cell::new(0);
     quiet(&path).unwrap().unwrap();

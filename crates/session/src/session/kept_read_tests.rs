@@ -3,22 +3,11 @@
 //! message each copies) the full read holds in `Compaction::kept`; on every fixture and on
 //! a generated rollout of repeated compactions, whose work doubles with the file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::*;
 use crate::session::model::Compaction;
-use crate::session::test_rollouts::{assert_work_follows_input, repeated_codex_0171 as repeated};
-
-fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            jsonl_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
-            out.push(path);
-        }
-    }
-}
+use crate::session::test_rollouts::{assert_work_follows_input, fixture_files, repeated_file};
 
 /// A compaction without what only a full read holds.
 fn outline(c: &Compaction) -> Compaction {
@@ -52,9 +41,7 @@ fn assert_same(path: &Path) -> usize {
 
 #[test]
 fn every_fixture_keeps_what_the_full_read_keeps() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
-    let mut files = Vec::new();
-    jsonl_files(&root, &mut files);
+    let files = fixture_files("", &["jsonl"]);
     let mut built = 0;
     for path in &files {
         if load_session(path).is_ok_and(|s| !s.compactions.is_empty()) {
@@ -68,9 +55,7 @@ fn every_fixture_keeps_what_the_full_read_keeps() {
 /// An item each compaction repeats is converted once; the kept lists are the full read's.
 #[test]
 fn a_rollout_of_repeated_compactions_converts_each_item_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.jsonl");
-    std::fs::write(&path, repeated(4)).unwrap();
+    let (_dir, path) = repeated_file(4);
     assert!(assert_same(&path) >= 4);
     let read = load_session_kept(&path).unwrap();
     assert!(

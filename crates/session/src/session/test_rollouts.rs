@@ -18,6 +18,37 @@ pub(crate) fn repeated_codex_0171(reps: usize) -> String {
     text
 }
 
+/// The repeated rollout of `reps` repetitions written to a file in a new temporary
+/// directory (kept while the directory lives).
+pub(crate) fn repeated_file(reps: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    std::fs::write(&path, repeated_codex_0171(reps)).unwrap();
+    (dir, path)
+}
+
+/// Every file below the test fixtures' folder `under` (all of them: "") whose name ends
+/// in one of `exts`, in the order the folders list them.
+pub(crate) fn fixture_files(under: &str, exts: &[&str]) -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, exts: &[&str], out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, exts, out);
+            } else if path
+                .extension()
+                .is_some_and(|e| exts.iter().any(|x| e == *x))
+            {
+                out.push(path);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let mut out = Vec::new();
+    walk(&root.join(under), exts, &mut out);
+    out
+}
+
 /// Writes the repeated rollout at 4, 8 and 16 repetitions and asserts that, each time the
 /// input `measure` gives for a file (and its text) doubles, the work it gives rises no more
 /// than 1.1 times as much: `what` names the input in the messages.
