@@ -29,7 +29,7 @@ pub struct KeptSession {
     /// Each history item by its number, as converted when first seen (None: skipped).
     items: Vec<Option<Message>>,
     /// Each new history as the numbers of its items, by the line of its `compacted` line.
-    histories: HashMap<usize, SizedHistory>,
+    histories: HashMap<usize, HeldHistory>,
     /// History items read, and those converted (the ones not seen before).
     pub items_read: u64,
     pub items_converted: u64,
@@ -39,7 +39,47 @@ pub struct KeptSession {
 #[derive(Default)]
 struct KeptSink {
     items: Vec<Option<Message>>,
-    histories: HashMap<usize, SizedHistory>,
+    histories: HashMap<usize, HeldHistory>,
+}
+
+/// A new history as the numbers of its items, 4 bytes and a bit an item (a 2 GB rollout's
+/// histories name millions of items).
+#[derive(Debug, Default)]
+pub(super) struct HeldHistory {
+    items: Vec<u32>,
+    /// Bit `i`: whether `items[i]` was kept from before (else written anew).
+    kept: Vec<u64>,
+    /// Which of `items` is the summary.
+    summary: Option<usize>,
+}
+
+impl HeldHistory {
+    fn of(h: SizedHistory) -> HeldHistory {
+        let mut kept = vec![0u64; h.items.len().div_ceil(64)];
+        for (at, i) in h.items.iter().enumerate() {
+            if i.kept
+                && let Some(word) = kept.get_mut(at / 64)
+            {
+                *word |= 1 << (at % 64);
+            }
+        }
+        HeldHistory {
+            items: h.items.iter().map(|i| i.item).collect(),
+            kept,
+            summary: h.summary,
+        }
+    }
+
+    /// Each item in order: its number and whether it was kept.
+    fn each(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
+        self.items.iter().enumerate().map(|(at, &item)| {
+            let kept = self
+                .kept
+                .get(at / 64)
+                .is_some_and(|w| w & (1 << (at % 64)) != 0);
+            (item, kept)
+        })
+    }
 }
 
 impl SizeSink for KeptSink {
@@ -51,7 +91,7 @@ impl SizeSink for KeptSink {
     }
 
     fn history(&mut self, line: usize, h: SizedHistory) {
-        self.histories.insert(line, h);
+        self.histories.insert(line, HeldHistory::of(h));
     }
 }
 
@@ -108,7 +148,7 @@ pub(super) fn is_codex(format: SessionFormat) -> bool {
 
 impl KeptSession {
     /// The new history of compaction `c`, when the read counted it instead of holding it.
-    pub(super) fn history_of(&self, c: &Compaction) -> Option<&SizedHistory> {
+    pub(super) fn history_of(&self, c: &Compaction) -> Option<&HeldHistory> {
         c.counted.and(self.histories.get(&c.line))
     }
 
@@ -128,15 +168,15 @@ impl KeptSession {
         let mut anew = Vec::new();
         let mut kept = 0;
         let mut summary = None;
-        for (at, i) in history.items.iter().enumerate() {
+        for (at, (item, is_kept)) in history.each().enumerate() {
             // The same items `kept` skips, skipped here, so `Ok(n)` is its n-th message.
-            let Some(m) = self.item(i.item) else {
+            let Some(m) = self.item(item) else {
                 continue;
             };
             if history.summary == Some(at) {
                 summary = Some(order.len());
             }
-            if i.kept {
+            if is_kept {
                 order.push(Ok(kept));
                 kept += 1;
             } else {
@@ -192,7 +232,7 @@ impl KeptLists<'_> {
         };
         self.prompts.catch_up_to(s, c.at);
         let mut kept = Vec::with_capacity(history.items.len());
-        for i in history.items.iter().filter(|i| i.kept).map(|i| i.item) {
+        for i in history.each().filter(|&(_, kept)| kept).map(|(i, _)| i) {
             let Some(m) = self.read.item(i) else {
                 continue;
             };
