@@ -103,7 +103,6 @@ fn the_read_reports_progress_and_stops_when_cancelled() {
     let (_dir, path) = repeated_file(3);
     let len = std::fs::metadata(&path).unwrap().len();
     let seen = std::cell::Cell::new(0);
-    quiet(&path).unwrap().unwrap();
     read_codex_full(&path, &|n| seen.set(n), &|| false)
         .unwrap()
         .unwrap();
