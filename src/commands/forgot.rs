@@ -14,7 +14,7 @@ use crate::forgot::{CompactionForgot, CompactionInput, ForgotReport, Memo, analy
 use crate::pipeline_replay::ReplayOptions;
 use crate::session::claude_windows::{Window, read_claude_windows};
 use crate::session::kept_read::{KeptSession, load_session_kept};
-use crate::session::{SessionError, Tool, load_history};
+use crate::session::{LoadWarning, SessionError, Tool, load_history};
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -142,11 +142,7 @@ fn pick_windows(
         _ => Ok(Some((
             reports,
             WindowedRead {
-                warnings: read
-                    .warnings
-                    .into_iter()
-                    .map(|w| (w.line, w.message))
-                    .collect(),
+                warnings: read.warnings,
                 count,
                 most_held: read.most_held,
             },
@@ -156,17 +152,17 @@ fn pick_windows(
 
 /// What `pick_windows` read besides the reports.
 struct WindowedRead {
-    warnings: Vec<(usize, String)>,
+    warnings: Vec<LoadWarning>,
     count: usize,
     most_held: usize,
 }
 
 /// The first warnings of a read as `forgot` prints them, and how many more there were.
-fn shown_warnings(warnings: &[(usize, &str)]) -> Vec<String> {
+fn shown_warnings(warnings: &[LoadWarning]) -> Vec<String> {
     let mut shown: Vec<String> = warnings
         .iter()
         .take(MAX_WARNINGS_SHOWN)
-        .map(|(line, message)| format!("line {line}: {message}"))
+        .map(|w| format!("line {}: {}", w.line, w.message))
         .collect();
     if warnings.len() > MAX_WARNINGS_SHOWN {
         shown.push(format!(
@@ -202,12 +198,7 @@ pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFind
         }
         None => match pick_windows(path, options.compaction)? {
             Some((compactions, read)) => {
-                let warnings: Vec<(usize, &str)> = read
-                    .warnings
-                    .iter()
-                    .map(|(l, m)| (*l, m.as_str()))
-                    .collect();
-                load_warnings = shown_warnings(&warnings);
+                load_warnings = shown_warnings(&read.warnings);
                 most_held = read.most_held;
                 let source = format!("recorded by {}", Tool::ClaudeCode.name());
                 (source, compactions, read.count == 0)
@@ -215,12 +206,7 @@ pub fn find_forgotten(path: &Path, options: &ForgotOptions) -> Result<ForgotFind
             None => {
                 let read = load_session_kept(path)?;
                 let session = &read.session;
-                let warnings: Vec<(usize, &str)> = session
-                    .warnings
-                    .iter()
-                    .map(|w| (w.line, w.message.as_str()))
-                    .collect();
-                load_warnings = shown_warnings(&warnings);
+                load_warnings = shown_warnings(&session.warnings);
                 most_held = session.messages.len();
                 let source = format!("recorded by {}", session.tool().name());
                 let (compactions, count) = pick_streamed(&read, options.compaction)?;
