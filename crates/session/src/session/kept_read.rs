@@ -20,7 +20,7 @@ use super::codex_sized::{SizeSink, SizedHistory};
 use super::detail::Detail;
 use super::model::{Compaction, KeptMessage, Replacement, Session, SessionFormat};
 use super::sized_read::{Reading, read_sized_detail};
-use super::{SessionError, load_session, with_subagents};
+use super::{SessionError, load_session_chunked, with_subagents};
 use crate::message::Message;
 
 /// A session read for `forgot`, with the kept messages of its Codex compactions held once.
@@ -106,8 +106,9 @@ pub fn load_session_kept(path: &Path) -> Result<KeptSession, SessionError> {
     };
     match read_kept(path, &quiet, Detail::Conversation)? {
         Some(read) => Ok(read),
+        // Not `load_session`: its first try is the read that just gave None.
         None => Ok(KeptSession {
-            session: load_session(path)?,
+            session: load_session_chunked(path, &|_| {}, &|| false)?,
             items: Vec::new(),
             histories: HashMap::new(),
             items_read: 0,

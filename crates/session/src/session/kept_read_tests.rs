@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::session::load_session;
 use crate::session::model::Compaction;
 use crate::session::test_rollouts::{assert_work_follows_input, fixture_files, repeated_file};
 
